@@ -1,0 +1,1 @@
+//! The C ABI (`include/arkagent.h`). Conversions and handles only; no decisions.

@@ -1,0 +1,11 @@
+//! Messages, the history with its invariants, token usage and the agent state.
+
+mod invariants;
+mod message;
+mod state;
+mod usage;
+
+pub use invariants::HistoryInvariants;
+pub use message::{Message, ToolCall};
+pub use state::{AgentState, History, STATE_FORMAT_VERSION};
+pub use usage::ModelUsage;

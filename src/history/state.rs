@@ -1,0 +1,79 @@
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+
+use super::{HistoryInvariants, Message, ModelUsage};
+use crate::error::ArkAgentError;
+use crate::memory::EpisodicMemory;
+
+/// Version written into exported state; import accepts this version only.
+pub const STATE_FORMAT_VERSION: u32 = 1;
+
+/// The conversation: live messages plus the episodes compressed out of it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct History {
+    /// Messages sent to the model (no system prompt; the runtime adds it per request).
+    pub messages: Vec<Message>,
+    /// Compressed episodes, oldest first.
+    #[serde(default)]
+    pub episodic_memories: Vec<EpisodicMemory>,
+}
+
+/// Everything a session needs to resume (CORE-3, CORE-6).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentState {
+    /// Format version, [`STATE_FORMAT_VERSION`].
+    pub version: u32,
+    /// Session id.
+    pub session_id: String,
+    /// History.
+    pub history: History,
+    /// Usage of every model call that counts for this session, in order.
+    pub usages: Vec<ModelUsage>,
+}
+
+impl AgentState {
+    /// An empty state for `session_id`.
+    pub fn new(session_id: impl Into<String>) -> Self {
+        Self { version: STATE_FORMAT_VERSION, session_id: session_id.into(), ..Self::default() }
+    }
+
+    /// Serializes to JSON. Never fails for this type; an error would mean a serde bug.
+    pub fn to_json(&self) -> Result<String, ArkAgentError> {
+        Ok(serde_json::to_string(self)?)
+    }
+
+    /// Parses and validates exported state: version, non-empty session id, paired tool
+    /// calls, non-empty unique episode ids (MEM-3).
+    pub fn from_json(json: &str) -> Result<Self, ArkAgentError> {
+        let state: AgentState = serde_json::from_str(json)?;
+        state.validate()?;
+        Ok(state)
+    }
+
+    /// Checks the invariants an imported state must hold.
+    pub fn validate(&self) -> Result<(), ArkAgentError> {
+        if self.version != STATE_FORMAT_VERSION {
+            return Err(ArkAgentError::InvalidState(format!(
+                "unsupported state version {} (expected {STATE_FORMAT_VERSION})",
+                self.version
+            )));
+        }
+        if self.session_id.trim().is_empty() {
+            return Err(ArkAgentError::InvalidState("session_id is empty".into()));
+        }
+        if !HistoryInvariants::tool_calls_paired(&self.history.messages) {
+            return Err(ArkAgentError::InvalidState("history has unpaired tool calls".into()));
+        }
+        let mut seen = HashSet::new();
+        for episode in &self.history.episodic_memories {
+            if episode.id.trim().is_empty() || !seen.insert(episode.id.as_str()) {
+                return Err(ArkAgentError::InvalidState(format!(
+                    "episodic memory ids must be non-empty and unique (got {:?})",
+                    episode.id
+                )));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,47 @@
+//! # arkagent
+//!
+//! The native core of an agent runtime for HarmonyOS apps. It runs an LLM conversation
+//! with tools ([`AgentRuntime`]), talks to OpenAI-compatible providers through an HTTP
+//! transport the host app supplies ([`HttpTransport`]), and keeps the history in a shape
+//! every provider accepts: each assistant tool call answered by exactly one tool result
+//! ([`HistoryInvariants`]).
+//!
+//! The same core is exposed to C through [`ffi`] (`include/arkagent.h`) and to ArkTS /
+//! Node.js through the `arkagent-napi` crate under `bindings/napi`.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use arkagent::{AgentRuntime, AgentRuntimeConfig, ModelConfig};
+//! # async fn demo(transport: Arc<dyn arkagent::HttpTransport>) -> Result<(), arkagent::ArkAgentError> {
+//! let model = ModelConfig::new("https://api.deepseek.com/v1", "sk-...", "deepseek-chat");
+//! let runtime = AgentRuntime::new(AgentRuntimeConfig::new(model), transport)?;
+//! let outcome = runtime.run("What is 2 + 2?").await?;
+//! println!("{:?}", outcome.final_text);
+//! # Ok(()) }
+//! ```
+
+pub mod error;
+pub mod ffi;
+pub mod history;
+pub mod llm;
+pub mod memory;
+pub mod runtime;
+pub mod tools;
+
+pub use error::{ArkAgentError, ErrorCode};
+pub use history::{AgentState, History, HistoryInvariants, Message, ModelUsage, ToolCall};
+pub use llm::{
+    BodyStream, ChatClient, ChatRequest, ChatResponse, HttpBody, HttpRequest, HttpResponse,
+    HttpTransport, LlmError, ModelConfig, TransportError,
+};
+pub use memory::EpisodicMemory;
+pub use runtime::{
+    AgentEvent, AgentObserver, AgentRuntime, AgentRuntimeConfig, Clock, EventKind, IdGenerator,
+    RunOutcome, RunStatus, SequentialIdGenerator, Subscription, SystemClock,
+};
+pub use tools::{
+    ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult,
+};
+
+/// Re-exported so hosts can build cancellation tokens for [`HttpTransport::send`].
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,246 @@
+//! OpenAI-compatible Chat Completions: request bodies and response parsing (LLM-2).
+//! DeepSeek, Qwen (DashScope compatible mode), Moonshot, Zhipu GLM and Ollama speak the
+//! same shape with small extensions handled here (`reasoning_content`, cache-hit fields).
+
+use serde_json::{json, Map, Value};
+
+use super::client::{ChatRequest, ChatResponse, ToolChoice};
+use super::{LlmError, ModelConfig};
+use crate::history::{Message, ModelUsage, ToolCall};
+
+/// Builds the JSON body of a chat completions request.
+pub fn build_request_body(config: &ModelConfig, request: &ChatRequest<'_>) -> Value {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if let Some(system) = request.system_prompt.filter(|s| !s.is_empty()) {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for extra in request.context_messages {
+        messages.push(encode_message(extra));
+    }
+    messages.extend(request.messages.iter().map(encode_message));
+
+    let mut body = Map::new();
+    body.insert("model".into(), Value::String(config.model.clone()));
+    body.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() {
+        let tools = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters}})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+        if let Some(choice) = &request.tool_choice {
+            body.insert("tool_choice".into(), encode_tool_choice(choice));
+        }
+    }
+    if let Some(t) = config.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if let Some(m) = config.max_tokens {
+        body.insert("max_tokens".into(), json!(m));
+    }
+    if config.stream {
+        body.insert("stream".into(), Value::Bool(true));
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    Value::Object(body)
+}
+
+fn encode_tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Function(name) => json!({"type": "function", "function": {"name": name}}),
+    }
+}
+
+/// Encodes one message in the wire shape. Reasoning text is never sent back.
+pub fn encode_message(message: &Message) -> Value {
+    match message {
+        Message::System { content } => json!({"role": "system", "content": content}),
+        Message::User { content } => json!({"role": "user", "content": content}),
+        Message::Assistant { content, tool_calls, .. } => {
+            let mut m = Map::new();
+            m.insert("role".into(), json!("assistant"));
+            m.insert("content".into(), content.as_ref().map_or(Value::Null, |c| json!(c)));
+            if !tool_calls.is_empty() {
+                let calls = tool_calls
+                    .iter()
+                    .map(|c| json!({"id": c.id, "type": "function",
+                                    "function": {"name": c.name, "arguments": c.arguments}}))
+                    .collect();
+                m.insert("tool_calls".into(), Value::Array(calls));
+            }
+            Value::Object(m)
+        }
+        Message::Tool { tool_call_id, content, .. } => {
+            json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
+        }
+    }
+}
+
+/// Parses a non-streaming response body.
+pub fn parse_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| LlmError::MalformedResponse(format!("body is not JSON ({e})")))?;
+    if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
+        // Some providers answer HTTP 200 with an error object.
+        return Err(classify_error_object(200, err));
+    }
+    let choice = value
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .ok_or_else(|| LlmError::MalformedResponse("no choices".into()))?;
+    let message = choice
+        .get("message")
+        .and_then(Value::as_object)
+        .ok_or_else(|| LlmError::MalformedResponse("choice has no message".into()))?;
+    let content = message.get("content").and_then(Value::as_str).map(str::to_owned);
+    let reasoning = message.get("reasoning_content").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+    let mut tool_calls = Vec::new();
+    if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
+        for call in calls {
+            tool_calls.push(parse_tool_call(call)?);
+        }
+    }
+    let usage = value.get("usage").filter(|u| u.is_object()).map(parse_usage);
+    Ok(ChatResponse {
+        message: Message::Assistant { content: content.filter(|c| !c.is_empty() || tool_calls.is_empty()), tool_calls, reasoning },
+        usage,
+        finish_reason: choice.get("finish_reason").and_then(Value::as_str).map(str::to_owned),
+    })
+}
+
+fn parse_tool_call(call: &Value) -> Result<ToolCall, LlmError> {
+    let function = call
+        .get("function")
+        .ok_or_else(|| LlmError::MalformedResponse("tool call without function".into()))?;
+    let name = function
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| LlmError::MalformedResponse("tool call without name".into()))?;
+    // Arguments are a JSON text per the spec; some servers send an object instead.
+    let arguments = match function.get("arguments") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => "{}".to_owned(),
+        Some(other) => other.to_string(),
+    };
+    // A missing id is filled in by the runtime from its id generator.
+    let id = call.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+    Ok(ToolCall { id, name: name.to_owned(), arguments })
+}
+
+/// Parses a `usage` object, including cached and reasoning token details.
+pub fn parse_usage(usage: &Value) -> ModelUsage {
+    let n = |v: Option<&Value>| v.and_then(Value::as_u64);
+    let prompt = n(usage.get("prompt_tokens")).unwrap_or(0);
+    let completion = n(usage.get("completion_tokens")).unwrap_or(0);
+    let total = n(usage.get("total_tokens")).unwrap_or(prompt + completion);
+    let cached = n(usage.pointer("/prompt_tokens_details/cached_tokens"))
+        .or_else(|| n(usage.get("prompt_cache_hit_tokens")))
+        .or_else(|| n(usage.get("cached_tokens")));
+    let reasoning = n(usage.pointer("/completion_tokens_details/reasoning_tokens"));
+    ModelUsage {
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        total_tokens: total,
+        cached_tokens: cached,
+        reasoning_tokens: reasoning,
+        raw: Map::new(),
+    }
+}
+
+/// Classifies an error status and body. Only the status and the provider's short error
+/// code are kept; the provider's message text may echo secrets and is dropped.
+pub fn classify_http_error(status: u16, body: &[u8], retry_after: Option<&str>) -> LlmError {
+    let value: Option<Value> = serde_json::from_slice(body).ok();
+    let err = value.as_ref().and_then(|v| v.get("error"));
+    if let Some(err) = err.filter(|e| e.is_object()) {
+        if is_context_overflow(err) {
+            return LlmError::ContextOverflow;
+        }
+    }
+    match status {
+        401 | 403 => LlmError::Auth { status },
+        429 => LlmError::RateLimited { retry_after_ms: retry_after.and_then(parse_retry_after) },
+        500..=599 => LlmError::Server { status },
+        408 => LlmError::Timeout,
+        413 => LlmError::ContextOverflow,
+        _ => LlmError::BadRequest { status, provider_code: err.and_then(provider_code) },
+    }
+}
+
+fn classify_error_object(status: u16, err: &Value) -> LlmError {
+    if is_context_overflow(err) {
+        return LlmError::ContextOverflow;
+    }
+    // An embedded numeric code (e.g. 401, 429, 500) decides the class when present.
+    let embedded = err.get("code").and_then(|c| c.as_u64().or_else(|| c.as_str().and_then(|s| s.parse().ok())));
+    match embedded.and_then(|c| u16::try_from(c).ok()) {
+        Some(code @ 400..=599) => classify_http_error(code, &[], None),
+        _ => LlmError::BadRequest { status, provider_code: provider_code(err) },
+    }
+}
+
+fn provider_code(err: &Value) -> Option<String> {
+    let code = err.get("code").and_then(Value::as_str).or_else(|| err.get("type").and_then(Value::as_str))?;
+    let plain = !code.is_empty() && code.len() <= 64 && code.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.');
+    plain.then(|| code.to_owned())
+}
+
+fn is_context_overflow(err: &Value) -> bool {
+    let code = err.get("code").and_then(Value::as_str).unwrap_or_default();
+    if code == "context_length_exceeded" || code == "string_above_max_length" {
+        return true;
+    }
+    let message = err.get("message").and_then(Value::as_str).unwrap_or_default().to_ascii_lowercase();
+    message.contains("maximum context length")
+        || message.contains("context length")
+        || message.contains("context window")
+        || message.contains("too many tokens")
+        || message.contains("range of input length")
+}
+
+/// Parses `Retry-After` in seconds (HTTP-dates are not used by the providers we target).
+pub fn parse_retry_after(value: &str) -> Option<u64> {
+    let secs: f64 = value.trim().parse().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| (secs * 1000.0) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llm_2_parses_tool_calls_usage_and_reasoning() {
+        let body = br#"{"choices":[{"message":{"role":"assistant","content":null,"reasoning_content":"think",
+            "tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}}]},
+            "finish_reason":"tool_calls"}],
+            "usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,
+            "prompt_tokens_details":{"cached_tokens":4},"completion_tokens_details":{"reasoning_tokens":2}}}"#;
+        let r = parse_response(body).unwrap();
+        assert_eq!(r.message.tool_calls()[0].arguments, r#"{"x":1}"#);
+        let u = r.usage.unwrap();
+        assert_eq!((u.prompt_tokens, u.cached_tokens, u.reasoning_tokens), (10, Some(4), Some(2)));
+        assert!(matches!(r.message, Message::Assistant { reasoning: Some(ref t), content: None, .. } if t == "think"));
+    }
+
+    #[test]
+    fn llm_3_classifies_errors_without_echoing_bodies() {
+        let body = br#"{"error":{"message":"Incorrect API key provided: sk-secret","code":"invalid_api_key"}}"#;
+        let e = classify_http_error(401, body, None);
+        assert_eq!(e.code(), "llm_auth");
+        assert!(!e.to_string().contains("sk-secret"));
+        let e = classify_http_error(400, br#"{"error":{"code":"context_length_exceeded","message":"x"}}"#, None);
+        assert_eq!(e, LlmError::ContextOverflow);
+        assert_eq!(classify_http_error(429, b"", Some("2")), LlmError::RateLimited { retry_after_ms: Some(2000) });
+        assert_eq!(parse_response(br#"{"choices":[]}"#).unwrap_err().code(), "llm_malformed_response");
+        assert_eq!(parse_response(br#"{"error":{"code":"500","message":"boom"}}"#).unwrap_err().code(), "llm_server");
+    }
+}

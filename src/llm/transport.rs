@@ -1,0 +1,185 @@
+use std::fmt;
+
+use async_trait::async_trait;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// A request the host must send (LLM-1). `body` is UTF-8 JSON built by the library.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HttpRequest {
+    /// HTTP method, always `POST` for chat completions.
+    pub method: String,
+    /// Absolute URL.
+    pub url: String,
+    /// Headers, in order. Includes `Authorization` — never log a request's headers.
+    pub headers: Vec<(String, String)>,
+    /// Request body (JSON text).
+    pub body: String,
+    /// True when the library asked for an SSE stream; the host should then deliver the
+    /// body chunk by chunk as it arrives ([`HttpBody::Stream`]).
+    pub stream: bool,
+}
+
+impl fmt::Debug for HttpRequest {
+    // Redacts secrets: Authorization and key-like headers never reach logs (LLM-4).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(k, v)| if is_secret_header(k) { (k.as_str(), "<redacted>") } else { (k.as_str(), v.as_str()) })
+            .collect();
+        f.debug_struct("HttpRequest")
+            .field("method", &self.method)
+            .field("url", &self.url)
+            .field("headers", &headers)
+            .field("body_len", &self.body.len())
+            .field("stream", &self.stream)
+            .finish()
+    }
+}
+
+/// True for headers that carry credentials.
+pub(crate) fn is_secret_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n == "authorization" || n == "proxy-authorization" || n == "api-key" || n == "x-api-key"
+}
+
+/// The response the host received.
+#[derive(Debug)]
+pub struct HttpResponse {
+    /// HTTP status code.
+    pub status: u16,
+    /// Response headers (names compared case-insensitively).
+    pub headers: Vec<(String, String)>,
+    /// The body, whole or as a stream of chunks.
+    pub body: HttpBody,
+}
+
+impl HttpResponse {
+    /// A response with a complete body.
+    pub fn full(status: u16, body: impl Into<Vec<u8>>) -> Self {
+        Self { status, headers: Vec::new(), body: HttpBody::Full(body.into()) }
+    }
+
+    /// The first header named `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// A response body.
+#[derive(Debug)]
+pub enum HttpBody {
+    /// The complete body.
+    Full(Vec<u8>),
+    /// Chunks as they arrive; chunk boundaries may fall anywhere.
+    Stream(BodyStream),
+}
+
+impl HttpBody {
+    /// Reads the whole body, waiting for every chunk of a stream.
+    pub async fn collect(self) -> Result<Vec<u8>, TransportError> {
+        match self {
+            Self::Full(bytes) => Ok(bytes),
+            Self::Stream(mut stream) => {
+                let mut out = Vec::new();
+                while let Some(chunk) = stream.next_chunk().await {
+                    out.extend_from_slice(&chunk?);
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// Receiving end of a chunked body. Create with [`BodyStream::channel`].
+#[derive(Debug)]
+pub struct BodyStream {
+    rx: mpsc::Receiver<Result<Vec<u8>, TransportError>>,
+}
+
+/// Sending end of a chunked body: the host pushes chunks, then drops it to end the body.
+#[derive(Debug, Clone)]
+pub struct BodySender {
+    tx: mpsc::Sender<Result<Vec<u8>, TransportError>>,
+}
+
+impl BodyStream {
+    /// A bounded chunk channel (`capacity` chunks in flight; back-pressure beyond).
+    pub fn channel(capacity: usize) -> (BodySender, BodyStream) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        (BodySender { tx }, BodyStream { rx })
+    }
+
+    /// The next chunk; `None` at the end of the body.
+    pub async fn next_chunk(&mut self) -> Option<Result<Vec<u8>, TransportError>> {
+        self.rx.recv().await
+    }
+}
+
+impl BodySender {
+    /// Pushes a chunk, waiting while the reader is behind. `false` once the reader is gone.
+    pub async fn send(&self, chunk: Vec<u8>) -> bool {
+        self.tx.send(Ok(chunk)).await.is_ok()
+    }
+
+    /// Pushes a chunk from a thread outside any async runtime (blocks while the reader is
+    /// behind). `false` once the reader is gone. Must not be called on an async thread.
+    pub fn blocking_send(&self, chunk: Vec<u8>) -> bool {
+        self.tx.blocking_send(Ok(chunk)).is_ok()
+    }
+
+    /// Ends the body with an error (e.g. the connection dropped mid-stream).
+    pub fn fail_blocking(&self, error: TransportError) -> bool {
+        self.tx.blocking_send(Err(error)).is_ok()
+    }
+
+    /// Async variant of [`BodySender::fail_blocking`].
+    pub async fn fail(&self, error: TransportError) -> bool {
+        self.tx.send(Err(error)).await.is_ok()
+    }
+}
+
+/// What went wrong moving bytes, as the host reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransportErrorKind {
+    /// The request timed out.
+    Timeout,
+    /// Connection, DNS, TLS or other network failure.
+    Network,
+    /// The host cancelled the request.
+    Cancelled,
+}
+
+/// A transport failure reported by the host.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind:?}: {message}")]
+pub struct TransportError {
+    /// The class.
+    pub kind: TransportErrorKind,
+    /// Host-supplied detail. The library scrubs the API key out of it before surfacing it.
+    pub message: String,
+}
+
+impl TransportError {
+    /// A network failure.
+    pub fn network(message: impl Into<String>) -> Self {
+        Self { kind: TransportErrorKind::Network, message: message.into() }
+    }
+    /// A timeout.
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Self { kind: TransportErrorKind::Timeout, message: message.into() }
+    }
+}
+
+/// The host's HTTP client (LLM-1). Implementations send the request and return the
+/// status, headers and body; they should stop work when `cancel` fires (the library
+/// stops waiting either way).
+///
+/// Streaming: when `request.stream` is true, return [`HttpBody::Stream`] and push chunks
+/// as they arrive, so text deltas reach the UI before the turn ends.
+#[async_trait]
+pub trait HttpTransport: Send + Sync {
+    /// Sends one request.
+    async fn send(&self, request: HttpRequest, cancel: CancellationToken) -> Result<HttpResponse, TransportError>;
+}

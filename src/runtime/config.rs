@@ -1,0 +1,84 @@
+use std::sync::Arc;
+
+use super::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
+use crate::error::ArkAgentError;
+use crate::llm::{ModelConfig, ToolChoice};
+use crate::tools::ToolRegistry;
+
+/// Default model calls per run.
+pub const DEFAULT_MAX_ITERATIONS: u32 = 16;
+/// Default tool calls of one turn running at once.
+pub const DEFAULT_MAX_PARALLEL_TOOLS: usize = 4;
+
+/// Everything an [`AgentRuntime`](super::AgentRuntime) needs besides the transport.
+#[derive(Clone)]
+pub struct AgentRuntimeConfig {
+    /// The model.
+    pub model: ModelConfig,
+    /// System prompt sent first in every request (empty: none).
+    pub system_prompt: String,
+    /// Model calls per run at most (≥ 1).
+    pub max_iterations: u32,
+    /// Tool calls of one turn running at once at most (≥ 1).
+    pub max_parallel_tools: usize,
+    /// Host tools.
+    pub tools: ToolRegistry,
+    /// Tool choice sent with requests that offer tools.
+    pub tool_choice: Option<ToolChoice>,
+    /// Fixed session id; `None` generates one.
+    pub session_id: Option<String>,
+    /// Id source.
+    pub id_generator: Arc<dyn IdGenerator>,
+    /// Time source.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for AgentRuntimeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentRuntimeConfig")
+            .field("model", &self.model)
+            .field("max_iterations", &self.max_iterations)
+            .field("max_parallel_tools", &self.max_parallel_tools)
+            .field("tools", &self.tools)
+            .field("session_id", &self.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentRuntimeConfig {
+    /// Defaults: no system prompt, 16 iterations, 4 parallel tools, no tools.
+    pub fn new(model: ModelConfig) -> Self {
+        Self {
+            model,
+            system_prompt: String::new(),
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            max_parallel_tools: DEFAULT_MAX_PARALLEL_TOOLS,
+            tools: ToolRegistry::new(),
+            tool_choice: None,
+            session_id: None,
+            id_generator: Arc::new(DefaultIdGenerator::default()),
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// Checks ranges; errors carry code `invalid_config`.
+    pub fn validate(&self) -> Result<(), ArkAgentError> {
+        let bad = |m: &str| Err(ArkAgentError::config("invalid_config", m));
+        if self.model.base_url.trim().is_empty() {
+            return bad("model base_url is empty");
+        }
+        if self.model.model.trim().is_empty() {
+            return bad("model name is empty");
+        }
+        if self.max_iterations == 0 {
+            return bad("max_iterations must be at least 1");
+        }
+        if self.max_parallel_tools == 0 {
+            return bad("max_parallel_tools must be at least 1");
+        }
+        if matches!(&self.session_id, Some(id) if id.trim().is_empty()) {
+            return bad("session_id is empty");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,196 @@
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use serde::{Deserialize, Serialize};
+
+use super::RunStatus;
+use crate::history::ModelUsage;
+
+/// One runtime event (CORE-5), with correlation fields. Serialized flat:
+/// `{"session_id":…,"run_id":…,"seq":…,"at_ms":…,"type":"tool_call_started",…}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentEvent {
+    /// Session of the runtime that emitted it.
+    pub session_id: String,
+    /// Run it belongs to.
+    pub run_id: String,
+    /// Per-runtime sequence number, strictly increasing.
+    pub seq: u64,
+    /// Time from the injected clock.
+    pub at_ms: u64,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// A run began with this user input.
+    RunStarted {
+        /// The user input.
+        input: String,
+    },
+    /// A model request is about to be sent.
+    ModelRequest {
+        /// 1-based model call number within the run.
+        iteration: u32,
+        /// Messages in the history sent.
+        message_count: usize,
+        /// Tools offered.
+        tool_count: usize,
+    },
+    /// A model response was parsed and appended.
+    ModelResponse {
+        /// 1-based model call number within the run.
+        iteration: u32,
+        /// Usage, when reported.
+        usage: Option<ModelUsage>,
+        /// Tool calls requested.
+        tool_call_count: usize,
+        /// `finish_reason`, when reported.
+        finish_reason: Option<String>,
+    },
+    /// Answer text arrived (the whole text for non-streaming calls).
+    TextDelta {
+        /// 1-based model call number within the run.
+        iteration: u32,
+        /// The new text.
+        delta: String,
+    },
+    /// A tool call started.
+    ToolCallStarted {
+        /// Call id.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments as the model sent them.
+        arguments: String,
+    },
+    /// A tool call finished (or was cancelled, or failed).
+    ToolCallFinished {
+        /// Call id.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// True on failure.
+        is_error: bool,
+        /// Runtime error code (`unknown_tool`, `invalid_tool_arguments`, `cancelled`, …).
+        error_code: Option<String>,
+        /// What the model will see.
+        content: String,
+        /// Structured host data from the tool result.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metadata: Option<serde_json::Value>,
+    },
+    /// The run ended.
+    RunFinished {
+        /// How it ended.
+        status: RunStatus,
+        /// Model calls made.
+        iterations: u32,
+        /// Error code when `status` is `failed`.
+        error_code: Option<String>,
+    },
+}
+
+impl EventKind {
+    /// The `type` tag, e.g. `"run_started"`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Self::RunStarted { .. } => "run_started",
+            Self::ModelRequest { .. } => "model_request",
+            Self::ModelResponse { .. } => "model_response",
+            Self::TextDelta { .. } => "text_delta",
+            Self::ToolCallStarted { .. } => "tool_call_started",
+            Self::ToolCallFinished { .. } => "tool_call_finished",
+            Self::RunFinished { .. } => "run_finished",
+        }
+    }
+}
+
+/// Receives events. Called synchronously on the thread running the loop, in order; a
+/// panic is caught and logged, and the run goes on.
+pub trait AgentObserver: Send + Sync {
+    /// One event.
+    fn on_event(&self, event: &AgentEvent);
+}
+
+impl<F: Fn(&AgentEvent) + Send + Sync> AgentObserver for F {
+    fn on_event(&self, event: &AgentEvent) {
+        self(event)
+    }
+}
+
+/// Observers of one runtime.
+#[derive(Default)]
+pub(crate) struct EventBus {
+    observers: Mutex<Vec<(u64, Arc<dyn AgentObserver>)>>,
+    next_id: AtomicU64,
+}
+
+impl EventBus {
+    pub(crate) fn subscribe(self: &Arc<Self>, observer: Arc<dyn AgentObserver>) -> Subscription {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Ok(mut list) = self.observers.lock() {
+            list.push((id, observer));
+        }
+        Subscription { id, bus: Arc::downgrade(self) }
+    }
+
+    pub(crate) fn unsubscribe(&self, id: u64) -> bool {
+        match self.observers.lock() {
+            Ok(mut list) => {
+                let before = list.len();
+                list.retain(|(i, _)| *i != id);
+                before != list.len()
+            }
+            Err(_) => false,
+        }
+    }
+
+    pub(crate) fn emit(&self, event: &AgentEvent) {
+        // Snapshot first: an observer may (un)subscribe from inside on_event.
+        let observers: Vec<Arc<dyn AgentObserver>> = match self.observers.lock() {
+            Ok(list) => list.iter().map(|(_, o)| Arc::clone(o)).collect(),
+            Err(_) => return,
+        };
+        for observer in observers {
+            if catch_unwind(AssertUnwindSafe(|| observer.on_event(event))).is_err() {
+                tracing::warn!(event = event.kind.type_name(), "an observer panicked; ignored");
+            }
+        }
+    }
+}
+
+/// Keeps an observer subscribed; dropping it (or [`Subscription::unsubscribe`]) stops it.
+#[must_use = "dropping a Subscription unsubscribes the observer"]
+pub struct Subscription {
+    id: u64,
+    bus: Weak<EventBus>,
+}
+
+impl Subscription {
+    /// The subscription id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+    /// Stops the observer now.
+    pub fn unsubscribe(self) {}
+}
+
+impl std::fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription").field("id", &self.id).finish()
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if let Some(bus) = self.bus.upgrade() {
+            bus.unsubscribe(self.id);
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! The agent runtime: configuration, the run loop, cancellation, events and observers,
+//! and the injectable id generator and clock.
+
+mod agent;
+mod config;
+mod events;
+mod ids;
+mod tool_exec;
+
+pub use agent::{AgentRuntime, RunOutcome, RunStatus};
+pub use config::{AgentRuntimeConfig, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_PARALLEL_TOOLS};
+pub use events::{AgentEvent, AgentObserver, EventKind, Subscription};
+pub use ids::{Clock, DefaultIdGenerator, IdGenerator, ManualClock, SequentialIdGenerator, SystemClock};

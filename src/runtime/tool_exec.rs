@@ -1,0 +1,80 @@
+//! Running one turn's tool calls: bounded concurrency, results in call order, every call
+//! answered (cancelled, unknown, invalid or panicking calls become tool errors).
+
+use std::panic::AssertUnwindSafe;
+
+use futures::{FutureExt, StreamExt};
+use serde_json::Value;
+
+use crate::history::ToolCall;
+use crate::tools::{ToolContext, ToolInvocation, ToolRegistry, ToolResult};
+
+/// Runs `calls` with at most `max_parallel` at once; `on_start`/`on_finish` see each call.
+/// The output has one result per call, in the calls' order.
+pub(crate) async fn run_tool_calls(
+    tools: &ToolRegistry,
+    calls: &[ToolCall],
+    max_parallel: usize,
+    ctx: &ToolContext,
+    on_start: &(dyn Fn(&ToolCall) + Sync),
+    on_finish: &(dyn Fn(&ToolCall, &ToolResult) + Sync),
+) -> Vec<ToolResult> {
+    // Futures are built eagerly (not in a `stream.map` closure) so the returned future
+    // stays `Send` for any lifetime — a known limitation of async closures in `map`.
+    let pending: Vec<_> = calls.iter().map(|call| run_call(tools, call, ctx, on_start, on_finish)).collect();
+    futures::stream::iter(pending).buffered(max_parallel.max(1)).collect().await
+}
+
+async fn run_call(
+    tools: &ToolRegistry,
+    call: &ToolCall,
+    ctx: &ToolContext,
+    on_start: &(dyn Fn(&ToolCall) + Sync),
+    on_finish: &(dyn Fn(&ToolCall, &ToolResult) + Sync),
+) -> ToolResult {
+    let result = if ctx.cancel.is_cancelled() {
+        cancelled()
+    } else {
+        on_start(call);
+        run_one(tools, call, ctx).await
+    };
+    on_finish(call, &result);
+    result
+}
+
+fn cancelled() -> ToolResult {
+    ToolResult::error("cancelled", "the run was cancelled before this tool call finished")
+}
+
+async fn run_one(tools: &ToolRegistry, call: &ToolCall, ctx: &ToolContext) -> ToolResult {
+    let Some(tool) = tools.get(&call.name) else {
+        return ToolResult::error("unknown_tool", &format!("no tool named {:?} is available", call.name));
+    };
+    let arguments = match parse_arguments(&call.arguments) {
+        Ok(v) => v,
+        Err(message) => return ToolResult::error("invalid_tool_arguments", &message),
+    };
+    let invocation = ToolInvocation { call_id: call.id.clone(), name: call.name.clone(), arguments };
+    let execution = AssertUnwindSafe(tool.executor.execute(invocation, ctx.clone())).catch_unwind();
+    tokio::select! {
+        biased;
+        _ = ctx.cancel.cancelled() => cancelled(),
+        outcome = execution => outcome.unwrap_or_else(|_| {
+            tracing::warn!(tool = %call.name, "tool executor panicked");
+            ToolResult::error("tool_panicked", "the tool failed unexpectedly")
+        }),
+    }
+}
+
+/// Tool arguments must be a JSON object; an empty text means no arguments.
+fn parse_arguments(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err("tool arguments must be a JSON object".to_owned()),
+        Err(e) => Err(format!("tool arguments are not valid JSON: {e}")),
+    }
+}
+

@@ -1,0 +1,155 @@
+//! A scripted OpenAI-compatible model speaking the real wire protocol through the host
+//! transport, asserting on every request it receives.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arkagent::{
+    AgentEvent, AgentObserver, CancellationToken, HttpRequest, HttpResponse, HttpTransport,
+    ToolContext, ToolExecutor, ToolInvocation, ToolResult, TransportError,
+};
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+pub const API_KEY: &str = "sk-test-SECRET-0123456789";
+
+/// One scripted reply.
+pub enum Reply {
+    /// HTTP 200 with this chat.completion JSON.
+    Json(Value),
+    /// Any status and raw body.
+    Raw(u16, String),
+    /// Never answers (until cancelled).
+    Hang,
+}
+
+#[derive(Default)]
+pub struct ScriptedModel {
+    replies: Mutex<VecDeque<Reply>>,
+    pub requests: Mutex<Vec<Value>>,
+}
+
+impl ScriptedModel {
+    pub fn new(replies: Vec<Reply>) -> Arc<Self> {
+        Arc::new(Self { replies: Mutex::new(replies.into()), requests: Mutex::default() })
+    }
+
+    pub fn request_count(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+
+    /// Checks one request the way a strict provider would.
+    fn check(request: &HttpRequest) -> Value {
+        assert_eq!(request.method, "POST");
+        assert!(request.url.ends_with("/chat/completions"), "url {}", request.url);
+        let auth = request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+        assert_eq!(auth.map(|(_, v)| v.as_str()), Some(format!("Bearer {API_KEY}").as_str()));
+        assert!(!request.body.contains(API_KEY), "API key leaked into the request body");
+        let body: Value = serde_json::from_str(&request.body).expect("request body is JSON");
+        assert!(body["model"].is_string());
+        let messages = body["messages"].as_array().expect("messages array");
+        // Every assistant tool call is answered by a following tool message, once.
+        let mut open: Vec<String> = Vec::new();
+        let mut seen = HashSet::new();
+        for m in messages {
+            match m["role"].as_str().unwrap() {
+                "assistant" => {
+                    assert!(open.is_empty(), "unanswered tool calls before a new assistant message: {open:?}");
+                    for c in m["tool_calls"].as_array().into_iter().flatten() {
+                        let id = c["id"].as_str().unwrap().to_owned();
+                        assert!(!id.is_empty() && seen.insert(id.clone()), "duplicate or empty id");
+                        assert_eq!(c["type"], "function");
+                        open.push(id);
+                    }
+                }
+                "tool" => {
+                    let id = m["tool_call_id"].as_str().unwrap();
+                    let pos = open.iter().position(|o| o == id).expect("tool result answers an open call");
+                    open.remove(pos);
+                }
+                "user" | "system" => assert!(open.is_empty(), "tool calls left open before {m}"),
+                other => panic!("unexpected role {other}"),
+            }
+        }
+        assert!(open.is_empty(), "request ends with unanswered tool calls {open:?}");
+        body
+    }
+}
+
+#[async_trait]
+impl HttpTransport for ScriptedModel {
+    async fn send(&self, request: HttpRequest, cancel: CancellationToken) -> Result<HttpResponse, TransportError> {
+        let body = Self::check(&request);
+        self.requests.lock().unwrap().push(body);
+        let reply = self.replies.lock().unwrap().pop_front().expect("the script has a reply for every request");
+        match reply {
+            Reply::Json(v) => Ok(HttpResponse::full(200, v.to_string())),
+            Reply::Raw(status, body) => Ok(HttpResponse::full(status, body)),
+            Reply::Hang => {
+                cancel.cancelled().await;
+                Err(TransportError { kind: arkagent::llm::TransportErrorKind::Cancelled, message: "cancelled".into() })
+            }
+        }
+    }
+}
+
+/// A chat.completion body with tool calls `(id, name, arguments)`.
+pub fn tool_calls_reply(calls: &[(&str, &str, Value)], prompt_tokens: u64) -> Reply {
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|(id, name, args)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}))
+        .collect();
+    Reply::Json(json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "test-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": calls}, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 7, "total_tokens": prompt_tokens + 7}
+    }))
+}
+
+/// A chat.completion body with a final text.
+pub fn text_reply(text: &str, prompt_tokens: u64) -> Reply {
+    Reply::Json(json!({
+        "id": "chatcmpl-2", "object": "chat.completion", "created": 2, "model": "test-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 5, "total_tokens": prompt_tokens + 5}
+    }))
+}
+
+/// A tool that records its calls and answers `weather in {city}: sunny`, optionally slowly.
+#[derive(Default)]
+pub struct WeatherTool {
+    pub calls: Mutex<Vec<Value>>,
+    pub delay: Option<Duration>,
+    pub hang: bool,
+}
+
+#[async_trait]
+impl ToolExecutor for WeatherTool {
+    async fn execute(&self, call: ToolInvocation, ctx: ToolContext) -> ToolResult {
+        self.calls.lock().unwrap().push(call.arguments.clone());
+        if self.hang {
+            ctx.cancel.cancelled().await;
+        }
+        if let Some(d) = self.delay {
+            tokio::time::sleep(d).await;
+        }
+        ToolResult::ok(format!("weather in {}: sunny", call.arguments["city"].as_str().unwrap_or("?")))
+    }
+}
+
+/// Collects events.
+#[derive(Default)]
+pub struct Recorder(pub Mutex<Vec<AgentEvent>>);
+
+impl AgentObserver for Recorder {
+    fn on_event(&self, event: &AgentEvent) {
+        self.0.lock().unwrap().push(event.clone());
+    }
+}
+
+impl Recorder {
+    pub fn types(&self) -> Vec<String> {
+        self.0.lock().unwrap().iter().map(|e| e.kind.type_name().to_owned()).collect()
+    }
+}
