@@ -1,7 +1,13 @@
 use std::fmt;
 
+use serde::Deserialize;
+
 /// Where and how to reach an OpenAI-compatible Chat Completions endpoint.
-#[derive(Clone, PartialEq)]
+///
+/// Deserializes from `{"base_url", "api_key", "model", "temperature"?, "max_tokens"?,
+/// "stream"?, "extra_headers"?: [[name, value], …]}`; unknown fields are rejected.
+#[derive(Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     /// Base URL, e.g. `https://api.deepseek.com/v1`; requests go to `{base_url}/chat/completions`.
     pub base_url: String,
@@ -10,12 +16,16 @@ pub struct ModelConfig {
     /// Model name.
     pub model: String,
     /// Sampling temperature, when set.
+    #[serde(default)]
     pub temperature: Option<f32>,
     /// `max_tokens`, when set.
+    #[serde(default)]
     pub max_tokens: Option<u32>,
     /// Ask for an SSE stream.
+    #[serde(default)]
     pub stream: bool,
     /// Extra headers sent with every request (e.g. an organisation id).
+    #[serde(default)]
     pub extra_headers: Vec<(String, String)>,
 }
 

@@ -11,4 +11,4 @@ mod transport;
 pub use client::{ChatClient, ChatRequest, ChatResponse, ToolChoice};
 pub use config::ModelConfig;
 pub use error::LlmError;
-pub use transport::{BodySender, BodyStream, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError, TransportErrorKind};
+pub use transport::{parse_host_headers, BodySender, BodyStream, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError, TransportErrorKind};

@@ -210,7 +210,7 @@ fn is_context_overflow(err: &Value) -> bool {
 /// Parses `Retry-After` in seconds (HTTP-dates are not used by the providers we target).
 pub fn parse_retry_after(value: &str) -> Option<u64> {
     let secs: f64 = value.trim().parse().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| (secs * 1000.0) as u64)
+    (secs.is_finite() && secs >= 0.0).then_some((secs * 1000.0) as u64)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 use std::fmt;
 
 use async_trait::async_trait;
+use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -36,6 +37,53 @@ impl fmt::Debug for HttpRequest {
             .field("stream", &self.stream)
             .finish()
     }
+}
+
+impl HttpRequest {
+    /// The request as JSON for hosts that take text: `{"method","url","headers":[{"name",
+    /// "value"}],"body","stream"}`. Contains the Authorization header: hand it to the HTTP
+    /// client only, never to logs.
+    pub fn to_host_json(&self) -> String {
+        #[derive(Serialize)]
+        struct Header<'a> {
+            name: &'a str,
+            value: &'a str,
+        }
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            method: &'a str,
+            url: &'a str,
+            headers: Vec<Header<'a>>,
+            body: &'a str,
+            stream: bool,
+        }
+        let wire = Wire {
+            method: &self.method,
+            url: &self.url,
+            headers: self.headers.iter().map(|(name, value)| Header { name, value }).collect(),
+            body: &self.body,
+            stream: self.stream,
+        };
+        serde_json::to_string(&wire).unwrap_or_default()
+    }
+}
+
+/// Parses headers a host passes as JSON: `[{"name": …, "value": …}, …]` or
+/// `[[name, value], …]`. Errors: `invalid_json`.
+pub fn parse_host_headers(json: &str) -> Result<Vec<(String, String)>, crate::ArkAgentError> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Header {
+        Named { name: String, value: String },
+        Pair(String, String),
+    }
+    let headers: Vec<Header> = serde_json::from_str(json)?;
+    Ok(headers
+        .into_iter()
+        .map(|h| match h {
+            Header::Named { name, value } | Header::Pair(name, value) => (name, value),
+        })
+        .collect())
 }
 
 /// True for headers that carry credentials.
@@ -95,19 +143,22 @@ impl HttpBody {
 /// Receiving end of a chunked body. Create with [`BodyStream::channel`].
 #[derive(Debug)]
 pub struct BodyStream {
-    rx: mpsc::Receiver<Result<Vec<u8>, TransportError>>,
+    rx: mpsc::UnboundedReceiver<Result<Vec<u8>, TransportError>>,
 }
 
-/// Sending end of a chunked body: the host pushes chunks, then drops it to end the body.
+/// Sending end of a chunked body: the host pushes chunks from any thread (never blocks),
+/// then drops every sender to end the body.
 #[derive(Debug, Clone)]
 pub struct BodySender {
-    tx: mpsc::Sender<Result<Vec<u8>, TransportError>>,
+    tx: mpsc::UnboundedSender<Result<Vec<u8>, TransportError>>,
 }
 
 impl BodyStream {
-    /// A bounded chunk channel (`capacity` chunks in flight; back-pressure beyond).
-    pub fn channel(capacity: usize) -> (BodySender, BodyStream) {
-        let (tx, rx) = mpsc::channel(capacity.max(1));
+    /// A chunk channel. Unbounded on purpose: senders may be host threads or callbacks
+    /// running inside the library's own executor, where blocking would deadlock; a chat
+    /// response is small.
+    pub fn channel() -> (BodySender, BodyStream) {
+        let (tx, rx) = mpsc::unbounded_channel();
         (BodySender { tx }, BodyStream { rx })
     }
 
@@ -118,25 +169,14 @@ impl BodyStream {
 }
 
 impl BodySender {
-    /// Pushes a chunk, waiting while the reader is behind. `false` once the reader is gone.
-    pub async fn send(&self, chunk: Vec<u8>) -> bool {
-        self.tx.send(Ok(chunk)).await.is_ok()
-    }
-
-    /// Pushes a chunk from a thread outside any async runtime (blocks while the reader is
-    /// behind). `false` once the reader is gone. Must not be called on an async thread.
-    pub fn blocking_send(&self, chunk: Vec<u8>) -> bool {
-        self.tx.blocking_send(Ok(chunk)).is_ok()
+    /// Pushes a chunk. `false` once the reader is gone (the call was cancelled).
+    pub fn send(&self, chunk: Vec<u8>) -> bool {
+        self.tx.send(Ok(chunk)).is_ok()
     }
 
     /// Ends the body with an error (e.g. the connection dropped mid-stream).
-    pub fn fail_blocking(&self, error: TransportError) -> bool {
-        self.tx.blocking_send(Err(error)).is_ok()
-    }
-
-    /// Async variant of [`BodySender::fail_blocking`].
-    pub async fn fail(&self, error: TransportError) -> bool {
-        self.tx.send(Err(error)).await.is_ok()
+    pub fn fail(&self, error: TransportError) -> bool {
+        self.tx.send(Err(error)).is_ok()
     }
 }
 

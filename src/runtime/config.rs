@@ -1,5 +1,7 @@
 use std::sync::Arc;
 
+use serde::Deserialize;
+
 use super::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
 use crate::error::ArkAgentError;
 use crate::llm::{ModelConfig, ToolChoice};
@@ -80,5 +82,42 @@ impl AgentRuntimeConfig {
             return bad("session_id is empty");
         }
         Ok(())
+    }
+}
+
+/// The JSON form of a config, for hosts that configure through text (C, tools).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigJson {
+    model: ModelConfig,
+    #[serde(default)]
+    system_prompt: String,
+    max_iterations: Option<u32>,
+    max_parallel_tools: Option<usize>,
+    session_id: Option<String>,
+}
+
+impl AgentRuntimeConfig {
+    /// Parses `{"model": {…ModelConfig…}, "system_prompt"?, "max_iterations"?,
+    /// "max_parallel_tools"?, "session_id"?}` and validates it. Errors: `invalid_json`,
+    /// `invalid_config`.
+    ///
+    /// ```
+    /// let c = arkagent::AgentRuntimeConfig::from_json(
+    ///     r#"{"model":{"base_url":"http://127.0.0.1:8080/v1","api_key":"k","model":"m"},"max_iterations":4}"#,
+    ///     arkagent::ToolRegistry::new(),
+    /// ).unwrap();
+    /// assert_eq!(c.max_iterations, 4);
+    /// ```
+    pub fn from_json(json: &str, tools: ToolRegistry) -> Result<Self, ArkAgentError> {
+        let parsed: ConfigJson = serde_json::from_str(json)?;
+        let mut config = Self::new(parsed.model);
+        config.system_prompt = parsed.system_prompt;
+        config.max_iterations = parsed.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
+        config.max_parallel_tools = parsed.max_parallel_tools.unwrap_or(DEFAULT_MAX_PARALLEL_TOOLS);
+        config.session_id = parsed.session_id;
+        config.tools = tools;
+        config.validate()?;
+        Ok(config)
     }
 }

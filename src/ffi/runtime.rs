@@ -1,0 +1,307 @@
+//! Runtime and tool-registry handles.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::boundary::{boundary, FfiError, FfiResult};
+use super::callbacks::{
+    ArkAgentEventCallback, ArkAgentHttpCallback, ArkAgentToolCallback, HostObserver, HostTool, HostTransport, UserData,
+};
+use super::codes::ArkAgentResult;
+use super::handles;
+use super::strings::{str_arg, write_out_string};
+use crate::runtime::{AgentRuntime, AgentRuntimeConfig, Subscription};
+use crate::tools::{ToolDefinition, ToolRegistry};
+
+/// Opaque: a set of host tools, built before the runtime. Owned by the caller; free with
+/// [`arkagent_tools_free`] (a runtime keeps its own copy, so freeing after
+/// [`arkagent_runtime_new`] is fine).
+pub struct ArkAgentTools {
+    _private: [u8; 0],
+}
+
+/// Opaque: one conversation. Owned by the caller; free with [`arkagent_runtime_free`].
+/// Thread-safe: `arkagent_runtime_cancel` may be called from any thread during a run.
+pub struct ArkAgentRuntime {
+    _private: [u8; 0],
+}
+
+struct RuntimeHandle {
+    runtime: AgentRuntime,
+    subscriptions: Mutex<HashMap<u64, Subscription>>,
+}
+
+fn executor() -> FfiResult<&'static tokio::runtime::Runtime> {
+    static EXECUTOR: OnceLock<Option<tokio::runtime::Runtime>> = OnceLock::new();
+    EXECUTOR
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("arkagent")
+                .enable_time()
+                .build()
+                .ok()
+        })
+        .as_ref()
+        .ok_or_else(|| FfiError::new(ArkAgentResult::Internal, "could not start the executor"))
+}
+
+fn null(what: &str) -> FfiError {
+    FfiError::new(ArkAgentResult::NullArgument, format!("{what} is NULL"))
+}
+
+fn write_handle<H>(out: *mut *mut H, handle: *mut H) -> FfiResult<()> {
+    if out.is_null() {
+        return Err(null("out"));
+    }
+    // SAFETY: checked non-NULL; the caller passes a writable pointer.
+    unsafe { *out = handle };
+    Ok(())
+}
+
+/// Creates an empty tool set in `*out`.
+///
+/// # Safety
+/// `out` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_tools_new(out: *mut *mut ArkAgentTools) -> ArkAgentResult {
+    boundary(|| write_handle(out, handles::insert(Arc::new(Mutex::new(ToolRegistry::new())))))
+}
+
+/// Registers a host tool. `definition_json`: `{"name","description","parameters":{JSON
+/// Schema object}}`. `callback` runs the tool (see [`ArkAgentToolCallback`]); `userdata`
+/// must stay valid until every runtime created with these tools is freed.
+///
+/// # Safety
+/// `definition_json` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_tools_register(
+    tools: *mut ArkAgentTools,
+    definition_json: *const c_char,
+    callback: ArkAgentToolCallback,
+    userdata: *mut c_void,
+) -> ArkAgentResult {
+    boundary(|| {
+        let registry: Arc<Mutex<ToolRegistry>> = handles::get(tools)?;
+        // SAFETY: forwarded contract.
+        let json = unsafe { str_arg(definition_json, "definition_json") }?;
+        let callback = callback.ok_or_else(|| null("callback"))?;
+        let definition: ToolDefinition = serde_json::from_str(json).map_err(crate::ArkAgentError::from)?;
+        let mut registry = registry.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
+        registry.register(definition, Arc::new(HostTool { callback, userdata: UserData(userdata) }))?;
+        Ok(())
+    })
+}
+
+/// Frees a tool set. NULL and already-freed handles are ignored.
+#[no_mangle]
+pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
+    let _ = boundary(|| handles::remove::<_, Mutex<ToolRegistry>>(tools).map(drop));
+}
+
+/// Creates a runtime in `*out`. `config_json`: `{"model":{"base_url","api_key","model",
+/// "temperature"?,"max_tokens"?,"stream"?},"system_prompt"?,"max_iterations"?,
+/// "max_parallel_tools"?,"session_id"?}`. `tools` may be NULL. `http` sends requests
+/// (see [`ArkAgentHttpCallback`]); `http_userdata` must stay valid until the runtime is
+/// freed and no run is active.
+///
+/// # Safety
+/// `config_json` a NUL-terminated string; `out` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_new(
+    config_json: *const c_char,
+    tools: *const ArkAgentTools,
+    http: ArkAgentHttpCallback,
+    http_userdata: *mut c_void,
+    out: *mut *mut ArkAgentRuntime,
+) -> ArkAgentResult {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let json = unsafe { str_arg(config_json, "config_json") }?;
+        let http = http.ok_or_else(|| null("http callback"))?;
+        let registry = if tools.is_null() {
+            ToolRegistry::new()
+        } else {
+            let shared: Arc<Mutex<ToolRegistry>> = handles::get(tools)?;
+            let guard = shared.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
+            guard.clone()
+        };
+        let config = AgentRuntimeConfig::from_json(json, registry)?;
+        let transport = Arc::new(HostTransport { callback: http, userdata: UserData(http_userdata) });
+        let runtime = AgentRuntime::new(config, transport)?;
+        let handle = RuntimeHandle { runtime, subscriptions: Mutex::default() };
+        write_handle(out, handles::insert(Arc::new(handle)))
+    })
+}
+
+/// Frees a runtime; an active run is cancelled and finishes on its own thread. NULL and
+/// already-freed handles are ignored.
+#[no_mangle]
+pub extern "C" fn arkagent_runtime_free(runtime: *mut ArkAgentRuntime) {
+    let _ = boundary(|| {
+        let handle = handles::remove::<_, RuntimeHandle>(runtime)?;
+        handle.runtime.cancel();
+        Ok(())
+    });
+}
+
+fn runtime_handle(runtime: *const ArkAgentRuntime) -> FfiResult<Arc<RuntimeHandle>> {
+    handles::get(runtime)
+}
+
+/// Runs one user turn to the end, blocking the calling thread; callbacks are invoked on
+/// this thread. On success `*out_outcome_json` (if `out_outcome_json` is not NULL) gets
+/// `{"run_id","status":"completed"|"cancelled"|"max_iterations","final_text","iterations"}`.
+/// Must not be called from inside a library callback (`ARKAGENT_RESULT_REENTRANT`).
+///
+/// # Safety
+/// `input` a NUL-terminated string; `out_outcome_json` NULL or valid for one write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_run(
+    runtime: *mut ArkAgentRuntime,
+    input: *const c_char,
+    out_outcome_json: *mut *mut c_char,
+) -> ArkAgentResult {
+    boundary(|| {
+        let handle = runtime_handle(runtime)?;
+        // SAFETY: forwarded contract.
+        let input = unsafe { str_arg(input, "input") }?;
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(FfiError::new(ArkAgentResult::Reentrant, "arkagent_runtime_run called from a library callback"));
+        }
+        let outcome = executor()?.block_on(handle.runtime.run(input))?;
+        if !out_outcome_json.is_null() {
+            let json = serde_json::to_string(&outcome).map_err(crate::ArkAgentError::from)?;
+            // SAFETY: forwarded contract.
+            unsafe { write_out_string(out_outcome_json, json) }?;
+        }
+        Ok(())
+    })
+}
+
+/// Cancels the active run, if any. Any thread, including from inside a callback.
+#[no_mangle]
+pub extern "C" fn arkagent_runtime_cancel(runtime: *mut ArkAgentRuntime) -> ArkAgentResult {
+    boundary(|| {
+        runtime_handle(runtime)?.runtime.cancel();
+        Ok(())
+    })
+}
+
+/// Writes the whole state (history, episodic memories, usages, session id) as JSON to
+/// `*out`; free it with `arkagent_string_free`. Holds no API key.
+///
+/// # Safety
+/// `out` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_export_state(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
+    boundary(|| {
+        let json = runtime_handle(runtime)?.runtime.export_state()?;
+        // SAFETY: forwarded contract.
+        unsafe { write_out_string(out, json) }
+    })
+}
+
+/// Replaces the state with an exported one (validated: `ARKAGENT_RESULT_INVALID_JSON`,
+/// `ARKAGENT_RESULT_INVALID_STATE`; the old state is kept on error).
+///
+/// # Safety
+/// `state_json` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_import_state(runtime: *mut ArkAgentRuntime, state_json: *const c_char) -> ArkAgentResult {
+    boundary(|| {
+        let handle = runtime_handle(runtime)?;
+        // SAFETY: forwarded contract.
+        let json = unsafe { str_arg(state_json, "state_json") }?;
+        Ok(handle.runtime.import_state(json)?)
+    })
+}
+
+/// Writes the messages as a JSON array to `*out`; free with `arkagent_string_free`.
+///
+/// # Safety
+/// `out` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_messages(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
+    boundary(|| {
+        let messages = runtime_handle(runtime)?.runtime.messages();
+        let json = serde_json::to_string(&messages).map_err(crate::ArkAgentError::from)?;
+        // SAFETY: forwarded contract.
+        unsafe { write_out_string(out, json) }
+    })
+}
+
+/// Writes the recorded usages as a JSON array to `*out`; free with `arkagent_string_free`.
+///
+/// # Safety
+/// `out` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_usages(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
+    boundary(|| {
+        let usages = runtime_handle(runtime)?.runtime.usages();
+        let json = serde_json::to_string(&usages).map_err(crate::ArkAgentError::from)?;
+        // SAFETY: forwarded contract.
+        unsafe { write_out_string(out, json) }
+    })
+}
+
+/// Writes the session id to `*out`; free with `arkagent_string_free`.
+///
+/// # Safety
+/// `out` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_session_id(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
+    boundary(|| {
+        let id = runtime_handle(runtime)?.runtime.session_id();
+        // SAFETY: forwarded contract.
+        unsafe { write_out_string(out, id) }
+    })
+}
+
+/// Subscribes `callback` to events (see [`ArkAgentEventCallback`]); `*out_id` gets the
+/// subscription id. `userdata` must stay valid until unsubscribed or the runtime is freed.
+///
+/// # Safety
+/// `out_id` valid for one write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_subscribe(
+    runtime: *mut ArkAgentRuntime,
+    callback: ArkAgentEventCallback,
+    userdata: *mut c_void,
+    out_id: *mut u64,
+) -> ArkAgentResult {
+    boundary(|| {
+        let handle = runtime_handle(runtime)?;
+        let callback = callback.ok_or_else(|| null("callback"))?;
+        if out_id.is_null() {
+            return Err(null("out_id"));
+        }
+        let subscription = handle.runtime.subscribe(Arc::new(HostObserver { callback, userdata: UserData(userdata) }));
+        let id = subscription.id();
+        handle
+            .subscriptions
+            .lock()
+            .map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?
+            .insert(id, subscription);
+        // SAFETY: checked non-NULL.
+        unsafe { *out_id = id };
+        Ok(())
+    })
+}
+
+/// Stops a subscription. Unknown ids give `ARKAGENT_RESULT_INVALID_HANDLE`.
+#[no_mangle]
+pub extern "C" fn arkagent_runtime_unsubscribe(runtime: *mut ArkAgentRuntime, subscription_id: u64) -> ArkAgentResult {
+    boundary(|| {
+        let handle = runtime_handle(runtime)?;
+        let removed = handle.subscriptions.lock().ok().and_then(|mut s| s.remove(&subscription_id));
+        match removed {
+            Some(subscription) => {
+                subscription.unsubscribe();
+                Ok(())
+            }
+            None => Err(FfiError::new(ArkAgentResult::InvalidHandle, "unknown subscription id")),
+        }
+    })
+}

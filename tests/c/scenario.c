@@ -1,0 +1,311 @@
+/*
+ * FFI-4 / FFI-5: the acceptance scenario through the C ABI, with a scripted
+ * OpenAI-compatible model answering through the host HTTP callback. Built and run by
+ * tests/it/c_abi.rs against include/arkagent.h and the freshly built libarkagent.so.
+ * Prints "N passed, M failed" and exits non-zero on any failure.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "arkagent.h"
+
+#define API_KEY "sk-c-SECRET-42424242"
+
+static int passed = 0, failed = 0;
+#define CHECK(cond, what)                                                        \
+  do {                                                                           \
+    if (cond) {                                                                  \
+      passed++;                                                                  \
+    } else {                                                                     \
+      failed++;                                                                  \
+      char err_[512];                                                            \
+      arkagent_last_error_message(err_, sizeof err_);                            \
+      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__,   \
+              what, err_);                                                       \
+    }                                                                            \
+  } while (0)
+
+static int count(const char *haystack, const char *needle) {
+  int n = 0;
+  for (const char *p = haystack; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+  return n;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* ------------------------------------------------------------- scripted model */
+
+typedef struct {
+  const char *replies[4];
+  int status[4];
+  int n_requests;
+  int chunked; /* deliver bodies through the stream API, 7 bytes at a time */
+  char last_request[8192];
+} Model;
+
+static const char *TOOL_CALLS_REPLY =
+    "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+    "\"message\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":["
+    "{\"id\":\"call_a\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Beijing\\\"}\"}},"
+    "{\"id\":\"call_b\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Shenzhen\\\"}\"}}]},"
+    "\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":7,\"total_tokens\":107}}";
+
+static const char *FINAL_REPLY =
+    "{\"id\":\"chatcmpl-2\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+    "\"message\":{\"role\":\"assistant\",\"content\":\"Both sunny.\"},\"finish_reason\":\"stop\"}],"
+    "\"usage\":{\"prompt_tokens\":160,\"completion_tokens\":5,\"total_tokens\":165}}";
+
+static void http_cb(void *userdata, const char *request_json, ArkAgentHttpCompletion *completion) {
+  Model *m = userdata;
+  /* Assert on every request: the key appears once (the Authorization header), never in the body. */
+  CHECK(count(request_json, API_KEY) == 1, "API key only in the Authorization header");
+  CHECK(strstr(request_json, "Bearer " API_KEY) != NULL, "Authorization header present");
+  CHECK(strstr(request_json, "/chat/completions") != NULL, "chat completions URL");
+  snprintf(m->last_request, sizeof m->last_request, "%s", request_json);
+  int i = m->n_requests++;
+  const char *body = i < 4 ? m->replies[i] : NULL;
+  if (body == NULL) {
+    CHECK(arkagent_http_fail(completion, ARK_AGENT_TRANSPORT_ERROR_NETWORK, "no scripted reply") == ARK_AGENT_RESULT_OK, "fail");
+    return;
+  }
+  int status = m->status[i] ? m->status[i] : 200;
+  if (m->chunked) {
+    CHECK(arkagent_http_stream_begin(completion, (uint16_t)status, "[{\"name\":\"content-type\",\"value\":\"application/json\"}]") == ARK_AGENT_RESULT_OK, "stream begin");
+    size_t len = strlen(body);
+    for (size_t off = 0; off < len; off += 7) {
+      size_t n = len - off < 7 ? len - off : 7;
+      CHECK(arkagent_http_stream_chunk(completion, (const uint8_t *)body + off, n) == ARK_AGENT_RESULT_OK, "chunk");
+    }
+    CHECK(arkagent_http_stream_end(completion, NULL) == ARK_AGENT_RESULT_OK, "stream end");
+  } else {
+    CHECK(arkagent_http_complete(completion, (uint16_t)status, NULL, (const uint8_t *)body, strlen(body)) == ARK_AGENT_RESULT_OK, "complete");
+    /* A completion is consumed: a second answer is rejected, not a crash. */
+    CHECK(arkagent_http_complete(completion, 200, NULL, NULL, 0) == ARK_AGENT_RESULT_INVALID_HANDLE, "double completion rejected");
+  }
+}
+
+/* ------------------------------------------------------------- tools and events */
+
+typedef struct {
+  int calls;
+  char cities[4][32];
+  int mode; /* 0: answer at once; 1: cancel the run from another thread, answer late */
+  ArkAgentRuntime *runtime;
+  pthread_t threads[4];
+  ArkAgentToolCompletion *pending[4];
+} Tool;
+
+static void *late_answer(void *arg) {
+  Tool *t = arg;
+  sleep_ms(30);
+  arkagent_runtime_cancel(t->runtime);
+  sleep_ms(50); /* the run has returned by now: answering late must be harmless */
+  return NULL;
+}
+
+static void tool_cb(void *userdata, const char *call_json, ArkAgentToolCompletion *completion) {
+  Tool *t = userdata;
+  int i = t->calls++;
+  const char *city = strstr(call_json, "Beijing") ? "Beijing" : strstr(call_json, "Shenzhen") ? "Shenzhen" : "?";
+  if (i < 4) snprintf(t->cities[i], sizeof t->cities[i], "%s", city);
+  CHECK(strstr(call_json, "\"call_id\":\"call_") != NULL, "call id passed to the tool");
+  if (t->mode == 0) {
+    char content[64];
+    snprintf(content, sizeof content, "weather in %s: sunny", city);
+    CHECK(arkagent_tool_complete(completion, content, false) == ARK_AGENT_RESULT_OK, "tool complete");
+  } else {
+    t->pending[i] = completion;
+    if (i == 0) pthread_create(&t->threads[0], NULL, late_answer, t);
+  }
+}
+
+typedef struct {
+  char types[1024];
+  int n;
+} Events;
+
+static void event_cb(void *userdata, const char *event_json) {
+  Events *e = userdata;
+  const char *p = strstr(event_json, "\"type\":\"");
+  if (p == NULL) return;
+  p += 8;
+  const char *end = strchr(p, '"');
+  size_t len = strlen(e->types);
+  if (end && len + (size_t)(end - p) + 2 < sizeof e->types) {
+    if (len) strcat(e->types, ",");
+    strncat(e->types, p, (size_t)(end - p));
+  }
+  e->n++;
+}
+
+static const char *CONFIG =
+    "{\"model\":{\"base_url\":\"http://127.0.0.1:9/v1\",\"api_key\":\"" API_KEY "\",\"model\":\"test-model\"},"
+    "\"system_prompt\":\"You are helpful.\",\"session_id\":\"c-session\"}";
+
+static const char *WEATHER_DEF =
+    "{\"name\":\"get_weather\",\"description\":\"Weather for a city\",\"parameters\":{\"type\":\"object\","
+    "\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}}";
+
+static ArkAgentRuntime *make_runtime(Model *model, Tool *tool) {
+  ArkAgentTools *tools = NULL;
+  CHECK(arkagent_tools_new(&tools) == ARK_AGENT_RESULT_OK, "tools_new");
+  CHECK(arkagent_tools_register(tools, WEATHER_DEF, tool_cb, tool) == ARK_AGENT_RESULT_OK, "register tool");
+  CHECK(arkagent_tools_register(tools, WEATHER_DEF, tool_cb, tool) == ARK_AGENT_RESULT_INVALID_TOOL, "duplicate tool rejected");
+  ArkAgentRuntime *rt = NULL;
+  CHECK(arkagent_runtime_new(CONFIG, tools, http_cb, model, &rt) == ARK_AGENT_RESULT_OK, "runtime_new");
+  arkagent_tools_free(tools); /* the runtime keeps its own copy */
+  return rt;
+}
+
+static void scenario(int chunked) {
+  Model model = {{TOOL_CALLS_REPLY, FINAL_REPLY}, {0}, 0, chunked, {0}};
+  Tool tool = {0};
+  Events events = {{0}, 0};
+  ArkAgentRuntime *rt = make_runtime(&model, &tool);
+  uint64_t sub = 0;
+  CHECK(arkagent_runtime_subscribe(rt, event_cb, &events, &sub) == ARK_AGENT_RESULT_OK, "subscribe");
+
+  char *outcome = NULL;
+  CHECK(arkagent_runtime_run(rt, "Weather in Beijing and Shenzhen?", &outcome) == ARK_AGENT_RESULT_OK, "run");
+  CHECK(outcome && strstr(outcome, "\"status\":\"completed\""), "completed");
+  CHECK(outcome && strstr(outcome, "\"final_text\":\"Both sunny.\""), "final text");
+  arkagent_string_free(outcome);
+
+  CHECK(tool.calls == 2, "tool ran twice");
+  CHECK(strcmp(tool.cities[0], "Beijing") == 0 && strcmp(tool.cities[1], "Shenzhen") == 0, "tool arguments");
+  CHECK(model.n_requests == 2, "two model calls");
+  CHECK(count(model.last_request, "tool_call_id\\\":\\\"call_a") == 1 && count(model.last_request, "tool_call_id\\\":\\\"call_b") == 1,
+        "second request carries both tool results");
+
+  char *messages = NULL;
+  CHECK(arkagent_runtime_messages(rt, &messages) == ARK_AGENT_RESULT_OK, "messages");
+  CHECK(messages && count(messages, "\"role\":") == 5, "five messages");
+  CHECK(messages && count(messages, "\"tool_call_id\":\"call_a\"") == 1 && count(messages, "\"tool_call_id\":\"call_b\"") == 1, "history paired");
+  arkagent_string_free(messages);
+
+  char *usages = NULL;
+  CHECK(arkagent_runtime_usages(rt, &usages) == ARK_AGENT_RESULT_OK, "usages");
+  CHECK(usages && strstr(usages, "\"prompt_tokens\":100") && strstr(usages, "\"prompt_tokens\":160"), "both usages recorded");
+  arkagent_string_free(usages);
+
+  CHECK(strcmp(events.types,
+               "run_started,model_request,model_response,tool_call_started,tool_call_finished,tool_call_started,"
+               "tool_call_finished,model_request,model_response,text_delta,run_finished") == 0,
+        "events in order");
+  CHECK(arkagent_runtime_unsubscribe(rt, sub) == ARK_AGENT_RESULT_OK, "unsubscribe");
+  CHECK(arkagent_runtime_unsubscribe(rt, sub) == ARK_AGENT_RESULT_INVALID_HANDLE, "unsubscribe twice");
+
+  /* Export, resume into a fresh runtime, continue the same history. */
+  char *state = NULL;
+  CHECK(arkagent_runtime_export_state(rt, &state) == ARK_AGENT_RESULT_OK, "export");
+  CHECK(state && strstr(state, API_KEY) == NULL, "exported state holds no key");
+  Model model2 = {{"{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"You asked about weather.\"},\"finish_reason\":\"stop\"}],"
+                   "\"usage\":{\"prompt_tokens\":200,\"completion_tokens\":4,\"total_tokens\":204}}"},
+                  {0}, 0, chunked, {0}};
+  ArkAgentRuntime *rt2 = make_runtime(&model2, &tool);
+  CHECK(arkagent_runtime_import_state(rt2, state) == ARK_AGENT_RESULT_OK, "import");
+  arkagent_string_free(state);
+  CHECK(arkagent_runtime_run(rt2, "What did I ask?", NULL) == ARK_AGENT_RESULT_OK, "second run");
+  CHECK(strstr(model2.last_request, "Weather in Beijing and Shenzhen?") != NULL, "resumed request carries the old history");
+  messages = NULL;
+  CHECK(arkagent_runtime_messages(rt2, &messages) == ARK_AGENT_RESULT_OK && messages && count(messages, "\"role\":") == 7, "seven messages after resume");
+  arkagent_string_free(messages);
+  char *sid = NULL;
+  CHECK(arkagent_runtime_session_id(rt2, &sid) == ARK_AGENT_RESULT_OK && sid && strcmp(sid, "c-session") == 0, "session id kept");
+  arkagent_string_free(sid);
+
+  arkagent_runtime_free(rt);
+  arkagent_runtime_free(rt2);
+  /* FFI-5: a freed handle is an error code, not a crash. */
+  CHECK(arkagent_runtime_run(rt, "again", NULL) == ARK_AGENT_RESULT_INVALID_HANDLE, "freed handle");
+  arkagent_runtime_free(rt); /* double free is ignored */
+}
+
+static void cancel_while_tool_in_flight(void) {
+  Model model = {{TOOL_CALLS_REPLY, FINAL_REPLY}, {0}, 0, 0, {0}};
+  Tool tool = {0};
+  tool.mode = 1;
+  ArkAgentRuntime *rt = make_runtime(&model, &tool);
+  tool.runtime = rt;
+  char *outcome = NULL;
+  CHECK(arkagent_runtime_run(rt, "Weather?", &outcome) == ARK_AGENT_RESULT_OK, "cancelled run returns OK");
+  CHECK(outcome && strstr(outcome, "\"status\":\"cancelled\""), "status cancelled");
+  arkagent_string_free(outcome);
+  pthread_join(tool.threads[0], NULL);
+  /* Late answers after cancellation are accepted and ignored. */
+  for (int i = 0; i < tool.calls && i < 4; i++)
+    CHECK(arkagent_tool_complete(tool.pending[i], "late", false) == ARK_AGENT_RESULT_OK, "late completion harmless");
+  char *messages = NULL;
+  CHECK(arkagent_runtime_messages(rt, &messages) == ARK_AGENT_RESULT_OK, "messages");
+  CHECK(messages && count(messages, "\"tool_call_id\":\"call_a\"") == 1 && count(messages, "\"tool_call_id\":\"call_b\"") == 1, "paired after cancel");
+  CHECK(messages && count(messages, "\\\"code\\\":\\\"cancelled\\\"") == 2, "both calls answered as cancelled");
+  CHECK(messages && strstr(messages, "late") == NULL, "late answers not recorded");
+  arkagent_string_free(messages);
+  CHECK(model.n_requests == 1, "no model call after cancel");
+  arkagent_runtime_free(rt);
+}
+
+static void provider_error_hides_the_key(void) {
+  Model model = {{"{\"error\":{\"message\":\"Incorrect API key provided: " API_KEY "\",\"code\":\"invalid_api_key\"}}"}, {401}, 0, 0, {0}};
+  Tool tool = {0};
+  ArkAgentRuntime *rt = make_runtime(&model, &tool);
+  CHECK(arkagent_runtime_run(rt, "hi", NULL) == ARK_AGENT_RESULT_LLM_AUTH, "401 -> LLM_AUTH");
+  char err[512];
+  size_t n = arkagent_last_error_message(err, sizeof err);
+  CHECK(n > 0 && strstr(err, API_KEY) == NULL, "error message without the key");
+  CHECK(strcmp(arkagent_result_name(ARK_AGENT_RESULT_LLM_AUTH), "llm_auth") == 0, "result name");
+  arkagent_runtime_free(rt);
+}
+
+static void bad_input(void) {
+  ArkAgentRuntime *rt = NULL;
+  Model model = {{0}, {0}, 0, 0, {0}};
+  CHECK(arkagent_runtime_new(NULL, NULL, http_cb, &model, &rt) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL config");
+  CHECK(arkagent_runtime_new(CONFIG, NULL, NULL, &model, &rt) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL http callback");
+  CHECK(arkagent_runtime_new(CONFIG, NULL, http_cb, &model, NULL) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL out");
+  CHECK(arkagent_runtime_new("{not json", NULL, http_cb, &model, &rt) == ARK_AGENT_RESULT_INVALID_JSON, "invalid JSON config");
+  char tiny[8];
+  size_t full = arkagent_last_error_message(tiny, sizeof tiny);
+  CHECK(full > sizeof tiny - 1 && strlen(tiny) == sizeof tiny - 1, "last error truncated safely");
+  CHECK(arkagent_runtime_new("{\"model\":{\"base_url\":\"\",\"api_key\":\"k\",\"model\":\"m\"}}", NULL, http_cb, &model, &rt) == ARK_AGENT_RESULT_INVALID_CONFIG, "invalid config");
+  const char bad_utf8[] = {'{', (char)0xff, (char)0xfe, '}', 0};
+  CHECK(arkagent_runtime_new(bad_utf8, NULL, http_cb, &model, &rt) == ARK_AGENT_RESULT_INVALID_UTF8, "invalid UTF-8");
+
+  CHECK(arkagent_runtime_new(CONFIG, NULL, http_cb, &model, &rt) == ARK_AGENT_RESULT_OK, "runtime_new");
+  CHECK(arkagent_runtime_run(rt, bad_utf8, NULL) == ARK_AGENT_RESULT_INVALID_UTF8, "invalid UTF-8 input");
+  CHECK(arkagent_runtime_run(rt, NULL, NULL) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL input");
+  CHECK(arkagent_runtime_import_state(rt, "[1,2") == ARK_AGENT_RESULT_INVALID_JSON, "invalid state JSON");
+  CHECK(arkagent_runtime_import_state(rt, "{\"version\":1,\"session_id\":\"s\",\"usages\":[],\"history\":{\"messages\":[{\"role\":\"tool\",\"tool_call_id\":\"x\",\"content\":\"\"}]}}") == ARK_AGENT_RESULT_INVALID_STATE, "stray tool result rejected");
+  CHECK(arkagent_runtime_export_state(rt, NULL) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL out string");
+  CHECK(arkagent_runtime_run(NULL, "hi", NULL) == ARK_AGENT_RESULT_INVALID_HANDLE, "NULL handle");
+  CHECK(arkagent_runtime_run((ArkAgentRuntime *)(uintptr_t)0xdeadbeef0, "hi", NULL) == ARK_AGENT_RESULT_INVALID_HANDLE, "forged handle");
+  ArkAgentTools *tools = NULL;
+  arkagent_tools_new(&tools);
+  CHECK(arkagent_runtime_run((ArkAgentRuntime *)tools, "hi", NULL) == ARK_AGENT_RESULT_INVALID_HANDLE, "wrong-kind handle");
+  CHECK(arkagent_tools_register(tools, "{\"name\":\"x\"}", tool_cb, NULL) == ARK_AGENT_RESULT_INVALID_JSON, "tool definition missing fields");
+  CHECK(arkagent_tools_register(tools, WEATHER_DEF, NULL, NULL) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL tool callback");
+  arkagent_tools_free(tools);
+  arkagent_tools_free(NULL);
+  arkagent_runtime_free(NULL);
+  CHECK(arkagent_tool_complete(NULL, "x", false) == ARK_AGENT_RESULT_INVALID_HANDLE, "NULL completion");
+  arkagent_string_free(NULL);
+  arkagent_runtime_free(rt);
+}
+
+int main(void) {
+  CHECK(strlen(arkagent_version()) > 0, "version");
+  scenario(0);
+  scenario(1); /* the same, with bodies delivered chunk by chunk */
+  cancel_while_tool_in_flight();
+  provider_error_hides_the_key();
+  bad_input();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
