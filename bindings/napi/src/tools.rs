@@ -1,0 +1,169 @@
+//! Host tools: `ToolDefinition`, `ToolRegistry`, and JS executor functions
+//! `(call: ToolCall) => Promise<ToolResult>`.
+
+use std::sync::Arc;
+
+use arkagent::{ToolContext, ToolExecutor, ToolInvocation};
+use async_trait::async_trait;
+use napi_derive_ohos::napi;
+
+use crate::callback::{JsAsyncFn, JsFailure, JsFunction};
+use crate::error::{passthrough, thrown, Thrown};
+
+/// A tool call the model made.
+#[napi(object, js_name = "ToolCall")]
+pub struct JsToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments_json: String,
+}
+
+/// What a tool executor resolves with.
+#[napi(object, js_name = "ToolResult")]
+pub struct JsToolResult {
+    pub content: String,
+    pub is_error: Option<bool>,
+}
+
+impl From<ToolInvocation> for JsToolCall {
+    fn from(call: ToolInvocation) -> Self {
+        Self {
+            id: call.call_id,
+            name: call.name,
+            arguments_json: call.arguments.to_string(),
+        }
+    }
+}
+
+impl From<JsToolResult> for arkagent::ToolResult {
+    fn from(result: JsToolResult) -> Self {
+        if result.is_error.unwrap_or(false) {
+            arkagent::ToolResult::failure(result.content)
+        } else {
+            arkagent::ToolResult::ok(result.content)
+        }
+    }
+}
+
+/// A thrown error or rejection is the tool's own failure: the model sees its message, and
+/// its string `code`, if any, becomes the result's error code.
+impl From<JsFailure> for arkagent::ToolResult {
+    fn from(failure: JsFailure) -> Self {
+        let mut result = arkagent::ToolResult::failure(failure.message);
+        result.error_code = failure.code;
+        result
+    }
+}
+
+/// [`ToolExecutor`] over a JS function.
+struct JsToolExecutor {
+    execute: JsAsyncFn<JsToolCall, JsToolResult>,
+}
+
+#[async_trait]
+impl ToolExecutor for JsToolExecutor {
+    // Cancellation is handled by the core, which stops awaiting this future.
+    async fn execute(&self, call: ToolInvocation, _ctx: ToolContext) -> arkagent::ToolResult {
+        match self.execute.call(call.into()).await {
+            Ok(result) => result.into(),
+            Err(failure) => failure.into(),
+        }
+    }
+}
+
+/// Describes a tool to the model.
+#[napi]
+pub struct ToolDefinition {
+    name: String,
+    description: String,
+    parameters_json: String,
+}
+
+#[napi]
+impl ToolDefinition {
+    /// `parametersJson` is parsed when the definition is registered.
+    #[napi(constructor)]
+    pub fn new(name: String, description: String, parameters_json: String) -> Self {
+        Self {
+            name,
+            description,
+            parameters_json,
+        }
+    }
+
+    #[napi(getter)]
+    pub fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    #[napi(getter)]
+    pub fn description(&self) -> String {
+        self.description.clone()
+    }
+
+    #[napi(getter)]
+    pub fn parameters_json(&self) -> String {
+        self.parameters_json.clone()
+    }
+}
+
+/// Tools by name; wraps the core `ToolRegistry`.
+#[napi]
+pub struct ToolRegistry {
+    inner: arkagent::ToolRegistry,
+}
+
+#[napi]
+impl ToolRegistry {
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        Self {
+            inner: arkagent::ToolRegistry::new(),
+        }
+    }
+
+    /// Throws `invalid_json` for unparsable parameters, else the core's registration codes.
+    #[napi(ts_args_type = "definition: ToolDefinition, executor: ToolExecutor")]
+    pub fn register(
+        &mut self,
+        definition: &ToolDefinition,
+        executor: JsFunction<'_, JsToolCall>,
+    ) -> Result<(), Thrown> {
+        let parameters =
+            serde_json::from_str(&definition.parameters_json).map_err(|e| thrown(e.into()))?;
+        let executor = JsToolExecutor {
+            execute: JsAsyncFn::new(executor).map_err(passthrough)?,
+        };
+        let definition = arkagent::ToolDefinition::new(
+            definition.name.clone(),
+            definition.description.clone(),
+            parameters,
+        );
+        self.inner
+            .register(definition, Arc::new(executor))
+            .map_err(thrown)
+    }
+
+    #[napi]
+    pub fn unregister(&mut self, name: String) -> bool {
+        self.inner.unregister(&name)
+    }
+
+    #[napi]
+    pub fn has(&self, name: String) -> bool {
+        self.inner.has(&name)
+    }
+
+    #[napi]
+    pub fn names(&self) -> Vec<String> {
+        self.inner.names()
+    }
+}
+
+impl ToolRegistry {
+    /// The core registry, for a runtime's config.
+    pub fn core(&self) -> &arkagent::ToolRegistry {
+        &self.inner
+    }
+}

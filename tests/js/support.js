@@ -1,0 +1,174 @@
+'use strict';
+// Shared pieces of the Node tests: loading the host build of the N-API module, a
+// scripted OpenAI-compatible model that checks every request it receives, and small
+// async helpers. Not a test file itself (node --test only runs *.test.js).
+
+const path = require('node:path');
+
+const MODULE_PATH = process.env.ARKAGENT_NODE || path.join(__dirname, '..', '..', 'target', 'arkagent.node');
+// eslint-disable-next-line import/no-dynamic-require
+const native = require(MODULE_PATH);
+
+const BASE_URL = 'https://llm.example.test/v1';
+const API_KEY = 'sk-test-4f9c1b2e7d';
+const MODEL = 'scripted-chat-1';
+
+/** A Chat Completions response body with an assistant message. */
+function completion({ content = null, toolCalls = [], usage, finishReason }) {
+  const message = { role: 'assistant', content };
+  if (toolCalls.length > 0) {
+    message.tool_calls = toolCalls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+    }));
+  }
+  return JSON.stringify({
+    id: 'chatcmpl-' + Math.random().toString(36).slice(2),
+    object: 'chat.completion',
+    created: 1730000000,
+    model: MODEL,
+    choices: [{
+      index: 0,
+      message,
+      finish_reason: finishReason || (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+    }],
+    usage,
+  });
+}
+
+/**
+ * Checks that every assistant tool call id is answered by exactly one later tool message
+ * and every tool message answers an earlier call (CORE-2 over the wire shape or the
+ * history shape). Returns a list of problems (empty when paired).
+ */
+function pairingProblems(messages) {
+  const problems = [];
+  const open = new Set();
+  const answered = new Set();
+  for (const m of messages) {
+    if (m.role === 'assistant') {
+      for (const c of m.tool_calls || []) {
+        if (open.has(c.id) || answered.has(c.id)) problems.push(`tool call id repeats: ${c.id}`);
+        open.add(c.id);
+      }
+    } else if (m.role === 'tool') {
+      if (!open.has(m.tool_call_id)) problems.push(`tool result without an earlier open call: ${m.tool_call_id}`);
+      open.delete(m.tool_call_id);
+      answered.add(m.tool_call_id);
+    }
+  }
+  for (const id of open) problems.push(`tool call never answered: ${id}`);
+  return problems;
+}
+
+/**
+ * A scripted model behind the JS transport. `turns` are functions
+ * `(body, index) => responseBodyString` (or objects `{ status, body }`), used in order.
+ * Every request is checked; problems are collected in `problems` and also make the
+ * transport reject, so a bad request can never pass silently.
+ */
+class ScriptedModel {
+  constructor(turns, { tools = [] } = {}) {
+    this.turns = turns;
+    this.expectedTools = tools;
+    this.requests = [];
+    this.problems = [];
+    this.transport = (request) => this.handle(request);
+  }
+
+  check(request) {
+    const p = [];
+    if (request.method !== 'POST') p.push(`method ${request.method}`);
+    if (request.url !== `${BASE_URL}/chat/completions`) p.push(`url ${request.url}`);
+    if (typeof request.stream !== 'boolean') p.push('stream flag missing');
+    const header = (name) => (request.headers.find((h) => h.name.toLowerCase() === name) || {}).value;
+    if (header('authorization') !== `Bearer ${API_KEY}`) p.push('Authorization header does not carry the key');
+    if (!String(header('content-type')).startsWith('application/json')) p.push('content-type');
+    if (request.body.includes(API_KEY)) p.push('API key leaked into the body');
+    let body;
+    try {
+      body = JSON.parse(request.body);
+    } catch (e) {
+      p.push(`body is not JSON: ${e.message}`);
+      return { problems: p, body: null };
+    }
+    if (body.model !== MODEL) p.push(`model ${body.model}`);
+    if (!Array.isArray(body.messages) || body.messages.length === 0) p.push('no messages');
+    const toolNames = (body.tools || []).map((t) => t.type === 'function' && t.function && t.function.name);
+    for (const name of this.expectedTools) {
+      if (!toolNames.includes(name)) p.push(`tool ${name} not offered`);
+    }
+    for (const t of body.tools || []) {
+      if (typeof t.function.parameters !== 'object') p.push(`tool ${t.function.name} has no parameters schema`);
+    }
+    p.push(...pairingProblems(body.messages || []));
+    return { problems: p, body };
+  }
+
+  async handle(request) {
+    const index = this.requests.length;
+    const { problems, body } = this.check(request);
+    this.requests.push({ request, body });
+    if (problems.length > 0) {
+      this.problems.push(...problems.map((x) => `request ${index}: ${x}`));
+      throw new Error(`scripted model rejected request ${index}: ${problems.join('; ')}`);
+    }
+    const turn = this.turns[index];
+    if (!turn) {
+      this.problems.push(`request ${index}: no scripted turn left`);
+      throw new Error('no scripted turn left');
+    }
+    let out;
+    try {
+      out = await turn(body, index);
+    } catch (e) {
+      this.problems.push(`request ${index}: ${e.message}`);
+      throw e;
+    }
+    return typeof out === 'string' ? { status: 200, headers: [{ name: 'content-type', value: 'application/json' }], body: out } : out;
+  }
+}
+
+function modelConfig() {
+  return new native.ModelConfig(BASE_URL, API_KEY, MODEL);
+}
+
+function runtimeConfig({ systemPrompt = 'You are a test assistant.', maxParallelTools } = {}) {
+  const config = new native.AgentRuntimeConfig(modelConfig());
+  config.systemPrompt = systemPrompt;
+  if (maxParallelTools !== undefined) config.maxParallelTools = maxParallelTools;
+  return config;
+}
+
+/** Resolves once `predicate()` holds; rejects after `ms`. Events arrive asynchronously. */
+async function waitFor(predicate, what, ms = 2000) {
+  const deadline = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+/** A promise with its resolve/reject exposed. */
+function deferred() {
+  let resolve;
+  let reject;
+  const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
+  return { promise, resolve, reject };
+}
+
+module.exports = {
+  native,
+  MODULE_PATH,
+  BASE_URL,
+  API_KEY,
+  MODEL,
+  completion,
+  pairingProblems,
+  ScriptedModel,
+  modelConfig,
+  runtimeConfig,
+  waitFor,
+  deferred,
+};
