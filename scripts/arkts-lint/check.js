@@ -1,0 +1,284 @@
+#!/usr/bin/env node
+/*
+ * Offline ArkTS checker (SPEC NAPI-3).
+ *
+ * Runs the checks hvigor's ets-loader runs on .ets sources, without hvigor or the
+ * HarmonyOS SDK: the ArkTS compiler from the npm package `ohos-typescript` (pinned in
+ * package.json) gives tsc syntactic + semantic diagnostics, then
+ * `ArkTSLinter_1_1.runArkTSLinter` applies the arkts-* rules. Only `.ets` / `.d.ets`
+ * files get those rules, so a native module's `index.d.ts` is checked as a `.d.ets` copy
+ * in a temp dir (diagnostics are reported against the original path).
+ *
+ * Usage:
+ *   node check.js [--stubs DIR] [--module NAME=FILE]... [--reexports FILE=NAME]...
+ *                 [--summary] PATH...
+ *
+ *   PATH              an .ets / .d.ets file, a .d.ts file (checked as .d.ets), or a
+ *                     directory (every .ets / .d.ets below it; oh_modules, build skipped)
+ *   --stubs DIR       declaration stubs: DIR/<specifier>.d.ts or DIR/<specifier>/index.d.ts
+ *                     resolves `import ... from '<specifier>'` (e.g. @ohos/hypium,
+ *                     @kit.NetworkKit); mapped with compilerOptions.paths
+ *   --module N=F      maps module N to declaration file F, as an ohpm `file:` dependency
+ *                     would (`libarkagent.so` -> its index.d.ts); F is checked too, a
+ *                     .d.ts F as a .d.ets copy so the arkts-* rules apply to it
+ *   --reexports F=N   file F must export every name module N exports (an error on F
+ *                     names each one missing), so a facade cannot drift from its module
+ *   --summary         one `PASS file` / `FAIL file (n errors)` line per checked file
+ *
+ * Prints `file:line:col: error|warning: message`; exits 1 on any error, 2 on bad usage.
+ */
+'use strict';
+
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+let ts;
+try {
+  ts = require('ohos-typescript');
+} catch (e) {
+  process.stderr.write(
+    'arkts-check: ohos-typescript is not installed; run `npm ci` in ' + __dirname + '\n');
+  process.exit(2);
+}
+
+const USAGE = 'usage: node check.js [--stubs DIR] [--module NAME=FILE]... ' +
+  '[--reexports FILE=NAME]... [--summary] PATH...';
+
+class UsageError extends Error {}
+
+function usage(msg) {
+  throw new UsageError(msg);
+}
+
+function splitPair(option, spec) {
+  const eq = spec === undefined ? -1 : spec.indexOf('=');
+  if (eq <= 0 || eq === spec.length - 1) usage(option + ' needs A=B, got ' + spec);
+  return [spec.slice(0, eq), spec.slice(eq + 1)];
+}
+
+function parseArgs(argv) {
+  const args = { stubs: [], modules: [], reexports: [], summary: false, paths: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--stubs') {
+      if (i + 1 >= argv.length) usage('--stubs needs a directory');
+      args.stubs.push(path.resolve(argv[++i]));
+    } else if (a === '--module') {
+      const [name, file] = splitPair(a, argv[++i]);
+      args.modules.push({ name, file: path.resolve(file) });
+    } else if (a === '--reexports') {
+      const [file, name] = splitPair(a, argv[++i]);
+      args.reexports.push({ file: path.resolve(file), name });
+    } else if (a === '--summary') {
+      args.summary = true;
+    } else if (a === '-h' || a === '--help') {
+      process.stdout.write(USAGE + '\n');
+      process.exit(0);
+    } else if (a.startsWith('--')) {
+      usage('unknown option ' + a);
+    } else {
+      args.paths.push(path.resolve(a));
+    }
+  }
+  if (args.paths.length === 0 && args.modules.length === 0) usage('nothing to check');
+  return args;
+}
+
+const SKIP_DIRS = new Set(['oh_modules', 'node_modules', 'build', '.hvigor', '.preview']);
+
+function isEtsFile(f) {
+  return f.endsWith('.ets'); // .d.ets too
+}
+
+function walk(dir, out) {
+  for (const ent of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, ent.name);
+    if (ent.isDirectory()) {
+      if (!SKIP_DIRS.has(ent.name)) walk(p, out);
+    } else if (ent.isFile() && isEtsFile(ent.name)) {
+      out.push(p);
+    }
+  }
+  return out;
+}
+
+/** Stub files below DIR, keyed by the import specifier each stands for. */
+function collectStubs(dir, into) {
+  (function rec(d) {
+    for (const ent of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, ent.name);
+      if (ent.isDirectory()) {
+        rec(p);
+      } else if (/\.d\.e?ts$/.test(ent.name)) {
+        const rel = path.relative(dir, p).split(path.sep).join('/');
+        into[rel.replace(/\.d\.e?ts$/, '').replace(/\/index$/, '')] = [p];
+      }
+    }
+  })(dir);
+}
+
+// Compiler options that match ets-loader (see shared/notes/arkts-lint.md).
+function compilerOptions(paths) {
+  return {
+    target: ts.ScriptTarget.ES2021,
+    lib: ['lib.es2021.d.ts'],
+    module: ts.ModuleKind.ES2020,
+    moduleResolution: ts.ModuleResolutionKind.NodeJs,
+    allowSyntheticDefaultImports: true,
+    esModuleInterop: true,
+    experimentalDecorators: true,
+    alwaysStrict: true,
+    noEmit: true,
+    types: [],
+    baseUrl: '/',
+    paths,
+    packageManagerType: 'ohpm',
+    needDoArkTsLinter: true,
+    isCompatibleVersion: false,
+  };
+}
+
+/** Diagnostics (as plain records) for names module `name` exports but `file` does not. */
+function missingReexports(program, reexport, moduleFile) {
+  const checker = program.getTypeChecker();
+  const exportsOf = (file) => {
+    const sf = program.getSourceFile(file);
+    const sym = sf && checker.getSymbolAtLocation(sf);
+    return sym ? checker.getExportsOfModule(sym).map((s) => s.name) : null;
+  };
+  const facade = program.getSourceFile(reexport.file);
+  const have = exportsOf(reexport.file);
+  const want = moduleFile ? exportsOf(moduleFile) : null;
+  if (!facade || have === null || want === null) {
+    usage('--reexports ' + reexport.file + '=' + reexport.name +
+      ': both must be checked modules (pass the file and --module ' + reexport.name + '=...)');
+  }
+  const missing = want.filter((n) => !have.includes(n));
+  return missing.map((n) => ({
+    file: facade,
+    start: 0,
+    category: ts.DiagnosticCategory.Error,
+    messageText: 'does not re-export \'' + n + '\' from \'' + reexport.name +
+      '\'; add it to the export list (arkts-check-reexports)',
+  }));
+}
+
+function main() {
+  let args;
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write('arkts-check: ' + e.message + '\n' + USAGE + '\n');
+    return 2;
+  }
+  const started = Date.now();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'arkts-check-'));
+  const displayName = new Map(); // checked path -> the path to report
+  const roots = [];
+  const paths = {};
+
+  try {
+    for (const dir of args.stubs) {
+      if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) usage('not a directory: ' + dir);
+      collectStubs(dir, paths);
+    }
+
+    // A .d.ts gets plain tsc checks only; its .d.ets twin gets the arkts-* rules.
+    let copies = 0;
+    const asDets = (file) => {
+      if (!file.endsWith('.d.ts')) return file;
+      const dir = path.join(tmp, String(copies++));
+      fs.mkdirSync(dir);
+      const copy = path.join(dir, path.basename(file).replace(/\.d\.ts$/, '.d.ets'));
+      fs.copyFileSync(file, copy);
+      displayName.set(copy, file);
+      return copy;
+    };
+
+    for (const m of args.modules) {
+      if (!fs.existsSync(m.file)) usage('no such file: ' + m.file);
+      const checked = asDets(m.file);
+      paths[m.name] = [checked];
+      roots.push(checked);
+    }
+    for (const p of args.paths) {
+      if (!fs.existsSync(p)) usage('no such file or directory: ' + p);
+      if (fs.statSync(p).isDirectory()) {
+        roots.push(...walk(p, []).sort());
+      } else if (isEtsFile(p) || p.endsWith('.d.ts')) {
+        roots.push(asDets(p));
+      } else {
+        usage('not an ArkTS file: ' + p);
+      }
+    }
+    const rootNames = [...new Set(roots)];
+
+    const options = compilerOptions(paths);
+    const host = ts.createIncrementalCompilerHost(options);
+    const builder = ts.createIncrementalProgramForArkTs({ rootNames, options, host });
+
+    const diagnostics = [
+      ...builder.getConfigFileParsingDiagnostics(),
+      ...builder.getOptionsDiagnostics(),
+      ...builder.getGlobalDiagnostics(),
+      ...builder.getSyntacticDiagnostics(),
+      ...builder.getSemanticDiagnostics(),
+      ...ts.ArkTSLinter_1_1.runArkTSLinter(builder, undefined, undefined, '1.1'),
+    ];
+    for (const r of args.reexports) {
+      const moduleFile = paths[r.name] ? paths[r.name][0] : undefined;
+      diagnostics.push(...missingReexports(builder.getProgram(), r, moduleFile));
+    }
+
+    // The linter repeats tsc diagnostics it re-derives in strict mode: print each once.
+    const seen = new Set();
+    const perFile = new Map(rootNames.map((f) => [path.resolve(f), 0]));
+    let errors = 0;
+    let warnings = 0;
+    const lines = [];
+    for (const d of diagnostics) {
+      const isError = d.category === ts.DiagnosticCategory.Error;
+      if (!isError && d.category !== ts.DiagnosticCategory.Warning) continue;
+      const message = ts.flattenDiagnosticMessageText(d.messageText, '\n');
+      let where = 'arkts-check';
+      let abs = null;
+      if (d.file) {
+        abs = path.resolve(d.file.fileName);
+        const { line, character } = d.file.getLineAndCharacterOfPosition(d.start || 0);
+        where = path.relative(process.cwd(), displayName.get(abs) || abs) + ':' +
+          (line + 1) + ':' + (character + 1);
+      }
+      const key = where + '\0' + message;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (isError) {
+        errors++;
+        if (abs !== null && perFile.has(abs)) perFile.set(abs, perFile.get(abs) + 1);
+      } else {
+        warnings++;
+      }
+      lines.push(where + ': ' + (isError ? 'error' : 'warning') + ': ' + message);
+    }
+    if (lines.length) process.stdout.write(lines.join('\n') + '\n');
+
+    if (args.summary) {
+      for (const [f, n] of perFile) {
+        const shown = path.relative(process.cwd(), displayName.get(f) || f);
+        process.stdout.write((n === 0 ? 'PASS ' + shown : 'FAIL ' + shown + ' (' + n + ' errors)') + '\n');
+      }
+    }
+    process.stderr.write('arkts-check: ' + rootNames.length + ' file(s), ' + errors + ' error(s), ' +
+      warnings + ' warning(s) in ' + ((Date.now() - started) / 1000).toFixed(1) + ' s\n');
+    return errors === 0 ? 0 : 1;
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write('arkts-check: ' + e.message + '\n' + USAGE + '\n');
+    return 2;
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+process.exitCode = main();
