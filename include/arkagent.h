@@ -17,15 +17,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// Version written into exported state; import accepts this version only.
-#define STATE_FORMAT_VERSION 1
-
-// Default model calls per run.
-#define DEFAULT_MAX_ITERATIONS 16
-
-// Default tool calls of one turn running at once.
-#define DEFAULT_MAX_PARALLEL_TOOLS 4
-
 // Result of every C call. 0 is success.
 typedef enum ArkAgentResult {
   // Success.

@@ -36,7 +36,7 @@ pub use llm::{
 };
 pub use memory::EpisodicMemory;
 pub use runtime::{
-    AgentEvent, AgentObserver, AgentRuntime, AgentRuntimeConfig, Clock, EventKind, IdGenerator,
+    AgentEvent, AgentObserver, AgentRuntime, AgentRuntimeConfig, Clock, Compression, CompressionTrigger, EventKind, IdGenerator,
     RunOutcome, RunStatus, SequentialIdGenerator, Subscription, SystemClock,
 };
 pub use tools::{

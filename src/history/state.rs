@@ -1,5 +1,3 @@
-use std::collections::HashSet;
-
 use serde::{Deserialize, Serialize};
 
 use super::{HistoryInvariants, Message, ModelUsage};
@@ -65,15 +63,7 @@ impl AgentState {
         if !HistoryInvariants::tool_calls_paired(&self.history.messages) {
             return Err(ArkAgentError::InvalidState("history has unpaired tool calls".into()));
         }
-        let mut seen = HashSet::new();
-        for episode in &self.history.episodic_memories {
-            if episode.id.trim().is_empty() || !seen.insert(episode.id.as_str()) {
-                return Err(ArkAgentError::InvalidState(format!(
-                    "episodic memory ids must be non-empty and unique (got {:?})",
-                    episode.id
-                )));
-            }
-        }
+        crate::memory::validate_episodic_memory_ids(&self.history.episodic_memories)?;
         Ok(())
     }
 }

@@ -1,5 +1,9 @@
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
+use crate::error::ArkAgentError;
 use crate::history::Message;
 
 /// One compressed stretch of conversation (CMP-8).
@@ -13,7 +17,21 @@ pub struct EpisodicMemory {
     pub created_at_ms: u64,
     /// How many messages the episode covers.
     pub message_count: usize,
-    /// The original messages, kept so `retrieve_memory` can page through them.
+    /// The original messages, for `retrieve_memory`. Shared: cloning an episode is cheap.
     #[serde(default)]
-    pub archived_messages: Vec<Message>,
+    pub archived_messages: Arc<Vec<Message>>,
+}
+
+/// MEM-3: episode ids must be non-empty and unique (checked when state is imported).
+pub fn validate_episodic_memory_ids(episodes: &[EpisodicMemory]) -> Result<(), ArkAgentError> {
+    let mut seen = HashSet::new();
+    for episode in episodes {
+        if episode.id.trim().is_empty() || !seen.insert(episode.id.as_str()) {
+            return Err(ArkAgentError::InvalidState(format!(
+                "episodic memory ids must be non-empty and unique (got {:?})",
+                episode.id
+            )));
+        }
+    }
+    Ok(())
 }

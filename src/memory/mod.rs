@@ -1,5 +1,23 @@
-//! Episodic memory: what context compression archives out of the live history.
+//! Transactional context compression into episodic memory, and reading it back
+//! (seed 000 §2–3: CMP-*, MEM-1..MEM-3).
 
+mod compressor;
+mod default_compressor;
 mod episode;
+mod estimate;
+mod retrieve;
+mod service;
+mod snapshot;
+mod split;
 
-pub use episode::EpisodicMemory;
+pub use compressor::{
+    apply_compression, CompressContext, CompressOutcome, CompressReason, CompressResult, ContextCompressor,
+    StagedCompression, COMPRESSION_USAGE_SOURCE,
+};
+pub use default_compressor::{ContextCompressorConfig, DefaultContextCompressor, DEFAULT_SUMMARY_PROMPT};
+pub use episode::{validate_episodic_memory_ids, EpisodicMemory};
+pub use estimate::{estimate_message_tokens, estimate_request_tokens, estimate_tokens};
+pub use retrieve::{retrieve_memory_definition, RetrieveMemoryTool, DEFAULT_MEMORY_LIMIT, MAX_MEMORY_LIMIT, RETRIEVE_MEMORY_TOOL_NAME};
+pub use service::{MemoryService, RuntimeMemoryService};
+pub use snapshot::SNAPSHOT_SECTIONS;
+pub use split::compute_safe_split_index;

@@ -1,18 +1,26 @@
 use std::collections::HashSet;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use futures::FutureExt;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::config::AgentRuntimeConfig;
+use super::config::{AgentRuntimeConfig, Compression};
 use super::events::{AgentEvent, AgentObserver, EventBus, EventKind, Subscription};
 use super::tool_exec::run_tool_calls;
 use crate::error::ArkAgentError;
 use crate::history::{AgentState, Message, ModelUsage, ToolCall};
 use crate::llm::{ChatClient, ChatRequest, HttpTransport, LlmError};
-use crate::tools::{ToolContext, ToolDefinition};
+use crate::memory::{
+    apply_compression, estimate_request_tokens, retrieve_memory_definition, CompressContext, CompressOutcome,
+    CompressReason, CompressResult, ContextCompressor, DefaultContextCompressor, EpisodicMemory, MemoryService,
+    RetrieveMemoryTool, RuntimeMemoryService,
+};
+use crate::tools::{ToolContext, ToolDefinition, ToolRegistry};
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,6 +34,20 @@ pub enum RunStatus {
     MaxIterations,
     /// The run failed (only in events; `run` returns the error).
     Failed,
+}
+
+/// What started a compression attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompressionTrigger {
+    /// Before a model call, from the prompt estimate (CMP-11).
+    Preflight,
+    /// After a loop turn, from the last usage (CORE-4, CMP-3).
+    PostTurn,
+    /// The provider reported a context overflow; forced once, then the call is retried.
+    Overflow,
+    /// [`AgentRuntime::compress_now`].
+    Manual,
 }
 
 /// The result of [`AgentRuntime::run`].
@@ -48,11 +70,18 @@ pub struct AgentRuntime {
     inner: Arc<Inner>,
 }
 
+/// The state cell. The state sits behind an `Arc` so a compression can read a snapshot
+/// without holding the lock or copying the history; appends go through `Arc::make_mut`,
+/// which copies nothing while no snapshot is alive (CMP-6).
+type StateCell = Arc<Mutex<Arc<AgentState>>>;
+
 struct Inner {
     config: AgentRuntimeConfig,
+    tools: ToolRegistry,
     tool_definitions: Vec<ToolDefinition>,
     client: ChatClient,
-    state: Mutex<AgentState>,
+    compressor: Option<Arc<dyn ContextCompressor>>,
+    state: StateCell,
     bus: Arc<EventBus>,
     active_run: Mutex<Option<CancellationToken>>,
     seq: AtomicU64,
@@ -64,29 +93,50 @@ impl std::fmt::Debug for AgentRuntime {
     }
 }
 
-/// Clears the active-run slot however the run ends (including a dropped future).
-struct ActiveRun<'a>(&'a Inner);
+/// Holds the run slot; clears it however the run ends (including a dropped future).
+struct ActiveRun {
+    inner: Arc<Inner>,
+    cancel: CancellationToken,
+}
 
-impl Drop for ActiveRun<'_> {
+impl Drop for ActiveRun {
     fn drop(&mut self) {
-        if let Ok(mut slot) = self.0.active_run.lock() {
+        if let Ok(mut slot) = self.inner.active_run.lock() {
             *slot = None;
         }
     }
 }
 
 impl AgentRuntime {
-    /// A runtime with an empty history. Errors: `invalid_config`.
+    /// A runtime with an empty history. Errors: `invalid_config`, `tool_name_duplicate`
+    /// (a host tool named `retrieve_memory` while compression is on).
     pub fn new(config: AgentRuntimeConfig, transport: Arc<dyn HttpTransport>) -> Result<Self, ArkAgentError> {
         config.validate()?;
         let session_id = config.session_id.clone().unwrap_or_else(|| config.id_generator.next_id());
-        let client = ChatClient::new(transport, config.model.clone());
+        let client = ChatClient::new(Arc::clone(&transport), config.model.clone());
+        let state: StateCell = Arc::new(Mutex::new(Arc::new(AgentState::new(session_id))));
+        let mut tools = config.tools.clone();
+        let compressor: Option<Arc<dyn ContextCompressor>> = match &config.compression {
+            None => None,
+            Some(Compression::Custom(c)) => Some(Arc::clone(c)),
+            Some(Compression::Default { config: c, summarizer }) => {
+                let model = summarizer.clone().unwrap_or_else(|| config.model.clone());
+                Some(Arc::new(DefaultContextCompressor::new(ChatClient::new(transport, model), c.clone())))
+            }
+        };
+        if compressor.is_some() {
+            // MEM-2: retrieve_memory is registered whenever a compressor is configured.
+            let memory: Arc<dyn MemoryService> = Arc::new(RuntimeMemoryService::new(Arc::clone(&state)));
+            tools.register(retrieve_memory_definition(), Arc::new(RetrieveMemoryTool::new(memory)))?;
+        }
         Ok(Self {
             inner: Arc::new(Inner {
-                tool_definitions: config.tools.definitions(),
+                tool_definitions: tools.definitions(),
+                tools,
                 config,
                 client,
-                state: Mutex::new(AgentState::new(session_id)),
+                compressor,
+                state,
                 bus: Arc::new(EventBus::default()),
                 active_run: Mutex::new(None),
                 seq: AtomicU64::new(0),
@@ -107,41 +157,56 @@ impl AgentRuntime {
         &self.inner.config
     }
 
+    /// The tools the model is offered (host tools plus built-ins such as `retrieve_memory`).
+    pub fn tool_definitions(&self) -> &[ToolDefinition] {
+        &self.inner.tool_definitions
+    }
+
     /// The session id.
     pub fn session_id(&self) -> String {
-        self.inner.lock_state().session_id.clone()
+        self.inner.snapshot().session_id.clone()
     }
 
     /// A copy of the whole state.
     pub fn state(&self) -> AgentState {
-        self.inner.lock_state().clone()
+        (*self.inner.snapshot()).clone()
     }
 
     /// A copy of the messages.
     pub fn messages(&self) -> Vec<Message> {
-        self.inner.lock_state().history.messages.clone()
+        self.inner.snapshot().history.messages.clone()
     }
 
     /// A copy of the recorded usages.
     pub fn usages(&self) -> Vec<ModelUsage> {
-        self.inner.lock_state().usages.clone()
+        self.inner.snapshot().usages.clone()
+    }
+
+    /// The episodes compressed so far (cheap: archived messages are shared).
+    pub fn episodic_memories(&self) -> Vec<EpisodicMemory> {
+        self.inner.snapshot().history.episodic_memories.clone()
+    }
+
+    /// Read-only access to episodic memory over the live state (MEM-1).
+    pub fn memory(&self) -> Arc<dyn MemoryService> {
+        Arc::new(RuntimeMemoryService::new(Arc::clone(&self.inner.state)))
     }
 
     /// The whole state as JSON: history, episodic memories, usages, session id. Holds no
     /// secrets (the config is not part of it).
     pub fn export_state(&self) -> Result<String, ArkAgentError> {
-        self.inner.lock_state().to_json()
+        self.inner.snapshot().to_json()
     }
 
     /// Replaces the state with an exported one after validating it. Errors:
     /// `invalid_json`, `invalid_state`, `run_in_progress`.
     pub fn import_state(&self, state_json: &str) -> Result<(), ArkAgentError> {
         let state = AgentState::from_json(state_json)?;
-        let active = self.inner.active_run.lock().map(|a| a.is_some()).unwrap_or(true);
-        if active {
+        let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
+        if slot.is_some() {
             return Err(ArkAgentError::RunInProgress);
         }
-        *self.inner.lock_state() = state;
+        *self.inner.lock_state() = Arc::new(state);
         Ok(())
     }
 
@@ -157,7 +222,7 @@ impl AgentRuntime {
 
     /// Cancels the active run, if any: in-flight HTTP and tools stop being awaited, each
     /// unanswered tool call gets a `cancelled` tool result, and `run` returns
-    /// [`RunStatus::Cancelled`]. Returns true when a run was active.
+    /// [`RunStatus::Cancelled`]. Returns true when a run was active (or starting).
     pub fn cancel(&self) -> bool {
         match self.inner.active_run.lock() {
             Ok(slot) => slot.as_ref().map(|t| t.cancel()).is_some(),
@@ -170,31 +235,64 @@ impl AgentRuntime {
         self.inner.active_run.lock().map(|a| a.is_some()).unwrap_or(false)
     }
 
+    /// Claims the run slot *now* and returns the run as a `'static` future. A
+    /// [`cancel`](Self::cancel) right after this call is never lost, and a second start
+    /// fails with `run_in_progress` at once — what bindings that spawn the future need.
+    /// Dropping the future unclaimed releases the slot.
+    pub fn start_run(&self, input: impl Into<String>) -> Result<impl Future<Output = Result<RunOutcome, ArkAgentError>> + Send + 'static, ArkAgentError> {
+        let active = self.claim()?;
+        let input = input.into();
+        let run_id = self.inner.config.id_generator.next_id();
+        let span = tracing::info_span!("arkagent.run", run_id = %run_id);
+        Ok(async move {
+            let inner = Arc::clone(&active.inner);
+            inner.run_loop(&input, &run_id, &active.cancel).await
+        }
+        .instrument(span))
+    }
+
     /// Runs the loop for one user input until a final answer, `max_iterations` or
     /// cancellation. Errors: `run_in_progress`, or the model call's [`LlmError`] (the
     /// history then stays paired and ends with the user input or the last tool results).
     pub async fn run(&self, input: &str) -> Result<RunOutcome, ArkAgentError> {
-        let cancel = {
-            let mut slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
-            if slot.is_some() {
-                return Err(ArkAgentError::RunInProgress);
-            }
-            let token = CancellationToken::new();
-            *slot = Some(token.clone());
-            token
-        };
-        let _active = ActiveRun(&self.inner);
+        self.start_run(input)?.await
+    }
+
+    /// Runs one compression attempt now with the compressor's usual checks (no-op
+    /// `skipped` result when none is configured). Errors: `run_in_progress`.
+    pub async fn compress_now(&self) -> Result<CompressResult, ArkAgentError> {
+        let active = self.claim()?;
         let run_id = self.inner.config.id_generator.next_id();
-        let span = tracing::info_span!("arkagent.run", run_id = %run_id);
-        self.inner.run_loop(input, &run_id, &cancel).instrument(span).await
+        Ok(self.inner.maybe_compress_context(&run_id, &active.cancel, CompressionTrigger::Manual, None).await)
+    }
+
+    fn claim(&self) -> Result<ActiveRun, ArkAgentError> {
+        let mut slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
+        if slot.is_some() {
+            return Err(ArkAgentError::RunInProgress);
+        }
+        let cancel = CancellationToken::new();
+        *slot = Some(cancel.clone());
+        Ok(ActiveRun { inner: Arc::clone(&self.inner), cancel })
     }
 }
 
 impl Inner {
-    fn lock_state(&self) -> MutexGuard<'_, AgentState> {
-        // A poisoned lock only means a panic elsewhere mid-update of plain data; the
-        // state is still structurally valid, so keep going rather than abort the host.
+    fn lock_state(&self) -> MutexGuard<'_, Arc<AgentState>> {
+        // A poisoned lock only means a panic elsewhere between statements on plain data;
+        // every update here is a single push or swap, so the state is still valid.
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The current state, shared (O(1)).
+    fn snapshot(&self) -> Arc<AgentState> {
+        Arc::clone(&self.lock_state())
+    }
+
+    /// Mutates the state in place (copy-on-write only if a snapshot is alive).
+    fn update<R>(&self, f: impl FnOnce(&mut AgentState) -> R) -> R {
+        let mut guard = self.lock_state();
+        f(Arc::make_mut(&mut guard))
     }
 
     fn emit(&self, run_id: &str, kind: EventKind) {
@@ -213,50 +311,85 @@ impl Inner {
         RunOutcome { run_id: run_id.to_owned(), status, final_text, iterations }
     }
 
+    /// The latest episode's snapshot as a context message (CMP-9): the model keeps seeing
+    /// what was compressed, and learns how to read the originals.
+    fn memory_context(state: &AgentState) -> Option<Message> {
+        let episode = state.history.episodic_memories.last()?;
+        Some(Message::system(format!(
+            "Earlier conversation was compressed into episodic memory. Latest state snapshot \
+             (snapshot_id {}, {} episode(s) in all; read the original messages with the \
+             retrieve_memory tool):\n{}",
+            episode.id,
+            state.history.episodic_memories.len(),
+            episode.summary
+        )))
+    }
+
+    fn estimate(&self, state: &AgentState, context: &[Message]) -> u64 {
+        estimate_request_tokens(&self.config.system_prompt, context, &state.history.messages, &self.tool_definitions)
+    }
+
     async fn run_loop(&self, input: &str, run_id: &str, cancel: &CancellationToken) -> Result<RunOutcome, ArkAgentError> {
         self.emit(run_id, EventKind::RunStarted { input: input.to_owned() });
-        self.lock_state().history.messages.push(Message::user(input));
+        self.update(|s| s.history.messages.push(Message::user(input)));
         let session_id = self.lock_state().session_id.clone();
         let tool_ctx = ToolContext { session_id, run_id: run_id.to_owned(), cancel: cancel.clone() };
+        let threshold = self.compressor.as_ref().and_then(|c| c.threshold());
 
         for iteration in 1..=self.config.max_iterations {
             if cancel.is_cancelled() {
                 return Ok(self.finish(run_id, RunStatus::Cancelled, iteration - 1, None));
             }
-            let (http, message_count) = {
-                let state = self.lock_state();
-                let request = ChatRequest {
-                    system_prompt: Some(self.config.system_prompt.as_str()),
-                    context_messages: &[],
-                    messages: &state.history.messages,
-                    tools: &self.tool_definitions,
-                    tool_choice: self.config.tool_choice.as_ref(),
+            // CMP-11: compress before the call when the estimate reaches the threshold.
+            if self.compressor.is_some() {
+                let state = self.snapshot();
+                let context: Vec<Message> = Self::memory_context(&state).into_iter().collect();
+                let estimate = self.estimate(&state, &context);
+                drop(state);
+                self.maybe_compress_context(run_id, cancel, CompressionTrigger::Preflight, Some(estimate)).await;
+            }
+            let mut overflow_retried = false;
+            let response = loop {
+                let (http, message_count, estimate) = {
+                    let state = self.snapshot();
+                    let context: Vec<Message> = Self::memory_context(&state).into_iter().collect();
+                    let request = ChatRequest {
+                        system_prompt: Some(self.config.system_prompt.as_str()),
+                        context_messages: &context,
+                        messages: &state.history.messages,
+                        tools: &self.tool_definitions,
+                        tool_choice: self.config.tool_choice.as_ref(),
+                    };
+                    (self.client.build_http_request(&request), state.history.messages.len(), self.estimate(&state, &context))
                 };
-                (self.client.build_http_request(&request), state.history.messages.len())
-            };
-            self.emit(run_id, EventKind::ModelRequest { iteration, message_count, tool_count: self.tool_definitions.len() });
-            let response = match self.client.send(http, cancel).await {
-                Ok(r) => r,
-                Err(LlmError::Cancelled) => return Ok(self.finish(run_id, RunStatus::Cancelled, iteration, None)),
-                Err(e) => {
-                    tracing::warn!(code = e.code(), "model call failed");
-                    self.emit(run_id, EventKind::RunFinished {
-                        status: RunStatus::Failed,
-                        iterations: iteration,
-                        error_code: Some(e.code().to_owned()),
-                    });
-                    return Err(e.into());
+                self.emit(run_id, EventKind::ModelRequest {
+                    iteration,
+                    message_count,
+                    tool_count: self.tool_definitions.len(),
+                    estimated_prompt_tokens: estimate,
+                    compression_threshold: threshold,
+                });
+                match self.client.send(http, cancel).await {
+                    Ok(r) => break r,
+                    Err(LlmError::Cancelled) => return Ok(self.finish(run_id, RunStatus::Cancelled, iteration, None)),
+                    Err(LlmError::ContextOverflow) if self.compressor.is_some() && !overflow_retried => {
+                        overflow_retried = true;
+                        let result = self.maybe_compress_context(run_id, cancel, CompressionTrigger::Overflow, None).await;
+                        if result.outcome != CompressOutcome::Compressed {
+                            return Err(self.fail(run_id, iteration, LlmError::ContextOverflow));
+                        }
+                    }
+                    Err(e) => return Err(self.fail(run_id, iteration, e)),
                 }
             };
             let (message, calls) = self.normalise_assistant(response.message);
             let text = message.text().map(str::to_owned);
-            {
-                let mut state = self.lock_state();
+            self.update(|state| {
                 state.history.messages.push(message);
                 if let Some(usage) = &response.usage {
                     state.usages.push(usage.clone());
                 }
-            }
+            });
             self.emit(run_id, EventKind::ModelResponse {
                 iteration,
                 usage: response.usage,
@@ -271,7 +404,7 @@ impl Inner {
             }
 
             let results = run_tool_calls(
-                &self.config.tools,
+                &self.tools,
                 &calls,
                 self.config.max_parallel_tools,
                 &tool_ctx,
@@ -294,17 +427,97 @@ impl Inner {
                 },
             )
             .await;
-            {
-                let mut state = self.lock_state();
+            self.update(|state| {
                 for (call, result) in calls.iter().zip(results) {
                     state.history.messages.push(Message::tool_result(&call.id, result.content, result.is_error));
                 }
-            }
+            });
             if cancel.is_cancelled() {
                 return Ok(self.finish(run_id, RunStatus::Cancelled, iteration, None));
             }
+            if self.compressor.is_some() {
+                self.maybe_compress_context(run_id, cancel, CompressionTrigger::PostTurn, None).await;
+            }
         }
         Ok(self.finish(run_id, RunStatus::MaxIterations, self.config.max_iterations, None))
+    }
+
+    fn fail(&self, run_id: &str, iteration: u32, e: LlmError) -> ArkAgentError {
+        tracing::warn!(code = e.code(), "model call failed");
+        self.emit(run_id, EventKind::RunFinished {
+            status: RunStatus::Failed,
+            iterations: iteration,
+            error_code: Some(e.code().to_owned()),
+        });
+        e.into()
+    }
+
+    /// CMP-6: stage, then commit only a `compressed` result. The compressor reads a
+    /// shared snapshot (no copy); on `skipped` or `failed` nothing was touched, so history
+    /// and usages serialize byte-identical to before. The compression's usage is recorded
+    /// only after the commit (CMP-5, CMP-7).
+    async fn maybe_compress_context(
+        &self,
+        run_id: &str,
+        cancel: &CancellationToken,
+        trigger: CompressionTrigger,
+        estimate: Option<u64>,
+    ) -> CompressResult {
+        let Some(compressor) = &self.compressor else {
+            return CompressResult::skipped(CompressReason::NoUsage);
+        };
+        let snapshot = self.snapshot();
+        let ctx = CompressContext {
+            id_generator: Arc::clone(&self.config.id_generator),
+            clock: Arc::clone(&self.config.clock),
+            cancel: cancel.clone(),
+            estimated_prompt_tokens: estimate,
+            force: trigger == CompressionTrigger::Overflow,
+        };
+        let attempt = AssertUnwindSafe(compressor.compress(&snapshot, &ctx)).catch_unwind().await;
+        let mut result = attempt.unwrap_or_else(|_| {
+            tracing::error!("context compressor panicked; state unchanged");
+            CompressResult::failed(CompressReason::CompressorPanicked, None)
+        });
+        let messages_before = snapshot.history.messages.len();
+        if let Some(staged) = result.staged.take().filter(|_| result.outcome == CompressOutcome::Compressed) {
+            let mut guard = self.lock_state();
+            if Arc::ptr_eq(&guard, &snapshot) {
+                drop(snapshot); // the lock holds the only other reference: no copy below
+                let state = Arc::make_mut(&mut guard);
+                // apply_compression checks everything before it changes anything.
+                match apply_compression(state, staged) {
+                    Ok(()) => {
+                        if let Some(usage) = &result.usage {
+                            state.usages.push(usage.clone());
+                        }
+                    }
+                    Err(reason) => result = CompressResult::failed(reason, result.usage.take()),
+                }
+            } else {
+                result = CompressResult::failed(CompressReason::PostCommitPairingViolation, result.usage.take());
+            }
+        } else if result.outcome == CompressOutcome::Compressed {
+            result = CompressResult::failed(CompressReason::PostCommitPairingViolation, result.usage.take());
+        }
+        let messages_after = self.lock_state().history.messages.len();
+        let quiet = result.outcome == CompressOutcome::Skipped
+            && matches!(result.reason, CompressReason::BelowThreshold | CompressReason::NoUsage | CompressReason::HistoryTooShort);
+        if !quiet {
+            self.emit(run_id, EventKind::Compression {
+                trigger,
+                outcome: result.outcome,
+                reason: result.reason.code().to_owned(),
+                episode_id: result.episode_id.clone(),
+                error_code: result.error_code.clone(),
+                messages_before,
+                messages_after,
+                estimated_prompt_tokens: estimate,
+                threshold: compressor.threshold(),
+                usage: result.usage.clone(),
+            });
+        }
+        result
     }
 
     /// Gives every tool call a unique, non-empty id: providers that omit ids (or repeat
@@ -314,20 +527,16 @@ impl Inner {
             return (message, Vec::new());
         };
         if !tool_calls.is_empty() {
-            let state = self.lock_state();
-            let mut seen: HashSet<String> = state
-                .history
-                .messages
-                .iter()
-                .flat_map(|m| m.tool_calls().iter().map(|c| c.id.clone()))
-                .collect();
-            drop(state);
+            let state = self.snapshot();
+            let mut seen: HashSet<&str> = state.history.messages.iter().flat_map(|m| m.tool_calls().iter().map(|c| c.id.as_str())).collect();
+            let mut fresh: HashSet<String> = HashSet::new();
             for call in &mut tool_calls {
-                while call.id.is_empty() || seen.contains(&call.id) {
+                while call.id.is_empty() || seen.contains(call.id.as_str()) || fresh.contains(&call.id) {
                     call.id = format!("call_{}", self.config.id_generator.next_id());
                 }
-                seen.insert(call.id.clone());
+                fresh.insert(call.id.clone());
             }
+            seen.clear();
         }
         let calls = tool_calls.clone();
         (Message::Assistant { content, tool_calls, reasoning }, calls)

@@ -5,12 +5,35 @@ use serde::Deserialize;
 use super::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
 use crate::error::ArkAgentError;
 use crate::llm::{ModelConfig, ToolChoice};
+use crate::memory::{ContextCompressor, ContextCompressorConfig};
 use crate::tools::ToolRegistry;
 
 /// Default model calls per run.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 16;
 /// Default tool calls of one turn running at once.
 pub const DEFAULT_MAX_PARALLEL_TOOLS: usize = 4;
+
+/// How the runtime compresses its context.
+#[derive(Clone)]
+pub enum Compression {
+    /// The [`DefaultContextCompressor`](crate::memory::DefaultContextCompressor),
+    /// summarizing with the runtime's own model and transport (or `summarizer` if set).
+    Default {
+        /// Thresholds and prompt.
+        config: ContextCompressorConfig,
+        /// A different model for summaries (same transport).
+        summarizer: Option<ModelConfig>,
+    },
+    /// A custom compressor.
+    Custom(Arc<dyn ContextCompressor>),
+}
+
+impl Compression {
+    /// The default compressor with the seed's defaults.
+    pub fn default_compressor() -> Self {
+        Self::Default { config: ContextCompressorConfig::default(), summarizer: None }
+    }
+}
 
 /// Everything an [`AgentRuntime`](super::AgentRuntime) needs besides the transport.
 #[derive(Clone)]
@@ -29,6 +52,8 @@ pub struct AgentRuntimeConfig {
     pub tool_choice: Option<ToolChoice>,
     /// Fixed session id; `None` generates one.
     pub session_id: Option<String>,
+    /// Context compression; `None` disables it (and `retrieve_memory`).
+    pub compression: Option<Compression>,
     /// Id source.
     pub id_generator: Arc<dyn IdGenerator>,
     /// Time source.
@@ -58,6 +83,7 @@ impl AgentRuntimeConfig {
             tools: ToolRegistry::new(),
             tool_choice: None,
             session_id: None,
+            compression: None,
             id_generator: Arc::new(DefaultIdGenerator::default()),
             clock: Arc::new(SystemClock),
         }
@@ -81,6 +107,11 @@ impl AgentRuntimeConfig {
         if matches!(&self.session_id, Some(id) if id.trim().is_empty()) {
             return bad("session_id is empty");
         }
+        if let Some(Compression::Default { config, .. }) = &self.compression {
+            if config.total_token_threshold == 0 || config.summarizer_max_input_tokens == 0 {
+                return bad("compression thresholds must be positive");
+            }
+        }
         Ok(())
     }
 }
@@ -95,11 +126,26 @@ struct ConfigJson {
     max_iterations: Option<u32>,
     max_parallel_tools: Option<usize>,
     session_id: Option<String>,
+    compression: Option<CompressionJson>,
+}
+
+/// `"compression": {…}` — the default compressor's settings; absent fields keep the
+/// seed's defaults.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompressionJson {
+    total_token_threshold: Option<u64>,
+    keep_recent_message_count: Option<usize>,
+    summary_prompt: Option<String>,
+    min_messages_to_summarize: Option<usize>,
+    summarizer_max_input_tokens: Option<u64>,
 }
 
 impl AgentRuntimeConfig {
     /// Parses `{"model": {…ModelConfig…}, "system_prompt"?, "max_iterations"?,
-    /// "max_parallel_tools"?, "session_id"?}` and validates it. Errors: `invalid_json`,
+    /// "max_parallel_tools"?, "session_id"?, "compression"?: {"total_token_threshold"?,
+    /// "keep_recent_message_count"?, "summary_prompt"?, "min_messages_to_summarize"?,
+    /// "summarizer_max_input_tokens"?}}` and validates it. Errors: `invalid_json`,
     /// `invalid_config`.
     ///
     /// ```
@@ -117,6 +163,20 @@ impl AgentRuntimeConfig {
         config.max_parallel_tools = parsed.max_parallel_tools.unwrap_or(DEFAULT_MAX_PARALLEL_TOOLS);
         config.session_id = parsed.session_id;
         config.tools = tools;
+        if let Some(c) = parsed.compression {
+            let d = ContextCompressorConfig::default();
+            let threshold = c.total_token_threshold.unwrap_or(d.total_token_threshold);
+            config.compression = Some(Compression::Default {
+                config: ContextCompressorConfig {
+                    total_token_threshold: threshold,
+                    keep_recent_message_count: c.keep_recent_message_count.unwrap_or(d.keep_recent_message_count),
+                    summary_prompt: c.summary_prompt.unwrap_or(d.summary_prompt),
+                    min_messages_to_summarize: c.min_messages_to_summarize.unwrap_or(d.min_messages_to_summarize),
+                    summarizer_max_input_tokens: c.summarizer_max_input_tokens.unwrap_or(threshold),
+                },
+                summarizer: None,
+            });
+        }
         config.validate()?;
         Ok(config)
     }

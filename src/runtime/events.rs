@@ -4,8 +4,9 @@ use std::sync::{Arc, Mutex, Weak};
 
 use serde::{Deserialize, Serialize};
 
-use super::RunStatus;
+use super::{CompressionTrigger, RunStatus};
 use crate::history::ModelUsage;
+use crate::memory::CompressOutcome;
 
 /// One runtime event (CORE-5), with correlation fields. Serialized flat:
 /// `{"session_id":…,"run_id":…,"seq":…,"at_ms":…,"type":"tool_call_started",…}`.
@@ -41,6 +42,10 @@ pub enum EventKind {
         message_count: usize,
         /// Tools offered.
         tool_count: usize,
+        /// CJK-aware estimate of the prompt's tokens (CMP-11).
+        estimated_prompt_tokens: u64,
+        /// The compression threshold, when compression is on: how close the UI is to it.
+        compression_threshold: Option<u64>,
     },
     /// A model response was parsed and appended.
     ModelResponse {
@@ -85,6 +90,31 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metadata: Option<serde_json::Value>,
     },
+    /// A compression attempt that did something or could not: every `compressed` and
+    /// `failed` outcome, and `skipped` for `no_safe_split` and `last_usage_is_compression`
+    /// (routine below-threshold checks are not reported).
+    Compression {
+        /// What started it.
+        trigger: CompressionTrigger,
+        /// What happened.
+        outcome: CompressOutcome,
+        /// The reason code (CMP-2).
+        reason: String,
+        /// The new episode, when compressed.
+        episode_id: Option<String>,
+        /// The model error's code when the reason is `llm_error`.
+        error_code: Option<String>,
+        /// Messages in the history before.
+        messages_before: usize,
+        /// Messages in the history after.
+        messages_after: usize,
+        /// The pre-flight estimate, when that started it.
+        estimated_prompt_tokens: Option<u64>,
+        /// The compressor's threshold.
+        threshold: Option<u64>,
+        /// The summary calls' usage (recorded in the state only when compressed).
+        usage: Option<ModelUsage>,
+    },
     /// The run ended.
     RunFinished {
         /// How it ended.
@@ -106,6 +136,7 @@ impl EventKind {
             Self::TextDelta { .. } => "text_delta",
             Self::ToolCallStarted { .. } => "tool_call_started",
             Self::ToolCallFinished { .. } => "tool_call_finished",
+            Self::Compression { .. } => "compression",
             Self::RunFinished { .. } => "run_finished",
         }
     }

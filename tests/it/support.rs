@@ -20,19 +20,29 @@ pub enum Reply {
     Json(Value),
     /// Any status and raw body.
     Raw(u16, String),
+    /// A transport failure.
+    Fail(TransportError),
     /// Never answers (until cancelled).
     Hang,
 }
 
+type Responder = Box<dyn Fn(&Value, usize) -> Reply + Send + Sync>;
+
 #[derive(Default)]
 pub struct ScriptedModel {
     replies: Mutex<VecDeque<Reply>>,
+    responder: Option<Responder>,
     pub requests: Mutex<Vec<Value>>,
 }
 
 impl ScriptedModel {
     pub fn new(replies: Vec<Reply>) -> Arc<Self> {
-        Arc::new(Self { replies: Mutex::new(replies.into()), requests: Mutex::default() })
+        Arc::new(Self { replies: Mutex::new(replies.into()), responder: None, requests: Mutex::default() })
+    }
+
+    /// A model answering each request (body, index) through `f`.
+    pub fn with(f: impl Fn(&Value, usize) -> Reply + Send + Sync + 'static) -> Arc<Self> {
+        Arc::new(Self { replies: Mutex::default(), responder: Some(Box::new(f)), requests: Mutex::default() })
     }
 
     pub fn request_count(&self) -> usize {
@@ -81,11 +91,19 @@ impl ScriptedModel {
 impl HttpTransport for ScriptedModel {
     async fn send(&self, request: HttpRequest, cancel: CancellationToken) -> Result<HttpResponse, TransportError> {
         let body = Self::check(&request);
-        self.requests.lock().unwrap().push(body);
-        let reply = self.replies.lock().unwrap().pop_front().expect("the script has a reply for every request");
+        let index = {
+            let mut requests = self.requests.lock().unwrap();
+            requests.push(body.clone());
+            requests.len() - 1
+        };
+        let reply = match &self.responder {
+            Some(f) => f(&body, index),
+            None => self.replies.lock().unwrap().pop_front().expect("the script has a reply for every request"),
+        };
         match reply {
             Reply::Json(v) => Ok(HttpResponse::full(200, v.to_string())),
             Reply::Raw(status, body) => Ok(HttpResponse::full(status, body)),
+            Reply::Fail(e) => Err(e),
             Reply::Hang => {
                 cancel.cancelled().await;
                 Err(TransportError { kind: arkagent::llm::TransportErrorKind::Cancelled, message: "cancelled".into() })
@@ -152,4 +170,19 @@ impl Recorder {
     pub fn types(&self) -> Vec<String> {
         self.0.lock().unwrap().iter().map(|e| e.kind.type_name().to_owned()).collect()
     }
+}
+
+/// True when the request is a summarizer call (its system prompt is the summary prompt).
+pub fn is_summary_request(body: &Value) -> bool {
+    body["messages"][0]["content"].as_str().is_some_and(|s| s.contains("<state_snapshot>"))
+        && body["messages"][1]["content"].as_str().is_some_and(|s| s.contains("<conversation>"))
+}
+
+/// A well-formed snapshot reply.
+pub fn snapshot_text(goal: &str, actions: &str) -> String {
+    format!(
+        "<state_snapshot><overall_goal>{goal}</overall_goal><key_knowledge>k</key_knowledge>\
+         <file_system_state>none</file_system_state><recent_actions>{actions}</recent_actions>\
+         <current_plan>continue</current_plan></state_snapshot>"
+    )
 }

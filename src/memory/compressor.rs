@@ -1,0 +1,196 @@
+//! CMP-1, CMP-2, CMP-5: the compressor interface, its result, and the atomic commit.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use super::EpisodicMemory;
+use crate::history::{AgentState, HistoryInvariants, ModelUsage};
+use crate::runtime::{Clock, IdGenerator};
+
+/// `raw.source` of the usage a compression call produced (CMP-7).
+pub const COMPRESSION_USAGE_SOURCE: &str = "context_compression";
+
+/// What a compression attempt did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompressOutcome {
+    /// Not needed or not possible; nothing changed.
+    Skipped,
+    /// The history was compressed into a new episode.
+    Compressed,
+    /// An attempt was made and failed; nothing changed.
+    Failed,
+}
+
+/// Why (CMP-2). [`CompressReason::code`] gives the seed's codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompressReason {
+    /// Skipped: no usage recorded yet (and no estimate given).
+    NoUsage,
+    /// Skipped: not more messages than are kept, or too few to summarize.
+    HistoryTooShort,
+    /// Skipped: prompt tokens below the threshold.
+    BelowThreshold,
+    /// Skipped: the last usage is a compression's own (loop guard, CMP-7).
+    LastUsageIsCompression,
+    /// Skipped: no split point keeps tool calls paired on both sides.
+    NoSafeSplit,
+    /// Compressed.
+    Compressed,
+    /// Failed: the summary call failed.
+    LlmError,
+    /// Failed: the summary was empty.
+    EmptySummary,
+    /// Failed: the summary was not a well-formed `<state_snapshot>` with five sections.
+    MalformedSummary,
+    /// Failed: the new history would not be paired.
+    PostCommitPairingViolation,
+    /// Failed: cancelled while summarizing.
+    Cancelled,
+    /// Failed: the summary is not smaller than what it replaces (it would not relieve
+    /// the window and would only be compressed again).
+    SummaryNotSmaller,
+    /// Failed: the compressor panicked (a bug); caught, nothing changed.
+    CompressorPanicked,
+}
+
+impl CompressReason {
+    /// The stable code, e.g. `"below_threshold"`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::NoUsage => "no_usage",
+            Self::HistoryTooShort => "history_too_short",
+            Self::BelowThreshold => "below_threshold",
+            Self::LastUsageIsCompression => "last_usage_is_compression",
+            Self::NoSafeSplit => "no_safe_split",
+            Self::Compressed => "compressed",
+            Self::LlmError => "llm_error",
+            Self::EmptySummary => "empty_summary",
+            Self::MalformedSummary => "malformed_summary",
+            Self::PostCommitPairingViolation => "post_commit_pairing_violation",
+            Self::Cancelled => "cancelled",
+            Self::SummaryNotSmaller => "summary_not_smaller",
+            Self::CompressorPanicked => "compressor_panicked",
+        }
+    }
+}
+
+/// A prepared compression, applied by [`apply_compression`]: messages `[..split_index]`
+/// move into a new episode with `summary`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StagedCompression {
+    /// Messages before this index are archived.
+    pub split_index: usize,
+    /// The validated snapshot.
+    pub summary: String,
+    /// The new episode's id.
+    pub episode_id: String,
+    /// Creation time (injected clock).
+    pub created_at_ms: u64,
+}
+
+/// The result of [`ContextCompressor::compress`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompressResult {
+    /// What happened.
+    pub outcome: CompressOutcome,
+    /// Why.
+    pub reason: CompressReason,
+    /// The new episode's id when compressed.
+    pub episode_id: Option<String>,
+    /// Usage of the summary call(s), tagged `raw.source = "context_compression"`. Recorded
+    /// in the state only when the compression is committed (CMP-5, CMP-7).
+    pub usage: Option<ModelUsage>,
+    /// The model error's code when `reason` is `llm_error`.
+    pub error_code: Option<String>,
+    /// Messages archived (compressed) or that would have been.
+    pub messages_archived: usize,
+    /// What to commit; `Some` exactly when `outcome` is `compressed`.
+    #[serde(skip)]
+    pub staged: Option<StagedCompression>,
+}
+
+impl CompressResult {
+    /// A skipped result.
+    pub fn skipped(reason: CompressReason) -> Self {
+        Self { outcome: CompressOutcome::Skipped, reason, episode_id: None, usage: None, error_code: None, messages_archived: 0, staged: None }
+    }
+
+    /// A failed result (the usage is reported but never recorded).
+    pub fn failed(reason: CompressReason, usage: Option<ModelUsage>) -> Self {
+        Self { outcome: CompressOutcome::Failed, reason, episode_id: None, usage, error_code: None, messages_archived: 0, staged: None }
+    }
+
+    /// A compressed result carrying what to commit.
+    pub fn compressed(staged: StagedCompression, usage: Option<ModelUsage>) -> Self {
+        Self {
+            outcome: CompressOutcome::Compressed,
+            reason: CompressReason::Compressed,
+            episode_id: Some(staged.episode_id.clone()),
+            usage,
+            error_code: None,
+            messages_archived: staged.split_index,
+            staged: Some(staged),
+        }
+    }
+}
+
+/// What a compressor gets besides the state.
+#[derive(Clone)]
+pub struct CompressContext {
+    /// Id source for the episode (snapshot) id.
+    pub id_generator: Arc<dyn IdGenerator>,
+    /// Time source for the episode.
+    pub clock: Arc<dyn Clock>,
+    /// Fires when the run is cancelled.
+    pub cancel: CancellationToken,
+    /// Pre-flight estimate of the next prompt (CMP-11); used instead of the last usage.
+    pub estimated_prompt_tokens: Option<u64>,
+    /// Skip the usage and threshold checks (the provider just reported a context overflow).
+    pub force: bool,
+}
+
+/// Compresses long history into episodic memory (CMP-1). Implementations only *prepare*
+/// a compression and never mutate anything: the runtime commits a `compressed` result
+/// atomically with [`apply_compression`], so a failure can never leave a partial change.
+#[async_trait]
+pub trait ContextCompressor: Send + Sync {
+    /// Decides and prepares.
+    async fn compress(&self, state: &AgentState, ctx: &CompressContext) -> CompressResult;
+
+    /// The prompt-token threshold, when the compressor has one (reported in events).
+    fn threshold(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// Commits a staged compression (CMP-5): the new history is checked for pairing *before*
+/// anything changes; then the archived messages move (not copied) into a new episode and
+/// the episode is pushed. On error nothing changed.
+pub fn apply_compression(state: &mut AgentState, staged: StagedCompression) -> Result<(), CompressReason> {
+    let messages = &state.history.messages;
+    let split = staged.split_index;
+    if split == 0
+        || split > messages.len()
+        || !HistoryInvariants::tool_calls_paired(&messages[split..])
+        || !HistoryInvariants::tool_calls_paired(&messages[..split])
+    {
+        return Err(CompressReason::PostCommitPairingViolation);
+    }
+    if state.history.episodic_memories.iter().any(|e| e.id == staged.episode_id) || staged.episode_id.trim().is_empty() {
+        return Err(CompressReason::PostCommitPairingViolation);
+    }
+    let archived: Vec<_> = state.history.messages.drain(..split).collect();
+    state.history.episodic_memories.push(EpisodicMemory {
+        id: staged.episode_id,
+        summary: staged.summary,
+        created_at_ms: staged.created_at_ms,
+        message_count: archived.len(),
+        archived_messages: Arc::new(archived),
+    });
+    Ok(())
+}
