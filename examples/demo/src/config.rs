@@ -1,0 +1,252 @@
+//! Command line and environment: which endpoint (offline simulated server by default, a
+//! real one when `ARKAGENT_BASE_URL`, `ARKAGENT_API_KEY` and `ARKAGENT_MODEL` are all
+//! set), streaming on or off, and the scripted input.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Streaming default. Off until the core's SSE parser handles `ModelConfig.stream = true`
+/// end to end; then flip this one line (`--stream` / `--no-stream` override it).
+pub const DEFAULT_STREAM: bool = false;
+
+/// The key the in-process simulated server accepts. Not a secret: it only opens a
+/// loopback server that lives as long as the demo.
+pub const SIMULATED_API_KEY: &str = "sk-arkagent-simulated";
+
+/// Environment variables that select a real endpoint.
+pub const ENV_BASE_URL: &str = "ARKAGENT_BASE_URL";
+/// See [`ENV_BASE_URL`].
+pub const ENV_API_KEY: &str = "ARKAGENT_API_KEY";
+/// See [`ENV_BASE_URL`].
+pub const ENV_MODEL: &str = "ARKAGENT_MODEL";
+
+/// Usage text for `--help`.
+pub const USAGE: &str = "\
+arkagent-demo — desktop demo host for the arkagent runtime
+
+USAGE:
+    arkagent-demo [OPTIONS]              interactive REPL
+    arkagent-demo --say TEXT [--say …]   run these lines, print the transcript, exit
+    arkagent-demo --script FILE          run FILE's lines (blank and # lines skipped), exit
+
+OPTIONS:
+    --say TEXT      a line to run (message or /command); repeatable
+    --script FILE   a file of lines to run
+    --stream        ask the model for an SSE stream
+    --no-stream     ask for whole responses
+    --offline       use the simulated server even if ARKAGENT_* is set
+    -h, --help      this text
+
+ENVIRONMENT:
+    ARKAGENT_BASE_URL, ARKAGENT_API_KEY, ARKAGENT_MODEL
+                    all three set: use that OpenAI-compatible endpoint (the key is never
+                    printed); otherwise a simulated model on 127.0.0.1 answers offline
+    RUST_LOG        tracing filter for stderr (default: warn), e.g. RUST_LOG=info
+
+COMMANDS (in the REPL or a script):
+    /usage  per-call token usage and totals     /memory  episodic memories
+    /sub-agents  sub-agent stats                /help    this list
+    /quit   leave
+";
+
+/// Which model the demo talks to.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// The in-process simulated server on loopback.
+    Simulated,
+    /// A real OpenAI-compatible endpoint.
+    Real {
+        /// Base URL, e.g. `https://api.deepseek.com/v1`.
+        base_url: String,
+        /// API key. Never printed.
+        api_key: String,
+        /// Model name.
+        model: String,
+    },
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Simulated => f.write_str("Simulated"),
+            Self::Real {
+                base_url, model, ..
+            } => f
+                .debug_struct("Real")
+                .field("base_url", base_url)
+                .field("api_key", &"<redacted>")
+                .field("model", model)
+                .finish(),
+        }
+    }
+}
+
+/// One scripted input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScriptItem {
+    /// A line given with `--say`.
+    Say(String),
+    /// A file given with `--script`.
+    File(PathBuf),
+}
+
+/// Everything the demo needs to start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DemoConfig {
+    /// The model endpoint.
+    pub endpoint: Endpoint,
+    /// Ask for SSE streams.
+    pub stream: bool,
+    /// Scripted input; empty means interactive.
+    pub script: Vec<ScriptItem>,
+    /// A note for the user about the environment (e.g. a half-set ARKAGENT_* group).
+    pub notice: Option<String>,
+}
+
+impl DemoConfig {
+    /// The offline default: simulated server, default streaming, no script.
+    pub fn offline() -> Self {
+        Self {
+            endpoint: Endpoint::Simulated,
+            stream: DEFAULT_STREAM,
+            script: Vec::new(),
+            notice: None,
+        }
+    }
+
+    /// True when lines are scripted (non-interactive).
+    pub fn is_scripted(&self) -> bool {
+        !self.script.is_empty()
+    }
+
+    /// The scripted lines in order, reading `--script` files. Blank lines and lines
+    /// starting with `#` in files are skipped.
+    pub fn script_lines(&self) -> std::io::Result<Vec<String>> {
+        let mut lines = Vec::new();
+        for item in &self.script {
+            match item {
+                ScriptItem::Say(text) => lines.push(text.clone()),
+                ScriptItem::File(path) => {
+                    let text = std::fs::read_to_string(path)?;
+                    lines.extend(
+                        text.lines()
+                            .map(str::trim)
+                            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                            .map(str::to_owned),
+                    );
+                }
+            }
+        }
+        Ok(lines)
+    }
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Print [`USAGE`].
+    Help,
+    /// Run the demo.
+    Run(DemoConfig),
+}
+
+/// Parses the arguments (without the program name) and reads the endpoint from `env`.
+/// Errors are one-line messages for the user.
+pub fn parse_args(
+    args: impl IntoIterator<Item = String>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Command, String> {
+    let mut config = DemoConfig::offline();
+    let mut offline = false;
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-h" | "--help" => return Ok(Command::Help),
+            "--stream" => config.stream = true,
+            "--no-stream" => config.stream = false,
+            "--offline" => offline = true,
+            "--say" => config.script.push(ScriptItem::Say(
+                args.next().ok_or("--say needs a TEXT argument")?,
+            )),
+            "--script" => config.script.push(ScriptItem::File(
+                args.next().ok_or("--script needs a FILE argument")?.into(),
+            )),
+            other => return Err(format!("unknown argument {other:?}; see --help")),
+        }
+    }
+    if !offline {
+        let values = [ENV_BASE_URL, ENV_API_KEY, ENV_MODEL]
+            .map(|name| (name, env(name).filter(|v| !v.trim().is_empty())));
+        match values {
+            [(_, Some(base_url)), (_, Some(api_key)), (_, Some(model))] => {
+                config.endpoint = Endpoint::Real {
+                    base_url: base_url.trim().to_owned(),
+                    api_key: api_key.trim().to_owned(),
+                    model: model.trim().to_owned(),
+                };
+            }
+            _ if values.iter().any(|(_, v)| v.is_some()) => {
+                let missing: Vec<&str> = values
+                    .iter()
+                    .filter(|(_, v)| v.is_none())
+                    .map(|(n, _)| *n)
+                    .collect();
+                config.notice = Some(format!(
+                    "{} not set, so the offline simulated model is used (a real endpoint needs all three)",
+                    missing.join(" and ")
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(Command::Run(config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn dx_2_offline_by_default_and_real_only_with_all_three_variables() {
+        let Ok(Command::Run(c)) = parse_args(args(&["--say", "hi"]), |_| None) else {
+            panic!("parse")
+        };
+        assert_eq!(c.endpoint, Endpoint::Simulated);
+        assert_eq!(c.stream, DEFAULT_STREAM);
+        assert_eq!(c.script, [ScriptItem::Say("hi".into())]);
+
+        let all = |n: &str| Some(format!("value-of-{n}"));
+        let Ok(Command::Run(c)) = parse_args(args(&["--stream"]), all) else {
+            panic!("parse")
+        };
+        assert!(
+            matches!(&c.endpoint, Endpoint::Real { model, .. } if model == "value-of-ARKAGENT_MODEL")
+        );
+        assert!(c.stream);
+        assert!(!format!("{c:?}").contains("value-of-ARKAGENT_API_KEY"));
+
+        let Ok(Command::Run(c)) = parse_args(args(&["--offline"]), all) else {
+            panic!("parse")
+        };
+        assert_eq!(c.endpoint, Endpoint::Simulated);
+
+        let partial =
+            |n: &str| (n == ENV_BASE_URL).then(|| "https://example.invalid/v1".to_owned());
+        let Ok(Command::Run(c)) = parse_args(args(&[]), partial) else {
+            panic!("parse")
+        };
+        assert_eq!(c.endpoint, Endpoint::Simulated);
+        assert!(c
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.contains(ENV_API_KEY) && n.contains(ENV_MODEL)));
+
+        assert!(parse_args(args(&["--say"]), |_| None).is_err());
+        assert!(parse_args(args(&["--bogus"]), |_| None).is_err());
+        assert_eq!(parse_args(args(&["--help"]), |_| None), Ok(Command::Help));
+    }
+}
