@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The one test command: everything that can run on a machine without the OpenHarmony NDK.
+#   Rust core + C ABI (cargo test: unit, integration, the C scenario, header staleness),
+#   clippy, the demo's tests, the N-API module under Node, the ArkTS lint, and the
+#   aarch64-unknown-linux-ohos compile check.
+# Installs what it needs (rustup components, npm packages); see .ci/run for the rest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+start=$(date +%s)
+declare -a results=()
+failed=0
+
+step() {
+  local name=$1
+  shift
+  local t0
+  t0=$(date +%s)
+  echo
+  echo "==> $name"
+  if "$@"; then
+    results+=("ok    $name ($(($(date +%s) - t0))s)")
+  else
+    results+=("FAIL  $name ($(($(date +%s) - t0))s)")
+    failed=$((failed + 1))
+  fi
+}
+
+clippy() {
+  rustup component add clippy >/dev/null 2>&1 || true
+  cargo clippy --quiet -p arkagent -p arkagent-demo --all-targets -- -D warnings
+}
+
+step "rust core and C ABI (cargo test -p arkagent)" cargo test -p arkagent
+step "demo (cargo test -p arkagent-demo)" cargo test -p arkagent-demo
+step "clippy" clippy
+step "N-API module under Node (scripts/test-js.sh)" bash scripts/test-js.sh
+step "ArkTS lint (scripts/lint-arkts.sh)" bash scripts/lint-arkts.sh
+step "OHOS compile check (scripts/ohos-check.sh)" bash scripts/ohos-check.sh
+
+echo
+echo "==> summary ($(($(date +%s) - start))s)"
+printf '  %s\n' "${results[@]}"
+total=${#results[@]}
+echo "test.sh: $((total - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]
