@@ -180,7 +180,9 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 
 // Creates a runtime in `*out`. `config_json`: `{"model":{"base_url","api_key","model",
 // "temperature"?,"max_tokens"?,"stream"?},"system_prompt"?,"max_iterations"?,
-// "max_parallel_tools"?,"session_id"?}`. `tools` may be NULL. `http` sends requests
+// "max_parallel_tools"?,"session_id"?,"compression"?:{"total_token_threshold"?,
+// "keep_recent_message_count"?,"summary_prompt"?,"min_messages_to_summarize"?,
+// "summarizer_max_input_tokens"?}}`. `tools` may be NULL. `http` sends requests
 // (see [`ArkAgentHttpCallback`]); `http_userdata` must stay valid until the runtime is
 // freed and no run is active.
 //
@@ -200,6 +202,23 @@ void arkagent_runtime_free(struct ArkAgentRuntime *runtime);
 // # Safety
 // `input` a NUL-terminated string; `out_outcome_json` NULL or valid for one write.
 enum ArkAgentResult arkagent_runtime_run(struct ArkAgentRuntime *runtime, const char *input, char **out_outcome_json);
+
+// Runs one compression attempt now (the compressor's usual checks apply), blocking the
+// calling thread like [`arkagent_runtime_run`]. `*out_result_json` (if not NULL) gets
+// `{"outcome":"skipped"|"compressed"|"failed","reason","episode_id","usage",
+// "error_code","messages_archived"}`. On `failed` or `skipped` the state is unchanged.
+// Without `"compression"` in the config the outcome is `skipped`.
+//
+// # Safety
+// `out_result_json` NULL or valid for one write.
+enum ArkAgentResult arkagent_runtime_compress_now(struct ArkAgentRuntime *runtime, char **out_result_json);
+
+// Writes the episodic memories (`[{"id","summary","created_at_ms","message_count",
+// "archived_messages":[…]}]`) to `*out`; free with `arkagent_string_free`.
+//
+// # Safety
+// `out` valid for one pointer write.
+enum ArkAgentResult arkagent_runtime_episodes(struct ArkAgentRuntime *runtime, char **out);
 
 // Cancels the active run, if any. Any thread, including from inside a callback.
 enum ArkAgentResult arkagent_runtime_cancel(struct ArkAgentRuntime *runtime);

@@ -102,7 +102,9 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 
 /// Creates a runtime in `*out`. `config_json`: `{"model":{"base_url","api_key","model",
 /// "temperature"?,"max_tokens"?,"stream"?},"system_prompt"?,"max_iterations"?,
-/// "max_parallel_tools"?,"session_id"?}`. `tools` may be NULL. `http` sends requests
+/// "max_parallel_tools"?,"session_id"?,"compression"?:{"total_token_threshold"?,
+/// "keep_recent_message_count"?,"summary_prompt"?,"min_messages_to_summarize"?,
+/// "summarizer_max_input_tokens"?}}`. `tools` may be NULL. `http` sends requests
 /// (see [`ArkAgentHttpCallback`]); `http_userdata` must stay valid until the runtime is
 /// freed and no run is active.
 ///
@@ -177,6 +179,46 @@ pub unsafe extern "C" fn arkagent_runtime_run(
             unsafe { write_out_string(out_outcome_json, json) }?;
         }
         Ok(())
+    })
+}
+
+/// Runs one compression attempt now (the compressor's usual checks apply), blocking the
+/// calling thread like [`arkagent_runtime_run`]. `*out_result_json` (if not NULL) gets
+/// `{"outcome":"skipped"|"compressed"|"failed","reason","episode_id","usage",
+/// "error_code","messages_archived"}`. On `failed` or `skipped` the state is unchanged.
+/// Without `"compression"` in the config the outcome is `skipped`.
+///
+/// # Safety
+/// `out_result_json` NULL or valid for one write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_compress_now(runtime: *mut ArkAgentRuntime, out_result_json: *mut *mut c_char) -> ArkAgentResult {
+    boundary(|| {
+        let handle = runtime_handle(runtime)?;
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(FfiError::new(ArkAgentResult::Reentrant, "arkagent_runtime_compress_now called from a library callback"));
+        }
+        let result = executor()?.block_on(handle.runtime.compress_now())?;
+        if !out_result_json.is_null() {
+            let json = serde_json::to_string(&result).map_err(crate::ArkAgentError::from)?;
+            // SAFETY: forwarded contract.
+            unsafe { write_out_string(out_result_json, json) }?;
+        }
+        Ok(())
+    })
+}
+
+/// Writes the episodic memories (`[{"id","summary","created_at_ms","message_count",
+/// "archived_messages":[…]}]`) to `*out`; free with `arkagent_string_free`.
+///
+/// # Safety
+/// `out` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_episodes(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
+    boundary(|| {
+        let episodes = runtime_handle(runtime)?.runtime.episodic_memories();
+        let json = serde_json::to_string(&episodes).map_err(crate::ArkAgentError::from)?;
+        // SAFETY: forwarded contract.
+        unsafe { write_out_string(out, json) }
     })
 }
 

@@ -299,12 +299,81 @@ static void bad_input(void) {
   arkagent_runtime_free(rt);
 }
 
+static const char *SNAPSHOT_REPLY =
+    "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"<state_snapshot><overall_goal>weather</overall_goal>"
+    "<key_knowledge>k</key_knowledge><file_system_state>none</file_system_state><recent_actions>looked up</recent_actions>"
+    "<current_plan>answer</current_plan></state_snapshot>\"},\"finish_reason\":\"stop\"}],"
+    "\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":30,\"total_tokens\":70}}";
+
+static const char *PROSE_REPLY =
+    "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"Sorry, here is prose.\"},\"finish_reason\":\"stop\"}],"
+    "\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":5,\"total_tokens\":45}}";
+
+static const char *COMPRESSION_CONFIG =
+    "{\"model\":{\"base_url\":\"http://127.0.0.1:9/v1\",\"api_key\":\"" API_KEY "\",\"model\":\"test-model\"},"
+    "\"session_id\":\"c-compress\",\"compression\":{\"total_token_threshold\":100,\"keep_recent_message_count\":2,"
+    "\"summarizer_max_input_tokens\":8000}}";
+
+/* A paired history of six long turns whose last usage is above the threshold. */
+static const char *LONG_STATE =
+    "{\"version\":1,\"session_id\":\"c-compress\",\"usages\":[{\"prompt_tokens\":500,\"completion_tokens\":1,\"total_tokens\":501}],"
+    "\"history\":{\"messages\":["
+    "{\"role\":\"user\",\"content\":\"Plan a long trip and check the weather in every city on the way, please, in detail.\"},"
+    "{\"role\":\"assistant\",\"content\":\"Sure, starting with Beijing and then going south through many cities.\"},"
+    "{\"role\":\"user\",\"content\":\"Also compare the average temperatures of each city in July and in January.\"},"
+    "{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"k1\",\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Beijing\\\"}\"}]},"
+    "{\"role\":\"tool\",\"tool_call_id\":\"k1\",\"content\":\"Beijing: sunny, 31 C in July and -4 C in January on average.\"},"
+    "{\"role\":\"assistant\",\"content\":\"Beijing is hot in summer and cold in winter; next I will look at Shanghai.\"},"
+    "{\"role\":\"user\",\"content\":\"ok\"},"
+    "{\"role\":\"assistant\",\"content\":\"done\"}]}}";
+
+static void compression_cycle(void) {
+  /* One successful cycle. */
+  Model model = {{SNAPSHOT_REPLY}, {0}, 0, 0, {0}};
+  Tool tool = {0};
+  ArkAgentRuntime *rt = NULL;
+  CHECK(arkagent_runtime_new(COMPRESSION_CONFIG, NULL, http_cb, &model, &rt) == ARK_AGENT_RESULT_OK, "runtime with compression");
+  CHECK(arkagent_runtime_import_state(rt, LONG_STATE) == ARK_AGENT_RESULT_OK, "import long state");
+  char *result = NULL;
+  CHECK(arkagent_runtime_compress_now(rt, &result) == ARK_AGENT_RESULT_OK, "compress_now");
+  CHECK(result && strstr(result, "\"outcome\":\"compressed\""), "compressed");
+  arkagent_string_free(result);
+  CHECK(strstr(model.last_request, "state_snapshot") != NULL, "the summarizer got the summary prompt");
+  char *messages = NULL;
+  CHECK(arkagent_runtime_messages(rt, &messages) == ARK_AGENT_RESULT_OK && messages && count(messages, "\"role\":") == 2, "two messages kept");
+  arkagent_string_free(messages);
+  char *episodes = NULL;
+  CHECK(arkagent_runtime_episodes(rt, &episodes) == ARK_AGENT_RESULT_OK && episodes && count(episodes, "\"message_count\":6") == 1, "one episode of six messages");
+  arkagent_string_free(episodes);
+  char *usages = NULL;
+  CHECK(arkagent_runtime_usages(rt, &usages) == ARK_AGENT_RESULT_OK && usages && strstr(usages, "\"source\":\"context_compression\""), "tagged usage recorded");
+  arkagent_string_free(usages);
+  arkagent_runtime_free(rt);
+
+  /* One failing cycle: the state is byte-identical afterwards. */
+  Model bad = {{PROSE_REPLY}, {0}, 0, 0, {0}};
+  CHECK(arkagent_runtime_new(COMPRESSION_CONFIG, NULL, http_cb, &bad, &rt) == ARK_AGENT_RESULT_OK, "runtime with compression");
+  CHECK(arkagent_runtime_import_state(rt, LONG_STATE) == ARK_AGENT_RESULT_OK, "import long state");
+  char *before = NULL, *after = NULL;
+  arkagent_runtime_export_state(rt, &before);
+  CHECK(arkagent_runtime_compress_now(rt, &result) == ARK_AGENT_RESULT_OK, "compress_now");
+  CHECK(result && strstr(result, "\"outcome\":\"failed\"") && strstr(result, "\"reason\":\"malformed_summary\""), "failed: malformed_summary");
+  arkagent_string_free(result);
+  arkagent_runtime_export_state(rt, &after);
+  CHECK(before && after && strcmp(before, after) == 0, "state byte-identical after a failed compression");
+  arkagent_string_free(before);
+  arkagent_string_free(after);
+  arkagent_runtime_free(rt);
+  (void)tool;
+}
+
 int main(void) {
   CHECK(strlen(arkagent_version()) > 0, "version");
   scenario(0);
   scenario(1); /* the same, with bodies delivered chunk by chunk */
   cancel_while_tool_in_flight();
   provider_error_hides_the_key();
+  compression_cycle();
   bad_input();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
