@@ -2,8 +2,6 @@
 //! a structured `<state_snapshot>` summary that folds in the previous one, and chunked
 //! summarization when the part to summarize exceeds the summarizer's window.
 
-use std::collections::VecDeque;
-
 use async_trait::async_trait;
 use serde_json::Value;
 
@@ -154,15 +152,15 @@ impl ContextCompressor for DefaultContextCompressor {
         // Fold: each chunk is summarized together with the snapshot so far, starting from
         // the previous episode's snapshot, so the goal survives every compression (CMP-9).
         let mut summary: Option<String> = state.history.episodic_memories.last().map(|e| e.summary.clone());
-        let mut pieces: VecDeque<String> = archived.iter().map(render_message).collect();
+        let mut transcript = Transcript::new(archived);
         let mut usage = ModelUsage::default();
         let mut calls = 0u64;
-        while !pieces.is_empty() {
+        while !transcript.is_done() {
             let budget = self.chunk_budget(summary.as_deref());
             if budget < MIN_CHUNK_TOKENS {
                 return failed_with(CompressReason::SummaryNotSmaller, calls, usage, None);
             }
-            let chunk = take_chunk(&mut pieces, budget);
+            let chunk = transcript.next_chunk(budget);
             match self.summarize_chunk(summary.as_deref(), &chunk, ctx).await {
                 Ok((text, call_usage)) => {
                     calls += 1;
@@ -247,30 +245,50 @@ fn render_message(message: &Message) -> String {
     out
 }
 
-/// Takes pieces from the front while they fit in `budget` tokens; a piece larger than
-/// the budget on its own is cut at a character boundary and its rest stays queued.
-fn take_chunk(pieces: &mut VecDeque<String>, budget: u64) -> String {
-    let mut chunk = String::new();
-    let mut used = 0u64;
-    while let Some(piece) = pieces.pop_front() {
-        let cost = estimate_tokens(&piece);
-        if used + cost <= budget {
-            used += cost;
-            chunk.push_str(&piece);
-            continue;
-        }
-        if !chunk.is_empty() {
-            pieces.push_front(piece);
+/// The part to summarize, rendered lazily chunk by chunk: at most one chunk of text
+/// exists at a time, so an attempt never holds a rendered copy of the whole history.
+struct Transcript<'a> {
+    messages: std::slice::Iter<'a, Message>,
+    pending: Option<String>,
+}
+
+impl<'a> Transcript<'a> {
+    fn new(messages: &'a [Message]) -> Self {
+        Self { messages: messages.iter(), pending: None }
+    }
+
+    fn is_done(&self) -> bool {
+        self.pending.is_none() && self.messages.len() == 0
+    }
+
+    fn next_piece(&mut self) -> Option<String> {
+        self.pending.take().or_else(|| self.messages.next().map(render_message))
+    }
+
+    /// Takes whole messages while they fit in `budget` tokens; a message larger than the
+    /// budget on its own is cut at a character boundary and its rest comes next time.
+    fn next_chunk(&mut self, budget: u64) -> String {
+        let mut chunk = String::new();
+        let mut used = 0u64;
+        while let Some(piece) = self.next_piece() {
+            let cost = estimate_tokens(&piece);
+            if used + cost <= budget {
+                used += cost;
+                chunk.push_str(&piece);
+                continue;
+            }
+            if !chunk.is_empty() {
+                self.pending = Some(piece);
+                break;
+            }
+            let cut = cut_index(&piece, budget);
+            chunk.push_str(&piece[..cut]);
+            chunk.push_str("\n[continued in the next part]\n");
+            self.pending = Some(format!("[continued] {}", &piece[cut..]));
             break;
         }
-        // A single piece over budget: cut it so the head fits.
-        let cut = cut_index(&piece, budget);
-        chunk.push_str(&piece[..cut]);
-        chunk.push_str("\n[continued in the next part]\n");
-        pieces.push_front(format!("[continued] {}", &piece[cut..]));
-        break;
+        chunk
     }
-    chunk
 }
 
 /// The largest char boundary whose prefix estimates at most `budget` tokens, leaving
@@ -297,17 +315,18 @@ mod tests {
     #[test]
     fn cmp_10_chunks_fit_the_budget_even_for_one_huge_message() {
         let huge = "x".repeat(40_000) + &"法".repeat(5_000);
-        let mut pieces: VecDeque<String> = VecDeque::from(vec!["[user] hi\n".to_owned(), huge.clone(), "[user] bye\n".to_owned()]);
+        let messages = vec![Message::user("hi"), Message::user(huge), Message::user("bye")];
+        let mut transcript = Transcript::new(&messages);
         let mut total = String::new();
         let mut n = 0;
-        while !pieces.is_empty() {
-            let chunk = take_chunk(&mut pieces, 1000);
+        while !transcript.is_done() {
+            let chunk = transcript.next_chunk(1000);
             assert!(estimate_tokens(&chunk) <= 1000, "chunk of {} tokens", estimate_tokens(&chunk));
             total.push_str(&chunk);
             n += 1;
         }
         assert!(n > 10);
         assert_eq!(total.matches('法').count(), 5_000, "no character lost or split");
-        assert!(total.contains("[user] bye"));
+        assert!(total.contains("[user] bye") && total.starts_with("[user] hi"));
     }
 }
