@@ -26,6 +26,7 @@ pub mod history;
 pub mod llm;
 pub mod memory;
 pub mod runtime;
+pub mod subagent;
 pub mod tools;
 
 pub use error::{ArkAgentError, ErrorCode};

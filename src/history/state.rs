@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 use super::{HistoryInvariants, Message, ModelUsage};
 use crate::error::ArkAgentError;
 use crate::memory::EpisodicMemory;
+use crate::subagent::{ChildUsageRecord, ChildUsageSummary, UsageTotals};
 
 /// Version written into exported state; import accepts this version only.
 pub const STATE_FORMAT_VERSION: u32 = 1;
@@ -26,14 +27,25 @@ pub struct AgentState {
     pub session_id: String,
     /// History.
     pub history: History,
-    /// Usage of every model call that counts for this session, in order.
+    /// Usage of this session's own model calls, in order (children's are never here).
     pub usages: Vec<ModelUsage>,
+    /// One summary per finished delegation (SUB-6).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub child_usages: Vec<ChildUsageRecord>,
 }
 
 impl AgentState {
     /// An empty state for `session_id`.
     pub fn new(session_id: impl Into<String>) -> Self {
         Self { version: STATE_FORMAT_VERSION, session_id: session_id.into(), ..Self::default() }
+    }
+
+    /// The one documented total of what this session cost (SUB-6): its own calls plus
+    /// every child's, each counted once.
+    pub fn total_usage(&self) -> UsageTotals {
+        let parent = ChildUsageSummary::from_usages(&self.usages);
+        let children = self.child_usages.iter().fold(ChildUsageSummary::default(), |acc, r| acc.add(r.usage));
+        UsageTotals { parent, children, total: parent.add(children) }
     }
 
     /// Serializes to JSON. Never fails for this type; an error would mean a serde bug.

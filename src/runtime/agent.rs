@@ -1,7 +1,6 @@
 use std::collections::HashSet;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::FutureExt;
@@ -10,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::config::{AgentRuntimeConfig, Compression};
-use super::events::{AgentEvent, AgentObserver, EventBus, EventKind, Subscription};
+use super::events::{AgentObserver, Emitter, EventKind, Subscription};
 use super::tool_exec::run_tool_calls;
 use crate::error::ArkAgentError;
 use crate::history::{AgentState, Message, ModelUsage, ToolCall};
@@ -20,6 +19,7 @@ use crate::memory::{
     CompressReason, CompressResult, ContextCompressor, DefaultContextCompressor, EpisodicMemory, MemoryService,
     RetrieveMemoryTool, RuntimeMemoryService,
 };
+use crate::subagent::{delegate_task_definition, DelegateTaskTool, SubAgentService, UsageTotals};
 use crate::tools::{ToolContext, ToolDefinition, ToolRegistry};
 
 /// How a run ended.
@@ -73,7 +73,7 @@ pub struct AgentRuntime {
 /// The state cell. The state sits behind an `Arc` so a compression can read a snapshot
 /// without holding the lock or copying the history; appends go through `Arc::make_mut`,
 /// which copies nothing while no snapshot is alive (CMP-6).
-type StateCell = Arc<Mutex<Arc<AgentState>>>;
+pub(crate) type StateCell = Arc<Mutex<Arc<AgentState>>>;
 
 struct Inner {
     config: AgentRuntimeConfig,
@@ -81,10 +81,12 @@ struct Inner {
     tool_definitions: Vec<ToolDefinition>,
     client: ChatClient,
     compressor: Option<Arc<dyn ContextCompressor>>,
+    sub_agents: Option<Arc<SubAgentService>>,
+    /// 0 for a root runtime; children are one deeper than their parent.
+    depth: u32,
     state: StateCell,
-    bus: Arc<EventBus>,
+    emitter: Emitter,
     active_run: Mutex<Option<CancellationToken>>,
-    seq: AtomicU64,
 }
 
 impl std::fmt::Debug for AgentRuntime {
@@ -111,23 +113,42 @@ impl AgentRuntime {
     /// A runtime with an empty history. Errors: `invalid_config`, `tool_name_duplicate`
     /// (a host tool named `retrieve_memory` while compression is on).
     pub fn new(config: AgentRuntimeConfig, transport: Arc<dyn HttpTransport>) -> Result<Self, ArkAgentError> {
+        Self::new_at_depth(config, transport, 0)
+    }
+
+    /// A sub-agent runtime one level below its parent.
+    pub(crate) fn new_child(config: AgentRuntimeConfig, transport: Arc<dyn HttpTransport>, depth: u32) -> Result<Self, ArkAgentError> {
+        Self::new_at_depth(config, transport, depth.max(1))
+    }
+
+    fn new_at_depth(config: AgentRuntimeConfig, transport: Arc<dyn HttpTransport>, depth: u32) -> Result<Self, ArkAgentError> {
         config.validate()?;
         let session_id = config.session_id.clone().unwrap_or_else(|| config.id_generator.next_id());
         let client = ChatClient::new(Arc::clone(&transport), config.model.clone());
         let state: StateCell = Arc::new(Mutex::new(Arc::new(AgentState::new(session_id))));
+        let emitter = Emitter::new(Arc::clone(&config.clock), Arc::clone(&state));
         let mut tools = config.tools.clone();
         let compressor: Option<Arc<dyn ContextCompressor>> = match &config.compression {
             None => None,
             Some(Compression::Custom(c)) => Some(Arc::clone(c)),
             Some(Compression::Default { config: c, summarizer }) => {
                 let model = summarizer.clone().unwrap_or_else(|| config.model.clone());
-                Some(Arc::new(DefaultContextCompressor::new(ChatClient::new(transport, model), c.clone())))
+                Some(Arc::new(DefaultContextCompressor::new(ChatClient::new(Arc::clone(&transport), model), c.clone())))
             }
         };
         if compressor.is_some() {
             // MEM-2: retrieve_memory is registered whenever a compressor is configured.
             let memory: Arc<dyn MemoryService> = Arc::new(RuntimeMemoryService::new(Arc::clone(&state)));
             tools.register(retrieve_memory_definition(), Arc::new(RetrieveMemoryTool::new(memory)))?;
+        }
+        // Only a root offers delegate_task: a worker's config has no delegation (SUB-4).
+        let sub_agents = if depth == 0 {
+            SubAgentService::new(config.clone(), transport, Arc::clone(&state), emitter.clone(), depth)
+        } else {
+            None
+        };
+        if let (Some(service), Some(delegation)) = (&sub_agents, &config.delegation) {
+            tools.register(delegate_task_definition(delegation), Arc::new(DelegateTaskTool { service: Arc::clone(service) }))?;
         }
         Ok(Self {
             inner: Arc::new(Inner {
@@ -136,10 +157,11 @@ impl AgentRuntime {
                 config,
                 client,
                 compressor,
+                sub_agents,
+                depth,
                 state,
-                bus: Arc::new(EventBus::default()),
+                emitter,
                 active_run: Mutex::new(None),
-                seq: AtomicU64::new(0),
             }),
         })
     }
@@ -212,12 +234,33 @@ impl AgentRuntime {
 
     /// Subscribes an observer; keep the returned [`Subscription`] alive.
     pub fn subscribe(&self, observer: Arc<dyn AgentObserver>) -> Subscription {
-        self.inner.bus.subscribe(observer)
+        self.inner.emitter.bus.subscribe(observer)
     }
 
     /// Unsubscribes by id; true when it was subscribed.
     pub fn unsubscribe(&self, subscription_id: u64) -> bool {
-        self.inner.bus.unsubscribe(subscription_id)
+        self.inner.emitter.bus.unsubscribe(subscription_id)
+    }
+
+    /// The one documented total of what this session cost (SUB-6): its own calls
+    /// (compression included) plus every delegated child's, each counted once.
+    pub fn total_usage(&self) -> UsageTotals {
+        self.inner.snapshot().total_usage()
+    }
+
+    /// 0 for a root runtime, 1 for its workers.
+    pub fn depth(&self) -> u32 {
+        self.inner.depth
+    }
+
+    /// Session ids of the sub-agents running now.
+    pub fn active_children(&self) -> Vec<String> {
+        self.inner.sub_agents.as_ref().map(|s| s.active_children()).unwrap_or_default()
+    }
+
+    /// Seeds a fresh child's history with its parent's context slice.
+    pub(crate) fn seed_history(&self, messages: Vec<Message>) {
+        self.inner.update(|s| s.history.messages = messages);
     }
 
     /// Cancels the active run, if any: in-flight HTTP and tools stop being awaited, each
@@ -296,14 +339,7 @@ impl Inner {
     }
 
     fn emit(&self, run_id: &str, kind: EventKind) {
-        let event = AgentEvent {
-            session_id: self.lock_state().session_id.clone(),
-            run_id: run_id.to_owned(),
-            seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
-            at_ms: self.config.clock.now_ms(),
-            kind,
-        };
-        self.bus.emit(&event);
+        self.emitter.emit(run_id, kind);
     }
 
     fn finish(&self, run_id: &str, status: RunStatus, iterations: u32, final_text: Option<String>) -> RunOutcome {
@@ -330,6 +366,9 @@ impl Inner {
     }
 
     async fn run_loop(&self, input: &str, run_id: &str, cancel: &CancellationToken) -> Result<RunOutcome, ArkAgentError> {
+        if let Some(service) = &self.sub_agents {
+            service.start_run();
+        }
         self.emit(run_id, EventKind::RunStarted { input: input.to_owned() });
         self.update(|s| s.history.messages.push(Message::user(input)));
         let session_id = self.lock_state().session_id.clone();
@@ -407,6 +446,7 @@ impl Inner {
                 &self.tools,
                 &calls,
                 self.config.max_parallel_tools,
+                self.depth > 0,
                 &tool_ctx,
                 &|call| {
                     self.emit(run_id, EventKind::ToolCallStarted {

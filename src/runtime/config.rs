@@ -6,6 +6,7 @@ use super::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
 use crate::error::ArkAgentError;
 use crate::llm::{ModelConfig, ToolChoice};
 use crate::memory::{ContextCompressor, ContextCompressorConfig};
+use crate::subagent::DelegationConfig;
 use crate::tools::ToolRegistry;
 
 /// Default model calls per run.
@@ -54,6 +55,9 @@ pub struct AgentRuntimeConfig {
     pub session_id: Option<String>,
     /// Context compression; `None` disables it (and `retrieve_memory`).
     pub compression: Option<Compression>,
+    /// Delegation to sub-agents; `delegate_task` is offered when it has a worker or
+    /// allows `clone`. Workers never get it (SUB-4).
+    pub delegation: Option<DelegationConfig>,
     /// Id source.
     pub id_generator: Arc<dyn IdGenerator>,
     /// Time source.
@@ -84,6 +88,7 @@ impl AgentRuntimeConfig {
             tool_choice: None,
             session_id: None,
             compression: None,
+            delegation: None,
             id_generator: Arc::new(DefaultIdGenerator::default()),
             clock: Arc::new(SystemClock),
         }
@@ -106,6 +111,9 @@ impl AgentRuntimeConfig {
         }
         if matches!(&self.session_id, Some(id) if id.trim().is_empty()) {
             return bad("session_id is empty");
+        }
+        if let Some(d) = &self.delegation {
+            d.policy.validate()?;
         }
         if let Some(Compression::Default { config, .. }) = &self.compression {
             if config.total_token_threshold == 0 || config.summarizer_max_input_tokens == 0 {

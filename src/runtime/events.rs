@@ -4,9 +4,10 @@ use std::sync::{Arc, Mutex, Weak};
 
 use serde::{Deserialize, Serialize};
 
-use super::{CompressionTrigger, RunStatus};
+use super::{Clock, CompressionTrigger, RunStatus, StateCell};
 use crate::history::ModelUsage;
 use crate::memory::CompressOutcome;
+use crate::subagent::SubAgentChildEvent;
 
 /// One runtime event (CORE-5), with correlation fields. Serialized flat:
 /// `{"session_id":…,"run_id":…,"seq":…,"at_ms":…,"type":"tool_call_started",…}`.
@@ -115,6 +116,8 @@ pub enum EventKind {
         /// The summary calls' usage (recorded in the state only when compressed).
         usage: Option<ModelUsage>,
     },
+    /// An event of a sub-agent this runtime delegated to, with correlation fields (SUB-7).
+    SubAgent(SubAgentChildEvent),
     /// The run ended.
     RunFinished {
         /// How it ended.
@@ -137,6 +140,7 @@ impl EventKind {
             Self::ToolCallStarted { .. } => "tool_call_started",
             Self::ToolCallFinished { .. } => "tool_call_finished",
             Self::Compression { .. } => "compression",
+            Self::SubAgent(_) => "sub_agent",
             Self::RunFinished { .. } => "run_finished",
         }
     }
@@ -193,6 +197,33 @@ impl EventBus {
                 tracing::warn!(event = event.kind.type_name(), "an observer panicked; ignored");
             }
         }
+    }
+}
+
+/// Stamps and publishes events of one runtime (shared with its delegation service).
+#[derive(Clone)]
+pub(crate) struct Emitter {
+    pub(crate) bus: Arc<EventBus>,
+    seq: Arc<AtomicU64>,
+    clock: Arc<dyn Clock>,
+    state: StateCell,
+}
+
+impl Emitter {
+    pub(crate) fn new(clock: Arc<dyn Clock>, state: StateCell) -> Self {
+        Self { bus: Arc::new(EventBus::default()), seq: Arc::new(AtomicU64::new(0)), clock, state }
+    }
+
+    pub(crate) fn emit(&self, run_id: &str, kind: EventKind) {
+        let session_id = self.state.lock().unwrap_or_else(|p| p.into_inner()).session_id.clone();
+        let event = AgentEvent {
+            session_id,
+            run_id: run_id.to_owned(),
+            seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
+            at_ms: self.clock.now_ms(),
+            kind,
+        };
+        self.bus.emit(&event);
     }
 }
 

@@ -10,4 +10,6 @@ mod tool_exec;
 pub use agent::{AgentRuntime, CompressionTrigger, RunOutcome, RunStatus};
 pub use config::{AgentRuntimeConfig, Compression, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_PARALLEL_TOOLS};
 pub use events::{AgentEvent, AgentObserver, EventKind, Subscription};
+pub(crate) use agent::StateCell;
+pub(crate) use events::Emitter;
 pub use ids::{Clock, DefaultIdGenerator, IdGenerator, ManualClock, SequentialIdGenerator, SystemClock};

@@ -7,6 +7,7 @@ use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 
 use crate::history::ToolCall;
+use crate::subagent::DELEGATE_TASK_TOOL_NAME;
 use crate::tools::{ToolContext, ToolInvocation, ToolRegistry, ToolResult};
 
 /// Runs `calls` with at most `max_parallel` at once; `on_start`/`on_finish` see each call.
@@ -15,19 +16,21 @@ pub(crate) async fn run_tool_calls(
     tools: &ToolRegistry,
     calls: &[ToolCall],
     max_parallel: usize,
+    is_sub_agent: bool,
     ctx: &ToolContext,
     on_start: &(dyn Fn(&ToolCall) + Sync),
     on_finish: &(dyn Fn(&ToolCall, &ToolResult) + Sync),
 ) -> Vec<ToolResult> {
     // Futures are built eagerly (not in a `stream.map` closure) so the returned future
     // stays `Send` for any lifetime — a known limitation of async closures in `map`.
-    let pending: Vec<_> = calls.iter().map(|call| run_call(tools, call, ctx, on_start, on_finish)).collect();
+    let pending: Vec<_> = calls.iter().map(|call| run_call(tools, call, is_sub_agent, ctx, on_start, on_finish)).collect();
     futures::stream::iter(pending).buffered(max_parallel.max(1)).collect().await
 }
 
 async fn run_call(
     tools: &ToolRegistry,
     call: &ToolCall,
+    is_sub_agent: bool,
     ctx: &ToolContext,
     on_start: &(dyn Fn(&ToolCall) + Sync),
     on_finish: &(dyn Fn(&ToolCall, &ToolResult) + Sync),
@@ -36,7 +39,12 @@ async fn run_call(
         cancelled()
     } else {
         on_start(call);
-        run_one(tools, call, ctx).await
+        if is_sub_agent && call.name == DELEGATE_TASK_TOOL_NAME {
+            // SUB-4 layer 3: whatever a worker's registry holds, it never delegates.
+            ToolResult::error("subagent_worker_cannot_delegate", "sub-agents cannot delegate")
+        } else {
+            run_one(tools, call, ctx).await
+        }
     };
     on_finish(call, &result);
     result

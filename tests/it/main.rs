@@ -3,6 +3,12 @@
 
 mod c_abi;
 mod compression;
+mod delegation;
 mod header;
 mod runtime;
 mod support;
+mod llm_fake;
+mod llm_providers;
+mod llm_retry;
+mod llm_secrets;
+mod llm_stream;

@@ -1,0 +1,64 @@
+use serde::{Deserialize, Serialize};
+
+use crate::history::ModelUsage;
+
+/// A child's usage, summed (SUB-6). Goes into the delegate tool result's metadata and
+/// the parent's [`ChildUsageRecord`]s — never into the parent's own usages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildUsageSummary {
+    /// Sum of prompt tokens over the child's calls.
+    pub prompt_tokens: u64,
+    /// Sum of completion tokens.
+    pub completion_tokens: u64,
+    /// Sum of total tokens.
+    pub total_tokens: u64,
+    /// Model calls the child made.
+    pub call_count: u64,
+}
+
+impl ChildUsageSummary {
+    /// Sums `usages`.
+    pub fn from_usages(usages: &[ModelUsage]) -> Self {
+        usages.iter().fold(Self::default(), |acc, u| Self {
+            prompt_tokens: acc.prompt_tokens + u.prompt_tokens,
+            completion_tokens: acc.completion_tokens + u.completion_tokens,
+            total_tokens: acc.total_tokens + u.total_tokens,
+            call_count: acc.call_count + 1,
+        })
+    }
+
+    /// Adds another summary.
+    pub fn add(self, other: Self) -> Self {
+        Self {
+            prompt_tokens: self.prompt_tokens + other.prompt_tokens,
+            completion_tokens: self.completion_tokens + other.completion_tokens,
+            total_tokens: self.total_tokens + other.total_tokens,
+            call_count: self.call_count + other.call_count,
+        }
+    }
+}
+
+/// One finished delegation as the parent records it (part of the exported state).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildUsageRecord {
+    /// The delegate_task call id in the parent's history.
+    pub call_id: String,
+    /// The child's session id.
+    pub child_session_id: String,
+    /// Worker name or `clone`.
+    pub assignee: String,
+    /// The child's usage.
+    pub usage: ChildUsageSummary,
+}
+
+/// The one documented total of what a session cost (SUB-6): the parent's own calls
+/// (including compression) plus every child's, each counted once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageTotals {
+    /// The parent's own model calls.
+    pub parent: ChildUsageSummary,
+    /// All children's model calls.
+    pub children: ChildUsageSummary,
+    /// `parent + children`.
+    pub total: ChildUsageSummary,
+}
