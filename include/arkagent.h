@@ -59,6 +59,12 @@ typedef enum ArkAgentResult {
   ARK_AGENT_RESULT_LLM_TRANSPORT = 207,
   // Cancelled.
   ARK_AGENT_RESULT_CANCELLED = 208,
+  // A worker name is empty.
+  ARK_AGENT_RESULT_SUBAGENT_NAME_EMPTY = 300,
+  // A worker name is "clone" (reserved).
+  ARK_AGENT_RESULT_SUBAGENT_NAME_RESERVED = 301,
+  // A worker name is already registered.
+  ARK_AGENT_RESULT_SUBAGENT_NAME_DUPLICATE = 302,
   // A panic was caught at the boundary (a library bug; the handle stays usable).
   ARK_AGENT_RESULT_PANIC = 900,
   // Internal failure (e.g. the executor could not start).
@@ -92,6 +98,15 @@ typedef struct ArkAgentToolCompletion ArkAgentToolCompletion;
 // [`arkagent_runtime_new`] is fine).
 typedef struct ArkAgentTools ArkAgentTools;
 
+// Opaque: the worker being built, valid only during an [`ArkAgentWorkerFactory`] call.
+// It starts as a copy of the parent's configuration. Whatever it is given, the runtime
+// strips `delegate_task` from the final worker (workers never delegate).
+typedef struct ArkAgentWorkerBuilder ArkAgentWorkerBuilder;
+
+// Opaque: the named workers a runtime may delegate to. Owned by the caller; free with
+// [`arkagent_workers_free`] (a runtime keeps its own copy).
+typedef struct ArkAgentWorkers ArkAgentWorkers;
+
 // Runs a tool. Called on the thread running `arkagent_runtime_run`; several calls of
 // one turn may be outstanding at once. `call_json` (`{"call_id","name","arguments":{…},
 // "session_id","run_id"}`) is valid only during the call. Finish `completion` inside the
@@ -109,6 +124,13 @@ typedef void (*ArkAgentHttpCallback)(void *userdata, const char *request_json, s
 // the thread running `arkagent_runtime_run`. `event_json` is valid only during the call.
 // Do not call blocking arkagent functions from it.
 typedef void (*ArkAgentEventCallback)(void *userdata, const char *event_json);
+
+// Builds one worker when the model delegates to `worker_name`. Called on the thread
+// running `arkagent_runtime_run`, synchronously. Configure the worker through `builder`
+// ([`arkagent_worker_configure`], [`arkagent_worker_register_tool`]) and return
+// `ARKAGENT_RESULT_OK`; any other result fails that delegation with
+// `subagent_factory_failed`. `worker_name` and `builder` are valid only during the call.
+typedef enum ArkAgentResult (*ArkAgentWorkerFactory)(void *userdata, const char *worker_name, struct ArkAgentWorkerBuilder *builder);
 
 #ifdef __cplusplus
 extern "C" {
@@ -182,13 +204,16 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 // "temperature"?,"max_tokens"?,"stream"?},"system_prompt"?,"max_iterations"?,
 // "max_parallel_tools"?,"session_id"?,"compression"?:{"total_token_threshold"?,
 // "keep_recent_message_count"?,"summary_prompt"?,"min_messages_to_summarize"?,
-// "summarizer_max_input_tokens"?}}`. `tools` may be NULL. `http` sends requests
+// "summarizer_max_input_tokens"?},"delegation"?:{"policy"?:{"max_depth"?,
+// "max_delegations_per_run"?,"max_concurrent_children"?,"parent_context_message_count"?},
+// "allow_clone"?}}`. `tools` and `workers` may be NULL; workers enable delegation with
+// the default policy when the config has no `"delegation"`. `http` sends requests
 // (see [`ArkAgentHttpCallback`]); `http_userdata` must stay valid until the runtime is
 // freed and no run is active.
 //
 // # Safety
 // `config_json` a NUL-terminated string; `out` valid for one pointer write.
-enum ArkAgentResult arkagent_runtime_new(const char *config_json, const struct ArkAgentTools *tools, ArkAgentHttpCallback http, void *http_userdata, struct ArkAgentRuntime **out);
+enum ArkAgentResult arkagent_runtime_new(const char *config_json, const struct ArkAgentTools *tools, const struct ArkAgentWorkers *workers, ArkAgentHttpCallback http, void *http_userdata, struct ArkAgentRuntime **out);
 
 // Frees a runtime; an active run is cancelled and finishes on its own thread. NULL and
 // already-freed handles are ignored.
@@ -219,6 +244,14 @@ enum ArkAgentResult arkagent_runtime_compress_now(struct ArkAgentRuntime *runtim
 // # Safety
 // `out` valid for one pointer write.
 enum ArkAgentResult arkagent_runtime_episodes(struct ArkAgentRuntime *runtime, char **out);
+
+// Writes the session's usage totals (SUB-6: its own calls plus every child's, each once)
+// as `{"parent":{…},"children":{…},"total":{"prompt_tokens","completion_tokens",
+// "total_tokens","call_count"}}` to `*out`; free with `arkagent_string_free`.
+//
+// # Safety
+// `out` valid for one pointer write.
+enum ArkAgentResult arkagent_runtime_total_usage(struct ArkAgentRuntime *runtime, char **out);
 
 // Cancels the active run, if any. Any thread, including from inside a callback.
 enum ArkAgentResult arkagent_runtime_cancel(struct ArkAgentRuntime *runtime);
@@ -283,6 +316,38 @@ size_t arkagent_last_error_message(char *buf, size_t buf_len);
 
 // The library version, e.g. `"0.1.0"`. Static storage: never free it.
 const char *arkagent_version(void);
+
+// Creates an empty worker set in `*out`.
+//
+// # Safety
+// `out` valid for one pointer write.
+enum ArkAgentResult arkagent_workers_new(struct ArkAgentWorkers **out);
+
+// Adds a named worker. Errors: `ARKAGENT_RESULT_SUBAGENT_NAME_EMPTY`,
+// `ARKAGENT_RESULT_SUBAGENT_NAME_RESERVED` ("clone" in any case),
+// `ARKAGENT_RESULT_SUBAGENT_NAME_DUPLICATE`. `userdata` must stay valid until every
+// runtime created with these workers is freed.
+//
+// # Safety
+// `name` and `description` NUL-terminated strings.
+enum ArkAgentResult arkagent_workers_add(struct ArkAgentWorkers *workers, const char *name, const char *description, ArkAgentWorkerFactory factory, void *userdata);
+
+// Frees a worker set. NULL and already-freed handles are ignored.
+void arkagent_workers_free(struct ArkAgentWorkers *workers);
+
+// Applies `{"system_prompt"?,"max_iterations"?,"max_parallel_tools"?,"model"?,
+// "temperature"?,"max_tokens"?}` to the worker.
+//
+// # Safety
+// `overrides_json` a NUL-terminated string.
+enum ArkAgentResult arkagent_worker_configure(struct ArkAgentWorkerBuilder *builder, const char *overrides_json);
+
+// Registers a tool on the worker (same contract as `arkagent_tools_register`). A
+// `delegate_task` registered here is removed before the worker runs.
+//
+// # Safety
+// `definition_json` a NUL-terminated string.
+enum ArkAgentResult arkagent_worker_register_tool(struct ArkAgentWorkerBuilder *builder, const char *definition_json, ArkAgentToolCallback callback, void *userdata);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -51,6 +51,13 @@ pub enum ArkAgentResult {
     LlmTransport = 207,
     /// Cancelled.
     Cancelled = 208,
+    // 3xx: delegation.
+    /// A worker name is empty.
+    SubagentNameEmpty = 300,
+    /// A worker name is "clone" (reserved).
+    SubagentNameReserved = 301,
+    /// A worker name is already registered.
+    SubagentNameDuplicate = 302,
     // 9xx: library faults.
     /// A panic was caught at the boundary (a library bug; the handle stays usable).
     Panic = 900,
@@ -86,6 +93,9 @@ impl ArkAgentResult {
             "llm_malformed_response" => Self::LlmMalformedResponse,
             "llm_transport" => Self::LlmTransport,
             "cancelled" => Self::Cancelled,
+            "subagent_name_empty" => Self::SubagentNameEmpty,
+            "subagent_name_reserved" => Self::SubagentNameReserved,
+            "subagent_name_duplicate" => Self::SubagentNameDuplicate,
             _ => Self::Internal,
         }
     }
@@ -113,6 +123,9 @@ impl ArkAgentResult {
             Self::LlmMalformedResponse => c"llm_malformed_response",
             Self::LlmTransport => c"llm_transport",
             Self::Cancelled => c"cancelled",
+            Self::SubagentNameEmpty => c"subagent_name_empty",
+            Self::SubagentNameReserved => c"subagent_name_reserved",
+            Self::SubagentNameDuplicate => c"subagent_name_duplicate",
             Self::Panic => c"panic",
             Self::Internal => c"internal",
         }
@@ -132,7 +145,7 @@ pub extern "C" fn arkagent_result_name(result: i32) -> *const c_char {
     ALL.iter().find(|r| **r as i32 == result).map_or(c"unknown", |r| r.name()).as_ptr()
 }
 
-const ALL: [ArkAgentResult; 22] = [
+const ALL: [ArkAgentResult; 25] = [
     ArkAgentResult::Ok,
     ArkAgentResult::NullArgument,
     ArkAgentResult::InvalidUtf8,
@@ -153,6 +166,9 @@ const ALL: [ArkAgentResult; 22] = [
     ArkAgentResult::LlmMalformedResponse,
     ArkAgentResult::LlmTransport,
     ArkAgentResult::Cancelled,
+    ArkAgentResult::SubagentNameEmpty,
+    ArkAgentResult::SubagentNameReserved,
+    ArkAgentResult::SubagentNameDuplicate,
     ArkAgentResult::Panic,
     ArkAgentResult::Internal,
 ];

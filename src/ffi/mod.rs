@@ -17,6 +17,7 @@ mod codes;
 mod handles;
 mod runtime;
 mod strings;
+mod workers;
 
 pub use callbacks::{
     arkagent_http_complete, arkagent_http_fail, arkagent_http_stream_begin, arkagent_http_stream_chunk,
@@ -27,7 +28,11 @@ pub use codes::{arkagent_result_name, ArkAgentResult, ArkAgentTransportError};
 pub use runtime::{
     arkagent_runtime_cancel, arkagent_runtime_compress_now, arkagent_runtime_episodes, arkagent_runtime_export_state, arkagent_runtime_free, arkagent_runtime_import_state,
     arkagent_runtime_messages, arkagent_runtime_new, arkagent_runtime_run, arkagent_runtime_session_id,
-    arkagent_runtime_subscribe, arkagent_runtime_unsubscribe, arkagent_runtime_usages, arkagent_tools_free,
+    arkagent_runtime_subscribe, arkagent_runtime_total_usage, arkagent_runtime_unsubscribe, arkagent_runtime_usages, arkagent_tools_free,
     arkagent_tools_new, arkagent_tools_register, ArkAgentRuntime, ArkAgentTools,
 };
 pub use strings::{arkagent_last_error_message, arkagent_string_free, arkagent_version};
+pub use workers::{
+    arkagent_worker_configure, arkagent_worker_register_tool, arkagent_workers_add, arkagent_workers_free, arkagent_workers_new,
+    ArkAgentWorkerBuilder, ArkAgentWorkerFactory, ArkAgentWorkers,
+};

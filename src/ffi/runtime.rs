@@ -11,7 +11,9 @@ use super::callbacks::{
 use super::codes::ArkAgentResult;
 use super::handles;
 use super::strings::{str_arg, write_out_string};
+use super::workers::{workers_arg, ArkAgentWorkers};
 use crate::runtime::{AgentRuntime, AgentRuntimeConfig, Subscription};
+use crate::subagent::DelegationConfig;
 use crate::tools::{ToolDefinition, ToolRegistry};
 
 /// Opaque: a set of host tools, built before the runtime. Owned by the caller; free with
@@ -86,12 +88,16 @@ pub unsafe extern "C" fn arkagent_tools_register(
         let registry: Arc<Mutex<ToolRegistry>> = handles::get(tools)?;
         // SAFETY: forwarded contract.
         let json = unsafe { str_arg(definition_json, "definition_json") }?;
-        let callback = callback.ok_or_else(|| null("callback"))?;
-        let definition: ToolDefinition = serde_json::from_str(json).map_err(crate::ArkAgentError::from)?;
         let mut registry = registry.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
-        registry.register(definition, Arc::new(HostTool { callback, userdata: UserData(userdata) }))?;
-        Ok(())
+        register_host_tool(&mut registry, json, callback, userdata)
     })
+}
+
+pub(crate) fn register_host_tool(registry: &mut ToolRegistry, definition_json: &str, callback: ArkAgentToolCallback, userdata: *mut c_void) -> FfiResult<()> {
+    let callback = callback.ok_or_else(|| null("callback"))?;
+    let definition: ToolDefinition = serde_json::from_str(definition_json).map_err(crate::ArkAgentError::from)?;
+    registry.register(definition, Arc::new(HostTool { callback, userdata: UserData(userdata) }))?;
+    Ok(())
 }
 
 /// Frees a tool set. NULL and already-freed handles are ignored.
@@ -104,7 +110,10 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 /// "temperature"?,"max_tokens"?,"stream"?},"system_prompt"?,"max_iterations"?,
 /// "max_parallel_tools"?,"session_id"?,"compression"?:{"total_token_threshold"?,
 /// "keep_recent_message_count"?,"summary_prompt"?,"min_messages_to_summarize"?,
-/// "summarizer_max_input_tokens"?}}`. `tools` may be NULL. `http` sends requests
+/// "summarizer_max_input_tokens"?},"delegation"?:{"policy"?:{"max_depth"?,
+/// "max_delegations_per_run"?,"max_concurrent_children"?,"parent_context_message_count"?},
+/// "allow_clone"?}}`. `tools` and `workers` may be NULL; workers enable delegation with
+/// the default policy when the config has no `"delegation"`. `http` sends requests
 /// (see [`ArkAgentHttpCallback`]); `http_userdata` must stay valid until the runtime is
 /// freed and no run is active.
 ///
@@ -114,6 +123,7 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 pub unsafe extern "C" fn arkagent_runtime_new(
     config_json: *const c_char,
     tools: *const ArkAgentTools,
+    workers: *const ArkAgentWorkers,
     http: ArkAgentHttpCallback,
     http_userdata: *mut c_void,
     out: *mut *mut ArkAgentRuntime,
@@ -129,7 +139,14 @@ pub unsafe extern "C" fn arkagent_runtime_new(
             let guard = shared.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
             guard.clone()
         };
-        let config = AgentRuntimeConfig::from_json(json, registry)?;
+        let mut config = AgentRuntimeConfig::from_json(json, registry)?;
+        let workers = workers_arg(workers)?;
+        if !workers.is_empty() {
+            let delegation = config.delegation.get_or_insert_with(DelegationConfig::default);
+            for worker in workers {
+                delegation.register(worker)?;
+            }
+        }
         let transport = Arc::new(HostTransport { callback: http, userdata: UserData(http_userdata) });
         let runtime = AgentRuntime::new(config, transport)?;
         let handle = RuntimeHandle { runtime, subscriptions: Mutex::default() };
@@ -217,6 +234,22 @@ pub unsafe extern "C" fn arkagent_runtime_episodes(runtime: *mut ArkAgentRuntime
     boundary(|| {
         let episodes = runtime_handle(runtime)?.runtime.episodic_memories();
         let json = serde_json::to_string(&episodes).map_err(crate::ArkAgentError::from)?;
+        // SAFETY: forwarded contract.
+        unsafe { write_out_string(out, json) }
+    })
+}
+
+/// Writes the session's usage totals (SUB-6: its own calls plus every child's, each once)
+/// as `{"parent":{…},"children":{…},"total":{"prompt_tokens","completion_tokens",
+/// "total_tokens","call_count"}}` to `*out`; free with `arkagent_string_free`.
+///
+/// # Safety
+/// `out` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_total_usage(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
+    boundary(|| {
+        let totals = runtime_handle(runtime)?.runtime.total_usage();
+        let json = serde_json::to_string(&totals).map_err(crate::ArkAgentError::from)?;
         // SAFETY: forwarded contract.
         unsafe { write_out_string(out, json) }
     })

@@ -6,7 +6,7 @@ use super::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
 use crate::error::ArkAgentError;
 use crate::llm::{ModelConfig, ToolChoice};
 use crate::memory::{ContextCompressor, ContextCompressorConfig};
-use crate::subagent::DelegationConfig;
+use crate::subagent::{DelegationConfig, SubAgentPolicy};
 use crate::tools::ToolRegistry;
 
 /// Default model calls per run.
@@ -135,6 +135,30 @@ struct ConfigJson {
     max_parallel_tools: Option<usize>,
     session_id: Option<String>,
     compression: Option<CompressionJson>,
+    delegation: Option<DelegationJson>,
+}
+
+/// `"delegation": {"policy"?: {…SubAgentPolicy…}, "allow_clone"?: bool}` — workers are
+/// added by the host (they need a factory).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DelegationJson {
+    #[serde(default)]
+    policy: SubAgentPolicy,
+    #[serde(default)]
+    allow_clone: bool,
+}
+
+/// Overrides a host applies to a worker's config (`apply_overrides_json`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OverridesJson {
+    system_prompt: Option<String>,
+    max_iterations: Option<u32>,
+    max_parallel_tools: Option<usize>,
+    model: Option<String>,
+    temperature: Option<f32>,
+    max_tokens: Option<u32>,
 }
 
 /// `"compression": {…}` — the default compressor's settings; absent fields keep the
@@ -153,7 +177,9 @@ impl AgentRuntimeConfig {
     /// Parses `{"model": {…ModelConfig…}, "system_prompt"?, "max_iterations"?,
     /// "max_parallel_tools"?, "session_id"?, "compression"?: {"total_token_threshold"?,
     /// "keep_recent_message_count"?, "summary_prompt"?, "min_messages_to_summarize"?,
-    /// "summarizer_max_input_tokens"?}}` and validates it. Errors: `invalid_json`,
+    /// "summarizer_max_input_tokens"?}, "delegation"?: {"policy"?: {"max_depth"?,
+    /// "max_delegations_per_run"?, "max_concurrent_children"?,
+    /// "parent_context_message_count"?}, "allow_clone"?}}` and validates it. Errors: `invalid_json`,
     /// `invalid_config`.
     ///
     /// ```
@@ -171,6 +197,9 @@ impl AgentRuntimeConfig {
         config.max_parallel_tools = parsed.max_parallel_tools.unwrap_or(DEFAULT_MAX_PARALLEL_TOOLS);
         config.session_id = parsed.session_id;
         config.tools = tools;
+        if let Some(d) = parsed.delegation {
+            config.delegation = Some(DelegationConfig { policy: d.policy, workers: Vec::new(), allow_clone: d.allow_clone });
+        }
         if let Some(c) = parsed.compression {
             let d = ContextCompressorConfig::default();
             let threshold = c.total_token_threshold.unwrap_or(d.total_token_threshold);
@@ -187,5 +216,33 @@ impl AgentRuntimeConfig {
         }
         config.validate()?;
         Ok(config)
+    }
+}
+
+impl AgentRuntimeConfig {
+    /// Applies `{"system_prompt"?, "max_iterations"?, "max_parallel_tools"?, "model"?,
+    /// "temperature"?, "max_tokens"?}` (e.g. a worker's differences from its parent),
+    /// then validates. Errors: `invalid_json`, `invalid_config`.
+    pub fn apply_overrides_json(&mut self, json: &str) -> Result<(), ArkAgentError> {
+        let o: OverridesJson = serde_json::from_str(json)?;
+        if let Some(v) = o.system_prompt {
+            self.system_prompt = v;
+        }
+        if let Some(v) = o.max_iterations {
+            self.max_iterations = v;
+        }
+        if let Some(v) = o.max_parallel_tools {
+            self.max_parallel_tools = v;
+        }
+        if let Some(v) = o.model {
+            self.model.model = v;
+        }
+        if o.temperature.is_some() {
+            self.model.temperature = o.temperature;
+        }
+        if o.max_tokens.is_some() {
+            self.model.max_tokens = o.max_tokens;
+        }
+        self.validate()
     }
 }

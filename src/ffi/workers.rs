@@ -1,0 +1,162 @@
+//! Sub-agent workers for C hosts: a factory callback configures each worker through a
+//! builder handle that is valid only during the callback.
+
+use std::ffi::{c_char, c_void};
+use std::sync::{Arc, Mutex};
+
+use super::boundary::{boundary, FfiError, FfiResult};
+use super::callbacks::UserData;
+use super::codes::ArkAgentResult;
+use super::handles;
+use super::runtime::register_host_tool;
+use super::strings::str_arg;
+use crate::error::ArkAgentError;
+use crate::runtime::AgentRuntimeConfig;
+use crate::subagent::{SubAgentDefinition, SubAgentFactory};
+use super::callbacks::ArkAgentToolCallback;
+
+/// Opaque: the named workers a runtime may delegate to. Owned by the caller; free with
+/// [`arkagent_workers_free`] (a runtime keeps its own copy).
+pub struct ArkAgentWorkers {
+    _private: [u8; 0],
+}
+
+/// Opaque: the worker being built, valid only during an [`ArkAgentWorkerFactory`] call.
+/// It starts as a copy of the parent's configuration. Whatever it is given, the runtime
+/// strips `delegate_task` from the final worker (workers never delegate).
+pub struct ArkAgentWorkerBuilder {
+    _private: [u8; 0],
+}
+
+/// Builds one worker when the model delegates to `worker_name`. Called on the thread
+/// running `arkagent_runtime_run`, synchronously. Configure the worker through `builder`
+/// ([`arkagent_worker_configure`], [`arkagent_worker_register_tool`]) and return
+/// `ARKAGENT_RESULT_OK`; any other result fails that delegation with
+/// `subagent_factory_failed`. `worker_name` and `builder` are valid only during the call.
+pub type ArkAgentWorkerFactory =
+    Option<unsafe extern "C" fn(userdata: *mut c_void, worker_name: *const c_char, builder: *mut ArkAgentWorkerBuilder) -> ArkAgentResult>;
+
+struct HostWorkerFactory {
+    callback: unsafe extern "C" fn(*mut c_void, *const c_char, *mut ArkAgentWorkerBuilder) -> ArkAgentResult,
+    userdata: UserData,
+    name: std::ffi::CString,
+}
+
+impl SubAgentFactory for HostWorkerFactory {
+    fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError> {
+        let cell = Arc::new(Mutex::new(Some(parent.clone())));
+        let builder = handles::insert::<ArkAgentWorkerBuilder, _>(Arc::clone(&cell));
+        // SAFETY: the host registered this callback and promised userdata stays valid.
+        let result = unsafe { (self.callback)(self.userdata.0, self.name.as_ptr(), builder) };
+        let _ = handles::remove::<_, Mutex<Option<AgentRuntimeConfig>>>(builder);
+        let config = cell.lock().ok().and_then(|mut c| c.take());
+        match (result, config) {
+            (ArkAgentResult::Ok, Some(config)) => Ok(config),
+            _ => Err(ArkAgentError::config("subagent_factory_failed", "the host's worker factory failed")),
+        }
+    }
+}
+
+/// Creates an empty worker set in `*out`.
+///
+/// # Safety
+/// `out` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_workers_new(out: *mut *mut ArkAgentWorkers) -> ArkAgentResult {
+    boundary(|| {
+        if out.is_null() {
+            return Err(FfiError::new(ArkAgentResult::NullArgument, "out is NULL"));
+        }
+        let handle = handles::insert(Arc::new(Mutex::new(Vec::<SubAgentDefinition>::new())));
+        // SAFETY: checked non-NULL.
+        unsafe { *out = handle };
+        Ok(())
+    })
+}
+
+/// Adds a named worker. Errors: `ARKAGENT_RESULT_SUBAGENT_NAME_EMPTY`,
+/// `ARKAGENT_RESULT_SUBAGENT_NAME_RESERVED` ("clone" in any case),
+/// `ARKAGENT_RESULT_SUBAGENT_NAME_DUPLICATE`. `userdata` must stay valid until every
+/// runtime created with these workers is freed.
+///
+/// # Safety
+/// `name` and `description` NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_workers_add(
+    workers: *mut ArkAgentWorkers,
+    name: *const c_char,
+    description: *const c_char,
+    factory: ArkAgentWorkerFactory,
+    userdata: *mut c_void,
+) -> ArkAgentResult {
+    boundary(|| {
+        let set: Arc<Mutex<Vec<SubAgentDefinition>>> = handles::get(workers)?;
+        // SAFETY: forwarded contract.
+        let (name, description) = unsafe { (str_arg(name, "name")?, str_arg(description, "description")?) };
+        let callback = factory.ok_or_else(|| FfiError::new(ArkAgentResult::NullArgument, "factory is NULL"))?;
+        let trimmed = std::ffi::CString::new(name.trim()).map_err(|_| FfiError::new(ArkAgentResult::InvalidUtf8, "name contains NUL"))?;
+        let host = Arc::new(HostWorkerFactory { callback, userdata: UserData(userdata), name: trimmed });
+        let definition = SubAgentDefinition::create(name, description, host)?;
+        let mut set = set.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
+        if set.iter().any(|d| d.name == definition.name) {
+            return Err(ArkAgentError::config("subagent_name_duplicate", format!("sub-agent {:?} is already registered", definition.name)).into());
+        }
+        set.push(definition);
+        Ok(())
+    })
+}
+
+/// Frees a worker set. NULL and already-freed handles are ignored.
+#[no_mangle]
+pub extern "C" fn arkagent_workers_free(workers: *mut ArkAgentWorkers) {
+    let _ = boundary(|| handles::remove::<_, Mutex<Vec<SubAgentDefinition>>>(workers).map(drop));
+}
+
+pub(crate) fn workers_arg(workers: *const ArkAgentWorkers) -> FfiResult<Vec<SubAgentDefinition>> {
+    if workers.is_null() {
+        return Ok(Vec::new());
+    }
+    let set: Arc<Mutex<Vec<SubAgentDefinition>>> = handles::get(workers)?;
+    let guard = set.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
+    Ok(guard.clone())
+}
+
+fn with_builder(builder: *mut ArkAgentWorkerBuilder, f: impl FnOnce(&mut AgentRuntimeConfig) -> FfiResult<()>) -> FfiResult<()> {
+    let cell: Arc<Mutex<Option<AgentRuntimeConfig>>> = handles::get(builder)?;
+    let mut guard = cell.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
+    let config = guard.as_mut().ok_or_else(|| FfiError::new(ArkAgentResult::InvalidHandle, "the worker builder is finished"))?;
+    f(config)
+}
+
+/// Applies `{"system_prompt"?,"max_iterations"?,"max_parallel_tools"?,"model"?,
+/// "temperature"?,"max_tokens"?}` to the worker.
+///
+/// # Safety
+/// `overrides_json` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_worker_configure(builder: *mut ArkAgentWorkerBuilder, overrides_json: *const c_char) -> ArkAgentResult {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let json = unsafe { str_arg(overrides_json, "overrides_json") }?;
+        with_builder(builder, |config| Ok(config.apply_overrides_json(json)?))
+    })
+}
+
+/// Registers a tool on the worker (same contract as `arkagent_tools_register`). A
+/// `delegate_task` registered here is removed before the worker runs.
+///
+/// # Safety
+/// `definition_json` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_worker_register_tool(
+    builder: *mut ArkAgentWorkerBuilder,
+    definition_json: *const c_char,
+    callback: ArkAgentToolCallback,
+    userdata: *mut c_void,
+) -> ArkAgentResult {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let json = unsafe { str_arg(definition_json, "definition_json") }?;
+        with_builder(builder, |config| register_host_tool(&mut config.tools, json, callback, userdata))
+    })
+}
