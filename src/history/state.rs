@@ -44,8 +44,8 @@ impl AgentState {
     /// every child's, each counted once.
     pub fn total_usage(&self) -> UsageTotals {
         let parent = ChildUsageSummary::from_usages(&self.usages);
-        let children = self.child_usages.iter().fold(ChildUsageSummary::default(), |acc, r| acc.add(r.usage));
-        UsageTotals { parent, children, total: parent.add(children) }
+        let children = self.child_usages.iter().fold(ChildUsageSummary::default(), |acc, r| acc.plus(r.usage));
+        UsageTotals { parent, children, total: parent.plus(children) }
     }
 
     /// Serializes to JSON. Never fails for this type; an error would mean a serde bug.

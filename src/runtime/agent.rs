@@ -10,7 +10,7 @@ use tracing::Instrument;
 
 use super::config::{AgentRuntimeConfig, Compression};
 use super::events::{AgentObserver, Emitter, EventKind, Subscription};
-use super::tool_exec::run_tool_calls;
+use super::tool_exec::{run_tool_calls, ExecPolicy};
 use crate::error::ArkAgentError;
 use crate::history::{AgentState, Message, ModelUsage, ToolCall};
 use crate::llm::{ChatClient, ChatRequest, HttpTransport, LlmError};
@@ -19,7 +19,12 @@ use crate::memory::{
     CompressReason, CompressResult, ContextCompressor, DefaultContextCompressor, EpisodicMemory, MemoryService,
     RetrieveMemoryTool, RuntimeMemoryService,
 };
-use crate::subagent::{delegate_task_definition, DelegateTaskTool, SubAgentService, UsageTotals};
+use crate::memory::{ScopedMemory, RETRIEVE_MEMORY_TOOL_NAME};
+use crate::subagent::{
+    delegate_task_definition, run_decomposed_tasks, DecomposedTask, DelegateTaskTool, SubAgentRegistry, SubAgentService, UsageTotals,
+    DELEGATION_PROMPT,
+};
+use crate::tools::ToolResult;
 use crate::tools::{ToolContext, ToolDefinition, ToolRegistry};
 
 /// How a run ended.
@@ -77,6 +82,11 @@ pub(crate) type StateCell = Arc<Mutex<Arc<AgentState>>>;
 
 struct Inner {
     config: AgentRuntimeConfig,
+    /// The system prompt sent: the configured one plus built-in sections (ISO-8).
+    system_prompt: String,
+    exec_policy: ExecPolicy,
+    memory: ScopedMemory,
+    delegate: Option<Arc<DelegateTaskTool>>,
     tools: ToolRegistry,
     tool_definitions: Vec<ToolDefinition>,
     client: ChatClient,
@@ -147,12 +157,31 @@ impl AgentRuntime {
         } else {
             None
         };
+        let mut system_prompt = config.system_prompt.clone();
+        let mut delegate = None;
         if let (Some(service), Some(delegation)) = (&sub_agents, &config.delegation) {
-            tools.register(delegate_task_definition(delegation), Arc::new(DelegateTaskTool { service: Arc::clone(service) }))?;
+            let tool = Arc::new(DelegateTaskTool { service: Arc::clone(service) });
+            tools.register(delegate_task_definition(delegation), tool.clone())?;
+            delegate = Some(tool);
+            if !system_prompt.is_empty() {
+                system_prompt.push_str("\n\n");
+            }
+            system_prompt.push_str(DELEGATION_PROMPT);
         }
+        // ISO-2: the model is shown only allowed tools (built-in memory retrieval stays).
+        let exec_policy = ExecPolicy {
+            is_sub_agent: depth > 0,
+            allowed: config.allowed_tools.as_ref().map(|a| a.iter().cloned().chain([RETRIEVE_MEMORY_TOOL_NAME.to_owned()]).collect()),
+        };
+        let tool_definitions = tools.definitions().into_iter().filter(|d| exec_policy.allows(&d.name)).collect();
+        let memory = config.memory_store.scope(&config.memory_namespace);
         Ok(Self {
             inner: Arc::new(Inner {
-                tool_definitions: tools.definitions(),
+                tool_definitions,
+                system_prompt,
+                exec_policy,
+                memory,
+                delegate,
                 tools,
                 config,
                 client,
@@ -258,6 +287,37 @@ impl AgentRuntime {
         self.inner.sub_agents.as_ref().map(|s| s.active_children()).unwrap_or_default()
     }
 
+    /// This runtime's working and short-term memory namespace (MEM-4).
+    pub fn working_memory(&self) -> ScopedMemory {
+        self.inner.memory.clone()
+    }
+
+    /// The registry tracking this runtime's sub-agents (ISO-4), when delegation is on.
+    pub fn sub_agent_registry(&self) -> Option<Arc<SubAgentRegistry>> {
+        self.inner.sub_agents.as_ref().map(|s| Arc::clone(s.registry()))
+    }
+
+    /// ISO-7: runs decomposed tasks through the delegation mechanism in parallel batches
+    /// of `max_concurrency` (default 3, capped by the policy's concurrency), one batch at a
+    /// time; a failing task never cancels its siblings; results keep the input order. It
+    /// counts as a run: per-run budgets apply and [`cancel`](Self::cancel) stops it.
+    /// Errors: `run_in_progress`, `delegation_not_configured`.
+    pub async fn run_decomposed(&self, tasks: &[DecomposedTask], max_concurrency: usize) -> Result<Vec<ToolResult>, ArkAgentError> {
+        let (Some(tool), Some(service)) = (&self.inner.delegate, &self.inner.sub_agents) else {
+            return Err(ArkAgentError::config("delegation_not_configured", "no workers and no clone: nothing to delegate to"));
+        };
+        let active = self.claim()?;
+        service.start_run();
+        let run_id = self.inner.config.id_generator.next_id();
+        let ctx = ToolContext {
+            session_id: self.session_id(),
+            run_id,
+            cancel: active.cancel.clone(),
+            memory: self.inner.memory.clone(),
+        };
+        Ok(run_decomposed_tasks(tool, tasks, service.batch_size(max_concurrency), &ctx).await)
+    }
+
     /// Seeds a fresh child's history with its parent's context slice.
     pub(crate) fn seed_history(&self, messages: Vec<Message>) {
         self.inner.update(|s| s.history.messages = messages);
@@ -283,7 +343,18 @@ impl AgentRuntime {
     /// fails with `run_in_progress` at once — what bindings that spawn the future need.
     /// Dropping the future unclaimed releases the slot.
     pub fn start_run(&self, input: impl Into<String>) -> Result<impl Future<Output = Result<RunOutcome, ArkAgentError>> + Send + 'static, ArkAgentError> {
-        let active = self.claim()?;
+        self.start_run_linked(input, None)
+    }
+
+    /// [`start_run`](Self::start_run) whose cancellation also follows `parent`: cancelling
+    /// `parent` cancels the run at once, even mid-poll (a sub-agent's budget or forced
+    /// completion).
+    pub(crate) fn start_run_linked(
+        &self,
+        input: impl Into<String>,
+        parent: Option<&CancellationToken>,
+    ) -> Result<impl Future<Output = Result<RunOutcome, ArkAgentError>> + Send + 'static, ArkAgentError> {
+        let active = self.claim_linked(parent)?;
         let input = input.into();
         let run_id = self.inner.config.id_generator.next_id();
         let span = tracing::info_span!("arkagent.run", run_id = %run_id);
@@ -310,11 +381,15 @@ impl AgentRuntime {
     }
 
     fn claim(&self) -> Result<ActiveRun, ArkAgentError> {
+        self.claim_linked(None)
+    }
+
+    fn claim_linked(&self, parent: Option<&CancellationToken>) -> Result<ActiveRun, ArkAgentError> {
         let mut slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
         if slot.is_some() {
             return Err(ArkAgentError::RunInProgress);
         }
-        let cancel = CancellationToken::new();
+        let cancel = parent.map_or_else(CancellationToken::new, CancellationToken::child_token);
         *slot = Some(cancel.clone());
         Ok(ActiveRun { inner: Arc::clone(&self.inner), cancel })
     }
@@ -362,7 +437,7 @@ impl Inner {
     }
 
     fn estimate(&self, state: &AgentState, context: &[Message]) -> u64 {
-        estimate_request_tokens(&self.config.system_prompt, context, &state.history.messages, &self.tool_definitions)
+        estimate_request_tokens(&self.system_prompt, context, &state.history.messages, &self.tool_definitions)
     }
 
     async fn run_loop(&self, input: &str, run_id: &str, cancel: &CancellationToken) -> Result<RunOutcome, ArkAgentError> {
@@ -372,7 +447,7 @@ impl Inner {
         self.emit(run_id, EventKind::RunStarted { input: input.to_owned() });
         self.update(|s| s.history.messages.push(Message::user(input)));
         let session_id = self.lock_state().session_id.clone();
-        let tool_ctx = ToolContext { session_id, run_id: run_id.to_owned(), cancel: cancel.clone() };
+        let tool_ctx = ToolContext { session_id, run_id: run_id.to_owned(), cancel: cancel.clone(), memory: self.memory.clone() };
         let threshold = self.compressor.as_ref().and_then(|c| c.threshold());
 
         for iteration in 1..=self.config.max_iterations {
@@ -393,7 +468,7 @@ impl Inner {
                     let state = self.snapshot();
                     let context: Vec<Message> = Self::memory_context(&state).into_iter().collect();
                     let request = ChatRequest {
-                        system_prompt: Some(self.config.system_prompt.as_str()),
+                        system_prompt: Some(self.system_prompt.as_str()),
                         context_messages: &context,
                         messages: &state.history.messages,
                         tools: &self.tool_definitions,
@@ -446,7 +521,7 @@ impl Inner {
                 &self.tools,
                 &calls,
                 self.config.max_parallel_tools,
-                self.depth > 0,
+                &self.exec_policy,
                 &tool_ctx,
                 &|call| {
                     self.emit(run_id, EventKind::ToolCallStarted {

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use super::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
 use crate::error::ArkAgentError;
 use crate::llm::{ModelConfig, ToolChoice};
-use crate::memory::{ContextCompressor, ContextCompressorConfig};
+use crate::memory::{ContextCompressor, ContextCompressorConfig, NamespacedMemoryStore, GLOBAL_NAMESPACE};
 use crate::subagent::{DelegationConfig, SubAgentPolicy};
 use crate::tools::ToolRegistry;
 
@@ -58,6 +58,13 @@ pub struct AgentRuntimeConfig {
     /// Delegation to sub-agents; `delegate_task` is offered when it has a worker or
     /// allows `clone`. Workers never get it (SUB-4).
     pub delegation: Option<DelegationConfig>,
+    /// Tools the model may see and call; `None` = all (ISO-2). Calls outside the list
+    /// are answered with `tool_not_allowed` and never executed.
+    pub allowed_tools: Option<Vec<String>>,
+    /// Working / short-term memory store, shared with sub-agents (MEM-4).
+    pub memory_store: Arc<NamespacedMemoryStore>,
+    /// This runtime's namespace in the store (`"global"`; a sub-agent gets its session id).
+    pub memory_namespace: String,
     /// Id source.
     pub id_generator: Arc<dyn IdGenerator>,
     /// Time source.
@@ -89,6 +96,9 @@ impl AgentRuntimeConfig {
             session_id: None,
             compression: None,
             delegation: None,
+            allowed_tools: None,
+            memory_store: NamespacedMemoryStore::new(),
+            memory_namespace: GLOBAL_NAMESPACE.to_owned(),
             id_generator: Arc::new(DefaultIdGenerator::default()),
             clock: Arc::new(SystemClock),
         }
@@ -198,7 +208,7 @@ impl AgentRuntimeConfig {
         config.session_id = parsed.session_id;
         config.tools = tools;
         if let Some(d) = parsed.delegation {
-            config.delegation = Some(DelegationConfig { policy: d.policy, workers: Vec::new(), allow_clone: d.allow_clone });
+            config.delegation = Some(DelegationConfig { policy: d.policy, allow_clone: d.allow_clone, ..DelegationConfig::default() });
         }
         if let Some(c) = parsed.compression {
             let d = ContextCompressorConfig::default();

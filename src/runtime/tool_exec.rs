@@ -16,21 +16,21 @@ pub(crate) async fn run_tool_calls(
     tools: &ToolRegistry,
     calls: &[ToolCall],
     max_parallel: usize,
-    is_sub_agent: bool,
+    policy: &ExecPolicy,
     ctx: &ToolContext,
     on_start: &(dyn Fn(&ToolCall) + Sync),
     on_finish: &(dyn Fn(&ToolCall, &ToolResult) + Sync),
 ) -> Vec<ToolResult> {
     // Futures are built eagerly (not in a `stream.map` closure) so the returned future
     // stays `Send` for any lifetime — a known limitation of async closures in `map`.
-    let pending: Vec<_> = calls.iter().map(|call| run_call(tools, call, is_sub_agent, ctx, on_start, on_finish)).collect();
+    let pending: Vec<_> = calls.iter().map(|call| run_call(tools, call, policy, ctx, on_start, on_finish)).collect();
     futures::stream::iter(pending).buffered(max_parallel.max(1)).collect().await
 }
 
 async fn run_call(
     tools: &ToolRegistry,
     call: &ToolCall,
-    is_sub_agent: bool,
+    policy: &ExecPolicy,
     ctx: &ToolContext,
     on_start: &(dyn Fn(&ToolCall) + Sync),
     on_finish: &(dyn Fn(&ToolCall, &ToolResult) + Sync),
@@ -39,15 +39,32 @@ async fn run_call(
         cancelled()
     } else {
         on_start(call);
-        if is_sub_agent && call.name == DELEGATE_TASK_TOOL_NAME {
+        if policy.is_sub_agent && call.name == DELEGATE_TASK_TOOL_NAME {
             // SUB-4 layer 3: whatever a worker's registry holds, it never delegates.
             ToolResult::error("subagent_worker_cannot_delegate", "sub-agents cannot delegate")
+        } else if !policy.allows(&call.name) {
+            // ISO-2 at execution: the model called a tool its role does not have.
+            ToolResult::error("tool_not_allowed", &format!("tool {:?} is not allowed for this agent", call.name))
         } else {
             run_one(tools, call, ctx).await
         }
     };
     on_finish(call, &result);
     result
+}
+
+/// What a runtime may execute.
+pub(crate) struct ExecPolicy {
+    /// A sub-agent (never delegates).
+    pub is_sub_agent: bool,
+    /// Whitelisted tool names; `None` = all.
+    pub allowed: Option<std::collections::HashSet<String>>,
+}
+
+impl ExecPolicy {
+    pub(crate) fn allows(&self, name: &str) -> bool {
+        self.allowed.as_ref().is_none_or(|a| a.contains(name))
+    }
 }
 
 fn cancelled() -> ToolResult {

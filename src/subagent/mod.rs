@@ -6,18 +6,28 @@
 //! events, and answers the call with the worker's final text and a [`ChildUsageSummary`]
 //! in the result metadata. Workers never delegate (three independent layers).
 
+mod condense;
+mod context;
 mod definition;
 mod delegate;
 mod policy;
+mod registry;
+mod roles;
 mod session_id;
+mod summary;
 mod usage;
 
+pub use condense::condense_parent_context;
+pub use context::{SubAgentContext, SubAgentResult, SubAgentStatus};
 pub use definition::{SubAgentDefinition, SubAgentFactory};
+pub use registry::{SubAgentRegistry, SubAgentStats, REGISTRY_HISTORY_CAPACITY};
+pub use roles::{default_role_whitelists, ToolWhitelist, GENERAL_ROLE};
+pub use summary::{summarize_result, SUMMARY_DIRECT_LIMIT, SUMMARY_SECTION_LIMIT};
 pub use delegate::{
-    build_worker_tool_registry, delegate_task_definition, force_worker_config, parent_context_slice, DelegationConfig,
-    SubAgentChildEvent,
+    build_worker_tool_registry, delegate_task_definition, force_worker_config, parent_context_slice, DecomposedTask,
+    DelegationConfig, SubAgentChildEvent, TOKEN_BUDGET_EXCEEDED,
 };
-pub(crate) use delegate::{DelegateTaskTool, SubAgentService};
+pub(crate) use delegate::{run_decomposed_tasks, DelegateTaskTool, SubAgentService};
 pub use policy::SubAgentPolicy;
 pub use session_id::allocate_isolated_session_id;
 pub use usage::{ChildUsageRecord, ChildUsageSummary, UsageTotals};
@@ -28,3 +38,8 @@ pub const DELEGATE_TASK_TOOL_NAME: &str = "delegate_task";
 pub const CLONE_ASSIGNEE: &str = "clone";
 /// Service id of the sub-agent service (in tool result metadata).
 pub const SUB_AGENT_SERVICE_ID: &str = "arkagent.sub_agent";
+/// ISO-8: the system-prompt section on when to delegate, appended when `delegate_task`
+/// is offered.
+pub const DELEGATION_PROMPT: &str = include_str!("delegation_prompt.md");
+/// ISO-7: batch size of decomposed tasks by default.
+pub const DEFAULT_DECOMPOSE_CONCURRENCY: usize = 3;

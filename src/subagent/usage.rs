@@ -27,8 +27,8 @@ impl ChildUsageSummary {
         })
     }
 
-    /// Adds another summary.
-    pub fn add(self, other: Self) -> Self {
+    /// `self + other`, field by field.
+    pub fn plus(self, other: Self) -> Self {
         Self {
             prompt_tokens: self.prompt_tokens + other.prompt_tokens,
             completion_tokens: self.completion_tokens + other.completion_tokens,

@@ -52,6 +52,8 @@ pub struct ToolContext {
     pub run_id: String,
     /// Fires when the run is cancelled; long tools should stop early.
     pub cancel: CancellationToken,
+    /// Working and short-term memory of the calling runtime's namespace (MEM-4).
+    pub memory: crate::memory::ScopedMemory,
 }
 
 /// Runs a tool. Implementations must not panic; a panic is caught and turned into a

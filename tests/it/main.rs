@@ -5,6 +5,7 @@ mod c_abi;
 mod compression;
 mod delegation;
 mod header;
+mod isolation;
 mod runtime;
 mod support;
 mod llm_fake;
