@@ -79,6 +79,14 @@ typedef enum ArkAgentTransportError {
   ARK_AGENT_TRANSPORT_ERROR_TIMEOUT = 1,
 } ArkAgentTransportError;
 
+// Which namespaced memory (MEM-4).
+typedef enum ArkAgentMemoryTier {
+  // Scratch state for the current task.
+  ARK_AGENT_MEMORY_TIER_WORKING = 0,
+  // Facts worth keeping for the session.
+  ARK_AGENT_MEMORY_TIER_SHORT_TERM = 1,
+} ArkAgentMemoryTier;
+
 // Opaque: one HTTP request the host must finish with exactly one of
 // [`arkagent_http_complete`], [`arkagent_http_fail`], or [`arkagent_http_stream_begin`]
 // followed by chunks and [`arkagent_http_stream_end`]. Valid until that final call;
@@ -206,7 +214,8 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 // "keep_recent_message_count"?,"summary_prompt"?,"min_messages_to_summarize"?,
 // "summarizer_max_input_tokens"?},"delegation"?:{"policy"?:{"max_depth"?,
 // "max_delegations_per_run"?,"max_concurrent_children"?,"parent_context_message_count"?},
-// "allow_clone"?}}`. `tools` and `workers` may be NULL; workers enable delegation with
+// "allow_clone"?,"child_token_budget"?,"role_whitelists"?:{"role":["tool",…]|null}}}`.
+// `tools` and `workers` may be NULL; workers enable delegation with
 // the default policy when the config has no `"delegation"`. `http` sends requests
 // (see [`ArkAgentHttpCallback`]); `http_userdata` must stay valid until the runtime is
 // freed and no run is active.
@@ -252,6 +261,42 @@ enum ArkAgentResult arkagent_runtime_episodes(struct ArkAgentRuntime *runtime, c
 // # Safety
 // `out` valid for one pointer write.
 enum ArkAgentResult arkagent_runtime_total_usage(struct ArkAgentRuntime *runtime, char **out);
+
+// Writes the sub-agents of this runtime's registry as `{"active":[SubAgentContext…],
+// "history":[…≤100],"stats":{"active","history","completed_count","total_tokens"}}` to
+// `*out` (empty lists without delegation); free with `arkagent_string_free`.
+//
+// # Safety
+// `out` valid for one pointer write.
+enum ArkAgentResult arkagent_runtime_sub_agents(struct ArkAgentRuntime *runtime, char **out);
+
+// Force-completes every running sub-agent of this runtime's session (`session-closed`)
+// — call it when the conversation closes. `*out_count` (if not NULL) gets how many.
+//
+// # Safety
+// `out_count` NULL or valid for one write.
+enum ArkAgentResult arkagent_runtime_close_sub_agents(struct ArkAgentRuntime *runtime, size_t *out_count);
+
+// ISO-7: runs `tasks_json` (`[{"assignee","task_description","role"?,"context"?}]`)
+// through delegation in parallel batches of `max_concurrency` (0 = 3), blocking like
+// `arkagent_runtime_run`. `*out_results_json` gets one `{"content","is_error",
+// "error_code"?,"metadata"?}` per task, in input order.
+//
+// # Safety
+// `tasks_json` a NUL-terminated string; `out_results_json` valid for one write.
+enum ArkAgentResult arkagent_runtime_run_decomposed(struct ArkAgentRuntime *runtime, const char *tasks_json, size_t max_concurrency, char **out_results_json);
+
+// Stores `entry_json` under `id` in this runtime's memory namespace (MEM-4).
+//
+// # Safety
+// `id` and `entry_json` NUL-terminated strings.
+enum ArkAgentResult arkagent_runtime_memory_store(struct ArkAgentRuntime *runtime, enum ArkAgentMemoryTier tier, const char *id, const char *entry_json);
+
+// Reads `id` from this runtime's memory namespace into `*out_json` (`null` when absent).
+//
+// # Safety
+// `id` a NUL-terminated string; `out_json` valid for one write.
+enum ArkAgentResult arkagent_runtime_memory_recall(struct ArkAgentRuntime *runtime, enum ArkAgentMemoryTier tier, const char *id, char **out_json);
 
 // Cancels the active run, if any. Any thread, including from inside a callback.
 enum ArkAgentResult arkagent_runtime_cancel(struct ArkAgentRuntime *runtime);

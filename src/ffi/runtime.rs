@@ -112,7 +112,8 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 /// "keep_recent_message_count"?,"summary_prompt"?,"min_messages_to_summarize"?,
 /// "summarizer_max_input_tokens"?},"delegation"?:{"policy"?:{"max_depth"?,
 /// "max_delegations_per_run"?,"max_concurrent_children"?,"parent_context_message_count"?},
-/// "allow_clone"?}}`. `tools` and `workers` may be NULL; workers enable delegation with
+/// "allow_clone"?,"child_token_budget"?,"role_whitelists"?:{"role":["tool",…]|null}}}`.
+/// `tools` and `workers` may be NULL; workers enable delegation with
 /// the default policy when the config has no `"delegation"`. `http` sends requests
 /// (see [`ArkAgentHttpCallback`]); `http_userdata` must stay valid until the runtime is
 /// freed and no run is active.
@@ -253,6 +254,137 @@ pub unsafe extern "C" fn arkagent_runtime_total_usage(runtime: *mut ArkAgentRunt
         // SAFETY: forwarded contract.
         unsafe { write_out_string(out, json) }
     })
+}
+
+/// Writes the sub-agents of this runtime's registry as `{"active":[SubAgentContext…],
+/// "history":[…≤100],"stats":{"active","history","completed_count","total_tokens"}}` to
+/// `*out` (empty lists without delegation); free with `arkagent_string_free`.
+///
+/// # Safety
+/// `out` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_sub_agents(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
+    boundary(|| {
+        let registry = runtime_handle(runtime)?.runtime.sub_agent_registry();
+        let json = match registry {
+            Some(r) => serde_json::json!({"active": r.active(), "history": r.history(), "stats": r.stats()}),
+            None => serde_json::json!({"active": [], "history": [], "stats": crate::subagent::SubAgentStats::default()}),
+        };
+        // SAFETY: forwarded contract.
+        unsafe { write_out_string(out, json.to_string()) }
+    })
+}
+
+/// Force-completes every running sub-agent of this runtime's session (`session-closed`)
+/// — call it when the conversation closes. `*out_count` (if not NULL) gets how many.
+///
+/// # Safety
+/// `out_count` NULL or valid for one write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_close_sub_agents(runtime: *mut ArkAgentRuntime, out_count: *mut usize) -> ArkAgentResult {
+    boundary(|| {
+        let handle = runtime_handle(runtime)?;
+        let n = match handle.runtime.sub_agent_registry() {
+            Some(r) => r.force_complete_all(&handle.runtime.session_id(), handle.runtime.config().clock.now_ms()),
+            None => 0,
+        };
+        if !out_count.is_null() {
+            // SAFETY: checked non-NULL.
+            unsafe { *out_count = n };
+        }
+        Ok(())
+    })
+}
+
+/// ISO-7: runs `tasks_json` (`[{"assignee","task_description","role"?,"context"?}]`)
+/// through delegation in parallel batches of `max_concurrency` (0 = 3), blocking like
+/// `arkagent_runtime_run`. `*out_results_json` gets one `{"content","is_error",
+/// "error_code"?,"metadata"?}` per task, in input order.
+///
+/// # Safety
+/// `tasks_json` a NUL-terminated string; `out_results_json` valid for one write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_run_decomposed(
+    runtime: *mut ArkAgentRuntime,
+    tasks_json: *const c_char,
+    max_concurrency: usize,
+    out_results_json: *mut *mut c_char,
+) -> ArkAgentResult {
+    boundary(|| {
+        let handle = runtime_handle(runtime)?;
+        // SAFETY: forwarded contract.
+        let json = unsafe { str_arg(tasks_json, "tasks_json") }?;
+        let tasks: Vec<crate::subagent::DecomposedTask> = serde_json::from_str(json).map_err(crate::ArkAgentError::from)?;
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(FfiError::new(ArkAgentResult::Reentrant, "arkagent_runtime_run_decomposed called from a library callback"));
+        }
+        let concurrency = if max_concurrency == 0 { crate::subagent::DEFAULT_DECOMPOSE_CONCURRENCY } else { max_concurrency };
+        let results = executor()?.block_on(handle.runtime.run_decomposed(&tasks, concurrency))?;
+        let json = serde_json::to_string(&results).map_err(crate::ArkAgentError::from)?;
+        // SAFETY: forwarded contract.
+        unsafe { write_out_string(out_results_json, json) }
+    })
+}
+
+/// Stores `entry_json` under `id` in this runtime's memory namespace (MEM-4).
+///
+/// # Safety
+/// `id` and `entry_json` NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_memory_store(
+    runtime: *mut ArkAgentRuntime,
+    tier: ArkAgentMemoryTier,
+    id: *const c_char,
+    entry_json: *const c_char,
+) -> ArkAgentResult {
+    boundary(|| {
+        let handle = runtime_handle(runtime)?;
+        // SAFETY: forwarded contract.
+        let (id, json) = unsafe { (str_arg(id, "id")?, str_arg(entry_json, "entry_json")?) };
+        let entry: serde_json::Value = serde_json::from_str(json).map_err(crate::ArkAgentError::from)?;
+        handle.runtime.working_memory().store(tier.into(), id, entry);
+        Ok(())
+    })
+}
+
+/// Reads `id` from this runtime's memory namespace into `*out_json` (`null` when absent).
+///
+/// # Safety
+/// `id` a NUL-terminated string; `out_json` valid for one write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_memory_recall(
+    runtime: *mut ArkAgentRuntime,
+    tier: ArkAgentMemoryTier,
+    id: *const c_char,
+    out_json: *mut *mut c_char,
+) -> ArkAgentResult {
+    boundary(|| {
+        let handle = runtime_handle(runtime)?;
+        // SAFETY: forwarded contract.
+        let id = unsafe { str_arg(id, "id") }?;
+        let entry = handle.runtime.working_memory().recall(tier.into(), id).unwrap_or(serde_json::Value::Null);
+        // SAFETY: forwarded contract.
+        unsafe { write_out_string(out_json, entry.to_string()) }
+    })
+}
+
+/// Which namespaced memory (MEM-4).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArkAgentMemoryTier {
+    /// Scratch state for the current task.
+    Working = 0,
+    /// Facts worth keeping for the session.
+    ShortTerm = 1,
+}
+
+impl From<ArkAgentMemoryTier> for crate::memory::MemoryTier {
+    fn from(t: ArkAgentMemoryTier) -> Self {
+        match t {
+            ArkAgentMemoryTier::Working => Self::Working,
+            ArkAgentMemoryTier::ShortTerm => Self::ShortTerm,
+        }
+    }
 }
 
 /// Cancels the active run, if any. Any thread, including from inside a callback.

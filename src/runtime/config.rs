@@ -157,6 +157,10 @@ struct DelegationJson {
     policy: SubAgentPolicy,
     #[serde(default)]
     allow_clone: bool,
+    child_token_budget: Option<u64>,
+    /// Extra or replaced roles: `{"role": ["tool", …] | null}` (null = every tool).
+    #[serde(default)]
+    role_whitelists: std::collections::BTreeMap<String, Option<Vec<String>>>,
 }
 
 /// Overrides a host applies to a worker's config (`apply_overrides_json`).
@@ -189,7 +193,8 @@ impl AgentRuntimeConfig {
     /// "keep_recent_message_count"?, "summary_prompt"?, "min_messages_to_summarize"?,
     /// "summarizer_max_input_tokens"?}, "delegation"?: {"policy"?: {"max_depth"?,
     /// "max_delegations_per_run"?, "max_concurrent_children"?,
-    /// "parent_context_message_count"?}, "allow_clone"?}}` and validates it. Errors: `invalid_json`,
+    /// "parent_context_message_count"?}, "allow_clone"?, "child_token_budget"?,
+    /// "role_whitelists"?: {"role": ["tool", …] | null}}}` and validates it. Errors: `invalid_json`,
     /// `invalid_config`.
     ///
     /// ```
@@ -208,7 +213,10 @@ impl AgentRuntimeConfig {
         config.session_id = parsed.session_id;
         config.tools = tools;
         if let Some(d) = parsed.delegation {
-            config.delegation = Some(DelegationConfig { policy: d.policy, allow_clone: d.allow_clone, ..DelegationConfig::default() });
+            let mut delegation =
+                DelegationConfig { policy: d.policy, allow_clone: d.allow_clone, child_token_budget: d.child_token_budget, ..DelegationConfig::default() };
+            delegation.role_whitelists.extend(d.role_whitelists);
+            config.delegation = Some(delegation);
         }
         if let Some(c) = parsed.compression {
             let d = ContextCompressorConfig::default();

@@ -497,6 +497,39 @@ static void delegation(void) {
   CHECK(arkagent_runtime_run(rt, "go", NULL) == ARK_AGENT_RESULT_OK, "run");
   CHECK(leaked_builder != NULL && arkagent_worker_configure(leaked_builder, "{}") == ARK_AGENT_RESULT_INVALID_HANDLE, "stale builder rejected");
   arkagent_runtime_free(rt);
+
+  /* ISO-7: decomposed tasks in batches, results in input order; ISO-4 registry view. */
+  static const char *ISO_CONFIG =
+      "{\"model\":{\"base_url\":\"http://127.0.0.1:9/v1\",\"api_key\":\"" API_KEY "\",\"model\":\"test-model\"},"
+      "\"session_id\":\"c-iso\",\"delegation\":{\"allow_clone\":true,\"policy\":{\"max_delegations_per_run\":8},"
+      "\"role_whitelists\":{\"readonly\":[\"get_weather\"]}}}";
+  Family iso = {{{CHILD_ANSWER, CHILD_ANSWER, CHILD_ANSWER}, {0}, 0, 0, {0}}, {0}};
+  CHECK(arkagent_runtime_new(ISO_CONFIG, NULL, NULL, family_http, &iso, &rt) == ARK_AGENT_RESULT_OK, "runtime with clone");
+  char *results = NULL;
+  CHECK(arkagent_runtime_run_decomposed(rt,
+                                        "[{\"assignee\":\"clone\",\"task_description\":\"a\"},"
+                                        "{\"assignee\":\"clone\",\"task_description\":\"b\",\"role\":\"readonly\"},"
+                                        "{\"assignee\":\"nobody\",\"task_description\":\"c\"}]",
+                                        2, &results) == ARK_AGENT_RESULT_OK,
+        "run_decomposed");
+  CHECK(results && count(results, "child found it") == 2 && strstr(results, "subagent_unknown_assignee"), "two answers and one coded failure");
+  CHECK(results && strstr(results, "child found it") < strstr(results, "subagent_unknown_assignee"), "input order kept");
+  arkagent_string_free(results);
+  char *subs = NULL;
+  CHECK(arkagent_runtime_sub_agents(rt, &subs) == ARK_AGENT_RESULT_OK, "sub_agents");
+  CHECK(subs && strstr(subs, "\"completed_count\":2") && strstr(subs, "\"role\":\"readonly\""), "registry history and stats");
+  arkagent_string_free(subs);
+  size_t closed = 99;
+  CHECK(arkagent_runtime_close_sub_agents(rt, &closed) == ARK_AGENT_RESULT_OK && closed == 0, "nothing left running");
+  /* MEM-4: this runtime's namespace. */
+  char *entry = NULL;
+  CHECK(arkagent_runtime_memory_store(rt, ARK_AGENT_MEMORY_TIER_WORKING, "plan", "{\"step\":2}") == ARK_AGENT_RESULT_OK, "memory store");
+  CHECK(arkagent_runtime_memory_recall(rt, ARK_AGENT_MEMORY_TIER_WORKING, "plan", &entry) == ARK_AGENT_RESULT_OK && entry && strcmp(entry, "{\"step\":2}") == 0, "memory recall");
+  arkagent_string_free(entry);
+  CHECK(arkagent_runtime_memory_recall(rt, ARK_AGENT_MEMORY_TIER_SHORT_TERM, "plan", &entry) == ARK_AGENT_RESULT_OK && entry && strcmp(entry, "null") == 0, "tiers are separate");
+  arkagent_string_free(entry);
+  CHECK(arkagent_runtime_memory_store(rt, ARK_AGENT_MEMORY_TIER_WORKING, "bad", "{oops") == ARK_AGENT_RESULT_INVALID_JSON, "memory entry must be JSON");
+  arkagent_runtime_free(rt);
   arkagent_workers_free(workers);
 }
 
