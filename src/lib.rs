@@ -6,6 +6,11 @@
 //! every provider accepts: each assistant tool call answered by exactly one tool result
 //! ([`HistoryInvariants`]).
 //!
+//! Runs on Tokio: await the runtime's futures inside a Tokio runtime with the time driver
+//! enabled (`#[tokio::main]`, or a builder with `enable_time()`/`enable_all()`); request
+//! timeouts and retry backoff use Tokio timers. The C ABI and the N-API module bring
+//! their own executor.
+//!
 //! The same core is exposed to C through [`ffi`] (`include/arkagent.h`) and to ArkTS /
 //! Node.js through the `arkagent-napi` crate under `bindings/napi`.
 //!

@@ -75,7 +75,7 @@ fn runtime(messages: usize, prompt_tokens: u64) -> AgentRuntime {
 
 /// (bytes allocated, largest single allocation) during one `compress_now`.
 fn measure(rt: &AgentRuntime, expect: (CompressOutcome, CompressReason)) -> (usize, usize) {
-    let exec = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let exec = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     BYTES.store(0, Ordering::SeqCst);
     LARGEST.store(0, Ordering::SeqCst);
     COUNTING.store(true, Ordering::SeqCst);

@@ -1,8 +1,14 @@
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::transport::{HttpBody, HttpRequest, HttpTransport, TransportErrorKind};
+use super::classify::MAX_ERROR_BODY_BYTES;
+use super::retry::Jitter;
+use super::sse::MAX_EVENT_BYTES;
+use super::stream::{StreamDelta, StreamParser};
+use super::transport::{HttpBody, HttpRequest, HttpTransport, TransportError, TransportErrorKind};
 use super::{openai, LlmError, ModelConfig};
 use crate::history::{Message, ModelUsage};
 use crate::tools::ToolDefinition;
@@ -46,17 +52,26 @@ pub struct ChatResponse {
     pub finish_reason: Option<String>,
 }
 
-/// Talks to one model through the host transport.
+/// Talks to one model through the host transport: builds requests, sends them with the
+/// configured timeout and retries (LLM-3), and parses whole or streamed answers (LLM-2).
 #[derive(Clone)]
 pub struct ChatClient {
     transport: Arc<dyn HttpTransport>,
     config: ModelConfig,
+    jitter_seed: Option<u64>,
 }
 
 impl ChatClient {
     /// A client for `config` over `transport`.
     pub fn new(transport: Arc<dyn HttpTransport>, config: ModelConfig) -> Self {
-        Self { transport, config }
+        Self { transport, config, jitter_seed: None }
+    }
+
+    /// Fixes the seed of the backoff jitter (tests). By default each request seeds its own
+    /// generator from its URL and body.
+    pub fn with_jitter_seed(mut self, seed: u64) -> Self {
+        self.jitter_seed = Some(seed);
+        self
     }
 
     /// The model config.
@@ -84,33 +99,246 @@ impl ChatClient {
         }
     }
 
-    /// Sends an already built request and parses the answer. Cancellation wins: once
-    /// `cancel` fires the call returns [`LlmError::Cancelled`] without waiting for the host.
+    /// Sends an already built request and parses the answer, whole JSON or SSE stream.
+    /// Retries and times out per [`ModelConfig::retry`] and
+    /// [`ModelConfig::request_timeout_ms`]. Cancellation wins: once `cancel` fires the
+    /// call returns [`LlmError::Cancelled`] without waiting for the host or a backoff.
     pub async fn send(&self, http: HttpRequest, cancel: &CancellationToken) -> Result<ChatResponse, LlmError> {
-        let exchange = async {
-            let response = self.transport.send(http, cancel.clone()).await.map_err(|e| match e.kind {
-                TransportErrorKind::Timeout => LlmError::Timeout,
-                TransportErrorKind::Cancelled => LlmError::Cancelled,
-                TransportErrorKind::Network => LlmError::Transport(self.config.redact(&e.message)),
-            })?;
-            let status = response.status;
-            let retry_after = response.header("retry-after").map(str::to_owned);
-            let body = match response.body {
-                HttpBody::Full(bytes) => bytes,
-                stream @ HttpBody::Stream(_) => stream
-                    .collect()
-                    .await
-                    .map_err(|e| LlmError::Transport(self.config.redact(&e.message)))?,
+        self.send_with_retries(http, cancel, None).await
+    }
+
+    /// Like [`send`](Self::send), and hands every piece of the answer to `on_delta` as it
+    /// is parsed: text, reasoning, tool-call starts and argument fragments. A
+    /// non-streaming (JSON) answer is delivered as one delta per part. The returned
+    /// response equals what the non-streaming parser gives for the same completion.
+    ///
+    /// Once a delta has been delivered a failure is returned as is, never retried (the
+    /// caller has shown part of an answer). `on_delta` runs on the task awaiting this
+    /// call; keep it short.
+    pub async fn send_streaming(
+        &self,
+        http: HttpRequest,
+        cancel: &CancellationToken,
+        on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
+    ) -> Result<ChatResponse, LlmError> {
+        self.send_with_retries(http, cancel, Some(on_delta)).await
+    }
+
+    async fn send_with_retries(
+        &self,
+        http: HttpRequest,
+        cancel: &CancellationToken,
+        on_delta: Option<&(dyn Fn(StreamDelta) + Send + Sync)>,
+    ) -> Result<ChatResponse, LlmError> {
+        let policy = self.config.retry;
+        let attempts = policy.max_attempts.max(1);
+        let mut jitter: Option<Jitter> = None;
+        let mut http = Some(http);
+        for attempt in 1..=attempts {
+            // The last attempt gets the request itself; earlier ones a copy.
+            let request = if attempt == attempts { http.take() } else { http.clone() };
+            let Some(request) = request else { break };
+            // Never the headers (Authorization) or the body (user data); the URL may carry
+            // a key for some gateways, so it is redacted too.
+            tracing::trace!(attempt, url = %self.config.redact(&request.url), body_bytes = request.body.len(), stream = request.stream, "model request");
+            let delivered = AtomicBool::new(false);
+            let result = self.attempt(request, cancel, on_delta, &delivered).await;
+            let error = match result {
+                Ok(response) => return Ok(response),
+                Err(e) => e.redacted(|t| self.config.redact(t)),
             };
-            if !(200..300).contains(&status) {
-                return Err(openai::classify_http_error(status, &body, retry_after.as_deref()));
+            let retry = attempt < attempts && error.is_retryable() && !delivered.load(Ordering::Relaxed);
+            if !retry || cancel.is_cancelled() {
+                tracing::debug!(code = error.code(), attempt, "model call failed");
+                return Err(error);
             }
-            openai::parse_response(&body)
-        };
+            let jitter = jitter.get_or_insert_with(|| match (self.jitter_seed, &http) {
+                (Some(seed), _) => Jitter::seeded(seed),
+                (None, Some(h)) => Jitter::for_request(&h.url, &h.body),
+                (None, None) => Jitter::seeded(0),
+            });
+            let delay_ms = policy.delay_ms(&error, attempt - 1, jitter);
+            tracing::debug!(code = error.code(), attempt, delay_ms, "retrying model call");
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(LlmError::Cancelled),
+                _ = tokio::time::sleep(Duration::from_millis(delay_ms)) => {}
+            }
+        }
+        Err(LlmError::Cancelled) // unreachable: the last attempt returns
+    }
+
+    /// One attempt, bounded by the request timeout, abandoned when `cancel` fires.
+    async fn attempt(
+        &self,
+        http: HttpRequest,
+        cancel: &CancellationToken,
+        on_delta: Option<&(dyn Fn(StreamDelta) + Send + Sync)>,
+        delivered: &AtomicBool,
+    ) -> Result<ChatResponse, LlmError> {
+        // The host's token for this attempt: cancelled when the attempt ends early
+        // (timeout, cancellation, or the body is no longer needed after `[DONE]`).
+        let token = cancel.child_token();
+        let _stop_host = token.clone().drop_guard();
+        let exchange = self.exchange(http, token, on_delta, delivered);
+        let timeout_ms = self.config.request_timeout_ms;
         tokio::select! {
             biased;
             _ = cancel.cancelled() => Err(LlmError::Cancelled),
-            result = exchange => result,
+            result = async {
+                if timeout_ms == 0 {
+                    exchange.await
+                } else {
+                    tokio::time::timeout(Duration::from_millis(timeout_ms), exchange).await.unwrap_or(Err(LlmError::Timeout))
+                }
+            } => result,
+        }
+    }
+
+    async fn exchange(
+        &self,
+        http: HttpRequest,
+        token: CancellationToken,
+        on_delta: Option<&(dyn Fn(StreamDelta) + Send + Sync)>,
+        delivered: &AtomicBool,
+    ) -> Result<ChatResponse, LlmError> {
+        let response = self.transport.send(http, token).await.map_err(transport_error)?;
+        let status = response.status;
+        if !(200..300).contains(&status) {
+            let retry_after = openai::retry_after_ms(&response);
+            let body = read_error_body(response.body).await;
+            return Err(openai::classify_status(status, &body, retry_after));
+        }
+        let mut emit = |delta: StreamDelta| {
+            if let Some(f) = on_delta {
+                delivered.store(true, Ordering::Relaxed);
+                f(delta);
+            }
+        };
+        let mut body = BodyReader::default();
+        match response.body {
+            HttpBody::Full(bytes) => body.push(&bytes, on_delta.is_some(), &mut emit)?,
+            HttpBody::Stream(mut stream) => {
+                while let Some(chunk) = stream.next_chunk().await {
+                    body.push(&chunk.map_err(transport_error)?, on_delta.is_some(), &mut emit)?;
+                    if body.is_done() {
+                        break; // ignore anything after [DONE]; the guard tells the host
+                    }
+                }
+            }
+        }
+        body.finish(on_delta.is_some(), &mut emit)
+    }
+}
+
+fn transport_error(e: TransportError) -> LlmError {
+    match e.kind {
+        TransportErrorKind::Timeout => LlmError::Timeout,
+        TransportErrorKind::Cancelled => LlmError::Cancelled,
+        // Redacted by the caller (the host's text may echo the request).
+        TransportErrorKind::Network => LlmError::Transport(e.message),
+    }
+}
+
+/// Reads at most [`MAX_ERROR_BODY_BYTES`] of an error body; failures leave it short
+/// (the status alone still classifies the error).
+async fn read_error_body(body: HttpBody) -> Vec<u8> {
+    match body {
+        HttpBody::Full(mut bytes) => {
+            bytes.truncate(MAX_ERROR_BODY_BYTES);
+            bytes
+        }
+        HttpBody::Stream(mut stream) => {
+            let mut out = Vec::new();
+            while let Some(Ok(chunk)) = stream.next_chunk().await {
+                out.extend_from_slice(&chunk);
+                if out.len() >= MAX_ERROR_BODY_BYTES {
+                    break;
+                }
+            }
+            out
+        }
+    }
+}
+
+/// A successful body whose kind is decided by its first significant byte: `{` is a JSON
+/// completion, anything else (`data:`, `:`, `event:`) an SSE stream. Hosts do not always
+/// pass `Content-Type`, and some servers ignore `stream: true`.
+#[derive(Default)]
+enum BodyReader {
+    /// Nothing but whitespace (or a BOM) so far; those bytes are kept.
+    #[default]
+    Undecided,
+    Prefix(Vec<u8>),
+    Json(Vec<u8>),
+    Sse(Box<StreamParser>),
+}
+
+impl BodyReader {
+    fn push(&mut self, chunk: &[u8], wants_deltas: bool, emit: &mut dyn FnMut(StreamDelta)) -> Result<(), LlmError> {
+        match self {
+            Self::Json(buf) => {
+                buf.extend_from_slice(chunk);
+                Ok(())
+            }
+            Self::Sse(parser) => parser.push(chunk, wants_deltas.then_some(emit)),
+            Self::Undecided | Self::Prefix(_) => {
+                let significant = chunk.iter().copied().find(|b| !b.is_ascii_whitespace() && !matches!(b, 0xEF | 0xBB | 0xBF));
+                let mut bytes = match std::mem::take(self) {
+                    Self::Prefix(prefix) => prefix,
+                    _ => Vec::new(),
+                };
+                bytes.extend_from_slice(chunk);
+                *self = match significant {
+                    None if bytes.len() > MAX_EVENT_BYTES => return Err(LlmError::MalformedResponse("body is only whitespace".into())),
+                    None => Self::Prefix(bytes),
+                    Some(b'{') => Self::Json(bytes),
+                    Some(_) => {
+                        let mut parser = Box::new(StreamParser::new());
+                        parser.push(&bytes, wants_deltas.then_some(emit))?;
+                        Self::Sse(parser)
+                    }
+                };
+                Ok(())
+            }
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        matches!(self, Self::Sse(parser) if parser.is_done())
+    }
+
+    fn finish(self, wants_deltas: bool, emit: &mut dyn FnMut(StreamDelta)) -> Result<ChatResponse, LlmError> {
+        match self {
+            Self::Undecided | Self::Prefix(_) => Err(LlmError::MalformedResponse("empty body".into())),
+            Self::Sse(parser) => parser.finish(wants_deltas.then_some(emit)),
+            Self::Json(bytes) => {
+                // Start at the `{`: a BOM (or whitespace before it) is not JSON.
+                let start = bytes.iter().position(|&b| b == b'{').unwrap_or(0);
+                let response = openai::parse_response(&bytes[start..])?;
+                if wants_deltas {
+                    emit_whole(&response, emit);
+                }
+                Ok(response)
+            }
+        }
+    }
+}
+
+/// A non-streamed answer as deltas: reasoning, text, then each tool call.
+fn emit_whole(response: &ChatResponse, emit: &mut dyn FnMut(StreamDelta)) {
+    let Message::Assistant { content, tool_calls, reasoning } = &response.message else { return };
+    if let Some(r) = reasoning.as_ref().filter(|r| !r.is_empty()) {
+        emit(StreamDelta::Reasoning(r.clone()));
+    }
+    if let Some(c) = content.as_ref().filter(|c| !c.is_empty()) {
+        emit(StreamDelta::Text(c.clone()));
+    }
+    for (index, call) in tool_calls.iter().enumerate() {
+        let index = u32::try_from(index).unwrap_or(u32::MAX);
+        emit(StreamDelta::ToolCallStarted { index, id: call.id.clone(), name: call.name.clone() });
+        if !call.arguments.is_empty() {
+            emit(StreamDelta::ToolCallArguments { index, fragment: call.arguments.clone() });
         }
     }
 }

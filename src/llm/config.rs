@@ -2,10 +2,27 @@ use std::fmt;
 
 use serde::Deserialize;
 
+use super::RetryPolicy;
+
+/// Default per-attempt timeout of a model call.
+pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 60_000;
+
+fn default_request_timeout_ms() -> u64 {
+    DEFAULT_REQUEST_TIMEOUT_MS
+}
+
 /// Where and how to reach an OpenAI-compatible Chat Completions endpoint.
 ///
 /// Deserializes from `{"base_url", "api_key", "model", "temperature"?, "max_tokens"?,
-/// "stream"?, "extra_headers"?: [[name, value], …]}`; unknown fields are rejected.
+/// "stream"?, "extra_headers"?: [[name, value], …], "retry"?: {…RetryPolicy…},
+/// "request_timeout_ms"?}`; unknown fields are rejected, missing ones take the defaults.
+///
+/// ```
+/// let c: arkagent::ModelConfig = serde_json::from_str(
+///     r#"{"base_url":"http://127.0.0.1:11434/v1","api_key":"k","model":"m","retry":{"max_attempts":5}}"#,
+/// ).unwrap();
+/// assert_eq!((c.retry.max_attempts, c.retry.initial_backoff_ms, c.request_timeout_ms), (5, 500, 60_000));
+/// ```
 #[derive(Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
@@ -27,10 +44,19 @@ pub struct ModelConfig {
     /// Extra headers sent with every request (e.g. an organisation id).
     #[serde(default)]
     pub extra_headers: Vec<(String, String)>,
+    /// How failed calls are retried (LLM-3).
+    #[serde(default)]
+    pub retry: RetryPolicy,
+    /// Time limit of one attempt, from sending the request to the end of the body (the
+    /// whole stream included), in milliseconds; `0` means no limit. A timed-out attempt
+    /// is retried like any [`LlmError::Timeout`](super::LlmError::Timeout) unless part of a
+    /// streamed answer was already delivered. Raise it for long reasoning streams.
+    #[serde(default = "default_request_timeout_ms")]
+    pub request_timeout_ms: u64,
 }
 
 impl ModelConfig {
-    /// A config with no sampling overrides, not streaming.
+    /// A config with no sampling overrides, not streaming, default retries and timeout.
     pub fn new(base_url: impl Into<String>, api_key: impl Into<String>, model: impl Into<String>) -> Self {
         Self {
             base_url: base_url.into(),
@@ -40,6 +66,8 @@ impl ModelConfig {
             max_tokens: None,
             stream: false,
             extra_headers: Vec::new(),
+            retry: RetryPolicy::default(),
+            request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
         }
     }
 
@@ -48,12 +76,26 @@ impl ModelConfig {
         format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
     }
 
-    /// Replaces every occurrence of the API key in `text` (LLM-4).
+    /// Replaces every occurrence of the API key (and of credential values in
+    /// `extra_headers`, e.g. an `api-key` header) in `text` (LLM-4). Secrets shorter than
+    /// 4 characters are left alone: replacing them would mangle ordinary text.
     pub fn redact(&self, text: &str) -> String {
-        if self.api_key.len() < 4 {
-            return text.to_owned();
+        let mut out = text.to_owned();
+        for secret in self.secrets() {
+            if secret.len() >= 4 && out.contains(secret) {
+                out = out.replace(secret, "<redacted>");
+            }
         }
-        text.replace(&self.api_key, "<redacted>")
+        out
+    }
+
+    /// The API key and the values of credential headers among `extra_headers`.
+    fn secrets(&self) -> impl Iterator<Item = &str> {
+        let extra = self.extra_headers.iter().filter(|(k, _)| super::transport::is_secret_header(k)).map(|(_, v)| {
+            let v = v.trim();
+            v.strip_prefix("Bearer ").unwrap_or(v)
+        });
+        std::iter::once(self.api_key.as_str()).chain(extra)
     }
 }
 
@@ -66,6 +108,22 @@ impl fmt::Debug for ModelConfig {
             .field("temperature", &self.temperature)
             .field("max_tokens", &self.max_tokens)
             .field("stream", &self.stream)
-            .finish_non_exhaustive()
+            .field("extra_headers", &ExtraHeaders(&self.extra_headers))
+            .field("retry", &self.retry)
+            .field("request_timeout_ms", &self.request_timeout_ms)
+            .finish()
+    }
+}
+
+/// Extra headers with credential values hidden (an `api-key` header is a secret too).
+struct ExtraHeaders<'a>(&'a [(String, String)]);
+
+impl fmt::Debug for ExtraHeaders<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(k, v)| {
+                (k.as_str(), if super::transport::is_secret_header(k) { "<redacted>" } else { v.as_str() })
+            }))
+            .finish()
     }
 }

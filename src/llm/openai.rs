@@ -4,7 +4,9 @@
 
 use serde_json::{json, Map, Value};
 
+pub use super::classify::{classify_error_object, classify_http_error, classify_status, parse_retry_after, retry_after_ms};
 use super::client::{ChatRequest, ChatResponse, ToolChoice};
+pub use super::stream::parse_stream;
 use super::{LlmError, ModelConfig};
 use crate::history::{Message, ModelUsage, ToolCall};
 
@@ -85,23 +87,33 @@ pub fn encode_message(message: &Message) -> Value {
 
 /// Parses a non-streaming response body.
 pub fn parse_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| LlmError::MalformedResponse(format!("body is not JSON ({e})")))?;
+    let value: Value = serde_json::from_slice(body).map_err(|e| json_error("body", &e))?;
     if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
         // Some providers answer HTTP 200 with an error object.
         return Err(classify_error_object(200, err));
     }
-    let choice = value
-        .get("choices")
-        .and_then(Value::as_array)
-        .and_then(|c| c.first())
-        .ok_or_else(|| LlmError::MalformedResponse("no choices".into()))?;
+    let choices = match value.get("choices") {
+        Some(Value::Array(choices)) => choices,
+        // DashScope-native style `{"code", "message"}` without choices is an error too.
+        None if value.get("code").is_some_and(|c| !c.is_null()) => return Err(classify_error_object(200, &value)),
+        _ => return Err(LlmError::MalformedResponse("no choices".into())),
+    };
+    let choice = choices.first().ok_or_else(|| LlmError::MalformedResponse("no choices".into()))?;
     let message = choice
         .get("message")
         .and_then(Value::as_object)
         .ok_or_else(|| LlmError::MalformedResponse("choice has no message".into()))?;
     let content = message.get("content").and_then(Value::as_str).map(str::to_owned);
-    let reasoning = message.get("reasoning_content").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+    // `reasoning_content` (DeepSeek, Qwen, GLM, Kimi) wins over `reasoning` (Ollama, vLLM).
+    let reasoning = match message.get("reasoning_content") {
+        Some(Value::String(r)) => Some(r),
+        _ => message.get("reasoning").and_then(|r| match r {
+            Value::String(r) => Some(r),
+            _ => None,
+        }),
+    }
+    .filter(|r| !r.is_empty())
+    .cloned();
     let mut tool_calls = Vec::new();
     if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
         for call in calls {
@@ -110,10 +122,21 @@ pub fn parse_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
     }
     let usage = value.get("usage").filter(|u| u.is_object()).map(parse_usage);
     Ok(ChatResponse {
-        message: Message::Assistant { content: content.filter(|c| !c.is_empty() || tool_calls.is_empty()), tool_calls, reasoning },
+        message: finish_message(content, tool_calls, reasoning),
         usage,
         finish_reason: choice.get("finish_reason").and_then(Value::as_str).map(str::to_owned),
     })
+}
+
+/// The assistant message of a completion; shared with the stream parser so both paths
+/// build identical messages. Empty text beside tool calls is dropped.
+pub(crate) fn finish_message(content: Option<String>, tool_calls: Vec<ToolCall>, reasoning: Option<String>) -> Message {
+    Message::Assistant { content: content.filter(|c| !c.is_empty() || tool_calls.is_empty()), tool_calls, reasoning }
+}
+
+/// A JSON error without the offending input (which could echo anything, a key included).
+pub(crate) fn json_error(what: &str, e: &serde_json::Error) -> LlmError {
+    LlmError::MalformedResponse(format!("{what} is not valid JSON ({:?} error at line {} column {})", e.classify(), e.line(), e.column()))
 }
 
 fn parse_tool_call(call: &Value) -> Result<ToolCall, LlmError> {
@@ -125,7 +148,8 @@ fn parse_tool_call(call: &Value) -> Result<ToolCall, LlmError> {
         .and_then(Value::as_str)
         .filter(|n| !n.is_empty())
         .ok_or_else(|| LlmError::MalformedResponse("tool call without name".into()))?;
-    // Arguments are a JSON text per the spec; some servers send an object instead.
+    // Arguments are a JSON text per the spec (kept verbatim, even when it is not valid
+    // JSON: the runtime answers that with a tool error); some servers send an object.
     let arguments = match function.get("arguments") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) | None => "{}".to_owned(),
@@ -136,7 +160,9 @@ fn parse_tool_call(call: &Value) -> Result<ToolCall, LlmError> {
     Ok(ToolCall { id, name: name.to_owned(), arguments })
 }
 
-/// Parses a `usage` object, including cached and reasoning token details.
+/// Parses a `usage` object, including cached and reasoning token details. Cached tokens:
+/// `prompt_tokens_details.cached_tokens` (OpenAI, Qwen, GLM, DeepSeek), DeepSeek's
+/// `prompt_cache_hit_tokens`, or a top-level `cached_tokens` (Moonshot).
 pub fn parse_usage(usage: &Value) -> ModelUsage {
     let n = |v: Option<&Value>| v.and_then(Value::as_u64);
     let prompt = n(usage.get("prompt_tokens")).unwrap_or(0);
@@ -154,63 +180,6 @@ pub fn parse_usage(usage: &Value) -> ModelUsage {
         reasoning_tokens: reasoning,
         raw: Map::new(),
     }
-}
-
-/// Classifies an error status and body. Only the status and the provider's short error
-/// code are kept; the provider's message text may echo secrets and is dropped.
-pub fn classify_http_error(status: u16, body: &[u8], retry_after: Option<&str>) -> LlmError {
-    let value: Option<Value> = serde_json::from_slice(body).ok();
-    let err = value.as_ref().and_then(|v| v.get("error"));
-    if let Some(err) = err.filter(|e| e.is_object()) {
-        if is_context_overflow(err) {
-            return LlmError::ContextOverflow;
-        }
-    }
-    match status {
-        401 | 403 => LlmError::Auth { status },
-        429 => LlmError::RateLimited { retry_after_ms: retry_after.and_then(parse_retry_after) },
-        500..=599 => LlmError::Server { status },
-        408 => LlmError::Timeout,
-        413 => LlmError::ContextOverflow,
-        _ => LlmError::BadRequest { status, provider_code: err.and_then(provider_code) },
-    }
-}
-
-fn classify_error_object(status: u16, err: &Value) -> LlmError {
-    if is_context_overflow(err) {
-        return LlmError::ContextOverflow;
-    }
-    // An embedded numeric code (e.g. 401, 429, 500) decides the class when present.
-    let embedded = err.get("code").and_then(|c| c.as_u64().or_else(|| c.as_str().and_then(|s| s.parse().ok())));
-    match embedded.and_then(|c| u16::try_from(c).ok()) {
-        Some(code @ 400..=599) => classify_http_error(code, &[], None),
-        _ => LlmError::BadRequest { status, provider_code: provider_code(err) },
-    }
-}
-
-fn provider_code(err: &Value) -> Option<String> {
-    let code = err.get("code").and_then(Value::as_str).or_else(|| err.get("type").and_then(Value::as_str))?;
-    let plain = !code.is_empty() && code.len() <= 64 && code.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.');
-    plain.then(|| code.to_owned())
-}
-
-fn is_context_overflow(err: &Value) -> bool {
-    let code = err.get("code").and_then(Value::as_str).unwrap_or_default();
-    if code == "context_length_exceeded" || code == "string_above_max_length" {
-        return true;
-    }
-    let message = err.get("message").and_then(Value::as_str).unwrap_or_default().to_ascii_lowercase();
-    message.contains("maximum context length")
-        || message.contains("context length")
-        || message.contains("context window")
-        || message.contains("too many tokens")
-        || message.contains("range of input length")
-}
-
-/// Parses `Retry-After` in seconds (HTTP-dates are not used by the providers we target).
-pub fn parse_retry_after(value: &str) -> Option<u64> {
-    let secs: f64 = value.trim().parse().ok()?;
-    (secs.is_finite() && secs >= 0.0).then_some((secs * 1000.0) as u64)
 }
 
 #[cfg(test)]

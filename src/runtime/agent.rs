@@ -13,7 +13,7 @@ use super::events::{AgentObserver, Emitter, EventKind, Subscription};
 use super::tool_exec::{run_tool_calls, ExecPolicy};
 use crate::error::ArkAgentError;
 use crate::history::{AgentState, Message, ModelUsage, ToolCall};
-use crate::llm::{ChatClient, ChatRequest, HttpTransport, LlmError};
+use crate::llm::{ChatClient, ChatRequest, HttpTransport, LlmError, StreamDelta};
 use crate::memory::{
     apply_compression, estimate_request_tokens, retrieve_memory_definition, CompressContext, CompressOutcome,
     CompressReason, CompressResult, ContextCompressor, DefaultContextCompressor, EpisodicMemory, MemoryService,
@@ -483,7 +483,26 @@ impl Inner {
                     estimated_prompt_tokens: estimate,
                     compression_threshold: threshold,
                 });
-                match self.client.send(http, cancel).await {
+                let streamed = if self.config.model.stream {
+                    // LLM-2: deltas reach observers as they arrive, not after the turn.
+                    let on_delta = |delta: StreamDelta| {
+                        let kind = match delta {
+                            StreamDelta::Text(delta) => EventKind::TextDelta { iteration, delta },
+                            StreamDelta::Reasoning(delta) => EventKind::ReasoningDelta { iteration, delta },
+                            StreamDelta::ToolCallStarted { index, name, .. } => {
+                                EventKind::ToolCallDelta { iteration, index, name: Some(name), arguments_delta: String::new() }
+                            }
+                            StreamDelta::ToolCallArguments { index, fragment } => {
+                                EventKind::ToolCallDelta { iteration, index, name: None, arguments_delta: fragment }
+                            }
+                        };
+                        self.emit(run_id, kind);
+                    };
+                    self.client.send_streaming(http, cancel, &on_delta).await
+                } else {
+                    self.client.send(http, cancel).await
+                };
+                match streamed {
                     Ok(r) => break r,
                     Err(LlmError::Cancelled) => return Ok(self.finish(run_id, RunStatus::Cancelled, iteration, None)),
                     Err(LlmError::ContextOverflow) if self.compressor.is_some() && !overflow_retried => {
@@ -510,8 +529,10 @@ impl Inner {
                 tool_call_count: calls.len(),
                 finish_reason: response.finish_reason,
             });
-            if let Some(delta) = text.clone().filter(|t| !t.is_empty()) {
-                self.emit(run_id, EventKind::TextDelta { iteration, delta });
+            if !self.config.model.stream {
+                if let Some(delta) = text.clone().filter(|t| !t.is_empty()) {
+                    self.emit(run_id, EventKind::TextDelta { iteration, delta });
+                }
             }
             if calls.is_empty() {
                 return Ok(self.finish(run_id, RunStatus::Completed, iteration, text));

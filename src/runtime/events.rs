@@ -59,12 +59,33 @@ pub enum EventKind {
         /// `finish_reason`, when reported.
         finish_reason: Option<String>,
     },
-    /// Answer text arrived (the whole text for non-streaming calls).
+    /// Answer text arrived: each piece as it streams in (before `model_response`), or the
+    /// whole text once after `model_response` for non-streaming calls.
     TextDelta {
         /// 1-based model call number within the run.
         iteration: u32,
         /// The new text.
         delta: String,
+    },
+    /// Reasoning text arrived (DeepSeek `reasoning_content`; streaming only). Never part
+    /// of the answer.
+    ReasoningDelta {
+        /// 1-based model call number within the run.
+        iteration: u32,
+        /// The new text.
+        delta: String,
+    },
+    /// Part of a tool call the model is still writing arrived (streaming only): the name
+    /// when the call begins, then argument fragments to concatenate.
+    ToolCallDelta {
+        /// 1-based model call number within the run.
+        iteration: u32,
+        /// Position of the call in the answer.
+        index: u32,
+        /// Tool name, on the first delta of a call.
+        name: Option<String>,
+        /// Argument text fragment (empty on the first delta).
+        arguments_delta: String,
     },
     /// A tool call started.
     ToolCallStarted {
@@ -137,6 +158,8 @@ impl EventKind {
             Self::ModelRequest { .. } => "model_request",
             Self::ModelResponse { .. } => "model_response",
             Self::TextDelta { .. } => "text_delta",
+            Self::ReasoningDelta { .. } => "reasoning_delta",
+            Self::ToolCallDelta { .. } => "tool_call_delta",
             Self::ToolCallStarted { .. } => "tool_call_started",
             Self::ToolCallFinished { .. } => "tool_call_finished",
             Self::Compression { .. } => "compression",

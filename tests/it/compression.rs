@@ -39,6 +39,7 @@ fn runtime_with(model: Arc<ScriptedModel>, threshold: u64, keep: usize, tools: T
     c.session_id = Some("s".into());
     c.id_generator = Arc::new(SequentialIdGenerator::new("id"));
     c.compression = Some(Compression::Default { config: compression_config(threshold, keep), summarizer: None });
+    c.model.retry = arkagent::llm::RetryPolicy::none(); // fault injection: one reply per failure
     AgentRuntime::new(c, model).unwrap()
 }
 

@@ -343,3 +343,67 @@ fn core_4_invalid_config_is_rejected_with_a_code() {
     r.register(weather_def(), Arc::new(Panicker)).unwrap();
     assert_eq!(r.register(weather_def(), Arc::new(Panicker)).unwrap_err().code(), "tool_name_duplicate");
 }
+
+/// Streams an SSE body chunk by chunk with pauses, recording when the last chunk went out.
+struct SlowSse {
+    chunks: Vec<String>,
+    done: Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[async_trait]
+impl arkagent::HttpTransport for SlowSse {
+    async fn send(&self, request: arkagent::HttpRequest, _c: arkagent::CancellationToken) -> Result<arkagent::HttpResponse, arkagent::TransportError> {
+        assert!(request.stream);
+        let body: serde_json::Value = serde_json::from_str(&request.body).unwrap();
+        assert_eq!(body["stream"], true);
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        let (tx, rx) = arkagent::BodyStream::channel();
+        let chunks = self.chunks.clone();
+        let done = self.done.clone();
+        tokio::spawn(async move {
+            for c in chunks {
+                tokio::time::sleep(Duration::from_millis(15)).await;
+                tx.send(c.into_bytes());
+            }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        Ok(arkagent::HttpResponse { status: 200, headers: vec![], body: arkagent::HttpBody::Stream(rx) })
+    }
+}
+
+#[tokio::test]
+async fn llm_2_streamed_deltas_reach_observers_as_they_arrive() {
+    let chunk = |delta: serde_json::Value| format!("data: {}\n\n", json!({"choices": [{"index": 0, "delta": delta}]}));
+    let chunks = vec![
+        chunk(json!({"role": "assistant", "reasoning_content": "thinking…"})),
+        chunk(json!({"content": "Hel"})),
+        chunk(json!({"content": "lo 你"})),
+        chunk(json!({"content": "好"})),
+        format!("data: {}\n\n", json!({"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}})),
+        "data: [DONE]\n\n".to_owned(),
+    ];
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut c = config(ToolRegistry::new());
+    c.model.stream = true;
+    let runtime = AgentRuntime::new(c, Arc::new(SlowSse { chunks, done: done.clone() })).unwrap();
+    let first_delta_before_end = Arc::new(Mutex::new(None));
+    let (flag, seen) = (done.clone(), first_delta_before_end.clone());
+    let _s = runtime.subscribe(Arc::new(move |e: &AgentEvent| {
+        if matches!(e.kind, EventKind::TextDelta { .. }) {
+            seen.lock().unwrap().get_or_insert(!flag.load(std::sync::atomic::Ordering::SeqCst));
+        }
+    }));
+    let recorder = Arc::new(Recorder::default());
+    let _r = runtime.subscribe(recorder.clone());
+    let outcome = runtime.run("hi").await.unwrap();
+    assert_eq!(outcome.final_text.as_deref(), Some("Hello 你好"));
+    assert_eq!(*first_delta_before_end.lock().unwrap(), Some(true), "the first text delta arrived before the body ended");
+    let types = recorder.types();
+    assert_eq!(
+        types,
+        ["run_started", "model_request", "reasoning_delta", "text_delta", "text_delta", "text_delta", "model_response", "run_finished"]
+    );
+    assert_eq!(runtime.usages()[0].total_tokens, 16);
+    let Message::Assistant { reasoning, .. } = &runtime.messages()[1] else { panic!() };
+    assert_eq!(reasoning.as_deref(), Some("thinking…"), "reasoning kept apart from the answer");
+}

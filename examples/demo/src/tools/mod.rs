@@ -336,6 +336,7 @@ mod tests {
             session_id: "s".into(),
             run_id: "r".into(),
             cancel: CancellationToken::new(),
+            memory: arkagent::memory::NamespacedMemoryStore::new().scope("global"),
         }
     }
 

@@ -1,0 +1,266 @@
+//! Server-sent events framing (the WHATWG `text/event-stream` format), push-based.
+//!
+//! Why not a crate: the host pushes body chunks into the library (C callbacks, N-API
+//! promises, [`BodyStream`](super::BodyStream)), and fuzz targets and benchmarks feed byte
+//! slices directly, so the parser has to be a synchronous "feed bytes, get events" state
+//! machine. The two maintained candidates are pull adapters instead: `eventsource-stream`
+//! 0.2.3 wraps a `futures::Stream` (nom 7 underneath, unreleased since 2022, one `String`
+//! per event field) and `sse-stream` 0.3 wraps an `http-body`/`TryStream` of `Buf`s and
+//! keeps its parser private (pulling in `bytes`, `http-body`, `http-body-util`). Either
+//! would add dependencies to every host's `.so` for ~150 lines of framing, and neither
+//! lets an event borrow the decoder's buffer. So the framing lives here; it follows the
+//! spec's parsing rules:
+//!
+//! - lines end with CRLF, LF or CR, and a chunk may end between CR and LF;
+//! - a leading UTF-8 BOM is dropped; lines starting with `:` are comments;
+//! - `field: value` strips one space after the colon; `data` lines of one event are
+//!   joined with `\n`; an empty line dispatches the event; events without data are not
+//!   dispatched; `id` and `retry` are ignored (a chat completion is never reconnected).
+//!
+//! Chunk boundaries may fall anywhere, also inside a multi-byte UTF-8 character: bytes are
+//! buffered per line and decoded only when an event is complete. One departure from the
+//! spec: at the end of the body an unterminated last line and a pending event are still
+//! dispatched, so a server that omits the final blank line after `data: [DONE]` works.
+
+use std::fmt;
+
+/// The most bytes one event (or one unterminated line) may take; beyond it the stream is
+/// rejected instead of growing memory without bound.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// A framing failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SseError {
+    /// An event or a line exceeded [`MAX_EVENT_BYTES`].
+    EventTooLarge,
+    /// An event's data was not UTF-8.
+    InvalidUtf8,
+}
+
+impl fmt::Display for SseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::EventTooLarge => write!(f, "SSE event larger than {MAX_EVENT_BYTES} bytes"),
+            Self::InvalidUtf8 => write!(f, "SSE event data is not UTF-8"),
+        }
+    }
+}
+
+impl std::error::Error for SseError {}
+
+/// One dispatched event, borrowing the decoder's buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseEvent<'a> {
+    /// The `event` field, `"message"` when absent.
+    pub event: &'a str,
+    /// The `data` lines joined with `\n`.
+    pub data: &'a str,
+}
+
+/// Incremental SSE decoder: feed it chunks as they arrive.
+///
+/// ```
+/// use arkagent::llm::SseDecoder;
+/// let mut decoder = SseDecoder::new();
+/// let mut seen = Vec::new();
+/// for chunk in [&b"data: he"[..], b"llo\r", b"\n\r\ndata: [DONE]\n\n"] {
+///     decoder.feed(chunk, |e| { seen.push(e.data.to_owned()); Ok::<_, arkagent::llm::SseError>(()) }).unwrap();
+/// }
+/// assert_eq!(seen, ["hello", "[DONE]"]);
+/// ```
+#[derive(Debug, Default)]
+pub struct SseDecoder {
+    /// Bytes of an unterminated line carried over from earlier chunks.
+    line: Vec<u8>,
+    /// Data of the event being built (lines joined with `\n`).
+    data: Vec<u8>,
+    /// Event type of the event being built; empty means `message`.
+    event: Vec<u8>,
+    /// A `data` field was seen for the current event.
+    has_data: bool,
+    /// The previous chunk ended with CR: a leading LF of the next chunk belongs to it.
+    after_cr: bool,
+    /// At least one line has been processed (the BOM can only precede the first).
+    started: bool,
+}
+
+impl SseDecoder {
+    /// A decoder at the start of a stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds one chunk; `on_event` is called for every event it completes, in order.
+    /// Stops at the first error (the decoder should then be dropped).
+    pub fn feed<E: From<SseError>>(
+        &mut self,
+        chunk: &[u8],
+        mut on_event: impl FnMut(SseEvent<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut rest = chunk;
+        if self.after_cr && !rest.is_empty() {
+            self.after_cr = false;
+            if rest[0] == b'\n' {
+                rest = &rest[1..];
+            }
+        }
+        while let Some(end) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+            if self.line.is_empty() {
+                self.process_line(&rest[..end], &mut on_event)?;
+            } else {
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(&rest[..end]);
+                let result = self.process_line(&line, &mut on_event);
+                line.clear();
+                self.line = line; // keep the allocation
+                result?;
+            }
+            let mut next = end + 1;
+            if rest[end] == b'\r' {
+                match rest.get(next) {
+                    Some(b'\n') => next += 1,
+                    Some(_) => {}
+                    None => self.after_cr = true,
+                }
+            }
+            rest = &rest[next..];
+        }
+        if !rest.is_empty() {
+            if self.line.len() + rest.len() > MAX_EVENT_BYTES {
+                return Err(SseError::EventTooLarge.into());
+            }
+            self.line.extend_from_slice(rest);
+        }
+        Ok(())
+    }
+
+    /// Ends the stream: dispatches an unterminated last line and a pending event.
+    pub fn finish<E: From<SseError>>(&mut self, mut on_event: impl FnMut(SseEvent<'_>) -> Result<(), E>) -> Result<(), E> {
+        if !self.line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            self.process_line(&line, &mut on_event)?;
+        }
+        self.after_cr = false;
+        self.dispatch(&mut on_event)
+    }
+
+    fn process_line<E: From<SseError>>(
+        &mut self,
+        mut line: &[u8],
+        on_event: &mut impl FnMut(SseEvent<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if !self.started {
+            self.started = true;
+            line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        }
+        if line.is_empty() {
+            return self.dispatch(on_event);
+        }
+        if line[0] == b':' {
+            return Ok(()); // comment, e.g. DeepSeek's ": keep-alive"
+        }
+        let (field, value) = match line.iter().position(|&b| b == b':') {
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &b""[..]),
+        };
+        match field {
+            b"data" => {
+                if self.data.len() + value.len() + 1 > MAX_EVENT_BYTES {
+                    return Err(SseError::EventTooLarge.into());
+                }
+                if self.has_data {
+                    self.data.push(b'\n');
+                }
+                self.data.extend_from_slice(value);
+                self.has_data = true;
+            }
+            b"event" => {
+                self.event.clear();
+                self.event.extend_from_slice(&value[..value.len().min(256)]);
+            }
+            _ => {} // id, retry and unknown fields
+        }
+        Ok(())
+    }
+
+    fn dispatch<E: From<SseError>>(&mut self, on_event: &mut impl FnMut(SseEvent<'_>) -> Result<(), E>) -> Result<(), E> {
+        if !self.has_data {
+            self.event.clear();
+            return Ok(());
+        }
+        let result = match (std::str::from_utf8(&self.data), std::str::from_utf8(&self.event)) {
+            (Ok(data), Ok(event)) => on_event(SseEvent { event: if event.is_empty() { "message" } else { event }, data }),
+            _ => Err(SseError::InvalidUtf8.into()),
+        };
+        self.data.clear();
+        self.event.clear();
+        self.has_data = false;
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(chunks: &[&[u8]]) -> Vec<(String, String)> {
+        let mut d = SseDecoder::new();
+        let mut out = Vec::new();
+        let mut push = |e: SseEvent<'_>| {
+            out.push((e.event.to_owned(), e.data.to_owned()));
+            Ok::<_, SseError>(())
+        };
+        for c in chunks {
+            d.feed(c, &mut push).unwrap();
+        }
+        d.finish(&mut push).unwrap();
+        out
+    }
+
+    fn msg(data: &str) -> (String, String) {
+        ("message".to_owned(), data.to_owned())
+    }
+
+    #[test]
+    fn llm_2_sse_line_endings_comments_and_multiline_data() {
+        let body = b"\xEF\xBB\xBF: keep-alive\r\ndata: a\r\ndata:b\r\rdata: c\n\nevent: error\ndata: {}\n\nid: 7\nretry: 5\n\n";
+        let expected = vec![msg("a\nb"), msg("c"), ("error".to_owned(), "{}".to_owned())];
+        assert_eq!(decode(&[body]), expected);
+        // Every split point, including between CR and LF and inside the BOM.
+        for i in 0..body.len() {
+            assert_eq!(decode(&[&body[..i], &body[i..]]), expected, "split at {i}");
+        }
+        let bytes: Vec<&[u8]> = body.chunks(1).collect();
+        assert_eq!(decode(&bytes), expected);
+    }
+
+    #[test]
+    fn llm_2_sse_utf8_split_inside_a_character() {
+        let body = "data: 北京🌤️\n\n".as_bytes();
+        for i in 0..body.len() {
+            assert_eq!(decode(&[&body[..i], &body[i..]]), vec![msg("北京🌤️")]);
+        }
+    }
+
+    #[test]
+    fn llm_2_sse_unterminated_tail_is_dispatched_at_the_end() {
+        assert_eq!(decode(&[b"data: x\n\ndata: [DONE]"]), vec![msg("x"), msg("[DONE]")]);
+        assert_eq!(decode(&[b"data: x\n"]), vec![msg("x")]);
+        assert!(decode(&[b": only a comment\n\n"]).is_empty());
+    }
+
+    #[test]
+    fn llm_2_sse_rejects_invalid_utf8_and_oversized_events() {
+        let mut d = SseDecoder::new();
+        let r = d.feed(b"data: \xFF\xFE\n\n", |_| Ok::<_, SseError>(()));
+        assert_eq!(r, Err(SseError::InvalidUtf8));
+        let mut d = SseDecoder::new();
+        let big = vec![b'x'; MAX_EVENT_BYTES / 2 + 1];
+        d.feed(b"data: ", |_| Ok::<_, SseError>(())).unwrap();
+        d.feed(&big, |_| Ok::<_, SseError>(())).unwrap();
+        assert_eq!(d.feed(&big, |_| Ok::<_, SseError>(())), Err(SseError::EventTooLarge));
+    }
+}

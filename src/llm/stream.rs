@@ -1,0 +1,464 @@
+//! Streaming Chat Completions (LLM-2): `chat.completion.chunk` events assembled into
+//! deltas for the UI and into the same [`ChatResponse`] the non-streaming parser returns.
+//!
+//! Handles the providers' variations: tool-call deltas of parallel calls interleaved by
+//! `index` (id and name in the first delta of a call; later deltas may repeat the name or
+//! carry `"id": ""`), arguments concatenated; `[DONE]`; usage in a final chunk with empty
+//! `choices` (`stream_options.include_usage`), in the last chunk beside the choices (Zhipu)
+//! or inside the choice (Moonshot); DeepSeek `reasoning_content` (or `reasoning`, Ollama and
+//! vLLM) kept apart from the answer; an error object in the middle of a stream.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::classify::classify_error_object;
+use super::client::ChatResponse;
+use super::openai::{finish_message, json_error, parse_usage};
+use super::sse::{SseDecoder, SseError, SseEvent};
+use super::LlmError;
+use crate::history::{ModelUsage, ToolCall};
+
+/// A piece of a streamed answer, delivered as soon as it is parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamDelta {
+    /// Answer text.
+    Text(String),
+    /// Reasoning text (DeepSeek `reasoning_content`), never part of the answer.
+    Reasoning(String),
+    /// A tool call began. `index` is the provider's position of the call in this answer;
+    /// `id` may be empty when the provider sends it later or never (the final
+    /// [`ChatResponse`] is authoritative).
+    ToolCallStarted {
+        /// Position of the call.
+        index: u32,
+        /// Provider id, possibly empty.
+        id: String,
+        /// Tool name.
+        name: String,
+    },
+    /// More argument text of the call at `index` (concatenate the fragments).
+    ToolCallArguments {
+        /// Position of the call.
+        index: u32,
+        /// The new text.
+        fragment: String,
+    },
+}
+
+/// Where deltas go; `None` parses without building them.
+pub type DeltaSink<'a> = Option<&'a mut dyn FnMut(StreamDelta)>;
+
+/// Incremental parser of an OpenAI-compatible SSE body. Feed chunks with
+/// [`push`](Self::push) as they arrive, then call [`finish`](Self::finish).
+///
+/// ```
+/// use arkagent::llm::{StreamDelta, StreamParser};
+/// let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"你好\"}}]}\n\n\
+///             data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+/// let mut parser = StreamParser::new();
+/// let mut deltas = Vec::new();
+/// for chunk in body.as_bytes().chunks(7) {
+///     parser.push(chunk, Some(&mut |d| deltas.push(d))).unwrap();
+/// }
+/// let response = parser.finish(None).unwrap();
+/// assert_eq!(response.message.text(), Some("你好"));
+/// assert_eq!(deltas, [StreamDelta::Text("你好".into())]);
+/// ```
+#[derive(Debug, Default)]
+pub struct StreamParser {
+    sse: SseDecoder,
+    acc: Accumulator,
+}
+
+impl StreamParser {
+    /// A parser at the start of a body.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds one chunk of the body. Errors: `llm_malformed_response` for a chunk that is
+    /// not JSON or not UTF-8, or the classified error of an error object in the stream.
+    pub fn push(&mut self, chunk: &[u8], mut on_delta: DeltaSink<'_>) -> Result<(), LlmError> {
+        if self.acc.done {
+            return Ok(()); // nothing after [DONE] matters
+        }
+        let Self { sse, acc } = self;
+        sse.feed(chunk, |event| acc.on_event(event, &mut on_delta))
+    }
+
+    /// True once `data: [DONE]` arrived; the rest of the body can be dropped.
+    pub fn is_done(&self) -> bool {
+        self.acc.done
+    }
+
+    /// Ends the body and returns the assembled completion. A body that ended before
+    /// `[DONE]` is a truncated stream: [`LlmError::Transport`].
+    pub fn finish(mut self, mut on_delta: DeltaSink<'_>) -> Result<ChatResponse, LlmError> {
+        if !self.acc.done {
+            let Self { sse, acc } = &mut self;
+            sse.finish(|event| acc.on_event(event, &mut on_delta))?;
+        }
+        self.acc.into_response()
+    }
+}
+
+/// Parses a complete SSE body (tests, fuzzing, benchmarks).
+pub fn parse_stream(body: &[u8]) -> Result<ChatResponse, LlmError> {
+    let mut parser = StreamParser::new();
+    parser.push(body, None)?;
+    parser.finish(None)
+}
+
+impl From<SseError> for LlmError {
+    fn from(e: SseError) -> Self {
+        LlmError::MalformedResponse(e.to_string())
+    }
+}
+
+#[derive(Debug, Default)]
+struct Accumulator {
+    /// Answer text; `Some` once any `content` string arrived (even empty).
+    content: Option<String>,
+    reasoning: String,
+    calls: Vec<PartialCall>,
+    finish_reason: Option<String>,
+    usage: Option<ModelUsage>,
+    saw_choice: bool,
+    done: bool,
+}
+
+#[derive(Debug)]
+struct PartialCall {
+    index: u32,
+    id: String,
+    name: String,
+    /// `None` until an `arguments` string arrives.
+    arguments: Option<String>,
+    /// `ToolCallStarted` was emitted (once the name is known).
+    started: bool,
+}
+
+impl Accumulator {
+    fn on_event(&mut self, event: SseEvent<'_>, sink: &mut DeltaSink<'_>) -> Result<(), LlmError> {
+        if self.done {
+            return Ok(());
+        }
+        let data = event.data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        if event.event == "error" {
+            // `event: error` with a JSON body, with or without an `error` wrapper.
+            let value: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+            let err = value.get("error").cloned().unwrap_or(value);
+            return Err(classify_error_object(200, &err));
+        }
+        let chunk: ChunkWire<'_> = serde_json::from_str(data).map_err(|e| json_error("stream chunk", &e))?;
+        if let Some(err) = chunk.error.filter(|e| !e.is_null()) {
+            return Err(classify_error_object(200, &err));
+        }
+        let top_usage = chunk.usage.filter(Value::is_object);
+        if let Some(usage) = &top_usage {
+            self.usage = Some(parse_usage(usage));
+        }
+        for choice in chunk.choices.into_iter().flatten() {
+            if choice.index.unwrap_or(0) != 0 {
+                continue; // n > 1: only the first choice, like the non-streaming parser
+            }
+            self.saw_choice = true;
+            if let (None, Some(usage)) = (&top_usage, choice.usage.filter(Value::is_object)) {
+                self.usage = Some(parse_usage(&usage)); // Moonshot
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason = Some(reason);
+            }
+            if let Some(delta) = choice.delta {
+                self.apply_delta(delta, sink);
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_delta(&mut self, delta: DeltaWire<'_>, sink: &mut DeltaSink<'_>) {
+        if let Some(TextOrJson::Text(text)) = delta.content {
+            self.content.get_or_insert_with(String::new).push_str(&text);
+            if let (false, Some(sink)) = (text.is_empty(), sink.as_mut()) {
+                sink(StreamDelta::Text(text.into_owned()));
+            }
+        }
+        // `reasoning_content` wins; vLLM sends both with the same text.
+        let reasoning = match (delta.reasoning_content, delta.reasoning) {
+            (Some(TextOrJson::Text(t)), _) | (_, Some(TextOrJson::Text(t))) => Some(t),
+            _ => None,
+        };
+        if let Some(text) = reasoning.filter(|t| !t.is_empty()) {
+            self.reasoning.push_str(&text);
+            if let Some(sink) = sink.as_mut() {
+                sink(StreamDelta::Reasoning(text.into_owned()));
+            }
+        }
+        for call in delta.tool_calls.into_iter().flatten() {
+            self.apply_tool_call(call, sink);
+        }
+    }
+
+    fn apply_tool_call(&mut self, delta: ToolCallDeltaWire<'_>, sink: &mut DeltaSink<'_>) {
+        let id = delta.id.filter(|id| !id.is_empty());
+        let index = match delta.index {
+            Some(index) => index,
+            // No index (non-standard): a new id opens a call, otherwise continue the last.
+            None => match &id {
+                Some(id) => match self.calls.iter().find(|c| c.id == **id) {
+                    Some(call) => call.index,
+                    None => self.calls.iter().map(|c| c.index.saturating_add(1)).max().unwrap_or(0),
+                },
+                None => self.calls.last().map_or(0, |c| c.index),
+            },
+        };
+        let pos = match self.calls.iter().position(|c| c.index == index) {
+            Some(pos) => pos,
+            None => {
+                self.calls.push(PartialCall { index, id: String::new(), name: String::new(), arguments: None, started: false });
+                self.calls.len() - 1
+            }
+        };
+        let call = &mut self.calls[pos];
+        if let (true, Some(id)) = (call.id.is_empty(), id) {
+            call.id = id.into_owned();
+        }
+        let (name, arguments) = match delta.function {
+            Some(f) => (f.name, f.arguments),
+            None => (None, None),
+        };
+        if let (true, Some(name)) = (call.name.is_empty(), name.filter(|n| !n.is_empty())) {
+            call.name = name.into_owned();
+        }
+        let fragment = match arguments {
+            Some(TextOrJson::Text(t)) => Some(t),
+            Some(TextOrJson::Json(Value::Null)) | None => None,
+            Some(TextOrJson::Json(other)) => Some(Cow::Owned(other.to_string())),
+        };
+        if let Some(f) = &fragment {
+            call.arguments.get_or_insert_with(String::new).push_str(f);
+        }
+        let Some(sink) = sink.as_mut() else { return };
+        if !call.started && !call.name.is_empty() {
+            call.started = true;
+            sink(StreamDelta::ToolCallStarted { index, id: call.id.clone(), name: call.name.clone() });
+            // Fragments that arrived before the name are delivered now, in one piece.
+            if let Some(args) = call.arguments.as_ref().filter(|a| !a.is_empty()) {
+                sink(StreamDelta::ToolCallArguments { index, fragment: args.clone() });
+            }
+        } else if call.started {
+            if let Some(f) = fragment.filter(|f| !f.is_empty()) {
+                sink(StreamDelta::ToolCallArguments { index, fragment: f.into_owned() });
+            }
+        }
+    }
+
+    fn into_response(mut self) -> Result<ChatResponse, LlmError> {
+        if !self.done {
+            return Err(LlmError::Transport("stream ended before [DONE]".into()));
+        }
+        if !self.saw_choice {
+            return Err(LlmError::MalformedResponse("no choices".into()));
+        }
+        self.calls.sort_by_key(|c| c.index);
+        let mut tool_calls = Vec::with_capacity(self.calls.len());
+        for call in self.calls {
+            if call.name.is_empty() {
+                return Err(LlmError::MalformedResponse("tool call without name".into()));
+            }
+            tool_calls.push(ToolCall { id: call.id, name: call.name, arguments: call.arguments.unwrap_or_else(|| "{}".into()) });
+        }
+        let reasoning = Some(self.reasoning).filter(|r| !r.is_empty());
+        Ok(ChatResponse {
+            message: finish_message(self.content, tool_calls, reasoning),
+            usage: self.usage,
+            finish_reason: self.finish_reason,
+        })
+    }
+}
+
+// Wire shapes of one chunk. Strings borrow from the event data when they have no escapes,
+// so the common text delta costs one allocation (the delta handed out) or none.
+
+#[derive(Deserialize)]
+struct ChunkWire<'a> {
+    #[serde(default, borrow)]
+    choices: Option<Vec<ChoiceWire<'a>>>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ChoiceWire<'a> {
+    #[serde(default)]
+    index: Option<u32>,
+    #[serde(default, borrow)]
+    delta: Option<DeltaWire<'a>>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+    #[serde(default)]
+    usage: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct DeltaWire<'a> {
+    #[serde(default, borrow)]
+    content: Option<TextOrJson<'a>>,
+    #[serde(default, borrow)]
+    reasoning_content: Option<TextOrJson<'a>>,
+    #[serde(default, borrow)]
+    reasoning: Option<TextOrJson<'a>>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<ToolCallDeltaWire<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDeltaWire<'a> {
+    #[serde(default)]
+    index: Option<u32>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    function: Option<FunctionDeltaWire<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDeltaWire<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    arguments: Option<TextOrJson<'a>>,
+}
+
+/// A string (borrowed when possible) or any other JSON value. Lets a text field of an
+/// unexpected type be ignored instead of failing the whole chunk, matching the
+/// non-streaming parser.
+enum TextOrJson<'a> {
+    Text(Cow<'a, str>),
+    Json(Value),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for TextOrJson<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = TextOrJson<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(TextOrJson::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(TextOrJson::Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(TextOrJson::Text(Cow::Owned(v)))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(TextOrJson::Json(Value::Bool(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(TextOrJson::Json(Value::from(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(TextOrJson::Json(Value::from(v)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(TextOrJson::Json(Value::from(v)))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(TextOrJson::Json(Value::Null))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(TextOrJson::Json(Value::Null))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(TextOrJson::Json)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(TextOrJson::Json)
+            }
+        }
+        deserializer.deserialize_any(TextVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Message;
+
+    fn chunk(delta: &str) -> String {
+        format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":null}}]}}\n\n")
+    }
+
+    #[test]
+    fn llm_2_interleaved_parallel_tool_calls_are_assembled_by_index() {
+        let mut body = String::new();
+        body += &chunk(r#"{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]}"#);
+        body += &chunk(r#"{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_time","arguments":"{\"tz\":"}}]}"#);
+        body += &chunk(r#"{"tool_calls":[{"index":0,"id":"","function":{"arguments":"{\"city\":"}}]}"#);
+        body += &chunk(r#"{"tool_calls":[{"index":1,"function":{"name":"get_time","arguments":"\"UTC\"}"}}]}"#);
+        body += &chunk(r#"{"tool_calls":[{"index":0,"function":{"arguments":"\"北京\"}"}}]}"#);
+        body += "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+        let mut deltas = Vec::new();
+        let mut parser = StreamParser::new();
+        parser.push(body.as_bytes(), Some(&mut |d| deltas.push(d))).unwrap();
+        let r = parser.finish(None).unwrap();
+        assert_eq!(
+            r.message.tool_calls(),
+            [
+                ToolCall { id: "call_a".into(), name: "get_weather".into(), arguments: r#"{"city":"北京"}"#.into() },
+                ToolCall { id: "call_b".into(), name: "get_time".into(), arguments: r#"{"tz":"UTC"}"#.into() },
+            ]
+        );
+        assert_eq!(r.message, Message::Assistant { content: None, tool_calls: r.message.tool_calls().to_vec(), reasoning: None });
+        assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(deltas[0], StreamDelta::ToolCallStarted { index: 0, id: "call_a".into(), name: "get_weather".into() });
+        assert_eq!(deltas[1], StreamDelta::ToolCallStarted { index: 1, id: "call_b".into(), name: "get_time".into() });
+        assert_eq!(deltas[2], StreamDelta::ToolCallArguments { index: 1, fragment: r#"{"tz":"#.into() });
+        assert_eq!(deltas.len(), 6);
+    }
+
+    #[test]
+    fn llm_2_reasoning_kept_apart_and_usage_from_final_chunk() {
+        let mut body = String::from(": keep-alive\n\n");
+        body += &chunk(r#"{"role":"assistant","content":null,"reasoning_content":"想一想"}"#);
+        body += &chunk(r#"{"content":"答案","reasoning_content":null}"#);
+        body += "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"},\"finish_reason\":\"stop\"}],\"usage\":null}\n\n";
+        body += "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":4,\"total_tokens\":14,\
+                 \"prompt_cache_hit_tokens\":6,\"completion_tokens_details\":{\"reasoning_tokens\":3}}}\n\ndata: [DONE]\n\n";
+        let r = parse_stream(body.as_bytes()).unwrap();
+        assert_eq!(r.message, Message::Assistant { content: Some("答案".into()), tool_calls: vec![], reasoning: Some("想一想".into()) });
+        let u = r.usage.unwrap();
+        assert_eq!((u.prompt_tokens, u.completion_tokens, u.total_tokens, u.cached_tokens, u.reasoning_tokens), (10, 4, 14, Some(6), Some(3)));
+    }
+
+    #[test]
+    fn llm_2_nothing_after_done_is_parsed() {
+        let body = format!("{}data: [DONE]\n\ndata: not json\n\n", chunk(r#"{"content":"x"}"#));
+        assert_eq!(parse_stream(body.as_bytes()).unwrap().message.text(), Some("x"));
+    }
+
+    #[test]
+    fn llm_3_error_event_and_error_object_in_stream_are_classified() {
+        let body = format!("{}data: {{\"error\":{{\"code\":\"rate_limit_exceeded\",\"message\":\"slow down\"}}}}\n\n", chunk(r#"{"content":"x"}"#));
+        assert_eq!(parse_stream(body.as_bytes()).unwrap_err().code(), "llm_rate_limited");
+        let body = "event: error\ndata: {\"message\":\"This model's maximum context length is 8192 tokens\"}\n\n";
+        assert_eq!(parse_stream(body.as_bytes()).unwrap_err(), LlmError::ContextOverflow);
+    }
+}
