@@ -367,6 +367,67 @@ static void compression_cycle(void) {
   (void)tool;
 }
 
+/* ------------------------------------------------------------- streaming */
+
+typedef struct {
+  ArkAgentHttpCompletion *completion;
+  Events *events;
+  int deltas_before_end;
+} Streamer;
+
+static void *stream_body(void *arg) {
+  Streamer *st = arg;
+  static const char *CHUNKS[] = {
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Str\"}}]}\n\n",
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"eam\"}}]}\r\n\r",
+      "\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ed \xe4\xbd",
+      "\xa0\xe5\xa5\xbd\"}}]}\n\n",
+      "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":3,\"total_tokens\":12}}\n\n",
+      "data: [DONE]\n\n",
+  };
+  CHECK(arkagent_http_stream_begin(st->completion, 200, "[{\"name\":\"content-type\",\"value\":\"text/event-stream\"}]") == ARK_AGENT_RESULT_OK, "begin");
+  for (size_t i = 0; i < sizeof CHUNKS / sizeof CHUNKS[0]; i++) {
+    if (i == 4) st->deltas_before_end = count(st->events->types, "text_delta");
+    CHECK(arkagent_http_stream_chunk(st->completion, (const uint8_t *)CHUNKS[i], strlen(CHUNKS[i])) == ARK_AGENT_RESULT_OK, "chunk");
+    sleep_ms(20);
+  }
+  CHECK(arkagent_http_stream_end(st->completion, NULL) == ARK_AGENT_RESULT_OK, "end");
+  return NULL;
+}
+
+static pthread_t stream_thread;
+
+static void streaming_http(void *userdata, const char *request_json, ArkAgentHttpCompletion *completion) {
+  Streamer *st = userdata;
+  CHECK(strstr(request_json, "\\\"stream\\\":true") != NULL, "stream requested");
+  CHECK(strstr(request_json, "include_usage") != NULL, "usage requested in the stream");
+  st->completion = completion;
+  pthread_create(&stream_thread, NULL, stream_body, st);
+}
+
+static void streaming(void) {
+  static const char *STREAM_CONFIG =
+      "{\"model\":{\"base_url\":\"http://127.0.0.1:9/v1\",\"api_key\":\"" API_KEY "\",\"model\":\"m\",\"stream\":true}}";
+  Events events = {{0}, 0};
+  Streamer st = {NULL, &events, 0};
+  ArkAgentRuntime *rt = NULL;
+  CHECK(arkagent_runtime_new(STREAM_CONFIG, NULL, NULL, streaming_http, &st, &rt) == ARK_AGENT_RESULT_OK, "streaming runtime");
+  uint64_t sub = 0;
+  arkagent_runtime_subscribe(rt, event_cb, &events, &sub);
+  char *outcome = NULL;
+  CHECK(arkagent_runtime_run(rt, "stream please", &outcome) == ARK_AGENT_RESULT_OK, "streamed run");
+  pthread_join(stream_thread, NULL);
+  CHECK(outcome && strstr(outcome, "Streamed \xe4\xbd\xa0\xe5\xa5\xbd"), "text assembled across a split UTF-8 character and CR|LF");
+  arkagent_string_free(outcome);
+  CHECK(st.deltas_before_end == 3, "text deltas reached the C callback while the body was still arriving");
+  CHECK(strstr(events.types, "model_request,text_delta,text_delta,text_delta,model_response") != NULL, "deltas before the response event");
+  char *usages = NULL;
+  arkagent_runtime_usages(rt, &usages);
+  CHECK(usages && strstr(usages, "\"total_tokens\":12"), "usage from the final chunk");
+  arkagent_string_free(usages);
+  arkagent_runtime_free(rt);
+}
+
 /* ------------------------------------------------------------- delegation */
 
 static int evil_calls = 0;
@@ -540,6 +601,7 @@ int main(void) {
   cancel_while_tool_in_flight();
   provider_error_hides_the_key();
   compression_cycle();
+  streaming();
   delegation();
   bad_input();
   printf("%d passed, %d failed\n", passed, failed);
