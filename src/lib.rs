@@ -49,5 +49,10 @@ pub use tools::{
     ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult,
 };
 
+/// The README's Rust quickstart, compiled as a doc test so it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 /// Re-exported so hosts can build cancellation tokens for [`HttpTransport::send`].
 pub use tokio_util::sync::CancellationToken;
