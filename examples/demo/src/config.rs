@@ -5,9 +5,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
-/// Streaming default. Off until the core's SSE parser handles `ModelConfig.stream = true`
-/// end to end; then flip this one line (`--stream` / `--no-stream` override it).
-pub const DEFAULT_STREAM: bool = false;
+/// Streaming default: text appears piece by piece as the model sends it (`--stream` /
+/// `--no-stream` override it).
+pub const DEFAULT_STREAM: bool = true;
 
 /// The key the in-process simulated server accepts. Not a secret: it only opens a
 /// loopback server that lives as long as the demo.
@@ -32,7 +32,7 @@ USAGE:
 OPTIONS:
     --say TEXT      a line to run (message or /command); repeatable
     --script FILE   a file of lines to run
-    --stream        ask the model for an SSE stream
+    --stream        ask the model for an SSE stream (the default)
     --no-stream     ask for whole responses
     --offline       use the simulated server even if ARKAGENT_* is set
     -h, --help      this text
@@ -44,9 +44,16 @@ ENVIRONMENT:
     RUST_LOG        tracing filter for stderr (default: warn), e.g. RUST_LOG=info
 
 COMMANDS (in the REPL or a script):
-    /usage  per-call token usage and totals     /memory  episodic memories
-    /sub-agents  sub-agent stats                /help    this list
-    /quit   leave
+    /usage  per-call token usage, sub-agents' usage and the session total
+    /memory  episodic memories (compressed history)
+    /sub-agents  sub-agents: active, history, stats
+    /help   this list                           /quit    leave
+
+OFFLINE, THE SIMULATED MODEL
+    answers weather, time and arithmetic questions with tool calls (two cities: two
+    parallel calls); hands \"research …\" / \"delegate …\" to the researcher sub-agent
+    through delegate_task; summarizes the history into episodic memory once the prompt
+    reaches 1500 tokens (a real endpoint: 64000).
 ";
 
 /// Which model the demo talks to.

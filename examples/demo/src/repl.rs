@@ -5,18 +5,77 @@
 use std::io::BufRead;
 use std::sync::Arc;
 
+use arkagent::memory::ContextCompressorConfig;
+use arkagent::subagent::{
+    ChildUsageSummary, DelegationConfig, SubAgentContext, SubAgentDefinition, SubAgentStatus,
+};
 use arkagent::{
-    AgentRuntime, AgentRuntimeConfig, ArkAgentError, ModelConfig, RunStatus, Subscription,
+    AgentRuntime, AgentRuntimeConfig, ArkAgentError, Compression, ModelConfig, RunStatus,
+    Subscription,
 };
 use tracing::Instrument;
 
 use crate::config::{DemoConfig, Endpoint, SIMULATED_API_KEY};
-use crate::console::{Console, Printer};
+use crate::console::{first_line, Console, Printer, StreamCounts, StreamTally};
+use crate::server::research::RESEARCHER;
 use crate::server::{ServerOptions, SimulatedServer, SIMULATED_LABEL, SIMULATED_MODEL};
 use crate::tools::demo_tools;
 use crate::transport::UreqTransport;
 
 const SYSTEM_PROMPT: &str = include_str!("system_prompt.md");
+
+/// The researcher worker's system prompt.
+const RESEARCHER_PROMPT: &str = "You are the researcher, a sub-agent. You get one task \
+    and work on it in your own context. Report the key facts in a few sentences; say what \
+    you are unsure about. Do not ask the user questions.";
+
+/// What the researcher is good at (shown to the parent model in `delegate_task`).
+const RESEARCHER_DESCRIPTION: &str =
+    "looks into a topic on its own and reports the key facts in a few sentences";
+
+/// Offline compression threshold (prompt tokens): small, so a few turns of the demo
+/// trigger a compression. A real endpoint keeps the default (64000).
+pub const OFFLINE_COMPRESSION_THRESHOLD: u64 = 1500;
+/// Offline: messages kept verbatim after a compression (a real endpoint keeps 10).
+pub const OFFLINE_KEEP_RECENT: usize = 6;
+
+/// The compression settings: small offline, the library defaults for a real endpoint.
+pub fn compression_config(offline: bool) -> ContextCompressorConfig {
+    let defaults = ContextCompressorConfig::default();
+    if offline {
+        ContextCompressorConfig {
+            total_token_threshold: OFFLINE_COMPRESSION_THRESHOLD,
+            keep_recent_message_count: OFFLINE_KEEP_RECENT,
+            ..defaults
+        }
+    } else {
+        defaults
+    }
+}
+
+/// The researcher's config: the parent's model and tools, its own prompt, no compression
+/// (a worker's life is one short task), few iterations. The runtime strips delegation.
+fn researcher_config(parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError> {
+    let mut config = parent.clone();
+    config.system_prompt = RESEARCHER_PROMPT.to_owned();
+    config.compression = None;
+    config.max_iterations = config.max_iterations.min(4);
+    Ok(config)
+}
+
+/// Delegation: the `researcher` worker, and `clone`.
+pub fn delegation_config() -> Result<DelegationConfig, ArkAgentError> {
+    let mut delegation = DelegationConfig {
+        allow_clone: true,
+        ..DelegationConfig::default()
+    };
+    delegation.register(SubAgentDefinition::create(
+        RESEARCHER,
+        RESEARCHER_DESCRIPTION,
+        Arc::new(researcher_config),
+    )?)?;
+    Ok(delegation)
+}
 
 /// A demo start-up failure, as a message for the user.
 #[derive(Debug)]
@@ -52,6 +111,8 @@ pub struct Demo {
     label: String,
     failures: u32,
     turns: u32,
+    stream: bool,
+    counts: Arc<StreamCounts>,
     _subscription: Subscription,
     // Declared last so it stops after the runtime is gone.
     server: Option<SimulatedServer>,
@@ -118,16 +179,44 @@ impl Demo {
         transport: Arc<dyn arkagent::HttpTransport>,
     ) -> Result<Self, DemoError> {
         model.stream = config.stream;
+        let offline = config.endpoint == Endpoint::Simulated;
+        let compression = compression_config(offline);
+        let (threshold, keep) = (
+            compression.total_token_threshold,
+            compression.keep_recent_message_count,
+        );
         let mut runtime_config = AgentRuntimeConfig::new(model);
         runtime_config.system_prompt = SYSTEM_PROMPT.trim().to_owned();
         runtime_config.tools = demo_tools()?;
-        let tool_names = runtime_config.tools.names().join(", ");
+        runtime_config.compression = Some(Compression::Default {
+            config: compression,
+            summarizer: None,
+        });
+        runtime_config.delegation = Some(delegation_config()?);
         let runtime = AgentRuntime::new(runtime_config, transport)?;
-        let subscription =
-            runtime.subscribe(Arc::new(Printer::new(console.clone(), label.clone())));
+        let tool_names: Vec<&str> = runtime
+            .tool_definitions()
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect();
+        let printer = Printer::new(console.clone(), label.clone());
+        let counts = printer.counts();
+        let subscription = runtime.subscribe(Arc::new(printer));
         console.line(&format!(
-            "streaming: {} (--stream / --no-stream); tools: {tool_names}",
-            if config.stream { "on" } else { "off" }
+            "streaming: {} (--stream / --no-stream); tools: {}",
+            if config.stream { "on" } else { "off" },
+            tool_names.join(", ")
+        ));
+        let setting = if offline {
+            "small for the offline demo"
+        } else {
+            "the library defaults"
+        };
+        console.line(&format!(
+            "memory: compression at {threshold} prompt tokens, keeping the last {keep} messages ({setting}); /memory lists episodes"
+        ));
+        console.line(&format!(
+            "delegation: worker \"{RESEARCHER}\" and clone via delegate_task; try \"research the history of the baguette\", then /sub-agents"
         ));
         Ok(Self {
             runtime,
@@ -135,9 +224,17 @@ impl Demo {
             label,
             failures: 0,
             turns: 0,
+            stream: config.stream,
+            counts,
             _subscription: subscription,
             server,
         })
+    }
+
+    /// How many streamed pieces (text, reasoning, tool-call deltas) the agent's own model
+    /// calls have delivered so far.
+    pub fn stream_tally(&self) -> StreamTally {
+        self.counts.tally()
     }
 
     /// The runtime (for tests and embedding).
@@ -207,9 +304,7 @@ impl Demo {
             }
             "/usage" => self.print_usage(),
             "/memory" => self.print_memory(),
-            "/sub-agents" => self
-                .console
-                .line("sub-agents: not available yet (delegation is not in this build)"),
+            "/sub-agents" => self.print_sub_agents(),
             other => self
                 .console
                 .line(&format!("unknown command {other}; try /help")),
@@ -219,7 +314,8 @@ impl Demo {
 
     fn print_usage(&self) {
         let usages = self.runtime.usages();
-        if usages.is_empty() {
+        let state = self.runtime.state();
+        if usages.is_empty() && state.child_usages.is_empty() {
             self.console.line("usage: no model calls yet");
             return;
         }
@@ -251,36 +347,154 @@ impl Demo {
         self.console.line(&format!(
             "usage: total {calls} {plural}: prompt {prompt}, completion {completion}, total {total}"
         ));
+        for record in &state.child_usages {
+            self.console.line(&format!(
+                "usage: sub-agent {} ({}): {}",
+                record.assignee,
+                record.child_session_id,
+                summary_text(&record.usage)
+            ));
+        }
+        let totals = self.runtime.total_usage();
+        self.console.line(&format!(
+            "usage: sub-agents: {}",
+            summary_text(&totals.children)
+        ));
+        self.console.line(&format!(
+            "usage: session total (this agent + sub-agents, AgentRuntime::total_usage): {}",
+            summary_text(&totals.total)
+        ));
+        if self.stream {
+            let t = self.stream_tally();
+            self.console.line(&format!(
+                "stream: {} text deltas, {} tool-call deltas, {} reasoning deltas received",
+                t.text_deltas, t.tool_call_deltas, t.reasoning_deltas
+            ));
+        }
     }
 
     fn print_memory(&self) {
         let state = self.runtime.state();
         let episodes = &state.history.episodic_memories;
+        let live = state.history.messages.len();
         if episodes.is_empty() {
+            let threshold = self
+                .runtime
+                .config()
+                .compression
+                .as_ref()
+                .and_then(|c| match c {
+                    Compression::Default { config, .. } => Some(config.total_token_threshold),
+                    Compression::Custom(_) => None,
+                })
+                .map(|t| format!("; compression starts at {t} prompt tokens"))
+                .unwrap_or_default();
             self.console.line(&format!(
-                "memory: no episodic memories ({} messages in the live history; compression is not wired into the demo yet)",
-                state.history.messages.len()
+                "memory: no episodic memories yet ({live} messages in the live history{threshold})"
             ));
             return;
         }
+        self.console.line(&format!(
+            "memory: {} episode(s); {live} messages in the live history",
+            episodes.len()
+        ));
         for e in episodes {
-            let summary: String = e.summary.chars().take(120).collect();
+            let goal = between(&e.summary, "<overall_goal>", "</overall_goal>")
+                .map(first_line)
+                .unwrap_or_else(|| first_line(&e.summary));
             self.console.line(&format!(
-                "memory: {} covers {} messages: {summary}",
+                "memory: episode {}: {} messages; goal: {goal}",
                 e.id, e.message_count
             ));
         }
     }
+
+    fn print_sub_agents(&self) {
+        let Some(registry) = self.runtime.sub_agent_registry() else {
+            self.console.line("sub-agents: delegation is off");
+            return;
+        };
+        let active = registry.active();
+        if active.is_empty() {
+            self.console.line("sub-agents: active: none");
+        } else {
+            self.console
+                .line(&format!("sub-agents: active ({}):", active.len()));
+            for c in &active {
+                self.console.line(&format!(
+                    "  {} {} (role {}): {}",
+                    c.id,
+                    c.assignee,
+                    c.role,
+                    first_line(&c.task)
+                ));
+            }
+        }
+        let history = registry.history();
+        if history.is_empty() {
+            self.console.line("sub-agents: history: none yet");
+        } else {
+            self.console
+                .line(&format!("sub-agents: history ({}):", history.len()));
+            for c in &history {
+                self.console.line(&format!("  {}", history_line(c)));
+            }
+        }
+        let stats = registry.stats();
+        self.console.line(&format!(
+            "sub-agents: stats: {} active, {} in history, {} completed, {} tokens",
+            stats.active, stats.history, stats.completed_count, stats.total_tokens
+        ));
+    }
+}
+
+/// `prompt P, completion C, total T (N calls)`.
+fn summary_text(u: &ChildUsageSummary) -> String {
+    let calls = if u.call_count == 1 { "call" } else { "calls" };
+    format!(
+        "{} {calls}: prompt {}, completion {}, total {}",
+        u.call_count, u.prompt_tokens, u.completion_tokens, u.total_tokens
+    )
+}
+
+/// One ended sub-agent: id, assignee, role, status, tokens, summary's first line.
+fn history_line(c: &SubAgentContext) -> String {
+    let result = c.result.as_ref();
+    let status = match c.status {
+        SubAgentStatus::Active => "active".to_owned(),
+        SubAgentStatus::Completed => match result.and_then(|r| r.forced_reason.as_deref()) {
+            Some(reason) => format!("completed (forced: {reason})"),
+            None => "completed".to_owned(),
+        },
+        SubAgentStatus::Failed => match result.and_then(|r| r.error_code.as_deref()) {
+            Some(code) => format!("failed [{code}]"),
+            None => "failed".to_owned(),
+        },
+    };
+    let tokens = result.map_or(0, |r| r.token_count);
+    let summary = result.map(|r| first_line(&r.summary)).unwrap_or_default();
+    format!(
+        "{} {} (role {}) {status}, {tokens} tokens: {summary}",
+        c.id, c.assignee, c.role
+    )
+}
+
+/// The text between the first `open` and the next `close`.
+fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let start = text.find(open)? + open.len();
+    let end = text[start..].find(close)? + start;
+    Some(&text[start..end])
 }
 
 const HELP: &str = "\
 commands:
-  /usage       token usage per model call and totals
+  /usage       token usage per model call, per sub-agent, and the session total
   /memory      episodic memories (compressed history)
-  /sub-agents  sub-agent statistics
+  /sub-agents  sub-agents: active, history and stats
   /help        this list
   /quit        leave
-anything else is sent to the agent; try \"What is the weather in Beijing and Shenzhen?\"";
+anything else is sent to the agent; try \"What is the weather in Beijing and Shenzhen?\"
+or \"research the history of the baguette\" (delegated to the researcher sub-agent)";
 
 /// Runs `lines` in order, echoing each as `you> …`; stops early at `/quit`.
 pub async fn run_script(demo: &mut Demo, lines: &[String]) {

@@ -1,14 +1,15 @@
-//! DX-2: the demo runs offline against the simulated server, shows tool calls and usage,
+//! DX-2: the demo runs offline against the simulated server and shows streaming, tool
+//! calls, delegation with sub-agent stats, compression into episodic memory and usage,
 //! and surfaces provider errors with their codes. LLM-1/LLM-2: the real transport moves
 //! the simulated server's bytes, streamed chunk by chunk.
 
 use std::process::Command;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use arkagent::{
-    AgentRuntime, AgentRuntimeConfig, CancellationToken, ChatClient, ChatRequest, HttpBody,
-    HttpTransport, Message, ModelConfig,
+    AgentEvent, AgentRuntime, AgentRuntimeConfig, CancellationToken, ChatClient, ChatRequest,
+    HttpBody, HttpTransport, Message, ModelConfig,
 };
 use arkagent_demo::config::{DemoConfig, SIMULATED_API_KEY};
 use arkagent_demo::console::Console;
@@ -113,7 +114,7 @@ fn dx_2_script_file_skips_comments_and_stops_at_quit() {
 }
 
 #[test]
-fn dx_2_placeholder_commands_answer_without_a_model_call() {
+fn dx_2_commands_answer_without_a_model_call() {
     let (ok, out, _) = run_demo(&[
         "--say",
         "/help",
@@ -126,7 +127,13 @@ fn dx_2_placeholder_commands_answer_without_a_model_call() {
     ]);
     assert!(ok, "{out}");
     assert!(out.contains("/usage"), "{out}");
-    assert!(out.contains("sub-agents: not available yet"), "{out}");
+    assert!(out.contains("memory: no episodic memories yet"), "{out}");
+    assert!(out.contains("sub-agents: active: none"), "{out}");
+    assert!(out.contains("sub-agents: history: none yet"), "{out}");
+    assert!(
+        out.contains("sub-agents: stats: 0 active, 0 in history, 0 completed, 0 tokens"),
+        "{out}"
+    );
     assert!(out.contains("usage: no model calls yet"), "{out}");
 }
 
@@ -290,13 +297,26 @@ async fn dx_2_simulated_prompt_tokens_grow_with_the_request() {
     assert_eq!(demo.server().map(SimulatedServer::request_count), Some(2));
 }
 
-/// Flip `config::DEFAULT_STREAM` and drop the `ignore` once the core parses SSE bodies
-/// (`ModelConfig.stream = true` end to end).
+/// Lines that differ between runs or between streamed and whole responses: the port,
+/// the streaming setting, token counts (the request body differs by `stream` fields) and
+/// the stream tally.
+fn comparable(transcript: &str) -> Vec<&str> {
+    transcript
+        .lines()
+        .filter(|l| {
+            !l.contains("127.0.0.1")
+                && !l.starts_with("streaming:")
+                && !l.starts_with("usage:")
+                && !l.starts_with("stream:")
+        })
+        .collect()
+}
+
 #[test]
-#[ignore = "needs the core's streaming SSE parser"]
 fn dx_2_streamed_offline_run_gives_the_same_transcript() {
     let (ok, out, err) = run_demo(&["--stream", "--say", WEATHER_QUESTION, "--say", "/usage"]);
     assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("streaming: on"), "{out}");
     assert_eq!(
         out.lines()
             .filter(|l| l.starts_with("  -> tool get_weather"))
@@ -310,6 +330,201 @@ fn dx_2_streamed_offline_run_gives_the_same_transcript() {
     );
     assert!(
         out.lines().any(|l| l.starts_with("usage: total 2 calls")),
+        "{out}"
+    );
+    let tally = out
+        .lines()
+        .find(|l| l.starts_with("stream: "))
+        .unwrap_or_else(|| panic!("no stream tally in\n{out}"));
+    let text_deltas: u64 = tally
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(text_deltas >= 5, "{tally}");
+
+    let (ok, whole, err) = run_demo(&["--no-stream", "--say", WEATHER_QUESTION, "--say", "/usage"]);
+    assert!(ok, "stdout:\n{whole}\nstderr:\n{err}");
+    assert!(whole.contains("streaming: off"), "{whole}");
+    assert!(!whole.contains("stream: "), "{whole}");
+    assert_eq!(comparable(&out), comparable(&whole));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dx_2_streaming_is_on_by_default_and_text_deltas_print_as_they_arrive() {
+    assert!(DemoConfig::offline().stream, "streaming is the default");
+    let (console, captured) = Console::capture();
+    let mut demo = Demo::start(&DemoConfig::offline(), console).expect("demo");
+    let seen: Arc<Mutex<Vec<(Instant, String)>>> = Arc::default();
+    let recorder = Arc::clone(&seen);
+    let _subscription = demo.runtime().subscribe(Arc::new(move |e: &AgentEvent| {
+        if let Ok(mut list) = recorder.lock() {
+            list.push((Instant::now(), e.kind.type_name().to_owned()));
+        }
+    }));
+    run_script(&mut demo, &[WEATHER_QUESTION.to_owned()]).await;
+
+    let tally = demo.stream_tally();
+    assert!(tally.text_deltas >= 5, "{tally:?}");
+    // Two calls: each announced, then its arguments in several fragments.
+    assert!(tally.tool_call_deltas >= 6, "{tally:?}");
+
+    let seen = seen.lock().expect("events").clone();
+    let deltas: Vec<Instant> = seen
+        .iter()
+        .filter(|(_, kind)| kind == "text_delta")
+        .map(|(at, _)| *at)
+        .collect();
+    assert_eq!(deltas.len() as u64, tally.text_deltas);
+    // Pieces arrive over time (the simulated server paces its chunks), not in one lump.
+    let spread = deltas[deltas.len() - 1] - deltas[0];
+    assert!(spread >= Duration::from_millis(60), "{spread:?}");
+    // And before the response they belong to is complete.
+    let last_response = seen
+        .iter()
+        .rposition(|(_, kind)| kind == "model_response")
+        .expect("a model response");
+    let last_delta = seen
+        .iter()
+        .rposition(|(_, kind)| kind == "text_delta")
+        .expect("a text delta");
+    assert!(last_delta < last_response, "{seen:?}");
+
+    // The pieces join into one answer line.
+    let text = captured.text();
+    let answer = text
+        .lines()
+        .find(|l| l.starts_with("[simulated model] Here is what I found"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        answer.ends_with("Shenzhen is 5 °C warmer than Beijing."),
+        "{answer}"
+    );
+}
+
+/// The run the README shows (and `scripts/demo.sh` measures): tools, then a delegation.
+#[test]
+fn dx_2_scripted_delegation_shows_the_researchers_events_and_one_completed_child() {
+    let (ok, out, err) = run_demo(&[
+        "--say",
+        WEATHER_QUESTION,
+        "--say",
+        "research the history of the baguette",
+        "--say",
+        "/sub-agents",
+        "--say",
+        "/usage",
+    ]);
+    assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    let position = |prefix: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no line starting {prefix:?} in\n{out}"))
+    };
+    // The parent delegates, the child's events are bridged and indented, the parent
+    // answers from the tool result — in that order.
+    let call = position(
+        r#"  -> tool delegate_task {"assignee":"researcher","task_description":"Research the history of the baguette"#,
+    );
+    let started =
+        position("  [researcher] started in its own context: Research the history of the baguette");
+    let notes = position("  [researcher] Research notes");
+    let finished = position("  [researcher] finished: completed after 1 model call");
+    let result = position("  <- tool delegate_task ok: Research notes");
+    let answer = position("[simulated model] I delegated this to the researcher sub-agent");
+    assert!(
+        call < started && started < notes && notes < finished,
+        "{out}"
+    );
+    assert!(finished < result && result < answer, "{out}");
+    assert!(lines[answer].contains("UNESCO"), "{out}");
+
+    // /sub-agents: nothing active, one completed researcher with its tokens.
+    assert!(out.contains("sub-agents: active: none"), "{out}");
+    assert!(out.contains("sub-agents: history (1):"), "{out}");
+    let child = lines[position("sub-agents: history (1):") + 1];
+    assert!(
+        child.contains(" researcher (role general) completed, ")
+            && child.contains(" tokens: Research notes"),
+        "{child}"
+    );
+    let tokens: u64 = child
+        .split(" completed, ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0);
+    assert!(tokens > 0, "{child}");
+    assert!(
+        out.contains(&format!(
+            "sub-agents: stats: 0 active, 1 in history, 1 completed, {tokens} tokens"
+        )),
+        "{out}"
+    );
+
+    // /usage: the parent's own four calls, the child's one, and the single total.
+    assert!(out.contains("usage: total 4 calls: "), "{out}");
+    let child_usage = lines[position("usage: sub-agent researcher (")];
+    assert!(child_usage.contains("): 1 call: prompt "), "{child_usage}");
+    assert!(
+        child_usage.ends_with(&format!("total {tokens}")),
+        "{child_usage} vs {tokens}"
+    );
+    assert!(
+        out.contains(
+            "usage: session total (this agent + sub-agents, AgentRuntime::total_usage): 5 calls: "
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("[memory] compression failed"), "{out}");
+}
+
+/// A few turns with long inputs pass the offline threshold: the history is compressed
+/// into an episode that keeps the first goal, and the model still sees it.
+#[test]
+fn dx_2_scripted_compression_creates_an_episode_that_keeps_the_goal() {
+    let padding = "Some background the user pasted in. ".repeat(30);
+    let goal = "My goal: plan a baguette tasting for 12 people in Paris.";
+    let first = format!("{goal}\n{padding}");
+    let notes: Vec<String> = (1..=4)
+        .map(|i| format!("Note {i} for the tasting.\n{padding}"))
+        .collect();
+    let mut args: Vec<&str> = vec!["--say", &first];
+    for note in &notes {
+        args.extend(["--say", note.as_str()]);
+    }
+    args.extend(["--say", "/memory", "--say", "/usage"]);
+    let started = Instant::now();
+    let (ok, out, err) = run_demo(&args);
+    assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "too slow: {:?}",
+        started.elapsed()
+    );
+
+    let compressed: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("[memory] compressed "))
+        .collect();
+    assert!(!compressed.is_empty(), "{out}");
+    assert!(compressed[0].contains(" messages into episode "), "{out}");
+    assert!(!out.contains("[memory] compression failed"), "{out}");
+
+    let episodes: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("memory: episode "))
+        .collect();
+    assert_eq!(episodes.len(), compressed.len(), "{out}");
+    for episode in &episodes {
+        assert!(episode.ends_with(&format!("goal: {goal}")), "{episode}");
+    }
+    // The summary call is accounted for and marked.
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("usage: call ") && l.ends_with("(context_compression)")),
         "{out}"
     );
 }

@@ -4,6 +4,8 @@
 //! threads; dropping the [`SimulatedServer`] stops it.
 
 pub mod reply;
+pub mod research;
+pub mod summary;
 pub mod wire;
 
 use std::io::{Read, Write};
@@ -231,7 +233,13 @@ fn handle(mut request: Request, n: u64, options: &ServerOptions) {
             .and_then(Value::as_bool)
             .unwrap_or(false);
         let events = wire::stream_events(&envelope, &reply, usage, include_usage);
-        if let Err(e) = write_sse(request, &events, options.chunk_delay) {
+        // Summaries are background work: no need to make them visibly slow.
+        let delay = if summary::is_summary_request(&parsed) {
+            Duration::ZERO
+        } else {
+            options.chunk_delay
+        };
+        if let Err(e) = write_sse(request, &events, delay) {
             tracing::info!("{SIMULATED_LABEL} client went away mid-stream: {e}");
         }
     } else {

@@ -1,10 +1,14 @@
 //! What the simulated model answers: a pure function of the request, so runs are
 //! reproducible. Weather / time / arithmetic questions become tool calls for the tools the
-//! request offers (one call per city named, so two cities give parallel calls); tool
-//! results become a final answer that quotes them; anything else gets a short reply.
+//! request offers (one call per city named, so two cities give parallel calls); "research
+//! …" / "delegate …" becomes a `delegate_task` call, and a worker's task gets research
+//! notes; a compression request gets a `<state_snapshot>`; tool results become a final
+//! answer that quotes them; anything else gets a short reply.
 
 use serde_json::{json, Value};
 
+use super::research::{asks_for_research, delegate_arguments, research_notes};
+use super::summary::{is_summary_request, snapshot_reply};
 use crate::tools::{City, CITIES};
 
 /// One tool call the simulated model makes.
@@ -50,11 +54,31 @@ pub fn decide(request: &Value) -> Reply {
                 .into(),
         );
     };
+    if is_summary_request(request) {
+        return Reply::Text(snapshot_reply(&content_text(last)));
+    }
     match last.get("role").and_then(Value::as_str) {
         Some("tool") => Reply::Text(answer_from_tool_results(messages)),
         Some("user") => {
             let text = content_text(last);
-            let calls = plan_tool_calls(&text, &offered_tools(request), messages);
+            let offered = offered_tools(request);
+            if asks_for_research(&text) {
+                if offered.iter().any(|t| t == "delegate_task") {
+                    let tools = request
+                        .get("tools")
+                        .and_then(Value::as_array)
+                        .map(Vec::as_slice)
+                        .unwrap_or_default();
+                    return Reply::ToolCalls(vec![PlannedCall {
+                        id: format!("call_sim_{}_1", assistant_turn(messages)),
+                        name: "delegate_task".to_owned(),
+                        arguments: delegate_arguments(&text, tools),
+                    }]);
+                }
+                // A worker (it never has delegate_task) working on its task.
+                return Reply::Text(research_notes(&text));
+            }
+            let calls = plan_tool_calls(&text, &offered, messages);
             if calls.is_empty() {
                 Reply::Text(small_talk(&text))
             } else {
@@ -142,12 +166,7 @@ fn plan_tool_calls(text: &str, offered: &[String], messages: &[Value]) -> Vec<Pl
             None => {}
         }
     }
-    // Ids unique within the conversation: one number per assistant turn.
-    let turn = messages
-        .iter()
-        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
-        .count()
-        + 1;
+    let turn = assistant_turn(messages);
     planned
         .into_iter()
         .enumerate()
@@ -157,6 +176,15 @@ fn plan_tool_calls(text: &str, offered: &[String], messages: &[Value]) -> Vec<Pl
             arguments: args.to_string(),
         })
         .collect()
+}
+
+/// Ids unique within the conversation: one number per assistant turn.
+fn assistant_turn(messages: &[Value]) -> usize {
+    messages
+        .iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .count()
+        + 1
 }
 
 /// Cities named in `text`, in order of appearance; the word after "in" when none is
@@ -206,18 +234,21 @@ fn small_talk(text: &str) -> String {
         || text.contains("你好")
     {
         return "Hello! I am a simulated model running on your machine. Ask me about the weather \
-                (try two cities), the time somewhere, or to calculate something."
+                (try two cities), the time somewhere, to calculate something, or to research a \
+                topic (a sub-agent does that)."
             .into();
     }
-    let preview: String = text.trim().chars().take(60).collect();
-    let ellipsis = if text.trim().chars().count() > 60 {
+    let trimmed = text.trim();
+    let first = trimmed.lines().next().unwrap_or_default();
+    let preview: String = first.chars().take(60).collect();
+    let ellipsis = if trimmed.chars().count() > preview.chars().count() {
         "…"
     } else {
         ""
     };
     format!(
         "You said \"{preview}{ellipsis}\". I am a simulated model, so I only know a few tricks: \
-         the weather, the time in a city, and arithmetic."
+         the weather, the time in a city, arithmetic, and research through a sub-agent."
     )
 }
 
@@ -235,14 +266,25 @@ fn answer_from_tool_results(messages: &[Value]) -> String {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let name_of = |id: &str| {
+    let call_of = |id: &str| {
         calls
             .iter()
             .find(|c| c.get("id").and_then(Value::as_str) == Some(id))
+    };
+    let name_of = |id: &str| {
+        call_of(id)
             .and_then(|c| c.pointer("/function/name").and_then(Value::as_str))
             .unwrap_or("tool")
             .to_owned()
     };
+    let assignee_of = |id: &str| {
+        call_of(id)
+            .and_then(|c| c.pointer("/function/arguments").and_then(Value::as_str))
+            .and_then(|a| serde_json::from_str::<Value>(a).ok())
+            .and_then(|a| a.get("assignee").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_else(|| "sub-agent".to_owned())
+    };
+    let mut delegated = Vec::new();
     let mut parts = Vec::new();
     let mut temperatures: Vec<(String, i64)> = Vec::new();
     for result in results {
@@ -265,6 +307,11 @@ fn answer_from_tool_results(messages: &[Value]) -> String {
                 .to_owned()
         };
         match name.as_str() {
+            "delegate_task" => delegated.push(format!(
+                "I delegated this to the {} sub-agent, which worked in its own context. It reports: {}",
+                assignee_of(id),
+                content.trim()
+            )),
             "get_weather" => {
                 let t = parsed.get("temperature_c").and_then(Value::as_i64);
                 let h = parsed.get("humidity_pct").and_then(Value::as_i64);
@@ -293,7 +340,11 @@ fn answer_from_tool_results(messages: &[Value]) -> String {
         }
     }
     if parts.is_empty() {
-        return "The tools returned nothing I could use.".into();
+        return if delegated.is_empty() {
+            "The tools returned nothing I could use.".into()
+        } else {
+            delegated.join(" ")
+        };
     }
     let mut answer = format!("Here is what I found: {}.", parts.join("; "));
     if let [(a, ta), (b, tb)] = temperatures.as_slice() {
@@ -305,6 +356,10 @@ fn answer_from_tool_results(messages: &[Value]) -> String {
             };
             answer.push_str(&format!(" {warm} is {diff} °C warmer than {cool}."));
         }
+    }
+    for d in delegated {
+        answer.push(' ');
+        answer.push_str(&d);
     }
     answer
 }
