@@ -49,12 +49,18 @@ function parseDts(text) {
     declarations.set(match[2], { kind: match[1], name: match[2], members });
     header.lastIndex = i;
   }
+  // `export const NAME: type;` — module-level constants.
+  const constant = /export\s+(?:declare\s+)?const\s+([A-Za-z_$][\w$]*)\s*:\s*([^;=]+);/g;
+  while ((match = constant.exec(source)) !== null) {
+    declarations.set(match[1], { kind: 'const', name: match[1], type: match[2].trim(), members: [] });
+  }
   return declarations;
 }
 
 const declarations = parseDts(fs.readFileSync(DTS_PATH, 'utf8'));
 const classes = [...declarations.values()].filter((d) => d.kind === 'class');
 const interfaces = new Map([...declarations.values()].filter((d) => d.kind === 'interface').map((d) => [d.name, d]));
+const constants = [...declarations.values()].filter((d) => d.kind === 'const');
 
 test('dts_sync_parser_sees_the_declarations', () => {
   // Guards the parser itself: a broken regex must not make every check vacuous.
@@ -87,10 +93,22 @@ test('dts_sync_every_declared_class_member_exists_on_the_module', () => {
   }
 });
 
+test('dts_sync_declared_constants_exist_with_their_type', () => {
+  assert.ok(constants.some((c) => c.name === 'DEFAULT_SUMMARY_PROMPT'), 'the parser sees the constants');
+  for (const c of constants) {
+    assert.ok(c.name in native, `constant ${c.name} is exported`);
+    assert.equal(typeof native[c.name], c.type, `constant ${c.name} is a ${c.type}`);
+  }
+});
+
 test('dts_sync_every_module_export_and_member_is_declared', () => {
   for (const [name, value] of Object.entries(native)) {
     const declared = declarations.get(name);
-    assert.ok(declared && declared.kind === 'class', `export ${name} is declared as a class in index.d.ts`);
+    if (declared && declared.kind === 'const') {
+      assert.equal(typeof value, declared.type, `export ${name} has the declared type`);
+      continue;
+    }
+    assert.ok(declared && declared.kind === 'class', `export ${name} is declared as a class (or const) in index.d.ts`);
     const members = new Map(declared.members.map((m) => [m.name, m]));
     for (const key of Object.getOwnPropertyNames(value.prototype)) {
       if (key === 'constructor') continue;
@@ -158,6 +176,27 @@ test('dts_sync_objects_handed_to_js_match_the_declared_interfaces', async () => 
   assert.equal(usages.length, 2);
   for (const u of usages) assertMatchesInterface('ModelUsage', u);
   assert.ok('cachedTokens' in usages[0] && 'reasoningTokens' in usages[1], 'optional usage fields appear when reported');
+});
+
+test('dts_sync_compress_result_usage_matches_model_usage', async () => {
+  const model = new ScriptedModel([], {
+    summarizer: () => completion({ content: 'prose, no snapshot', usage: { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 } }),
+  });
+  const compressor = new native.ContextCompressor(10, 1, undefined, 1);
+  compressor.summarizerMaxInputTokens = 100000;
+  const config = runtimeConfig({ contextCompressor: compressor });
+  const runtime = new native.AgentRuntime(config, model.transport, new native.ToolRegistry());
+  runtime.importState(JSON.stringify({
+    version: 1,
+    session_id: 's-dts',
+    history: { messages: [{ role: 'user', content: 'a'.repeat(4000) }, { role: 'assistant', content: 'b' }], episodic_memories: [] },
+    usages: [{ prompt_tokens: 100, completion_tokens: 1, total_tokens: 101 }],
+  }));
+  const result = await runtime.compressNow();
+  assert.deepEqual(model.problems, []);
+  assert.equal(result.reason, 'malformed_summary');
+  assertMatchesInterface('ModelUsage', result.usage);
+  assert.equal(result.usage.source, 'context_compression');
 });
 
 /**

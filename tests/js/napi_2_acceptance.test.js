@@ -234,8 +234,10 @@ test('napi_2_run_while_running_rejects_with_run_in_progress', async () => {
   const model = new ScriptedModel([async () => { await gate.promise; return completion({ content: 'done' }); }]);
   const runtime = new native.AgentRuntime(runtimeConfig(), model.transport, new native.ToolRegistry());
   const first = runtime.run('one');
-  await waitFor(() => model.requests.length === 1, 'first request');
+  // Refused at once: the first run holds the slot from the moment run() returned.
   await assert.rejects(runtime.run('two'), (e) => e instanceof Error && e.code === 'run_in_progress');
+  await waitFor(() => model.requests.length === 1, 'first request');
+  await assert.rejects(runtime.run('three'), (e) => e instanceof Error && e.code === 'run_in_progress');
   assert.throws(() => runtime.importState(runtime.exportState()), (e) => e.code === 'run_in_progress');
   gate.resolve();
   const result = await first;
@@ -433,15 +435,35 @@ test('napi_2_episodic_memories_are_read_only_views_of_the_state', () => {
 });
 
 test('core_4_cancel_called_right_after_run_is_not_lost', async () => {
-  // run() returns before the core run starts on a worker thread; a cancel() in that
-  // moment must still cancel it.
-  for (let i = 0; i < 20; i += 1) {
+  // run() returns before (or while) the core run is polled on a worker thread; the run
+  // slot is claimed inside run(), so a cancel() in that moment always reaches the run. (A
+  // worker may already have handed the first request to the transport: it is abandoned.)
+  for (let i = 0; i < 50; i += 1) {
     const model = new ScriptedModel([() => completion({ content: 'should not be needed' })]);
     const runtime = new native.AgentRuntime(runtimeConfig(), model.transport, new native.ToolRegistry());
     const running = runtime.run('stop at once');
     runtime.cancel();
     const result = await running;
     assert.equal(result.status, 'cancelled', `attempt ${i}`);
+    assert.ok(model.requests.length <= 1, `attempt ${i}: no model call after cancel`);
     assert.deepEqual(pairingProblems(JSON.parse(runtime.historyJson())), []);
   }
+});
+
+test('napi_2_wrong_class_arguments_are_refused_not_unwrapped', () => {
+  // An instance of another class must be refused with a code; unwrapping it as the
+  // expected class would read another struct's memory (a crash, not an error).
+  const model = new native.ModelConfig('https://api.example.test/v1', API_KEY, 'm-1');
+  const config = new native.AgentRuntimeConfig(model);
+  const registry = new native.ToolRegistry();
+  const transport = async () => ({ status: 500, body: '' });
+  const refused = (e) => e instanceof Error && typeof e.code === 'string';
+  assert.throws(() => new native.AgentRuntimeConfig(registry), refused);
+  assert.throws(() => new native.AgentRuntime(model, transport, registry), refused);
+  assert.throws(() => new native.AgentRuntime(config, transport, config), refused);
+  assert.throws(() => registry.register(model, async () => ({ content: '' })), refused);
+  assert.throws(() => { config.contextCompressor = model; }, refused);
+  assert.throws(() => { new native.ContextCompressor().summarizerModel = registry; }, refused);
+  assert.deepEqual(registry.names(), []);
+  assert.ok(new native.AgentRuntime(config, transport, registry) instanceof native.AgentRuntime);
 });

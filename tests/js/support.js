@@ -62,19 +62,55 @@ function pairingProblems(messages) {
   return problems;
 }
 
+/** The five sections a `<state_snapshot>` must have (CMP-8). */
+const SNAPSHOT_SECTIONS = ['overall_goal', 'key_knowledge', 'file_system_state', 'recent_actions', 'current_plan'];
+
+/** A well-formed `<state_snapshot>` (CMP-8); `fields` overrides section texts. */
+function snapshot(fields = {}) {
+  const body = SNAPSHOT_SECTIONS.map((name) => `<${name}>${fields[name] || `${name} text`}</${name}>`).join('\n');
+  return `<state_snapshot>\n${body}\n</state_snapshot>`;
+}
+
+/**
+ * True for a compressor's summary request: its system message asks for a
+ * `<state_snapshot>` and its user message holds the `<conversation>` to summarize.
+ */
+function isSummaryRequest(body) {
+  const messages = (body && body.messages) || [];
+  return messages.some((m) => m.role === 'system' && String(m.content).includes('<state_snapshot>'))
+    && messages.some((m) => m.role === 'user' && String(m.content).includes('<conversation>'));
+}
+
 /**
  * A scripted model behind the JS transport. `turns` are functions
  * `(body, index) => responseBodyString` (or objects `{ status, body }`), used in order.
+ * Summary requests of a context compressor (see `isSummaryRequest`) go to `summarizer`
+ * instead, `(body, index) => …` likewise, and are logged in `summaryRequests`;
+ * `requests` holds the agent's own model calls, `log` both kinds in arrival order.
  * Every request is checked; problems are collected in `problems` and also make the
  * transport reject, so a bad request can never pass silently.
  */
 class ScriptedModel {
-  constructor(turns, { tools = [] } = {}) {
+  constructor(turns, { tools = [], summarizer, summaryModel = MODEL } = {}) {
     this.turns = turns;
     this.expectedTools = tools;
+    this.summarizer = summarizer;
+    this.summaryModel = summaryModel;
     this.requests = [];
+    this.summaryRequests = [];
+    this.log = [];
     this.problems = [];
     this.transport = (request) => this.handle(request);
+  }
+
+  /** Summary requests: the summary model, no tools, exactly [system, user]. */
+  checkSummary(body) {
+    const p = [];
+    if (body.model !== this.summaryModel) p.push(`summary model ${body.model}`);
+    if ((body.tools || []).length > 0) p.push('summary request offers tools');
+    const roles = body.messages.map((m) => m.role).join(',');
+    if (roles !== 'system,user') p.push(`summary request messages ${roles}`);
+    return p;
   }
 
   check(request) {
@@ -93,8 +129,15 @@ class ScriptedModel {
       p.push(`body is not JSON: ${e.message}`);
       return { problems: p, body: null };
     }
+    if (!Array.isArray(body.messages) || body.messages.length === 0) {
+      p.push('no messages');
+      return { problems: p, body };
+    }
+    if (isSummaryRequest(body)) {
+      p.push(...this.checkSummary(body));
+      return { problems: p, body, summary: true };
+    }
     if (body.model !== MODEL) p.push(`model ${body.model}`);
-    if (!Array.isArray(body.messages) || body.messages.length === 0) p.push('no messages');
     const toolNames = (body.tools || []).map((t) => t.type === 'function' && t.function && t.function.name);
     for (const name of this.expectedTools) {
       if (!toolNames.includes(name)) p.push(`tool ${name} not offered`);
@@ -107,23 +150,26 @@ class ScriptedModel {
   }
 
   async handle(request) {
-    const index = this.requests.length;
-    const { problems, body } = this.check(request);
-    this.requests.push({ request, body });
+    const { problems, body, summary } = this.check(request);
+    const list = summary ? this.summaryRequests : this.requests;
+    const index = list.length;
+    const label = `${summary ? 'summary request' : 'request'} ${index}`;
+    list.push({ request, body });
+    this.log.push({ kind: summary ? 'summary' : 'turn', index, body });
     if (problems.length > 0) {
-      this.problems.push(...problems.map((x) => `request ${index}: ${x}`));
-      throw new Error(`scripted model rejected request ${index}: ${problems.join('; ')}`);
+      this.problems.push(...problems.map((x) => `${label}: ${x}`));
+      throw new Error(`scripted model rejected ${label}: ${problems.join('; ')}`);
     }
-    const turn = this.turns[index];
+    const turn = summary ? this.summarizer : this.turns[index];
     if (!turn) {
-      this.problems.push(`request ${index}: no scripted turn left`);
+      this.problems.push(`${label}: no scripted turn left`);
       throw new Error('no scripted turn left');
     }
     let out;
     try {
       out = await turn(body, index);
     } catch (e) {
-      this.problems.push(`request ${index}: ${e.message}`);
+      this.problems.push(`${label}: ${e.message}`);
       throw e;
     }
     return typeof out === 'string' ? { status: 200, headers: [{ name: 'content-type', value: 'application/json' }], body: out } : out;
@@ -134,10 +180,11 @@ function modelConfig() {
   return new native.ModelConfig(BASE_URL, API_KEY, MODEL);
 }
 
-function runtimeConfig({ systemPrompt = 'You are a test assistant.', maxParallelTools } = {}) {
+function runtimeConfig({ systemPrompt = 'You are a test assistant.', maxParallelTools, contextCompressor } = {}) {
   const config = new native.AgentRuntimeConfig(modelConfig());
   config.systemPrompt = systemPrompt;
   if (maxParallelTools !== undefined) config.maxParallelTools = maxParallelTools;
+  if (contextCompressor !== undefined) config.contextCompressor = contextCompressor;
   return config;
 }
 
@@ -165,6 +212,9 @@ module.exports = {
   API_KEY,
   MODEL,
   completion,
+  SNAPSHOT_SECTIONS,
+  snapshot,
+  isSummaryRequest,
   pairingProblems,
   ScriptedModel,
   modelConfig,

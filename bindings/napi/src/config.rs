@@ -1,13 +1,15 @@
 //! `ModelConfig` and `AgentRuntimeConfig`: JS classes holding the core configs.
 
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::{Either, Undefined};
+use napi_ohos::bindgen_prelude::{ClassInstance, Either, Undefined};
+
+use crate::compression::ContextCompressor;
 
 /// An optional property reads as `undefined` when unset (napi-ohos would give `null`,
 /// which the `?: number` declaration does not allow).
-type Optional<T> = Either<T, Undefined>;
+pub type Optional<T> = Either<T, Undefined>;
 
-fn optional<T>(value: Option<T>) -> Optional<T> {
+pub fn optional<T>(value: Option<T>) -> Optional<T> {
     value.map_or(Either::B(()), Either::A)
 }
 
@@ -16,6 +18,19 @@ fn optional<T>(value: Option<T>) -> Optional<T> {
 #[napi]
 pub struct ModelConfig {
     inner: arkagent::ModelConfig,
+}
+
+impl From<arkagent::ModelConfig> for ModelConfig {
+    fn from(inner: arkagent::ModelConfig) -> Self {
+        Self { inner }
+    }
+}
+
+impl ModelConfig {
+    /// A copy of the core config.
+    pub fn core(&self) -> arkagent::ModelConfig {
+        self.inner.clone()
+    }
 }
 
 #[napi]
@@ -80,19 +95,38 @@ impl ModelConfig {
 }
 
 /// Runtime settings; wraps the core `AgentRuntimeConfig` (its tools come from the
-/// `ToolRegistry` given to `AgentRuntime`).
+/// `ToolRegistry` given to `AgentRuntime`, its compression from `contextCompressor`).
 #[napi]
 pub struct AgentRuntimeConfig {
     inner: arkagent::AgentRuntimeConfig,
+    /// Kept as the JS class (not as core `Compression`) so the getter gives back exactly
+    /// what was set, unset optional fields included.
+    compressor: Option<ContextCompressor>,
 }
 
 #[napi]
 impl AgentRuntimeConfig {
-    #[napi(constructor)]
+    /// `strict`: an argument that is not a `ModelConfig` instance is refused before it is
+    /// unwrapped (unwrapping another class's instance as this one would read garbage).
+    #[napi(constructor, strict)]
     pub fn new(model: &ModelConfig) -> Self {
         Self {
             inner: arkagent::AgentRuntimeConfig::new(model.inner.clone()),
+            compressor: None,
         }
+    }
+
+    /// A copy of the compressor's settings (undefined: compression off).
+    #[napi(getter)]
+    pub fn context_compressor(&self) -> Optional<ContextCompressor> {
+        optional(self.compressor.clone())
+    }
+
+    /// Stores a copy; `undefined` turns compression off. `strict`: anything but a
+    /// `ContextCompressor` instance is refused before it is unwrapped.
+    #[napi(setter, strict)]
+    pub fn set_context_compressor(&mut self, value: Option<ClassInstance<'_, ContextCompressor>>) {
+        self.compressor = value.map(|c| (*c).clone());
     }
 
     #[napi(getter)]
@@ -140,6 +174,8 @@ impl AgentRuntimeConfig {
 impl AgentRuntimeConfig {
     /// A copy of the core config.
     pub fn core(&self) -> arkagent::AgentRuntimeConfig {
-        self.inner.clone()
+        let mut config = self.inner.clone();
+        config.compression = self.compressor.as_ref().map(ContextCompressor::core);
+        config
     }
 }

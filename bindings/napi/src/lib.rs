@@ -7,6 +7,7 @@
 //! ([`error`]).
 
 mod callback;
+mod compression;
 mod config;
 mod error;
 mod events;

@@ -1,18 +1,17 @@
 //! `AgentRuntime`: one conversation, delegating every call to the core runtime.
 
 use std::collections::HashMap;
-use std::future::{poll_fn, Future};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::Poll;
 
+use arkagent::memory::MemoryService;
 use arkagent::{ModelUsage, RunOutcome, Subscription};
 use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::PromiseRaw;
 use napi_ohos::Env;
 
 use crate::callback::JsFunction;
-use crate::config::AgentRuntimeConfig;
+use crate::compression::CompressResult;
+use crate::config::{optional, AgentRuntimeConfig, Optional};
 use crate::error::{passthrough, rejection, thrown, CodedError, Thrown};
 use crate::events::{JsAgentEvent, JsObserver};
 use crate::memory::EpisodicMemory;
@@ -28,16 +27,21 @@ pub struct JsRunResult {
     pub iterations: u32,
 }
 
+/// The core's serde name of a unit enum value ("completed", "max_iterations", …), given
+/// `serde_json::to_value(value)`, so JS sees the same strings as exported state and
+/// event payloads.
+pub fn serde_name(value: serde_json::Result<serde_json::Value>) -> String {
+    match value {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
 impl From<RunOutcome> for JsRunResult {
     fn from(outcome: RunOutcome) -> Self {
-        // The status string is the core's serde name ("completed", "max_iterations", …).
-        let status = match serde_json::to_value(outcome.status) {
-            Ok(serde_json::Value::String(s)) => s,
-            _ => String::new(),
-        };
         Self {
             run_id: outcome.run_id,
-            status,
+            status: serde_name(serde_json::to_value(outcome.status)),
             final_text: outcome.final_text,
             iterations: outcome.iterations,
         }
@@ -73,54 +77,19 @@ impl From<&ModelUsage> for JsModelUsage {
 #[napi]
 pub struct AgentRuntime {
     core: arkagent::AgentRuntime,
+    /// Read-only episodic memory over the live state (MEM-1).
+    memory: Arc<dyn MemoryService>,
     /// Live JS listeners by subscription id; dropping one unsubscribes it.
     subscriptions: Mutex<HashMap<u32, Subscription>>,
-    starting: Arc<StartingRun>,
-}
-
-/// Bridges the moment between `run()` returning its Promise and the core run starting on
-/// a worker thread. The core registers a run (which `cancel()` reaches) only when its
-/// future is first polled, so a `cancel()` issued right after `run()` would be lost; it is
-/// remembered here and replayed on the core right after that first poll.
-#[derive(Default)]
-struct StartingRun {
-    /// One flag per `run()` whose core run is not registered yet.
-    pending: Mutex<Vec<Arc<AtomicBool>>>,
-}
-
-impl StartingRun {
-    fn lock(&self) -> MutexGuard<'_, Vec<Arc<AtomicBool>>> {
-        // Plain data: a poisoned lock holds a usable value.
-        self.pending
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// A run was requested: later `cancel()` calls are remembered for it.
-    fn begin(&self) -> Arc<AtomicBool> {
-        let flag = Arc::new(AtomicBool::new(false));
-        self.lock().push(Arc::clone(&flag));
-        flag
-    }
-
-    /// `cancel()` was called: remember it for runs that may not have started yet.
-    fn cancel(&self) {
-        for flag in self.lock().iter() {
-            flag.store(true, Ordering::SeqCst);
-        }
-    }
-
-    /// The core run is registered (or already finished): `cancel()` reaches it directly.
-    fn started(&self, flag: &Arc<AtomicBool>) {
-        self.lock().retain(|pending| !Arc::ptr_eq(pending, flag));
-    }
 }
 
 #[napi]
 impl AgentRuntime {
     /// Copies `config` and `tools`; later changes to them do not affect this runtime.
+    /// `strict`: arguments of the wrong class are refused before they are unwrapped.
     #[napi(
         constructor,
+        strict,
         ts_args_type = "config: AgentRuntimeConfig, transport: HttpTransport, tools: ToolRegistry"
     )]
     pub fn new(
@@ -133,9 +102,9 @@ impl AgentRuntime {
         let transport = JsTransport::new(transport).map_err(passthrough)?;
         let core = arkagent::AgentRuntime::new(config, Arc::new(transport)).map_err(thrown)?;
         Ok(Self {
+            memory: core.memory(),
             core,
             subscriptions: Mutex::new(HashMap::new()),
-            starting: Arc::default(),
         })
     }
 
@@ -151,24 +120,16 @@ impl AgentRuntime {
         env: &'env Env,
         input: String,
     ) -> Result<PromiseRaw<'env, JsRunResult>, Thrown> {
-        let core = self.core.clone();
-        let starting = Arc::clone(&self.starting);
-        let cancel_requested = starting.begin();
+        // The core claims the run slot here, on the JS thread, before the Promise is
+        // returned: a `cancel()` right after `run()` reaches this run, and a second `run()`
+        // is refused with `run_in_progress` (as a rejection, like every run error).
+        let started = self.core.start_run(input).map_err(CodedError::from);
         env.spawn_future_with_callback(
             async move {
-                let mut run = std::pin::pin!(core.run(&input));
-                let first = poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await;
-                starting.started(&cancel_requested);
-                let outcome = match first {
-                    Poll::Ready(outcome) => outcome,
-                    Poll::Pending => {
-                        if cancel_requested.load(Ordering::SeqCst) {
-                            core.cancel();
-                        }
-                        run.await
-                    }
-                };
-                Ok(outcome.map_err(CodedError::from))
+                Ok(match started {
+                    Ok(run) => run.await.map_err(CodedError::from),
+                    Err(e) => Err(e),
+                })
             },
             move |env: &'env Env, outcome: Result<RunOutcome, CodedError>| {
                 outcome
@@ -179,9 +140,29 @@ impl AgentRuntime {
         .map_err(passthrough)
     }
 
+    /// One compression attempt now, with the compressor's usual checks (CMP-6); resolves
+    /// `skipped` when no compressor is configured; rejects with `run_in_progress` while a
+    /// run is active. The core's `compress_now` claims the run slot when first polled (on a
+    /// worker thread), not here: a `run()` issued in the same tick may take the slot first.
+    #[napi(ts_return_type = "Promise<CompressResult>")]
+    pub fn compress_now<'env>(
+        &self,
+        env: &'env Env,
+    ) -> Result<PromiseRaw<'env, CompressResult>, Thrown> {
+        let core = self.core.clone();
+        env.spawn_future_with_callback(
+            async move { Ok(core.compress_now().await.map_err(CodedError::from)) },
+            move |env: &'env Env, result: Result<arkagent::memory::CompressResult, CodedError>| {
+                result
+                    .map(CompressResult::from)
+                    .map_err(|e| rejection(env, e))
+            },
+        )
+        .map_err(passthrough)
+    }
+
     #[napi]
     pub fn cancel(&self) {
-        self.starting.cancel();
         self.core.cancel();
     }
 
@@ -204,12 +185,30 @@ impl AgentRuntime {
     #[napi]
     pub fn episodic_memories(&self) -> Vec<EpisodicMemory> {
         self.core
-            .state()
-            .history
-            .episodic_memories
+            .episodic_memories()
             .into_iter()
             .map(EpisodicMemory::from)
             .collect()
+    }
+
+    /// Every episode, oldest first, read through the memory service (MEM-1).
+    #[napi]
+    pub fn list_episodes(&self) -> Vec<EpisodicMemory> {
+        self.memory
+            .list_episodes()
+            .into_iter()
+            .map(EpisodicMemory::from)
+            .collect()
+    }
+
+    /// The episode with this snapshot id, or `undefined` (MEM-1).
+    #[napi]
+    pub fn find_episode(&self, snapshot_id: String) -> Optional<EpisodicMemory> {
+        optional(
+            self.memory
+                .find_episode(&snapshot_id)
+                .map(EpisodicMemory::from),
+        )
     }
 
     #[napi]

@@ -124,7 +124,12 @@ impl ToolRegistry {
     }
 
     /// Throws `invalid_json` for unparsable parameters, else the core's registration codes.
-    #[napi(ts_args_type = "definition: ToolDefinition, executor: ToolExecutor")]
+    /// `strict`: a `definition` that is not a `ToolDefinition` instance is refused before
+    /// it is unwrapped.
+    #[napi(
+        strict,
+        ts_args_type = "definition: ToolDefinition, executor: ToolExecutor"
+    )]
     pub fn register(
         &mut self,
         definition: &ToolDefinition,

@@ -60,7 +60,15 @@ export interface ToolResult {
  */
 export type ToolExecutor = (call: ToolCall) => Promise<ToolResult>;
 
-/** A runtime event. `payloadJson` is the event's JSON (type-specific fields). */
+/**
+ * A runtime event. `payloadJson` is the event's JSON: its `type` and type-specific fields
+ * (snake_case). Types: "run_started", "model_request" (iteration, message_count,
+ * tool_count, estimated_prompt_tokens, compression_threshold when compression is on),
+ * "model_response", "text_delta", "tool_call_started", "tool_call_finished",
+ * "compression" (trigger: "preflight" | "post_turn" | "overflow" | "manual"; outcome;
+ * reason; episode_id; error_code; messages_before; messages_after;
+ * estimated_prompt_tokens; threshold; usage), "run_finished".
+ */
 export interface AgentEvent {
   type: string;
   sessionId: string;
@@ -125,6 +133,63 @@ export class ModelConfig {
   stream: boolean;
 }
 
+/**
+ * The structured summary prompt of the default compressor (CMP-8): it asks for one
+ * `<state_snapshot>` with overall_goal, key_knowledge, file_system_state, recent_actions
+ * and current_plan; a reply without all five is rejected ("malformed_summary").
+ */
+export const DEFAULT_SUMMARY_PROMPT: string;
+
+/**
+ * Transactional context compression into episodic memory (the default compressor's
+ * settings). When the last model call's prompt tokens (or the estimate before a call)
+ * reach `totalTokenThreshold`, the older messages are summarized into a
+ * `<state_snapshot>` and moved into an `EpisodicMemory`; the last
+ * `keepRecentMessageCount` messages stay (never splitting a tool call from its result).
+ * A failed or skipped attempt changes nothing. With a compressor configured the model is
+ * also offered the `retrieve_memory` tool to read the archived messages.
+ * Counts must be non-negative integers (else code "invalid_config").
+ */
+export class ContextCompressor {
+  constructor(totalTokenThreshold?: number, keepRecentMessageCount?: number, summaryPrompt?: string,
+    minMessagesToSummarize?: number);
+  /** Prompt tokens that trigger a compression (default 64000). */
+  totalTokenThreshold: number;
+  /** Messages kept verbatim at the end (default 10). */
+  keepRecentMessageCount: number;
+  /** The summary instructions (default DEFAULT_SUMMARY_PROMPT). */
+  summaryPrompt: string;
+  /** Fewer messages than this to summarize: skipped (default 3). */
+  minMessagesToSummarize: number;
+  /** Input tokens one summary request may use; longer parts are summarized in chunks. Unset: the threshold. */
+  summarizerMaxInputTokens?: number;
+  /** A different model for summaries (same transport); unset: the runtime's model. Reading gives a copy. */
+  summarizerModel?: ModelConfig;
+}
+
+/** What one compression attempt did (read-only). */
+export class CompressResult {
+  /** Instances come from `AgentRuntime.compressNow()`. */
+  private constructor();
+  /** "skipped" | "compressed" | "failed". */
+  readonly outcome: string;
+  /**
+   * The reason code. skipped: "no_usage", "history_too_short", "below_threshold",
+   * "last_usage_is_compression", "no_safe_split"; compressed: "compressed"; failed:
+   * "llm_error", "empty_summary", "malformed_summary", "summary_not_smaller",
+   * "post_commit_pairing_violation", "cancelled", "compressor_panicked".
+   */
+  readonly reason: string;
+  /** The new episode's snapshot id, when compressed. */
+  readonly episodeId?: string;
+  /** The model error's code when reason is "llm_error". */
+  readonly errorCode?: string;
+  /** Messages moved into the episode (or that would have been). */
+  readonly messagesArchived: number;
+  /** The summary calls' usage (source "context_compression"); recorded in usages() only when compressed. */
+  readonly usage?: ModelUsage;
+}
+
 /** Runtime settings. */
 export class AgentRuntimeConfig {
   constructor(model: ModelConfig);
@@ -135,11 +200,16 @@ export class AgentRuntimeConfig {
   maxParallelTools: number;
   /** Fixed session id; empty means generated. */
   sessionId: string;
+  /**
+   * Context compression; unset (the default) turns it off. Assigning stores a copy of
+   * the compressor's settings and reading gives a copy: to change a setting, assign again.
+   */
+  contextCompressor?: ContextCompressor;
 }
 
 /** One compressed stretch of conversation (read-only). */
 export class EpisodicMemory {
-  /** Instances come from `AgentRuntime.episodicMemories()`. */
+  /** Instances come from `AgentRuntime.episodicMemories()`, `listEpisodes()` and `findEpisode()`. */
   private constructor();
   /** Snapshot id, unique within the session. */
   readonly id: string;
@@ -157,8 +227,19 @@ export class EpisodicMemory {
 export class AgentRuntime {
   constructor(config: AgentRuntimeConfig, transport: HttpTransport, tools: ToolRegistry);
   readonly sessionId: string;
-  /** Runs until a final answer, max iterations or cancel(). Rejects with code "run_in_progress" if a run is active. */
+  /**
+   * Runs until a final answer, max iterations or cancel(). The run is registered before
+   * the Promise is returned: a cancel() right after run() cancels it, and a run() (or
+   * compressNow()) while a run is active rejects with code "run_in_progress".
+   */
   run(input: string): Promise<RunResult>;
+  /**
+   * One compression attempt now, with the compressor's usual checks; resolves "skipped"
+   * ("no_usage") when no compressor is configured. Rejects with "run_in_progress" while a
+   * run is active (a run() called right after compressNow(), before it settles, may take
+   * precedence). A failed or skipped attempt leaves exportState() byte-identical.
+   */
+  compressNow(): Promise<CompressResult>;
   /** Cancels the active run, if any: in-flight HTTP and tools stop, history stays paired. */
   cancel(): void;
   /** The whole state (history, episodic memories, usages, session id) as JSON. */
@@ -169,6 +250,10 @@ export class AgentRuntime {
   historyJson(): string;
   /** The episodes compressed out of the live history, oldest first. */
   episodicMemories(): EpisodicMemory[];
+  /** The episodes over the live state (after compressions and imports), oldest first. */
+  listEpisodes(): EpisodicMemory[];
+  /** The episode with this snapshot id, if any. */
+  findEpisode(snapshotId: string): EpisodicMemory | undefined;
   usages(): ModelUsage[];
   /** Returns a subscription id. */
   subscribe(listener: AgentEventListener): number;

@@ -1,0 +1,214 @@
+//! Context compression (NAPI-2, seed 000 §2): `ContextCompressor` (the default compressor's
+//! settings), `CompressResult`, and `DEFAULT_SUMMARY_PROMPT`.
+
+use arkagent::memory::ContextCompressorConfig;
+use arkagent::Compression;
+use napi_derive_ohos::napi;
+use napi_ohos::bindgen_prelude::ClassInstance;
+
+use crate::config::{optional, ModelConfig, Optional};
+use crate::error::Thrown;
+use crate::runtime::{serde_name, JsModelUsage};
+
+/// The core's structured summary prompt (CMP-8).
+// Only the napi registration reads it, and that is compiled out of `cargo test`.
+#[cfg_attr(test, allow(dead_code))]
+#[napi]
+pub const DEFAULT_SUMMARY_PROMPT: &str = arkagent::memory::DEFAULT_SUMMARY_PROMPT;
+
+/// JS numbers to counts: a negative, fractional or non-finite value is refused rather than
+/// wrapped or truncated (JS numbers are exact up to 2^53).
+fn count(value: f64, name: &str) -> Result<u64, Thrown> {
+    const MAX_EXACT: f64 = 9_007_199_254_740_991.0;
+    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= MAX_EXACT {
+        Ok(value as u64)
+    } else {
+        Err(napi_ohos::Error::new(
+            "invalid_config".to_owned(),
+            format!("{name} must be a non-negative integer, got {value}"),
+        ))
+    }
+}
+
+fn message_count(value: f64, name: &str) -> Result<usize, Thrown> {
+    let n = count(value, name)?;
+    usize::try_from(n).map_err(|_| {
+        napi_ohos::Error::new("invalid_config".to_owned(), format!("{name} is too large"))
+    })
+}
+
+/// The default context compressor, as settings: the runtime builds the core
+/// `DefaultContextCompressor` from them (core `Compression::Default`). It summarizes with
+/// the runtime's own model and transport unless `summarizerModel` is set.
+#[napi]
+#[derive(Clone)]
+pub struct ContextCompressor {
+    config: ContextCompressorConfig,
+    /// `None`: the threshold (as the core's JSON config does).
+    summarizer_max_input_tokens: Option<u64>,
+    summarizer: Option<arkagent::ModelConfig>,
+}
+
+#[napi]
+impl ContextCompressor {
+    /// The seed's constructor without client and model (those come from the runtime);
+    /// omitted arguments keep the seed's defaults (64000, 10, DEFAULT_SUMMARY_PROMPT, 3).
+    /// Throws `invalid_config` for a negative or fractional count.
+    #[napi(constructor)]
+    pub fn new(
+        total_token_threshold: Option<f64>,
+        keep_recent_message_count: Option<f64>,
+        summary_prompt: Option<String>,
+        min_messages_to_summarize: Option<f64>,
+    ) -> Result<Self, Thrown> {
+        let mut config = ContextCompressorConfig::default();
+        if let Some(v) = total_token_threshold {
+            config.total_token_threshold = count(v, "totalTokenThreshold")?;
+        }
+        if let Some(v) = keep_recent_message_count {
+            config.keep_recent_message_count = message_count(v, "keepRecentMessageCount")?;
+        }
+        if let Some(v) = summary_prompt {
+            config.summary_prompt = v;
+        }
+        if let Some(v) = min_messages_to_summarize {
+            config.min_messages_to_summarize = message_count(v, "minMessagesToSummarize")?;
+        }
+        Ok(Self {
+            config,
+            summarizer_max_input_tokens: None,
+            summarizer: None,
+        })
+    }
+
+    #[napi(getter)]
+    pub fn total_token_threshold(&self) -> f64 {
+        self.config.total_token_threshold as f64
+    }
+
+    #[napi(setter)]
+    pub fn set_total_token_threshold(&mut self, value: f64) -> Result<(), Thrown> {
+        self.config.total_token_threshold = count(value, "totalTokenThreshold")?;
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn keep_recent_message_count(&self) -> f64 {
+        self.config.keep_recent_message_count as f64
+    }
+
+    #[napi(setter)]
+    pub fn set_keep_recent_message_count(&mut self, value: f64) -> Result<(), Thrown> {
+        self.config.keep_recent_message_count = message_count(value, "keepRecentMessageCount")?;
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn summary_prompt(&self) -> String {
+        self.config.summary_prompt.clone()
+    }
+
+    #[napi(setter)]
+    pub fn set_summary_prompt(&mut self, value: String) {
+        self.config.summary_prompt = value;
+    }
+
+    #[napi(getter)]
+    pub fn min_messages_to_summarize(&self) -> f64 {
+        self.config.min_messages_to_summarize as f64
+    }
+
+    #[napi(setter)]
+    pub fn set_min_messages_to_summarize(&mut self, value: f64) -> Result<(), Thrown> {
+        self.config.min_messages_to_summarize = message_count(value, "minMessagesToSummarize")?;
+        Ok(())
+    }
+
+    /// Input tokens one summary request may use (CMP-10); undefined: the threshold.
+    #[napi(getter)]
+    pub fn summarizer_max_input_tokens(&self) -> Optional<f64> {
+        optional(self.summarizer_max_input_tokens.map(|t| t as f64))
+    }
+
+    #[napi(setter)]
+    pub fn set_summarizer_max_input_tokens(&mut self, value: Option<f64>) -> Result<(), Thrown> {
+        self.summarizer_max_input_tokens = value
+            .map(|v| count(v, "summarizerMaxInputTokens"))
+            .transpose()?;
+        Ok(())
+    }
+
+    /// A copy of the summarizer's model config (undefined: the runtime's model).
+    #[napi(getter)]
+    pub fn summarizer_model(&self) -> Optional<ModelConfig> {
+        optional(self.summarizer.clone().map(ModelConfig::from))
+    }
+
+    /// Stores a copy; `undefined` summarizes with the runtime's model. `strict`: anything
+    /// but a `ModelConfig` instance is refused before it is unwrapped.
+    #[napi(setter, strict)]
+    pub fn set_summarizer_model(&mut self, value: Option<ClassInstance<'_, ModelConfig>>) {
+        self.summarizer = value.map(|m| m.core());
+    }
+}
+
+impl ContextCompressor {
+    /// The core compression setting.
+    pub fn core(&self) -> Compression {
+        let mut config = self.config.clone();
+        config.summarizer_max_input_tokens = self
+            .summarizer_max_input_tokens
+            .unwrap_or(config.total_token_threshold);
+        Compression::Default {
+            config,
+            summarizer: self.summarizer.clone(),
+        }
+    }
+}
+
+/// What one compression attempt did (CMP-2); read-only.
+#[napi]
+pub struct CompressResult {
+    inner: arkagent::memory::CompressResult,
+}
+
+impl From<arkagent::memory::CompressResult> for CompressResult {
+    fn from(inner: arkagent::memory::CompressResult) -> Self {
+        Self { inner }
+    }
+}
+
+#[napi]
+impl CompressResult {
+    /// "skipped" | "compressed" | "failed".
+    #[napi(getter)]
+    pub fn outcome(&self) -> String {
+        serde_name(serde_json::to_value(self.inner.outcome))
+    }
+
+    /// The reason code, e.g. "below_threshold", "malformed_summary", "compressed".
+    #[napi(getter)]
+    pub fn reason(&self) -> String {
+        self.inner.reason.code().to_owned()
+    }
+
+    #[napi(getter)]
+    pub fn episode_id(&self) -> Optional<String> {
+        optional(self.inner.episode_id.clone())
+    }
+
+    #[napi(getter)]
+    pub fn error_code(&self) -> Optional<String> {
+        optional(self.inner.error_code.clone())
+    }
+
+    #[napi(getter)]
+    pub fn messages_archived(&self) -> f64 {
+        self.inner.messages_archived as f64
+    }
+
+    #[napi(getter)]
+    pub fn usage(&self) -> Optional<JsModelUsage> {
+        optional(self.inner.usage.as_ref().map(JsModelUsage::from))
+    }
+}
