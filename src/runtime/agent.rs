@@ -303,19 +303,32 @@ impl AgentRuntime {
     /// counts as a run: per-run budgets apply and [`cancel`](Self::cancel) stops it.
     /// Errors: `run_in_progress`, `delegation_not_configured`.
     pub async fn run_decomposed(&self, tasks: &[DecomposedTask], max_concurrency: usize) -> Result<Vec<ToolResult>, ArkAgentError> {
-        let (Some(tool), Some(service)) = (&self.inner.delegate, &self.inner.sub_agents) else {
+        self.start_run_decomposed(tasks.to_vec(), max_concurrency)?.await
+    }
+
+    /// [`run_decomposed`](Self::run_decomposed) claiming the run slot *now*, for bindings
+    /// that spawn the future.
+    pub fn start_run_decomposed(
+        &self,
+        tasks: Vec<DecomposedTask>,
+        max_concurrency: usize,
+    ) -> Result<impl Future<Output = Result<Vec<ToolResult>, ArkAgentError>> + Send + 'static, ArkAgentError> {
+        let (Some(tool), Some(service)) = (self.inner.delegate.clone(), self.inner.sub_agents.clone()) else {
             return Err(ArkAgentError::config("delegation_not_configured", "no workers and no clone: nothing to delegate to"));
         };
         let active = self.claim()?;
         service.start_run();
-        let run_id = self.inner.config.id_generator.next_id();
         let ctx = ToolContext {
             session_id: self.session_id(),
-            run_id,
+            run_id: self.inner.config.id_generator.next_id(),
             cancel: active.cancel.clone(),
             memory: self.inner.memory.clone(),
         };
-        Ok(run_decomposed_tasks(tool, tasks, service.batch_size(max_concurrency), &ctx).await)
+        let batch = service.batch_size(max_concurrency);
+        Ok(async move {
+            let _active = active;
+            Ok(run_decomposed_tasks(&tool, &tasks, batch, &ctx).await)
+        })
     }
 
     /// Seeds a fresh child's history with its parent's context slice.
@@ -375,9 +388,18 @@ impl AgentRuntime {
     /// Runs one compression attempt now with the compressor's usual checks (no-op
     /// `skipped` result when none is configured). Errors: `run_in_progress`.
     pub async fn compress_now(&self) -> Result<CompressResult, ArkAgentError> {
+        Ok(self.start_compress_now()?.await)
+    }
+
+    /// [`compress_now`](Self::compress_now) claiming the run slot *now* (like
+    /// [`start_run`](Self::start_run)), for bindings that spawn the future.
+    pub fn start_compress_now(&self) -> Result<impl Future<Output = CompressResult> + Send + 'static, ArkAgentError> {
         let active = self.claim()?;
         let run_id = self.inner.config.id_generator.next_id();
-        Ok(self.inner.maybe_compress_context(&run_id, &active.cancel, CompressionTrigger::Manual, None).await)
+        Ok(async move {
+            let inner = Arc::clone(&active.inner);
+            inner.maybe_compress_context(&run_id, &active.cancel, CompressionTrigger::Manual, None).await
+        })
     }
 
     fn claim(&self) -> Result<ActiveRun, ArkAgentError> {
