@@ -42,8 +42,9 @@ struct HostWorkerFactory {
     name: std::ffi::CString,
 }
 
+#[async_trait::async_trait]
 impl SubAgentFactory for HostWorkerFactory {
-    fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError> {
+    async fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError> {
         let cell = Arc::new(Mutex::new(Some(parent.clone())));
         let builder = handles::insert::<ArkAgentWorkerBuilder, _>(Arc::clone(&cell));
         // SAFETY: the host registered this callback and promised userdata stays valid.

@@ -1,22 +1,29 @@
 use std::sync::Arc;
 
+use async_trait::async_trait;
+
 use super::CLONE_ASSIGNEE;
 use crate::error::ArkAgentError;
 use crate::runtime::AgentRuntimeConfig;
 
 /// Builds a worker's configuration (SUB-2). The runtime then hard-strips delegation from
 /// whatever it returns (SUB-4), so a factory cannot grant a worker `delegate_task`.
+/// Async so a host can build the worker on its own thread (a JS factory runs on the JS
+/// thread); a plain closure `Fn(&AgentRuntimeConfig) -> Result<AgentRuntimeConfig, _>`
+/// is a factory too.
+#[async_trait]
 pub trait SubAgentFactory: Send + Sync {
     /// `parent` is a copy of the parent's config (API key included: the worker usually
     /// talks to the same provider). Return the worker's config.
-    fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError>;
+    async fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError>;
 }
 
+#[async_trait]
 impl<F> SubAgentFactory for F
 where
     F: Fn(&AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError> + Send + Sync,
 {
-    fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError> {
+    async fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError> {
         self(parent)
     }
 }

@@ -240,12 +240,12 @@ impl SubAgentService {
         Ok(Slot { service: self, session_id })
     }
 
-    fn worker_config(&self, assignee: &str) -> Result<AgentRuntimeConfig, &'static str> {
+    async fn worker_config(&self, assignee: &str) -> Result<AgentRuntimeConfig, &'static str> {
         if assignee.eq_ignore_ascii_case(CLONE_ASSIGNEE) {
             return if self.config.allow_clone { Ok(self.parent_config.clone()) } else { Err("subagent_unknown_assignee") };
         }
         let worker = self.config.workers.iter().find(|w| w.name == assignee).ok_or("subagent_unknown_assignee")?;
-        worker.factory.create(&self.parent_config).map_err(|_| "subagent_factory_failed")
+        worker.factory.create(&self.parent_config).await.map_err(|_| "subagent_factory_failed")
     }
 
     fn record_usage(&self, record: ChildUsageRecord) {
@@ -373,7 +373,7 @@ impl ToolExecutor for DelegateTaskTool {
             Ok(slot) => slot,
             Err(code) => return ToolResult::error(code, "delegation rejected by the sub-agent policy"),
         };
-        let mut config = match service.worker_config(assignee) {
+        let mut config = match service.worker_config(assignee).await {
             Ok(c) => force_worker_config(c, slot.session_id.clone()),
             Err(code) => return ToolResult::error(code, "the sub-agent could not be created"),
         };
