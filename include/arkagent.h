@@ -362,6 +362,12 @@ size_t arkagent_last_error_message(char *buf, size_t buf_len);
 // The library version, e.g. `"0.1.0"`. Static storage: never free it.
 const char *arkagent_version(void);
 
+// Routes the library's `tracing` output to HiLog (domain 0xA6A0, tag "arkagent") at
+// `max_level` (0 error, 1 warn, 2 info, 3 debug, 4 trace) and above. Returns true when
+// installed; false off OpenHarmony or when the process already has a global subscriber.
+// Call once, early, from any thread.
+bool arkagent_log_to_hilog(uint32_t max_level);
+
 // Creates an empty worker set in `*out`.
 //
 // # Safety
@@ -393,6 +399,8 @@ enum ArkAgentResult arkagent_worker_configure(struct ArkAgentWorkerBuilder *buil
 // # Safety
 // `definition_json` a NUL-terminated string.
 enum ArkAgentResult arkagent_worker_register_tool(struct ArkAgentWorkerBuilder *builder, const char *definition_json, ArkAgentToolCallback callback, void *userdata);
+
+extern int OH_LOG_Print(int log_type, int level, unsigned int domain, const char *tag, const char *fmt, ...);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -28,6 +28,7 @@
 pub mod error;
 pub mod ffi;
 pub mod history;
+pub mod hilog;
 pub mod llm;
 pub mod memory;
 pub mod runtime;

@@ -32,7 +32,7 @@ pub use runtime::{
     arkagent_runtime_subscribe, arkagent_runtime_total_usage, arkagent_runtime_unsubscribe, arkagent_runtime_usages, arkagent_tools_free,
     arkagent_tools_new, arkagent_tools_register, ArkAgentMemoryTier, ArkAgentRuntime, ArkAgentTools,
 };
-pub use strings::{arkagent_last_error_message, arkagent_string_free, arkagent_version};
+pub use strings::{arkagent_last_error_message, arkagent_log_to_hilog, arkagent_string_free, arkagent_version};
 pub use workers::{
     arkagent_worker_configure, arkagent_worker_register_tool, arkagent_workers_add, arkagent_workers_free, arkagent_workers_new,
     ArkAgentWorkerBuilder, ArkAgentWorkerFactory, ArkAgentWorkers,
