@@ -632,7 +632,8 @@ impl Inner {
             estimated_prompt_tokens: estimate,
             force: trigger == CompressionTrigger::Overflow,
         };
-        let attempt = AssertUnwindSafe(compressor.compress(&snapshot, &ctx)).catch_unwind().await;
+        let span = tracing::info_span!("arkagent.compress", ?trigger, messages = snapshot.history.messages.len());
+        let attempt = AssertUnwindSafe(compressor.compress(&snapshot, &ctx)).catch_unwind().instrument(span).await;
         let mut result = attempt.unwrap_or_else(|_| {
             tracing::error!("context compressor panicked; state unchanged");
             CompressResult::failed(CompressReason::CompressorPanicked, None)
@@ -659,6 +660,7 @@ impl Inner {
             result = CompressResult::failed(CompressReason::PostCommitPairingViolation, result.usage.take());
         }
         let messages_after = self.lock_state().history.messages.len();
+        tracing::debug!(outcome = ?result.outcome, reason = result.reason.code(), messages_before, messages_after, "compression attempt");
         let quiet = result.outcome == CompressOutcome::Skipped
             && matches!(result.reason, CompressReason::BelowThreshold | CompressReason::NoUsage | CompressReason::HistoryTooShort);
         if !quiet {

@@ -4,6 +4,7 @@
 use std::panic::AssertUnwindSafe;
 
 use futures::{FutureExt, StreamExt};
+use tracing::Instrument;
 use serde_json::Value;
 
 use crate::history::ToolCall;
@@ -46,7 +47,7 @@ async fn run_call(
             // ISO-2 at execution: the model called a tool its role does not have.
             ToolResult::error("tool_not_allowed", &format!("tool {:?} is not allowed for this agent", call.name))
         } else {
-            run_one(tools, call, ctx).await
+            run_one(tools, call, ctx).instrument(tracing::debug_span!("arkagent.tool", name = %call.name, call_id = %call.id)).await
         }
     };
     on_finish(call, &result);

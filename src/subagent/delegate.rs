@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::{
     allocate_isolated_session_id, condense_parent_context, default_role_whitelists, summarize_result, ChildUsageRecord,
@@ -424,8 +425,9 @@ impl ToolExecutor for DelegateTaskTool {
 
         // The child runs to its end even when cancelled, so its history stays paired and
         // nothing outlives the delegation.
+        let span = tracing::info_span!("arkagent.delegate", assignee, role, child_session = %slot.session_id, depth = service.depth + 1);
         let outcome = match child.start_run_linked(input, Some(&force)) {
-            Ok(run) => run.await,
+            Ok(run) => run.instrument(span).await,
             Err(e) => Err(e),
         };
         let usage = ChildUsageSummary::from_usages(&child.usages());
