@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one test command: everything that can run on a machine without the OpenHarmony NDK.
 #   Rust core + C ABI (cargo test: unit, integration, the C scenario, header staleness),
-#   clippy, the demo's tests, the N-API module under Node, the ArkTS lint, and the
-#   aarch64-unknown-linux-ohos compile check.
+#   clippy, the demo's tests, the N-API module under Node, the ArkTS lint, the
+#   aarch64-unknown-linux-ohos compile check, and a link check of the OHOS module against
+#   musl with stub system libraries (not a device test).
 # Installs what it needs (rustup components, npm packages); see .ci/run for the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +38,7 @@ step "clippy" clippy
 step "N-API module under Node (scripts/test-js.sh)" bash scripts/test-js.sh
 step "ArkTS lint (scripts/lint-arkts.sh)" bash scripts/lint-arkts.sh
 step "OHOS compile check (scripts/ohos-check.sh)" bash scripts/ohos-check.sh
+step "OHOS link check (scripts/ohos-link-check.sh)" bash scripts/ohos-link-check.sh
 
 echo
 echo "==> summary ($(($(date +%s) - start))s)"

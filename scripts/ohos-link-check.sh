@@ -1,0 +1,384 @@
+#!/usr/bin/env bash
+# Link check of the N-API module for OpenHarmony arm64 WITHOUT the OpenHarmony NDK
+# (SPEC NAPI-5: "a link check producing an aarch64 ELF"; PERF-4: OHOS library size).
+#
+# What it does:
+#   1. Installs (apt, as root) clang, lld, llvm, file and the arm64 musl, libunwind and
+#      compiler-rt builtins, plus qemu-user-static; and the nightly toolchain with rust-src.
+#   2. Builds a FAKE NDK under <target dir>/ohos-fake-ndk/: the OpenHarmony sysroot layout
+#      that napi-build-ohos searches (native/sysroot/usr/lib/aarch64-linux-ohos/), filled
+#      with Debian's arm64 musl, llvm-14's libunwind.a and compiler-rt builtins, a stub
+#      libace_napi.z.so (empty functions for every napi_*/node_* name napi-sys-ohos
+#      declares), a `__fprintf_chk` compat lib and a clang/lld linker wrapper.
+#   3. cargo +nightly build -Zbuild-std=std,panic_abort --release
+#        --target aarch64-unknown-linux-ohos -p arkagent-napi
+#      in its own target dir (<target dir>/ohos-link) so it does not disturb host builds.
+#   4. Checks: `file` says ARM aarch64 ELF shared object; NEEDED has libace_napi.z.so; a musl
+#      dlopen(RTLD_NOW) under qemu-aarch64-static resolves every symbol and dlsym finds
+#      napi_register_module_v1. Prints the stripped size of the library.
+#
+# This is a LINK CHECK AGAINST MUSL, NOT A DEVICE TEST: OpenHarmony's libc is a musl fork
+# and the real libace_napi.z.so is replaced by stubs, so it proves the artifact links, is
+# an AArch64 shared object and that its imports resolve against a musl libc plus the N-API
+# names; it does not run the module in ArkTS. Release builds for devices use the real NDK:
+# scripts/build-ohos.sh.
+#
+# When a package or the nightly toolchain cannot be installed (no network, unknown
+# package, not root), prints a SKIPPED banner to stderr and exits 0 so the rest of the
+# suite goes on. Exits non-zero when the build or a check fails.
+# Uses the workspace's target dir (target/, or $CARGO_TARGET_DIR when set) as the base.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TARGET="aarch64-unknown-linux-ohos"
+OHOS_TRIPLE="aarch64-linux-ohos"     # the NDK's sysroot lib dir name
+MUSL_TRIPLE="aarch64-linux-musl"      # what clang actually targets here
+CRATE="arkagent-napi"
+ARTIFACT="libarkagent_napi.so"
+LLVM_MAJOR=14
+PACKAGES=(clang lld llvm file "musl-dev:arm64" "libunwind-$LLVM_MAJOR-dev:arm64"
+  "libclang-rt-$LLVM_MAJOR-dev:arm64" qemu-user-static)
+started=$SECONDS
+
+say() { echo "ohos-link-check: $*" >&2; }
+die() {
+  echo "ohos-link-check: error: $*" >&2
+  exit 1
+}
+skipped() {
+  {
+    echo "################################################################################"
+    echo "# SKIPPED: ohos-link-check ($TARGET link check of $CRATE against musl)"
+    echo "# $1"
+    echo "################################################################################"
+  } >&2
+  exit 0
+}
+
+log="$(mktemp)"
+stage="$(mktemp -d)"
+trap 'rm -rf "$log" "$stage"' EXIT
+
+# --- 1. System packages ---------------------------------------------------------------
+as_root() {
+  if [ "$(id -u)" = 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo -n "$@"
+  else
+    return 1
+  fi
+}
+is_installed() { [ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null)" = "ii " ]; }
+
+command -v dpkg-query >/dev/null 2>&1 || skipped "not a Debian-based system (no dpkg); the recipe needs Debian's arm64 musl packages"
+missing=()
+for p in "${PACKAGES[@]}"; do
+  is_installed "$p" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  say "installing ${missing[*]}"
+  if [ "$(id -u)" != 0 ] && ! { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; }; then
+    skipped "missing packages (${missing[*]}) and not root (no passwordless sudo) to install them"
+  fi
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    as_root dpkg --add-architecture arm64 || skipped "'dpkg --add-architecture arm64' failed"
+  fi
+  apt_opts=(-o DPkg::Lock::Timeout=300 -o Acquire::Retries=2)
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" update >"$log" 2>&1; then
+    tail -n 20 "$log" >&2
+    skipped "'apt-get update' failed (output above)"
+  fi
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" install -y \
+    --no-install-recommends "${missing[@]}" >"$log" 2>&1; then
+    tail -n 20 "$log" >&2
+    skipped "'apt-get install ${missing[*]}' failed (output above)"
+  fi
+fi
+
+find_tool() {
+  local t
+  for t in "$@"; do
+    if command -v "$t" >/dev/null 2>&1; then
+      command -v "$t"
+      return 0
+    fi
+  done
+  return 1
+}
+CLANG="$(find_tool "clang-$LLVM_MAJOR" clang)" || skipped "clang not found after installing it"
+STRIP="$(find_tool llvm-strip "llvm-strip-$LLVM_MAJOR")" || skipped "llvm-strip not found after installing llvm"
+READELF="$(find_tool llvm-readelf "llvm-readelf-$LLVM_MAJOR" readelf)" || skipped "no readelf found"
+QEMU="$(find_tool qemu-aarch64-static qemu-aarch64)" || skipped "qemu-aarch64-static not found after installing qemu-user-static"
+command -v file >/dev/null 2>&1 || skipped "file not found after installing it"
+command -v ld.lld >/dev/null 2>&1 || skipped "ld.lld not found after installing lld"
+
+MUSL_LIB="/usr/lib/$MUSL_TRIPLE"
+MUSL_INC="/usr/include/$MUSL_TRIPLE"
+UNWIND_A="/usr/lib/llvm-$LLVM_MAJOR/lib/libunwind.a"
+BUILTINS_A=""
+for f in /usr/lib/llvm-"$LLVM_MAJOR"/lib/clang/*/lib/linux/libclang_rt.builtins-aarch64.a; do
+  [ -f "$f" ] && BUILTINS_A="$f"
+done
+for f in "$MUSL_LIB/libc.so" "$MUSL_LIB/crti.o" "$MUSL_INC/stdio.h" "$UNWIND_A" "$BUILTINS_A"; do
+  { [ -n "$f" ] && [ -f "$f" ]; } || skipped "expected file ${f:-libclang_rt.builtins-aarch64.a} is missing after installing ${PACKAGES[*]}"
+done
+
+# --- 2. Rust: nightly + rust-src (as scripts/ohos-check.sh) ---------------------------
+command -v rustup >/dev/null 2>&1 || skipped "rustup not found; install Rust with rustup to run this check"
+# An installed nightly is used as it is: updating it on every run would rebuild std and
+# every dependency for the target from scratch.
+if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+  say "installing the nightly toolchain (minimal profile)"
+  if ! rustup toolchain install nightly --profile minimal >"$log" 2>&1; then
+    tail -n 20 "$log" >&2
+    skipped "'rustup toolchain install nightly --profile minimal' failed (output above)"
+  fi
+fi
+if ! rustup component add rust-src --toolchain nightly >"$log" 2>&1; then
+  tail -n 20 "$log" >&2
+  skipped "'rustup component add rust-src --toolchain nightly' failed (output above)"
+fi
+
+# --- 3. The fake NDK ------------------------------------------------------------------
+cd "$ROOT"
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
+NDK="$TARGET_DIR/ohos-fake-ndk"
+SYSROOT="$NDK/native/sysroot"
+L="$SYSROOT/usr/lib/$OHOS_TRIPLE"
+WORK="$NDK/work"
+BUILD_DIR="$TARGET_DIR/ohos-link"
+mkdir -p "$L" "$WORK" "$NDK/bin" "$BUILD_DIR"
+
+# One run at a time per target dir (two concurrent runs would rewrite the same files).
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$NDK/.lock"
+  flock 9
+fi
+
+# Replace $2 by $1 only when the content differs, so unchanged inputs keep their mtimes.
+put() {
+  if ! cmp -s "$1" "$2"; then
+    cp -f "$1" "$2.tmp"
+    mv -f "$2.tmp" "$2"
+  fi
+}
+
+cat >"$NDK/README" <<'EOF'
+FAKE OpenHarmony NDK generated by scripts/ohos-link-check.sh, for a link check only:
+Debian's arm64 musl, llvm's libunwind/compiler-rt and a STUB libace_napi.z.so.
+Never ship anything linked against it; release builds use the real NDK (scripts/build-ohos.sh).
+EOF
+
+# Headers for the clang wrappers (the NDK's sysroot has usr/include).
+if [ "$(readlink "$SYSROOT/usr/include" 2>/dev/null)" != "$MUSL_INC" ]; then
+  rm -rf "$SYSROOT/usr/include"
+  ln -s "$MUSL_INC" "$SYSROOT/usr/include"
+fi
+# musl's startup files and libc (libm, libpthread, ... are empty archives in musl).
+for f in crti.o crtn.o Scrt1.o crt1.o libc.so libm.a libpthread.a libdl.a librt.a libutil.a; do
+  put "$MUSL_LIB/$f" "$L/$f"
+done
+put "$UNWIND_A" "$L/libunwind.a"
+put "$BUILTINS_A" "$L/libclang_rt.builtins-aarch64.a"
+
+# Linker wrapper (the note's recipe) and a C compiler wrapper for C dependencies.
+# --gcc-toolchain points at an empty dir: otherwise clang picks up an installed
+# gcc-aarch64-linux-gnu cross toolchain (glibc headers, libgcc_s) and mixes it into the
+# musl build.
+NO_GCC="$NDK/no-gcc-toolchain"
+mkdir -p "$NO_GCC"
+LINKER="$NDK/bin/$TARGET-link"
+CC_WRAP="$NDK/bin/$TARGET-clang"
+cat >"$stage/link" <<EOF
+#!/bin/sh
+# Generated by scripts/ohos-link-check.sh. FAKE NDK linker: aarch64 musl + lld (link check only).
+exec "$CLANG" --target=$MUSL_TRIPLE --sysroot="$SYSROOT" --gcc-toolchain="$NO_GCC" \\
+  -fuse-ld=lld -rtlib=compiler-rt \\
+  -B"$L" -L"$L" "\$@" "$L/libfprintf_chk_compat.a" "$L/libclang_rt.builtins-aarch64.a"
+EOF
+cat >"$stage/cc" <<EOF
+#!/bin/sh
+# Generated by scripts/ohos-link-check.sh. FAKE NDK C compiler: aarch64 musl (link check only).
+exec "$CLANG" --target=$MUSL_TRIPLE --sysroot="$SYSROOT" --gcc-toolchain="$NO_GCC" -D__MUSL__ "\$@"
+EOF
+chmod +x "$stage/link" "$stage/cc"
+put "$stage/link" "$LINKER"
+put "$stage/cc" "$CC_WRAP"
+chmod +x "$LINKER" "$CC_WRAP"
+
+# Compile $1 (C source, staged) into $2 with the remaining args (the compiler command),
+# only when the source or the command changed or the output is missing.
+build_c() {
+  local src=$1 out=$2 kept
+  shift 2
+  kept="$WORK/$(basename "$out").c"
+  { cat "$src"; echo "/* built with: $* */"; } >"$src.key"
+  if [ -f "$out" ] && cmp -s "$src.key" "$kept"; then
+    return 0
+  fi
+  "$@" -o "$out.tmp" "$src" || die "compiling $(basename "$out") failed"
+  mv -f "$out.tmp" "$out"
+  cp -f "$src.key" "$kept"
+}
+CC_ARGS=("$CC_WRAP" -O2 -fPIC)
+
+# `__fprintf_chk`: Debian's arm64 libunwind.a was built with glibc's _FORTIFY_SOURCE and
+# calls it; musl has no such symbol. Hidden, so the library does not export it.
+cat >"$stage/compat.c" <<'EOF'
+#include <stdarg.h>
+#include <stdio.h>
+__attribute__((visibility("hidden"))) int __fprintf_chk(FILE *f, int flag, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int r = vfprintf(f, fmt, ap);
+  va_end(ap);
+  (void)flag;
+  return r;
+}
+EOF
+if ! { [ -f "$L/libfprintf_chk_compat.a" ] && cmp -s "$stage/compat.c" "$WORK/compat.c"; }; then
+  "${CC_ARGS[@]}" -c -o "$WORK/compat.o" "$stage/compat.c" || die "compiling the __fprintf_chk compat lib failed"
+  rm -f "$L/libfprintf_chk_compat.a.tmp"
+  ar_tool="$(find_tool llvm-ar "llvm-ar-$LLVM_MAJOR" ar)" || die "no archiver (llvm-ar) found"
+  "$ar_tool" rcs "$L/libfprintf_chk_compat.a.tmp" "$WORK/compat.o"
+  mv -f "$L/libfprintf_chk_compat.a.tmp" "$L/libfprintf_chk_compat.a"
+  cp -f "$stage/compat.c" "$WORK/compat.c"
+fi
+
+# Stub libace_napi.z.so from the napi-sys-ohos version in Cargo.lock.
+napi_sys_version="$(awk '/^name = "napi-sys-ohos"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)"
+[ -n "$napi_sys_version" ] || die "napi-sys-ohos not found in Cargo.lock"
+find_functions_rs() {
+  local f
+  for f in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"napi-sys-ohos-$napi_sys_version"/src/functions.rs; do
+    if [ -f "$f" ]; then
+      echo "$f"
+      return 0
+    fi
+  done
+  return 1
+}
+if ! functions_rs="$(find_functions_rs)"; then
+  say "napi-sys-ohos $napi_sys_version sources absent; cargo fetch"
+  if ! cargo fetch >"$log" 2>&1; then
+    tail -n 20 "$log" >&2
+    skipped "'cargo fetch' failed (output above); cannot read napi-sys-ohos's functions.rs"
+  fi
+  functions_rs="$(find_functions_rs)" || die "napi-sys-ohos-$napi_sys_version/src/functions.rs not found after cargo fetch"
+fi
+grep -oE '\bfn (napi|node)_[A-Za-z0-9_]+' "$functions_rs" | sed 's/^fn //' | sort -u >"$stage/names.txt"
+[ -s "$stage/names.txt" ] || die "no napi_*/node_* names found in $functions_rs"
+{
+  echo "/* Generated by scripts/ohos-link-check.sh from $functions_rs."
+  echo "   STUB of OpenHarmony's libace_napi.z.so for a link check: every function returns"
+  echo "   napi_generic_failure (9) and does nothing. */"
+  while read -r name; do
+    echo "int $name(void) { return 9; }"
+  done <"$stage/names.txt"
+} >"$stage/ace_napi.c"
+build_c "$stage/ace_napi.c" "$L/libace_napi.z.so" \
+  "${CC_ARGS[@]}" -nostdlib -shared -fuse-ld=lld -Wl,-soname,libace_napi.z.so -w
+stub_count=$(wc -l <"$stage/names.txt" | tr -d ' ')
+stubs_made="libace_napi.z.so ($stub_count functions)"
+
+# Other OpenHarmony system libraries the workspace's Rust code links with
+# `#[link(name = "...")]` (e.g. libhilog_ndk.z.so for src/hilog.rs): one stub each, holding
+# the functions declared in the extern block under the attribute. Anything missed here
+# fails the dlopen(RTLD_NOW) check below as an unresolved symbol.
+{ grep -rlE --include='*.rs' --exclude-dir=target --exclude-dir=node_modules --exclude-dir=.git \
+  '#\[link\(name = "' "$ROOT" 2>/dev/null || true; } | sort | while read -r rs; do
+  awk '
+    match($0, /#\[link\(name = "[^"]+"/) {
+      lib = substr($0, RSTART, RLENGTH); sub(/.*name = "/, "", lib); sub(/"$/, "", lib); blk = 0; next
+    }
+    lib != "" && /extern "C"/ && /\{/ { blk = 1; next }
+    blk && match($0, /fn [A-Za-z_][A-Za-z0-9_]*/) { print lib, substr($0, RSTART + 3, RLENGTH - 3); next }
+    blk && /^[[:space:]]*}/ { blk = 0; lib = "" }
+  ' "$rs"
+done | sort -u >"$stage/syslibs.txt"
+while read -r lib; do
+  case "$lib" in c | m | dl | pthread | rt | util | unwind | ace_napi.z) continue ;; esac
+  {
+    echo "/* Generated by scripts/ohos-link-check.sh: STUB of OpenHarmony's lib$lib.so for a"
+    echo "   link check, from the #[link(name = \"$lib\")] blocks of the workspace. */"
+    awk -v l="$lib" '$1 == l { print "int " $2 "(void) { return 0; }" }' "$stage/syslibs.txt"
+  } >"$stage/$lib.c"
+  build_c "$stage/$lib.c" "$L/lib$lib.so" \
+    "${CC_ARGS[@]}" -nostdlib -shared -fuse-ld=lld "-Wl,-soname,lib$lib.so" -w
+  n=$(awk -v l="$lib" '$1 == l' "$stage/syslibs.txt" | wc -l | tr -d ' ')
+  stubs_made="$stubs_made, lib$lib.so ($n function$([ "$n" = 1 ] || echo s))"
+done < <(cut -d' ' -f1 "$stage/syslibs.txt" | sort -u)
+
+# The dlopen probe: a musl executable run under qemu.
+cat >"$stage/dlopen_probe.c" <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  if (argc != 2) { fprintf(stderr, "usage: dlopen_probe LIB\n"); return 2; }
+  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!h) { printf("dlopen(RTLD_NOW) failed: %s\n", dlerror()); return 1; }
+  void *f = dlsym(h, "napi_register_module_v1");
+  printf("dlopen(RTLD_NOW) ok; napi_register_module_v1 %s\n", f ? "found" : "MISSING");
+  return f ? 0 : 1;
+}
+EOF
+PROBE="$WORK/dlopen_probe"
+# -unwindlib=none: clang would otherwise add -lgcc_s (absent: musl, no libgcc); rustc
+# passes -nodefaultlibs and links libunwind.a itself, so only this C program needs it.
+build_c "$stage/dlopen_probe.c" "$PROBE" "$LINKER" -O2 -unwindlib=none
+
+# --- 4. Build -------------------------------------------------------------------------
+say "cargo +nightly build -Zbuild-std=std,panic_abort --release --target $TARGET -p $CRATE" \
+  "(CARGO_TARGET_DIR=${BUILD_DIR#"$ROOT/"}, OHOS_NDK_HOME=${NDK#"$ROOT/"})"
+build_started=$SECONDS
+if ! CARGO_TARGET_DIR="$BUILD_DIR" \
+  OHOS_NDK_HOME="$NDK" \
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_OHOS_LINKER="$LINKER" \
+  CC_aarch64_unknown_linux_ohos="$CC_WRAP" \
+  AR_aarch64_unknown_linux_ohos="$(find_tool llvm-ar "llvm-ar-$LLVM_MAJOR" ar)" \
+  cargo +nightly build -Zbuild-std=std,panic_abort --release --target "$TARGET" -p "$CRATE"; then
+  die "cargo build for $TARGET failed (link check against the fake NDK)"
+fi
+say "build: $((SECONDS - build_started)) s"
+SO="$BUILD_DIR/$TARGET/release/$ARTIFACT"
+[ -f "$SO" ] || die "the build produced no $SO"
+
+# --- 5. Checks ------------------------------------------------------------------------
+passed=0
+failed=0
+check() {
+  local name=$1 ok=$2 detail=$3
+  if [ "$ok" = 1 ]; then
+    passed=$((passed + 1))
+    echo "ohos-link-check: ok    $name: $detail"
+  else
+    failed=$((failed + 1))
+    echo "ohos-link-check: FAIL  $name: $detail"
+  fi
+}
+
+desc="$(file -b "$SO")"
+ok=0
+grep -q 'ELF 64-bit LSB shared object, ARM aarch64' <<<"$desc" && ok=1
+check "file: ARM aarch64 ELF shared object" "$ok" "$desc"
+
+needed="$("$READELF" -d "$SO" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
+ok=0
+grep -qw 'libace_napi\.z\.so' <<<"$needed" && ok=1
+check "readelf -d: NEEDED libace_napi.z.so" "$ok" "NEEDED: ${needed% }"
+
+probe_out="$(LD_LIBRARY_PATH="$L" "$QEMU" "$PROBE" "$SO" 2>&1)" && ok=1 || ok=0
+check "musl dlopen(RTLD_NOW) + dlsym(napi_register_module_v1) under $(basename "$QEMU")" "$ok" \
+  "$(tr '\n' ' ' <<<"$probe_out" | sed 's/ $//')"
+
+# PERF-4: size of the library as it would be installed (stripped, like build-ohos.sh).
+echo "ohos-link-check: built ${SO#"$ROOT/"} ($(wc -c <"$SO" | tr -d ' ') bytes), installed as libarkagent.so"
+cp -f "$SO" "$stage/libarkagent.so"
+"$STRIP" --strip-all "$stage/libarkagent.so"
+size=$(wc -c <"$stage/libarkagent.so" | tr -d ' ')
+echo "ohos-link-check: libarkagent.so ($OHOS_TRIPLE, release, stripped): $size bytes"
+echo "ohos-link-check: (linked against Debian's arm64 musl and stubs of $stubs_made: a link check, not a device test)"
+echo "ohos-link-check: $passed passed, $failed failed ($((SECONDS - started)) s)"
+[ "$failed" -eq 0 ]
