@@ -49,6 +49,25 @@ fn executor() -> FfiResult<&'static tokio::runtime::Runtime> {
         .ok_or_else(|| FfiError::new(ArkAgentResult::Internal, "could not start the executor"))
 }
 
+/// Runs `future` to completion on the calling thread (host callbacks run there too).
+/// Refuses to nest inside a library callback, where blocking would deadlock.
+fn block_on<F: std::future::Future>(what: &str, future: F) -> FfiResult<F::Output> {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(FfiError::new(ArkAgentResult::Reentrant, format!("{what} called from a library callback")));
+    }
+    Ok(executor()?.block_on(future))
+}
+
+/// Serializes `value` into `*out` (NULL `out` is an error).
+///
+/// # Safety
+/// `out` NULL or valid for one pointer write.
+unsafe fn write_out_json<T: serde::Serialize + ?Sized>(out: *mut *mut c_char, value: &T) -> FfiResult<()> {
+    let json = serde_json::to_string(value).map_err(crate::ArkAgentError::from)?;
+    // SAFETY: forwarded contract.
+    unsafe { write_out_string(out, json) }
+}
+
 fn null(what: &str) -> FfiError {
     FfiError::new(ArkAgentResult::NullArgument, format!("{what} is NULL"))
 }
@@ -187,16 +206,12 @@ pub unsafe extern "C" fn arkagent_runtime_run(
         let handle = runtime_handle(runtime)?;
         // SAFETY: forwarded contract.
         let input = unsafe { str_arg(input, "input") }?;
-        if tokio::runtime::Handle::try_current().is_ok() {
-            return Err(FfiError::new(ArkAgentResult::Reentrant, "arkagent_runtime_run called from a library callback"));
+        let outcome = block_on("arkagent_runtime_run", handle.runtime.run(input))??;
+        if out_outcome_json.is_null() {
+            return Ok(());
         }
-        let outcome = executor()?.block_on(handle.runtime.run(input))?;
-        if !out_outcome_json.is_null() {
-            let json = serde_json::to_string(&outcome).map_err(crate::ArkAgentError::from)?;
-            // SAFETY: forwarded contract.
-            unsafe { write_out_string(out_outcome_json, json) }?;
-        }
-        Ok(())
+        // SAFETY: forwarded contract.
+        unsafe { write_out_json(out_outcome_json, &outcome) }
     })
 }
 
@@ -212,16 +227,12 @@ pub unsafe extern "C" fn arkagent_runtime_run(
 pub unsafe extern "C" fn arkagent_runtime_compress_now(runtime: *mut ArkAgentRuntime, out_result_json: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
         let handle = runtime_handle(runtime)?;
-        if tokio::runtime::Handle::try_current().is_ok() {
-            return Err(FfiError::new(ArkAgentResult::Reentrant, "arkagent_runtime_compress_now called from a library callback"));
+        let result = block_on("arkagent_runtime_compress_now", handle.runtime.compress_now())??;
+        if out_result_json.is_null() {
+            return Ok(());
         }
-        let result = executor()?.block_on(handle.runtime.compress_now())?;
-        if !out_result_json.is_null() {
-            let json = serde_json::to_string(&result).map_err(crate::ArkAgentError::from)?;
-            // SAFETY: forwarded contract.
-            unsafe { write_out_string(out_result_json, json) }?;
-        }
-        Ok(())
+        // SAFETY: forwarded contract.
+        unsafe { write_out_json(out_result_json, &result) }
     })
 }
 
@@ -234,9 +245,8 @@ pub unsafe extern "C" fn arkagent_runtime_compress_now(runtime: *mut ArkAgentRun
 pub unsafe extern "C" fn arkagent_runtime_episodes(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
         let episodes = runtime_handle(runtime)?.runtime.episodic_memories();
-        let json = serde_json::to_string(&episodes).map_err(crate::ArkAgentError::from)?;
         // SAFETY: forwarded contract.
-        unsafe { write_out_string(out, json) }
+        unsafe { write_out_json(out, &episodes) }
     })
 }
 
@@ -250,9 +260,8 @@ pub unsafe extern "C" fn arkagent_runtime_episodes(runtime: *mut ArkAgentRuntime
 pub unsafe extern "C" fn arkagent_runtime_total_usage(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
         let totals = runtime_handle(runtime)?.runtime.total_usage();
-        let json = serde_json::to_string(&totals).map_err(crate::ArkAgentError::from)?;
         // SAFETY: forwarded contract.
-        unsafe { write_out_string(out, json) }
+        unsafe { write_out_json(out, &totals) }
     })
 }
 
@@ -315,14 +324,10 @@ pub unsafe extern "C" fn arkagent_runtime_run_decomposed(
         // SAFETY: forwarded contract.
         let json = unsafe { str_arg(tasks_json, "tasks_json") }?;
         let tasks: Vec<crate::subagent::DecomposedTask> = serde_json::from_str(json).map_err(crate::ArkAgentError::from)?;
-        if tokio::runtime::Handle::try_current().is_ok() {
-            return Err(FfiError::new(ArkAgentResult::Reentrant, "arkagent_runtime_run_decomposed called from a library callback"));
-        }
         let concurrency = if max_concurrency == 0 { crate::subagent::DEFAULT_DECOMPOSE_CONCURRENCY } else { max_concurrency };
-        let results = executor()?.block_on(handle.runtime.run_decomposed(&tasks, concurrency))?;
-        let json = serde_json::to_string(&results).map_err(crate::ArkAgentError::from)?;
+        let results = block_on("arkagent_runtime_run_decomposed", handle.runtime.run_decomposed(&tasks, concurrency))??;
         // SAFETY: forwarded contract.
-        unsafe { write_out_string(out_results_json, json) }
+        unsafe { write_out_json(out_results_json, &results) }
     })
 }
 
@@ -433,9 +438,8 @@ pub unsafe extern "C" fn arkagent_runtime_import_state(runtime: *mut ArkAgentRun
 pub unsafe extern "C" fn arkagent_runtime_messages(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
         let messages = runtime_handle(runtime)?.runtime.messages();
-        let json = serde_json::to_string(&messages).map_err(crate::ArkAgentError::from)?;
         // SAFETY: forwarded contract.
-        unsafe { write_out_string(out, json) }
+        unsafe { write_out_json(out, &messages) }
     })
 }
 
@@ -447,9 +451,8 @@ pub unsafe extern "C" fn arkagent_runtime_messages(runtime: *mut ArkAgentRuntime
 pub unsafe extern "C" fn arkagent_runtime_usages(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
         let usages = runtime_handle(runtime)?.runtime.usages();
-        let json = serde_json::to_string(&usages).map_err(crate::ArkAgentError::from)?;
         // SAFETY: forwarded contract.
-        unsafe { write_out_string(out, json) }
+        unsafe { write_out_json(out, &usages) }
     })
 }
 
