@@ -464,3 +464,32 @@ test('napi_2_compress_now_without_compressor_and_during_a_run', async () => {
   gate.resolve();
   assert.equal((await running).status, 'completed');
 });
+
+test('cmp_6_compress_now_claims_the_run_slot_before_returning', async () => {
+  // compressNow() takes the run slot synchronously, like run(): a run() in the same tick
+  // is refused deterministically, whether or not the compression has started yet (here it
+  // cannot have finished: its summary call needs this JS thread). Before, the slot was
+  // taken on a worker thread, and such a run() usually won.
+  for (let i = 0; i < 20; i += 1) {
+    const summaryGate = deferred();
+    const model = new ScriptedModel([() => completion({ content: 'after the compression' })], {
+      summarizer: async () => {
+        await summaryGate.promise;
+        return completion({ content: snapshot(), usage: SUMMARY_USAGE });
+      },
+    });
+    const runtime = new native.AgentRuntime(runtimeConfig({ contextCompressor: smallCompressor() }), model.transport,
+      new native.ToolRegistry());
+    runtime.importState(stateJson());
+    const compressing = runtime.compressNow();
+    await assert.rejects(runtime.run('same tick'), (e) => e instanceof Error && e.code === 'run_in_progress', `attempt ${i}`);
+    await assert.rejects(runtime.compressNow(), (e) => e.code === 'run_in_progress');
+    assert.throws(() => runtime.importState(stateJson()), (e) => e.code === 'run_in_progress');
+    summaryGate.resolve();
+    assert.equal((await compressing).outcome, 'compressed');
+    // The refused run left no trace; the slot is free again afterwards.
+    assert.ok(!runtime.historyJson().includes('same tick'));
+    assert.equal((await runtime.run('next')).finalText, 'after the compression');
+    assert.deepEqual(model.problems, []);
+  }
+});

@@ -20,7 +20,7 @@ function stripComments(text) {
 
 /**
  * Parses the top-level `export class` / `export interface` blocks of a .d.ts into
- * { kind, name, members: [{ name, kind: 'method'|'property'|'constructor', optional, readonly }] }.
+ * { kind, name, members: [{ name, kind: 'method'|'property'|'constructor', optional, readonly, isStatic }] }.
  */
 function parseDts(text) {
   const source = stripComments(text);
@@ -44,7 +44,7 @@ function parseDts(text) {
       assert.ok(m, `cannot parse member of ${match[2]}: ${member}`);
       const name = m[3];
       const kind = name === 'constructor' ? 'constructor' : m[5] === '(' ? 'method' : 'property';
-      members.push({ name, kind, optional: Boolean(m[4]), readonly: Boolean(m[1]) });
+      members.push({ name, kind, optional: Boolean(m[4]), readonly: Boolean(m[1]), isStatic: Boolean(m[2]) });
     }
     declarations.set(match[2], { kind: match[1], name: match[2], members });
     header.lastIndex = i;
@@ -70,6 +70,7 @@ test('dts_sync_parser_sees_the_declarations', () => {
   }
   const runtime = declarations.get('AgentRuntime');
   assert.ok(runtime.members.some((m) => m.name === 'run' && m.kind === 'method'));
+  assert.ok(declarations.get('SubAgentDefinition').members.some((m) => m.name === 'create' && m.isStatic));
   assert.ok(runtime.members.some((m) => m.name === 'sessionId' && m.kind === 'property' && m.readonly));
 });
 
@@ -79,8 +80,9 @@ test('dts_sync_every_declared_class_member_exists_on_the_module', () => {
     assert.equal(typeof ctor, 'function', `class ${cls.name} is exported`);
     for (const member of cls.members) {
       if (member.kind === 'constructor') continue;
-      const descriptor = Object.getOwnPropertyDescriptor(ctor.prototype, member.name);
-      assert.ok(descriptor, `${cls.name}.${member.name} exists`);
+      // Static members live on the class itself, the others on its prototype.
+      const descriptor = Object.getOwnPropertyDescriptor(member.isStatic ? ctor : ctor.prototype, member.name);
+      assert.ok(descriptor, `${cls.name}.${member.isStatic ? 'static ' : ''}${member.name} exists`);
       if (member.kind === 'method') {
         assert.equal(typeof descriptor.value, 'function', `${cls.name}.${member.name} is a method`);
       } else {
@@ -109,7 +111,14 @@ test('dts_sync_every_module_export_and_member_is_declared', () => {
       continue;
     }
     assert.ok(declared && declared.kind === 'class', `export ${name} is declared as a class (or const) in index.d.ts`);
-    const members = new Map(declared.members.map((m) => [m.name, m]));
+    const members = new Map(declared.members.filter((m) => !m.isStatic).map((m) => [m.name, m]));
+    const statics = new Set(declared.members.filter((m) => m.isStatic).map((m) => m.name));
+    // Own properties every function has are not module API.
+    const builtin = new Set(['length', 'name', 'prototype', 'arguments', 'caller']);
+    for (const key of Object.getOwnPropertyNames(value)) {
+      if (builtin.has(key)) continue;
+      assert.ok(statics.has(key), `static ${name}.${key} is declared in index.d.ts`);
+    }
     for (const key of Object.getOwnPropertyNames(value.prototype)) {
       if (key === 'constructor') continue;
       const member = members.get(key);
@@ -232,5 +241,18 @@ test('dts_sync_declared_input_interface_fields_are_read_by_the_module', async ()
   for (const field of interfaces.get('ToolResult').members) {
     const message = await toolMessageFor({ content: 'fine', isError: false, [field.name]: Symbol('wrong') });
     assert.equal(message.is_error, true, `ToolResult.${field.name} is read`);
+  }
+});
+
+test('dts_sync_decomposed_task_fields_are_read_by_the_module', async () => {
+  const config = runtimeConfig();
+  config.registerSubAgent(native.SubAgentDefinition.create('w', 'Worker', () => {}));
+  const runtime = new native.AgentRuntime(config, async () => ({ status: 500 }), new native.ToolRegistry());
+  const valid = { assignee: 'ghost', taskDescription: 't', role: 'general', context: 'c' };
+  const [result] = await runtime.runDecomposed([valid]);
+  assert.equal(result.errorCode, 'subagent_unknown_assignee');
+  for (const field of interfaces.get('DecomposedTask').members) {
+    assert.throws(() => runtime.runDecomposed([{ ...valid, [field.name]: Symbol('wrong') }]),
+      (e) => typeof e.code === 'string', `DecomposedTask.${field.name} is read`);
   }
 });

@@ -37,6 +37,26 @@ function completion({ content = null, toolCalls = [], usage, finishReason }) {
   });
 }
 
+/** One SSE event carrying a `chat.completion.chunk` (or `[DONE]` when `payload` is the string). */
+function sseEvent(payload) {
+  if (typeof payload === 'string') return `data: ${payload}\n\n`;
+  return `data: ${JSON.stringify({ id: 'chatcmpl-stream', object: 'chat.completion.chunk', created: 1730000000, model: MODEL, ...payload })}\n\n`;
+}
+
+/**
+ * The SSE events of a streamed text answer: one chunk per piece of `pieces`, a finish
+ * chunk, the `include_usage` chunk when `usage` is given, and `[DONE]`.
+ */
+function textStream(pieces, usage) {
+  const events = pieces.map((piece, i) => sseEvent({
+    choices: [{ index: 0, delta: i === 0 ? { role: 'assistant', content: piece } : { content: piece }, finish_reason: null }],
+  }));
+  events.push(sseEvent({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }));
+  if (usage) events.push(sseEvent({ choices: [], usage }));
+  events.push(sseEvent('[DONE]'));
+  return events;
+}
+
 /**
  * Checks that every assistant tool call id is answered by exactly one later tool message
  * and every tool message answers an earlier call (CORE-2 over the wire shape or the
@@ -83,7 +103,8 @@ function isSummaryRequest(body) {
 
 /**
  * A scripted model behind the JS transport. `turns` are functions
- * `(body, index) => responseBodyString` (or objects `{ status, body }`), used in order.
+ * `(body, index, sink) => responseBodyString` (or objects `{ status, body }`, or
+ * `{ status, streamed: true }` with the body written to `sink`), used in order.
  * Summary requests of a context compressor (see `isSummaryRequest`) go to `summarizer`
  * instead, `(body, index) => …` likewise, and are logged in `summaryRequests`;
  * `requests` holds the agent's own model calls, `log` both kinds in arrival order.
@@ -100,7 +121,7 @@ class ScriptedModel {
     this.summaryRequests = [];
     this.log = [];
     this.problems = [];
-    this.transport = (request) => this.handle(request);
+    this.transport = (request, sink) => this.handle(request, sink);
   }
 
   /** Summary requests: the summary model, no tools, exactly [system, user]. */
@@ -149,7 +170,7 @@ class ScriptedModel {
     return { problems: p, body };
   }
 
-  async handle(request) {
+  async handle(request, sink) {
     const { problems, body, summary } = this.check(request);
     const list = summary ? this.summaryRequests : this.requests;
     const index = list.length;
@@ -167,7 +188,7 @@ class ScriptedModel {
     }
     let out;
     try {
-      out = await turn(body, index);
+      out = await turn(body, index, sink);
     } catch (e) {
       this.problems.push(`${label}: ${e.message}`);
       throw e;
@@ -176,12 +197,77 @@ class ScriptedModel {
   }
 }
 
+/**
+ * A scripted model for a parent runtime and its sub-agents. `routes` are
+ * `{ name, match(body), turns: [(body, index, sink) => …], model? }`: each request goes to
+ * the first route whose `match` holds and gets that route's next turn (turns are counted
+ * per route, so parallel children do not race for one script). Requests are checked like
+ * ScriptedModel's, against the route's `model` (default MODEL); `byRoute[name]` holds the
+ * bodies each route received.
+ */
+class RoutedModel extends ScriptedModel {
+  constructor(routes) {
+    super([]);
+    this.routes = routes;
+    this.byRoute = Object.fromEntries(routes.map((r) => [r.name, []]));
+  }
+
+  async handle(request, sink) {
+    const checked = this.check(request);
+    const body = checked.body;
+    const route = body && this.routes.find((r) => r.match(body));
+    const expectedModel = (route && route.model) || MODEL;
+    const problems = checked.problems.filter((p) => !p.startsWith('model '));
+    if (body && body.model !== expectedModel) problems.push(`model ${body.model}, expected ${expectedModel}`);
+    if (!route) problems.push('no route matches the request');
+    const list = route ? this.byRoute[route.name] : this.requests;
+    const index = list.length;
+    const label = `${route ? route.name : 'unrouted'} request ${index}`;
+    list.push(body);
+    this.log.push({ kind: route ? route.name : 'unrouted', index, body });
+    const turn = route && route.turns[index];
+    if (!turn && route) problems.push('no scripted turn left');
+    if (problems.length > 0) {
+      this.problems.push(...problems.map((x) => `${label}: ${x}`));
+      throw new Error(`scripted model rejected ${label}: ${problems.join('; ')}`);
+    }
+    let out;
+    try {
+      out = await turn(body, index, sink);
+    } catch (e) {
+      this.problems.push(`${label}: ${e.message}`);
+      throw e;
+    }
+    return typeof out === 'string' ? { status: 200, headers: [{ name: 'content-type', value: 'application/json' }], body: out } : out;
+  }
+}
+
+/** The system prompt of a request body ("" when none). */
+function systemPrompt(body) {
+  const system = body.messages.find((m) => m.role === 'system');
+  return system ? String(system.content) : '';
+}
+
+/**
+ * The text of the last user message of a request body: a child's task (its history starts
+ * with a slice of the parent's, the task comes after it).
+ */
+function lastUserText(body) {
+  const user = body.messages.filter((m) => m.role === 'user').at(-1);
+  return user ? String(user.content) : '';
+}
+
+/** Names of the tools a request offers. */
+function offeredTools(body) {
+  return (body.tools || []).map((t) => t.function.name);
+}
+
 function modelConfig() {
   return new native.ModelConfig(BASE_URL, API_KEY, MODEL);
 }
 
-function runtimeConfig({ systemPrompt = 'You are a test assistant.', maxParallelTools, contextCompressor } = {}) {
-  const config = new native.AgentRuntimeConfig(modelConfig());
+function runtimeConfig({ systemPrompt = 'You are a test assistant.', maxParallelTools, contextCompressor, model } = {}) {
+  const config = new native.AgentRuntimeConfig(model || modelConfig());
   config.systemPrompt = systemPrompt;
   if (maxParallelTools !== undefined) config.maxParallelTools = maxParallelTools;
   if (contextCompressor !== undefined) config.contextCompressor = contextCompressor;
@@ -212,11 +298,17 @@ module.exports = {
   API_KEY,
   MODEL,
   completion,
+  sseEvent,
+  textStream,
   SNAPSHOT_SECTIONS,
   snapshot,
   isSummaryRequest,
   pairingProblems,
   ScriptedModel,
+  RoutedModel,
+  systemPrompt,
+  lastUserText,
+  offeredTools,
   modelConfig,
   runtimeConfig,
   waitFor,

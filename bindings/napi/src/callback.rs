@@ -2,7 +2,8 @@
 //! from any thread.
 //!
 //! - [`JsAsyncFn`]: `(arg) => Promise<R>` (a plain `R` is accepted too). Rust awaits the
-//!   result; a rejection or a synchronous throw arrives as a [`JsFailure`].
+//!   result; a rejection or a synchronous throw arrives as a [`JsFailure`]. Several
+//!   arguments are passed as `FnArgs<(A, B)>`.
 //! - [`JsListener`]: `(arg) => void`, called without waiting, in call order.
 //!
 //! Every JS value is read on the JS thread and only owned Rust data crosses threads, so no
@@ -15,8 +16,8 @@ use std::rc::Rc;
 
 use futures::channel::oneshot;
 use napi_ohos::bindgen_prelude::{
-    CallbackContext, FromNapiValue, Function, JsObjectValue, JsValue, PromiseRaw, ToNapiValue,
-    Unknown,
+    CallbackContext, FromNapiValue, Function, JsObjectValue, JsValue, JsValuesTupleIntoVec,
+    PromiseRaw, ToNapiValue, Unknown,
 };
 use napi_ohos::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_ohos::{Status, ValueType};
@@ -86,15 +87,16 @@ fn send<R>(reply: &Reply<R>, value: Result<R, JsFailure>) {
     }
 }
 
-/// A JS function `(arg: A) => Promise<R>` that Rust can await from any thread.
-pub struct JsAsyncFn<A: ToNapiValue + 'static, R> {
+/// A JS function `(arg: A) => Promise<R>` that Rust can await from any thread. `A` is one
+/// value, or `FnArgs<(A, B, …)>` for several arguments.
+pub struct JsAsyncFn<A: JsValuesTupleIntoVec + 'static, R> {
     tsfn: Tsfn<A>,
     _result: PhantomData<fn() -> R>,
 }
 
 impl<A, R> JsAsyncFn<A, R>
 where
-    A: ToNapiValue + 'static,
+    A: JsValuesTupleIntoVec + 'static,
     R: FromNapiValue + Send + 'static,
 {
     /// Wraps a JS function (on the JS thread).

@@ -8,6 +8,7 @@ use napi_ohos::bindgen_prelude::ClassInstance;
 
 use crate::config::{optional, ModelConfig, Optional};
 use crate::error::Thrown;
+use crate::numbers::{count, message_count};
 use crate::runtime::{serde_name, JsModelUsage};
 
 /// The core's structured summary prompt (CMP-8).
@@ -15,27 +16,6 @@ use crate::runtime::{serde_name, JsModelUsage};
 #[cfg_attr(test, allow(dead_code))]
 #[napi]
 pub const DEFAULT_SUMMARY_PROMPT: &str = arkagent::memory::DEFAULT_SUMMARY_PROMPT;
-
-/// JS numbers to counts: a negative, fractional or non-finite value is refused rather than
-/// wrapped or truncated (JS numbers are exact up to 2^53).
-fn count(value: f64, name: &str) -> Result<u64, Thrown> {
-    const MAX_EXACT: f64 = 9_007_199_254_740_991.0;
-    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= MAX_EXACT {
-        Ok(value as u64)
-    } else {
-        Err(napi_ohos::Error::new(
-            "invalid_config".to_owned(),
-            format!("{name} must be a non-negative integer, got {value}"),
-        ))
-    }
-}
-
-fn message_count(value: f64, name: &str) -> Result<usize, Thrown> {
-    let n = count(value, name)?;
-    usize::try_from(n).map_err(|_| {
-        napi_ohos::Error::new("invalid_config".to_owned(), format!("{name} is too large"))
-    })
-}
 
 /// The default context compressor, as settings: the runtime builds the core
 /// `DefaultContextCompressor` from them (core `Compression::Default`). It summarizes with

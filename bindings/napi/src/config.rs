@@ -3,7 +3,14 @@
 use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::{ClassInstance, Either, Undefined};
 
+use std::sync::Arc;
+
+use arkagent::subagent::{DelegationConfig, SubAgentRegistry};
+
 use crate::compression::ContextCompressor;
+use crate::delegation::{SubAgentDefinition, SubAgentPolicy};
+use crate::error::{thrown, Thrown};
+use crate::numbers::{count, count_u32};
 
 /// An optional property reads as `undefined` when unset (napi-ohos would give `null`,
 /// which the `?: number` declaration does not allow).
@@ -92,6 +99,51 @@ impl ModelConfig {
     pub fn set_stream(&mut self, value: bool) {
         self.inner.stream = value;
     }
+
+    /// Attempts per model call, the first included (core `RetryPolicy::max_attempts`).
+    #[napi(getter)]
+    pub fn max_attempts(&self) -> u32 {
+        self.inner.retry.max_attempts
+    }
+
+    #[napi(setter)]
+    pub fn set_max_attempts(&mut self, value: f64) -> Result<(), Thrown> {
+        self.inner.retry.max_attempts = count_u32(value, "maxAttempts")?;
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn initial_backoff_ms(&self) -> f64 {
+        self.inner.retry.initial_backoff_ms as f64
+    }
+
+    #[napi(setter)]
+    pub fn set_initial_backoff_ms(&mut self, value: f64) -> Result<(), Thrown> {
+        self.inner.retry.initial_backoff_ms = count(value, "initialBackoffMs")?;
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn max_backoff_ms(&self) -> f64 {
+        self.inner.retry.max_backoff_ms as f64
+    }
+
+    #[napi(setter)]
+    pub fn set_max_backoff_ms(&mut self, value: f64) -> Result<(), Thrown> {
+        self.inner.retry.max_backoff_ms = count(value, "maxBackoffMs")?;
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn request_timeout_ms(&self) -> f64 {
+        self.inner.request_timeout_ms as f64
+    }
+
+    #[napi(setter)]
+    pub fn set_request_timeout_ms(&mut self, value: f64) -> Result<(), Thrown> {
+        self.inner.request_timeout_ms = count(value, "requestTimeoutMs")?;
+        Ok(())
+    }
 }
 
 /// Runtime settings; wraps the core `AgentRuntimeConfig` (its tools come from the
@@ -102,6 +154,9 @@ pub struct AgentRuntimeConfig {
     /// Kept as the JS class (not as core `Compression`) so the getter gives back exactly
     /// what was set, unset optional fields included.
     compressor: Option<ContextCompressor>,
+    /// Workers, clone, budgets and role whitelists; its registry is replaced by a fresh
+    /// one for each runtime (see [`AgentRuntimeConfig::core`]).
+    delegation: DelegationConfig,
 }
 
 #[napi]
@@ -113,7 +168,91 @@ impl AgentRuntimeConfig {
         Self {
             inner: arkagent::AgentRuntimeConfig::new(model.inner.clone()),
             compressor: None,
+            delegation: DelegationConfig::default(),
         }
+    }
+
+    /// A copy of the delegation budgets.
+    #[napi(getter)]
+    pub fn sub_agent_policy(&self) -> SubAgentPolicy {
+        SubAgentPolicy::from(self.delegation.policy)
+    }
+
+    /// Stores a copy. `strict`: anything but a `SubAgentPolicy` instance is refused
+    /// before it is unwrapped.
+    #[napi(setter, strict)]
+    pub fn set_sub_agent_policy(&mut self, value: ClassInstance<'_, SubAgentPolicy>) {
+        self.delegation.policy = value.core();
+    }
+
+    /// Adds a named worker the model may delegate to (SUB-2). Throws
+    /// `subagent_name_duplicate`. `strict`: anything but a `SubAgentDefinition` instance is
+    /// refused before it is unwrapped.
+    #[napi(strict)]
+    pub fn register_sub_agent(&mut self, definition: &SubAgentDefinition) -> Result<(), Thrown> {
+        self.delegation.register(definition.core()).map_err(thrown)
+    }
+
+    /// Names of the registered workers, in registration order.
+    #[napi]
+    pub fn sub_agent_names(&self) -> Vec<String> {
+        self.delegation
+            .workers
+            .iter()
+            .map(|w| w.name.clone())
+            .collect()
+    }
+
+    /// Whether the model may delegate to "clone", a copy of this runtime's config.
+    #[napi(getter)]
+    pub fn allow_clone(&self) -> bool {
+        self.delegation.allow_clone
+    }
+
+    #[napi(setter)]
+    pub fn set_allow_clone(&mut self, value: bool) {
+        self.delegation.allow_clone = value;
+    }
+
+    /// Tokens one child may use before it is force-completed (ISO-5); undefined: no cap.
+    #[napi(getter)]
+    pub fn child_token_budget(&self) -> Optional<f64> {
+        optional(self.delegation.child_token_budget.map(|t| t as f64))
+    }
+
+    #[napi(setter)]
+    pub fn set_child_token_budget(&mut self, value: Option<f64>) -> Result<(), Thrown> {
+        self.delegation.child_token_budget =
+            value.map(|v| count(v, "childTokenBudget")).transpose()?;
+        Ok(())
+    }
+
+    /// Adds or replaces a role's tool whitelist (ISO-2); `null` lets the role use every
+    /// tool.
+    #[napi(ts_args_type = "role: string, tools: string[] | null")]
+    pub fn set_role_whitelist(&mut self, role: String, tools: Option<Vec<String>>) {
+        self.delegation.role_whitelists.insert(role, tools);
+    }
+
+    /// The role names, sorted.
+    #[napi]
+    pub fn roles(&self) -> Vec<String> {
+        self.delegation.role_whitelists.keys().cloned().collect()
+    }
+
+    /// A role's whitelist; `null` means every tool. Throws `subagent_unknown_role`.
+    #[napi(ts_return_type = "string[] | null")]
+    pub fn role_whitelist(&self, role: String) -> Result<Option<Vec<String>>, Thrown> {
+        self.delegation
+            .role_whitelists
+            .get(&role)
+            .cloned()
+            .ok_or_else(|| {
+                napi_ohos::Error::new(
+                    "subagent_unknown_role".to_owned(),
+                    format!("unknown role {role:?}"),
+                )
+            })
     }
 
     /// A copy of the compressor's settings (undefined: compression off).
@@ -176,6 +315,11 @@ impl AgentRuntimeConfig {
     pub fn core(&self) -> arkagent::AgentRuntimeConfig {
         let mut config = self.inner.clone();
         config.compression = self.compressor.as_ref().map(ContextCompressor::core);
+        // The core offers delegate_task only when a worker or clone is available. Each
+        // runtime gets its own registry, so `subAgents()` shows that runtime's children.
+        let mut delegation = self.delegation.clone();
+        delegation.registry = Arc::new(SubAgentRegistry::new());
+        config.delegation = Some(delegation);
         config
     }
 }

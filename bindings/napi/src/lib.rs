@@ -2,18 +2,21 @@
 //! `ohos/src/main/cpp/types/libarkagent/index.d.ts`, each wrapping a core object.
 //!
 //! This crate converts and delegates only: every decision lives in the `arkagent` core.
-//! JS callbacks (HTTP transport, tool executors, event listeners) all go through
-//! [`callback`]; every error reaching JS carries the core's stable `code`
+//! JS callbacks (HTTP transport, tool executors, event listeners, sub-agent factories) all
+//! go through [`callback`]; every error reaching JS carries the core's stable `code`
 //! ([`error`]).
 
 mod callback;
 mod compression;
 mod config;
+mod delegation;
 mod error;
 mod events;
 #[cfg(all(not(target_env = "ohos"), target_os = "linux"))]
 mod host_fix;
 mod memory;
+mod numbers;
 mod runtime;
+mod sub_agents;
 mod tools;
 mod transport;

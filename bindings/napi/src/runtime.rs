@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use arkagent::memory::MemoryService;
+use arkagent::memory::{MemoryService, MemoryTier};
+use arkagent::subagent::DEFAULT_DECOMPOSE_CONCURRENCY;
 use arkagent::{ModelUsage, RunOutcome, Subscription};
 use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::PromiseRaw;
@@ -15,8 +16,10 @@ use crate::config::{optional, AgentRuntimeConfig, Optional};
 use crate::error::{passthrough, rejection, thrown, CodedError, Thrown};
 use crate::events::{JsAgentEvent, JsObserver};
 use crate::memory::EpisodicMemory;
+use crate::numbers::message_count;
+use crate::sub_agents::{DecomposedResult, JsDecomposedTask, SubAgentRegistryView, UsageTotals};
 use crate::tools::ToolRegistry;
-use crate::transport::{JsHttpRequest, JsTransport};
+use crate::transport::{JsTransport, TransportArgs};
 
 /// The outcome of one run.
 #[napi(object, js_name = "RunResult")]
@@ -94,11 +97,11 @@ impl AgentRuntime {
     )]
     pub fn new(
         config: &AgentRuntimeConfig,
-        transport: JsFunction<'_, JsHttpRequest>,
+        transport: JsFunction<'_, TransportArgs>,
         tools: &ToolRegistry,
     ) -> Result<Self, Thrown> {
         let mut config = config.core();
-        config.tools = tools.core().clone();
+        config.tools = tools.core();
         let transport = JsTransport::new(transport).map_err(passthrough)?;
         let core = arkagent::AgentRuntime::new(config, Arc::new(transport)).map_err(thrown)?;
         Ok(Self {
@@ -141,17 +144,22 @@ impl AgentRuntime {
     }
 
     /// One compression attempt now, with the compressor's usual checks (CMP-6); resolves
-    /// `skipped` when no compressor is configured; rejects with `run_in_progress` while a
-    /// run is active. The core's `compress_now` claims the run slot when first polled (on a
-    /// worker thread), not here: a `run()` issued in the same tick may take the slot first.
+    /// `skipped` when no compressor is configured. Like `run()`, it claims the run slot
+    /// here, on the JS thread: it rejects with `run_in_progress` while a run is active, and
+    /// a `run()` issued before it settles (even in the same tick) is refused.
     #[napi(ts_return_type = "Promise<CompressResult>")]
     pub fn compress_now<'env>(
         &self,
         env: &'env Env,
     ) -> Result<PromiseRaw<'env, CompressResult>, Thrown> {
-        let core = self.core.clone();
+        let started = self.core.start_compress_now().map_err(CodedError::from);
         env.spawn_future_with_callback(
-            async move { Ok(core.compress_now().await.map_err(CodedError::from)) },
+            async move {
+                Ok(match started {
+                    Ok(attempt) => Ok(attempt.await),
+                    Err(e) => Err(e),
+                })
+            },
             move |env: &'env Env, result: Result<arkagent::memory::CompressResult, CodedError>| {
                 result
                     .map(CompressResult::from)
@@ -231,6 +239,113 @@ impl AgentRuntime {
     pub fn unsubscribe(&self, subscription_id: u32) -> bool {
         self.lock_subscriptions().remove(&subscription_id).is_some()
     }
+
+    /// The one documented total of what this session cost (SUB-6): its own calls
+    /// (compression included) plus every delegated child's.
+    #[napi]
+    pub fn total_usage(&self) -> UsageTotals {
+        self.core.total_usage().into()
+    }
+
+    /// Session ids of the sub-agents running now.
+    #[napi]
+    pub fn active_children(&self) -> Vec<String> {
+        self.core.active_children()
+    }
+
+    /// This runtime's sub-agents: running, ended (the last 100) and totals (ISO-4). Empty
+    /// when no worker is registered and clone is off.
+    #[napi]
+    pub fn sub_agents(&self) -> SubAgentRegistryView {
+        SubAgentRegistryView::of(self.core.sub_agent_registry().as_deref())
+    }
+
+    /// Force-completes every running sub-agent of this session ("session-closed") and
+    /// cancels it; returns how many. Call when the session closes.
+    #[napi]
+    pub fn close_sub_agents(&self) -> u32 {
+        let Some(registry) = self.core.sub_agent_registry() else {
+            return 0;
+        };
+        let now_ms = self.core.config().clock.now_ms();
+        let closed = registry.force_complete_all(&self.core.session_id(), now_ms);
+        u32::try_from(closed).unwrap_or(u32::MAX)
+    }
+
+    /// ISO-7: runs the tasks through delegation in parallel batches of `maxConcurrency`
+    /// (default 3, capped by the policy), one batch at a time; a failing task never
+    /// cancels its siblings; results keep the input order. It counts as a run: it claims
+    /// the run slot here (a `run()` meanwhile is refused with `run_in_progress`), per-run
+    /// budgets apply and `cancel()` stops it. Rejects with `run_in_progress` or
+    /// `delegation_not_configured`.
+    #[napi(
+        ts_args_type = "tasks: DecomposedTask[], maxConcurrency?: number",
+        ts_return_type = "Promise<DecomposedResult[]>"
+    )]
+    pub fn run_decomposed<'env>(
+        &self,
+        env: &'env Env,
+        tasks: Vec<JsDecomposedTask>,
+        max_concurrency: Option<f64>,
+    ) -> Result<PromiseRaw<'env, Vec<DecomposedResult>>, Thrown> {
+        let concurrency = match max_concurrency {
+            Some(v) => message_count(v, "maxConcurrency")?,
+            None => DEFAULT_DECOMPOSE_CONCURRENCY,
+        };
+        let tasks = tasks.into_iter().map(Into::into).collect();
+        let started = self
+            .core
+            .start_run_decomposed(tasks, concurrency)
+            .map_err(CodedError::from);
+        env.spawn_future_with_callback(
+            async move {
+                Ok(match started {
+                    Ok(run) => run.await.map_err(CodedError::from),
+                    Err(e) => Err(e),
+                })
+            },
+            move |env: &'env Env, outcome: Result<Vec<arkagent::ToolResult>, CodedError>| {
+                outcome
+                    .map(|results| results.into_iter().map(DecomposedResult::from).collect())
+                    .map_err(|e| rejection(env, e))
+            },
+        )
+        .map_err(passthrough)
+    }
+
+    /// Stores `entryJson` under `id` in this runtime's own memory namespace (MEM-4).
+    /// `tier`: "working" | "short_term". Throws `invalid_argument` for another tier,
+    /// `invalid_json` for an unparsable entry.
+    #[napi]
+    pub fn memory_store(&self, tier: String, id: String, entry_json: String) -> Result<(), Thrown> {
+        let tier = memory_tier(&tier)?;
+        let entry: serde_json::Value =
+            serde_json::from_str(&entry_json).map_err(|e| thrown(e.into()))?;
+        self.core.working_memory().store(tier, &id, entry);
+        Ok(())
+    }
+
+    /// The entry stored under `id` in this runtime's namespace, as JSON, or undefined.
+    #[napi]
+    pub fn memory_recall(&self, tier: String, id: String) -> Result<Optional<String>, Thrown> {
+        let tier = memory_tier(&tier)?;
+        Ok(optional(
+            self.core
+                .working_memory()
+                .recall(tier, &id)
+                .map(|entry| entry.to_string()),
+        ))
+    }
+}
+
+/// The core tier by its serde name ("working", "short_term").
+fn memory_tier(name: &str) -> Result<MemoryTier, Thrown> {
+    serde_json::from_value(serde_json::Value::String(name.to_owned())).map_err(|_| {
+        napi_ohos::Error::new(
+            "invalid_argument".to_owned(),
+            format!("unknown memory tier {name:?}; use \"working\" or \"short_term\""),
+        )
+    })
 }
 
 impl AgentRuntime {

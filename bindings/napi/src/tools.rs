@@ -1,7 +1,7 @@
 //! Host tools: `ToolDefinition`, `ToolRegistry`, and JS executor functions
 //! `(call: ToolCall) => Promise<ToolResult>`.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use arkagent::{ToolContext, ToolExecutor, ToolInvocation};
 use async_trait::async_trait;
@@ -107,10 +107,12 @@ impl ToolDefinition {
     }
 }
 
-/// Tools by name; wraps the core `ToolRegistry`.
+/// Tools by name; wraps the core `ToolRegistry`. Shared, not copied, between the JS
+/// objects that stand for one registry (a `WorkerConfig.tools` read twice is the same
+/// registry); runtimes and worker configs take a copy when they are built.
 #[napi]
 pub struct ToolRegistry {
-    inner: arkagent::ToolRegistry,
+    inner: Arc<Mutex<arkagent::ToolRegistry>>,
 }
 
 #[napi]
@@ -118,9 +120,7 @@ impl ToolRegistry {
     #[napi(constructor)]
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
-        Self {
-            inner: arkagent::ToolRegistry::new(),
-        }
+        Self::from(arkagent::ToolRegistry::new())
     }
 
     /// Throws `invalid_json` for unparsable parameters, else the core's registration codes.
@@ -131,7 +131,7 @@ impl ToolRegistry {
         ts_args_type = "definition: ToolDefinition, executor: ToolExecutor"
     )]
     pub fn register(
-        &mut self,
+        &self,
         definition: &ToolDefinition,
         executor: JsFunction<'_, JsToolCall>,
     ) -> Result<(), Thrown> {
@@ -145,30 +145,53 @@ impl ToolRegistry {
             definition.description.clone(),
             parameters,
         );
-        self.inner
+        self.lock()
             .register(definition, Arc::new(executor))
             .map_err(thrown)
     }
 
     #[napi]
-    pub fn unregister(&mut self, name: String) -> bool {
-        self.inner.unregister(&name)
+    pub fn unregister(&self, name: String) -> bool {
+        self.lock().unregister(&name)
     }
 
     #[napi]
     pub fn has(&self, name: String) -> bool {
-        self.inner.has(&name)
+        self.lock().has(&name)
     }
 
     #[napi]
     pub fn names(&self) -> Vec<String> {
-        self.inner.names()
+        self.lock().names()
+    }
+}
+
+impl From<arkagent::ToolRegistry> for ToolRegistry {
+    fn from(registry: arkagent::ToolRegistry) -> Self {
+        Self {
+            inner: Arc::new(Mutex::new(registry)),
+        }
     }
 }
 
 impl ToolRegistry {
-    /// The core registry, for a runtime's config.
-    pub fn core(&self) -> &arkagent::ToolRegistry {
-        &self.inner
+    fn lock(&self) -> MutexGuard<'_, arkagent::ToolRegistry> {
+        // Every update is a single push or removal: a poisoned lock still holds a valid
+        // registry.
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A copy of the core registry (executors are shared), for a runtime's config.
+    pub fn core(&self) -> arkagent::ToolRegistry {
+        self.lock().clone()
+    }
+
+    /// Another JS object for this same registry.
+    pub fn share(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+        }
     }
 }

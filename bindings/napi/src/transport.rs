@@ -1,9 +1,15 @@
-//! The host's HTTP transport as a JS function `(request: HttpRequest) => Promise<HttpResponse>`.
+//! The host's HTTP transport as a JS function
+//! `(request: HttpRequest, sink: HttpBodySink) => Promise<HttpResponse>`.
+//!
+//! A whole body comes back in the response. A streamed body (LLM-2): the function resolves
+//! with `streamed: true` as soon as the headers are in, then pushes the body through the
+//! sink chunk by chunk, so text deltas reach listeners while the provider is still writing.
 
-use arkagent::llm::TransportErrorKind;
-use arkagent::{CancellationToken, HttpTransport, TransportError};
+use arkagent::llm::{BodySender, TransportErrorKind};
+use arkagent::{BodyStream, CancellationToken, HttpBody, HttpTransport, TransportError};
 use async_trait::async_trait;
 use napi_derive_ohos::napi;
+use napi_ohos::bindgen_prelude::{ArrayBuffer, FnArgs};
 
 use crate::callback::{JsAsyncFn, JsFailure, JsFunction};
 
@@ -24,13 +30,18 @@ pub struct JsHttpRequest {
     pub stream: bool,
 }
 
-/// What the host received.
+/// What the host received: the whole body, or `streamed: true` with the body to follow
+/// through the request's [`HttpBodySink`].
 #[napi(object, js_name = "HttpResponse")]
 pub struct JsHttpResponse {
     pub status: u32,
     pub headers: Option<Vec<JsHttpHeader>>,
-    pub body: String,
+    pub body: Option<String>,
+    pub streamed: Option<bool>,
 }
+
+/// The arguments the transport function is called with.
+pub type TransportArgs = FnArgs<(JsHttpRequest, HttpBodySink)>;
 
 impl From<arkagent::HttpRequest> for JsHttpRequest {
     fn from(request: arkagent::HttpRequest) -> Self {
@@ -48,48 +59,111 @@ impl From<arkagent::HttpRequest> for JsHttpRequest {
     }
 }
 
-impl TryFrom<JsHttpResponse> for arkagent::HttpResponse {
-    type Error = TransportError;
-
-    fn try_from(response: JsHttpResponse) -> Result<Self, TransportError> {
-        let status = u16::try_from(response.status).map_err(|_| {
-            TransportError::network(format!("HTTP status {} out of range", response.status))
+impl JsHttpResponse {
+    /// The core response: the body is `stream` when the host streamed it, else the text
+    /// it resolved with (absent: empty; the core classifies the result).
+    fn into_core(self, stream: BodyStream) -> Result<arkagent::HttpResponse, TransportError> {
+        let status = u16::try_from(self.status).map_err(|_| {
+            TransportError::network(format!("HTTP status {} out of range", self.status))
         })?;
-        let mut converted = arkagent::HttpResponse::full(status, response.body.into_bytes());
-        converted.headers = response
-            .headers
-            .unwrap_or_default()
-            .into_iter()
-            .map(|h| (h.name, h.value))
-            .collect();
-        Ok(converted)
+        let body = if self.streamed.unwrap_or(false) {
+            HttpBody::Stream(stream)
+        } else {
+            HttpBody::Full(self.body.unwrap_or_default().into_bytes())
+        };
+        Ok(arkagent::HttpResponse {
+            status,
+            headers: self
+                .headers
+                .unwrap_or_default()
+                .into_iter()
+                .map(|h| (h.name, h.value))
+                .collect(),
+            body,
+        })
     }
 }
 
-/// A rejection maps to a transport error; its `code` selects the kind: `"timeout"`,
-/// `"cancelled"`, anything else is a network failure.
+/// A JS error `code` to a transport error kind: `"timeout"`, `"cancelled"`, anything else
+/// is a network failure.
+fn transport_error(code: Option<&str>, message: String) -> TransportError {
+    let kind = match code {
+        Some("timeout") => TransportErrorKind::Timeout,
+        Some("cancelled") => TransportErrorKind::Cancelled,
+        _ => TransportErrorKind::Network,
+    };
+    TransportError { kind, message }
+}
+
+/// A rejection maps to a transport error by its `code` (see [`transport_error`]).
 impl From<JsFailure> for TransportError {
     fn from(failure: JsFailure) -> Self {
-        let kind = match failure.code.as_deref() {
-            Some("timeout") => TransportErrorKind::Timeout,
-            Some("cancelled") => TransportErrorKind::Cancelled,
-            _ => TransportErrorKind::Network,
-        };
-        TransportError {
-            kind,
-            message: failure.message,
+        transport_error(failure.code.as_deref(), failure.message)
+    }
+}
+
+/// Where the host writes a streamed response body (wraps the core `BodySender`). Every
+/// request gets its own sink; it is used only after the transport resolved with
+/// `streamed: true`. Writes never block; they return false once the library stopped
+/// reading (the answer is complete, the call timed out or was cancelled) or after
+/// `end()`/`fail()` — the host should then stop receiving.
+#[napi]
+pub struct HttpBodySink {
+    sender: Option<BodySender>,
+}
+
+impl HttpBodySink {
+    fn new(sender: BodySender) -> Self {
+        Self {
+            sender: Some(sender),
+        }
+    }
+
+    fn send(&self, chunk: &[u8]) -> bool {
+        self.sender
+            .as_ref()
+            .is_some_and(|sender| sender.send(chunk.to_vec()))
+    }
+}
+
+#[napi]
+impl HttpBodySink {
+    /// Appends text (UTF-8) to the body.
+    #[napi]
+    pub fn write(&self, text: String) -> bool {
+        self.send(text.as_bytes())
+    }
+
+    /// Appends bytes to the body; a multi-byte character may be split across writes.
+    #[napi]
+    pub fn write_bytes(&self, data: ArrayBuffer<'_>) -> bool {
+        self.send(&data)
+    }
+
+    /// The body is complete. Later writes return false.
+    #[napi]
+    pub fn end(&mut self) {
+        self.sender = None;
+    }
+
+    /// The body broke off (e.g. the connection dropped): the call fails like a transport
+    /// rejection with this `code` ("timeout", "cancelled", else a network failure).
+    #[napi]
+    pub fn fail(&mut self, message: String, code: Option<String>) {
+        if let Some(sender) = self.sender.take() {
+            sender.fail(transport_error(code.as_deref(), message));
         }
     }
 }
 
 /// [`HttpTransport`] over a JS function.
 pub struct JsTransport {
-    send: JsAsyncFn<JsHttpRequest, JsHttpResponse>,
+    send: JsAsyncFn<TransportArgs, JsHttpResponse>,
 }
 
 impl JsTransport {
     /// Wraps the JS transport function (on the JS thread).
-    pub fn new(function: JsFunction<'_, JsHttpRequest>) -> napi_ohos::Result<Self> {
+    pub fn new(function: JsFunction<'_, TransportArgs>) -> napi_ohos::Result<Self> {
         Ok(Self {
             send: JsAsyncFn::new(function)?,
         })
@@ -98,14 +172,18 @@ impl JsTransport {
 
 #[async_trait]
 impl HttpTransport for JsTransport {
-    // The JS function gets no cancel signal; the core stops waiting when `_cancel` fires
-    // and a late response is dropped.
+    // The JS function gets no cancel signal; the core stops waiting when `_cancel` fires,
+    // drops the body stream (so the sink's writes return false) and a late response is
+    // dropped.
     async fn send(
         &self,
         request: arkagent::HttpRequest,
         _cancel: CancellationToken,
     ) -> Result<arkagent::HttpResponse, TransportError> {
-        let response = self.send.call(request.into()).await?;
-        response.try_into()
+        // The sender goes to JS only: the body ends when the sink ends (or is collected).
+        let (sender, stream) = BodyStream::channel();
+        let args = FnArgs::from((request.into(), HttpBodySink::new(sender)));
+        let response = self.send.call(args).await?;
+        response.into_core(stream)
     }
 }

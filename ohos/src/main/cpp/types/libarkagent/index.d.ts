@@ -25,20 +25,52 @@ export interface HttpRequest {
   stream: boolean;
 }
 
-/** What the host received. `body` is the whole response body as text. */
+/**
+ * What the host received. Either the whole body as text in `body`, or `streamed: true`
+ * (resolved as soon as the headers arrived; `body` is then ignored) with the body written
+ * to the request's HttpBodySink as it arrives. A missing `body` is an empty body.
+ */
 export interface HttpResponse {
   status: number;
   headers?: HttpHeader[];
-  body: string;
+  body?: string;
+  /** true: the body follows through the HttpBodySink. */
+  streamed?: boolean;
+}
+
+/**
+ * Where the transport writes a streamed response body (LLM-2): after resolving with
+ * `streamed: true`, call `write`/`writeBytes` for each piece as it arrives, then `end()`,
+ * or `fail()` when the body broke off. Chunk boundaries may fall anywhere, also inside a
+ * UTF-8 character (writeBytes). Writes never block; they return false once the library
+ * stopped reading (answer complete, timeout, cancel) or after end()/fail(): stop
+ * receiving then. Each request gets its own sink.
+ */
+export class HttpBodySink {
+  /** Instances come with each transport call. */
+  private constructor();
+  /** Appends text (sent as UTF-8). */
+  write(text: string): boolean;
+  /** Appends bytes. */
+  writeBytes(data: ArrayBuffer): boolean;
+  /** The body is complete. */
+  end(): void;
+  /**
+   * The body broke off: the model call fails like a transport rejection with this code
+   * ("timeout" is a timeout, "cancelled" cancelled, anything else "llm_transport").
+   */
+  fail(message: string, code?: string): void;
 }
 
 /**
  * The host's HTTP transport: sends the request and resolves with the response (any
- * status; the library classifies error statuses). Reject when no response arrived: an
- * Error whose `code` is "timeout" counts as a timeout, "cancelled" as cancelled, anything
- * else as a network failure (error code "llm_transport").
+ * status; the library classifies error statuses), either with the whole body or, for
+ * `request.stream`, preferably streamed through `sink` so text deltas reach listeners
+ * while the model is still writing. Reject when no response arrived: an Error whose
+ * `code` is "timeout" counts as a timeout, "cancelled" as cancelled, anything else as a
+ * network failure (error code "llm_transport").
  */
-export type HttpTransport = (request: HttpRequest) => Promise<HttpResponse>;
+export type HttpTransport = (request: HttpRequest, sink: HttpBodySink) => Promise<HttpResponse>;
 
 /** A tool call the model made, handed to a tool executor. */
 export interface ToolCall {
@@ -64,10 +96,16 @@ export type ToolExecutor = (call: ToolCall) => Promise<ToolResult>;
  * A runtime event. `payloadJson` is the event's JSON: its `type` and type-specific fields
  * (snake_case). Types: "run_started", "model_request" (iteration, message_count,
  * tool_count, estimated_prompt_tokens, compression_threshold when compression is on),
- * "model_response", "text_delta", "tool_call_started", "tool_call_finished",
- * "compression" (trigger: "preflight" | "post_turn" | "overflow" | "manual"; outcome;
- * reason; episode_id; error_code; messages_before; messages_after;
- * estimated_prompt_tokens; threshold; usage), "run_finished".
+ * "model_response", "text_delta" (iteration, delta: each piece as it streams in, or the
+ * whole text once for a non-streamed answer), "reasoning_delta" (iteration, delta;
+ * streaming only), "tool_call_delta" (iteration, index, name on a call's first delta,
+ * arguments_delta; streaming only), "tool_call_started", "tool_call_finished"
+ * (call_id, name, is_error, error_code, content, metadata), "compression" (trigger:
+ * "preflight" | "post_turn" | "overflow" | "manual"; outcome; reason; episode_id;
+ * error_code; messages_before; messages_after; estimated_prompt_tokens; threshold;
+ * usage), "sub_agent" (an event of a delegated child: parent_session_id, parent_run_id,
+ * child_session_id, child_run_id, assignee, task_description, depth, and the child's own
+ * event in `event`), "run_finished" (status, iterations, error_code).
  */
 export interface AgentEvent {
   type: string;
@@ -131,6 +169,18 @@ export class ModelConfig {
   maxTokens?: number;
   /** Ask for an SSE stream. */
   stream: boolean;
+  /**
+   * Attempts per model call, the first included (default 3; 0 and 1 mean no retry).
+   * Retried: rate limits, server errors, timeouts, transport failures — never after a
+   * streamed answer started arriving, never past cancel().
+   */
+  maxAttempts: number;
+  /** Backoff ceiling before the first retry in ms (default 500); doubles per retry, with full jitter. */
+  initialBackoffMs: number;
+  /** Upper bound of one wait in ms, a server's Retry-After included (default 8000). */
+  maxBackoffMs: number;
+  /** Time limit of one attempt in ms, the whole streamed body included (default 60000; 0: none). */
+  requestTimeoutMs: number;
 }
 
 /**
@@ -190,6 +240,176 @@ export class CompressResult {
   readonly usage?: ModelUsage;
 }
 
+/**
+ * Delegation budgets (SUB-3). Violations are answered to the model as tool errors:
+ * "subagent_depth_exceeded", "subagent_run_budget_exceeded",
+ * "subagent_concurrent_budget_exceeded". Values must be non-negative integers (else code
+ * "invalid_config"); maxConcurrentChildren 0 is refused when the runtime is created.
+ */
+export class SubAgentPolicy {
+  constructor(maxDepth?: number, maxDelegationsPerRun?: number, maxConcurrentChildren?: number,
+    parentContextMessageCount?: number);
+  /** Delegation depth (default 1: the runtime delegates, its workers never do). */
+  maxDepth: number;
+  /** Delegations one run may start (default 4). */
+  maxDelegationsPerRun: number;
+  /** Children running at once (default 2); more are refused, not queued. */
+  maxConcurrentChildren: number;
+  /** Parent messages a child sees as context (default 10; a pairing-safe slice). */
+  parentContextMessageCount: number;
+}
+
+/**
+ * The worker a SubAgentFactory configures. It starts as a copy of the parent runtime's
+ * settings (its tools included) and is read once the factory returned or its Promise
+ * settled; later changes have no effect. Whatever it is given, `delegate_task` is
+ * stripped: workers never delegate.
+ */
+export class WorkerConfig {
+  /** Instances are handed to a SubAgentFactory. */
+  private constructor();
+  /** The worker's name (the delegate_task assignee). */
+  readonly name: string;
+  systemPrompt: string;
+  maxIterations: number;
+  maxParallelTools: number;
+  /** A copy of the worker's model; assign to use another model. */
+  model: ModelConfig;
+  /** The worker's tools, live: register into or unregister from it. */
+  readonly tools: ToolRegistry;
+}
+
+/**
+ * Configures one worker each time the model delegates to it, on the JS thread. A throw or
+ * rejection fails that delegation ("subagent_factory_failed").
+ */
+export type SubAgentFactory = (worker: WorkerConfig) => void | Promise<void>;
+
+/** A named worker (SUB-2). */
+export class SubAgentDefinition {
+  /** Instances come from `SubAgentDefinition.create()`. */
+  private constructor();
+  /** The name is trimmed. Throws "subagent_name_empty", "subagent_name_reserved" ("clone" in any case). */
+  static create(name: string, description: string, factory: SubAgentFactory): SubAgentDefinition;
+  readonly name: string;
+  /** What it is good at; shown to the model in the delegate_task description. */
+  readonly description: string;
+}
+
+/** Summed usage of model calls (SUB-6; read-only). */
+export class ChildUsageSummary {
+  /** Instances come from `AgentRuntime.totalUsage()` and `DecomposedResult.childUsage`. */
+  private constructor();
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly totalTokens: number;
+  /** Model calls counted. */
+  readonly callCount: number;
+}
+
+/** What a session cost (SUB-6; read-only). */
+export class UsageTotals {
+  /** Instances come from `AgentRuntime.totalUsage()`. */
+  private constructor();
+  /** The runtime's own model calls, compression included. */
+  readonly parent: ChildUsageSummary;
+  /** Every delegated child's model calls. */
+  readonly children: ChildUsageSummary;
+  /** parent + children. */
+  readonly total: ChildUsageSummary;
+}
+
+/** One sub-agent as the registry records it (ISO-1; read-only). */
+export class SubAgentContext {
+  /** Instances come from `AgentRuntime.subAgents()`. */
+  private constructor();
+  /** The child's session id. */
+  readonly id: string;
+  /** The parent's session id. */
+  readonly parentId: string;
+  /** Role (tool whitelist); "general" when none was given. */
+  readonly role: string;
+  /** Worker name or "clone". */
+  readonly assignee: string;
+  readonly task: string;
+  /** "active" | "completed" | "failed". */
+  readonly status: string;
+  /** The three-level summary the parent received (ISO-3); "" while active. */
+  readonly summary: string;
+  /** Tokens used (reported, else estimated); 0 while active. */
+  readonly tokenCount: number;
+  /** Distinct tools it called, in first-use order. */
+  readonly toolsUsed: string[];
+  /** Why it was force-completed: "token-budget-exceeded", "max-iterations", "cancelled", "session-closed", … */
+  readonly forcedReason?: string;
+  /** The error code when it failed. */
+  readonly errorCode?: string;
+  /** Tools it may use; null: every tool. */
+  readonly allowedTools: string[] | null;
+  readonly maxIterations: number;
+  /** Start time, ms since the Unix epoch. */
+  readonly startedAtMs: number;
+  /** End time, ms since the Unix epoch. */
+  readonly endedAtMs?: number;
+  /** The whole record as JSON, the child's own messages included. */
+  toJson(): string;
+}
+
+/** Registry totals (ISO-4; read-only). */
+export class SubAgentStats {
+  /** Instances come from `SubAgentRegistryView.stats`. */
+  private constructor();
+  /** Running now. */
+  readonly active: number;
+  /** Kept in the history (at most 100). */
+  readonly history: number;
+  /** Ended since the runtime was created. */
+  readonly completedCount: number;
+  /** Tokens used by every ended sub-agent. */
+  readonly totalTokens: number;
+}
+
+/** A snapshot of a runtime's sub-agents (ISO-4; read-only). */
+export class SubAgentRegistryView {
+  /** Instances come from `AgentRuntime.subAgents()`. */
+  private constructor();
+  /** Running, oldest first. */
+  readonly active: SubAgentContext[];
+  /** The last (at most 100) ended, oldest first. */
+  readonly history: SubAgentContext[];
+  readonly stats: SubAgentStats;
+}
+
+/** One task of a decomposed job (ISO-7). */
+export interface DecomposedTask {
+  /** A worker name or "clone". */
+  assignee: string;
+  taskDescription: string;
+  /** Role (tool whitelist); default "general". */
+  role?: string;
+  /** What the child needs to know; by default it inherits a condensed view of the conversation. */
+  context?: string;
+}
+
+/** The result of one decomposed task (read-only). */
+export class DecomposedResult {
+  /** Instances come from `AgentRuntime.runDecomposed()`. */
+  private constructor();
+  /** The child's summarized answer, or the error as JSON text. */
+  readonly content: string;
+  readonly isError: boolean;
+  /** The code when it failed, e.g. "subagent_unknown_assignee", "llm_auth", "token-budget-exceeded". */
+  readonly errorCode?: string;
+  /** "completed" | "forced" | "failed"; unset when it was refused before a child started. */
+  readonly status?: string;
+  /** The child's session id, when a child started. */
+  readonly childSessionId?: string;
+  /** The child's usage, when a child started. */
+  readonly childUsage?: ChildUsageSummary;
+  /** The result metadata as JSON (service, assignee, role, child ids, status, reason, child_usage). */
+  readonly metadataJson?: string;
+}
+
 /** Runtime settings. */
 export class AgentRuntimeConfig {
   constructor(model: ModelConfig);
@@ -205,6 +425,29 @@ export class AgentRuntimeConfig {
    * the compressor's settings and reading gives a copy: to change a setting, assign again.
    */
   contextCompressor?: ContextCompressor;
+  /** Delegation budgets. Assigning stores a copy; reading gives a copy. */
+  subAgentPolicy: SubAgentPolicy;
+  /**
+   * Adds a worker; the model is offered `delegate_task` once a worker is registered or
+   * `allowClone` is set. Throws "subagent_name_duplicate".
+   */
+  registerSubAgent(definition: SubAgentDefinition): void;
+  /** The registered workers' names, in registration order. */
+  subAgentNames(): string[];
+  /** Whether the model may delegate to "clone", a copy of this runtime's settings (default false). */
+  allowClone: boolean;
+  /** Tokens one child may use before it is force-completed ("token-budget-exceeded"); unset: no cap. */
+  childTokenBudget?: number;
+  /**
+   * Adds or replaces a role's tool whitelist (ISO-2); null: every tool. A child delegated
+   * with that role is neither shown nor allowed any other tool. Built in: "code-review",
+   * "code-generation", "data-analysis", "document", "testing", "general" (every tool).
+   */
+  setRoleWhitelist(role: string, tools: string[] | null): void;
+  /** The role names, sorted. */
+  roles(): string[];
+  /** A role's whitelist; null: every tool. Throws "subagent_unknown_role". */
+  roleWhitelist(role: string): string[] | null;
 }
 
 /** One compressed stretch of conversation (read-only). */
@@ -235,9 +478,10 @@ export class AgentRuntime {
   run(input: string): Promise<RunResult>;
   /**
    * One compression attempt now, with the compressor's usual checks; resolves "skipped"
-   * ("no_usage") when no compressor is configured. Rejects with "run_in_progress" while a
-   * run is active (a run() called right after compressNow(), before it settles, may take
-   * precedence). A failed or skipped attempt leaves exportState() byte-identical.
+   * ("no_usage") when no compressor is configured. Like run(), it takes the run slot
+   * before the Promise is returned: it rejects with "run_in_progress" while a run is
+   * active, and a run() (or compressNow()) called before it settles is refused the same
+   * way. A failed or skipped attempt leaves exportState() byte-identical.
    */
   compressNow(): Promise<CompressResult>;
   /** Cancels the active run, if any: in-flight HTTP and tools stop, history stays paired. */
@@ -258,4 +502,27 @@ export class AgentRuntime {
   /** Returns a subscription id. */
   subscribe(listener: AgentEventListener): number;
   unsubscribe(subscriptionId: number): boolean;
+  /** The one total of what this session cost (SUB-6): its own calls plus every delegated child's. */
+  totalUsage(): UsageTotals;
+  /** Session ids of the sub-agents running now. */
+  activeChildren(): string[];
+  /** This runtime's sub-agents: running, ended, totals (ISO-4). Empty without delegation. */
+  subAgents(): SubAgentRegistryView;
+  /** Force-completes (and cancels) every running sub-agent of this session with "session-closed"; returns how many. */
+  closeSubAgents(): number;
+  /**
+   * Runs the tasks through delegation in parallel batches of maxConcurrency (default 3,
+   * capped by the policy's maxConcurrentChildren), one batch at a time (ISO-7); a failing
+   * task never cancels its siblings; results keep the input order. It counts as a run: it
+   * takes the run slot like run(), per-run budgets apply and cancel() stops it. Rejects
+   * with "run_in_progress", or "delegation_not_configured" without workers or clone.
+   */
+  runDecomposed(tasks: DecomposedTask[], maxConcurrency?: number): Promise<DecomposedResult[]>;
+  /**
+   * Stores an entry (JSON text) in this runtime's own memory namespace (MEM-4); tier:
+   * "working" | "short_term". Throws "invalid_argument" for another tier, "invalid_json".
+   */
+  memoryStore(tier: string, id: string, entryJson: string): void;
+  /** The entry (JSON text) stored under `id` in this runtime's namespace, if any. */
+  memoryRecall(tier: string, id: string): string | undefined;
 }

@@ -1,0 +1,290 @@
+//! Delegation settings (SUB-1..SUB-4, NAPI-2): `SubAgentPolicy`, `SubAgentDefinition`, and
+//! `WorkerConfig`, through which a JS factory `(worker: WorkerConfig) => void |
+//! Promise<void>` configures each worker.
+//!
+//! The factory bridge: the core awaits `SubAgentFactory::create` from its run loop (a
+//! worker thread). [`JsSubAgentFactory`] posts the JS call to the JS thread and awaits it
+//! (a Promise is awaited until it settles), so the JS factory always runs on the JS thread,
+//! once per delegation, after the core's policy checks — exactly where the core calls a
+//! Rust factory. The run loop is never blocked while JS runs. What the factory configured
+//! is read back after it settled and applied to a copy of the parent's config; the core
+//! then hard-strips `delegate_task` from the result (SUB-4), whatever the factory did.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use arkagent::{AgentRuntimeConfig, ArkAgentError};
+use async_trait::async_trait;
+use napi_derive_ohos::napi;
+use napi_ohos::bindgen_prelude::ClassInstance;
+
+use crate::callback::{JsAsyncFn, JsFunction};
+use crate::config::ModelConfig;
+use crate::error::{passthrough, thrown, Thrown};
+use crate::numbers::{count_u32, message_count};
+use crate::tools::ToolRegistry;
+
+/// Delegation budgets (SUB-3); wraps the core `SubAgentPolicy`.
+#[napi]
+#[derive(Clone, Default)]
+pub struct SubAgentPolicy {
+    inner: arkagent::subagent::SubAgentPolicy,
+}
+
+impl SubAgentPolicy {
+    /// The core policy.
+    pub fn core(&self) -> arkagent::subagent::SubAgentPolicy {
+        self.inner
+    }
+}
+
+impl From<arkagent::subagent::SubAgentPolicy> for SubAgentPolicy {
+    fn from(inner: arkagent::subagent::SubAgentPolicy) -> Self {
+        Self { inner }
+    }
+}
+
+#[napi]
+impl SubAgentPolicy {
+    /// Omitted arguments keep the seed's defaults (1, 4, 2, 10). Throws `invalid_config`
+    /// for a negative or fractional value.
+    #[napi(constructor)]
+    pub fn new(
+        max_depth: Option<f64>,
+        max_delegations_per_run: Option<f64>,
+        max_concurrent_children: Option<f64>,
+        parent_context_message_count: Option<f64>,
+    ) -> Result<Self, Thrown> {
+        let mut policy = Self::default();
+        if let Some(v) = max_depth {
+            policy.set_max_depth(v)?;
+        }
+        if let Some(v) = max_delegations_per_run {
+            policy.set_max_delegations_per_run(v)?;
+        }
+        if let Some(v) = max_concurrent_children {
+            policy.set_max_concurrent_children(v)?;
+        }
+        if let Some(v) = parent_context_message_count {
+            policy.set_parent_context_message_count(v)?;
+        }
+        Ok(policy)
+    }
+
+    #[napi(getter)]
+    pub fn max_depth(&self) -> u32 {
+        self.inner.max_depth
+    }
+
+    #[napi(setter)]
+    pub fn set_max_depth(&mut self, value: f64) -> Result<(), Thrown> {
+        self.inner.max_depth = count_u32(value, "maxDepth")?;
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn max_delegations_per_run(&self) -> u32 {
+        self.inner.max_delegations_per_run
+    }
+
+    #[napi(setter)]
+    pub fn set_max_delegations_per_run(&mut self, value: f64) -> Result<(), Thrown> {
+        self.inner.max_delegations_per_run = count_u32(value, "maxDelegationsPerRun")?;
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn max_concurrent_children(&self) -> u32 {
+        self.inner.max_concurrent_children
+    }
+
+    #[napi(setter)]
+    pub fn set_max_concurrent_children(&mut self, value: f64) -> Result<(), Thrown> {
+        self.inner.max_concurrent_children = count_u32(value, "maxConcurrentChildren")?;
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn parent_context_message_count(&self) -> f64 {
+        self.inner.parent_context_message_count as f64
+    }
+
+    #[napi(setter)]
+    pub fn set_parent_context_message_count(&mut self, value: f64) -> Result<(), Thrown> {
+        self.inner.parent_context_message_count =
+            message_count(value, "parentContextMessageCount")?;
+        Ok(())
+    }
+}
+
+/// What a factory may set on a worker; starts as the parent's settings.
+struct WorkerSettings {
+    name: String,
+    system_prompt: String,
+    max_iterations: u32,
+    max_parallel_tools: usize,
+    model: arkagent::ModelConfig,
+    tools: ToolRegistry,
+}
+
+/// The worker being configured by a `SubAgentFactory`: it starts as a copy of the parent
+/// runtime's settings (tools included) and is read back once the factory returned (or its
+/// Promise settled). Changes made later have no effect.
+#[napi]
+pub struct WorkerConfig {
+    settings: Arc<Mutex<WorkerSettings>>,
+}
+
+impl WorkerConfig {
+    fn lock(&self) -> MutexGuard<'_, WorkerSettings> {
+        // Plain field updates only: a poisoned lock still holds valid settings.
+        self.settings
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[napi]
+impl WorkerConfig {
+    /// The worker's name (the delegate_task assignee).
+    #[napi(getter)]
+    pub fn name(&self) -> String {
+        self.lock().name.clone()
+    }
+
+    #[napi(getter)]
+    pub fn system_prompt(&self) -> String {
+        self.lock().system_prompt.clone()
+    }
+
+    #[napi(setter)]
+    pub fn set_system_prompt(&mut self, value: String) {
+        self.lock().system_prompt = value;
+    }
+
+    #[napi(getter)]
+    pub fn max_iterations(&self) -> u32 {
+        self.lock().max_iterations
+    }
+
+    #[napi(setter)]
+    pub fn set_max_iterations(&mut self, value: u32) {
+        self.lock().max_iterations = value;
+    }
+
+    #[napi(getter)]
+    pub fn max_parallel_tools(&self) -> u32 {
+        u32::try_from(self.lock().max_parallel_tools).unwrap_or(u32::MAX)
+    }
+
+    #[napi(setter)]
+    pub fn set_max_parallel_tools(&mut self, value: u32) {
+        self.lock().max_parallel_tools = usize::try_from(value).unwrap_or(usize::MAX);
+    }
+
+    /// A copy of the worker's model config; assign to change it.
+    #[napi(getter)]
+    pub fn model(&self) -> ModelConfig {
+        ModelConfig::from(self.lock().model.clone())
+    }
+
+    /// `strict`: anything but a `ModelConfig` instance is refused before it is unwrapped.
+    #[napi(setter, strict)]
+    pub fn set_model(&mut self, value: ClassInstance<'_, ModelConfig>) {
+        self.lock().model = value.core();
+    }
+
+    /// The worker's tools, live: register into it or unregister from it.
+    #[napi(getter)]
+    pub fn tools(&self) -> ToolRegistry {
+        self.lock().tools.share()
+    }
+}
+
+/// [`arkagent::subagent::SubAgentFactory`] over a JS function (see the module docs).
+struct JsSubAgentFactory {
+    name: String,
+    configure: JsAsyncFn<WorkerConfig, ()>,
+}
+
+#[async_trait]
+impl arkagent::subagent::SubAgentFactory for JsSubAgentFactory {
+    async fn create(
+        &self,
+        parent: &AgentRuntimeConfig,
+    ) -> Result<AgentRuntimeConfig, ArkAgentError> {
+        let settings = Arc::new(Mutex::new(WorkerSettings {
+            name: self.name.clone(),
+            system_prompt: parent.system_prompt.clone(),
+            max_iterations: parent.max_iterations,
+            max_parallel_tools: parent.max_parallel_tools,
+            model: parent.model.clone(),
+            tools: ToolRegistry::from(parent.tools.clone()),
+        }));
+        let worker = WorkerConfig {
+            settings: Arc::clone(&settings),
+        };
+        // A throw or rejection fails this delegation (the core reports
+        // `subagent_factory_failed`; the JS message is not passed on).
+        self.configure
+            .call(worker)
+            .await
+            .map_err(|failure| ArkAgentError::config("subagent_factory_failed", failure.message))?;
+        let settings = settings
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut config = parent.clone();
+        config.system_prompt = settings.system_prompt.clone();
+        config.max_iterations = settings.max_iterations;
+        config.max_parallel_tools = settings.max_parallel_tools;
+        config.model = settings.model.clone();
+        config.tools = settings.tools.core();
+        Ok(config)
+    }
+}
+
+/// A named worker (SUB-2); wraps the core `SubAgentDefinition`.
+#[napi]
+pub struct SubAgentDefinition {
+    inner: arkagent::subagent::SubAgentDefinition,
+}
+
+#[napi]
+impl SubAgentDefinition {
+    /// The name is trimmed. Throws `subagent_name_empty`, `subagent_name_reserved`
+    /// ("clone" in any case).
+    #[napi(
+        ts_args_type = "name: string, description: string, factory: SubAgentFactory",
+        ts_return_type = "SubAgentDefinition"
+    )]
+    pub fn create(
+        name: String,
+        description: String,
+        factory: JsFunction<'_, WorkerConfig>,
+    ) -> Result<Self, Thrown> {
+        let factory = JsSubAgentFactory {
+            name: name.trim().to_owned(),
+            configure: JsAsyncFn::new(factory).map_err(passthrough)?,
+        };
+        let inner =
+            arkagent::subagent::SubAgentDefinition::create(&name, description, Arc::new(factory))
+                .map_err(thrown)?;
+        Ok(Self { inner })
+    }
+
+    #[napi(getter)]
+    pub fn name(&self) -> String {
+        self.inner.name.clone()
+    }
+
+    #[napi(getter)]
+    pub fn description(&self) -> String {
+        self.inner.description.clone()
+    }
+}
+
+impl SubAgentDefinition {
+    /// The core definition (the factory is shared).
+    pub fn core(&self) -> arkagent::subagent::SubAgentDefinition {
+        self.inner.clone()
+    }
+}
