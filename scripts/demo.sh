@@ -4,6 +4,8 @@
 #   scripts/demo.sh                                   interactive REPL, offline
 #   scripts/demo.sh --say "What is the weather in Beijing and Shenzhen?"
 #                                                     one scripted turn, then exit
+#   scripts/demo.sh --say "research the history of the baguette" --say /sub-agents
+#                                                     a delegation to the researcher worker
 #   scripts/demo.sh --help                            all options
 #
 # Offline by default: a simulated OpenAI-compatible model answers on 127.0.0.1 and is
