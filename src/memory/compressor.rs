@@ -56,6 +56,9 @@ pub enum CompressReason {
     SummaryNotSmaller,
     /// Failed: the compressor panicked (a bug); caught, nothing changed.
     CompressorPanicked,
+    /// Skipped by the runtime: an automatic attempt failed less than
+    /// `COMPRESSION_BACKOFF_MODEL_CALLS` model calls ago (each attempt costs a summary call).
+    BackingOffAfterFailure,
 }
 
 impl CompressReason {
@@ -75,6 +78,7 @@ impl CompressReason {
             Self::Cancelled => "cancelled",
             Self::SummaryNotSmaller => "summary_not_smaller",
             Self::CompressorPanicked => "compressor_panicked",
+            Self::BackingOffAfterFailure => "backing_off_after_failure",
         }
     }
 }

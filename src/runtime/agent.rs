@@ -97,7 +97,14 @@ struct Inner {
     state: StateCell,
     emitter: Emitter,
     active_run: Mutex<Option<CancellationToken>>,
+    /// Usages recorded when the last automatic compression attempt failed.
+    compression_failed_at: Mutex<Option<usize>>,
 }
+
+/// After a failed automatic compression, automatic attempts (pre-flight, post-turn) pause
+/// for this many model calls: every attempt costs a summary call, and a failure tends to
+/// repeat. Manual and overflow-forced attempts are never held back.
+pub const COMPRESSION_BACKOFF_MODEL_CALLS: usize = 3;
 
 impl std::fmt::Debug for AgentRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -191,6 +198,7 @@ impl AgentRuntime {
                 state,
                 emitter,
                 active_run: Mutex::new(None),
+                compression_failed_at: Mutex::new(None),
             }),
         })
     }
@@ -258,6 +266,9 @@ impl AgentRuntime {
             return Err(ArkAgentError::RunInProgress);
         }
         *self.inner.lock_state() = Arc::new(state);
+        if let Ok(mut backoff) = self.inner.compression_failed_at.lock() {
+            *backoff = None;
+        }
         Ok(())
     }
 
@@ -625,6 +636,14 @@ impl Inner {
             return CompressResult::skipped(CompressReason::NoUsage);
         };
         let snapshot = self.snapshot();
+        let automatic = matches!(trigger, CompressionTrigger::Preflight | CompressionTrigger::PostTurn);
+        let calls = snapshot.usages.len();
+        if automatic {
+            let failed_at = self.compression_failed_at.lock().ok().and_then(|b| *b);
+            if failed_at.is_some_and(|at| calls < at + COMPRESSION_BACKOFF_MODEL_CALLS) {
+                return CompressResult::skipped(CompressReason::BackingOffAfterFailure);
+            }
+        }
         let ctx = CompressContext {
             id_generator: Arc::clone(&self.config.id_generator),
             clock: Arc::clone(&self.config.clock),
@@ -658,6 +677,13 @@ impl Inner {
             }
         } else if result.outcome == CompressOutcome::Compressed {
             result = CompressResult::failed(CompressReason::PostCommitPairingViolation, result.usage.take());
+        }
+        if let Ok(mut backoff) = self.compression_failed_at.lock() {
+            match result.outcome {
+                CompressOutcome::Failed if automatic => *backoff = Some(calls),
+                CompressOutcome::Compressed => *backoff = None,
+                _ => {}
+            }
         }
         let messages_after = self.lock_state().history.messages.len();
         tracing::debug!(outcome = ?result.outcome, reason = result.reason.code(), messages_before, messages_after, "compression attempt");

@@ -657,3 +657,35 @@ fn cmp_11_estimator_counts_chinese_per_character() {
     assert_eq!(estimate_tokens("😀😀"), 1);
     let _ = TransportErrorKind::Network;
 }
+
+#[tokio::test]
+async fn cmp_6_failed_automatic_attempts_back_off_instead_of_paying_every_turn() {
+    let summaries = Arc::new(AtomicUsize::new(0));
+    let count = summaries.clone();
+    let model = ScriptedModel::with(move |body, _| {
+        if is_summary_request(body) {
+            count.fetch_add(1, Ordering::SeqCst);
+            return text_reply("not a snapshot", 50);
+        }
+        text_reply("fine", 100)
+    });
+    let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "test-model"));
+    c.session_id = Some("s".into());
+    c.model.retry = arkagent::llm::RetryPolicy::none();
+    let config = ContextCompressorConfig { total_token_threshold: 10, keep_recent_message_count: 2, summarizer_max_input_tokens: 8000, ..Default::default() };
+    c.compression = Some(Compression::Default { config, summarizer: None });
+    let rt = AgentRuntime::new(c, model).unwrap();
+    rt.import_state(&state_json(1, 100)).unwrap();
+    let before = rt.export_state().unwrap();
+    for turn in 0..7 {
+        rt.run(&format!("turn {turn}")).await.unwrap();
+    }
+    // Without a back-off every pre-flight and post-turn check (14) would pay a summary
+    // call; with it: turn 1 pre-flight, then one attempt per 3 model calls.
+    assert_eq!(summaries.load(Ordering::SeqCst), 3);
+    assert!(rt.episodic_memories().is_empty());
+    assert!(rt.export_state().unwrap().len() > before.len(), "turns still recorded");
+    // A manual attempt is never held back.
+    rt.compress_now().await.unwrap();
+    assert_eq!(summaries.load(Ordering::SeqCst), 4);
+}
