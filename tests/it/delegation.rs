@@ -445,3 +445,50 @@ fn sub_9_a_colliding_generator_is_stopped_after_16_retries() {
     assert_eq!(id, "p_w_same", "the seed returns the last candidate after the guard");
     assert_eq!(calls.get(), 17, "one draw plus at most 16 retries");
 }
+
+/// A transport with a little async latency, answering parents with two parallel
+/// delegations and children with text.
+struct Latent;
+#[async_trait]
+impl arkagent::HttpTransport for Latent {
+    async fn send(&self, r: arkagent::HttpRequest, _c: arkagent::CancellationToken) -> Result<arkagent::HttpResponse, arkagent::TransportError> {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let body: Value = serde_json::from_str(&r.body).unwrap();
+        let reply = if offers_delegation(&body) {
+            if last_role(&body) == "user" {
+                delegate_calls(&[("d1", "clone", "part one"), ("d2", "clone", "part two")])
+            } else {
+                text_reply("parent done", 10)
+            }
+        } else {
+            child_text(&last_user(&body))
+        };
+        let Reply::Json(v) = reply else { unreachable!() };
+        Ok(arkagent::HttpResponse::full(200, v.to_string()))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rel_5_many_concurrent_sessions_with_sub_agents_finish_without_deadlock() {
+    let transport = Arc::new(Latent);
+    let runtimes: Vec<AgentRuntime> = (0..32)
+        .map(|i| {
+            let mut c = parent_config(SubAgentPolicy::default(), vec![]);
+            c.session_id = Some(format!("session-{i}"));
+            AgentRuntime::new(c, transport.clone()).unwrap()
+        })
+        .collect();
+    let runs = runtimes.iter().map(|rt| {
+        let rt = rt.clone();
+        tokio::spawn(async move { rt.run("split this in two").await })
+    });
+    let outcomes = tokio::time::timeout(Duration::from_secs(60), futures::future::join_all(runs)).await.expect("no deadlock");
+    for (rt, outcome) in runtimes.iter().zip(outcomes) {
+        assert_eq!(outcome.unwrap().unwrap().final_text.as_deref(), Some("parent done"));
+        assert!(HistoryInvariants::tool_calls_paired(&rt.messages()));
+        assert!(rt.active_children().is_empty());
+        let stats = rt.sub_agent_registry().unwrap().stats();
+        assert_eq!((stats.active, stats.completed_count), (0, 2));
+        assert_eq!(rt.total_usage().children.call_count, 2);
+    }
+}
