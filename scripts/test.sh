@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command: everything that can run on a machine without the OpenHarmony NDK.
 #   Rust core + C ABI (cargo test: unit, integration, the C scenario, header staleness),
-#   clippy, the demo's tests, the N-API module under Node, the ArkTS lint, the
+#   clippy, the demo's tests, the N-API module under Node, the ArkTS lint, the HAR's
+#   ohosTest cases transpiled and run under Node against the host module, the
 #   aarch64-unknown-linux-ohos compile check, and a link check of the OHOS module against
 #   musl with stub system libraries (not a device test).
 # Installs what it needs (rustup components, npm packages); see .ci/run for the rest.
@@ -37,6 +38,8 @@ step "demo (cargo test -p arkagent-demo)" cargo test -p arkagent-demo
 step "clippy" clippy
 step "N-API module under Node (scripts/test-js.sh)" bash scripts/test-js.sh
 step "ArkTS lint (scripts/lint-arkts.sh)" bash scripts/lint-arkts.sh
+# After the lint (which installs ohos-typescript) and the N-API step (which builds the module).
+step "ArkTS ohosTest cases under Node (scripts/run-ohostest.js)" node --test scripts/run-ohostest.js
 step "OHOS compile check (scripts/ohos-check.sh)" bash scripts/ohos-check.sh
 step "OHOS link check (scripts/ohos-link-check.sh)" bash scripts/ohos-link-check.sh
 
