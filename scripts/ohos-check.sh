@@ -27,26 +27,11 @@ skipped() {
   exit 0
 }
 
-if ! command -v rustup >/dev/null 2>&1; then
-  skipped "rustup not found; install Rust with rustup to run this check"
-fi
-
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 
-# An installed nightly is used as it is: updating it on every run would rebuild std and
-# every dependency for the target from scratch.
-if ! rustup run nightly rustc --version >/dev/null 2>&1; then
-  echo "ohos-check: installing the nightly toolchain (minimal profile)" >&2
-  if ! rustup toolchain install nightly --profile minimal >"$log" 2>&1; then
-    tail -n 20 "$log" >&2
-    skipped "'rustup toolchain install nightly --profile minimal' failed (output above)"
-  fi
-fi
-if ! rustup component add rust-src --toolchain nightly >"$log" 2>&1; then
-  tail -n 20 "$log" >&2
-  skipped "'rustup component add rust-src --toolchain nightly' failed (output above)"
-fi
+# shellcheck source=scripts/nightly-rust-src.sh
+source "$ROOT/scripts/nightly-rust-src.sh"
 
 cd "$ROOT"
 echo "ohos-check: cargo +nightly check -Zbuild-std=std,panic_abort --target $TARGET -p $CRATE" >&2

@@ -125,20 +125,8 @@ for f in "$MUSL_LIB/libc.so" "$MUSL_LIB/crti.o" "$MUSL_INC/stdio.h" "$UNWIND_A" 
 done
 
 # --- 2. Rust: nightly + rust-src (as scripts/ohos-check.sh) ---------------------------
-command -v rustup >/dev/null 2>&1 || skipped "rustup not found; install Rust with rustup to run this check"
-# An installed nightly is used as it is: updating it on every run would rebuild std and
-# every dependency for the target from scratch.
-if ! rustup run nightly rustc --version >/dev/null 2>&1; then
-  say "installing the nightly toolchain (minimal profile)"
-  if ! rustup toolchain install nightly --profile minimal >"$log" 2>&1; then
-    tail -n 20 "$log" >&2
-    skipped "'rustup toolchain install nightly --profile minimal' failed (output above)"
-  fi
-fi
-if ! rustup component add rust-src --toolchain nightly >"$log" 2>&1; then
-  tail -n 20 "$log" >&2
-  skipped "'rustup component add rust-src --toolchain nightly' failed (output above)"
-fi
+# shellcheck source=scripts/nightly-rust-src.sh
+source "$ROOT/scripts/nightly-rust-src.sh"
 
 # --- 3. The fake NDK ------------------------------------------------------------------
 cd "$ROOT"
