@@ -170,6 +170,18 @@ class ScriptedModel {
     return { problems: p, body };
   }
 
+  /** Runs one scripted turn; a string reply becomes a 200 JSON response. */
+  async play(turn, label, body, index, sink) {
+    let out;
+    try {
+      out = await turn(body, index, sink);
+    } catch (e) {
+      this.problems.push(`${label}: ${e.message}`);
+      throw e;
+    }
+    return typeof out === 'string' ? { status: 200, headers: [{ name: 'content-type', value: 'application/json' }], body: out } : out;
+  }
+
   async handle(request, sink) {
     const { problems, body, summary } = this.check(request);
     const list = summary ? this.summaryRequests : this.requests;
@@ -186,14 +198,7 @@ class ScriptedModel {
       this.problems.push(`${label}: no scripted turn left`);
       throw new Error('no scripted turn left');
     }
-    let out;
-    try {
-      out = await turn(body, index, sink);
-    } catch (e) {
-      this.problems.push(`${label}: ${e.message}`);
-      throw e;
-    }
-    return typeof out === 'string' ? { status: 200, headers: [{ name: 'content-type', value: 'application/json' }], body: out } : out;
+    return this.play(turn, label, body, index, sink);
   }
 }
 
@@ -231,14 +236,7 @@ class RoutedModel extends ScriptedModel {
       this.problems.push(...problems.map((x) => `${label}: ${x}`));
       throw new Error(`scripted model rejected ${label}: ${problems.join('; ')}`);
     }
-    let out;
-    try {
-      out = await turn(body, index, sink);
-    } catch (e) {
-      this.problems.push(`${label}: ${e.message}`);
-      throw e;
-    }
-    return typeof out === 'string' ? { status: 200, headers: [{ name: 'content-type', value: 'application/json' }], body: out } : out;
+    return this.play(turn, label, body, index, sink);
   }
 }
 

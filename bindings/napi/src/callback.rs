@@ -27,6 +27,16 @@ pub type JsFunction<'scope, A> = Function<'scope, A, Unknown<'static>>;
 
 type Tsfn<A> = ThreadsafeFunction<A, Unknown<'static>, A, Status, false, true>;
 
+/// A weak, callee-unhandled threadsafe function (on the JS thread): the one shape every JS
+/// callback here uses.
+fn weak_tsfn<A: JsValuesTupleIntoVec + 'static>(function: JsFunction<'_, A>) -> napi_ohos::Result<Tsfn<A>> {
+    function
+        .build_threadsafe_function::<A>()
+        .callee_handled::<false>()
+        .weak::<true>()
+        .build()
+}
+
 /// Why a JS callback did not produce a value: it threw, its Promise rejected, it returned
 /// the wrong shape, or the JS environment is shutting down.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,11 +111,7 @@ where
 {
     /// Wraps a JS function (on the JS thread).
     pub fn new(function: JsFunction<'_, A>) -> napi_ohos::Result<Self> {
-        let tsfn = function
-            .build_threadsafe_function::<A>()
-            .callee_handled::<false>()
-            .weak::<true>()
-            .build()?;
+        let tsfn = weak_tsfn(function)?;
         Ok(Self {
             tsfn,
             _result: PhantomData,
@@ -175,11 +181,7 @@ pub struct JsListener<A: ToNapiValue + 'static> {
 impl<A: ToNapiValue + 'static> JsListener<A> {
     /// Wraps a JS function (on the JS thread).
     pub fn new(function: JsFunction<'_, A>) -> napi_ohos::Result<Self> {
-        let tsfn = function
-            .build_threadsafe_function::<A>()
-            .callee_handled::<false>()
-            .weak::<true>()
-            .build()?;
+        let tsfn = weak_tsfn(function)?;
         Ok(Self { tsfn })
     }
 
