@@ -487,13 +487,19 @@ impl Inner {
             if cancel.is_cancelled() {
                 return Ok(self.finish(run_id, RunStatus::Cancelled, iteration - 1, None));
             }
-            // CMP-11: compress before the call when the estimate reaches the threshold.
+            // CMP-11: compress before the call when the estimate reaches the threshold. When
+            // nothing was compressed the state is unchanged (this loop is its only writer),
+            // so the estimate is reused for the request below instead of walking it twice.
+            let mut preflight_estimate = None;
             if self.compressor.is_some() {
                 let state = self.snapshot();
                 let context: Vec<Message> = Self::memory_context(&state).into_iter().collect();
                 let estimate = self.estimate(&state, &context);
                 drop(state);
-                self.maybe_compress_context(run_id, cancel, CompressionTrigger::Preflight, Some(estimate)).await;
+                let result = self.maybe_compress_context(run_id, cancel, CompressionTrigger::Preflight, Some(estimate)).await;
+                if result.outcome != CompressOutcome::Compressed {
+                    preflight_estimate = Some(estimate);
+                }
             }
             let mut overflow_retried = false;
             let response = loop {
@@ -507,7 +513,8 @@ impl Inner {
                         tools: &self.tool_definitions,
                         tool_choice: self.config.tool_choice.as_ref(),
                     };
-                    (self.client.build_http_request(&request), state.history.messages.len(), self.estimate(&state, &context))
+                    let estimate = preflight_estimate.take().unwrap_or_else(|| self.estimate(&state, &context));
+                    (self.client.build_http_request(&request), state.history.messages.len(), estimate)
                 };
                 self.emit(run_id, EventKind::ModelRequest {
                     iteration,
