@@ -56,6 +56,9 @@ pub enum CompressReason {
     SummaryNotSmaller,
     /// Failed: the compressor panicked (a bug); caught, nothing changed.
     CompressorPanicked,
+    /// Failed before any call: the summarizer's input window cannot hold the prompt, the
+    /// previous snapshot and a minimal chunk (raise `summarizer_max_input_tokens`).
+    SummarizerWindowTooSmall,
     /// Skipped by the runtime: an automatic attempt failed less than
     /// `COMPRESSION_BACKOFF_MODEL_CALLS` model calls ago (each attempt costs a summary call).
     BackingOffAfterFailure,
@@ -78,6 +81,7 @@ impl CompressReason {
             Self::Cancelled => "cancelled",
             Self::SummaryNotSmaller => "summary_not_smaller",
             Self::CompressorPanicked => "compressor_panicked",
+            Self::SummarizerWindowTooSmall => "summarizer_window_too_small",
             Self::BackingOffAfterFailure => "backing_off_after_failure",
         }
     }

@@ -158,7 +158,7 @@ impl ContextCompressor for DefaultContextCompressor {
         while !transcript.is_done() {
             let budget = self.chunk_budget(summary.as_deref());
             if budget < MIN_CHUNK_TOKENS {
-                return failed_with(CompressReason::SummaryNotSmaller, calls, usage, None);
+                return failed_with(CompressReason::SummarizerWindowTooSmall, calls, usage, None);
             }
             let chunk = transcript.next_chunk(budget);
             match self.summarize_chunk(summary.as_deref(), &chunk, ctx).await {

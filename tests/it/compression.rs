@@ -689,3 +689,16 @@ async fn cmp_6_failed_automatic_attempts_back_off_instead_of_paying_every_turn()
     rt.compress_now().await.unwrap();
     assert_eq!(summaries.load(Ordering::SeqCst), 4);
 }
+
+#[tokio::test]
+async fn cmp_10_a_summarizer_window_too_small_fails_with_its_own_reason_and_no_call() {
+    let model = ScriptedModel::new(vec![]);
+    let rt = runtime_with(model.clone(), 100, 4, ToolRegistry::new()); // window = threshold = 100 tokens
+    rt.import_state(&state_json(6, 1000)).unwrap();
+    let before = rt.export_state().unwrap();
+    let result = rt.compress_now().await.unwrap();
+    assert_eq!((result.outcome, result.reason), (CompressOutcome::Failed, CompressReason::SummarizerWindowTooSmall));
+    assert_eq!(result.reason.code(), "summarizer_window_too_small");
+    assert_eq!(model.request_count(), 0);
+    assert_eq!(rt.export_state().unwrap(), before);
+}

@@ -226,7 +226,7 @@ export class CompressResult {
   /**
    * The reason code. skipped: "no_usage", "history_too_short", "below_threshold",
    * "last_usage_is_compression", "no_safe_split"; compressed: "compressed"; failed:
-   * "llm_error", "empty_summary", "malformed_summary", "summary_not_smaller",
+   * "llm_error", "empty_summary", "malformed_summary", "summary_not_smaller", "summarizer_window_too_small",
    * "post_commit_pairing_violation", "cancelled", "compressor_panicked".
    */
   readonly reason: string;
