@@ -15,7 +15,9 @@ pub use compressor::{
     apply_compression, CompressContext, CompressOutcome, CompressReason, CompressResult, ContextCompressor,
     StagedCompression, COMPRESSION_USAGE_SOURCE,
 };
-pub use default_compressor::{ContextCompressorConfig, DefaultContextCompressor, DEFAULT_SUMMARY_PROMPT};
+pub use default_compressor::{
+    default_summarizer_window, ContextCompressorConfig, DefaultContextCompressor, DEFAULT_SUMMARY_PROMPT, MIN_DEFAULT_SUMMARIZER_WINDOW,
+};
 pub use episode::{validate_episodic_memory_ids, EpisodicMemory};
 pub use estimate::{estimate_message_tokens, estimate_request_tokens, estimate_tokens};
 pub use namespaced::{MemoryTier, NamespaceStats, NamespacedMemoryStore, ScopedMemory, GLOBAL_NAMESPACE};
