@@ -70,6 +70,9 @@ pub enum CompressReason {
     /// Failed at commit: a `compressed` result without a staged compression, or a split
     /// index of 0 or past the end of the history.
     InvalidSplitIndex,
+    /// Failed: a foreign (ArkTS/JS or C) compressor threw, rejected, or answered
+    /// something that is not a valid [`super::ForeignCompression`].
+    CompressorError,
 }
 
 impl CompressReason {
@@ -94,6 +97,7 @@ impl CompressReason {
             Self::StateChanged => "state_changed",
             Self::InvalidEpisodeId => "invalid_episode_id",
             Self::InvalidSplitIndex => "invalid_split_index",
+            Self::CompressorError => "compressor_error",
         }
     }
 }

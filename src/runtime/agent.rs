@@ -360,6 +360,7 @@ impl AgentRuntime {
             run_id: self.inner.config.id_generator.next_id(),
             cancel: active.cancel.clone(),
             memory: self.inner.memory.clone(),
+            episodes: Some(self.memory()),
         };
         let batch = service.batch_size(max_concurrency);
         Ok(async move {
@@ -572,7 +573,13 @@ impl Inner {
         self.emit(run_id, EventKind::RunStarted { input: user.text().unwrap_or_default().to_owned() });
         self.update(|s| s.history.messages.push(user));
         let session_id = self.lock_state().session_id.clone();
-        let tool_ctx = ToolContext { session_id, run_id: run_id.to_owned(), cancel: cancel.clone(), memory: self.memory.clone() };
+        let tool_ctx = ToolContext {
+            session_id,
+            run_id: run_id.to_owned(),
+            cancel: cancel.clone(),
+            memory: self.memory.clone(),
+            episodes: Some(Arc::new(RuntimeMemoryService::new(Arc::clone(&self.state)))),
+        };
         let threshold = self.compressor.as_ref().and_then(|c| c.threshold());
 
         for iteration in 1..=self.config.max_iterations {

@@ -535,3 +535,102 @@ async fn llm_3_an_html_page_with_status_200_is_a_malformed_response() {
         }
     }
 }
+
+// ------------------------------------------------------------ MEM-1, NAPI-2, CMP-1: seed surface
+
+#[tokio::test]
+async fn mem_1_host_tools_get_the_read_only_memory_service_in_their_context() {
+    struct Reader;
+    #[async_trait]
+    impl ToolExecutor for Reader {
+        async fn execute(&self, _call: ToolInvocation, ctx: ToolContext) -> ToolResult {
+            let episodes = ctx.episodes.expect("the runtime always gives tools the memory service");
+            let listed = episodes.list_episodes();
+            let found = listed.first().and_then(|e| episodes.find_episode(&e.id)).map(|e| e.summary);
+            ToolResult::ok(format!("{} episode(s); first: {}", listed.len(), found.unwrap_or_default()))
+        }
+    }
+    let model = ScriptedModel::new(vec![tool_calls_reply(&[("c1", "get_weather", json!({}))], 10), text_reply("ok", 20)]);
+    let rt = AgentRuntime::new(base_config(weather_tools(Arc::new(Reader))), model.clone()).unwrap();
+    let mut state = AgentState::new("s");
+    state.history.episodic_memories.push(arkagent::EpisodicMemory {
+        id: "ep1".into(),
+        summary: "the user wants a trip plan".into(),
+        created_at_ms: 0,
+        message_count: 0,
+        archived_messages: Arc::new(vec![]),
+    });
+    rt.import_state(&state.to_json().unwrap()).unwrap();
+    rt.run("go").await.unwrap();
+    let requests = model.requests.lock().unwrap();
+    let tool = requests[1]["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").unwrap().clone();
+    assert_eq!(tool["content"], "1 episode(s); first: the user wants a trip plan");
+}
+
+#[test]
+fn sub_6_child_usage_summary_from_usages_and_to_json() {
+    use arkagent::subagent::ChildUsageSummary;
+    let usages = r#"[{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12},{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}]"#;
+    let summary = ChildUsageSummary::from_usages_json(usages).unwrap();
+    assert_eq!((summary.prompt_tokens, summary.completion_tokens, summary.total_tokens, summary.call_count), (15, 3, 18, 2));
+    let json: Value = serde_json::from_str(&summary.to_json()).unwrap();
+    assert_eq!(json, json!({"prompt_tokens": 15, "completion_tokens": 3, "total_tokens": 18, "call_count": 2}));
+    assert_eq!(ChildUsageSummary::from_usages_json("{").unwrap_err().code(), "invalid_json");
+}
+
+/// A host compressor answering fixed JSON (or failing), recording what it was given.
+struct HostCompressor {
+    answer: Result<String, String>,
+    seen: Mutex<Vec<(String, String)>>,
+}
+
+struct HostRef(Arc<HostCompressor>);
+
+#[async_trait]
+impl arkagent::memory::ForeignCompressorCall for HostRef {
+    async fn compress_json(&self, state: String, context: String, _cancel: arkagent::CancellationToken) -> Result<String, String> {
+        self.0.seen.lock().unwrap().push((state, context));
+        self.0.answer.clone()
+    }
+}
+
+#[tokio::test]
+async fn cmp_1_a_foreign_compressor_is_validated_before_anything_commits() {
+    let mut state = AgentState::new("s");
+    state.history.messages = (0..6).map(|i| Message::user(format!("m{i}"))).collect();
+    let json = state.to_json().unwrap();
+    let cases: Vec<(Result<String, String>, CompressOutcome, &str)> = vec![
+        (Ok(r#"{"outcome":"compressed","split_index":4,"summary":"four messages","usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}"#.into()), CompressOutcome::Compressed, "compressed"),
+        (Ok(r#"{"outcome":"skipped","reason":"below_threshold"}"#.into()), CompressOutcome::Skipped, "below_threshold"),
+        (Ok(r#"{"outcome":"failed","reason":"malformed_summary","split_index":4}"#.into()), CompressOutcome::Failed, "malformed_summary"),
+        (Ok(r#"{"outcome":"compressed","split_index":9,"summary":"x"}"#.into()), CompressOutcome::Failed, "invalid_split_index"),
+        (Ok(r#"{"outcome":"compressed","split_index":2}"#.into()), CompressOutcome::Failed, "compressor_error"),
+        (Ok(r#"{"outcome":"compressed","split_index":2,"summary":"x","episode_id":""}"#.into()), CompressOutcome::Failed, "invalid_episode_id"),
+        (Ok(r#"{"outcome":"done"}"#.into()), CompressOutcome::Failed, "compressor_error"),
+        (Ok(r#"{"outcome":"skipped","reason":"llm_error"}"#.into()), CompressOutcome::Failed, "compressor_error"),
+        (Ok(r#"{"outcome":"failed","reason":"no_such_reason"}"#.into()), CompressOutcome::Failed, "compressor_error"),
+        (Ok("not json".into()), CompressOutcome::Failed, "compressor_error"),
+        (Err("host threw".into()), CompressOutcome::Failed, "compressor_error"),
+    ];
+    for (answer, outcome, reason) in cases {
+        let host = Arc::new(HostCompressor { answer, seen: Mutex::default() });
+        let mut c = base_config(ToolRegistry::new());
+        c.compression = Some(Compression::Custom(Arc::new(arkagent::memory::ForeignCompressor::new(HostRef(host.clone()), Some(100)))));
+        let rt = AgentRuntime::new(c, ScriptedModel::new(vec![])).unwrap();
+        rt.import_state(&json).unwrap();
+        let before = rt.export_state().unwrap();
+        let result = rt.compress_now().await.unwrap();
+        assert_eq!((result.outcome, result.reason.code()), (outcome, reason));
+        let (seen_state, seen_context) = host.seen.lock().unwrap()[0].clone();
+        assert_eq!(seen_state, before, "the host got the state as exported");
+        assert_eq!(serde_json::from_str::<Value>(&seen_context).unwrap(), json!({"estimated_prompt_tokens": null, "force": false}));
+        if outcome == CompressOutcome::Compressed {
+            assert_eq!(rt.messages().len(), 2);
+            let episode = &rt.episodic_memories()[0];
+            assert_eq!((episode.summary.as_str(), episode.message_count), ("four messages", 4));
+            assert_eq!(rt.usages().last().unwrap().source(), Some(arkagent::memory::COMPRESSION_USAGE_SOURCE), "CMP-7 tag");
+        } else {
+            assert_eq!(rt.export_state().unwrap(), before, "{reason}: nothing changed");
+        }
+    }
+}
