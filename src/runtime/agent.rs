@@ -124,6 +124,19 @@ impl std::fmt::Debug for AgentRuntime {
     }
 }
 
+/// A runtime's run slot, held past the end of a run or compression attempt (see
+/// [`AgentRuntime::start_compress_now_holding_slot`]); dropping it frees the slot.
+#[must_use = "dropping a RunSlot frees the run slot"]
+pub struct RunSlot {
+    _active: ActiveRun,
+}
+
+impl std::fmt::Debug for RunSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RunSlot")
+    }
+}
+
 /// Holds the run slot; clears it however the run ends (including a dropped future).
 struct ActiveRun {
     inner: Arc<Inner>,
@@ -406,13 +419,23 @@ impl AgentRuntime {
         input: impl Into<String>,
         parent: Option<&CancellationToken>,
     ) -> Result<impl Future<Output = Result<RunOutcome, ArkAgentError>> + Send + 'static, ArkAgentError> {
+        let run = self.start_run_linked_holding_slot(input, parent)?;
+        Ok(async move { run.await.0 })
+    }
+
+    fn start_run_linked_holding_slot(
+        &self,
+        input: impl Into<String>,
+        parent: Option<&CancellationToken>,
+    ) -> Result<impl Future<Output = (Result<RunOutcome, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
         let active = self.claim_linked(parent)?;
         let input = input.into();
         let run_id = self.inner.config.id_generator.next_id();
         let span = tracing::info_span!("arkagent.run", run_id = %run_id);
         Ok(async move {
             let inner = Arc::clone(&active.inner);
-            inner.run_loop(&input, &run_id, &active.cancel).await
+            let outcome = inner.run_loop(&input, &run_id, &active.cancel).await;
+            (outcome, RunSlot { _active: active })
         }
         .instrument(span))
     }
@@ -423,7 +446,8 @@ impl AgentRuntime {
     /// model produced nothing), the input is taken out again so the history is as before
     /// the run (a compression committed meanwhile stays) — a retry does not send the input
     /// twice, and an input too large for the model cannot wedge the session; after a later
-    /// call failed, it ends with the last tool results.
+    /// call failed, it ends with the last tool results. (A sub-agent keeps its task in its
+    /// record.)
     pub async fn run(&self, input: &str) -> Result<RunOutcome, ArkAgentError> {
         self.start_run(input)?.await
     }
@@ -437,12 +461,33 @@ impl AgentRuntime {
     /// [`compress_now`](Self::compress_now) claiming the run slot *now* (like
     /// [`start_run`](Self::start_run)), for bindings that spawn the future.
     pub fn start_compress_now(&self) -> Result<impl Future<Output = CompressResult> + Send + 'static, ArkAgentError> {
+        let attempt = self.start_compress_now_holding_slot()?;
+        Ok(async move { attempt.await.0 })
+    }
+
+    /// [`start_compress_now`](Self::start_compress_now) whose future also hands over the
+    /// run slot: it stays taken until the returned [`RunSlot`] is dropped. A binding drops
+    /// it only when it settles its Promise, so a `run()` issued before the Promise settles
+    /// is refused with `run_in_progress` on every path (skipped attempts included).
+    pub fn start_compress_now_holding_slot(
+        &self,
+    ) -> Result<impl Future<Output = (CompressResult, RunSlot)> + Send + 'static, ArkAgentError> {
         let active = self.claim()?;
         let run_id = self.inner.config.id_generator.next_id();
         Ok(async move {
             let inner = Arc::clone(&active.inner);
-            inner.maybe_compress_context(&run_id, &active.cancel, CompressionTrigger::Manual, None).await
+            let result = inner.maybe_compress_context(&run_id, &active.cancel, CompressionTrigger::Manual, None).await;
+            (result, RunSlot { _active: active })
         })
+    }
+
+    /// [`start_run`](Self::start_run) whose future also hands over the run slot, like
+    /// [`start_compress_now_holding_slot`](Self::start_compress_now_holding_slot).
+    pub fn start_run_holding_slot(
+        &self,
+        input: impl Into<String>,
+    ) -> Result<impl Future<Output = (Result<RunOutcome, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
+        self.start_run_linked_holding_slot(input, None)
     }
 
     fn claim(&self) -> Result<ActiveRun, ArkAgentError> {
@@ -735,11 +780,12 @@ impl Inner {
         Ok(self.finish(run_id, RunStatus::MaxIterations, self.config.max_iterations, None))
     }
 
-    /// Ends a run with a model error. When the first call of the run failed, the model
-    /// produced nothing: the input is taken out again (see [`AgentRuntime::run`]).
+    /// Ends a run with a model error. When the first call of a root's run failed, the
+    /// model produced nothing: the input is taken out again (see [`AgentRuntime::run`]).
     fn fail(&self, run_id: &str, iteration: u32, input: &str, e: LlmError) -> ArkAgentError {
         tracing::warn!(code = e.code(), "model call failed");
-        if iteration == 1 {
+        // A sub-agent keeps its task: its history is a record (ISO-1), never run again.
+        if iteration == 1 && self.depth == 0 {
             let mut expected = Message::user(input);
             self.redact_message(&mut expected);
             self.update(|state| {
