@@ -211,3 +211,85 @@ test('core_4_cmp_1 compressNow() holds the run slot until its Promise settles, 1
   }
   assert.equal(model.requests.length, 0);
 });
+
+test('sub_6 ChildUsageSummary.fromUsages() and toJson()', () => {
+  const summary = native.ChildUsageSummary.fromUsages([
+    { promptTokens: 10, completionTokens: 2, totalTokens: 12 },
+    { promptTokens: 5, completionTokens: 1, totalTokens: 6, source: 'context_compression' },
+  ]);
+  assert.ok(summary instanceof native.ChildUsageSummary);
+  assert.deepEqual([summary.promptTokens, summary.completionTokens, summary.totalTokens, summary.callCount], [15, 3, 18, 2]);
+  assert.deepEqual(JSON.parse(summary.toJson()), { prompt_tokens: 15, completion_tokens: 3, total_tokens: 18, call_count: 2 });
+  for (const bad of [-1, 1.5, NaN]) {
+    assert.throws(() => native.ChildUsageSummary.fromUsages([{ promptTokens: bad, completionTokens: 0, totalTokens: 0 }]), (e) => e.code === 'invalid_argument');
+  }
+});
+
+function sixMessageState() {
+  const messages = [];
+  for (let i = 0; i < 6; i += 1) messages.push({ role: 'user', content: `m${i}` });
+  return JSON.stringify({ version: 1, session_id: 'custom', history: { messages, episodic_memories: [] }, usages: [] });
+}
+
+test('cmp_1 a custom ArkTS/JS compressor commits only what the runtime validated', async () => {
+  const cases = [
+    [async () => JSON.stringify({ outcome: 'compressed', split_index: 4, summary: 'four messages', usage: { prompt_tokens: 9, completion_tokens: 1, total_tokens: 10 } }), 'compressed', 'compressed'],
+    [async () => JSON.stringify({ outcome: 'skipped', reason: 'below_threshold' }), 'skipped', 'below_threshold'],
+    [async () => JSON.stringify({ outcome: 'compressed', split_index: 99, summary: 'x' }), 'failed', 'invalid_split_index'],
+    [async () => JSON.stringify({ outcome: 'compressed', split_index: 2, summary: ' ' }), 'failed', 'empty_summary'],
+    [async () => 'not json', 'failed', 'compressor_error'],
+    [async () => { throw new Error('boom'); }, 'failed', 'compressor_error'],
+    [() => { throw new Error('sync boom'); }, 'failed', 'compressor_error'],
+  ];
+  for (const [compress, outcome, reason] of cases) {
+    const seen = [];
+    const config = runtimeConfig();
+    config.setCustomCompressor(async (stateJson, contextJson) => {
+      seen.push([stateJson, contextJson]);
+      return compress();
+    }, 1000);
+    assert.equal(config.hasCustomCompressor, true);
+    const runtime = new native.AgentRuntime(config, new ScriptedModel([]).transport, registry());
+    runtime.importState(sixMessageState());
+    const before = runtime.exportState();
+    const result = await runtime.compressNow();
+    assert.deepEqual([result.outcome, result.reason], [outcome, reason]);
+    assert.equal(seen[0][0], before, 'the compressor got the exported state');
+    assert.deepEqual(JSON.parse(seen[0][1]), { estimated_prompt_tokens: null, force: false });
+    if (outcome === 'compressed') {
+      assert.equal(JSON.parse(runtime.historyJson()).length, 2);
+      assert.equal(runtime.episodicMemories()[0].summary, 'four messages');
+      assert.equal(runtime.usages().at(-1).source, 'context_compression');
+    } else {
+      assert.equal(runtime.exportState(), before, `${reason}: nothing changed`);
+    }
+  }
+  const config = runtimeConfig();
+  assert.throws(() => config.setCustomCompressor(async () => '{}', -1), (e) => e.code === 'invalid_config');
+  config.setCustomCompressor(undefined);
+  assert.equal(config.hasCustomCompressor, false);
+});
+
+test('mem_1 a host tool reads episodic memory during a run', async () => {
+  let runtime;
+  const usage = { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 };
+  const model = new ScriptedModel([
+    () => completion({ toolCalls: [{ id: 'a', name: 'recall', arguments: {} }], usage }),
+    () => completion({ content: 'ok', usage }),
+  ]);
+  const tools = registry('recall', async () => {
+    const episodes = runtime.listEpisodes();
+    const found = runtime.findEpisode(episodes[0].id);
+    return { content: `${episodes.length}:${found.summary}` };
+  });
+  runtime = new native.AgentRuntime(runtimeConfig(), model.transport, tools);
+  runtime.importState(JSON.stringify({
+    version: 1,
+    session_id: 'mem',
+    history: { messages: [], episodic_memories: [{ id: 'ep1', summary: 'trip plan', created_at_ms: 1, message_count: 0, archived_messages: [] }] },
+    usages: [],
+  }));
+  await runtime.run('what was the plan?');
+  const tool = model.requests[1].body.messages.find((m) => m.role === 'tool');
+  assert.equal(tool.content, '1:trip plan');
+});

@@ -1,11 +1,12 @@
 //! Context compression (NAPI-2, seed 000 §2): `ContextCompressor` (the default compressor's
 //! settings), `CompressResult`, and `DEFAULT_SUMMARY_PROMPT`.
 
-use arkagent::memory::ContextCompressorConfig;
+use arkagent::memory::{ContextCompressorConfig, ForeignCompressorCall};
 use arkagent::Compression;
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::ClassInstance;
+use napi_ohos::bindgen_prelude::{ClassInstance, FnArgs};
 
+use crate::callback::{JsAsyncFn, JsFunction};
 use crate::config::{optional, ModelConfig, Optional};
 use crate::error::Thrown;
 use crate::numbers::{count, message_count};
@@ -190,5 +191,29 @@ impl CompressResult {
     #[napi(getter)]
     pub fn usage(&self) -> Optional<JsModelUsage> {
         optional(self.inner.usage.as_ref().map(JsModelUsage::from))
+    }
+}
+
+/// A compressor written in JS (CMP-1): `(stateJson, contextJson) => Promise<string>`
+/// answering a `ForeignCompression` JSON. The core checks the answer and commits
+/// transactionally; a throw or rejection fails the attempt with `compressor_error`.
+pub struct JsCompressCall {
+    compress: JsAsyncFn<FnArgs<(String, String)>, String>,
+}
+
+impl JsCompressCall {
+    /// Wraps the JS function (on the JS thread).
+    pub fn new(function: JsFunction<'_, FnArgs<(String, String)>>) -> napi_ohos::Result<Self> {
+        Ok(Self { compress: JsAsyncFn::new(function)? })
+    }
+}
+
+#[async_trait::async_trait]
+impl ForeignCompressorCall for JsCompressCall {
+    async fn compress_json(&self, state_json: String, context_json: String, _cancel: arkagent::CancellationToken) -> Result<String, String> {
+        self.compress
+            .call(FnArgs::from((state_json, context_json)))
+            .await
+            .map_err(|failure| failure.message)
     }
 }

@@ -1,15 +1,17 @@
 //! `ModelConfig` and `AgentRuntimeConfig`: JS classes holding the core configs.
 
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::{ClassInstance, Either, Undefined};
+use napi_ohos::bindgen_prelude::{ClassInstance, Either, FnArgs, Undefined};
 
 use std::sync::Arc;
 
 use arkagent::subagent::{DelegationConfig, SubAgentRegistry};
+use arkagent::Compression;
 
-use crate::compression::ContextCompressor;
+use crate::callback::JsFunction;
+use crate::compression::{ContextCompressor, JsCompressCall};
 use crate::delegation::{SubAgentDefinition, SubAgentPolicy};
-use crate::error::{thrown, Thrown};
+use crate::error::{passthrough, thrown, Thrown};
 use crate::numbers::{count, count_u32};
 
 /// An optional property reads as `undefined` when unset (napi-ohos would give `null`,
@@ -154,6 +156,8 @@ pub struct AgentRuntimeConfig {
     /// Kept as the JS class (not as core `Compression`) so the getter gives back exactly
     /// what was set, unset optional fields included.
     compressor: Option<ContextCompressor>,
+    /// A compressor written in JS (`setCustomCompressor`); wins over `compressor`.
+    custom_compressor: Option<Arc<dyn arkagent::memory::ContextCompressor>>,
     /// Workers, clone, budgets and role whitelists; its registry is replaced by a fresh
     /// one for each runtime (see [`AgentRuntimeConfig::core`]).
     delegation: DelegationConfig,
@@ -168,6 +172,7 @@ impl AgentRuntimeConfig {
         Self {
             inner: arkagent::AgentRuntimeConfig::new(model.inner.clone()),
             compressor: None,
+            custom_compressor: None,
             delegation: DelegationConfig::default(),
         }
     }
@@ -268,6 +273,32 @@ impl AgentRuntimeConfig {
         self.compressor = value.map(|c| (*c).clone());
     }
 
+    /// A compressor written in ArkTS/JS (CMP-1) in place of the default one; `undefined`
+    /// removes it. `threshold` is only reported in events. Throws `invalid_config` for a
+    /// threshold that is not a non-negative integer.
+    #[napi(ts_args_type = "compress: CustomCompressor | undefined, threshold?: number")]
+    pub fn set_custom_compressor(
+        &mut self,
+        compress: Option<JsFunction<'_, FnArgs<(String, String)>>>,
+        threshold: Option<f64>,
+    ) -> Result<(), Thrown> {
+        let threshold = threshold.map(|t| count(t, "threshold")).transpose()?;
+        self.custom_compressor = match compress {
+            None => None,
+            Some(f) => {
+                let call = JsCompressCall::new(f).map_err(passthrough)?;
+                Some(Arc::new(arkagent::memory::ForeignCompressor::new(call, threshold)))
+            }
+        };
+        Ok(())
+    }
+
+    /// Whether a custom compressor is set.
+    #[napi(getter)]
+    pub fn has_custom_compressor(&self) -> bool {
+        self.custom_compressor.is_some()
+    }
+
     #[napi(getter)]
     pub fn system_prompt(&self) -> String {
         self.inner.system_prompt.clone()
@@ -314,7 +345,10 @@ impl AgentRuntimeConfig {
     /// A copy of the core config.
     pub fn core(&self) -> arkagent::AgentRuntimeConfig {
         let mut config = self.inner.clone();
-        config.compression = self.compressor.as_ref().map(ContextCompressor::core);
+        config.compression = match &self.custom_compressor {
+            Some(custom) => Some(Compression::Custom(Arc::clone(custom))),
+            None => self.compressor.as_ref().map(ContextCompressor::core),
+        };
         // The core offers delegate_task only when a worker or clone is available. Each
         // runtime gets its own registry, so `subAgents()` shows that runtime's children.
         let mut delegation = self.delegation.clone();

@@ -63,6 +63,29 @@ pub struct JsModelUsage {
     pub source: Option<String>,
 }
 
+impl JsModelUsage {
+    /// The core usage; counts must be non-negative integers (`invalid_argument`).
+    pub fn core(&self) -> Result<ModelUsage, Thrown> {
+        let tokens = |v: f64, name: &str| crate::numbers::count(v, name).map_err(|_| invalid_argument(name));
+        let mut usage = ModelUsage {
+            prompt_tokens: tokens(self.prompt_tokens, "promptTokens")?,
+            completion_tokens: tokens(self.completion_tokens, "completionTokens")?,
+            total_tokens: tokens(self.total_tokens, "totalTokens")?,
+            cached_tokens: self.cached_tokens.map(|v| tokens(v, "cachedTokens")).transpose()?,
+            reasoning_tokens: self.reasoning_tokens.map(|v| tokens(v, "reasoningTokens")).transpose()?,
+            ..ModelUsage::default()
+        };
+        if let Some(source) = &self.source {
+            usage.raw.insert("source".into(), serde_json::Value::String(source.clone()));
+        }
+        Ok(usage)
+    }
+}
+
+fn invalid_argument(name: &str) -> Thrown {
+    napi_ohos::Error::new("invalid_argument".to_owned(), format!("{name} must be a non-negative integer"))
+}
+
 // JS numbers: token counts are exact below 2^53.
 impl From<&ModelUsage> for JsModelUsage {
     fn from(usage: &ModelUsage) -> Self {

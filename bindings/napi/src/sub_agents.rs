@@ -5,8 +5,11 @@ use arkagent::subagent::{ChildUsageSummary as CoreUsage, UsageTotals as CoreTota
 use napi_derive_ohos::napi;
 use serde_json::Value;
 
+use arkagent::ModelUsage;
+
 use crate::config::{optional, Optional};
-use crate::runtime::serde_name;
+use crate::error::Thrown;
+use crate::runtime::{serde_name, JsModelUsage};
 
 /// Summed usage of model calls (SUB-6); read-only.
 #[napi]
@@ -23,6 +26,20 @@ impl From<CoreUsage> for ChildUsageSummary {
 // JS numbers: token counts are exact below 2^53.
 #[napi]
 impl ChildUsageSummary {
+    /// Sums model usages, e.g. `runtime.usages()` (SUB-6). Throws `invalid_argument` for a
+    /// token count that is not a non-negative integer.
+    #[napi(factory)]
+    pub fn from_usages(usages: Vec<JsModelUsage>) -> Result<Self, Thrown> {
+        let core: Vec<ModelUsage> = usages.iter().map(JsModelUsage::core).collect::<Result<_, _>>()?;
+        Ok(CoreUsage::from_usages(&core).into())
+    }
+
+    /// `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`.
+    #[napi]
+    pub fn to_json(&self) -> String {
+        self.inner.to_json()
+    }
+
     #[napi(getter)]
     pub fn prompt_tokens(&self) -> f64 {
         self.inner.prompt_tokens as f64

@@ -89,7 +89,8 @@ export interface ToolResult {
 /**
  * A host tool: resolves with the result the model will see. A rejection is reported to the
  * model as a failed result carrying the error's message; with a string `code` the model
- * sees `{"error":{"code":…,"message":…}}`.
+ * sees `{"error":{"code":…,"message":…}}`. A tool may read episodic memory during a run
+ * through the runtime's read-only `listEpisodes()` / `findEpisode()` (live state).
  */
 export type ToolExecutor = (call: ToolCall) => Promise<ToolResult>;
 
@@ -312,13 +313,20 @@ export class SubAgentDefinition {
 
 /** Summed usage of model calls (SUB-6; read-only). */
 export class ChildUsageSummary {
-  /** Instances come from `AgentRuntime.totalUsage()` and `DecomposedResult.childUsage`. */
+  /** Instances come from `fromUsages()`, `AgentRuntime.totalUsage()` and `DecomposedResult.childUsage`. */
   private constructor();
+  /**
+   * Sums model usages (e.g. `runtime.usages()`); callCount is the number of usages. Throws
+   * "invalid_argument" for a token count that is not a non-negative integer.
+   */
+  static fromUsages(usages: ModelUsage[]): ChildUsageSummary;
   readonly promptTokens: number;
   readonly completionTokens: number;
   readonly totalTokens: number;
   /** Model calls counted. */
   readonly callCount: number;
+  /** `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`. */
+  toJson(): string;
 }
 
 /** What a session cost (SUB-6; read-only). */
@@ -425,8 +433,30 @@ export class DecomposedResult {
 }
 
 /** Runtime settings. */
+/**
+ * A context compressor written in ArkTS/JS (CMP-1): gets the state (as exportState() gives
+ * it) and `{"estimated_prompt_tokens": number | null, "force": boolean}`, and resolves with
+ * a JSON text `{"outcome": "skipped" | "failed" | "compressed", "reason"?: code,
+ * "split_index"?: number, "summary"?: string, "episode_id"?: string, "usage"?: {…},
+ * "error_code"?: string}`. "compressed" needs split_index (the messages before it move into
+ * a new episode with summary) and a non-blank summary. The runtime checks everything before
+ * it commits, so a custom compressor is as transactional as the default one: anything
+ * unusable, a throw or a rejection fails the attempt ("compressor_error", or
+ * "invalid_split_index", "post_commit_pairing_violation", "invalid_episode_id",
+ * "empty_summary") and changes nothing. Its usage is tagged "context_compression".
+ */
+export type CustomCompressor = (stateJson: string, contextJson: string) => Promise<string>;
+
 export class AgentRuntimeConfig {
   constructor(model: ModelConfig);
+  /**
+   * Compresses with `compress` instead of the default compressor (contextCompressor is
+   * then ignored); undefined removes it. `threshold` is only reported in events. Throws
+   * "invalid_config" for a threshold that is not a non-negative integer.
+   */
+  setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;
+  /** Whether a custom compressor is set. */
+  readonly hasCustomCompressor: boolean;
   systemPrompt: string;
   /** Model calls per run at most (default 16). */
   maxIterations: number;
