@@ -89,6 +89,15 @@ impl ModelConfig {
         out
     }
 
+    /// [`redact`](Self::redact) without a copy when no secret is present.
+    pub fn redact_cow<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.secrets().any(|secret| secret.len() >= 4 && text.contains(secret)) {
+            std::borrow::Cow::Owned(self.redact(text))
+        } else {
+            std::borrow::Cow::Borrowed(text)
+        }
+    }
+
     /// [`redact`](Self::redact) in place; allocates only when a secret is present (the
     /// runtime runs this on every text that enters the state or an event).
     pub fn redact_in_place(&self, text: &mut String) {

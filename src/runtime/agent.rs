@@ -298,7 +298,10 @@ impl AgentRuntime {
     /// Replaces the state with an exported one after validating it. Errors:
     /// `invalid_json`, `invalid_state`, `run_in_progress`.
     pub fn import_state(&self, state_json: &str) -> Result<(), ArkAgentError> {
-        let state = AgentState::from_json(state_json)?;
+        // LLM-4: a state that carries the key (saved by an older version, or edited) does
+        // not bring it in. The replacement has no JSON metacharacters, so the text stays
+        // the same JSON.
+        let state = AgentState::from_json(&self.inner.config.model.redact_cow(state_json))?;
         let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
         if slot.is_some() {
             return Err(ArkAgentError::RunInProgress);
@@ -363,6 +366,17 @@ impl AgentRuntime {
         tasks: Vec<DecomposedTask>,
         max_concurrency: usize,
     ) -> Result<impl Future<Output = Result<Vec<ToolResult>, ArkAgentError>> + Send + 'static, ArkAgentError> {
+        let run = self.start_run_decomposed_holding_slot(tasks, max_concurrency)?;
+        Ok(async move { run.await.0 })
+    }
+
+    /// [`start_run_decomposed`](Self::start_run_decomposed) whose future also hands over
+    /// the run slot, like [`start_compress_now_holding_slot`](Self::start_compress_now_holding_slot).
+    pub fn start_run_decomposed_holding_slot(
+        &self,
+        tasks: Vec<DecomposedTask>,
+        max_concurrency: usize,
+    ) -> Result<impl Future<Output = (Result<Vec<ToolResult>, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
         let (Some(tool), Some(service)) = (self.inner.delegate.clone(), self.inner.sub_agents.clone()) else {
             return Err(ArkAgentError::config("delegation_not_configured", "no workers and no clone: nothing to delegate to"));
         };
@@ -377,8 +391,8 @@ impl AgentRuntime {
         };
         let batch = service.batch_size(max_concurrency);
         Ok(async move {
-            let _active = active;
-            Ok(run_decomposed_tasks(&tool, &tasks, batch, &ctx).await)
+            let results = run_decomposed_tasks(&tool, &tasks, batch, &ctx).await;
+            (Ok(results), RunSlot { _active: active })
         })
     }
 
@@ -842,7 +856,9 @@ impl Inner {
             CompressResult::failed(CompressReason::CompressorPanicked, None)
         });
         let messages_before = snapshot.history.messages.len();
-        if let Some(staged) = result.staged.take().filter(|_| result.outcome == CompressOutcome::Compressed) {
+        if let Some(mut staged) = result.staged.take().filter(|_| result.outcome == CompressOutcome::Compressed) {
+            // LLM-4: a summarizer that echoed the key does not bring it into the episode.
+            self.config.model.redact_in_place(&mut staged.summary);
             let mut guard = self.lock_state();
             if Arc::ptr_eq(&guard, &snapshot) {
                 drop(snapshot); // the lock holds the only other reference: no copy below

@@ -634,3 +634,26 @@ async fn cmp_1_a_foreign_compressor_is_validated_before_anything_commits() {
         }
     }
 }
+
+#[tokio::test]
+async fn llm_4_a_summary_or_an_imported_state_carrying_the_key_does_not_bring_it_in() {
+    // A summarizer that echoes the key into the snapshot.
+    let model = ScriptedModel::with(|body, _| {
+        if is_summary_request(body) {
+            return text_reply(&snapshot_text(&format!("use key {API_KEY}"), "a"), 50);
+        }
+        text_reply("ok", 5_000)
+    });
+    let rt = AgentRuntime::new(compressing(ToolRegistry::new(), 2_000, 1, 1), model).unwrap();
+    rt.run(&long_input(0)).await.unwrap();
+    assert_eq!(rt.episodic_memories().len(), 1);
+    assert!(!rt.episodic_memories()[0].summary.contains(API_KEY));
+    assert!(!rt.export_state().unwrap().contains(API_KEY));
+    // A state saved with the key in it (an older version, an edited file).
+    let mut state = AgentState::new("s");
+    state.history.messages = vec![Message::user(format!("key={API_KEY}")), Message::assistant("noted")];
+    let rt = AgentRuntime::new(base_config(ToolRegistry::new()), ScriptedModel::new(vec![])).unwrap();
+    rt.import_state(&state.to_json().unwrap()).unwrap();
+    assert!(!rt.export_state().unwrap().contains(API_KEY));
+    assert_eq!(rt.messages()[0], Message::user("key=<redacted>"));
+}

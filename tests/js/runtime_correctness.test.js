@@ -293,3 +293,20 @@ test('mem_1 a host tool reads episodic memory during a run', async () => {
   const tool = model.requests[1].body.messages.find((m) => m.role === 'tool');
   assert.equal(tool.content, '1:trip plan');
 });
+
+test('core_4 runDecomposed() holds the run slot until its Promise settles too, 300 times', async () => {
+  const model = new ScriptedModel([]);
+  const config = runtimeConfig();
+  config.allowClone = true;
+  const runtime = new native.AgentRuntime(config, model.transport, registry());
+  for (let i = 0; i < 300; i += 1) {
+    // An unknown assignee fails at once, without a model call.
+    const decomposed = runtime.runDecomposed([{ assignee: 'nobody', taskDescription: 'x' }]);
+    const until = process.hrtime.bigint() + 200000n;
+    while (process.hrtime.bigint() < until);
+    await assert.rejects(runtime.run('must be refused'), (e) => e.code === 'run_in_progress', `iteration ${i}`);
+    const [result] = await decomposed;
+    assert.equal(result.errorCode, 'subagent_unknown_assignee');
+  }
+  assert.equal(model.requests.length, 0);
+});

@@ -327,16 +327,19 @@ impl AgentRuntime {
         let tasks = tasks.into_iter().map(Into::into).collect();
         let started = self
             .core
-            .start_run_decomposed(tasks, concurrency)
+            .start_run_decomposed_holding_slot(tasks, concurrency)
             .map_err(CodedError::from);
         env.spawn_future_with_callback(
             async move {
                 Ok(match started {
-                    Ok(run) => run.await.map_err(CodedError::from),
-                    Err(e) => Err(e),
+                    Ok(run) => {
+                        let (outcome, slot) = run.await;
+                        (outcome.map_err(CodedError::from), Some(slot))
+                    }
+                    Err(e) => (Err(e), None),
                 })
             },
-            move |env: &'env Env, outcome: Result<Vec<arkagent::ToolResult>, CodedError>| {
+            move |env: &'env Env, (outcome, _slot): (Result<Vec<arkagent::ToolResult>, CodedError>, Option<RunSlot>)| {
                 outcome
                     .map(|results| results.into_iter().map(DecomposedResult::from).collect())
                     .map_err(|e| rejection(env, e))

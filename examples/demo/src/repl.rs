@@ -41,15 +41,13 @@ pub const OFFLINE_KEEP_RECENT: usize = 6;
 
 /// The compression settings: small offline, the library defaults for a real endpoint.
 pub fn compression_config(offline: bool) -> ContextCompressorConfig {
-    let defaults = ContextCompressorConfig::default();
     if offline {
         ContextCompressorConfig {
-            total_token_threshold: OFFLINE_COMPRESSION_THRESHOLD,
             keep_recent_message_count: OFFLINE_KEEP_RECENT,
-            ..defaults
+            ..ContextCompressorConfig::with_threshold(OFFLINE_COMPRESSION_THRESHOLD)
         }
     } else {
-        defaults
+        ContextCompressorConfig::default()
     }
 }
 
