@@ -31,13 +31,14 @@
 typedef enum ArkAgentResult {
   // Success.
   ARK_AGENT_RESULT_OK = 0,
-  // A required pointer argument was NULL.
+  // A required pointer argument (a handle, string, callback or out pointer) was NULL.
   ARK_AGENT_RESULT_NULL_ARGUMENT = 100,
   // A string was not valid UTF-8.
   ARK_AGENT_RESULT_INVALID_UTF8 = 101,
   // A JSON argument did not parse or had the wrong shape.
   ARK_AGENT_RESULT_INVALID_JSON = 102,
-  // The handle is NULL-like, freed, forged or of the wrong kind.
+  // The handle is freed, forged or of the wrong kind (a NULL handle gives
+  // `ARK_AGENT_RESULT_NULL_ARGUMENT`); also an unknown subscription id.
   ARK_AGENT_RESULT_INVALID_HANDLE = 103,
   // A configuration value is invalid.
   ARK_AGENT_RESULT_INVALID_CONFIG = 104,
@@ -47,7 +48,8 @@ typedef enum ArkAgentResult {
   ARK_AGENT_RESULT_RUN_IN_PROGRESS = 106,
   // A blocking call was made from inside a library callback.
   ARK_AGENT_RESULT_REENTRANT = 107,
-  // A completion handle was already completed.
+  // A completion handle was already finished (by any completion function, on any
+  // thread).
   ARK_AGENT_RESULT_ALREADY_COMPLETED = 108,
   // Tool registration rejected (name invalid or duplicate, parameters not an object).
   ARK_AGENT_RESULT_INVALID_TOOL = 109,
@@ -193,9 +195,10 @@ enum ArkAgentResult arkagent_http_fail(struct ArkAgentHttpCompletion *completion
 
 // Starts a streamed response: status (100..=599) and headers now, body chunks later
 // through [`arkagent_http_stream_chunk`], then [`arkagent_http_stream_end`] (or
-// [`arkagent_http_fail`]). Any thread; racing with `arkagent_http_complete` or
-// `arkagent_http_fail`, exactly one wins and the others get
-// `ARK_AGENT_RESULT_ALREADY_COMPLETED`.
+// [`arkagent_http_fail`]). Any thread. Of racing calls that answer the request
+// (`arkagent_http_complete`, `arkagent_http_fail`, this) exactly one wins and the others
+// get `ARK_AGENT_RESULT_ALREADY_COMPLETED`; the one exception is a stream this call
+// started, which a later `arkagent_http_fail` (or `_stream_end`) still ends.
 //
 // # Safety
 // `headers_json` NULL or a NUL-terminated string.

@@ -235,9 +235,10 @@ pub unsafe extern "C" fn arkagent_http_fail(
 
 /// Starts a streamed response: status (100..=599) and headers now, body chunks later
 /// through [`arkagent_http_stream_chunk`], then [`arkagent_http_stream_end`] (or
-/// [`arkagent_http_fail`]). Any thread; racing with `arkagent_http_complete` or
-/// `arkagent_http_fail`, exactly one wins and the others get
-/// `ARK_AGENT_RESULT_ALREADY_COMPLETED`.
+/// [`arkagent_http_fail`]). Any thread. Of racing calls that answer the request
+/// (`arkagent_http_complete`, `arkagent_http_fail`, this) exactly one wins and the others
+/// get `ARK_AGENT_RESULT_ALREADY_COMPLETED`; the one exception is a stream this call
+/// started, which a later `arkagent_http_fail` (or `_stream_end`) still ends.
 ///
 /// # Safety
 /// `headers_json` NULL or a NUL-terminated string.

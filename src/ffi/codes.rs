@@ -12,13 +12,14 @@ pub enum ArkAgentResult {
     /// Success.
     Ok = 0,
     // 1xx: caller errors.
-    /// A required pointer argument was NULL.
+    /// A required pointer argument (a handle, string, callback or out pointer) was NULL.
     NullArgument = 100,
     /// A string was not valid UTF-8.
     InvalidUtf8 = 101,
     /// A JSON argument did not parse or had the wrong shape.
     InvalidJson = 102,
-    /// The handle is NULL-like, freed, forged or of the wrong kind.
+    /// The handle is freed, forged or of the wrong kind (a NULL handle gives
+    /// `ARK_AGENT_RESULT_NULL_ARGUMENT`); also an unknown subscription id.
     InvalidHandle = 103,
     /// A configuration value is invalid.
     InvalidConfig = 104,
@@ -28,7 +29,8 @@ pub enum ArkAgentResult {
     RunInProgress = 106,
     /// A blocking call was made from inside a library callback.
     Reentrant = 107,
-    /// A completion handle was already completed.
+    /// A completion handle was already finished (by any completion function, on any
+    /// thread).
     AlreadyCompleted = 108,
     /// Tool registration rejected (name invalid or duplicate, parameters not an object).
     InvalidTool = 109,
