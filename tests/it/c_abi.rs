@@ -193,3 +193,19 @@ fn ffi_5_c_config_request_timeout_ends_an_unanswered_call() {
     // SAFETY: static storage.
     assert_eq!(unsafe { CStr::from_ptr(ffi::arkagent_result_name(ArkAgentResult::LlmTimeout as i32)) }.to_str().unwrap(), "llm_timeout");
 }
+
+#[test]
+fn ffi_5_c_config_retries_only_retryable_failures_and_rejects_unknown_keys() {
+    let (result, requests, _, _) = run_with(r#","retry":{"max_attempts":4,"initial_backoff_ms":1,"max_backoff_ms":1}"#, 400);
+    assert_eq!(result, ArkAgentResult::LlmBadRequest);
+    assert_eq!(requests, 1, "a 4xx is not retried");
+    for bad in [r#","retry":{"max_attempt":2}"#, r#","request_timeout":5"#, r#","retry":{"max_attempts":-1}"#] {
+        let config = format!(r#"{{"model":{{"base_url":"http://127.0.0.1:9/v1","api_key":"k","model":"m"{bad}}}}}"#);
+        let config = std::ffi::CString::new(config).unwrap();
+        let mut rt: *mut ArkAgentRuntime = std::ptr::null_mut();
+        // SAFETY: valid strings and out pointer; the callback is never called.
+        let r = unsafe { ffi::arkagent_runtime_new(config.as_ptr(), std::ptr::null(), std::ptr::null(), Some(host_http), std::ptr::null_mut(), &mut rt) };
+        assert_eq!(r, ArkAgentResult::InvalidJson, "{bad}");
+        assert!(rt.is_null());
+    }
+}
