@@ -1,4 +1,4 @@
-//! FFI-4 / FFI-5: compiles the C programs in tests/c/ with the system C compiler against
+//! FFI-4 / FFI-5 / REL-3: compiles the C programs in tests/c/ with the system C compiler against
 //! include/arkagent.h and the libarkagent.so cargo built for this test run, then runs
 //! them; and checks that the header's text keeps its promises.
 
@@ -62,7 +62,7 @@ fn header_exports() -> BTreeSet<String> {
 }
 
 #[test]
-fn ffi_5_bad_input_program_walks_every_export_and_never_crashes() {
+fn rel_3_c_bad_input_program_walks_every_export_and_never_crashes() {
     let exports = header_exports();
     assert!(exports.len() >= 39, "header parse found only {exports:?}");
     let program = std::fs::read_to_string(root().join("tests/c/bad_input.c")).unwrap();
