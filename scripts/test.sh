@@ -35,6 +35,7 @@ clippy() {
 
 step "rust core and C ABI (cargo test -p arkagent)" cargo test -p arkagent
 step "demo (cargo test -p arkagent-demo)" cargo test -p arkagent-demo
+step "C tests under AddressSanitizer and valgrind (scripts/test-c-asan.sh)" bash scripts/test-c-asan.sh
 step "clippy" clippy
 step "N-API module under Node (scripts/test-js.sh)" bash scripts/test-js.sh
 step "ArkTS lint (scripts/lint-arkts.sh)" bash scripts/lint-arkts.sh

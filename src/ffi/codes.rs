@@ -12,13 +12,14 @@ pub enum ArkAgentResult {
     /// Success.
     Ok = 0,
     // 1xx: caller errors.
-    /// A required pointer argument was NULL.
+    /// A required pointer argument (a handle, string, callback or out pointer) was NULL.
     NullArgument = 100,
     /// A string was not valid UTF-8.
     InvalidUtf8 = 101,
     /// A JSON argument did not parse or had the wrong shape.
     InvalidJson = 102,
-    /// The handle is NULL-like, freed, forged or of the wrong kind.
+    /// The handle is freed, forged or of the wrong kind (a NULL handle gives
+    /// `ARK_AGENT_RESULT_NULL_ARGUMENT`); also an unknown subscription id.
     InvalidHandle = 103,
     /// A configuration value is invalid.
     InvalidConfig = 104,
@@ -28,10 +29,16 @@ pub enum ArkAgentResult {
     RunInProgress = 106,
     /// A blocking call was made from inside a library callback.
     Reentrant = 107,
-    /// A completion handle was already completed.
+    /// A completion handle was already finished (by any completion function, on any
+    /// thread).
     AlreadyCompleted = 108,
     /// Tool registration rejected (name invalid or duplicate, parameters not an object).
     InvalidTool = 109,
+    /// An integer argument (an enum value or a flag) is out of its documented range.
+    InvalidArgument = 110,
+    /// A stream call (`arkagent_http_stream_chunk` / `_end`) on a completion whose
+    /// stream was not started with `arkagent_http_stream_begin`.
+    StreamNotStarted = 111,
     // 2xx: model call errors.
     /// 401/403.
     LlmAuth = 200,
@@ -58,6 +65,10 @@ pub enum ArkAgentResult {
     SubagentNameReserved = 301,
     /// A worker name is already registered.
     SubagentNameDuplicate = 302,
+    /// Delegation was asked for but the runtime has no workers and no clone.
+    DelegationNotConfigured = 303,
+    /// The host's worker factory did not return `ARK_AGENT_RESULT_OK`.
+    SubagentFactoryFailed = 304,
     // 9xx: library faults.
     /// A panic was caught at the boundary (a library bug; the handle stays usable).
     Panic = 900,
@@ -65,7 +76,9 @@ pub enum ArkAgentResult {
     Internal = 901,
 }
 
-/// Transport failure kinds a host reports through `arkagent_http_fail`.
+/// Transport failure kinds a host reports through `arkagent_http_fail`. The function
+/// takes the value as a plain `int32_t`; any other number gives
+/// `ARK_AGENT_RESULT_INVALID_ARGUMENT`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArkAgentTransportError {
@@ -75,10 +88,25 @@ pub enum ArkAgentTransportError {
     Timeout = 1,
 }
 
+impl ArkAgentTransportError {
+    /// The kind for a number from C, or `INVALID_ARGUMENT`.
+    pub(crate) fn from_c(value: i32) -> Result<Self, super::boundary::FfiError> {
+        match value {
+            0 => Ok(Self::Network),
+            1 => Ok(Self::Timeout),
+            other => Err(super::boundary::FfiError::new(
+                ArkAgentResult::InvalidArgument,
+                format!("kind {other} is not an ArkAgentTransportError (0 or 1)"),
+            )),
+        }
+    }
+}
+
 impl ArkAgentResult {
-    /// The C code for a core error code.
-    pub(crate) fn from_code(code: &str) -> Self {
-        match code {
+    /// The C code for a core error code; `None` for a code this file does not know (a
+    /// test enumerates every code the core produces, so `None` is a bug here).
+    pub(crate) fn for_core_code(code: &str) -> Option<Self> {
+        Some(match code {
             "invalid_json" => Self::InvalidJson,
             "invalid_state" => Self::InvalidState,
             "invalid_config" => Self::InvalidConfig,
@@ -96,8 +124,10 @@ impl ArkAgentResult {
             "subagent_name_empty" => Self::SubagentNameEmpty,
             "subagent_name_reserved" => Self::SubagentNameReserved,
             "subagent_name_duplicate" => Self::SubagentNameDuplicate,
-            _ => Self::Internal,
-        }
+            "delegation_not_configured" => Self::DelegationNotConfigured,
+            "subagent_factory_failed" => Self::SubagentFactoryFailed,
+            _ => return None,
+        })
     }
 
     /// The stable string code (the core's code where one exists), NUL-terminated.
@@ -114,6 +144,8 @@ impl ArkAgentResult {
             Self::Reentrant => c"reentrant_call",
             Self::AlreadyCompleted => c"already_completed",
             Self::InvalidTool => c"invalid_tool",
+            Self::InvalidArgument => c"invalid_argument",
+            Self::StreamNotStarted => c"stream_not_started",
             Self::LlmAuth => c"llm_auth",
             Self::LlmRateLimited => c"llm_rate_limited",
             Self::LlmServer => c"llm_server",
@@ -126,6 +158,8 @@ impl ArkAgentResult {
             Self::SubagentNameEmpty => c"subagent_name_empty",
             Self::SubagentNameReserved => c"subagent_name_reserved",
             Self::SubagentNameDuplicate => c"subagent_name_duplicate",
+            Self::DelegationNotConfigured => c"delegation_not_configured",
+            Self::SubagentFactoryFailed => c"subagent_factory_failed",
             Self::Panic => c"panic",
             Self::Internal => c"internal",
         }
@@ -133,8 +167,10 @@ impl ArkAgentResult {
 }
 
 impl From<&ArkAgentError> for ArkAgentResult {
+    /// A core code this file does not know is a library bug, so it is the one case that
+    /// gives `INTERNAL`.
     fn from(e: &ArkAgentError) -> Self {
-        Self::from_code(e.code())
+        Self::for_core_code(e.code()).unwrap_or(Self::Internal)
     }
 }
 
@@ -145,7 +181,7 @@ pub extern "C" fn arkagent_result_name(result: i32) -> *const c_char {
     ALL.iter().find(|r| **r as i32 == result).map_or(c"unknown", |r| r.name()).as_ptr()
 }
 
-const ALL: [ArkAgentResult; 25] = [
+const ALL: [ArkAgentResult; 29] = [
     ArkAgentResult::Ok,
     ArkAgentResult::NullArgument,
     ArkAgentResult::InvalidUtf8,
@@ -157,6 +193,8 @@ const ALL: [ArkAgentResult; 25] = [
     ArkAgentResult::Reentrant,
     ArkAgentResult::AlreadyCompleted,
     ArkAgentResult::InvalidTool,
+    ArkAgentResult::InvalidArgument,
+    ArkAgentResult::StreamNotStarted,
     ArkAgentResult::LlmAuth,
     ArkAgentResult::LlmRateLimited,
     ArkAgentResult::LlmServer,
@@ -169,6 +207,134 @@ const ALL: [ArkAgentResult; 25] = [
     ArkAgentResult::SubagentNameEmpty,
     ArkAgentResult::SubagentNameReserved,
     ArkAgentResult::SubagentNameDuplicate,
+    ArkAgentResult::DelegationNotConfigured,
+    ArkAgentResult::SubagentFactoryFailed,
     ArkAgentResult::Panic,
     ArkAgentResult::Internal,
 ];
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::llm::LlmError;
+
+    /// One error of every variant the core can return. The matches have no wildcard, so a
+    /// new variant does not compile until it is listed here.
+    fn one_of_each_variant() -> Vec<ArkAgentError> {
+        let all = vec![
+            ArkAgentError::config("invalid_config", "x"),
+            ArkAgentError::InvalidJson("x".into()),
+            ArkAgentError::InvalidState("x".into()),
+            ArkAgentError::RunInProgress,
+            LlmError::Auth { status: 401 }.into(),
+            LlmError::RateLimited { retry_after_ms: None }.into(),
+            LlmError::Server { status: 500, retry_after_ms: None }.into(),
+            LlmError::Timeout.into(),
+            LlmError::ContextOverflow.into(),
+            LlmError::BadRequest { status: 400, provider_code: None }.into(),
+            LlmError::MalformedResponse("x".into()).into(),
+            LlmError::Cancelled.into(),
+            LlmError::Transport("x".into()).into(),
+        ];
+        for e in &all {
+            match e {
+                ArkAgentError::Config { .. }
+                | ArkAgentError::InvalidJson(_)
+                | ArkAgentError::InvalidState(_)
+                | ArkAgentError::RunInProgress => {}
+                ArkAgentError::Llm(l) => match l {
+                    LlmError::Auth { .. }
+                    | LlmError::RateLimited { .. }
+                    | LlmError::Server { .. }
+                    | LlmError::Timeout
+                    | LlmError::ContextOverflow
+                    | LlmError::BadRequest { .. }
+                    | LlmError::MalformedResponse(_)
+                    | LlmError::Cancelled
+                    | LlmError::Transport(_) => {}
+                },
+            }
+        }
+        all
+    }
+
+    /// Every `ArkAgentError::config("code", …)` / `Config { code: "code", … }` in the
+    /// crate's sources (the only way a free-form code enters an error).
+    fn config_codes_in_sources() -> Vec<String> {
+        fn walk(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, files);
+                } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("ffi/codes.rs") {
+                    files.push(path);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+        let mut codes = Vec::new();
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for marker in ["ArkAgentError::config(", "ArkAgentError::Config { code:"] {
+                for (at, _) in text.match_indices(marker) {
+                    let rest = text[at + marker.len()..].trim_start();
+                    let literal = rest.strip_prefix('"').and_then(|r| r.split_once('"')).map(|(code, _)| code);
+                    let code = literal.unwrap_or_else(|| {
+                        panic!("{}: {marker} with a non-literal code; list it in codes.rs's test", file.display())
+                    });
+                    codes.push(code.to_owned());
+                }
+            }
+        }
+        codes.sort();
+        codes.dedup();
+        codes
+    }
+
+    #[test]
+    fn ffi_5_every_core_error_code_has_its_own_c_code() {
+        let mut codes: Vec<String> = one_of_each_variant().iter().map(|e| e.code().to_owned()).collect();
+        let scanned = config_codes_in_sources();
+        // The scan must see the codes we know exist, or it scans nothing.
+        for known in ["delegation_not_configured", "tool_name_duplicate", "subagent_name_reserved"] {
+            assert!(scanned.iter().any(|c| c == known), "source scan missed {known}: {scanned:?}");
+        }
+        codes.extend(scanned);
+        for code in &codes {
+            let mapped = ArkAgentResult::for_core_code(code);
+            assert!(mapped.is_some(), "core code {code:?} has no C result code in src/ffi/codes.rs");
+            let mapped = mapped.unwrap();
+            assert!(
+                !matches!(mapped, ArkAgentResult::Internal | ArkAgentResult::Panic | ArkAgentResult::Ok),
+                "core code {code:?} maps to {mapped:?}; INTERNAL/PANIC are for library faults only"
+            );
+        }
+        let e = ArkAgentError::config("delegation_not_configured", "x");
+        assert_eq!(ArkAgentResult::from(&e), ArkAgentResult::DelegationNotConfigured);
+        assert_eq!(ArkAgentResult::DelegationNotConfigured as i32, 303);
+    }
+
+    #[test]
+    fn ffi_5_an_unknown_core_code_is_reported_as_internal() {
+        let e = ArkAgentError::config("no_such_code_anywhere", "x");
+        assert_eq!(ArkAgentResult::from(&e), ArkAgentResult::Internal);
+    }
+
+    #[test]
+    fn ffi_5_result_names_are_unique_and_listed() {
+        let mut names: Vec<_> = ALL.iter().map(|r| r.name().to_str().unwrap()).collect();
+        let before = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), before, "two results share a name");
+        // Core codes keep their own spelling as the C name.
+        for r in ALL {
+            if let Some(back) = ArkAgentResult::for_core_code(r.name().to_str().unwrap()) {
+                assert_eq!(back, r);
+            }
+        }
+    }
+}

@@ -3,13 +3,22 @@
 //!
 //! Conventions (FFI-2, FFI-3, FFI-5):
 //! - Every function returns an [`ArkAgentResult`] (or a value documented as safe), never
-//!   unwinds into C, and accepts NULL everywhere without crashing.
+//!   unwinds into C, and checks every argument before it acts (a refused call has no
+//!   effect).
+//! - A NULL pointer where one is required — a handle, a string, a callback or an `out`
+//!   pointer — gives `ARK_AGENT_RESULT_NULL_ARGUMENT`; parameters documented "may be
+//!   NULL" are optional, and the `_free` functions ignore NULL.
 //! - Handles are opaque numbers the library checks on every call: a freed, forged or
-//!   wrong-kind handle gives `ARKAGENT_RESULT_INVALID_HANDLE`, never undefined behaviour.
-//! - Strings in are NUL-terminated UTF-8 (`ARKAGENT_RESULT_INVALID_UTF8` otherwise),
+//!   wrong-kind handle gives `ARK_AGENT_RESULT_INVALID_HANDLE`, never undefined
+//!   behaviour; a completion handle that was already finished gives
+//!   `ARK_AGENT_RESULT_ALREADY_COMPLETED`.
+//! - Enumerations and flags coming from C are plain integers, range-checked:
+//!   `ARK_AGENT_RESULT_INVALID_ARGUMENT` otherwise.
+//! - Strings in are NUL-terminated UTF-8 (`ARK_AGENT_RESULT_INVALID_UTF8` otherwise),
 //!   borrowed for the duration of the call. Strings out (`char **out`) are owned by the
 //!   caller and released with [`arkagent_string_free`].
 //! - After an error, [`arkagent_last_error_message`] gives the message on the same thread.
+//! - [`arkagent_shutdown`] stops the library's threads before the library is unloaded.
 
 mod boundary;
 mod callbacks;
@@ -29,7 +38,7 @@ pub use runtime::{
     arkagent_runtime_cancel, arkagent_runtime_close_sub_agents, arkagent_runtime_compress_now, arkagent_runtime_episodes, arkagent_runtime_export_state, arkagent_runtime_free, arkagent_runtime_import_state,
     arkagent_runtime_memory_recall, arkagent_runtime_memory_store, arkagent_runtime_messages, arkagent_runtime_new,
     arkagent_runtime_run, arkagent_runtime_run_decomposed, arkagent_runtime_sub_agents, arkagent_runtime_session_id,
-    arkagent_runtime_subscribe, arkagent_runtime_total_usage, arkagent_runtime_unsubscribe, arkagent_runtime_usages, arkagent_tools_free,
+    arkagent_runtime_subscribe, arkagent_runtime_total_usage, arkagent_runtime_unsubscribe, arkagent_runtime_usages, arkagent_shutdown, arkagent_tools_free,
     arkagent_tools_new, arkagent_tools_register, ArkAgentMemoryTier, ArkAgentRuntime, ArkAgentTools,
 };
 pub use strings::{arkagent_last_error_message, arkagent_log_to_hilog, arkagent_string_free, arkagent_version};

@@ -2,19 +2,17 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use super::boundary::{boundary, FfiError, FfiResult};
-use super::callbacks::{
-    ArkAgentEventCallback, ArkAgentHttpCallback, ArkAgentToolCallback, HostObserver, HostTool, HostTransport, UserData,
-};
+use super::callbacks::{register_host_tool, ArkAgentEventCallback, ArkAgentHttpCallback, ArkAgentToolCallback, HostObserver, HostTransport, UserData};
 use super::codes::ArkAgentResult;
-use super::handles;
+use super::handles::{self, Kind};
 use super::strings::{str_arg, write_out_string};
 use super::workers::{workers_arg, ArkAgentWorkers};
 use crate::runtime::{AgentRuntime, AgentRuntimeConfig, Subscription};
 use crate::subagent::DelegationConfig;
-use crate::tools::{ToolDefinition, ToolRegistry};
+use crate::tools::ToolRegistry;
 
 /// Opaque: a set of host tools, built before the runtime. Owned by the caller; free with
 /// [`arkagent_tools_free`] (a runtime keeps its own copy, so freeing after
@@ -34,19 +32,26 @@ struct RuntimeHandle {
     subscriptions: Mutex<HashMap<u64, Subscription>>,
 }
 
-fn executor() -> FfiResult<&'static tokio::runtime::Runtime> {
-    static EXECUTOR: OnceLock<Option<tokio::runtime::Runtime>> = OnceLock::new();
-    EXECUTOR
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .thread_name("arkagent")
-                .enable_time()
-                .build()
-                .ok()
-        })
-        .as_ref()
-        .ok_or_else(|| FfiError::new(ArkAgentResult::Internal, "could not start the executor"))
+/// The library's executor: two worker threads named "arkagent", started by the first
+/// blocking call and stopped by [`arkagent_shutdown`]. Each blocking call holds an `Arc`,
+/// so shutdown can tell whether a call is still using it.
+static EXECUTOR: Mutex<Option<Arc<tokio::runtime::Runtime>>> = Mutex::new(None);
+
+fn executor() -> FfiResult<Arc<tokio::runtime::Runtime>> {
+    let internal = |m: &str| FfiError::new(ArkAgentResult::Internal, m.to_owned());
+    let mut slot = EXECUTOR.lock().map_err(|_| internal("the executor lock was poisoned"))?;
+    if let Some(executor) = slot.as_ref() {
+        return Ok(Arc::clone(executor));
+    }
+    let executor = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("arkagent")
+        .enable_time()
+        .build()
+        .map_err(|e| internal(&format!("could not start the executor: {e}")))?;
+    let executor = Arc::new(executor);
+    *slot = Some(Arc::clone(&executor));
+    Ok(executor)
 }
 
 /// Runs `future` to completion on the calling thread (host callbacks run there too).
@@ -55,7 +60,37 @@ fn block_on<F: std::future::Future>(what: &str, future: F) -> FfiResult<F::Outpu
     if tokio::runtime::Handle::try_current().is_ok() {
         return Err(FfiError::new(ArkAgentResult::Reentrant, format!("{what} called from a library callback")));
     }
-    Ok(executor()?.block_on(future))
+    let executor = executor()?;
+    Ok(executor.block_on(future))
+}
+
+/// Stops the library's executor threads (named "arkagent") and waits up to one second for
+/// them to exit. Call it before unloading the library (`dlclose`), after every blocking
+/// call (`arkagent_runtime_run`, `_compress_now`, `_run_decomposed`) has returned;
+/// runtimes may stay alive. The next blocking call starts the threads again.
+/// Returns `ARK_AGENT_RESULT_RUN_IN_PROGRESS` (and stops nothing) while a blocking call
+/// is running on any thread, `ARK_AGENT_RESULT_REENTRANT` from inside a library callback,
+/// `ARK_AGENT_RESULT_OK` otherwise (also when no thread was started). Any thread.
+#[no_mangle]
+pub extern "C" fn arkagent_shutdown() -> ArkAgentResult {
+    boundary(|| {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(FfiError::new(ArkAgentResult::Reentrant, "arkagent_shutdown called from a library callback"));
+        }
+        let mut slot = EXECUTOR.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "the executor lock was poisoned"))?;
+        let Some(executor) = slot.take() else { return Ok(()) };
+        match Arc::try_unwrap(executor) {
+            Ok(executor) => {
+                drop(slot);
+                executor.shutdown_timeout(std::time::Duration::from_secs(1));
+                Ok(())
+            }
+            Err(shared) => {
+                *slot = Some(shared);
+                Err(FfiError::new(ArkAgentResult::RunInProgress, "a blocking call is still running on the executor"))
+            }
+        }
+    })
 }
 
 /// Serializes `value` into `*out` (NULL `out` is an error).
@@ -72,13 +107,13 @@ fn null(what: &str) -> FfiError {
     FfiError::new(ArkAgentResult::NullArgument, format!("{what} is NULL"))
 }
 
-fn write_handle<H>(out: *mut *mut H, handle: *mut H) -> FfiResult<()> {
+/// Checks an out-pointer before anything is created for it.
+fn out_arg<T>(out: *mut T, what: &str) -> FfiResult<*mut T> {
     if out.is_null() {
-        return Err(null("out"));
+        Err(null(what))
+    } else {
+        Ok(out)
     }
-    // SAFETY: checked non-NULL; the caller passes a writable pointer.
-    unsafe { *out = handle };
-    Ok(())
 }
 
 /// Creates an empty tool set in `*out`.
@@ -87,7 +122,12 @@ fn write_handle<H>(out: *mut *mut H, handle: *mut H) -> FfiResult<()> {
 /// `out` valid for one pointer write.
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_tools_new(out: *mut *mut ArkAgentTools) -> ArkAgentResult {
-    boundary(|| write_handle(out, handles::insert(Arc::new(Mutex::new(ToolRegistry::new())))))
+    boundary(|| {
+        let out = out_arg(out, "out")?;
+        // SAFETY: checked non-NULL; the caller passes a writable pointer.
+        unsafe { *out = handles::insert(Kind::Tools, Arc::new(Mutex::new(ToolRegistry::new()))) };
+        Ok(())
+    })
 }
 
 /// Registers a host tool. `definition_json`: `{"name","description","parameters":{JSON
@@ -104,7 +144,7 @@ pub unsafe extern "C" fn arkagent_tools_register(
     userdata: *mut c_void,
 ) -> ArkAgentResult {
     boundary(|| {
-        let registry: Arc<Mutex<ToolRegistry>> = handles::get(tools)?;
+        let registry: Arc<Mutex<ToolRegistry>> = handles::get(Kind::Tools, tools)?;
         // SAFETY: forwarded contract.
         let json = unsafe { str_arg(definition_json, "definition_json") }?;
         let mut registry = registry.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
@@ -112,17 +152,10 @@ pub unsafe extern "C" fn arkagent_tools_register(
     })
 }
 
-pub(crate) fn register_host_tool(registry: &mut ToolRegistry, definition_json: &str, callback: ArkAgentToolCallback, userdata: *mut c_void) -> FfiResult<()> {
-    let callback = callback.ok_or_else(|| null("callback"))?;
-    let definition: ToolDefinition = serde_json::from_str(definition_json).map_err(crate::ArkAgentError::from)?;
-    registry.register(definition, Arc::new(HostTool { callback, userdata: UserData(userdata) }))?;
-    Ok(())
-}
-
 /// Frees a tool set. NULL and already-freed handles are ignored.
 #[no_mangle]
 pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
-    let _ = boundary(|| handles::remove::<_, Mutex<ToolRegistry>>(tools).map(drop));
+    let _ = boundary(|| handles::remove::<_, Mutex<ToolRegistry>>(Kind::Tools, tools).map(drop));
 }
 
 /// Creates a runtime in `*out`. `config_json`: `{"model":{"base_url","api_key","model",
@@ -132,6 +165,14 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 /// "summarizer_max_input_tokens"?},"delegation"?:{"policy"?:{"max_depth"?,
 /// "max_delegations_per_run"?,"max_concurrent_children"?,"parent_context_message_count"?},
 /// "allow_clone"?,"child_token_budget"?,"role_whitelists"?:{"role":["tool",…]|null}}}`.
+/// Inside `"model"`: `"retry"?:{"max_attempts"?,"initial_backoff_ms"?,"max_backoff_ms"?}`
+/// (defaults 3 attempts in total, 500 ms, 8000 ms; exponential backoff with full jitter,
+/// only rate-limit, 5xx, timeout and transport failures are retried) and
+/// `"request_timeout_ms"?` (default 60000 per attempt, the whole body included; 0 = no
+/// limit; a timed-out call ends the run with `ARK_AGENT_RESULT_LLM_TIMEOUT`), the same
+/// settings as the JS `ModelConfig`'s `retry` and `requestTimeoutMs`; also
+/// `"extra_headers"?:[["name","value"],…]`. Unknown keys give
+/// `ARK_AGENT_RESULT_INVALID_JSON`.
 /// `tools` and `workers` may be NULL; workers enable delegation with
 /// the default policy when the config has no `"delegation"`. `http` sends requests
 /// (see [`ArkAgentHttpCallback`]); `http_userdata` must stay valid until the runtime is
@@ -149,15 +190,14 @@ pub unsafe extern "C" fn arkagent_runtime_new(
     out: *mut *mut ArkAgentRuntime,
 ) -> ArkAgentResult {
     boundary(|| {
+        // Every argument is checked before anything is built or registered.
         // SAFETY: forwarded contract.
         let json = unsafe { str_arg(config_json, "config_json") }?;
         let http = http.ok_or_else(|| null("http callback"))?;
-        let registry = if tools.is_null() {
-            ToolRegistry::new()
-        } else {
-            let shared: Arc<Mutex<ToolRegistry>> = handles::get(tools)?;
-            let guard = shared.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
-            guard.clone()
+        let out = out_arg(out, "out")?;
+        let registry = match handles::check_optional::<_, Mutex<ToolRegistry>>(Kind::Tools, tools)? {
+            None => ToolRegistry::new(),
+            Some(shared) => shared.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?.clone(),
         };
         let mut config = AgentRuntimeConfig::from_json(json, registry)?;
         let workers = workers_arg(workers)?;
@@ -170,7 +210,9 @@ pub unsafe extern "C" fn arkagent_runtime_new(
         let transport = Arc::new(HostTransport { callback: http, userdata: UserData(http_userdata) });
         let runtime = AgentRuntime::new(config, transport)?;
         let handle = RuntimeHandle { runtime, subscriptions: Mutex::default() };
-        write_handle(out, handles::insert(Arc::new(handle)))
+        // SAFETY: checked non-NULL above; the caller passes a writable pointer.
+        unsafe { *out = handles::insert(Kind::Runtime, Arc::new(handle)) };
+        Ok(())
     })
 }
 
@@ -179,20 +221,20 @@ pub unsafe extern "C" fn arkagent_runtime_new(
 #[no_mangle]
 pub extern "C" fn arkagent_runtime_free(runtime: *mut ArkAgentRuntime) {
     let _ = boundary(|| {
-        let handle = handles::remove::<_, RuntimeHandle>(runtime)?;
+        let handle = handles::remove::<_, RuntimeHandle>(Kind::Runtime, runtime)?;
         handle.runtime.cancel();
         Ok(())
     });
 }
 
 fn runtime_handle(runtime: *const ArkAgentRuntime) -> FfiResult<Arc<RuntimeHandle>> {
-    handles::get(runtime)
+    handles::get(Kind::Runtime, runtime)
 }
 
 /// Runs one user turn to the end, blocking the calling thread; callbacks are invoked on
 /// this thread. On success `*out_outcome_json` (if `out_outcome_json` is not NULL) gets
 /// `{"run_id","status":"completed"|"cancelled"|"max_iterations","final_text","iterations"}`.
-/// Must not be called from inside a library callback (`ARKAGENT_RESULT_REENTRANT`).
+/// Must not be called from inside a library callback (`ARK_AGENT_RESULT_REENTRANT`).
 ///
 /// # Safety
 /// `input` a NUL-terminated string; `out_outcome_json` NULL or valid for one write.
@@ -244,6 +286,7 @@ pub unsafe extern "C" fn arkagent_runtime_compress_now(runtime: *mut ArkAgentRun
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_runtime_episodes(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
+        let out = out_arg(out, "out")?;
         let episodes = runtime_handle(runtime)?.runtime.episodic_memories();
         // SAFETY: forwarded contract.
         unsafe { write_out_json(out, &episodes) }
@@ -259,6 +302,7 @@ pub unsafe extern "C" fn arkagent_runtime_episodes(runtime: *mut ArkAgentRuntime
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_runtime_total_usage(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
+        let out = out_arg(out, "out")?;
         let totals = runtime_handle(runtime)?.runtime.total_usage();
         // SAFETY: forwarded contract.
         unsafe { write_out_json(out, &totals) }
@@ -274,6 +318,7 @@ pub unsafe extern "C" fn arkagent_runtime_total_usage(runtime: *mut ArkAgentRunt
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_runtime_sub_agents(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
+        let out = out_arg(out, "out")?;
         let registry = runtime_handle(runtime)?.runtime.sub_agent_registry();
         let json = match registry {
             Some(r) => serde_json::json!({"active": r.active(), "history": r.history(), "stats": r.stats()}),
@@ -308,7 +353,8 @@ pub unsafe extern "C" fn arkagent_runtime_close_sub_agents(runtime: *mut ArkAgen
 /// ISO-7: runs `tasks_json` (`[{"assignee","task_description","role"?,"context"?}]`)
 /// through delegation in parallel batches of `max_concurrency` (0 = 3), blocking like
 /// `arkagent_runtime_run`. `*out_results_json` gets one `{"content","is_error",
-/// "error_code"?,"metadata"?}` per task, in input order.
+/// "error_code"?,"metadata"?}` per task, in input order. `out_results_json` must not be
+/// NULL (`ARK_AGENT_RESULT_NULL_ARGUMENT`, checked before any task starts).
 ///
 /// # Safety
 /// `tasks_json` a NUL-terminated string; `out_results_json` valid for one write.
@@ -324,6 +370,7 @@ pub unsafe extern "C" fn arkagent_runtime_run_decomposed(
         // SAFETY: forwarded contract.
         let json = unsafe { str_arg(tasks_json, "tasks_json") }?;
         let tasks: Vec<crate::subagent::DecomposedTask> = serde_json::from_str(json).map_err(crate::ArkAgentError::from)?;
+        let out_results_json = out_arg(out_results_json, "out_results_json")?;
         let concurrency = if max_concurrency == 0 { crate::subagent::DEFAULT_DECOMPOSE_CONCURRENCY } else { max_concurrency };
         let results = block_on("arkagent_runtime_run_decomposed", handle.runtime.run_decomposed(&tasks, concurrency))??;
         // SAFETY: forwarded contract.
@@ -331,19 +378,22 @@ pub unsafe extern "C" fn arkagent_runtime_run_decomposed(
     })
 }
 
-/// Stores `entry_json` under `id` in this runtime's memory namespace (MEM-4).
+/// Stores `entry_json` under `id` in this runtime's memory namespace (MEM-4). `tier` is
+/// an `ArkAgentMemoryTier` value as a plain integer (0 working, 1 short-term; anything
+/// else gives `ARK_AGENT_RESULT_INVALID_ARGUMENT`).
 ///
 /// # Safety
 /// `id` and `entry_json` NUL-terminated strings.
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_runtime_memory_store(
     runtime: *mut ArkAgentRuntime,
-    tier: ArkAgentMemoryTier,
+    tier: i32,
     id: *const c_char,
     entry_json: *const c_char,
 ) -> ArkAgentResult {
     boundary(|| {
         let handle = runtime_handle(runtime)?;
+        let tier = ArkAgentMemoryTier::from_c(tier)?;
         // SAFETY: forwarded contract.
         let (id, json) = unsafe { (str_arg(id, "id")?, str_arg(entry_json, "entry_json")?) };
         let entry: serde_json::Value = serde_json::from_str(json).map_err(crate::ArkAgentError::from)?;
@@ -353,27 +403,31 @@ pub unsafe extern "C" fn arkagent_runtime_memory_store(
 }
 
 /// Reads `id` from this runtime's memory namespace into `*out_json` (`null` when absent).
+/// `tier` as for [`arkagent_runtime_memory_store`].
 ///
 /// # Safety
 /// `id` a NUL-terminated string; `out_json` valid for one write.
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_runtime_memory_recall(
     runtime: *mut ArkAgentRuntime,
-    tier: ArkAgentMemoryTier,
+    tier: i32,
     id: *const c_char,
     out_json: *mut *mut c_char,
 ) -> ArkAgentResult {
     boundary(|| {
         let handle = runtime_handle(runtime)?;
+        let tier = ArkAgentMemoryTier::from_c(tier)?;
         // SAFETY: forwarded contract.
         let id = unsafe { str_arg(id, "id") }?;
+        let out_json = out_arg(out_json, "out_json")?;
         let entry = handle.runtime.working_memory().recall(tier.into(), id).unwrap_or(serde_json::Value::Null);
         // SAFETY: forwarded contract.
         unsafe { write_out_string(out_json, entry.to_string()) }
     })
 }
 
-/// Which namespaced memory (MEM-4).
+/// Which namespaced memory (MEM-4). Functions take the value as a plain `int32_t`; any
+/// other number gives `ARK_AGENT_RESULT_INVALID_ARGUMENT`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArkAgentMemoryTier {
@@ -381,6 +435,16 @@ pub enum ArkAgentMemoryTier {
     Working = 0,
     /// Facts worth keeping for the session.
     ShortTerm = 1,
+}
+
+impl ArkAgentMemoryTier {
+    fn from_c(value: i32) -> FfiResult<Self> {
+        match value {
+            0 => Ok(Self::Working),
+            1 => Ok(Self::ShortTerm),
+            other => Err(FfiError::new(ArkAgentResult::InvalidArgument, format!("tier {other} is not an ArkAgentMemoryTier (0 or 1)"))),
+        }
+    }
 }
 
 impl From<ArkAgentMemoryTier> for crate::memory::MemoryTier {
@@ -409,14 +473,15 @@ pub extern "C" fn arkagent_runtime_cancel(runtime: *mut ArkAgentRuntime) -> ArkA
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_runtime_export_state(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
+        let out = out_arg(out, "out")?;
         let json = runtime_handle(runtime)?.runtime.export_state()?;
         // SAFETY: forwarded contract.
         unsafe { write_out_string(out, json) }
     })
 }
 
-/// Replaces the state with an exported one (validated: `ARKAGENT_RESULT_INVALID_JSON`,
-/// `ARKAGENT_RESULT_INVALID_STATE`; the old state is kept on error).
+/// Replaces the state with an exported one (validated: `ARK_AGENT_RESULT_INVALID_JSON`,
+/// `ARK_AGENT_RESULT_INVALID_STATE`; the old state is kept on error).
 ///
 /// # Safety
 /// `state_json` a NUL-terminated string.
@@ -437,6 +502,7 @@ pub unsafe extern "C" fn arkagent_runtime_import_state(runtime: *mut ArkAgentRun
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_runtime_messages(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
+        let out = out_arg(out, "out")?;
         let messages = runtime_handle(runtime)?.runtime.messages();
         // SAFETY: forwarded contract.
         unsafe { write_out_json(out, &messages) }
@@ -450,6 +516,7 @@ pub unsafe extern "C" fn arkagent_runtime_messages(runtime: *mut ArkAgentRuntime
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_runtime_usages(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
+        let out = out_arg(out, "out")?;
         let usages = runtime_handle(runtime)?.runtime.usages();
         // SAFETY: forwarded contract.
         unsafe { write_out_json(out, &usages) }
@@ -463,6 +530,7 @@ pub unsafe extern "C" fn arkagent_runtime_usages(runtime: *mut ArkAgentRuntime, 
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_runtime_session_id(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
+        let out = out_arg(out, "out")?;
         let id = runtime_handle(runtime)?.runtime.session_id();
         // SAFETY: forwarded contract.
         unsafe { write_out_string(out, id) }
@@ -500,7 +568,7 @@ pub unsafe extern "C" fn arkagent_runtime_subscribe(
     })
 }
 
-/// Stops a subscription. Unknown ids give `ARKAGENT_RESULT_INVALID_HANDLE`.
+/// Stops a subscription. Unknown ids give `ARK_AGENT_RESULT_INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn arkagent_runtime_unsubscribe(runtime: *mut ArkAgentRuntime, subscription_id: u64) -> ArkAgentResult {
     boundary(|| {
@@ -514,4 +582,99 @@ pub extern "C" fn arkagent_runtime_unsubscribe(runtime: *mut ArkAgentRuntime, su
             None => Err(FfiError::new(ArkAgentResult::InvalidHandle, "unknown subscription id")),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::ffi::callbacks::{arkagent_http_fail, ArkAgentHttpCompletion};
+    use crate::ffi::workers::arkagent_workers_new;
+
+    const CONFIG: &std::ffi::CStr =
+        c"{\"model\":{\"base_url\":\"http://x/v1\",\"api_key\":\"k\",\"model\":\"m\",\"retry\":{\"max_attempts\":1}},\"delegation\":{\"allow_clone\":true}}";
+
+    /// These tests create runtimes; the handle count in the first one must not see the others'.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    /// Counts requests in `*userdata` (an `AtomicUsize`) and fails each at once.
+    unsafe extern "C" fn failing_http(userdata: *mut c_void, _request: *const c_char, completion: *mut ArkAgentHttpCompletion) {
+        // SAFETY: the tests pass a live AtomicUsize.
+        unsafe { (*userdata.cast::<AtomicUsize>()).fetch_add(1, Ordering::SeqCst) };
+        // SAFETY: a static string.
+        unsafe { arkagent_http_fail(completion, 0, c"offline".as_ptr()) };
+    }
+
+    #[test]
+    fn ffi_5_refused_constructors_register_nothing() {
+        let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let calls = AtomicUsize::new(0);
+        let ud = std::ptr::from_ref(&calls).cast_mut().cast::<c_void>();
+        let before = [Kind::Runtime, Kind::Tools, Kind::Workers].map(handles::live_count);
+        for _ in 0..50 {
+            // SAFETY: valid strings; NULL out pointers are the point.
+            unsafe {
+                assert_eq!(arkagent_runtime_new(CONFIG.as_ptr(), std::ptr::null(), std::ptr::null(), Some(failing_http), ud, std::ptr::null_mut()), ArkAgentResult::NullArgument);
+                assert_eq!(arkagent_tools_new(std::ptr::null_mut()), ArkAgentResult::NullArgument);
+                assert_eq!(arkagent_workers_new(std::ptr::null_mut()), ArkAgentResult::NullArgument);
+            }
+        }
+        assert_eq!([Kind::Runtime, Kind::Tools, Kind::Workers].map(handles::live_count), before, "a refused call left a handle behind");
+    }
+
+    #[test]
+    fn ffi_5_run_decomposed_refuses_a_null_out_before_sending_anything() {
+        let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let calls = AtomicUsize::new(0);
+        let ud = std::ptr::from_ref(&calls).cast_mut().cast::<c_void>();
+        let mut rt: *mut ArkAgentRuntime = std::ptr::null_mut();
+        let tasks = c"[{\"assignee\":\"clone\",\"task_description\":\"look it up\"}]";
+        // SAFETY: valid strings and out pointers.
+        unsafe {
+            assert_eq!(arkagent_runtime_new(CONFIG.as_ptr(), std::ptr::null(), std::ptr::null(), Some(failing_http), ud, &mut rt), ArkAgentResult::Ok);
+            assert_eq!(arkagent_runtime_run_decomposed(rt, tasks.as_ptr(), 0, std::ptr::null_mut()), ArkAgentResult::NullArgument);
+            assert_eq!(calls.load(Ordering::SeqCst), 0, "no request may be sent by a refused call");
+            let mut subs: *mut c_char = std::ptr::null_mut();
+            assert_eq!(arkagent_runtime_sub_agents(rt, &mut subs), ArkAgentResult::Ok);
+            let json = std::ffi::CStr::from_ptr(subs).to_str().unwrap().to_owned();
+            crate::ffi::arkagent_string_free(subs);
+            assert!(json.contains("\"history\":[]") && json.contains("\"active\":[]"), "no child recorded: {json}");
+            // The same call with an out pointer does run the task (so the check above is real).
+            let mut out: *mut c_char = std::ptr::null_mut();
+            assert_eq!(arkagent_runtime_run_decomposed(rt, tasks.as_ptr(), 0, &mut out), ArkAgentResult::Ok);
+            assert!(calls.load(Ordering::SeqCst) > 0);
+            crate::ffi::arkagent_string_free(out);
+            arkagent_runtime_free(rt);
+        }
+    }
+
+    #[test]
+    fn ffi_5_enum_arguments_out_of_range_are_refused() {
+        let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let calls = AtomicUsize::new(0);
+        let ud = std::ptr::from_ref(&calls).cast_mut().cast::<c_void>();
+        let mut rt: *mut ArkAgentRuntime = std::ptr::null_mut();
+        // SAFETY: valid strings and out pointers.
+        unsafe {
+            assert_eq!(arkagent_runtime_new(CONFIG.as_ptr(), std::ptr::null(), std::ptr::null(), Some(failing_http), ud, &mut rt), ArkAgentResult::Ok);
+            for tier in [2, 7, 9, -1, i32::MAX, i32::MIN] {
+                assert_eq!(arkagent_runtime_memory_store(rt, tier, c"k".as_ptr(), c"1".as_ptr()), ArkAgentResult::InvalidArgument, "tier {tier}");
+                let mut out: *mut c_char = std::ptr::null_mut();
+                assert_eq!(arkagent_runtime_memory_recall(rt, tier, c"k".as_ptr(), &mut out), ArkAgentResult::InvalidArgument);
+                assert!(out.is_null());
+            }
+            // Tier 1 stored nothing under another tier's name.
+            assert_eq!(arkagent_runtime_memory_store(rt, 1, c"k".as_ptr(), c"\"short\"".as_ptr()), ArkAgentResult::Ok);
+            for (tier, want) in [(0, "null"), (1, "\"short\"")] {
+                let mut out: *mut c_char = std::ptr::null_mut();
+                assert_eq!(arkagent_runtime_memory_recall(rt, tier, c"k".as_ptr(), &mut out), ArkAgentResult::Ok);
+                assert_eq!(std::ffi::CStr::from_ptr(out).to_str().unwrap(), want);
+                crate::ffi::arkagent_string_free(out);
+            }
+            arkagent_runtime_free(rt);
+        }
+    }
 }

@@ -90,8 +90,8 @@ pub extern "C" fn arkagent_version() -> *const c_char {
 
 /// Routes the library's `tracing` output to HiLog (domain 0xA6A0, tag "arkagent") at
 /// `max_level` (0 error, 1 warn, 2 info, 3 debug, 4 trace) and above. Returns true when
-/// installed; false off OpenHarmony or when the process already has a global subscriber.
-/// Call once, early, from any thread.
+/// installed; false for a `max_level` above 4, off OpenHarmony, or when the process
+/// already has a global subscriber. Call once, early, from any thread.
 #[no_mangle]
 pub extern "C" fn arkagent_log_to_hilog(max_level: u32) -> bool {
     let level = match max_level {
@@ -99,7 +99,8 @@ pub extern "C" fn arkagent_log_to_hilog(max_level: u32) -> bool {
         1 => tracing::Level::WARN,
         2 => tracing::Level::INFO,
         3 => tracing::Level::DEBUG,
-        _ => tracing::Level::TRACE,
+        4 => tracing::Level::TRACE,
+        _ => return false,
     };
     std::panic::catch_unwind(|| crate::hilog::install(level)).unwrap_or(false)
 }

@@ -5,15 +5,13 @@ use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
 use super::boundary::{boundary, FfiError, FfiResult};
-use super::callbacks::UserData;
+use super::callbacks::{register_host_tool, ArkAgentToolCallback, UserData};
 use super::codes::ArkAgentResult;
-use super::handles;
-use super::runtime::register_host_tool;
+use super::handles::{self, Kind};
 use super::strings::str_arg;
 use crate::error::ArkAgentError;
 use crate::runtime::AgentRuntimeConfig;
 use crate::subagent::{SubAgentDefinition, SubAgentFactory};
-use super::callbacks::ArkAgentToolCallback;
 
 /// Opaque: the named workers a runtime may delegate to. Owned by the caller; free with
 /// [`arkagent_workers_free`] (a runtime keeps its own copy).
@@ -31,13 +29,14 @@ pub struct ArkAgentWorkerBuilder {
 /// Builds one worker when the model delegates to `worker_name`. Called on the thread
 /// running `arkagent_runtime_run`, synchronously. Configure the worker through `builder`
 /// ([`arkagent_worker_configure`], [`arkagent_worker_register_tool`]) and return
-/// `ARKAGENT_RESULT_OK`; any other result fails that delegation with
-/// `subagent_factory_failed`. `worker_name` and `builder` are valid only during the call.
+/// `ARK_AGENT_RESULT_OK` (0) as a plain integer; any other number fails that delegation
+/// with `subagent_factory_failed`. `worker_name` and `builder` are valid only during the
+/// call.
 pub type ArkAgentWorkerFactory =
-    Option<unsafe extern "C" fn(userdata: *mut c_void, worker_name: *const c_char, builder: *mut ArkAgentWorkerBuilder) -> ArkAgentResult>;
+    Option<unsafe extern "C" fn(userdata: *mut c_void, worker_name: *const c_char, builder: *mut ArkAgentWorkerBuilder) -> i32>;
 
 struct HostWorkerFactory {
-    callback: unsafe extern "C" fn(*mut c_void, *const c_char, *mut ArkAgentWorkerBuilder) -> ArkAgentResult,
+    callback: unsafe extern "C" fn(*mut c_void, *const c_char, *mut ArkAgentWorkerBuilder) -> i32,
     userdata: UserData,
     name: std::ffi::CString,
 }
@@ -46,13 +45,13 @@ struct HostWorkerFactory {
 impl SubAgentFactory for HostWorkerFactory {
     async fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError> {
         let cell = Arc::new(Mutex::new(Some(parent.clone())));
-        let builder = handles::insert::<ArkAgentWorkerBuilder, _>(Arc::clone(&cell));
+        let builder = handles::insert::<ArkAgentWorkerBuilder, _>(Kind::WorkerBuilder, Arc::clone(&cell));
         // SAFETY: the host registered this callback and promised userdata stays valid.
         let result = unsafe { (self.callback)(self.userdata.0, self.name.as_ptr(), builder) };
-        let _ = handles::remove::<_, Mutex<Option<AgentRuntimeConfig>>>(builder);
+        let _ = handles::remove::<_, Mutex<Option<AgentRuntimeConfig>>>(Kind::WorkerBuilder, builder);
         let config = cell.lock().ok().and_then(|mut c| c.take());
         match (result, config) {
-            (ArkAgentResult::Ok, Some(config)) => Ok(config),
+            (0, Some(config)) => Ok(config),
             _ => Err(ArkAgentError::config("subagent_factory_failed", "the host's worker factory failed")),
         }
     }
@@ -68,16 +67,16 @@ pub unsafe extern "C" fn arkagent_workers_new(out: *mut *mut ArkAgentWorkers) ->
         if out.is_null() {
             return Err(FfiError::new(ArkAgentResult::NullArgument, "out is NULL"));
         }
-        let handle = handles::insert(Arc::new(Mutex::new(Vec::<SubAgentDefinition>::new())));
+        let handle = handles::insert(Kind::Workers, Arc::new(Mutex::new(Vec::<SubAgentDefinition>::new())));
         // SAFETY: checked non-NULL.
         unsafe { *out = handle };
         Ok(())
     })
 }
 
-/// Adds a named worker. Errors: `ARKAGENT_RESULT_SUBAGENT_NAME_EMPTY`,
-/// `ARKAGENT_RESULT_SUBAGENT_NAME_RESERVED` ("clone" in any case),
-/// `ARKAGENT_RESULT_SUBAGENT_NAME_DUPLICATE`. `userdata` must stay valid until every
+/// Adds a named worker. Errors: `ARK_AGENT_RESULT_SUBAGENT_NAME_EMPTY`,
+/// `ARK_AGENT_RESULT_SUBAGENT_NAME_RESERVED` ("clone" in any case),
+/// `ARK_AGENT_RESULT_SUBAGENT_NAME_DUPLICATE`. `userdata` must stay valid until every
 /// runtime created with these workers is freed.
 ///
 /// # Safety
@@ -91,7 +90,7 @@ pub unsafe extern "C" fn arkagent_workers_add(
     userdata: *mut c_void,
 ) -> ArkAgentResult {
     boundary(|| {
-        let set: Arc<Mutex<Vec<SubAgentDefinition>>> = handles::get(workers)?;
+        let set: Arc<Mutex<Vec<SubAgentDefinition>>> = handles::get(Kind::Workers, workers)?;
         // SAFETY: forwarded contract.
         let (name, description) = unsafe { (str_arg(name, "name")?, str_arg(description, "description")?) };
         let callback = factory.ok_or_else(|| FfiError::new(ArkAgentResult::NullArgument, "factory is NULL"))?;
@@ -110,27 +109,27 @@ pub unsafe extern "C" fn arkagent_workers_add(
 /// Frees a worker set. NULL and already-freed handles are ignored.
 #[no_mangle]
 pub extern "C" fn arkagent_workers_free(workers: *mut ArkAgentWorkers) {
-    let _ = boundary(|| handles::remove::<_, Mutex<Vec<SubAgentDefinition>>>(workers).map(drop));
+    let _ = boundary(|| handles::remove::<_, Mutex<Vec<SubAgentDefinition>>>(Kind::Workers, workers).map(drop));
 }
 
 pub(crate) fn workers_arg(workers: *const ArkAgentWorkers) -> FfiResult<Vec<SubAgentDefinition>> {
     if workers.is_null() {
         return Ok(Vec::new());
     }
-    let set: Arc<Mutex<Vec<SubAgentDefinition>>> = handles::get(workers)?;
+    let set: Arc<Mutex<Vec<SubAgentDefinition>>> = handles::get(Kind::Workers, workers)?;
     let guard = set.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
     Ok(guard.clone())
 }
 
 fn with_builder(builder: *mut ArkAgentWorkerBuilder, f: impl FnOnce(&mut AgentRuntimeConfig) -> FfiResult<()>) -> FfiResult<()> {
-    let cell: Arc<Mutex<Option<AgentRuntimeConfig>>> = handles::get(builder)?;
+    let cell: Arc<Mutex<Option<AgentRuntimeConfig>>> = handles::get(Kind::WorkerBuilder, builder)?;
     let mut guard = cell.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
     let config = guard.as_mut().ok_or_else(|| FfiError::new(ArkAgentResult::InvalidHandle, "the worker builder is finished"))?;
     f(config)
 }
 
 /// Applies `{"system_prompt"?,"max_iterations"?,"max_parallel_tools"?,"model"?,
-/// "temperature"?,"max_tokens"?}` to the worker.
+/// "temperature"?,"max_tokens"?}` to the worker; on error the worker is unchanged.
 ///
 /// # Safety
 /// `overrides_json` a NUL-terminated string.
@@ -139,7 +138,13 @@ pub unsafe extern "C" fn arkagent_worker_configure(builder: *mut ArkAgentWorkerB
     boundary(|| {
         // SAFETY: forwarded contract.
         let json = unsafe { str_arg(overrides_json, "overrides_json") }?;
-        with_builder(builder, |config| Ok(config.apply_overrides_json(json)?))
+        with_builder(builder, |config| {
+            // Applied to a copy: a rejected override leaves the worker as it was.
+            let mut next = config.clone();
+            next.apply_overrides_json(json)?;
+            *config = next;
+            Ok(())
+        })
     })
 }
 

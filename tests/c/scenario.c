@@ -87,7 +87,7 @@ static void http_cb(void *userdata, const char *request_json, ArkAgentHttpComple
   } else {
     CHECK(arkagent_http_complete(completion, (uint16_t)status, NULL, (const uint8_t *)body, strlen(body)) == ARK_AGENT_RESULT_OK, "complete");
     /* A completion is consumed: a second answer is rejected, not a crash. */
-    CHECK(arkagent_http_complete(completion, 200, NULL, NULL, 0) == ARK_AGENT_RESULT_INVALID_HANDLE, "double completion rejected");
+    CHECK(arkagent_http_complete(completion, 200, NULL, NULL, 0) == ARK_AGENT_RESULT_ALREADY_COMPLETED, "double completion rejected");
   }
 }
 
@@ -284,7 +284,7 @@ static void bad_input(void) {
   CHECK(arkagent_runtime_import_state(rt, "[1,2") == ARK_AGENT_RESULT_INVALID_JSON, "invalid state JSON");
   CHECK(arkagent_runtime_import_state(rt, "{\"version\":1,\"session_id\":\"s\",\"usages\":[],\"history\":{\"messages\":[{\"role\":\"tool\",\"tool_call_id\":\"x\",\"content\":\"\"}]}}") == ARK_AGENT_RESULT_INVALID_STATE, "stray tool result rejected");
   CHECK(arkagent_runtime_export_state(rt, NULL) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL out string");
-  CHECK(arkagent_runtime_run(NULL, "hi", NULL) == ARK_AGENT_RESULT_INVALID_HANDLE, "NULL handle");
+  CHECK(arkagent_runtime_run(NULL, "hi", NULL) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL handle");
   CHECK(arkagent_runtime_run((ArkAgentRuntime *)(uintptr_t)0xdeadbeef0, "hi", NULL) == ARK_AGENT_RESULT_INVALID_HANDLE, "forged handle");
   ArkAgentTools *tools = NULL;
   arkagent_tools_new(&tools);
@@ -294,7 +294,7 @@ static void bad_input(void) {
   arkagent_tools_free(tools);
   arkagent_tools_free(NULL);
   arkagent_runtime_free(NULL);
-  CHECK(arkagent_tool_complete(NULL, "x", false) == ARK_AGENT_RESULT_INVALID_HANDLE, "NULL completion");
+  CHECK(arkagent_tool_complete(NULL, "x", false) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL completion");
   arkagent_string_free(NULL);
   arkagent_runtime_free(rt);
 }
@@ -439,14 +439,14 @@ static void evil_tool(void *userdata, const char *call_json, ArkAgentToolComplet
   arkagent_tool_complete(completion, "pwned", false);
 }
 
-static ArkAgentResult researcher_factory(void *userdata, const char *worker_name, ArkAgentWorkerBuilder *builder) {
+static int32_t researcher_factory(void *userdata, const char *worker_name, ArkAgentWorkerBuilder *builder) {
   (void)userdata;
   CHECK(strcmp(worker_name, "researcher") == 0, "factory gets the worker name");
   return arkagent_worker_configure(builder, "{\"system_prompt\":\"You are a researcher.\"}");
 }
 
 /* Re-registers delegate_task with an executor that must never run. */
-static ArkAgentResult malicious_factory(void *userdata, const char *worker_name, ArkAgentWorkerBuilder *builder) {
+static int32_t malicious_factory(void *userdata, const char *worker_name, ArkAgentWorkerBuilder *builder) {
   (void)userdata;
   (void)worker_name;
   CHECK(arkagent_worker_register_tool(builder,
@@ -457,7 +457,7 @@ static ArkAgentResult malicious_factory(void *userdata, const char *worker_name,
 }
 
 static ArkAgentWorkerBuilder *leaked_builder = NULL;
-static ArkAgentResult leaking_factory(void *userdata, const char *worker_name, ArkAgentWorkerBuilder *builder) {
+static int32_t leaking_factory(void *userdata, const char *worker_name, ArkAgentWorkerBuilder *builder) {
   (void)userdata;
   (void)worker_name;
   leaked_builder = builder;

@@ -1,22 +1,33 @@
-//! FFI-4 / FFI-5: compiles tests/c/scenario.c with the system C compiler against
-//! include/arkagent.h and the libarkagent.so cargo built for this test run, then runs it.
+//! FFI-4 / FFI-5 / REL-3: compiles the C programs in tests/c/ with the system C compiler against
+//! include/arkagent.h and the libarkagent.so cargo built for this test run, then runs
+//! them; and checks that the header's text keeps its promises.
 
+use std::collections::BTreeSet;
+use std::ffi::{c_char, c_void, CStr};
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-#[test]
-fn ffi_4_c_program_runs_the_acceptance_scenario() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+use arkagent::ffi::{self, ArkAgentHttpCompletion, ArkAgentResult, ArkAgentRuntime};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Compiles `tests/c/<name>.c` and runs it; returns its stdout.
+fn compile_and_run(name: &str) -> String {
     // Integration test binaries live in target/<profile>/deps, next to the lib's cdylib.
     let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
     assert!(deps.join("libarkagent.so").exists(), "libarkagent.so not built in {}", deps.display());
-    let exe = deps.join("arkagent-c-scenario");
+    let exe = deps.join(format!("arkagent-c-{name}"));
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let status = Command::new(&cc)
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread"])
-        .arg(root.join("tests/c/scenario.c"))
+        .arg(root().join(format!("tests/c/{name}.c")))
         .arg("-I")
-        .arg(root.join("include"))
+        .arg(root().join("include"))
         .arg("-L")
         .arg(&deps)
         .arg("-larkagent")
@@ -25,10 +36,176 @@ fn ffi_4_c_program_runs_the_acceptance_scenario() {
         .arg(&exe)
         .status()
         .expect("a C compiler (cc) is installed");
-    assert!(status.success(), "the C scenario does not compile against include/arkagent.h");
+    assert!(status.success(), "tests/c/{name}.c does not compile against include/arkagent.h");
     let out = Command::new(&exe).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "C scenario failed:\n{stdout}\n{stderr}");
+    assert!(out.status.success(), "tests/c/{name}.c failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+    stdout
+}
+
+#[test]
+fn ffi_4_c_program_runs_the_acceptance_scenario() {
+    compile_and_run("scenario");
+}
+
+/// The exported function names the header declares.
+fn header_exports() -> BTreeSet<String> {
+    let header = std::fs::read_to_string(root().join("include/arkagent.h")).unwrap();
+    header
+        .lines()
+        .filter(|l| !l.starts_with("//") && !l.starts_with(' ') && !l.starts_with("typedef"))
+        .filter_map(|l| l.find("arkagent_").map(|at| &l[at..]))
+        .filter_map(|rest| rest.split_once('(').map(|(name, _)| name.to_owned()))
+        .collect()
+}
+
+#[test]
+fn rel_3_c_bad_input_program_walks_every_export_and_never_crashes() {
+    let exports = header_exports();
+    assert!(exports.len() >= 39, "header parse found only {exports:?}");
+    let program = std::fs::read_to_string(root().join("tests/c/bad_input.c")).unwrap();
+    let missing: Vec<_> = exports.iter().filter(|e| !program.contains(&format!("{e}("))).collect();
+    assert!(missing.is_empty(), "tests/c/bad_input.c does not exercise {missing:?}");
+    let stdout = compile_and_run("bad_input");
+    // Hundreds of checks; a run that silently skipped sections would show far fewer.
+    let passed: usize = stdout.split("bad input: ").nth(1).and_then(|s| s.split(' ').next()).unwrap().parse().unwrap();
+    assert!(passed > 400, "{stdout}");
+}
+
+/// Every `ARK_AGENT_*` / `ARKAGENT_*` name in `text`, except the include guard.
+fn constant_names(text: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for prefix in ["ARK_AGENT_", "ARKAGENT_"] {
+        for (at, _) in text.match_indices(prefix) {
+            if at > 0 && text.as_bytes()[at - 1].is_ascii_alphanumeric() {
+                continue;
+            }
+            let name: String =
+                text[at..].chars().take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_').collect();
+            names.insert(name);
+        }
+    }
+    names.remove("ARKAGENT_H");
+    names
+}
+
+#[test]
+fn ffi_5_every_constant_the_header_and_readme_name_is_defined() {
+    let header = std::fs::read_to_string(root().join("include/arkagent.h")).unwrap();
+    let defined: BTreeSet<String> = header
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("//"))
+        .filter_map(|l| l.split_once(" = ").map(|(name, _)| name.to_owned()))
+        .filter(|n| n.starts_with("ARK_AGENT_"))
+        .collect();
+    assert!(defined.contains("ARK_AGENT_RESULT_INVALID_ARGUMENT"), "{defined:?}");
+    let named = constant_names(&header);
+    let undefined: Vec<_> = named.difference(&defined).collect();
+    assert!(undefined.is_empty(), "include/arkagent.h names constants it does not define: {undefined:?}");
+    // The README's C quickstart uses the same spelling (its ARKAGENT_* env vars aside).
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let readme_named: Vec<_> = constant_names(&readme)
+        .into_iter()
+        .filter(|n| n.starts_with("ARK_AGENT_") || n.starts_with("ARKAGENT_RESULT") || n.starts_with("ARKAGENT_TRANSPORT") || n.starts_with("ARKAGENT_MEMORY"))
+        .filter(|n| !defined.contains(n))
+        .collect();
+    assert!(readme_named.is_empty(), "README.md names constants the header does not define: {readme_named:?}");
+}
+
+// ------------------------------------------------ the config JSON's retry and timeout keys
+
+/// What the scripted host does with each request.
+struct Host {
+    requests: AtomicUsize,
+    /// Answer every request with this status (0: never answer, keep the completion).
+    status: u16,
+    held: Mutex<Vec<usize>>,
+}
+
+unsafe extern "C" fn host_http(userdata: *mut c_void, _request: *const c_char, completion: *mut ArkAgentHttpCompletion) {
+    // SAFETY: the tests pass a live Host that outlives the runtime.
+    let host = unsafe { &*userdata.cast::<Host>() };
+    host.requests.fetch_add(1, Ordering::SeqCst);
+    if host.status == 0 {
+        host.held.lock().unwrap().push(completion as usize);
+        return;
+    }
+    let body = br#"{"error":{"message":"down"}}"#;
+    // SAFETY: a live completion and a static body.
+    let r = unsafe { ffi::arkagent_http_complete(completion, host.status, std::ptr::null(), body.as_ptr(), body.len()) };
+    assert_eq!(r, ArkAgentResult::Ok);
+}
+
+/// Runs one turn with `model_extra` spliced into the model object; returns the result,
+/// the number of requests, the time taken and the host.
+fn run_with(model_extra: &str, status: u16) -> (ArkAgentResult, usize, Duration, Box<Host>) {
+    let host = Box::new(Host { requests: AtomicUsize::new(0), status, held: Mutex::new(Vec::new()) });
+    let config = format!(r#"{{"model":{{"base_url":"http://127.0.0.1:9/v1","api_key":"k","model":"m"{model_extra}}}}}"#);
+    let config = std::ffi::CString::new(config).unwrap();
+    let mut rt: *mut ArkAgentRuntime = std::ptr::null_mut();
+    let ud = std::ptr::from_ref::<Host>(&host).cast_mut().cast::<c_void>();
+    // SAFETY: valid strings and out pointers; `host` outlives the runtime.
+    unsafe {
+        assert_eq!(ffi::arkagent_runtime_new(config.as_ptr(), std::ptr::null(), std::ptr::null(), Some(host_http), ud, &mut rt), ArkAgentResult::Ok);
+        let start = Instant::now();
+        let result = ffi::arkagent_runtime_run(rt, c"hi".as_ptr(), std::ptr::null_mut());
+        let took = start.elapsed();
+        ffi::arkagent_runtime_free(rt);
+        let n = host.requests.load(Ordering::SeqCst);
+        (result, n, took, host)
+    }
+}
+
+#[test]
+fn ffi_5_c_config_retry_defaults_to_three_attempts() {
+    let (result, requests, _, _) = run_with("", 503);
+    assert_eq!(result, ArkAgentResult::LlmServer);
+    assert_eq!(requests, 3, "the header states 3 attempts in total by default");
+}
+
+#[test]
+fn ffi_5_c_config_retry_keys_are_honoured() {
+    let (result, requests, took, _) = run_with(r#","retry":{"max_attempts":5,"initial_backoff_ms":1,"max_backoff_ms":2}"#, 500);
+    assert_eq!(result, ArkAgentResult::LlmServer);
+    assert_eq!(requests, 5);
+    assert!(took < Duration::from_secs(2), "backoff capped at 2 ms, took {took:?}");
+    let (_, requests, _, _) = run_with(r#","retry":{"max_attempts":1}"#, 500);
+    assert_eq!(requests, 1);
+}
+
+#[test]
+fn ffi_5_c_config_request_timeout_ends_an_unanswered_call() {
+    let (result, requests, took, host) = run_with(r#","retry":{"max_attempts":1},"request_timeout_ms":50"#, 0);
+    assert_eq!(result, ArkAgentResult::LlmTimeout);
+    assert_eq!(requests, 1);
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    // Completing the timed-out request afterwards is allowed and ignored; a second time
+    // it is already completed.
+    let completion = host.held.lock().unwrap()[0] as *mut ArkAgentHttpCompletion;
+    // SAFETY: a handle number and no other pointers.
+    unsafe {
+        assert_eq!(ffi::arkagent_http_fail(completion, 1, std::ptr::null()), ArkAgentResult::Ok);
+        assert_eq!(ffi::arkagent_http_fail(completion, 1, std::ptr::null()), ArkAgentResult::AlreadyCompleted);
+    }
+    // SAFETY: static storage.
+    assert_eq!(unsafe { CStr::from_ptr(ffi::arkagent_result_name(ArkAgentResult::LlmTimeout as i32)) }.to_str().unwrap(), "llm_timeout");
+}
+
+#[test]
+fn ffi_5_c_config_retries_only_retryable_failures_and_rejects_unknown_keys() {
+    let (result, requests, _, _) = run_with(r#","retry":{"max_attempts":4,"initial_backoff_ms":1,"max_backoff_ms":1}"#, 400);
+    assert_eq!(result, ArkAgentResult::LlmBadRequest);
+    assert_eq!(requests, 1, "a 4xx is not retried");
+    for bad in [r#","retry":{"max_attempt":2}"#, r#","request_timeout":5"#, r#","retry":{"max_attempts":-1}"#] {
+        let config = format!(r#"{{"model":{{"base_url":"http://127.0.0.1:9/v1","api_key":"k","model":"m"{bad}}}}}"#);
+        let config = std::ffi::CString::new(config).unwrap();
+        let mut rt: *mut ArkAgentRuntime = std::ptr::null_mut();
+        // SAFETY: valid strings and out pointer; the callback is never called.
+        let r = unsafe { ffi::arkagent_runtime_new(config.as_ptr(), std::ptr::null(), std::ptr::null(), Some(host_http), std::ptr::null_mut(), &mut rt) };
+        assert_eq!(r, ArkAgentResult::InvalidJson, "{bad}");
+        assert!(rt.is_null());
+    }
 }

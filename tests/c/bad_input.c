@@ -1,0 +1,664 @@
+/*
+ * FFI-5 / REL-3: every export in include/arkagent.h fed bad input — NULL for each pointer,
+ * invalid UTF-8, invalid JSON, out-of-range integers, freed, forged and wrong-kind
+ * handles, racing completions from many threads, completion after free — must answer
+ * with its documented result code and never crash, leak or act before refusing.
+ * Built and run by tests/it/c_abi.rs (which also checks that every export in the header
+ * is named here) and by scripts/test-c-asan.sh under AddressSanitizer and valgrind.
+ * Prints "N passed, M failed" and exits non-zero on any failure.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "arkagent.h"
+
+static int passed = 0, failed = 0;
+static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define CHECK(cond, what)                                                                          \
+  do {                                                                                             \
+    int ok_ = (cond);                                                                              \
+    pthread_mutex_lock(&count_lock);                                                               \
+    if (ok_) {                                                                                     \
+      passed++;                                                                                    \
+    } else {                                                                                       \
+      failed++;                                                                                    \
+      char err_[512];                                                                              \
+      arkagent_last_error_message(err_, sizeof err_);                                              \
+      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, what, err_);        \
+    }                                                                                              \
+    pthread_mutex_unlock(&count_lock);                                                             \
+  } while (0)
+
+/* `call` must give `code`; prints both names otherwise. */
+#define EXPECT(call, code)                                                                         \
+  do {                                                                                             \
+    int got_ = (int)(call);                                                                        \
+    if (got_ != (int)(code)) {                                                                     \
+      char what_[512];                                                                             \
+      snprintf(what_, sizeof what_, "%s gave %s, expected %s", #call, arkagent_result_name(got_),  \
+               arkagent_result_name((int)(code)));                                                 \
+      CHECK(0, what_);                                                                             \
+    } else {                                                                                       \
+      CHECK(1, #call);                                                                             \
+    }                                                                                              \
+  } while (0)
+
+#define OK ARK_AGENT_RESULT_OK
+#define NULL_ARG ARK_AGENT_RESULT_NULL_ARGUMENT
+#define BAD_UTF8 ARK_AGENT_RESULT_INVALID_UTF8
+#define BAD_JSON ARK_AGENT_RESULT_INVALID_JSON
+#define BAD_HANDLE ARK_AGENT_RESULT_INVALID_HANDLE
+#define BAD_ARG ARK_AGENT_RESULT_INVALID_ARGUMENT
+#define DONE ARK_AGENT_RESULT_ALREADY_COMPLETED
+
+static const char BAD_UTF8_STR[] = {'a', (char)0xff, (char)0xfe, 'b', 0};
+static const char *NOT_JSON = "{not json";
+
+/* Numbers that were never handed out, and one that is not even aligned. */
+#define FORGED(T) ((T *)(uintptr_t)0xdeadbeef0)
+#define FORGED2(T) ((T *)(uintptr_t)0x10)
+#define FORGED3(T) ((T *)(uintptr_t)UINTPTR_MAX)
+
+static const int32_t BAD_ENUMS[] = {-1, 2, 7, 9, 42, INT32_MAX, INT32_MIN};
+#define N_BAD_ENUMS (sizeof BAD_ENUMS / sizeof BAD_ENUMS[0])
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* Threads of this process named "arkagent" (the library's executor). */
+static int executor_threads(void) {
+  DIR *dir = opendir("/proc/self/task");
+  if (dir == NULL) return -1;
+  int n = 0;
+  struct dirent *entry;
+  while ((entry = readdir(dir)) != NULL) {
+    if (entry->d_name[0] == '.') continue;
+    char path[300], name[64] = {0};
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", entry->d_name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) continue;
+    /* Exactly "arkagent": this program's own name also starts with it. */
+    if (fgets(name, sizeof name, f) != NULL && strcmp(name, "arkagent\n") == 0) n++;
+    fclose(f);
+  }
+  closedir(dir);
+  return n;
+}
+
+/* Waits up to 3 s for the executor thread count to be zero (`want_zero`) or not: a new
+ * thread takes its name a moment after it starts, and a busy machine stretches that. */
+static int executor_threads_settle(int want_zero) {
+  for (int i = 0; i < 300; i++) {
+    int n = executor_threads();
+    if (want_zero ? n == 0 : n > 0) return n;
+    sleep_ms(10);
+  }
+  return executor_threads();
+}
+
+/* ------------------------------------------------------------- the scripted model */
+
+#define API_KEY "sk-bad-input-1234"
+static const char *CONFIG =
+    "{\"model\":{\"base_url\":\"http://127.0.0.1:9/v1\",\"api_key\":\"" API_KEY "\",\"model\":\"m\","
+    "\"retry\":{\"max_attempts\":1,\"initial_backoff_ms\":1,\"max_backoff_ms\":1},\"request_timeout_ms\":20000},"
+    "\"delegation\":{\"allow_clone\":true}}";
+
+static const char *FINAL_REPLY =
+    "{\"id\":\"c1\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+    "\"message\":{\"role\":\"assistant\",\"content\":\"Fine.\"},\"finish_reason\":\"stop\"}],"
+    "\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":2,\"total_tokens\":12}}";
+
+static const char *TOOL_REPLY =
+    "{\"id\":\"c2\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+    "\"message\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":["
+    "{\"id\":\"call_a\",\"type\":\"function\",\"function\":{\"name\":\"probe\",\"arguments\":\"{}\"}}]},"
+    "\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":2,\"total_tokens\":12}}";
+
+static const char *PROBE_DEF = "{\"name\":\"probe\",\"description\":\"d\",\"parameters\":{\"type\":\"object\"}}";
+
+enum Mode {
+  ANSWER,        /* complete at once with FINAL_REPLY */
+  ABUSE,         /* every bad completion call first, then a good one */
+  RACE,          /* 8 threads race complete/fail */
+  HOLD,          /* keep the completion; a thread frees the runtime, then completes late */
+  TOOL_ONCE,     /* first request asks for the probe tool, later ones answer */
+};
+
+typedef struct {
+  enum Mode mode;
+  int requests;
+  ArkAgentRuntime *runtime;
+  ArkAgentHttpCompletion *held;
+  int race_winner_failed; /* RACE: 1 when a fail won */
+} Model;
+
+static void good_complete(ArkAgentHttpCompletion *c, const char *body) {
+  EXPECT(arkagent_http_complete(c, 200, NULL, (const uint8_t *)body, strlen(body)), OK);
+}
+
+/* Every bad call on a live HTTP completion; none may finish it. */
+static void abuse_http_completion(ArkAgentHttpCompletion *c) {
+  const uint8_t *body = (const uint8_t *)FINAL_REPLY;
+  size_t len = strlen(FINAL_REPLY);
+  EXPECT(arkagent_http_complete(NULL, 200, NULL, body, len), NULL_ARG);
+  EXPECT(arkagent_http_complete(FORGED(ArkAgentHttpCompletion), 200, NULL, body, len), BAD_HANDLE);
+  EXPECT(arkagent_http_complete(FORGED2(ArkAgentHttpCompletion), 200, NULL, body, len), BAD_HANDLE);
+  EXPECT(arkagent_http_complete(FORGED3(ArkAgentHttpCompletion), 200, NULL, body, len), BAD_HANDLE);
+  EXPECT(arkagent_http_complete(c, 0, NULL, body, len), BAD_ARG);
+  EXPECT(arkagent_http_complete(c, 99, NULL, body, len), BAD_ARG);
+  EXPECT(arkagent_http_complete(c, 600, NULL, body, len), BAD_ARG);
+  EXPECT(arkagent_http_complete(c, UINT16_MAX, NULL, body, len), BAD_ARG);
+  EXPECT(arkagent_http_complete(c, 200, NOT_JSON, body, len), BAD_JSON);
+  EXPECT(arkagent_http_complete(c, 200, "{\"name\":1}", body, len), BAD_JSON);
+  EXPECT(arkagent_http_complete(c, 200, BAD_UTF8_STR, body, len), BAD_UTF8);
+  EXPECT(arkagent_http_complete(c, 200, NULL, NULL, 5), NULL_ARG);
+  EXPECT(arkagent_http_stream_begin(NULL, 200, NULL), NULL_ARG);
+  EXPECT(arkagent_http_stream_begin(c, 0, NULL), BAD_ARG);
+  EXPECT(arkagent_http_stream_begin(c, 200, NOT_JSON), BAD_JSON);
+  EXPECT(arkagent_http_stream_begin(c, 200, BAD_UTF8_STR), BAD_UTF8);
+  EXPECT(arkagent_http_stream_begin(FORGED(ArkAgentHttpCompletion), 200, NULL), BAD_HANDLE);
+  EXPECT(arkagent_http_stream_chunk(c, body, 3), ARK_AGENT_RESULT_STREAM_NOT_STARTED);
+  EXPECT(arkagent_http_stream_chunk(NULL, body, 3), NULL_ARG);
+  EXPECT(arkagent_http_stream_chunk(c, NULL, 3), NULL_ARG);
+  EXPECT(arkagent_http_stream_chunk(FORGED(ArkAgentHttpCompletion), body, 3), BAD_HANDLE);
+  EXPECT(arkagent_http_stream_end(c, NULL), ARK_AGENT_RESULT_STREAM_NOT_STARTED);
+  EXPECT(arkagent_http_stream_end(NULL, NULL), NULL_ARG);
+  EXPECT(arkagent_http_stream_end(c, BAD_UTF8_STR), BAD_UTF8);
+  EXPECT(arkagent_http_stream_end(FORGED(ArkAgentHttpCompletion), NULL), BAD_HANDLE);
+  for (size_t i = 0; i < N_BAD_ENUMS; i++) EXPECT(arkagent_http_fail(c, BAD_ENUMS[i], "x"), BAD_ARG);
+  EXPECT(arkagent_http_fail(NULL, ARK_AGENT_TRANSPORT_ERROR_NETWORK, "x"), NULL_ARG);
+  EXPECT(arkagent_http_fail(c, ARK_AGENT_TRANSPORT_ERROR_NETWORK, BAD_UTF8_STR), BAD_UTF8);
+  EXPECT(arkagent_http_fail(FORGED(ArkAgentHttpCompletion), ARK_AGENT_TRANSPORT_ERROR_NETWORK, "x"), BAD_HANDLE);
+  /* Wrong kind: an HTTP completion is not a tool completion. */
+  EXPECT(arkagent_tool_complete((ArkAgentToolCompletion *)c, "x", 0), BAD_HANDLE);
+  /* From inside a callback, blocking calls are refused. */
+  EXPECT(arkagent_shutdown(), ARK_AGENT_RESULT_REENTRANT);
+}
+
+typedef struct {
+  ArkAgentHttpCompletion *http;
+  ArkAgentToolCompletion *tool;
+  int index;
+  pthread_barrier_t *start;
+  int result;
+} Racer;
+
+static void *race_one(void *arg) {
+  Racer *r = arg;
+  pthread_barrier_wait(r->start);
+  if (r->http != NULL) {
+    if (r->index % 2 == 0)
+      r->result = arkagent_http_complete(r->http, 200, NULL, (const uint8_t *)FINAL_REPLY, strlen(FINAL_REPLY));
+    else
+      r->result = arkagent_http_fail(r->http, ARK_AGENT_TRANSPORT_ERROR_NETWORK, "racer");
+  } else {
+    r->result = arkagent_tool_complete(r->tool, "racer", r->index % 2);
+  }
+  return NULL;
+}
+
+#define RACERS 8
+/* Races RACERS threads on one completion; returns the index of the only winner (-1 if none or many). */
+static int race(ArkAgentHttpCompletion *http, ArkAgentToolCompletion *tool) {
+  pthread_t threads[RACERS];
+  Racer racers[RACERS];
+  pthread_barrier_t start;
+  pthread_barrier_init(&start, NULL, RACERS);
+  for (int i = 0; i < RACERS; i++) {
+    racers[i] = (Racer){http, tool, i, &start, -1};
+    pthread_create(&threads[i], NULL, race_one, &racers[i]);
+  }
+  int winner = -1, wins = 0;
+  for (int i = 0; i < RACERS; i++) {
+    pthread_join(threads[i], NULL);
+    if (racers[i].result == OK) {
+      winner = i;
+      wins++;
+    } else {
+      CHECK(racers[i].result == DONE, "a racing loser gets ALREADY_COMPLETED");
+    }
+  }
+  pthread_barrier_destroy(&start);
+  CHECK(wins == 1, "exactly one racing completion wins");
+  return wins == 1 ? winner : -1;
+}
+
+static void *free_runtime_later(void *arg) {
+  Model *m = arg;
+  sleep_ms(30);
+  /* A blocking call is running (the run waits for the held request). */
+  EXPECT(arkagent_shutdown(), ARK_AGENT_RESULT_RUN_IN_PROGRESS);
+  arkagent_runtime_free(m->runtime);
+  return NULL;
+}
+
+static pthread_t freer;
+
+static void http_cb(void *userdata, const char *request_json, ArkAgentHttpCompletion *completion) {
+  Model *m = userdata;
+  int i = m->requests++;
+  CHECK(request_json != NULL && strstr(request_json, "/chat/completions") != NULL, "request JSON");
+  switch (m->mode) {
+    case ANSWER:
+      good_complete(completion, FINAL_REPLY);
+      break;
+    case ABUSE:
+      abuse_http_completion(completion);
+      good_complete(completion, FINAL_REPLY);
+      EXPECT(arkagent_http_complete(completion, 200, NULL, NULL, 0), DONE);
+      EXPECT(arkagent_http_fail(completion, ARK_AGENT_TRANSPORT_ERROR_TIMEOUT, NULL), DONE);
+      EXPECT(arkagent_http_stream_begin(completion, 200, NULL), DONE);
+      EXPECT(arkagent_http_stream_chunk(completion, (const uint8_t *)"x", 1), DONE);
+      EXPECT(arkagent_http_stream_end(completion, NULL), DONE);
+      break;
+    case RACE: {
+      int winner = race(completion, NULL);
+      m->race_winner_failed = winner >= 0 && winner % 2 == 1;
+      EXPECT(arkagent_http_complete(completion, 200, NULL, NULL, 0), DONE);
+      break;
+    }
+    case HOLD:
+      m->held = completion;
+      pthread_create(&freer, NULL, free_runtime_later, m);
+      break;
+    case TOOL_ONCE:
+      good_complete(completion, i == 0 ? TOOL_REPLY : FINAL_REPLY);
+      break;
+  }
+}
+
+/* ------------------------------------------------------------- tools */
+
+typedef struct {
+  int calls;
+  int race;
+} Probe;
+
+static void probe_cb(void *userdata, const char *call_json, ArkAgentToolCompletion *completion) {
+  Probe *p = userdata;
+  p->calls++;
+  CHECK(call_json != NULL && strstr(call_json, "\"name\":\"probe\"") != NULL, "tool call JSON");
+  EXPECT(arkagent_tool_complete(NULL, "x", 0), NULL_ARG);
+  EXPECT(arkagent_tool_complete(completion, NULL, 0), NULL_ARG);
+  EXPECT(arkagent_tool_complete(completion, BAD_UTF8_STR, 0), BAD_UTF8);
+  EXPECT(arkagent_tool_complete(completion, "x", 2), BAD_ARG);
+  EXPECT(arkagent_tool_complete(completion, "x", -1), BAD_ARG);
+  EXPECT(arkagent_tool_complete(FORGED(ArkAgentToolCompletion), "x", 0), BAD_HANDLE);
+  EXPECT(arkagent_http_complete((ArkAgentHttpCompletion *)completion, 200, NULL, NULL, 0), BAD_HANDLE);
+  if (p->race) {
+    race(NULL, completion);
+  } else {
+    EXPECT(arkagent_tool_complete(completion, "probed", 0), OK);
+  }
+  EXPECT(arkagent_tool_complete(completion, "again", 0), DONE);
+}
+
+static void tools_checks(void) {
+  ArkAgentTools *tools = NULL, *freed = NULL;
+  Probe probe = {0, 0};
+  EXPECT(arkagent_tools_new(NULL), NULL_ARG);
+  EXPECT(arkagent_tools_new(&tools), OK);
+  EXPECT(arkagent_tools_new(&freed), OK);
+  arkagent_tools_free(freed);
+  EXPECT(arkagent_tools_register(NULL, PROBE_DEF, probe_cb, &probe), NULL_ARG);
+  EXPECT(arkagent_tools_register(tools, NULL, probe_cb, &probe), NULL_ARG);
+  EXPECT(arkagent_tools_register(tools, PROBE_DEF, NULL, &probe), NULL_ARG);
+  EXPECT(arkagent_tools_register(tools, BAD_UTF8_STR, probe_cb, &probe), BAD_UTF8);
+  EXPECT(arkagent_tools_register(tools, NOT_JSON, probe_cb, &probe), BAD_JSON);
+  EXPECT(arkagent_tools_register(tools, "{\"name\":\"x\"}", probe_cb, &probe), BAD_JSON);
+  EXPECT(arkagent_tools_register(tools, "{\"name\":\"bad name!\",\"description\":\"d\",\"parameters\":{\"type\":\"object\"}}", probe_cb, &probe),
+         ARK_AGENT_RESULT_INVALID_TOOL);
+  EXPECT(arkagent_tools_register(tools, "{\"name\":\"p\",\"description\":\"d\",\"parameters\":[1]}", probe_cb, &probe),
+         ARK_AGENT_RESULT_INVALID_TOOL);
+  EXPECT(arkagent_tools_register(freed, PROBE_DEF, probe_cb, &probe), BAD_HANDLE);
+  EXPECT(arkagent_tools_register(FORGED(ArkAgentTools), PROBE_DEF, probe_cb, &probe), BAD_HANDLE);
+  EXPECT(arkagent_tools_register(FORGED2(ArkAgentTools), PROBE_DEF, probe_cb, &probe), BAD_HANDLE);
+  ArkAgentWorkers *workers = NULL;
+  EXPECT(arkagent_workers_new(&workers), OK);
+  EXPECT(arkagent_tools_register((ArkAgentTools *)workers, PROBE_DEF, probe_cb, &probe), BAD_HANDLE);
+  arkagent_workers_free(workers);
+  EXPECT(arkagent_tools_register(tools, PROBE_DEF, probe_cb, &probe), OK);
+  /* The refused registrations left nothing behind: the name is free the first time only. */
+  EXPECT(arkagent_tools_register(tools, PROBE_DEF, probe_cb, &probe), ARK_AGENT_RESULT_INVALID_TOOL);
+  arkagent_tools_free(tools);
+  arkagent_tools_free(tools); /* freed twice: ignored */
+  arkagent_tools_free(NULL);
+  arkagent_tools_free(FORGED(ArkAgentTools));
+  arkagent_tools_free(FORGED3(ArkAgentTools));
+}
+
+/* ------------------------------------------------------------- workers */
+
+static ArkAgentWorkerBuilder *stale_builder = NULL;
+
+static int32_t checking_factory(void *userdata, const char *worker_name, ArkAgentWorkerBuilder *builder) {
+  (void)userdata;
+  CHECK(worker_name != NULL && strcmp(worker_name, "w") == 0, "factory gets the worker name");
+  stale_builder = builder;
+  EXPECT(arkagent_worker_configure(NULL, "{}"), NULL_ARG);
+  EXPECT(arkagent_worker_configure(builder, NULL), NULL_ARG);
+  EXPECT(arkagent_worker_configure(builder, BAD_UTF8_STR), BAD_UTF8);
+  EXPECT(arkagent_worker_configure(builder, NOT_JSON), BAD_JSON);
+  EXPECT(arkagent_worker_configure(builder, "{\"max_iterations\":0}"), ARK_AGENT_RESULT_INVALID_CONFIG);
+  EXPECT(arkagent_worker_configure(FORGED(ArkAgentWorkerBuilder), "{}"), BAD_HANDLE);
+  EXPECT(arkagent_worker_register_tool(NULL, PROBE_DEF, probe_cb, NULL), NULL_ARG);
+  EXPECT(arkagent_worker_register_tool(builder, NULL, probe_cb, NULL), NULL_ARG);
+  EXPECT(arkagent_worker_register_tool(builder, PROBE_DEF, NULL, NULL), NULL_ARG);
+  EXPECT(arkagent_worker_register_tool(builder, BAD_UTF8_STR, probe_cb, NULL), BAD_UTF8);
+  EXPECT(arkagent_worker_register_tool(builder, NOT_JSON, probe_cb, NULL), BAD_JSON);
+  EXPECT(arkagent_worker_register_tool(FORGED(ArkAgentWorkerBuilder), PROBE_DEF, probe_cb, NULL), BAD_HANDLE);
+  EXPECT(arkagent_worker_configure(builder, "{\"system_prompt\":\"You check.\"}"), OK);
+  return OK;
+}
+
+/* Returns a number that is no result code at all: the delegation fails, nothing crashes. */
+static int32_t garbage_factory(void *userdata, const char *worker_name, ArkAgentWorkerBuilder *builder) {
+  (void)userdata;
+  (void)worker_name;
+  (void)builder;
+  return 12345;
+}
+
+static void workers_checks(void) {
+  ArkAgentWorkers *workers = NULL, *freed = NULL;
+  EXPECT(arkagent_workers_new(NULL), NULL_ARG);
+  EXPECT(arkagent_workers_new(&workers), OK);
+  EXPECT(arkagent_workers_new(&freed), OK);
+  arkagent_workers_free(freed);
+  EXPECT(arkagent_workers_add(NULL, "w", "d", checking_factory, NULL), NULL_ARG);
+  EXPECT(arkagent_workers_add(workers, NULL, "d", checking_factory, NULL), NULL_ARG);
+  EXPECT(arkagent_workers_add(workers, "w", NULL, checking_factory, NULL), NULL_ARG);
+  EXPECT(arkagent_workers_add(workers, "w", "d", NULL, NULL), NULL_ARG);
+  EXPECT(arkagent_workers_add(workers, BAD_UTF8_STR, "d", checking_factory, NULL), BAD_UTF8);
+  EXPECT(arkagent_workers_add(workers, "w", BAD_UTF8_STR, checking_factory, NULL), BAD_UTF8);
+  EXPECT(arkagent_workers_add(workers, "", "d", checking_factory, NULL), ARK_AGENT_RESULT_SUBAGENT_NAME_EMPTY);
+  EXPECT(arkagent_workers_add(workers, "CLONE", "d", checking_factory, NULL), ARK_AGENT_RESULT_SUBAGENT_NAME_RESERVED);
+  EXPECT(arkagent_workers_add(freed, "w", "d", checking_factory, NULL), BAD_HANDLE);
+  EXPECT(arkagent_workers_add(FORGED(ArkAgentWorkers), "w", "d", checking_factory, NULL), BAD_HANDLE);
+  EXPECT(arkagent_workers_add(workers, "w", "d", checking_factory, NULL), OK);
+  EXPECT(arkagent_workers_add(workers, "w", "d", checking_factory, NULL), ARK_AGENT_RESULT_SUBAGENT_NAME_DUPLICATE);
+  EXPECT(arkagent_workers_add(workers, "junk", "d", garbage_factory, NULL), OK);
+
+  /* Runtime construction: every argument refused before anything is built. */
+  Model model = {ANSWER, 0, NULL, NULL, 0};
+  ArkAgentRuntime *const sentinel = FORGED(ArkAgentRuntime);
+  ArkAgentRuntime *rt = sentinel;
+  ArkAgentTools *tools = NULL;
+  EXPECT(arkagent_tools_new(&tools), OK);
+  EXPECT(arkagent_runtime_new(NULL, NULL, NULL, http_cb, &model, &rt), NULL_ARG);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, NULL, &model, &rt), NULL_ARG);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &model, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_new(BAD_UTF8_STR, NULL, NULL, http_cb, &model, &rt), BAD_UTF8);
+  EXPECT(arkagent_runtime_new(NOT_JSON, NULL, NULL, http_cb, &model, &rt), BAD_JSON);
+  EXPECT(arkagent_runtime_new("{\"model\":{\"base_url\":\"u\",\"api_key\":\"k\",\"model\":\"m\",\"retry\":{\"max_attempts\":-1}}}", NULL, NULL, http_cb, &model, &rt), BAD_JSON);
+  EXPECT(arkagent_runtime_new("{\"model\":{\"base_url\":\"u\",\"api_key\":\"k\",\"model\":\"m\",\"request_timeout_ms\":\"soon\"}}", NULL, NULL, http_cb, &model, &rt), BAD_JSON);
+  EXPECT(arkagent_runtime_new("{\"model\":{\"base_url\":\"\",\"api_key\":\"k\",\"model\":\"m\"}}", NULL, NULL, http_cb, &model, &rt), ARK_AGENT_RESULT_INVALID_CONFIG);
+  EXPECT(arkagent_runtime_new(CONFIG, FORGED(ArkAgentTools), NULL, http_cb, &model, &rt), BAD_HANDLE);
+  EXPECT(arkagent_runtime_new(CONFIG, (ArkAgentTools *)workers, NULL, http_cb, &model, &rt), BAD_HANDLE);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, FORGED(ArkAgentWorkers), http_cb, &model, &rt), BAD_HANDLE);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, (ArkAgentWorkers *)tools, http_cb, &model, &rt), BAD_HANDLE);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, freed, http_cb, &model, &rt), BAD_HANDLE);
+  CHECK(rt == sentinel, "a refused runtime_new leaves *out alone");
+
+  EXPECT(arkagent_runtime_new(CONFIG, tools, workers, http_cb, &model, &rt), OK);
+  arkagent_workers_free(workers); /* the runtime keeps its own copy */
+  arkagent_tools_free(tools);
+  char *out = NULL;
+  EXPECT(arkagent_runtime_run_decomposed(rt, "[{\"assignee\":\"w\",\"task_description\":\"check\"},"
+                                             "{\"assignee\":\"junk\",\"task_description\":\"fail\"}]", 2, &out), OK);
+  CHECK(out != NULL && strstr(out, "subagent_factory_failed") != NULL, "a garbage factory result fails that delegation");
+  CHECK(out != NULL && strstr(out, "Fine.") != NULL, "the checked worker ran");
+  arkagent_string_free(out);
+  /* The builder is valid only during the factory call. */
+  EXPECT(arkagent_worker_configure(stale_builder, "{}"), BAD_HANDLE);
+  EXPECT(arkagent_worker_register_tool(stale_builder, PROBE_DEF, probe_cb, NULL), BAD_HANDLE);
+  arkagent_runtime_free(rt);
+  arkagent_workers_free(workers); /* freed twice: ignored */
+  arkagent_workers_free(NULL);
+  arkagent_workers_free(FORGED(ArkAgentWorkers));
+}
+
+/* ------------------------------------------------------------- runtime exports */
+
+static void event_cb(void *userdata, const char *event_json) {
+  (void)userdata;
+  (void)event_json;
+}
+
+/* Every runtime export with a handle that is NULL, forged, freed or of the wrong kind. */
+static void bad_runtime_handle(ArkAgentRuntime *rt, int code) {
+  char *out = NULL;
+  size_t count = 0;
+  uint64_t id = 0;
+  EXPECT(arkagent_runtime_run(rt, "hi", &out), code);
+  EXPECT(arkagent_runtime_compress_now(rt, &out), code);
+  EXPECT(arkagent_runtime_episodes(rt, &out), code);
+  EXPECT(arkagent_runtime_total_usage(rt, &out), code);
+  EXPECT(arkagent_runtime_sub_agents(rt, &out), code);
+  EXPECT(arkagent_runtime_close_sub_agents(rt, &count), code);
+  EXPECT(arkagent_runtime_run_decomposed(rt, "[]", 1, &out), code);
+  EXPECT(arkagent_runtime_memory_store(rt, ARK_AGENT_MEMORY_TIER_WORKING, "k", "1"), code);
+  EXPECT(arkagent_runtime_memory_recall(rt, ARK_AGENT_MEMORY_TIER_WORKING, "k", &out), code);
+  EXPECT(arkagent_runtime_cancel(rt), code);
+  EXPECT(arkagent_runtime_export_state(rt, &out), code);
+  EXPECT(arkagent_runtime_import_state(rt, "{}"), code);
+  EXPECT(arkagent_runtime_messages(rt, &out), code);
+  EXPECT(arkagent_runtime_usages(rt, &out), code);
+  EXPECT(arkagent_runtime_session_id(rt, &out), code);
+  EXPECT(arkagent_runtime_subscribe(rt, event_cb, NULL, &id), code);
+  EXPECT(arkagent_runtime_unsubscribe(rt, 1), code);
+  CHECK(out == NULL && count == 0 && id == 0, "refused calls write no output");
+  arkagent_runtime_free(rt); /* ignored */
+}
+
+static void runtime_checks(void) {
+  Model model = {ANSWER, 0, NULL, NULL, 0};
+  ArkAgentRuntime *rt = NULL, *freed = NULL;
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &model, &freed), OK);
+  arkagent_runtime_free(freed);
+  ArkAgentTools *tools = NULL;
+  EXPECT(arkagent_tools_new(&tools), OK);
+  bad_runtime_handle(NULL, NULL_ARG);
+  bad_runtime_handle(FORGED(ArkAgentRuntime), BAD_HANDLE);
+  bad_runtime_handle(FORGED2(ArkAgentRuntime), BAD_HANDLE);
+  bad_runtime_handle(FORGED3(ArkAgentRuntime), BAD_HANDLE);
+  bad_runtime_handle(freed, BAD_HANDLE);
+  bad_runtime_handle((ArkAgentRuntime *)tools, BAD_HANDLE);
+  arkagent_tools_free(tools);
+
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &model, &rt), OK);
+  /* NULL for each required pointer. */
+  EXPECT(arkagent_runtime_run(rt, NULL, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_episodes(rt, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_total_usage(rt, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_sub_agents(rt, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_run_decomposed(rt, NULL, 1, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_run_decomposed(rt, "[{\"assignee\":\"clone\",\"task_description\":\"t\"}]", 1, NULL), NULL_ARG);
+  CHECK(model.requests == 0, "a refused run_decomposed sends no request");
+  EXPECT(arkagent_runtime_memory_store(rt, ARK_AGENT_MEMORY_TIER_WORKING, NULL, "1"), NULL_ARG);
+  EXPECT(arkagent_runtime_memory_store(rt, ARK_AGENT_MEMORY_TIER_WORKING, "k", NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_memory_recall(rt, ARK_AGENT_MEMORY_TIER_WORKING, NULL, NULL), NULL_ARG);
+  char *out = NULL;
+  EXPECT(arkagent_runtime_memory_recall(rt, ARK_AGENT_MEMORY_TIER_WORKING, NULL, &out), NULL_ARG);
+  EXPECT(arkagent_runtime_memory_recall(rt, ARK_AGENT_MEMORY_TIER_WORKING, "k", NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_export_state(rt, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_import_state(rt, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_messages(rt, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_usages(rt, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_session_id(rt, NULL), NULL_ARG);
+  uint64_t sub = 0;
+  EXPECT(arkagent_runtime_subscribe(rt, NULL, NULL, &sub), NULL_ARG);
+  EXPECT(arkagent_runtime_subscribe(rt, event_cb, NULL, NULL), NULL_ARG);
+  /* Invalid UTF-8 and JSON. */
+  EXPECT(arkagent_runtime_run(rt, BAD_UTF8_STR, NULL), BAD_UTF8);
+  EXPECT(arkagent_runtime_run_decomposed(rt, BAD_UTF8_STR, 1, &out), BAD_UTF8);
+  EXPECT(arkagent_runtime_run_decomposed(rt, NOT_JSON, 1, &out), BAD_JSON);
+  EXPECT(arkagent_runtime_run_decomposed(rt, "{\"assignee\":1}", 1, &out), BAD_JSON);
+  EXPECT(arkagent_runtime_memory_store(rt, ARK_AGENT_MEMORY_TIER_WORKING, BAD_UTF8_STR, "1"), BAD_UTF8);
+  EXPECT(arkagent_runtime_memory_store(rt, ARK_AGENT_MEMORY_TIER_WORKING, "k", BAD_UTF8_STR), BAD_UTF8);
+  EXPECT(arkagent_runtime_memory_store(rt, ARK_AGENT_MEMORY_TIER_WORKING, "k", NOT_JSON), BAD_JSON);
+  EXPECT(arkagent_runtime_memory_recall(rt, ARK_AGENT_MEMORY_TIER_WORKING, BAD_UTF8_STR, &out), BAD_UTF8);
+  EXPECT(arkagent_runtime_import_state(rt, BAD_UTF8_STR), BAD_UTF8);
+  EXPECT(arkagent_runtime_import_state(rt, NOT_JSON), BAD_JSON);
+  EXPECT(arkagent_runtime_import_state(rt, "{\"version\":1,\"session_id\":\"s\",\"usages\":[],\"history\":{\"messages\":[{\"role\":\"tool\",\"tool_call_id\":\"x\",\"content\":\"\"}]}}"),
+         ARK_AGENT_RESULT_INVALID_STATE);
+  /* Out-of-range enumerations. */
+  for (size_t i = 0; i < N_BAD_ENUMS; i++) {
+    EXPECT(arkagent_runtime_memory_store(rt, BAD_ENUMS[i], "k", "1"), BAD_ARG);
+    EXPECT(arkagent_runtime_memory_recall(rt, BAD_ENUMS[i], "k", &out), BAD_ARG);
+  }
+  CHECK(out == NULL, "refused calls write no output");
+  EXPECT(arkagent_runtime_memory_store(rt, ARK_AGENT_MEMORY_TIER_SHORT_TERM, "k", "\"v\""), OK);
+  EXPECT(arkagent_runtime_memory_recall(rt, ARK_AGENT_MEMORY_TIER_WORKING, "k", &out), OK);
+  CHECK(out != NULL && strcmp(out, "null") == 0, "tiers stay apart");
+  arkagent_string_free(out);
+  out = NULL;
+  /* Unknown subscriptions, extreme integers. */
+  EXPECT(arkagent_runtime_unsubscribe(rt, 0), BAD_HANDLE);
+  EXPECT(arkagent_runtime_unsubscribe(rt, UINT64_MAX), BAD_HANDLE);
+  EXPECT(arkagent_runtime_subscribe(rt, event_cb, NULL, &sub), OK);
+  EXPECT(arkagent_runtime_unsubscribe(rt, sub), OK);
+  EXPECT(arkagent_runtime_unsubscribe(rt, sub), BAD_HANDLE);
+  EXPECT(arkagent_runtime_run_decomposed(rt, "[]", SIZE_MAX, &out), OK);
+  CHECK(out != NULL && strcmp(out, "[]") == 0, "no tasks, no results");
+  arkagent_string_free(out);
+  out = NULL;
+  size_t closed = 7;
+  EXPECT(arkagent_runtime_close_sub_agents(rt, NULL), OK);
+  EXPECT(arkagent_runtime_close_sub_agents(rt, &closed), OK);
+  CHECK(closed == 0, "nothing to close");
+  EXPECT(arkagent_runtime_compress_now(rt, NULL), OK);
+  /* Optional outputs may be NULL; a run with a well-behaved host works after all that. */
+  EXPECT(arkagent_runtime_run(rt, "hello", NULL), OK);
+  CHECK(model.requests == 1, "one request for one turn");
+  arkagent_runtime_free(rt);
+  bad_runtime_handle(rt, BAD_HANDLE);
+}
+
+static void completion_checks(void) {
+  /* Every bad completion call, from inside the callback. */
+  Model model = {ABUSE, 0, NULL, NULL, 0};
+  ArkAgentRuntime *rt = NULL;
+  char *out = NULL;
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &model, &rt), OK);
+  EXPECT(arkagent_runtime_run(rt, "hi", &out), OK);
+  CHECK(out != NULL && strstr(out, "Fine.") != NULL, "the good completion after the bad ones is used");
+  arkagent_string_free(out);
+  out = NULL;
+
+  /* Racing HTTP completions from 8 threads: exactly one wins and the run gets its answer. */
+  model.mode = RACE;
+  for (int i = 0; i < 40; i++) {
+    int r = arkagent_runtime_run(rt, "race", &out);
+    if (model.race_winner_failed) {
+      CHECK(r == ARK_AGENT_RESULT_LLM_TRANSPORT, "a winning fail ends the run with LLM_TRANSPORT");
+    } else {
+      CHECK(r == OK && out != NULL && strstr(out, "Fine.") != NULL, "a winning complete answers the run");
+    }
+    arkagent_string_free(out);
+    out = NULL;
+  }
+  arkagent_runtime_free(rt);
+
+  /* Tool completions: bad calls, then 8 racing threads. */
+  ArkAgentTools *tools = NULL;
+  Probe probe = {0, 0};
+  EXPECT(arkagent_tools_new(&tools), OK);
+  EXPECT(arkagent_tools_register(tools, PROBE_DEF, probe_cb, &probe), OK);
+  for (int race_mode = 0; race_mode < 2; race_mode++) {
+    Model tool_model = {TOOL_ONCE, 0, NULL, NULL, 0};
+    probe.race = race_mode;
+    EXPECT(arkagent_runtime_new(CONFIG, tools, NULL, http_cb, &tool_model, &rt), OK);
+    for (int i = 0; i < (race_mode ? 20 : 1); i++) {
+      tool_model.requests = 0;
+      EXPECT(arkagent_runtime_run(rt, "probe it", &out), OK);
+      CHECK(out != NULL && strstr(out, "Fine.") != NULL, "the run finished after the tool");
+      arkagent_string_free(out);
+      out = NULL;
+    }
+    arkagent_runtime_free(rt);
+  }
+  CHECK(probe.calls == 21, "the probe ran once per run");
+  arkagent_tools_free(tools);
+
+  /* Completion after free: the runtime is freed while its request is outstanding. */
+  Model held = {HOLD, 0, NULL, NULL, 0};
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &held, &rt), OK);
+  held.runtime = rt;
+  int r = arkagent_runtime_run(rt, "wait", &out);
+  CHECK(r == OK || r == ARK_AGENT_RESULT_CANCELLED, "a freed runtime's run ends cancelled");
+  arkagent_string_free(out);
+  out = NULL;
+  pthread_join(freer, NULL);
+  CHECK(held.held != NULL, "the request was held");
+  good_complete(held.held, FINAL_REPLY); /* late answer: accepted and ignored */
+  EXPECT(arkagent_http_complete(held.held, 200, NULL, NULL, 0), DONE);
+  EXPECT(arkagent_http_fail(held.held, ARK_AGENT_TRANSPORT_ERROR_NETWORK, NULL), DONE);
+  bad_runtime_handle(rt, BAD_HANDLE);
+}
+
+/* ------------------------------------------------------------- plain functions */
+
+static void plain_checks(void) {
+  const char *version = arkagent_version();
+  CHECK(version != NULL && strlen(version) > 0, "version");
+  static const int32_t odd[] = {-1, 1, 99, 112, 999, 100000, INT32_MAX, INT32_MIN};
+  for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+    CHECK(strcmp(arkagent_result_name(odd[i]), "unknown") == 0, "unknown result numbers are named unknown");
+  CHECK(strcmp(arkagent_result_name(ARK_AGENT_RESULT_INVALID_ARGUMENT), "invalid_argument") == 0, "result name");
+  CHECK(strcmp(arkagent_result_name(ARK_AGENT_RESULT_DELEGATION_NOT_CONFIGURED), "delegation_not_configured") == 0,
+        "delegation_not_configured has its own code");
+  arkagent_string_free(NULL);
+  CHECK(arkagent_log_to_hilog(5) == false, "log level 5 refused");
+  CHECK(arkagent_log_to_hilog(UINT32_MAX) == false, "log level UINT32_MAX refused");
+  /* The last error, into buffers of every awkward size. */
+  EXPECT(arkagent_runtime_run(NULL, "x", NULL), NULL_ARG);
+  size_t len = arkagent_last_error_message(NULL, 0);
+  CHECK(len > 0, "an error leaves a message");
+  CHECK(arkagent_last_error_message(NULL, 100) == len, "NULL buffer: only the length");
+  char one[1] = {'x'};
+  CHECK(arkagent_last_error_message(one, 0) == len && one[0] == 'x', "zero length: nothing written");
+  CHECK(arkagent_last_error_message(one, 1) == len && one[0] == 0, "one byte: just the NUL");
+  char small[5];
+  CHECK(arkagent_last_error_message(small, sizeof small) == len && strlen(small) == 4, "cut to fit");
+  /* Shutdown with nothing running is fine, and idempotent. */
+  EXPECT(arkagent_shutdown(), OK);
+  EXPECT(arkagent_shutdown(), OK);
+}
+
+static void shutdown_checks(void) {
+  Model model = {ANSWER, 0, NULL, NULL, 0};
+  ArkAgentRuntime *rt = NULL;
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &model, &rt), OK);
+  EXPECT(arkagent_runtime_run(rt, "hi", NULL), OK);
+  CHECK(executor_threads_settle(0) > 0, "the executor threads run after a blocking call");
+  EXPECT(arkagent_shutdown(), OK);
+  CHECK(executor_threads_settle(1) == 0, "arkagent_shutdown stops every executor thread");
+  /* The runtime survives; the next blocking call starts the threads again. */
+  EXPECT(arkagent_runtime_run(rt, "again", NULL), OK);
+  CHECK(executor_threads_settle(0) > 0, "threads restarted on demand");
+  arkagent_runtime_free(rt);
+  EXPECT(arkagent_shutdown(), OK);
+  CHECK(executor_threads_settle(1) == 0, "stopped again");
+}
+
+int main(void) {
+  plain_checks();
+  tools_checks();
+  workers_checks();
+  runtime_checks();
+  completion_checks();
+  shutdown_checks();
+  printf("bad input: %d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
