@@ -38,7 +38,7 @@ fi
 NDK="$(cd "$OHOS_NDK_HOME" 2>/dev/null && pwd)" || die "OHOS_NDK_HOME=$OHOS_NDK_HOME is not a directory"
 LLVM_BIN="$NDK/native/llvm/bin"
 SYSROOT="$NDK/native/sysroot"
-for tool in clang clang++ llvm-ar llvm-ranlib llvm-strip; do
+for tool in clang clang++ llvm-ar llvm-ranlib llvm-strip llvm-nm llvm-readelf; do
   [ -x "$LLVM_BIN/$tool" ] || die "$LLVM_BIN/$tool not found: OHOS_NDK_HOME must be the SDK directory holding native/"
 done
 [ -d "$SYSROOT/usr/lib/$CLANG_TARGET" ] || die "$SYSROOT/usr/lib/$CLANG_TARGET not found: incomplete OpenHarmony NDK"
@@ -97,6 +97,13 @@ if [ -n "$header" ] && ! grep -q 'AArch64' <<<"$header"; then
   die "$built is not an AArch64 ELF"
 fi
 needed="$("$LLVM_BIN/llvm-readelf" -d "$built" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ' || true)"
+
+# SPEC OHOS-4: import nothing a device at the minimum API level (12) does not export:
+# every undefined symbol must be in the NDK's libc.so or in the published symbol list of
+# a NEEDED library (scripts/ohos-ndk-symbols/). Fails the build otherwise.
+bash "$ROOT/scripts/ohos-imports-check.sh" --libc "$SYSROOT/usr/lib/$CLANG_TARGET/libc.so" \
+  --nm "$LLVM_BIN/llvm-nm" --readelf "$LLVM_BIN/llvm-readelf" "$built" ||
+  die "$built imports symbols a device does not provide (listed above)"
 
 mkdir -p "$DEST_DIR"
 "$LLVM_BIN/llvm-strip" --strip-all -o "$DEST.tmp" "$built"
