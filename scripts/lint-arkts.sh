@@ -8,6 +8,11 @@
 #     (a class added to index.d.ts must be added to Index.ets's export list too);
 #  3. checks the known-bad fixture tests/arkts/bad/bad.ets, expecting it to FAIL with each
 #     rule it breaks reported, so a checker that silently passes everything is caught.
+#  4. (OHOS-2) checks tests/arkts/bad/undeclared_sdk.ets, which uses an SDK module and member
+#     no stub declares, expecting it to FAIL naming both; checks that every stub names its
+#     SDK source file and tag (scripts/arkts-lint/check-stubs.js; with OHOS_SDK_JS set to an
+#     interface_sdk-js checkout at OpenHarmony-v5.0.0-Release, also every signature and
+#     @since <= 12) and that check-stubs.js flags a bad stub against a tiny fake SDK.
 #
 # Prints `arkts-lint: N passed, M failed`; exits non-zero when any expectation fails.
 # Needs node + npm (Node.js 20); the first run downloads ohos-typescript from npm.
@@ -93,6 +98,64 @@ else
   done
   if [ "$missing" -ne 0 ]; then cat "$out" >&2; fi
 fi
+
+# 3. OHOS-2: code using an SDK module or member that no stub declares is rejected.
+UNDECLARED="tests/arkts/bad/undeclared_sdk.ets"
+rc=0
+node "$LINT_DIR/check.js" --stubs "$STUBS" "$UNDECLARED" >"$out" 2>&1 || rc=$?
+if [ "$rc" -ne 1 ]; then
+  cat "$out" >&2
+  fail "$UNDECLARED: checker exited $rc, expected 1 (rejected)"
+else
+  for want in "Cannot find module '@kit.AbilityKit'" "Property 'createHttpResponseCache' does not exist"; do
+    if grep -qF "$want" "$out"; then pass; else fail "$UNDECLARED: \"$want\" not reported"; cat "$out" >&2; fi
+  done
+fi
+
+# 4. OHOS-2: every stub names the SDK file and tag it is written from (API 12's tag); with
+#    OHOS_SDK_JS=<interface_sdk-js checkout at OpenHarmony-v5.0.0-Release> also compares each
+#    declared member with the real signature and its @since with API 12.
+sdk_args=()
+if [ -n "${OHOS_SDK_JS:-}" ]; then sdk_args=(--sdk "$OHOS_SDK_JS"); fi
+if node "$LINT_DIR/check-stubs.js" --stubs "$STUBS" ${sdk_args[@]+"${sdk_args[@]}"} >"$out" 2>&1; then
+  pass
+else
+  cat "$out" >&2
+  fail "check-stubs.js: stubs without their SDK source, or differing from the SDK (above)"
+fi
+[ -n "${OHOS_SDK_JS:-}" ] || echo "lint-arkts: stub signatures not compared with the SDK (set OHOS_SDK_JS to an interface_sdk-js checkout)" >&2
+
+# 5. check-stubs.js itself: against a tiny fake SDK it must flag a changed signature, an
+#    undeclared member and a member above API 12, and pass a faithful stub.
+fake="$(mktemp -d)"
+mkdir -p "$fake/sdk/api" "$fake/good" "$fake/bad"
+cat >"$fake/sdk/api/@ohos.fake.d.ts" <<'EOF'
+declare namespace fake {
+  /** @since 9 */
+  function parse(text: string, radix?: number): number;
+  /** @since 13 */
+  function later(): void;
+}
+export default fake;
+EOF
+head_line='/* Source: interface_sdk-js api/@ohos.fake.d.ts @ OpenHarmony-v5.0.0-Release */'
+printf '%s\ndeclare namespace fake {\n  function parse(text: string, radix?: number): number;\n}\nexport default fake;\n' \
+  "$head_line" >"$fake/good/@ohos.fake.d.ts"
+printf '%s\ndeclare namespace fake {\n  function parse(text: string): number;\n  function later(): void;\n  function invented(): void;\n}\nexport default fake;\n' \
+  "$head_line" >"$fake/bad/@ohos.fake.d.ts"
+rc=0
+node "$LINT_DIR/check-stubs.js" --stubs "$fake/good" --sdk "$fake/sdk" >"$out" 2>&1 || rc=$?
+if [ "$rc" -eq 0 ]; then pass; else cat "$out" >&2; fail "check-stubs.js rejected a faithful stub"; fi
+rc=0
+node "$LINT_DIR/check-stubs.js" --stubs "$fake/bad" --sdk "$fake/sdk" >"$out" 2>&1 || rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'fake.parse: .* differs from the SDK' "$out" &&
+  grep -q 'fake.later is @since 13' "$out" && grep -q 'fake.invented is not declared' "$out"; then
+  pass
+else
+  cat "$out" >&2
+  fail "check-stubs.js did not flag the changed, later and invented declarations (exit $rc)"
+fi
+rm -rf "$fake"
 
 echo "arkts-lint: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,5 +1,10 @@
 /*
- * Minimal stub of interface_sdk-js kits/@kit.ArkTS.d.ts: re-exports util only.
+ * Minimal stub of the ArkTS kit: re-exports util only.
+ *
+ * Source: interface_sdk-js kits/@kit.ArkTS.d.ts @ OpenHarmony-v5.0.0-Release
+ *   (https://github.com/openharmony/interface_sdk-js, API 12, the HAR's minimum).
+ * Every declaration here has the signature of that file (names, parameter and return
+ * types, optionality); scripts/arkts-lint/check-stubs.js --sdk <checkout> verifies it.
  */
 import util from './@ohos.util';
 

@@ -1,7 +1,11 @@
 /*
- * Minimal stub of interface_sdk-js api/@ohos.net.http.d.ts (@kit NetworkKit): the
- * members of `http` that ohos/src/main/ets/NetworkKitTransport.ets uses, with the SDK's
- * types (API 12).
+ * Minimal stub of @ohos.net.http (@kit.NetworkKit): the members of `http` that
+ * ohos/src/main/ets/NetworkKitTransport.ets uses.
+ *
+ * Source: interface_sdk-js api/@ohos.net.http.d.ts @ OpenHarmony-v5.0.0-Release
+ *   (https://github.com/openharmony/interface_sdk-js, API 12, the HAR's minimum).
+ * Every declaration here has the signature of that file (names, parameter and return
+ * types, optionality); scripts/arkts-lint/check-stubs.js --sdk <checkout> verifies it.
  */
 import type { AsyncCallback, Callback } from './@ohos.base';
 

@@ -1,6 +1,11 @@
 /*
- * Minimal stub of interface_sdk-js api/@ohos.util.d.ts (@kit ArkTS): util.TextDecoder as
- * used to decode streamed UTF-8 chunks (create since API 9, decodeToString since API 12).
+ * Minimal stub of @ohos.util (@kit.ArkTS): util.TextDecoder as used to decode
+ * streamed UTF-8 chunks (create since API 9, decodeToString since API 12).
+ *
+ * Source: interface_sdk-js api/@ohos.util.d.ts @ OpenHarmony-v5.0.0-Release
+ *   (https://github.com/openharmony/interface_sdk-js, API 12, the HAR's minimum).
+ * Every declaration here has the signature of that file (names, parameter and return
+ * types, optionality); scripts/arkts-lint/check-stubs.js --sdk <checkout> verifies it.
  */
 
 declare namespace util {
@@ -17,7 +22,7 @@ declare namespace util {
     constructor();
     readonly encoding: string;
     readonly fatal: boolean;
-    readonly ignoreBOM: boolean;
+    readonly ignoreBOM = false;
     static create(encoding?: string, options?: TextDecoderOptions): TextDecoder;
     decodeToString(input: Uint8Array, options?: DecodeToStringOptions): string;
   }

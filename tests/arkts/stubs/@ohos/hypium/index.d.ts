@@ -1,7 +1,10 @@
 /*
- * Minimal stub of the @ohos/hypium (ohpm, 1.0.x) index.d.ts: the suite/case functions,
- * hooks, the Assert matcher interface and the case attribute enums. Shapes follow the
- * package's own declarations (testfwk_arkxtest jsunit); only what ohosTest uses is kept.
+ * Minimal stub of the @ohos/hypium index.d.ts: the suite/case functions, hooks, the Assert
+ * matcher interface and the case attribute enums; only what ohosTest uses is kept.
+ *
+ * Source: ohpm @ohos/hypium 1.0.24 (index.d.ts; the package's source is
+ *   testfwk_arkxtest jsunit). Not part of interface_sdk-js, so check-stubs.js compares
+ *   only its header; ohos/oh-package.json5 pins the same version.
  */
 
 export declare const DEFAULT: number;
