@@ -2,9 +2,11 @@
 # The one test command: everything that can run on a machine without the OpenHarmony NDK.
 #   Rust core + C ABI (cargo test: unit, integration, the C scenario, header staleness),
 #   clippy, the demo's tests, the N-API module under Node, the ArkTS lint, the HAR's
-#   ohosTest cases transpiled and run under Node against the host module, the
-#   aarch64-unknown-linux-ohos compile check, and a link check of the OHOS module against
-#   musl with stub system libraries (not a device test).
+#   ohosTest cases transpiled and run under Node against the host module, the HAR's
+#   packaging rules (keep rules generated from index.d.ts, hvigorfile.ts refusing a HAR
+#   without libs/<abi>/libarkagent.so), the aarch64-unknown-linux-ohos compile check, and a
+#   link check of the OHOS module against musl with stub system libraries built from the
+#   NDK's published symbol lists (not a device test).
 # Installs what it needs (rustup components, npm packages); see .ci/run for the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
