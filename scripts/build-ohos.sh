@@ -14,6 +14,29 @@
 # Set OHOS_BUILD_STD=1 to force the nightly build-std path.
 # The C compiler for C dependencies, the archiver and the linker are the NDK's clang and
 # llvm tools, called through small wrappers generated in <target dir>/ohos-toolchain/.
+#
+# Why not `ohrs build` / `ohrs artifact` (the ohos-rs CLI, SPEC OHOS-3)? Tried 2026-11-30
+# with ohrs 1.5.0 (`cargo install ohrs --locked`: 2 min 53 s here) against the fake NDK of
+# scripts/ohos-link-check.sh behind OHOS_NDK_HOME (a clang wrapper in native/llvm/bin that
+# maps --target=aarch64-linux-ohos to musl, plus a placeholder
+# native/build/cmake/ohos.toolchain.cmake, which ohrs requires); `ohrs build --release
+# --arch arm64` ran (3 min 42 s cold with RUSTUP_TOOLCHAIN=nightly and
+# `-- -Zbuild-std=std,panic_abort`, since this machine's rustup has no prebuilt std for the
+# *-linux-ohos targets: 404) but packed the WRONG library:
+#   - it picks the package by "the first workspace member whose directory contains the
+#     cwd"; its napi check (`--skip-napi-check`) defaults to on and cannot be turned off, so
+#     from bindings/napi it selects the root package `arkagent` and ships the C-ABI cdylib
+#     libarkagent.so (exports arkagent_*, no napi_register_module_v1, no libace_napi.z.so)
+#     under exactly the name the HAR imports; `-p arkagent-napi` is refused ("not found in
+#     workspace"). Using it needs the N-API crate outside the root package (or a virtual
+#     workspace root): a layout change of its own.
+#   - it names outputs after the cargo artifact (libarkagent_napi.so), not libarkagent.so;
+#   - it regenerates index.d.ts from the #[napi] items, replacing the hand-written,
+#     lint-checked ohos/src/main/cpp/types/libarkagent/index.d.ts;
+#   - `ohrs artifact` only tars package/ + dist/ into <name>.har (gzip, `package/` prefix).
+# x86_64 behind the fake NDK also needs an x86_64 libunwind.a, and Debian's
+# libunwind-14-dev:amd64 and :arm64 both own /usr/lib/llvm-14/lib/libunwind.a.
+# So this script stays a plain cargo build with the NDK's clang, for arm64-v8a.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
