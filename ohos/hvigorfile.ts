@@ -37,12 +37,14 @@ export function checkNativeLib(moduleDir: string): string[] {
   return abis;
 }
 
-/** The hvigor plugin registering the check before each target's PackageHar task. */
-export function nativeLibCheckPlugin(): HvigorPlugin {
+/**
+ * The hvigor plugin registering the check of moduleDir (this module: the directory of this
+ * hvigorfile.ts) before each target's PackageHar task.
+ */
+export function nativeLibCheckPlugin(moduleDir: string): HvigorPlugin {
   return {
     pluginId: 'arkagentNativeLibCheck',
     apply(node: HvigorNode): void {
-      const moduleDir: string = node.getNodePath();
       for (const target of TARGETS) {
         node.registerTask({
           name: `${target}@ArkagentCheckNativeLib`,
@@ -59,5 +61,5 @@ export function nativeLibCheckPlugin(): HvigorPlugin {
 
 export default {
   system: harTasks,  /* Built-in plugin of Hvigor. It cannot be modified. */
-  plugins: [nativeLibCheckPlugin()]  /* Custom plugins: the native library check (OHOS-5). */
+  plugins: [nativeLibCheckPlugin(path.dirname(__filename))]  /* Custom plugins: the native library check (OHOS-5). */
 }

@@ -122,9 +122,9 @@ function loadHvigorfile() {
   return { hvigorfile: mod.exports, harTasks };
 }
 
-function registeredTasks(plugin, moduleDir) {
+function registeredTasks(plugin) {
   const tasks = [];
-  plugin.apply({ getNodePath: () => moduleDir, registerTask: (t) => tasks.push(t) });
+  plugin.apply({ registerTask: (t) => tasks.push(t) });
   return tasks;
 }
 
@@ -133,10 +133,26 @@ test('ohos_5_har_without_native_library_fails_the_build', () => {
   const config = hvigorfile.default;
   assert.equal(config.system, harTasks);
   assert.equal(config.plugins.length, 1);
+  assert.equal(config.plugins[0].pluginId, 'arkagentNativeLibCheck');
+  // The default export checks the module's own directory (that of hvigorfile.ts).
+  const seen = [];
+  const realCheck = hvigorfile.checkNativeLib;
+  assert.equal(typeof realCheck, 'function');
+  const ohosDir = path.join(root, 'ohos');
+  const abis = fs.existsSync(path.join(ohosDir, 'libs')) ? hvigorfile.abisWithNativeLib(ohosDir) : [];
+  const defaultTask = registeredTasks(config.plugins[0])[0];
+  try {
+    defaultTask.run();
+    seen.push('ran');
+  } catch (e) {
+    assert.match(e.message, new RegExp('in ' + ohosDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + ' '));
+    seen.push('threw');
+  }
+  assert.deepEqual(seen, [abis.length > 0 ? 'ran' : 'threw']);
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ohos5-'));
   try {
-    const tasks = registeredTasks(config.plugins[0], dir);
+    const tasks = registeredTasks(hvigorfile.nativeLibCheckPlugin(dir));
     assert.deepEqual(tasks.map((t) => [t.name, t.postDependencies]),
       [['default@ArkagentCheckNativeLib', ['default@PackageHar']]]);
     const run = () => tasks[0].run();
