@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Release build of the N-API module for OpenHarmony arm64 with the real OpenHarmony NDK
 # (SPEC NAPI-4, PERF-4): builds bindings/napi (`arkagent-napi`) for
-# aarch64-unknown-linux-ohos and installs it as ohos/libs/arm64-v8a/libarkagent.so, where
-# hvigor packs it into the HAR.
+# aarch64-unknown-linux-ohos, installs it as ohos/libs/arm64-v8a/libarkagent.so, where
+# hvigor packs it into the HAR, and packs <target dir>/ohos-har/arkagent.har
+# (scripts/pack-har.sh) for apps that install the HAR file with ohpm.
 #
 #   OHOS_NDK_HOME=/path/to/sdk/openharmony scripts/build-ohos.sh
 #
@@ -135,3 +136,7 @@ mv -f "$DEST.tmp" "$DEST"
 size_of() { wc -c <"$1" | tr -d ' '; }
 echo "build-ohos: built    $built ($(size_of "$built") bytes)"
 echo "build-ohos: installed ${DEST#"$ROOT/"} (stripped: $(size_of "$DEST") bytes)${needed:+; NEEDED: $needed}"
+
+# The .har an app installs (`"@arkagent/arkagent": "file:<path>/arkagent.har"` in its
+# oh-package.json5, then `ohpm install`): ohos/ with every libs/<abi>/libarkagent.so.
+bash "$ROOT/scripts/pack-har.sh" --out "$TARGET_DIR/ohos-har/arkagent.har"

@@ -20,7 +20,10 @@
 #      napi_register_module_v1; scripts/ohos-imports-check.sh: every undefined symbol is
 #      exported by libc.so or listed for a NEEDED library (OHOS-4), and the same check
 #      rejects a tiny library importing napi_adjust_external_memory and OH_LOG_SetLogLevel
-#      (absent at API 12), so it cannot silently pass. Prints the stripped size.
+#      (absent at API 12), so it cannot silently pass. Prints the stripped size. Then packs
+#      the HAR with it through scripts/pack-har.sh (as build-ohos.sh does) and inspects the
+#      .har: module files, the d.ts, libs/arm64-v8a/libarkagent.so being this N-API module;
+#      and that pack-har.sh refuses an empty library.
 #
 # This is a LINK CHECK AGAINST MUSL, NOT A DEVICE TEST: OpenHarmony's libc is a musl fork
 # and the real libace_napi.z.so is replaced by stubs, so it proves the artifact links, is
@@ -377,6 +380,42 @@ cp -f "$SO" "$stage/libarkagent.so"
 "$STRIP" --strip-all "$stage/libarkagent.so"
 size=$(wc -c <"$stage/libarkagent.so" | tr -d ' ')
 echo "ohos-link-check: libarkagent.so ($OHOS_TRIPLE, release, stripped): $size bytes"
+
+# OHOS-3 (partly): pack the HAR with this library as libs/arm64-v8a/libarkagent.so through
+# scripts/pack-har.sh (what scripts/build-ohos.sh runs with the real NDK) and inspect it.
+HAR="$BUILD_DIR/arkagent.har"
+har_out="$(bash "$ROOT/scripts/pack-har.sh" --lib "arm64-v8a=$stage/libarkagent.so" --out "$HAR" 2>&1)" && ok=1 || ok=0
+check "pack-har.sh packs the HAR" "$ok" "$(tr '\n' ' ' <<<"$har_out" | sed 's/ $//')"
+listing="$(tar -tzf "$HAR" 2>/dev/null || true)"
+missing_entries=()
+for entry in package/oh-package.json5 package/Index.ets package/consumer-rules.txt package/hvigorfile.ts \
+  package/src/main/module.json5 package/src/main/ets/NetworkKitTransport.ets \
+  package/src/main/cpp/types/libarkagent/index.d.ts package/src/main/cpp/types/libarkagent/oh-package.json5 \
+  package/libs/arm64-v8a/libarkagent.so; do
+  grep -qxF "$entry" <<<"$listing" || missing_entries+=("$entry")
+done
+ok=0
+if [ "${#missing_entries[@]}" -eq 0 ] && ! grep -q '^package/src/ohosTest' <<<"$listing"; then ok=1; fi
+check ".har holds the module files, the d.ts and libs/arm64-v8a/libarkagent.so (no ohosTest)" "$ok" \
+  "$(grep -c . <<<"$listing") entries${missing_entries[0]:+; missing: ${missing_entries[*]}}"
+mkdir -p "$stage/har"
+tar -xzf "$HAR" -C "$stage/har" package/libs/arm64-v8a/libarkagent.so 2>/dev/null || true
+packed="$stage/har/package/libs/arm64-v8a/libarkagent.so"
+ok=0
+if [ -f "$packed" ] && cmp -s "$packed" "$stage/libarkagent.so" &&
+  file -b "$packed" | grep -q 'ARM aarch64' &&
+  "$NM" -D --defined-only "$packed" | grep -qw napi_register_module_v1; then
+  ok=1
+fi
+check ".har's libarkagent.so is this AArch64 N-API module (napi_register_module_v1)" "$ok" \
+  "$( [ -f "$packed" ] && file -b "$packed" | cut -d, -f1-2 || echo 'not in the .har')"
+: >"$stage/empty.so"
+neg_rc=0
+bash "$ROOT/scripts/pack-har.sh" --lib "arm64-v8a=$stage/empty.so" --out "$stage/empty.har" >/dev/null 2>&1 || neg_rc=$?
+ok=0
+{ [ "$neg_rc" -ne 0 ] && [ ! -e "$stage/empty.har" ]; } && ok=1
+check "pack-har.sh refuses a HAR whose libarkagent.so is empty" "$ok" "exit $neg_rc"
+
 echo "ohos-link-check: (linked against Debian's arm64 musl and stubs of $stubs_made: a link check, not a device test)"
 echo "ohos-link-check: $passed passed, $failed failed ($((SECONDS - started)) s)"
 [ "$failed" -eq 0 ]
