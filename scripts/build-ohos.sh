@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Release build of the N-API module for OpenHarmony arm64 with the real OpenHarmony NDK
-# (SPEC NAPI-4, PERF-4): builds bindings/napi (`arkagent-napi`) for
-# aarch64-unknown-linux-ohos, installs it as ohos/libs/arm64-v8a/libarkagent.so, where
-# hvigor packs it into the HAR, and packs <target dir>/ohos-har/arkagent.har
-# (scripts/pack-har.sh) for apps that install the HAR file with ohpm.
+# Release build of the N-API module for OpenHarmony with the real OpenHarmony NDK
+# (SPEC NAPI-4, OHOS-3, PERF-4): builds bindings/napi (`arkagent-napi`) for each ABI,
+# installs it as ohos/libs/<abi>/libarkagent.so, where hvigor packs it into the HAR, and
+# packs <target dir>/ohos-har/arkagent.har (scripts/pack-har.sh; OHOS_HAR_OUT overrides)
+# for apps that install the HAR file with ohpm.
 #
 #   OHOS_NDK_HOME=/path/to/sdk/openharmony scripts/build-ohos.sh
+#   OHOS_ABIS="arm64-v8a x86_64 armeabi-v7a" ...   (default "arm64-v8a x86_64"; x86_64 is
+#                                                  DevEco's emulator on a PC)
 #
 # OHOS_NDK_HOME is the SDK directory that holds native/ (native/llvm/bin/clang,
 # native/sysroot), e.g. <DevEco>/sdk/default/openharmony or an OpenHarmony SDK's <api>/.
 #
-# Rust: uses `rustup target add aarch64-unknown-linux-ohos` (prebuilt std) when rustup can
+# Rust: uses `rustup target add <arch>-unknown-linux-ohos` (prebuilt std) when rustup can
 # install it; otherwise nightly with -Zbuild-std=std,panic_abort (needs rust-src).
 # Set OHOS_BUILD_STD=1 to force the nightly build-std path.
 # The C compiler for C dependencies, the archiver and the linker are the NDK's clang and
@@ -35,29 +37,52 @@
 #   - it regenerates index.d.ts from the #[napi] items, replacing the hand-written,
 #     lint-checked ohos/src/main/cpp/types/libarkagent/index.d.ts;
 #   - `ohrs artifact` only tars package/ + dist/ into <name>.har (gzip, `package/` prefix).
-# x86_64 behind the fake NDK also needs an x86_64 libunwind.a, and Debian's
-# libunwind-14-dev:amd64 and :arm64 both own /usr/lib/llvm-14/lib/libunwind.a.
-# So this script stays a plain cargo build with the NDK's clang, for arm64-v8a.
+# So this script stays a plain cargo build with the NDK's clang per ABI and packs the .har
+# itself (scripts/pack-har.sh: the layout `ohrs artifact` writes).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-TARGET="aarch64-unknown-linux-ohos"
-CLANG_TARGET="aarch64-linux-ohos"
 CRATE="arkagent-napi"
 ARTIFACT="libarkagent_napi.so"
-DEST_DIR="$ROOT/ohos/libs/arm64-v8a"
-DEST="$DEST_DIR/libarkagent.so"
+read -r -a ABIS <<<"${OHOS_ABIS:-arm64-v8a x86_64}"
 
 die() {
   echo "build-ohos: error: $*" >&2
   exit 1
 }
 
+# ABI -> Rust target, NDK clang target (= the sysroot lib dir), ELF machine (readelf -h).
+rust_target() {
+  case "$1" in
+    arm64-v8a) echo aarch64-unknown-linux-ohos ;;
+    x86_64) echo x86_64-unknown-linux-ohos ;;
+    armeabi-v7a) echo armv7-unknown-linux-ohos ;;
+    *) die "unknown ABI '$1' in OHOS_ABIS (arm64-v8a, x86_64, armeabi-v7a)" ;;
+  esac
+}
+clang_target() {
+  case "$1" in
+    arm64-v8a) echo aarch64-linux-ohos ;;
+    x86_64) echo x86_64-linux-ohos ;;
+    armeabi-v7a) echo arm-linux-ohos ;;
+  esac
+}
+elf_machine() {
+  case "$1" in
+    arm64-v8a) echo AArch64 ;;
+    x86_64) echo 'X86-64' ;;
+    armeabi-v7a) echo ARM ;;
+  esac
+}
+[ "${#ABIS[@]}" -gt 0 ] || die "OHOS_ABIS is empty"
+for abi in "${ABIS[@]}"; do rust_target "$abi" >/dev/null; done
+
 if [ -z "${OHOS_NDK_HOME:-}" ]; then
   die "OHOS_NDK_HOME is not set. Point it at the OpenHarmony SDK directory that contains
   native/llvm/bin/clang and native/sysroot (DevEco Studio: <DevEco>/sdk/default/openharmony),
   e.g.  OHOS_NDK_HOME=\$HOME/ohos-sdk/linux/12 $0
-  Without the NDK, scripts/ohos-check.sh still compile-checks the crate for $TARGET."
+  Without the NDK, scripts/ohos-check.sh still compile-checks the crate and
+  scripts/ohos-link-check.sh link-checks it against musl."
 fi
 NDK="$(cd "$OHOS_NDK_HOME" 2>/dev/null && pwd)" || die "OHOS_NDK_HOME=$OHOS_NDK_HOME is not a directory"
 LLVM_BIN="$NDK/native/llvm/bin"
@@ -65,78 +90,90 @@ SYSROOT="$NDK/native/sysroot"
 for tool in clang clang++ llvm-ar llvm-ranlib llvm-strip llvm-nm llvm-readelf; do
   [ -x "$LLVM_BIN/$tool" ] || die "$LLVM_BIN/$tool not found: OHOS_NDK_HOME must be the SDK directory holding native/"
 done
-[ -d "$SYSROOT/usr/lib/$CLANG_TARGET" ] || die "$SYSROOT/usr/lib/$CLANG_TARGET not found: incomplete OpenHarmony NDK"
+for abi in "${ABIS[@]}"; do
+  [ -d "$SYSROOT/usr/lib/$(clang_target "$abi")" ] ||
+    die "$SYSROOT/usr/lib/$(clang_target "$abi") not found: incomplete OpenHarmony NDK (ABI $abi)"
+done
 command -v cargo >/dev/null 2>&1 || die "cargo not found"
-command -v rustup >/dev/null 2>&1 || die "rustup not found (needed to add the $TARGET target)"
+command -v rustup >/dev/null 2>&1 || die "rustup not found (needed to add the OHOS targets)"
 
 cd "$ROOT"
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
-
-# Compiler wrappers: clang for the OHOS target and sysroot (what the NDK's CMake toolchain
-# file sets up), used as linker and as CC/CXX for C dependencies.
+export OHOS_NDK_HOME="$NDK"
 WRAP_DIR="$TARGET_DIR/ohos-toolchain"
 mkdir -p "$WRAP_DIR"
-for pair in "clang:$TARGET-clang" "clang++:$TARGET-clang++"; do
-  real="${pair%%:*}"
-  wrapper="$WRAP_DIR/${pair#*:}"
-  cat >"$wrapper" <<EOF
-#!/bin/sh
-# Generated by scripts/build-ohos.sh: the OpenHarmony NDK's $real for $TARGET.
-exec "$LLVM_BIN/$real" --target=$CLANG_TARGET --sysroot="$SYSROOT" -D__MUSL__ "\$@"
-EOF
-  chmod +x "$wrapper"
-done
-export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_OHOS_LINKER="$WRAP_DIR/$TARGET-clang"
-export CC_aarch64_unknown_linux_ohos="$WRAP_DIR/$TARGET-clang"
-export CXX_aarch64_unknown_linux_ohos="$WRAP_DIR/$TARGET-clang++"
-export AR_aarch64_unknown_linux_ohos="$LLVM_BIN/llvm-ar"
-export RANLIB_aarch64_unknown_linux_ohos="$LLVM_BIN/llvm-ranlib"
-export OHOS_NDK_HOME="$NDK"
-
-# Prebuilt std from rustup when available, else build std with nightly.
-cargo_cmd=(cargo)
-build_std=()
-if [ "${OHOS_BUILD_STD:-0}" != "1" ] && rustup target add "$TARGET" >/dev/null 2>&1; then
-  echo "build-ohos: using the prebuilt std of $TARGET ($(rustc --version))" >&2
-else
-  echo "build-ohos: no prebuilt std for $TARGET; building std with nightly (-Zbuild-std)" >&2
-  if ! rustup run nightly rustc --version >/dev/null 2>&1; then
-    rustup toolchain install nightly --profile minimal || die "cannot install the nightly toolchain"
-  fi
-  rustup component add rust-src --toolchain nightly || die "cannot add rust-src to nightly"
-  cargo_cmd=(cargo +nightly)
-  build_std=("-Zbuild-std=std,panic_abort")
-fi
-
-echo "build-ohos: ${cargo_cmd[*]} build ${build_std[*]} --release --target $TARGET -p $CRATE" >&2
-"${cargo_cmd[@]}" build ${build_std[@]+"${build_std[@]}"} --release --target "$TARGET" -p "$CRATE"
-
-built="$TARGET_DIR/$TARGET/release/$ARTIFACT"
-[ -f "$built" ] || die "the build produced no $built"
-
-# Sanity: an AArch64 shared object that needs the ArkTS N-API runtime.
-header="$("$LLVM_BIN/llvm-readelf" -h "$built" 2>/dev/null || true)"
-if [ -n "$header" ] && ! grep -q 'AArch64' <<<"$header"; then
-  die "$built is not an AArch64 ELF"
-fi
-needed="$("$LLVM_BIN/llvm-readelf" -d "$built" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ' || true)"
-
-# SPEC OHOS-4: import nothing a device at the minimum API level (12) does not export:
-# every undefined symbol must be in the NDK's libc.so or in the published symbol list of
-# a NEEDED library (scripts/ohos-ndk-symbols/). Fails the build otherwise.
-bash "$ROOT/scripts/ohos-imports-check.sh" --libc "$SYSROOT/usr/lib/$CLANG_TARGET/libc.so" \
-  --nm "$LLVM_BIN/llvm-nm" --readelf "$LLVM_BIN/llvm-readelf" "$built" ||
-  die "$built imports symbols a device does not provide (listed above)"
-
-mkdir -p "$DEST_DIR"
-"$LLVM_BIN/llvm-strip" --strip-all -o "$DEST.tmp" "$built"
-mv -f "$DEST.tmp" "$DEST"
-
 size_of() { wc -c <"$1" | tr -d ' '; }
-echo "build-ohos: built    $built ($(size_of "$built") bytes)"
-echo "build-ohos: installed ${DEST#"$ROOT/"} (stripped: $(size_of "$DEST") bytes)${needed:+; NEEDED: $needed}"
+
+for abi in "${ABIS[@]}"; do
+  TARGET="$(rust_target "$abi")"
+  CLANG_TARGET="$(clang_target "$abi")"
+  TARGET_VAR="${TARGET//-/_}"
+  DEST_DIR="$ROOT/ohos/libs/$abi"
+  DEST="$DEST_DIR/libarkagent.so"
+
+  # Compiler wrappers: clang for the OHOS target and sysroot (what the NDK's CMake
+  # toolchain file sets up), used as linker and as CC/CXX for C dependencies.
+  for pair in "clang:$TARGET-clang" "clang++:$TARGET-clang++"; do
+    real="${pair%%:*}"
+    wrapper="$WRAP_DIR/${pair#*:}"
+    {
+      echo '#!/bin/sh'
+      echo "# Generated by scripts/build-ohos.sh: the OpenHarmony NDK's $real for $TARGET."
+      echo "exec \"$LLVM_BIN/$real\" --target=$CLANG_TARGET --sysroot=\"$SYSROOT\" -D__MUSL__ \"\$@\""
+    } >"$wrapper"
+    chmod +x "$wrapper"
+  done
+  export "CARGO_TARGET_${TARGET_VAR^^}_LINKER=$WRAP_DIR/$TARGET-clang"
+  export "CC_$TARGET_VAR=$WRAP_DIR/$TARGET-clang"
+  export "CXX_$TARGET_VAR=$WRAP_DIR/$TARGET-clang++"
+  export "AR_$TARGET_VAR=$LLVM_BIN/llvm-ar"
+  export "RANLIB_$TARGET_VAR=$LLVM_BIN/llvm-ranlib"
+
+  # Prebuilt std from rustup when available, else build std with nightly.
+  cargo_cmd=(cargo)
+  build_std=()
+  if [ "${OHOS_BUILD_STD:-0}" != "1" ] && rustup target add "$TARGET" >/dev/null 2>&1; then
+    echo "build-ohos: using the prebuilt std of $TARGET ($(rustc --version))" >&2
+  else
+    echo "build-ohos: no prebuilt std for $TARGET; building std with nightly (-Zbuild-std)" >&2
+    if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+      rustup toolchain install nightly --profile minimal || die "cannot install the nightly toolchain"
+    fi
+    rustup component add rust-src --toolchain nightly || die "cannot add rust-src to nightly"
+    cargo_cmd=(cargo +nightly)
+    build_std=("-Zbuild-std=std,panic_abort")
+  fi
+
+  echo "build-ohos: ${cargo_cmd[*]} build ${build_std[*]} --release --target $TARGET -p $CRATE" >&2
+  "${cargo_cmd[@]}" build ${build_std[@]+"${build_std[@]}"} --release --target "$TARGET" -p "$CRATE"
+
+  built="$TARGET_DIR/$TARGET/release/$ARTIFACT"
+  [ -f "$built" ] || die "the build produced no $built"
+
+  # Sanity: a shared object for the ABI's machine.
+  header="$("$LLVM_BIN/llvm-readelf" -h "$built" 2>/dev/null || true)"
+  if [ -n "$header" ] && ! grep -q "Machine:.*$(elf_machine "$abi")" <<<"$header"; then
+    die "$built is not an $(elf_machine "$abi") ELF"
+  fi
+  needed="$("$LLVM_BIN/llvm-readelf" -d "$built" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ' || true)"
+
+  # SPEC OHOS-4: import nothing a device at the minimum API level (12) does not export:
+  # every undefined symbol must be in the NDK's libc.so or in the published symbol list of
+  # a NEEDED library (scripts/ohos-ndk-symbols/). Fails the build otherwise.
+  bash "$ROOT/scripts/ohos-imports-check.sh" --libc "$SYSROOT/usr/lib/$CLANG_TARGET/libc.so" \
+    --nm "$LLVM_BIN/llvm-nm" --readelf "$LLVM_BIN/llvm-readelf" "$built" ||
+    die "$built imports symbols a device does not provide (listed above)"
+
+  mkdir -p "$DEST_DIR"
+  "$LLVM_BIN/llvm-strip" --strip-all -o "$DEST.tmp" "$built"
+  mv -f "$DEST.tmp" "$DEST"
+  echo "build-ohos: built    $built ($(size_of "$built") bytes)"
+  echo "build-ohos: installed ${DEST#"$ROOT/"} (stripped: $(size_of "$DEST") bytes)${needed:+; NEEDED: $needed}"
+done
 
 # The .har an app installs (`"@arkagent/arkagent": "file:<path>/arkagent.har"` in its
-# oh-package.json5, then `ohpm install`): ohos/ with every libs/<abi>/libarkagent.so.
-bash "$ROOT/scripts/pack-har.sh" --out "$TARGET_DIR/ohos-har/arkagent.har"
+# oh-package.json5, then `ohpm install`): ohos/ with the libraries just built.
+har_libs=()
+for abi in "${ABIS[@]}"; do har_libs+=(--lib "$abi=$ROOT/ohos/libs/$abi/libarkagent.so"); done
+bash "$ROOT/scripts/pack-har.sh" "${har_libs[@]}" --out "${OHOS_HAR_OUT:-$TARGET_DIR/ohos-har/arkagent.har}"
