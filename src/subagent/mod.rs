@@ -27,7 +27,7 @@ pub use delegate::{
     build_worker_tool_registry, delegate_task_definition, force_worker_config, parent_context_slice, DecomposedTask,
     DelegationConfig, SubAgentChildEvent, TOKEN_BUDGET_EXCEEDED,
 };
-pub(crate) use delegate::{run_decomposed_tasks, DelegateTaskTool, SubAgentService};
+pub(crate) use delegate::{run_decomposed_tasks, DelegateTaskTool, DelegationBudget, SubAgentService};
 pub use policy::SubAgentPolicy;
 pub use session_id::allocate_isolated_session_id;
 pub use usage::{ChildUsageRecord, ChildUsageSummary, UsageTotals};
