@@ -271,11 +271,13 @@ impl SubAgentService {
     }
 
     /// SUB-3 again, authoritatively: counts one delegation of the run and registers the
-    /// child (with a fresh isolated session id) in the registry, atomically. Called only
-    /// once the worker's config exists, so a delegation that fails earlier (unknown
-    /// assignee, failing factory) consumes nothing.
-    fn reserve(&self, cancel: CancellationToken, make: impl FnOnce(String) -> SubAgentContext) -> Result<String, &'static str> {
+    /// child (with a fresh isolated session id, SUB-9) in the registry. Called only once
+    /// the worker's config exists, so a delegation that fails earlier (unknown assignee,
+    /// failing factory) consumes nothing. Host code (id generator) runs outside the
+    /// registry's lock.
+    fn reserve(&self, cancel: CancellationToken, make: impl Fn(String) -> SubAgentContext) -> Result<String, &'static str> {
         let policy = &self.config.policy;
+        let registry = &self.config.registry;
         let mut this_run = self.budget.this_run();
         if self.depth >= policy.max_depth {
             return Err("subagent_depth_exceeded");
@@ -285,15 +287,20 @@ impl SubAgentService {
         }
         let parent_session_id = self.session_id();
         let ids = &self.parent_config.id_generator;
-        let id = self
-            .config
-            .registry
-            .try_register(self.budget.tree, policy.max_concurrent_children as usize, cancel, |active| {
-                make(allocate_isolated_session_id(&parent_session_id, "", active, &mut || ids.next_id()))
-            })
-            .ok_or("subagent_concurrent_budget_exceeded")?;
-        *this_run += 1;
-        Ok(id)
+        // A sibling of another tree may take the id between allocation and registration:
+        // allocate again (bounded like SUB-9's own retries).
+        for _ in 0..=16 {
+            let id = allocate_isolated_session_id(&parent_session_id, "", &registry.active_ids(), &mut || ids.next_id());
+            match registry.try_register(self.budget.tree, policy.max_concurrent_children as usize, make(id.clone()), cancel.clone()) {
+                Ok(()) => {
+                    *this_run += 1;
+                    return Ok(id);
+                }
+                Err(true) => return Err("subagent_concurrent_budget_exceeded"),
+                Err(false) => continue,
+            }
+        }
+        Err("subagent_session_id_exhausted")
     }
 
     async fn worker_config(&self, assignee: &str) -> Result<AgentRuntimeConfig, &'static str> {
@@ -532,6 +539,7 @@ impl ToolExecutor for DelegateTaskTool {
         let allowed = intersect_tools([&whitelist, &worker.allowed_tools, &service.parent_config.allowed_tools]);
         let max_iterations = worker.max_iterations;
         let clock = &service.parent_config.clock;
+        let started_at_ms = clock.now_ms();
         // Cancelling the parent's run, a forced completion in the registry (session
         // closed), or the token budget cancels this token, and with it the child's run.
         let force = ctx.cancel.child_token();
@@ -546,7 +554,7 @@ impl ToolExecutor for DelegateTaskTool {
             max_iterations,
             status: SubAgentStatus::Active,
             result: None,
-            started_at_ms: clock.now_ms(),
+            started_at_ms,
             ended_at_ms: None,
         });
         let session_id = match registered {

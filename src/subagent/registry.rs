@@ -74,24 +74,23 @@ impl SubAgentRegistry {
     }
 
     /// Registers a child of delegation tree `tree` unless `limit` of that tree's children
-    /// are running; `make` gets every active id (to allocate a fresh one) and builds the
-    /// context. Check and insert happen under one lock.
-    pub(crate) fn try_register(
-        &self,
-        tree: u64,
-        limit: usize,
-        cancel: CancellationToken,
-        make: impl FnOnce(&[String]) -> SubAgentContext,
-    ) -> Option<String> {
+    /// are running (`Err(true)`) or its id is taken by a running one (`Err(false)`).
+    /// Check and insert happen under one lock.
+    pub(crate) fn try_register(&self, tree: u64, limit: usize, context: SubAgentContext, cancel: CancellationToken) -> Result<(), bool> {
         let mut inner = self.lock();
         if inner.active.values().filter(|a| a.tree == Some(tree)).count() >= limit {
-            return None;
+            return Err(true);
         }
-        let ids: Vec<String> = inner.active.keys().cloned().collect();
-        let context = make(&ids);
-        let id = context.id.clone();
-        inner.active.insert(id.clone(), Active { context, cancel, tree: Some(tree) });
-        Some(id)
+        if inner.active.contains_key(&context.id) {
+            return Err(false);
+        }
+        inner.active.insert(context.id.clone(), Active { context, cancel, tree: Some(tree) });
+        Ok(())
+    }
+
+    /// Ids of every running sub-agent.
+    pub(crate) fn active_ids(&self) -> Vec<String> {
+        self.lock().active.keys().cloned().collect()
     }
 
     /// Ids of the running children of `parent_session_id`, oldest first.

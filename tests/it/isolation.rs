@@ -866,3 +866,20 @@ fn iso_6_condensation_takes_last_three_assistant_messages_with_text() {
     ];
     assert_eq!(condense_parent_context(&messages), "beta\ngamma, calling a tool\ndelta");
 }
+
+/// ISO-4 with `max_depth` > 1: closing a session also ends its children's children.
+#[test]
+fn iso_4_force_complete_all_reaches_descendants() {
+    let registry = SubAgentRegistry::new();
+    let (child, grandchild, other) = (CancellationToken::new(), CancellationToken::new(), CancellationToken::new());
+    registry.register(context("s_w_1", "s", 1), child.clone());
+    registry.register(context("s_w_1_w_2", "s_w_1", 2), grandchild.clone());
+    registry.register(context("t_w_3", "t", 3), other.clone());
+    assert_eq!(registry.active_ids_of("s"), ["s_w_1"]);
+    assert_eq!(registry.force_complete_all("s", 10), 1, "one direct child");
+    assert!(child.is_cancelled() && grandchild.is_cancelled() && !other.is_cancelled());
+    assert_eq!(registry.active_ids_of("t"), ["t_w_3"]);
+    assert_eq!(registry.active().len(), 1);
+    let reasons: Vec<Option<String>> = registry.history().into_iter().map(|c| c.result.unwrap().forced_reason).collect();
+    assert_eq!(reasons, [Some("session-closed".to_owned()), Some("session-closed".to_owned())]);
+}
