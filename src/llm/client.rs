@@ -262,7 +262,8 @@ async fn read_error_body(body: HttpBody) -> Vec<u8> {
 }
 
 /// A successful body whose kind is decided by its first significant byte: `{` is a JSON
-/// completion, anything else (`data:`, `:`, `event:`) an SSE stream. Hosts do not always
+/// completion, an SSE field or comment (`data:`, `:`, `event:`, `id:`, `retry:`) an SSE
+/// stream, anything else (an HTML captive-portal page) `llm_malformed_response`. Hosts do not always
 /// pass `Content-Type`, and some servers ignore `stream: true`.
 #[derive(Default)]
 enum BodyReader {
@@ -293,6 +294,16 @@ impl BodyReader {
                     None if bytes.len() > MAX_EVENT_BYTES => return Err(LlmError::MalformedResponse("body is only whitespace".into())),
                     None => Self::Prefix(bytes),
                     Some(b'{') => Self::Json(bytes),
+                    // An SSE stream starts with a field (`data:`, `event:`, `id:`,
+                    // `retry:`) or a comment (`:`); anything else is neither JSON nor SSE.
+                    Some(b'<') => {
+                        return Err(LlmError::MalformedResponse(
+                            "the response body is HTML, not JSON or an event stream (a captive portal or proxy page?)".into(),
+                        ))
+                    }
+                    Some(b) if !matches!(b, b'd' | b'e' | b'i' | b'r' | b':') => {
+                        return Err(LlmError::MalformedResponse("the response body is neither JSON nor an event stream".into()))
+                    }
                     Some(_) => {
                         let mut parser = Box::new(StreamParser::new());
                         parser.push(&bytes, wants_deltas.then_some(emit))?;

@@ -89,6 +89,16 @@ impl ModelConfig {
         out
     }
 
+    /// [`redact`](Self::redact) in place; allocates only when a secret is present (the
+    /// runtime runs this on every text that enters the state or an event).
+    pub fn redact_in_place(&self, text: &mut String) {
+        for secret in self.secrets() {
+            if secret.len() >= 4 && text.contains(secret) {
+                *text = text.replace(secret, "<redacted>");
+            }
+        }
+    }
+
     /// The API key and the values of credential headers among `extra_headers`.
     fn secrets(&self) -> impl Iterator<Item = &str> {
         let extra = self.extra_headers.iter().filter(|(k, _)| super::transport::is_secret_header(k)).map(|(_, v)| {

@@ -62,6 +62,17 @@ pub enum CompressReason {
     /// Skipped by the runtime: an automatic attempt failed less than
     /// `COMPRESSION_BACKOFF_MODEL_CALLS` model calls ago (each attempt costs a summary call).
     BackingOffAfterFailure,
+    /// Failed at commit: the state changed while the compressor worked (e.g. an import),
+    /// so what it prepared no longer applies. Nothing changed.
+    StateChanged,
+    /// Failed at commit: the staged episode id is blank or already used by an episode.
+    InvalidEpisodeId,
+    /// Failed at commit: a `compressed` result without a staged compression, or a split
+    /// index of 0 or past the end of the history.
+    InvalidSplitIndex,
+    /// Failed: a foreign (ArkTS/JS or C) compressor threw, rejected, or answered
+    /// something that is not a valid [`super::ForeignCompression`].
+    CompressorError,
 }
 
 impl CompressReason {
@@ -83,6 +94,10 @@ impl CompressReason {
             Self::CompressorPanicked => "compressor_panicked",
             Self::SummarizerWindowTooSmall => "summarizer_window_too_small",
             Self::BackingOffAfterFailure => "backing_off_after_failure",
+            Self::StateChanged => "state_changed",
+            Self::InvalidEpisodeId => "invalid_episode_id",
+            Self::InvalidSplitIndex => "invalid_split_index",
+            Self::CompressorError => "compressor_error",
         }
     }
 }
@@ -133,6 +148,11 @@ impl CompressResult {
         Self { outcome: CompressOutcome::Failed, reason, episode_id: None, usage, error_code: None, messages_archived: 0, staged: None }
     }
 
+    /// A failed result that reports how many messages would have been archived.
+    pub fn failed_archiving(reason: CompressReason, usage: Option<ModelUsage>, messages_archived: usize) -> Self {
+        Self { messages_archived, ..Self::failed(reason, usage) }
+    }
+
     /// A compressed result carrying what to commit.
     pub fn compressed(staged: StagedCompression, usage: Option<ModelUsage>) -> Self {
         Self {
@@ -156,7 +176,9 @@ pub struct CompressContext {
     pub clock: Arc<dyn Clock>,
     /// Fires when the run is cancelled.
     pub cancel: CancellationToken,
-    /// Pre-flight estimate of the next prompt (CMP-11); used instead of the last usage.
+    /// The next prompt's size for automatic attempts (CMP-3, CMP-11): the larger of the
+    /// local estimate and the provider's last count plus the messages appended since;
+    /// used instead of the last usage. `None` for manual and forced attempts.
     pub estimated_prompt_tokens: Option<u64>,
     /// Skip the usage and threshold checks (the provider just reported a context overflow).
     pub force: bool,
@@ -176,21 +198,25 @@ pub trait ContextCompressor: Send + Sync {
     }
 }
 
-/// Commits a staged compression (CMP-5): the new history is checked for pairing *before*
-/// anything changes; then the archived messages move (not copied) into a new episode and
-/// the episode is pushed. On error nothing changed.
+/// Commits a staged compression (CMP-5): the split index, the pairing of both halves, the
+/// episode id (non-blank, unused) and the summary (non-blank) are checked *before*
+/// anything changes — whatever a compressor (a foreign one included) staged; then the
+/// archived messages move (not copied) into a new episode and the episode is pushed. On
+/// error nothing changed.
 pub fn apply_compression(state: &mut AgentState, staged: StagedCompression) -> Result<(), CompressReason> {
     let messages = &state.history.messages;
     let split = staged.split_index;
-    if split == 0
-        || split > messages.len()
-        || !HistoryInvariants::tool_calls_paired(&messages[split..])
-        || !HistoryInvariants::tool_calls_paired(&messages[..split])
-    {
+    if split == 0 || split > messages.len() {
+        return Err(CompressReason::InvalidSplitIndex);
+    }
+    if !HistoryInvariants::tool_calls_paired(&messages[split..]) || !HistoryInvariants::tool_calls_paired(&messages[..split]) {
         return Err(CompressReason::PostCommitPairingViolation);
     }
-    if state.history.episodic_memories.iter().any(|e| e.id == staged.episode_id) || staged.episode_id.trim().is_empty() {
-        return Err(CompressReason::PostCommitPairingViolation);
+    if staged.episode_id.trim().is_empty() || state.history.episodic_memories.iter().any(|e| e.id == staged.episode_id) {
+        return Err(CompressReason::InvalidEpisodeId);
+    }
+    if staged.summary.trim().is_empty() {
+        return Err(CompressReason::EmptySummary);
     }
     let archived: Vec<_> = state.history.messages.drain(..split).collect();
     state.history.episodic_memories.push(EpisodicMemory {

@@ -32,19 +32,60 @@ pub struct ContextCompressorConfig {
     /// Fewer messages than this before the split are not worth a summary (default 3).
     pub min_messages_to_summarize: usize,
     /// Input tokens one summarizer request may use; larger parts are summarized in
-    /// chunks (CMP-10). Default: the threshold.
+    /// chunks (CMP-10). Default: [`default_summarizer_window`] of the threshold — the
+    /// threshold, but never less than [`MIN_DEFAULT_SUMMARIZER_WINDOW`], so a small
+    /// threshold still leaves room for the summary prompt and a chunk. An explicit value
+    /// below [`ContextCompressorConfig::min_summarizer_window`] is refused (`invalid_config`).
     pub summarizer_max_input_tokens: u64,
+}
+
+/// The smallest default summarizer window: the summary prompt (~300 tokens), a previous
+/// snapshot and chunks of a useful size fit in it.
+pub const MIN_DEFAULT_SUMMARIZER_WINDOW: u64 = 4096;
+
+/// The summarizer window used when none is set: `max(threshold, 4096)`.
+pub fn default_summarizer_window(total_token_threshold: u64) -> u64 {
+    total_token_threshold.max(MIN_DEFAULT_SUMMARIZER_WINDOW)
 }
 
 impl Default for ContextCompressorConfig {
     fn default() -> Self {
+        Self::with_threshold(64_000)
+    }
+}
+
+impl ContextCompressorConfig {
+    /// The seed's defaults with this threshold (and the default summarizer window for it).
+    pub fn with_threshold(total_token_threshold: u64) -> Self {
         Self {
-            total_token_threshold: 64_000,
+            total_token_threshold,
             keep_recent_message_count: 10,
             summary_prompt: DEFAULT_SUMMARY_PROMPT.to_owned(),
             min_messages_to_summarize: 3,
-            summarizer_max_input_tokens: 64_000,
+            summarizer_max_input_tokens: default_summarizer_window(total_token_threshold),
         }
+    }
+
+    /// The smallest summarizer window that can work: the summary prompt, the request
+    /// framing and one minimal chunk.
+    pub fn min_summarizer_window(&self) -> u64 {
+        estimate_tokens(&self.summary_prompt) + FRAMING_TOKENS + MIN_CHUNK_TOKENS
+    }
+
+    /// Checks ranges; the message says what is wrong (the runtime reports it as
+    /// `invalid_config`).
+    pub fn validate(&self) -> Result<(), String> {
+        if self.total_token_threshold == 0 {
+            return Err("total_token_threshold must be at least 1".into());
+        }
+        let min = self.min_summarizer_window();
+        if self.summarizer_max_input_tokens < min {
+            return Err(format!(
+                "summarizer_max_input_tokens {} cannot hold the summary prompt and a chunk: it must be at least {min}",
+                self.summarizer_max_input_tokens
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -158,7 +199,7 @@ impl ContextCompressor for DefaultContextCompressor {
         while !transcript.is_done() {
             let budget = self.chunk_budget(summary.as_deref());
             if budget < MIN_CHUNK_TOKENS {
-                return failed_with(CompressReason::SummarizerWindowTooSmall, calls, usage, None);
+                return failed_with(CompressReason::SummarizerWindowTooSmall, calls, usage, None, split);
             }
             let chunk = transcript.next_chunk(budget);
             match self.summarize_chunk(summary.as_deref(), &chunk, ctx).await {
@@ -169,19 +210,21 @@ impl ContextCompressor for DefaultContextCompressor {
                     }
                     match validate_snapshot(&text) {
                         Ok(snapshot) => summary = Some(snapshot),
-                        Err(SnapshotError::Empty) => return failed_with(CompressReason::EmptySummary, calls, usage, None),
-                        Err(SnapshotError::Malformed) => return failed_with(CompressReason::MalformedSummary, calls, usage, None),
+                        Err(SnapshotError::Empty) => return failed_with(CompressReason::EmptySummary, calls, usage, None, split),
+                        Err(SnapshotError::Malformed) => {
+                            return failed_with(CompressReason::MalformedSummary, calls, usage, None, split)
+                        }
                     }
                 }
-                Err((reason, code)) => return failed_with(reason, calls, usage, code),
+                Err((reason, code)) => return failed_with(reason, calls, usage, code, split),
             }
         }
         let Some(summary) = summary else {
-            return failed_with(CompressReason::EmptySummary, calls, usage, None);
+            return failed_with(CompressReason::EmptySummary, calls, usage, None, split);
         };
         let archived_tokens: u64 = archived.iter().map(estimate_message_tokens).sum();
         if estimate_tokens(&summary) >= archived_tokens {
-            return failed_with(CompressReason::SummaryNotSmaller, calls, usage, None);
+            return failed_with(CompressReason::SummaryNotSmaller, calls, usage, None, split);
         }
         let staged = StagedCompression {
             split_index: split,
@@ -197,22 +240,25 @@ impl ContextCompressor for DefaultContextCompressor {
     }
 }
 
-fn failed_with(reason: CompressReason, calls: u64, usage: ModelUsage, code: Option<String>) -> CompressResult {
+fn failed_with(reason: CompressReason, calls: u64, usage: ModelUsage, code: Option<String>, would_archive: usize) -> CompressResult {
     let usage = (calls > 0).then(|| tag_usage(usage, calls));
-    let mut result = CompressResult::failed(reason, usage);
+    let mut result = CompressResult::failed_archiving(reason, usage, would_archive);
     result.error_code = code;
     result
 }
 
+// Provider numbers: saturate, never overflow.
 fn add_usage(total: &mut ModelUsage, u: &ModelUsage) {
-    total.prompt_tokens += u.prompt_tokens;
-    total.completion_tokens += u.completion_tokens;
-    total.total_tokens += u.total_tokens;
+    total.prompt_tokens = total.prompt_tokens.saturating_add(u.prompt_tokens);
+    total.completion_tokens = total.completion_tokens.saturating_add(u.completion_tokens);
+    total.total_tokens = total.total_tokens.saturating_add(u.total_tokens);
     if let Some(c) = u.cached_tokens {
-        *total.cached_tokens.get_or_insert(0) += c;
+        let t = total.cached_tokens.get_or_insert(0);
+        *t = t.saturating_add(c);
     }
     if let Some(r) = u.reasoning_tokens {
-        *total.reasoning_tokens.get_or_insert(0) += r;
+        let t = total.reasoning_tokens.get_or_insert(0);
+        *t = t.saturating_add(r);
     }
 }
 

@@ -5,6 +5,7 @@ mod compressor;
 mod default_compressor;
 mod episode;
 mod estimate;
+mod foreign;
 mod namespaced;
 mod retrieve;
 mod service;
@@ -15,9 +16,12 @@ pub use compressor::{
     apply_compression, CompressContext, CompressOutcome, CompressReason, CompressResult, ContextCompressor,
     StagedCompression, COMPRESSION_USAGE_SOURCE,
 };
-pub use default_compressor::{ContextCompressorConfig, DefaultContextCompressor, DEFAULT_SUMMARY_PROMPT};
+pub use default_compressor::{
+    default_summarizer_window, ContextCompressorConfig, DefaultContextCompressor, DEFAULT_SUMMARY_PROMPT, MIN_DEFAULT_SUMMARIZER_WINDOW,
+};
 pub use episode::{validate_episodic_memory_ids, EpisodicMemory};
 pub use estimate::{estimate_message_tokens, estimate_request_tokens, estimate_tokens};
+pub use foreign::{ForeignCompression, ForeignCompressor, ForeignCompressorCall};
 pub use namespaced::{MemoryTier, NamespaceStats, NamespacedMemoryStore, ScopedMemory, GLOBAL_NAMESPACE};
 pub use retrieve::{retrieve_memory_definition, RetrieveMemoryTool, DEFAULT_MEMORY_LIMIT, MAX_MEMORY_LIMIT, RETRIEVE_MEMORY_TOOL_NAME};
 pub use service::{MemoryService, RuntimeMemoryService};

@@ -12,10 +12,10 @@ use super::config::{AgentRuntimeConfig, Compression};
 use super::events::{AgentObserver, Emitter, EventKind, Subscription};
 use super::tool_exec::{run_tool_calls, ExecPolicy};
 use crate::error::ArkAgentError;
-use crate::history::{AgentState, Message, ModelUsage, ToolCall};
+use crate::history::{AgentState, HistoryInvariants, Message, ModelUsage, ToolCall};
 use crate::llm::{ChatClient, ChatRequest, HttpTransport, LlmError, StreamDelta};
 use crate::memory::{
-    apply_compression, estimate_request_tokens, retrieve_memory_definition, CompressContext, CompressOutcome,
+    apply_compression, estimate_message_tokens, estimate_request_tokens, retrieve_memory_definition, CompressContext, CompressOutcome,
     CompressReason, CompressResult, ContextCompressor, DefaultContextCompressor, EpisodicMemory, MemoryService,
     RetrieveMemoryTool, RuntimeMemoryService,
 };
@@ -100,6 +100,18 @@ struct Inner {
     active_run: Mutex<Option<CancellationToken>>,
     /// Usages recorded when the last automatic compression attempt failed.
     compression_failed_at: Mutex<Option<usize>>,
+    /// The provider's own count of the last request (CMP-3, CMP-11); cleared whenever the
+    /// history is replaced (compression commit, import, seeding).
+    provider_count: Mutex<Option<ProviderCount>>,
+}
+
+/// What the provider reported for the last request: its prompt tokens and how many
+/// history messages that request carried. The next prompt is at least that count plus an
+/// estimate of the messages appended since.
+#[derive(Clone, Copy)]
+struct ProviderCount {
+    prompt_tokens: u64,
+    messages_sent: usize,
 }
 
 /// After a failed automatic compression, automatic attempts (pre-flight, post-turn) pause
@@ -110,6 +122,19 @@ pub const COMPRESSION_BACKOFF_MODEL_CALLS: usize = 3;
 impl std::fmt::Debug for AgentRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentRuntime").field("session_id", &self.session_id()).finish_non_exhaustive()
+    }
+}
+
+/// A runtime's run slot, held past the end of a run or compression attempt (see
+/// [`AgentRuntime::start_compress_now_holding_slot`]); dropping it frees the slot.
+#[must_use = "dropping a RunSlot frees the run slot"]
+pub struct RunSlot {
+    _active: ActiveRun,
+}
+
+impl std::fmt::Debug for RunSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RunSlot")
     }
 }
 
@@ -208,6 +233,7 @@ impl AgentRuntime {
                 emitter,
                 active_run: Mutex::new(None),
                 compression_failed_at: Mutex::new(None),
+                provider_count: Mutex::new(None),
             }),
         })
     }
@@ -262,8 +288,20 @@ impl AgentRuntime {
 
     /// The whole state as JSON: history, episodic memories, usages, session id. Holds no
     /// secrets (the config is not part of it).
+    ///
+    /// Callable at any moment — from a tool, from an observer at any event, while a run is
+    /// in flight — and always importable (CORE-6): while a turn's tool calls are still
+    /// running, the export holds the last consistent history, without that open turn's
+    /// assistant message and the results that came in so far (a turn is committed only
+    /// when paired). Usages keep every call already made: it was paid for.
     pub fn export_state(&self) -> Result<String, ArkAgentError> {
-        self.inner.snapshot().to_json()
+        let snapshot = self.inner.snapshot();
+        if HistoryInvariants::tool_calls_paired(&snapshot.history.messages) {
+            return snapshot.to_json();
+        }
+        let mut consistent = (*snapshot).clone();
+        consistent.history.messages.truncate(last_consistent_len(&snapshot.history.messages));
+        consistent.to_json()
     }
 
     /// Replaces the state with an exported one after validating it. Errors:
@@ -278,6 +316,7 @@ impl AgentRuntime {
         if let Ok(mut backoff) = self.inner.compression_failed_at.lock() {
             *backoff = None;
         }
+        self.inner.forget_provider_count();
         Ok(())
     }
 
@@ -346,6 +385,7 @@ impl AgentRuntime {
             run_id: self.inner.config.id_generator.next_id(),
             cancel: active.cancel.clone(),
             memory: self.inner.memory.clone(),
+            episodes: Some(self.memory()),
         };
         let batch = service.batch_size(max_concurrency);
         Ok(async move {
@@ -357,6 +397,7 @@ impl AgentRuntime {
     /// Seeds a fresh child's history with its parent's context slice.
     pub(crate) fn seed_history(&self, messages: Vec<Message>) {
         self.inner.update(|s| s.history.messages = messages);
+        self.inner.forget_provider_count();
     }
 
     /// Cancels the active run, if any: in-flight HTTP and tools stop being awaited, each
@@ -390,20 +431,35 @@ impl AgentRuntime {
         input: impl Into<String>,
         parent: Option<&CancellationToken>,
     ) -> Result<impl Future<Output = Result<RunOutcome, ArkAgentError>> + Send + 'static, ArkAgentError> {
+        let run = self.start_run_linked_holding_slot(input, parent)?;
+        Ok(async move { run.await.0 })
+    }
+
+    fn start_run_linked_holding_slot(
+        &self,
+        input: impl Into<String>,
+        parent: Option<&CancellationToken>,
+    ) -> Result<impl Future<Output = (Result<RunOutcome, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
         let active = self.claim_linked(parent)?;
         let input = input.into();
         let run_id = self.inner.config.id_generator.next_id();
         let span = tracing::info_span!("arkagent.run", run_id = %run_id);
         Ok(async move {
             let inner = Arc::clone(&active.inner);
-            inner.run_loop(&input, &run_id, &active.cancel).await
+            let outcome = inner.run_loop(&input, &run_id, &active.cancel).await;
+            (outcome, RunSlot { _active: active })
         }
         .instrument(span))
     }
 
     /// Runs the loop for one user input until a final answer, `max_iterations` or
-    /// cancellation. Errors: `run_in_progress`, or the model call's [`LlmError`] (the
-    /// history then stays paired and ends with the user input or the last tool results).
+    /// cancellation. Errors: `run_in_progress`, or the model call's [`LlmError`]. The
+    /// history then stays paired: when the very first model call of the run failed (the
+    /// model produced nothing), the input is taken out again so the history is as before
+    /// the run (a compression committed meanwhile stays) — a retry does not send the input
+    /// twice, and an input too large for the model cannot wedge the session; after a later
+    /// call failed, it ends with the last tool results. (A sub-agent keeps its task in its
+    /// record.)
     pub async fn run(&self, input: &str) -> Result<RunOutcome, ArkAgentError> {
         self.start_run(input)?.await
     }
@@ -417,12 +473,33 @@ impl AgentRuntime {
     /// [`compress_now`](Self::compress_now) claiming the run slot *now* (like
     /// [`start_run`](Self::start_run)), for bindings that spawn the future.
     pub fn start_compress_now(&self) -> Result<impl Future<Output = CompressResult> + Send + 'static, ArkAgentError> {
+        let attempt = self.start_compress_now_holding_slot()?;
+        Ok(async move { attempt.await.0 })
+    }
+
+    /// [`start_compress_now`](Self::start_compress_now) whose future also hands over the
+    /// run slot: it stays taken until the returned [`RunSlot`] is dropped. A binding drops
+    /// it only when it settles its Promise, so a `run()` issued before the Promise settles
+    /// is refused with `run_in_progress` on every path (skipped attempts included).
+    pub fn start_compress_now_holding_slot(
+        &self,
+    ) -> Result<impl Future<Output = (CompressResult, RunSlot)> + Send + 'static, ArkAgentError> {
         let active = self.claim()?;
         let run_id = self.inner.config.id_generator.next_id();
         Ok(async move {
             let inner = Arc::clone(&active.inner);
-            inner.maybe_compress_context(&run_id, &active.cancel, CompressionTrigger::Manual, None).await
+            let result = inner.maybe_compress_context(&run_id, &active.cancel, CompressionTrigger::Manual, None).await;
+            (result, RunSlot { _active: active })
         })
+    }
+
+    /// [`start_run`](Self::start_run) whose future also hands over the run slot, like
+    /// [`start_compress_now_holding_slot`](Self::start_compress_now_holding_slot).
+    pub fn start_run_holding_slot(
+        &self,
+        input: impl Into<String>,
+    ) -> Result<impl Future<Output = (Result<RunOutcome, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
+        self.start_run_linked_holding_slot(input, None)
     }
 
     fn claim(&self) -> Result<ActiveRun, ArkAgentError> {
@@ -458,8 +535,67 @@ impl Inner {
         f(Arc::make_mut(&mut guard))
     }
 
-    fn emit(&self, run_id: &str, kind: EventKind) {
+    fn emit(&self, run_id: &str, mut kind: EventKind) {
+        // LLM-4: whatever a model, tool or host echoed, the key never reaches an observer.
+        let model = &self.config.model;
+        match &mut kind {
+            EventKind::RunStarted { input } => model.redact_in_place(input),
+            EventKind::TextDelta { delta, .. } | EventKind::ReasoningDelta { delta, .. } => model.redact_in_place(delta),
+            EventKind::ToolCallDelta { arguments_delta, .. } => model.redact_in_place(arguments_delta),
+            EventKind::ToolCallStarted { arguments, .. } => model.redact_in_place(arguments),
+            EventKind::ToolCallFinished { content, .. } => model.redact_in_place(content),
+            _ => {}
+        }
         self.emitter.emit(run_id, kind);
+    }
+
+    /// LLM-4: text entering the state is redacted where it enters.
+    fn redact_message(&self, message: &mut Message) {
+        let model = &self.config.model;
+        match message {
+            Message::System { content } | Message::User { content } => model.redact_in_place(content),
+            Message::Assistant { content, tool_calls, reasoning } => {
+                if let Some(c) = content {
+                    model.redact_in_place(c);
+                }
+                if let Some(r) = reasoning {
+                    model.redact_in_place(r);
+                }
+                for call in tool_calls {
+                    model.redact_in_place(&mut call.arguments);
+                }
+            }
+            Message::Tool { content, .. } => model.redact_in_place(content),
+        }
+    }
+
+    fn forget_provider_count(&self) {
+        if let Ok(mut count) = self.provider_count.lock() {
+            *count = None;
+        }
+    }
+
+    /// The next prompt's size (CMP-3, CMP-11): the larger of the local estimate and the
+    /// provider's count of the last request plus an estimate of the messages appended
+    /// since — a provider that counts tool schemas, system text or CJK differently than
+    /// the estimator still triggers compression on its own numbers.
+    fn prompt_size(&self, state: &AgentState, context: &[Message]) -> u64 {
+        let local = self.estimate(state, context);
+        let Some(count) = self.provider_count.lock().ok().and_then(|c| *c) else {
+            return local;
+        };
+        let messages = &state.history.messages;
+        if count.messages_sent > messages.len() {
+            return local;
+        }
+        let since = messages[count.messages_sent..].iter().fold(0u64, |acc, m| acc.saturating_add(estimate_message_tokens(m)));
+        local.max(count.prompt_tokens.saturating_add(since))
+    }
+
+    fn next_prompt_size(&self) -> u64 {
+        let state = self.snapshot();
+        let context: Vec<Message> = Self::memory_context(&state).into_iter().collect();
+        self.prompt_size(&state, &context)
     }
 
     fn finish(&self, run_id: &str, status: RunStatus, iterations: u32, final_text: Option<String>) -> RunOutcome {
@@ -489,10 +625,18 @@ impl Inner {
         if let Some(service) = &self.sub_agents {
             service.start_run();
         }
-        self.emit(run_id, EventKind::RunStarted { input: input.to_owned() });
-        self.update(|s| s.history.messages.push(Message::user(input)));
+        let mut user = Message::user(input);
+        self.redact_message(&mut user);
+        self.emit(run_id, EventKind::RunStarted { input: user.text().unwrap_or_default().to_owned() });
+        self.update(|s| s.history.messages.push(user));
         let session_id = self.lock_state().session_id.clone();
-        let tool_ctx = ToolContext { session_id, run_id: run_id.to_owned(), cancel: cancel.clone(), memory: self.memory.clone() };
+        let tool_ctx = ToolContext {
+            session_id,
+            run_id: run_id.to_owned(),
+            cancel: cancel.clone(),
+            memory: self.memory.clone(),
+            episodes: Some(Arc::new(RuntimeMemoryService::new(Arc::clone(&self.state)))),
+        };
         let threshold = self.compressor.as_ref().and_then(|c| c.threshold());
 
         for iteration in 1..=self.config.max_iterations {
@@ -504,10 +648,7 @@ impl Inner {
             // so the estimate is reused for the request below instead of walking it twice.
             let mut preflight_estimate = None;
             if self.compressor.is_some() {
-                let state = self.snapshot();
-                let context: Vec<Message> = Self::memory_context(&state).into_iter().collect();
-                let estimate = self.estimate(&state, &context);
-                drop(state);
+                let estimate = self.next_prompt_size();
                 let result = self.maybe_compress_context(run_id, cancel, CompressionTrigger::Preflight, Some(estimate)).await;
                 if result.outcome != CompressOutcome::Compressed {
                     preflight_estimate = Some(estimate);
@@ -525,7 +666,7 @@ impl Inner {
                         tools: &self.tool_definitions,
                         tool_choice: self.config.tool_choice.as_ref(),
                     };
-                    let estimate = preflight_estimate.take().unwrap_or_else(|| self.estimate(&state, &context));
+                    let estimate = preflight_estimate.take().unwrap_or_else(|| self.prompt_size(&state, &context));
                     (self.client.build_http_request(&request), state.history.messages.len(), estimate)
                 };
                 self.emit(run_id, EventKind::ModelRequest {
@@ -561,19 +702,27 @@ impl Inner {
                         overflow_retried = true;
                         let result = self.maybe_compress_context(run_id, cancel, CompressionTrigger::Overflow, None).await;
                         if result.outcome != CompressOutcome::Compressed {
-                            return Err(self.fail(run_id, iteration, LlmError::ContextOverflow));
+                            return Err(self.fail(run_id, iteration, input, LlmError::ContextOverflow));
                         }
                     }
-                    Err(e) => return Err(self.fail(run_id, iteration, e)),
+                    Err(e) => return Err(self.fail(run_id, iteration, input, e)),
                 }
             };
-            let (message, calls) = self.normalise_assistant(response.message);
+            let (mut message, calls) = self.normalise_assistant(response.message);
+            self.redact_message(&mut message);
+            let calls = if calls.is_empty() { calls } else { message.tool_calls().to_vec() };
             let text = message.text().map(str::to_owned);
             self.update(|state| {
-                state.history.messages.push(message);
                 if let Some(usage) = &response.usage {
                     state.usages.push(usage.clone());
+                    if usage.source() != Some(crate::memory::COMPRESSION_USAGE_SOURCE) {
+                        if let Ok(mut count) = self.provider_count.lock() {
+                            let messages_sent = state.history.messages.len();
+                            *count = Some(ProviderCount { prompt_tokens: usage.prompt_tokens, messages_sent });
+                        }
+                    }
                 }
+                state.history.messages.push(message);
             });
             self.emit(run_id, EventKind::ModelResponse {
                 iteration,
@@ -587,6 +736,12 @@ impl Inner {
                 }
             }
             if calls.is_empty() {
+                // CMP-3: a chat without tools compresses too — the check runs after the
+                // final answer as after every other turn.
+                if self.compressor.is_some() && !cancel.is_cancelled() {
+                    let size = self.next_prompt_size();
+                    self.maybe_compress_context(run_id, cancel, CompressionTrigger::PostTurn, Some(size)).await;
+                }
                 return Ok(self.finish(run_id, RunStatus::Completed, iteration, text));
             }
 
@@ -615,23 +770,42 @@ impl Inner {
                 },
             )
             .await;
-            self.update(|state| {
-                for (call, result) in calls.iter().zip(results) {
-                    state.history.messages.push(Message::tool_result(&call.id, result.content, result.is_error));
-                }
-            });
+            let results: Vec<Message> = calls
+                .iter()
+                .zip(results)
+                .map(|(call, result)| {
+                    let is_error = result.is_error;
+                    let mut m = Message::tool_result(&call.id, result.into_model_content(), is_error);
+                    self.redact_message(&mut m);
+                    m
+                })
+                .collect();
+            self.update(|state| state.history.messages.extend(results));
             if cancel.is_cancelled() {
                 return Ok(self.finish(run_id, RunStatus::Cancelled, iteration, None));
             }
             if self.compressor.is_some() {
-                self.maybe_compress_context(run_id, cancel, CompressionTrigger::PostTurn, None).await;
+                let size = self.next_prompt_size();
+                self.maybe_compress_context(run_id, cancel, CompressionTrigger::PostTurn, Some(size)).await;
             }
         }
         Ok(self.finish(run_id, RunStatus::MaxIterations, self.config.max_iterations, None))
     }
 
-    fn fail(&self, run_id: &str, iteration: u32, e: LlmError) -> ArkAgentError {
+    /// Ends a run with a model error. When the first call of a root's run failed, the
+    /// model produced nothing: the input is taken out again (see [`AgentRuntime::run`]).
+    fn fail(&self, run_id: &str, iteration: u32, input: &str, e: LlmError) -> ArkAgentError {
         tracing::warn!(code = e.code(), "model call failed");
+        // A sub-agent keeps its task: its history is a record (ISO-1), never run again.
+        if iteration == 1 && self.depth == 0 {
+            let mut expected = Message::user(input);
+            self.redact_message(&mut expected);
+            self.update(|state| {
+                if state.history.messages.last() == Some(&expected) {
+                    state.history.messages.pop();
+                }
+            });
+        }
         self.emit(run_id, EventKind::RunFinished {
             status: RunStatus::Failed,
             iterations: iteration,
@@ -660,7 +834,10 @@ impl Inner {
         if automatic {
             let failed_at = self.compression_failed_at.lock().ok().and_then(|b| *b);
             if failed_at.is_some_and(|at| calls < at + COMPRESSION_BACKOFF_MODEL_CALLS) {
-                return CompressResult::skipped(CompressReason::BackingOffAfterFailure);
+                let result = CompressResult::skipped(CompressReason::BackingOffAfterFailure);
+                let messages = snapshot.history.messages.len();
+                self.emit_compression(run_id, trigger, &result, messages, messages, estimate, compressor.threshold());
+                return result;
             }
         }
         let ctx = CompressContext {
@@ -688,14 +865,15 @@ impl Inner {
                         if let Some(usage) = &result.usage {
                             state.usages.push(usage.clone());
                         }
+                        self.forget_provider_count();
                     }
-                    Err(reason) => result = CompressResult::failed(reason, result.usage.take()),
+                    Err(reason) => result = CompressResult::failed_archiving(reason, result.usage.take(), result.messages_archived),
                 }
             } else {
-                result = CompressResult::failed(CompressReason::PostCommitPairingViolation, result.usage.take());
+                result = CompressResult::failed_archiving(CompressReason::StateChanged, result.usage.take(), result.messages_archived);
             }
         } else if result.outcome == CompressOutcome::Compressed {
-            result = CompressResult::failed(CompressReason::PostCommitPairingViolation, result.usage.take());
+            result = CompressResult::failed_archiving(CompressReason::InvalidSplitIndex, result.usage.take(), result.messages_archived);
         }
         if let Ok(mut backoff) = self.compression_failed_at.lock() {
             match result.outcome {
@@ -709,20 +887,34 @@ impl Inner {
         let quiet = result.outcome == CompressOutcome::Skipped
             && matches!(result.reason, CompressReason::BelowThreshold | CompressReason::NoUsage | CompressReason::HistoryTooShort);
         if !quiet {
-            self.emit(run_id, EventKind::Compression {
-                trigger,
-                outcome: result.outcome,
-                reason: result.reason.code().to_owned(),
-                episode_id: result.episode_id.clone(),
-                error_code: result.error_code.clone(),
-                messages_before,
-                messages_after,
-                estimated_prompt_tokens: estimate,
-                threshold: compressor.threshold(),
-                usage: result.usage.clone(),
-            });
+            self.emit_compression(run_id, trigger, &result, messages_before, messages_after, estimate, compressor.threshold());
         }
         result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn emit_compression(
+        &self,
+        run_id: &str,
+        trigger: CompressionTrigger,
+        result: &CompressResult,
+        messages_before: usize,
+        messages_after: usize,
+        estimate: Option<u64>,
+        threshold: Option<u64>,
+    ) {
+        self.emit(run_id, EventKind::Compression {
+            trigger,
+            outcome: result.outcome,
+            reason: result.reason.code().to_owned(),
+            episode_id: result.episode_id.clone(),
+            error_code: result.error_code.clone(),
+            messages_before,
+            messages_after,
+            estimated_prompt_tokens: estimate,
+            threshold,
+            usage: result.usage.clone(),
+        });
     }
 
     /// Gives every tool call a unique, non-empty id: providers that omit ids (or repeat
@@ -745,5 +937,62 @@ impl Inner {
         }
         let calls = tool_calls.clone();
         (Message::Assistant { content, tool_calls, reasoning }, calls)
+    }
+}
+
+/// The length of the longest paired prefix of `messages`: everything before the open
+/// turn (an assistant message whose tool calls are not all answered yet).
+fn last_consistent_len(messages: &[Message]) -> usize {
+    let mut end = messages.len();
+    while end > 0 {
+        if HistoryInvariants::tool_calls_paired(&messages[..end]) {
+            return end;
+        }
+        // Cut before the last assistant message with tool calls in what is left.
+        end = messages[..end].iter().rposition(|m| !m.tool_calls().is_empty()).unwrap_or(0);
+    }
+    0
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::llm::{HttpRequest, HttpResponse, ModelConfig, TransportError};
+    use crate::memory::StagedCompression;
+
+    struct NoNetwork;
+    #[async_trait::async_trait]
+    impl HttpTransport for NoNetwork {
+        async fn send(&self, _r: HttpRequest, _c: CancellationToken) -> Result<HttpResponse, TransportError> {
+            panic!("no model call expected")
+        }
+    }
+
+    /// Replaces the history while it "summarizes", as a concurrent writer would.
+    struct Meddling(Mutex<Option<AgentRuntime>>);
+    #[async_trait::async_trait]
+    impl ContextCompressor for Meddling {
+        async fn compress(&self, _state: &AgentState, _ctx: &CompressContext) -> CompressResult {
+            let rt = self.0.lock().unwrap().take().unwrap();
+            rt.seed_history(vec![Message::user("replaced")]);
+            let staged = StagedCompression { split_index: 1, summary: "s".into(), episode_id: "e".into(), created_at_ms: 0 };
+            CompressResult::compressed(staged, None)
+        }
+    }
+
+    #[tokio::test]
+    async fn cmp_5_a_state_changed_under_the_compressor_fails_with_state_changed() {
+        let meddling = Arc::new(Meddling(Mutex::new(None)));
+        let mut config = AgentRuntimeConfig::new(ModelConfig::new("http://h/v1", "k", "m"));
+        config.compression = Some(Compression::Custom(meddling.clone()));
+        let rt = AgentRuntime::new(config, Arc::new(NoNetwork)).unwrap();
+        rt.seed_history(vec![Message::user("a"), Message::user("b")]);
+        *meddling.0.lock().unwrap() = Some(rt.clone());
+        let result = rt.compress_now().await.unwrap();
+        assert_eq!((result.outcome, result.reason), (CompressOutcome::Failed, CompressReason::StateChanged));
+        assert_eq!(result.reason.code(), "state_changed");
+        assert_eq!(rt.messages(), vec![Message::user("replaced")], "the newer state is kept untouched");
+        assert!(rt.episodic_memories().is_empty());
     }
 }

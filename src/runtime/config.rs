@@ -5,7 +5,7 @@ use serde::Deserialize;
 use super::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
 use crate::error::ArkAgentError;
 use crate::llm::{ModelConfig, ToolChoice};
-use crate::memory::{ContextCompressor, ContextCompressorConfig, NamespacedMemoryStore, GLOBAL_NAMESPACE};
+use crate::memory::{default_summarizer_window, ContextCompressor, ContextCompressorConfig, NamespacedMemoryStore, GLOBAL_NAMESPACE};
 use crate::subagent::{DelegationConfig, SubAgentPolicy};
 use crate::tools::ToolRegistry;
 
@@ -126,9 +126,7 @@ impl AgentRuntimeConfig {
             d.policy.validate()?;
         }
         if let Some(Compression::Default { config, .. }) = &self.compression {
-            if config.total_token_threshold == 0 || config.summarizer_max_input_tokens == 0 {
-                return bad("compression thresholds must be positive");
-            }
+            config.validate().map_err(|m| ArkAgentError::config("invalid_config", &m))?;
         }
         Ok(())
     }
@@ -227,7 +225,7 @@ impl AgentRuntimeConfig {
                     keep_recent_message_count: c.keep_recent_message_count.unwrap_or(d.keep_recent_message_count),
                     summary_prompt: c.summary_prompt.unwrap_or(d.summary_prompt),
                     min_messages_to_summarize: c.min_messages_to_summarize.unwrap_or(d.min_messages_to_summarize),
-                    summarizer_max_input_tokens: c.summarizer_max_input_tokens.unwrap_or(threshold),
+                    summarizer_max_input_tokens: c.summarizer_max_input_tokens.unwrap_or_else(|| default_summarizer_window(threshold)),
                 },
                 summarizer: None,
             });

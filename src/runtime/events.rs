@@ -43,7 +43,9 @@ pub enum EventKind {
         message_count: usize,
         /// Tools offered.
         tool_count: usize,
-        /// CJK-aware estimate of the prompt's tokens (CMP-11).
+        /// The prompt's size in tokens as the compression trigger sees it (CMP-3, CMP-11):
+        /// the larger of the CJK-aware estimate and, after a call that reported usage, the
+        /// provider's prompt tokens plus an estimate of the messages appended since.
         estimated_prompt_tokens: u64,
         /// The compression threshold, when compression is on: how close the UI is to it.
         compression_threshold: Option<u64>,
@@ -130,7 +132,8 @@ pub enum EventKind {
         messages_before: usize,
         /// Messages in the history after.
         messages_after: usize,
-        /// The pre-flight estimate, when that started it.
+        /// The prompt size checked against the threshold (automatic attempts): the larger
+        /// of the local estimate and the provider's last count plus the messages since.
         estimated_prompt_tokens: Option<u64>,
         /// The compressor's threshold.
         threshold: Option<u64>,

@@ -7,7 +7,7 @@ mod events;
 mod ids;
 mod tool_exec;
 
-pub use agent::{AgentRuntime, CompressionTrigger, RunOutcome, RunStatus, COMPRESSION_BACKOFF_MODEL_CALLS};
+pub use agent::{AgentRuntime, CompressionTrigger, RunOutcome, RunSlot, RunStatus, COMPRESSION_BACKOFF_MODEL_CALLS};
 pub use config::{AgentRuntimeConfig, Compression, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_PARALLEL_TOOLS};
 pub use events::{AgentEvent, AgentObserver, EventKind, Subscription};
 pub(crate) use agent::StateCell;

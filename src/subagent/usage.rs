@@ -70,3 +70,24 @@ pub struct UsageTotals {
     /// `parent + children`.
     pub total: ChildUsageSummary,
 }
+
+impl ChildUsageSummary {
+    /// `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}` — the
+    /// form every surface uses (C, ArkTS `toJson()`).
+    pub fn to_json(&self) -> String {
+        serde_json::json!({
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "call_count": self.call_count,
+        })
+        .to_string()
+    }
+
+    /// Sums usages given as a JSON array of [`ModelUsage`] objects (C and ArkTS
+    /// `fromUsages`). Errors: `invalid_json`.
+    pub fn from_usages_json(json: &str) -> Result<Self, crate::error::ArkAgentError> {
+        let usages: Vec<ModelUsage> = serde_json::from_str(json)?;
+        Ok(Self::from_usages(&usages))
+    }
+}

@@ -42,9 +42,9 @@ pub struct ToolInvocation {
     pub arguments: Value,
 }
 
-/// What an executor gets besides the call: identifiers and cancellation. Tools never get
-/// a mutable agent state (ADR-0013); read-only services are added here as they land.
-#[derive(Debug, Clone)]
+/// What an executor gets besides the call: identifiers, cancellation and narrow read-only
+/// services. Tools never get a mutable agent state (ADR-0013).
+#[derive(Clone)]
 pub struct ToolContext {
     /// Session id of the calling runtime.
     pub session_id: String,
@@ -54,6 +54,21 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Working and short-term memory of the calling runtime's namespace (MEM-4).
     pub memory: crate::memory::ScopedMemory,
+    /// Read-only episodic memory of the calling runtime over its live state (MEM-1, seed
+    /// 000 §3): `list_episodes`, `find_episode`. Always set by the runtime.
+    pub episodes: Option<std::sync::Arc<dyn crate::memory::MemoryService>>,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("session_id", &self.session_id)
+            .field("run_id", &self.run_id)
+            .field("cancel", &self.cancel)
+            .field("memory", &self.memory)
+            .field("episodes", &self.episodes.as_ref().map(|_| "MemoryService"))
+            .finish()
+    }
 }
 
 /// Runs a tool. Implementations must not panic; a panic is caught and turned into a

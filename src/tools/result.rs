@@ -28,6 +28,26 @@ impl ToolResult {
         Self { content: content.into(), is_error: true, error_code: None, metadata: None }
     }
 
+    /// A failed result with the tool's own stable code: the model sees
+    /// `{"error":{"code":…,"message":…}}`, like a runtime error.
+    pub fn failure_with_code(code: &str, message: &str) -> Self {
+        Self::error(code, message)
+    }
+
+    /// The text the model sees (CORE-2): the content, except that a failure carrying an
+    /// error code always shows that code with its message as
+    /// `{"error":{"code":…,"message":…}}` — however the executor built it.
+    pub fn into_model_content(self) -> String {
+        match (&self.error_code, self.is_error) {
+            (Some(code), true) if !self.shows_code(code) => json!({"error": {"code": code, "message": self.content}}).to_string(),
+            _ => self.content,
+        }
+    }
+
+    fn shows_code(&self, code: &str) -> bool {
+        serde_json::from_str::<Value>(&self.content).is_ok_and(|v| v["error"]["code"].as_str() == Some(code))
+    }
+
     /// A runtime-produced error: the model sees `{"error":{"code":…,"message":…}}`.
     pub fn error(code: &str, message: &str) -> Self {
         Self {

@@ -25,12 +25,7 @@ use crate::support::*;
 const GOAL: &str = "find the weight-loss rate of the baguette, not the toast";
 
 fn compression_config(threshold: u64, keep: usize) -> ContextCompressorConfig {
-    ContextCompressorConfig {
-        total_token_threshold: threshold,
-        keep_recent_message_count: keep,
-        summarizer_max_input_tokens: threshold,
-        ..ContextCompressorConfig::default()
-    }
+    ContextCompressorConfig { keep_recent_message_count: keep, ..ContextCompressorConfig::with_threshold(threshold) }
 }
 
 fn runtime_with(model: Arc<ScriptedModel>, threshold: u64, keep: usize, tools: ToolRegistry) -> AgentRuntime {
@@ -489,7 +484,8 @@ async fn cmp_9_cmp_10_long_session_compresses_repeatedly_never_loops_and_keeps_t
     let summary_calls = summaries.lock().unwrap().len();
     assert_eq!(goal_seen.load(Ordering::SeqCst), summary_calls, "the goal reached every summary request (CMP-9)");
     // CMP-10: no summarizer request exceeded its window, though one tool result alone did.
-    assert!(summaries.lock().unwrap().iter().all(|&t| t <= window), "{:?}", summaries.lock().unwrap());
+    let summarizer_window = compression_config(window, 6).summarizer_max_input_tokens;
+    assert!(summaries.lock().unwrap().iter().all(|&t| t <= summarizer_window), "{:?}", summaries.lock().unwrap());
     assert!(summary_calls > compressed, "the huge part was summarized in several chunks");
     // Never loops: between two committed compressions there is always a normal model call.
     let mut model_call_since = true;
@@ -566,7 +562,7 @@ async fn cmp_11_context_overflow_forces_one_compression_then_retries() {
 async fn retrieve(rt: &AgentRuntime, args: Value) -> (bool, Value) {
     let tool = arkagent::memory::RetrieveMemoryTool::new(rt.memory());
     let call = arkagent::ToolInvocation { call_id: "r".into(), name: "retrieve_memory".into(), arguments: args };
-    let ctx = arkagent::ToolContext { session_id: "s".into(), run_id: "r".into(), cancel: Default::default(), memory: rt.working_memory() };
+    let ctx = arkagent::ToolContext { session_id: "s".into(), run_id: "r".into(), cancel: Default::default(), memory: rt.working_memory(), episodes: Some(rt.memory()) };
     let result = arkagent::ToolExecutor::execute(&tool, call, ctx).await;
     (result.is_error, serde_json::from_str(&result.content).unwrap())
 }
@@ -692,13 +688,55 @@ async fn cmp_6_failed_automatic_attempts_back_off_instead_of_paying_every_turn()
 
 #[tokio::test]
 async fn cmp_10_a_summarizer_window_too_small_fails_with_its_own_reason_and_no_call() {
+    // The smallest window the config accepts, and a previous snapshot that fills it: no
+    // chunk fits next to it, so the attempt fails before any call.
     let model = ScriptedModel::new(vec![]);
-    let rt = runtime_with(model.clone(), 100, 4, ToolRegistry::new()); // window = threshold = 100 tokens
-    rt.import_state(&state_json(6, 1000)).unwrap();
+    let mut config = compression_config(100, 4);
+    config.summarizer_max_input_tokens = config.min_summarizer_window();
+    let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "test-model"));
+    c.compression = Some(Compression::Default { config, summarizer: None });
+    let rt = AgentRuntime::new(c, model.clone()).unwrap();
+    let mut state: AgentState = serde_json::from_str(&state_json(6, 1000)).unwrap();
+    state.history.episodic_memories.push(arkagent::EpisodicMemory {
+        id: "ep0".into(),
+        summary: snapshot_text(&"goal ".repeat(400), "a"),
+        created_at_ms: 1,
+        message_count: 0,
+        archived_messages: Arc::new(vec![]),
+    });
+    rt.import_state(&state.to_json().unwrap()).unwrap();
     let before = rt.export_state().unwrap();
     let result = rt.compress_now().await.unwrap();
     assert_eq!((result.outcome, result.reason), (CompressOutcome::Failed, CompressReason::SummarizerWindowTooSmall));
     assert_eq!(result.reason.code(), "summarizer_window_too_small");
+    assert!(result.messages_archived > 0, "a failed attempt reports what it would have archived");
     assert_eq!(model.request_count(), 0);
     assert_eq!(rt.export_state().unwrap(), before);
+}
+
+#[test]
+fn cmp_3_summarizer_window_defaults_to_a_working_size_and_too_small_is_invalid_config() {
+    // Any threshold the config accepts gets a default window that holds the prompt and chunks.
+    for threshold in [1, 10, 100, 1_000, 4_096, 64_000, 1_000_000] {
+        let config = ContextCompressorConfig::with_threshold(threshold);
+        assert!(config.summarizer_max_input_tokens >= config.min_summarizer_window() + 1_000, "threshold {threshold}");
+        assert!(config.summarizer_max_input_tokens >= threshold);
+        let json = format!(
+            r#"{{"model":{{"base_url":"http://h/v1","api_key":"k","model":"m"}},"compression":{{"total_token_threshold":{threshold}}}}}"#
+        );
+        let parsed = AgentRuntimeConfig::from_json(&json, ToolRegistry::new()).unwrap();
+        let Some(Compression::Default { config: c, .. }) = parsed.compression else { panic!("compression") };
+        assert_eq!(c.summarizer_max_input_tokens, config.summarizer_max_input_tokens);
+    }
+    // An explicit window that cannot hold the summary prompt and a chunk is refused.
+    let too_small = r#"{"model":{"base_url":"http://h/v1","api_key":"k","model":"m"},"compression":{"summarizer_max_input_tokens":300}}"#;
+    let err = AgentRuntimeConfig::from_json(too_small, ToolRegistry::new()).unwrap_err();
+    assert_eq!(err.code(), "invalid_config");
+    assert!(err.to_string().contains("summarizer_max_input_tokens"), "{err}");
+    let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://h/v1", "k", "m"));
+    c.compression = Some(Compression::Default {
+        config: ContextCompressorConfig { summarizer_max_input_tokens: 10, ..ContextCompressorConfig::with_threshold(10) },
+        summarizer: None,
+    });
+    assert_eq!(AgentRuntime::new(c, ScriptedModel::new(vec![])).unwrap_err().code(), "invalid_config");
 }

@@ -7,6 +7,7 @@ mod delegation;
 mod header;
 mod isolation;
 mod runtime;
+mod runtime_correctness;
 mod support;
 mod llm_fake;
 mod llm_providers;

@@ -24,7 +24,7 @@ pub const DEFAULT_SUMMARY_PROMPT: &str = arkagent::memory::DEFAULT_SUMMARY_PROMP
 #[derive(Clone)]
 pub struct ContextCompressor {
     config: ContextCompressorConfig,
-    /// `None`: the threshold (as the core's JSON config does).
+    /// `None`: the core's default for the threshold (as the core's JSON config does).
     summarizer_max_input_tokens: Option<u64>,
     summarizer: Option<arkagent::ModelConfig>,
 }
@@ -138,7 +138,7 @@ impl ContextCompressor {
         let mut config = self.config.clone();
         config.summarizer_max_input_tokens = self
             .summarizer_max_input_tokens
-            .unwrap_or(config.total_token_threshold);
+            .unwrap_or_else(|| arkagent::memory::default_summarizer_window(config.total_token_threshold));
         Compression::Default {
             config,
             summarizer: self.summarizer.clone(),

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use arkagent::memory::{MemoryService, MemoryTier};
 use arkagent::subagent::DEFAULT_DECOMPOSE_CONCURRENCY;
+use arkagent::runtime::RunSlot;
 use arkagent::{ModelUsage, RunOutcome, Subscription};
 use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::PromiseRaw;
@@ -126,15 +127,20 @@ impl AgentRuntime {
         // The core claims the run slot here, on the JS thread, before the Promise is
         // returned: a `cancel()` right after `run()` reaches this run, and a second `run()`
         // is refused with `run_in_progress` (as a rejection, like every run error).
-        let started = self.core.start_run(input).map_err(CodedError::from);
+        // The slot is handed back with the outcome and freed only here, as the Promise
+        // settles: a `run()` issued before that is refused, never squeezed in between.
+        let started = self.core.start_run_holding_slot(input).map_err(CodedError::from);
         env.spawn_future_with_callback(
             async move {
                 Ok(match started {
-                    Ok(run) => run.await.map_err(CodedError::from),
-                    Err(e) => Err(e),
+                    Ok(run) => {
+                        let (outcome, slot) = run.await;
+                        (outcome.map_err(CodedError::from), Some(slot))
+                    }
+                    Err(e) => (Err(e), None),
                 })
             },
-            move |env: &'env Env, outcome: Result<RunOutcome, CodedError>| {
+            move |env: &'env Env, (outcome, _slot): (Result<RunOutcome, CodedError>, Option<RunSlot>)| {
                 outcome
                     .map(JsRunResult::from)
                     .map_err(|e| rejection(env, e))
@@ -152,15 +158,18 @@ impl AgentRuntime {
         &self,
         env: &'env Env,
     ) -> Result<PromiseRaw<'env, CompressResult>, Thrown> {
-        let started = self.core.start_compress_now().map_err(CodedError::from);
+        let started = self.core.start_compress_now_holding_slot().map_err(CodedError::from);
         env.spawn_future_with_callback(
             async move {
                 Ok(match started {
-                    Ok(attempt) => Ok(attempt.await),
-                    Err(e) => Err(e),
+                    Ok(attempt) => {
+                        let (result, slot) = attempt.await;
+                        (Ok(result), Some(slot))
+                    }
+                    Err(e) => (Err(e), None),
                 })
             },
-            move |env: &'env Env, result: Result<arkagent::memory::CompressResult, CodedError>| {
+            move |env: &'env Env, (result, _slot): (Result<arkagent::memory::CompressResult, CodedError>, Option<RunSlot>)| {
                 result
                     .map(CompressResult::from)
                     .map_err(|e| rejection(env, e))

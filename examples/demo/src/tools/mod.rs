@@ -337,6 +337,7 @@ mod tests {
             run_id: "r".into(),
             cancel: CancellationToken::new(),
             memory: arkagent::memory::NamespacedMemoryStore::new().scope("global"),
+            episodes: None,
         }
     }
 

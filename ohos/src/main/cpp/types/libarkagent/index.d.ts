@@ -88,14 +88,17 @@ export interface ToolResult {
 
 /**
  * A host tool: resolves with the result the model will see. A rejection is reported to the
- * model as a failed result carrying the error's message (and its string `code`, if any).
+ * model as a failed result carrying the error's message; with a string `code` the model
+ * sees `{"error":{"code":…,"message":…}}`.
  */
 export type ToolExecutor = (call: ToolCall) => Promise<ToolResult>;
 
 /**
  * A runtime event. `payloadJson` is the event's JSON: its `type` and type-specific fields
  * (snake_case). Types: "run_started", "model_request" (iteration, message_count,
- * tool_count, estimated_prompt_tokens, compression_threshold when compression is on),
+ * tool_count, estimated_prompt_tokens — the prompt size the compression trigger uses: the
+ * larger of the local estimate and the provider's last count plus what was added since —
+ * and compression_threshold when compression is on),
  * "model_response", "text_delta" (iteration, delta: each piece as it streams in, or the
  * whole text once for a non-streamed answer), "reasoning_delta" (iteration, delta;
  * streaming only), "tool_call_delta" (iteration, index, name on a call's first delta,
@@ -192,8 +195,10 @@ export const DEFAULT_SUMMARY_PROMPT: string;
 
 /**
  * Transactional context compression into episodic memory (the default compressor's
- * settings). When the last model call's prompt tokens (or the estimate before a call)
- * reach `totalTokenThreshold`, the older messages are summarized into a
+ * settings). Before every model call and after every turn (the final answer's too) the
+ * runtime checks the prompt size — the larger of its own CJK-aware estimate and the
+ * provider's reported prompt tokens of the last call plus an estimate of the messages
+ * added since — and when it reaches `totalTokenThreshold` the older messages are summarized into a
  * `<state_snapshot>` and moved into an `EpisodicMemory`; the last
  * `keepRecentMessageCount` messages stay (never splitting a tool call from its result).
  * A failed or skipped attempt changes nothing. With a compressor configured the model is
@@ -211,7 +216,12 @@ export class ContextCompressor {
   summaryPrompt: string;
   /** Fewer messages than this to summarize: skipped (default 3). */
   minMessagesToSummarize: number;
-  /** Input tokens one summary request may use; longer parts are summarized in chunks. Unset: the threshold. */
+  /**
+   * Input tokens one summary request may use; longer parts are summarized in chunks.
+   * Unset: the threshold, but at least 4096 (room for the summary prompt and a chunk).
+   * A value too small for the summary prompt and one chunk makes the runtime constructor
+   * throw "invalid_config".
+   */
   summarizerMaxInputTokens?: number;
   /** A different model for summaries (same transport); unset: the runtime's model. Reading gives a copy. */
   summarizerModel?: ModelConfig;
@@ -225,9 +235,13 @@ export class CompressResult {
   readonly outcome: string;
   /**
    * The reason code. skipped: "no_usage", "history_too_short", "below_threshold",
-   * "last_usage_is_compression", "no_safe_split"; compressed: "compressed"; failed:
+   * "last_usage_is_compression", "no_safe_split", "backing_off_after_failure" (an
+   * automatic attempt within 3 model calls of a failed one is held back; announced in a
+   * "compression" event); compressed: "compressed"; failed:
    * "llm_error", "empty_summary", "malformed_summary", "summary_not_smaller", "summarizer_window_too_small",
-   * "post_commit_pairing_violation", "cancelled", "compressor_panicked".
+   * "post_commit_pairing_violation", "cancelled", "compressor_panicked", "state_changed"
+   * (the state changed while the compressor worked), "invalid_episode_id" (blank or already
+   * used), "invalid_split_index" (0, past the end, or nothing staged).
    */
   readonly reason: string;
   /** The new episode's snapshot id, when compressed. */
@@ -486,6 +500,11 @@ export class AgentRuntime {
    * Runs until a final answer, max iterations or cancel(). The run is registered before
    * the Promise is returned: a cancel() right after run() cancels it, and a run() (or
    * compressNow()) while a run is active rejects with code "run_in_progress".
+   * When it rejects with a model error and the model had produced nothing in this run (its
+   * first call failed), the input is taken out again: the history is as before the run
+   * (a compression committed meanwhile stays), so a retry never sends the input twice and
+   * an input too large for the model cannot wedge the session. After a later call fails,
+   * the history ends with the last tool results, paired.
    */
   run(input: string): Promise<RunResult>;
   /**
@@ -498,7 +517,13 @@ export class AgentRuntime {
   compressNow(): Promise<CompressResult>;
   /** Cancels the active run, if any: in-flight HTTP and tools stop, history stays paired. */
   cancel(): void;
-  /** The whole state (history, episodic memories, usages, session id) as JSON. */
+  /**
+   * The whole state (history, episodic memories, usages, session id) as JSON. Callable at
+   * any moment — from a tool, a listener at any event, while a run is in flight — and
+   * always accepted by importState(): while a turn's tools are running, it holds the last
+   * consistent history (without that open turn). The API key never appears in it, even
+   * when a tool, the model or the input echoed it (replaced by "<redacted>").
+   */
   exportState(): string;
   /** Replaces the state with an exported one. Throws "invalid_json" or "invalid_state". */
   importState(stateJson: string): void;
