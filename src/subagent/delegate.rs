@@ -35,7 +35,9 @@ pub struct DelegationConfig {
     pub workers: Vec<SubAgentDefinition>,
     /// Whether `clone` (a copy of the parent's config) may be used.
     pub allow_clone: bool,
-    /// Tools per role (ISO-2); defaults to the seed's table. `None` = every tool.
+    /// Tools per role (ISO-2); defaults to the seed's table. `None` = every tool the
+    /// parent may use: a child's tools are always the parent's allowed tools ∩ its
+    /// factory's ∩ its role's, so no role widens what the parent may use.
     pub role_whitelists: BTreeMap<String, ToolWhitelist>,
     /// Tokens one child may use before it is force-completed (ISO-5); `None` = no cap.
     pub child_token_budget: Option<u64>,
@@ -120,7 +122,9 @@ pub fn build_worker_tool_registry(source: &ToolRegistry) -> ToolRegistry {
 }
 
 /// SUB-4 layer 2: the final worker config is hard-stripped, whatever the factory did:
-/// no `delegate_task`, no delegation settings, and the isolated session id.
+/// no `delegate_task`, no delegation settings, and the isolated session id. (Below
+/// `max_depth` the runtime then gives the child its parent's delegation settings — never
+/// the factory's.)
 pub fn force_worker_config(mut config: AgentRuntimeConfig, session_id: String) -> AgentRuntimeConfig {
     let mut tools = build_worker_tool_registry(&config.tools);
     if tools.has(DELEGATE_TASK_TOOL_NAME) {
