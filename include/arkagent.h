@@ -135,7 +135,8 @@ typedef struct ArkAgentTools ArkAgentTools;
 
 // Opaque: the worker being built, valid only during an [`ArkAgentWorkerFactory`] call.
 // It starts as a copy of the parent's configuration. Whatever it is given, the runtime
-// strips `delegate_task` from the final worker (workers never delegate).
+// strips `delegate_task` from the final worker (workers never delegate; with `max_depth`
+// above 1 a child below it gets the parent's own delegation settings instead).
 typedef struct ArkAgentWorkerBuilder ArkAgentWorkerBuilder;
 
 // Opaque: the named workers a runtime may delegate to. Owned by the caller; free with
@@ -332,8 +333,10 @@ enum ArkAgentResult arkagent_runtime_total_usage(struct ArkAgentRuntime *runtime
 // `out` valid for one pointer write.
 enum ArkAgentResult arkagent_runtime_sub_agents(struct ArkAgentRuntime *runtime, char **out);
 
-// Force-completes every running sub-agent of this runtime's session (`session-closed`)
-// — call it when the conversation closes. `*out_count` (if not NULL) gets how many.
+// Force-completes every running sub-agent of this runtime's session, and theirs
+// (`session-closed`) — call it when the conversation closes. It reaches every child the
+// registry lists, even one still being built. `*out_count` (if not NULL) gets how many
+// direct children.
 //
 // # Safety
 // `out_count` NULL or valid for one write.

@@ -329,8 +329,10 @@ pub unsafe extern "C" fn arkagent_runtime_sub_agents(runtime: *mut ArkAgentRunti
     })
 }
 
-/// Force-completes every running sub-agent of this runtime's session (`session-closed`)
-/// — call it when the conversation closes. `*out_count` (if not NULL) gets how many.
+/// Force-completes every running sub-agent of this runtime's session, and theirs
+/// (`session-closed`) — call it when the conversation closes. It reaches every child the
+/// registry lists, even one still being built. `*out_count` (if not NULL) gets how many
+/// direct children.
 ///
 /// # Safety
 /// `out_count` NULL or valid for one write.

@@ -12,18 +12,26 @@ pub struct ChildUsageSummary {
     pub completion_tokens: u64,
     /// Sum of total tokens.
     pub total_tokens: u64,
-    /// Model calls the child made.
+    /// Model calls made: every call of the run loop (usage reported or not) and every
+    /// summarizer call of a compression (a summary written in N chunks is N calls).
     pub call_count: u64,
 }
 
+/// Model calls one recorded usage stands for: a compression's usage sums its summarizer
+/// calls and says how many in `raw.calls`; any other usage is one call.
+pub(crate) fn calls_in(usage: &ModelUsage) -> u64 {
+    usage.raw.get("calls").and_then(serde_json::Value::as_u64).unwrap_or(1)
+}
+
 impl ChildUsageSummary {
-    /// Sums `usages`.
+    /// Sums `usages`; `call_count` counts the model calls they stand for (a chunked
+    /// compression's one usage counts as its N calls).
     pub fn from_usages(usages: &[ModelUsage]) -> Self {
         usages.iter().fold(Self::default(), |acc, u| Self {
             prompt_tokens: acc.prompt_tokens + u.prompt_tokens,
             completion_tokens: acc.completion_tokens + u.completion_tokens,
             total_tokens: acc.total_tokens + u.total_tokens,
-            call_count: acc.call_count + 1,
+            call_count: acc.call_count + calls_in(u),
         })
     }
 

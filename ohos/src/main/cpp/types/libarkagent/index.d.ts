@@ -264,11 +264,16 @@ export class CompressResult {
 export class SubAgentPolicy {
   constructor(maxDepth?: number, maxDelegationsPerRun?: number, maxConcurrentChildren?: number,
     parentContextMessageCount?: number);
-  /** Delegation depth (default 1: the runtime delegates, its workers never do). */
+  /**
+   * Delegation depth (default 1: the runtime delegates, its workers never do). Above 1 a
+   * child at depth d < maxDepth may delegate too, under the root's budgets: the per-run
+   * and concurrency caps count the whole tree. A child at maxDepth never delegates.
+   */
   maxDepth: number;
-  /** Delegations one run may start (default 4). */
+  /** Delegations one run may start (default 4), children's included. An unknown
+   * assignee or a failing factory consumes none. */
   maxDelegationsPerRun: number;
-  /** Children running at once (default 2); more are refused, not queued. */
+  /** Children running at once (default 2), descendants included; more are refused, not queued. */
   maxConcurrentChildren: number;
   /** Parent messages a child sees as context (default 10; a pairing-safe slice). */
   parentContextMessageCount: number;
@@ -278,7 +283,9 @@ export class SubAgentPolicy {
  * The worker a SubAgentFactory configures. It starts as a copy of the parent runtime's
  * settings (its tools included) and is read once the factory returned or its Promise
  * settled; later changes have no effect. Whatever it is given, `delegate_task` is
- * stripped: workers never delegate.
+ * stripped: workers never delegate (below a maxDepth above 1, the runtime gives a child
+ * the parent's own delegation settings instead). The tools it may use are the parent's
+ * allowed tools ∩ the worker's ∩ the role's whitelist: never one its parent is barred from.
  */
 export class WorkerConfig {
   /** Instances are handed to a SubAgentFactory. */
@@ -323,7 +330,8 @@ export class ChildUsageSummary {
   readonly promptTokens: number;
   readonly completionTokens: number;
   readonly totalTokens: number;
-  /** Model calls counted. */
+  /** Model calls made: each call of the run loop (usage reported or not) and each
+   * summarizer call of a compression (a summary written in N chunks counts N). */
   readonly callCount: number;
   /** `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`. */
   toJson(): string;
@@ -480,11 +488,15 @@ export class AgentRuntimeConfig {
   subAgentNames(): string[];
   /** Whether the model may delegate to "clone", a copy of this runtime's settings (default false). */
   allowClone: boolean;
-  /** Tokens one child may use before it is force-completed ("token-budget-exceeded"); unset: no cap. */
+  /**
+   * Tokens one child may use before it is force-completed ("token-budget-exceeded"); unset:
+   * no cap. Streamed deltas count as they arrive: the call in flight is cancelled mid-stream.
+   */
   childTokenBudget?: number;
   /**
-   * Adds or replaces a role's tool whitelist (ISO-2); null: every tool. A child delegated
-   * with that role is neither shown nor allowed any other tool. Built in: "code-review",
+   * Adds or replaces a role's tool whitelist (ISO-2); null: every tool the parent may use
+   * (a role never widens the parent's tools). A child delegated with that role is
+   * neither shown nor allowed any other tool. Built in: "code-review",
    * "code-generation", "data-analysis", "document", "testing", "general" (every tool).
    */
   setRoleWhitelist(role: string, tools: string[] | null): void;
@@ -559,22 +571,32 @@ export class AgentRuntime {
   unsubscribe(subscriptionId: number): boolean;
   /** The one total of what this session cost (SUB-6): its own calls plus every delegated child's. */
   totalUsage(): UsageTotals;
-  /** Session ids of the sub-agents running now. */
+  /**
+   * Session ids of this runtime's sub-agents running now — a view of the registry, so each
+   * is in subAgents().active and closeSubAgents() reaches it. After cancel(), a child is
+   * gone from both by the time run() resolves.
+   */
   activeChildren(): string[];
   /** This runtime's sub-agents: running, ended, totals (ISO-4). Empty without delegation. */
   subAgents(): SubAgentRegistryView;
-  /** Force-completes (and cancels) every running sub-agent of this session with "session-closed"; returns how many. */
+  /**
+   * Force-completes (and cancels) every running sub-agent of this session, and theirs, with
+   * "session-closed"; returns how many direct children. It reaches every child
+   * activeChildren() lists, even one still being built (that one never starts).
+   */
   closeSubAgents(): number;
   /**
    * Runs the tasks through delegation in parallel batches of maxConcurrency (default 3,
    * capped by the policy's maxConcurrentChildren), one batch at a time (ISO-7); a failing
    * task never cancels its siblings; results keep the input order. It counts as a run: it
-   * takes the run slot like run(), per-run budgets apply and cancel() stops it. Rejects
+   * takes the run slot like run(), per-run budgets apply and cancel() stops it: no worker
+   * is built after cancel(), and the tasks not yet started answer "cancelled". Rejects
    * with "run_in_progress", or "delegation_not_configured" without workers or clone.
    */
   runDecomposed(tasks: DecomposedTask[], maxConcurrency?: number): Promise<DecomposedResult[]>;
   /**
-   * Stores an entry (JSON text) in this runtime's own memory namespace (MEM-4); tier:
+   * Stores an entry (JSON text) in this runtime's own memory namespace (MEM-4; a
+   * sub-agent's namespace is freed when it ends, and reads never create one); tier:
    * "working" | "short_term". Throws "invalid_argument" for another tier, "invalid_json".
    */
   memoryStore(tier: string, id: string, entryJson: string): void;
