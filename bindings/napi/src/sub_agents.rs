@@ -6,6 +6,7 @@ use napi_derive_ohos::napi;
 use serde_json::Value;
 
 use crate::config::{optional, Optional};
+use crate::error::{private_constructor, Thrown};
 use crate::runtime::serde_name;
 
 /// Summed usage of model calls (SUB-6); read-only.
@@ -23,6 +24,12 @@ impl From<CoreUsage> for ChildUsageSummary {
 // JS numbers: token counts are exact below 2^53.
 #[napi]
 impl ChildUsageSummary {
+    /// Instances come from `UsageTotals` and `DecomposedResult.childUsage`; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("ChildUsageSummary"))
+    }
+
     #[napi(getter)]
     pub fn prompt_tokens(&self) -> f64 {
         self.inner.prompt_tokens as f64
@@ -58,6 +65,12 @@ impl From<CoreTotals> for UsageTotals {
 
 #[napi]
 impl UsageTotals {
+    /// Instances come from `AgentRuntime.totalUsage()`; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("UsageTotals"))
+    }
+
     /// The runtime's own model calls (compression included).
     #[napi(getter)]
     pub fn parent(&self) -> ChildUsageSummary {
@@ -97,6 +110,12 @@ impl SubAgentContext {
 
 #[napi]
 impl SubAgentContext {
+    /// Instances come from `SubAgentRegistryView`; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("SubAgentContext"))
+    }
+
     /// The child's session id.
     #[napi(getter)]
     pub fn id(&self) -> String {
@@ -199,6 +218,12 @@ pub struct SubAgentStats {
 
 #[napi]
 impl SubAgentStats {
+    /// Instances come from `SubAgentRegistryView.stats`; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("SubAgentStats"))
+    }
+
     /// Running now.
     #[napi(getter)]
     pub fn active(&self) -> u32 {
@@ -252,6 +277,12 @@ impl SubAgentRegistryView {
 
 #[napi]
 impl SubAgentRegistryView {
+    /// Instances come from `AgentRuntime.subAgents()`; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("SubAgentRegistryView"))
+    }
+
     /// Running sub-agents, oldest first.
     #[napi(getter)]
     pub fn active(&self) -> Vec<SubAgentContext> {
@@ -329,6 +360,12 @@ impl DecomposedResult {
 
 #[napi]
 impl DecomposedResult {
+    /// Instances come from `AgentRuntime.runDecomposed()`; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("DecomposedResult"))
+    }
+
     /// The child's summarized answer, or the error text.
     #[napi(getter)]
     pub fn content(&self) -> String {

@@ -7,8 +7,11 @@ use arkagent::{ToolContext, ToolExecutor, ToolInvocation};
 use async_trait::async_trait;
 use napi_derive_ohos::napi;
 
+use napi_ohos::bindgen_prelude::ClassInstance;
+
+use crate::args::Arg;
 use crate::callback::{JsAsyncFn, JsFailure, JsFunction};
-use crate::error::{passthrough, thrown, Thrown};
+use crate::error::{internal, thrown, Thrown};
 
 /// A tool call the model made.
 #[napi(object, js_name = "ToolCall")]
@@ -83,11 +86,11 @@ pub struct ToolDefinition {
 impl ToolDefinition {
     /// `parametersJson` is parsed when the definition is registered.
     #[napi(constructor)]
-    pub fn new(name: String, description: String, parameters_json: String) -> Self {
+    pub fn new(name: Arg<String>, description: Arg<String>, parameters_json: Arg<String>) -> Self {
         Self {
-            name,
-            description,
-            parameters_json,
+            name: name.0,
+            description: description.0,
+            parameters_json: parameters_json.0,
         }
     }
 
@@ -124,21 +127,19 @@ impl ToolRegistry {
     }
 
     /// Throws `invalid_json` for unparsable parameters, else the core's registration codes.
-    /// `strict`: a `definition` that is not a `ToolDefinition` instance is refused before
-    /// it is unwrapped.
-    #[napi(
-        strict,
-        ts_args_type = "definition: ToolDefinition, executor: ToolExecutor"
-    )]
+    /// A `definition` that is not a `ToolDefinition` instance is refused before it is
+    /// unwrapped.
+    #[napi(ts_args_type = "definition: ToolDefinition, executor: ToolExecutor")]
     pub fn register(
         &self,
-        definition: &ToolDefinition,
-        executor: JsFunction<'_, JsToolCall>,
+        definition: Arg<ClassInstance<'_, ToolDefinition>>,
+        executor: Arg<JsFunction<'_, JsToolCall>>,
     ) -> Result<(), Thrown> {
+        let (definition, executor) = (definition.0, executor.0);
         let parameters =
             serde_json::from_str(&definition.parameters_json).map_err(|e| thrown(e.into()))?;
         let executor = JsToolExecutor {
-            execute: JsAsyncFn::new(executor).map_err(passthrough)?,
+            execute: JsAsyncFn::new(executor).map_err(internal)?,
         };
         let definition = arkagent::ToolDefinition::new(
             definition.name.clone(),
@@ -151,13 +152,13 @@ impl ToolRegistry {
     }
 
     #[napi]
-    pub fn unregister(&self, name: String) -> bool {
-        self.lock().unregister(&name)
+    pub fn unregister(&self, name: Arg<String>) -> bool {
+        self.lock().unregister(&name.0)
     }
 
     #[napi]
-    pub fn has(&self, name: String) -> bool {
-        self.lock().has(&name)
+    pub fn has(&self, name: Arg<String>) -> bool {
+        self.lock().has(&name.0)
     }
 
     #[napi]
