@@ -291,6 +291,11 @@ test('napi_2_errors_methods_refuse_wrong_missing_and_out_of_range_arguments_with
   assert.equal(calls, 0, 'no refused call reached the transport');
   assert.deepEqual(JSON.parse(runtime.historyJson()), [], 'no refused call changed the history');
   assert.equal(runtime.unsubscribe(U32_MAX), false, 'an unknown id in range is just not found');
+  // The caller's own exception, thrown while an argument is read, propagates unchanged.
+  const mine = new Error('mine');
+  assert.throws(() => runtime.runDecomposed([{ get assignee() { throw mine; }, taskDescription: 't' }]),
+    (e) => e === mine);
+  assert.equal(calls, 0);
 });
 
 test('napi_2_errors_module_created_instances_refuse_bad_arguments_too', async () => {

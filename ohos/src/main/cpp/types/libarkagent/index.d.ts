@@ -22,7 +22,9 @@
  *                      instances are created by the module.
  *   "internal"         the JS engine refused an operation the module needed (not caused by
  *                      the arguments).
- * The other codes come from the library core and are listed where they can occur.
+ * The other codes come from the library core and are listed where they can occur. An
+ * exception thrown by the caller's own code while an argument is read (a throwing getter
+ * of a DecomposedTask) propagates unchanged.
  *
  * Keep in sync with bindings/napi/src: tests/js/dts_sync.test.js fails when a class,
  * method or property exists on one side only.
