@@ -252,6 +252,25 @@ test('napi_2_errors_private_constructors_throw_private_constructor', async () =>
   assert.ok(native.SubAgentDefinition.create('w', 'd', () => {}) instanceof native.SubAgentDefinition);
 });
 
+test('napi_2_errors_public_constructors_called_without_new_throw_invalid_call', () => {
+  const exportsBefore = Object.keys(native).sort();
+  for (const [name, { args }] of Object.entries(CONSTRUCTORS)) {
+    const valid = args.map((k) => k.valid());
+    const cls = native[name];
+    // As a method of the module object (`this` is the exports), as a plain function
+    // (`this` undefined), and on an existing instance.
+    assertCode(() => native[name](...valid), 'invalid_call', `native.${name}(...)`);
+    assertCode(() => cls(...valid), 'invalid_call', `${name}(...)`);
+    const instance = new cls(...valid);
+    assertCode(() => cls.call(instance, ...valid), 'invalid_call', `${name}.call(instance, ...)`);
+    // Subclassing and Reflect.construct still build instances.
+    const Sub = class extends cls {};
+    assert.ok(new Sub(...valid) instanceof cls, `a subclass of ${name} constructs`);
+    assert.ok(Reflect.construct(cls, valid) instanceof cls, `Reflect.construct(${name})`);
+  }
+  assert.deepEqual(Object.keys(native).sort(), exportsBefore, 'the module object was not wrapped or changed');
+});
+
 test('napi_2_errors_public_constructors_refuse_wrong_missing_and_out_of_range_arguments', () => {
   for (const [name, { code, args }] of Object.entries(CONSTRUCTORS)) {
     walkArguments(args, code, `new ${name}`, (a) => new native[name](...a));

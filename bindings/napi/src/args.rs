@@ -10,12 +10,17 @@
 //!   `WorkerConfig`); refused with `invalid_config`.
 //!
 //! Numbers come in as `f64` and are range-checked by [`crate::numbers`] with the same
-//! two codes.
+//! two codes. Public constructors also check they were called with `new`
+//! ([`constructing`]).
 
 use std::marker::PhantomData;
 
-use napi_ohos::bindgen_prelude::{FromNapiValue, TypeName, Unknown, ValidateNapiValue};
+use napi_ohos::bindgen_prelude::{
+    FromNapiValue, JavaScriptClassExt, JsValue, This, TypeName, Unknown, ValidateNapiValue,
+};
 use napi_ohos::{sys, Env, JsError, ValueType};
+
+use crate::error::Thrown;
 
 /// The code a refused value is thrown with.
 pub trait Refusal {
@@ -87,4 +92,29 @@ fn coded(env: sys::napi_env, code: &str, error: napi_ohos::Error) -> napi_ohos::
     let thrown = napi_ohos::Error::new(code.to_owned(), error.reason.clone());
     let js_error: Unknown<'_> = JsError::from(thrown).into_unknown(env);
     napi_ohos::Error::from(js_error)
+}
+
+/// Refuses a constructor call that would not build a new object: the class called
+/// without `new` (its `this` is then the receiver, e.g. the module's exports, which
+/// napi-ohos would wrap) or called on an existing instance (`Class.call(instance)`).
+/// A subclass's `super(…)` passes. Throws `invalid_call`.
+pub fn constructing<T: JavaScriptClassExt>(
+    env: &Env,
+    this: &This<'_>,
+    class: &str,
+) -> Result<(), Thrown> {
+    let this = &this.object;
+    let mut wrapped = std::ptr::null_mut();
+    // SAFETY: `env` and `this` are the live values of the current constructor call;
+    // napi_unwrap only reports whether a native object is attached (it is not read).
+    let already_wrapped =
+        unsafe { sys::napi_unwrap(env.raw(), this.raw(), &mut wrapped) } == sys::Status::napi_ok;
+    if T::instance_of(env, this).unwrap_or(false) && !already_wrapped {
+        Ok(())
+    } else {
+        Err(napi_ohos::Error::new(
+            "invalid_call".to_owned(),
+            format!("{class} is a class: call it with `new`"),
+        ))
+    }
 }

@@ -4,9 +4,10 @@
 use arkagent::memory::ContextCompressorConfig;
 use arkagent::Compression;
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::ClassInstance;
+use napi_ohos::bindgen_prelude::{ClassInstance, This};
+use napi_ohos::Env;
 
-use crate::args::Setting;
+use crate::args::{constructing, Setting};
 use crate::config::{optional, ModelConfig, Optional};
 use crate::error::{private_constructor, Thrown};
 use crate::numbers::setting;
@@ -38,11 +39,14 @@ impl ContextCompressor {
     /// Throws `invalid_config` for a negative or fractional count.
     #[napi(constructor)]
     pub fn new(
+        env: &Env,
+        this: This<'_>,
         total_token_threshold: Setting<Option<f64>>,
         keep_recent_message_count: Setting<Option<f64>>,
         summary_prompt: Setting<Option<String>>,
         min_messages_to_summarize: Setting<Option<f64>>,
     ) -> Result<Self, Thrown> {
+        constructing::<Self>(env, &this, "ContextCompressor")?;
         let mut config = ContextCompressorConfig::default();
         if let Some(v) = total_token_threshold.0 {
             config.total_token_threshold = setting(v, "totalTokenThreshold")?;

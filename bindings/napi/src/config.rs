@@ -1,13 +1,14 @@
 //! `ModelConfig` and `AgentRuntimeConfig`: JS classes holding the core configs.
 
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::{ClassInstance, Either, Undefined};
+use napi_ohos::bindgen_prelude::{ClassInstance, Either, This, Undefined};
+use napi_ohos::Env;
 
 use std::sync::Arc;
 
 use arkagent::subagent::{DelegationConfig, SubAgentRegistry};
 
-use crate::args::{Arg, Setting};
+use crate::args::{constructing, Arg, Setting};
 use crate::compression::ContextCompressor;
 use crate::delegation::{SubAgentDefinition, SubAgentPolicy};
 use crate::error::{thrown, Thrown};
@@ -45,13 +46,16 @@ impl ModelConfig {
 impl ModelConfig {
     #[napi(constructor)]
     pub fn new(
+        env: &Env,
+        this: This<'_>,
         base_url: Setting<String>,
         api_key: Setting<String>,
         model: Setting<String>,
-    ) -> Self {
-        Self {
+    ) -> Result<Self, Thrown> {
+        constructing::<Self>(env, &this, "ModelConfig")?;
+        Ok(Self {
             inner: arkagent::ModelConfig::new(base_url.0, api_key.0, model.0),
-        }
+        })
     }
 
     #[napi(getter)]
@@ -175,12 +179,17 @@ impl AgentRuntimeConfig {
     /// before it is unwrapped (unwrapping another class's instance as this one would read
     /// garbage); see [`crate::args`].
     #[napi(constructor)]
-    pub fn new(model: Setting<ClassInstance<'_, ModelConfig>>) -> Self {
-        Self {
+    pub fn new(
+        env: &Env,
+        this: This<'_>,
+        model: Setting<ClassInstance<'_, ModelConfig>>,
+    ) -> Result<Self, Thrown> {
+        constructing::<Self>(env, &this, "AgentRuntimeConfig")?;
+        Ok(Self {
             inner: arkagent::AgentRuntimeConfig::new(model.0.inner.clone()),
             compressor: None,
             delegation: DelegationConfig::default(),
-        }
+        })
     }
 
     /// A copy of the delegation budgets.

@@ -15,9 +15,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use arkagent::{AgentRuntimeConfig, ArkAgentError};
 use async_trait::async_trait;
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::ClassInstance;
+use napi_ohos::bindgen_prelude::{ClassInstance, This};
+use napi_ohos::Env;
 
-use crate::args::{Arg, Setting};
+use crate::args::{constructing, Arg, Setting};
 use crate::callback::{JsAsyncFn, JsFunction};
 use crate::config::ModelConfig;
 use crate::error::{internal, private_constructor, thrown, Thrown};
@@ -50,11 +51,14 @@ impl SubAgentPolicy {
     /// for a negative or fractional value.
     #[napi(constructor)]
     pub fn new(
+        env: &Env,
+        this: This<'_>,
         max_depth: Setting<Option<f64>>,
         max_delegations_per_run: Setting<Option<f64>>,
         max_concurrent_children: Setting<Option<f64>>,
         parent_context_message_count: Setting<Option<f64>>,
     ) -> Result<Self, Thrown> {
+        constructing::<Self>(env, &this, "SubAgentPolicy")?;
         let mut policy = arkagent::subagent::SubAgentPolicy::default();
         if let Some(v) = max_depth.0 {
             policy.max_depth = setting(v, "maxDepth")?;

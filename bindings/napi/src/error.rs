@@ -2,8 +2,9 @@
 //! sync methods and used to reject Promises. The codes: the core's
 //! (`ArkAgentError::code`); `invalid_argument` / `invalid_config` for a refused JS value
 //! ([`crate::args`], [`crate::numbers`]); `private_constructor` for `new` on a class
-//! whose instances only the module creates; `internal` for a napi failure that is not
-//! the caller's fault.
+//! whose instances only the module creates; `invalid_call` for a public constructor
+//! called without `new` ([`crate::args::constructing`]); `internal` for a napi failure
+//! that is not the caller's fault.
 
 use arkagent::ArkAgentError;
 use napi_ohos::{Env, JsError};

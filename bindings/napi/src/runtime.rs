@@ -7,10 +7,10 @@ use arkagent::memory::{MemoryService, MemoryTier};
 use arkagent::subagent::DEFAULT_DECOMPOSE_CONCURRENCY;
 use arkagent::{ModelUsage, RunOutcome, Subscription};
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::{ClassInstance, PromiseRaw};
+use napi_ohos::bindgen_prelude::{ClassInstance, PromiseRaw, This};
 use napi_ohos::Env;
 
-use crate::args::Arg;
+use crate::args::{constructing, Arg};
 use crate::callback::JsFunction;
 use crate::compression::CompressResult;
 use crate::config::{optional, AgentRuntimeConfig, Optional};
@@ -96,10 +96,13 @@ impl AgentRuntime {
         ts_args_type = "config: AgentRuntimeConfig, transport: HttpTransport, tools: ToolRegistry"
     )]
     pub fn new(
+        env: &Env,
+        this: This<'_>,
         config: Arg<ClassInstance<'_, AgentRuntimeConfig>>,
         transport: Arg<JsFunction<'_, TransportArgs>>,
         tools: Arg<ClassInstance<'_, ToolRegistry>>,
     ) -> Result<Self, Thrown> {
+        constructing::<Self>(env, &this, "AgentRuntime")?;
         let (config, transport, tools) = (config.0, transport.0, tools.0);
         let mut config = config.core();
         config.tools = tools.core();

@@ -7,9 +7,10 @@ use arkagent::{ToolContext, ToolExecutor, ToolInvocation};
 use async_trait::async_trait;
 use napi_derive_ohos::napi;
 
-use napi_ohos::bindgen_prelude::ClassInstance;
+use napi_ohos::bindgen_prelude::{ClassInstance, This};
+use napi_ohos::Env;
 
-use crate::args::Arg;
+use crate::args::{constructing, Arg};
 use crate::callback::{JsAsyncFn, JsFailure, JsFunction};
 use crate::error::{internal, thrown, Thrown};
 
@@ -86,12 +87,19 @@ pub struct ToolDefinition {
 impl ToolDefinition {
     /// `parametersJson` is parsed when the definition is registered.
     #[napi(constructor)]
-    pub fn new(name: Arg<String>, description: Arg<String>, parameters_json: Arg<String>) -> Self {
-        Self {
+    pub fn new(
+        env: &Env,
+        this: This<'_>,
+        name: Arg<String>,
+        description: Arg<String>,
+        parameters_json: Arg<String>,
+    ) -> Result<Self, Thrown> {
+        constructing::<Self>(env, &this, "ToolDefinition")?;
+        Ok(Self {
             name: name.0,
             description: description.0,
             parameters_json: parameters_json.0,
-        }
+        })
     }
 
     #[napi(getter)]
@@ -121,9 +129,9 @@ pub struct ToolRegistry {
 #[napi]
 impl ToolRegistry {
     #[napi(constructor)]
-    #[allow(clippy::new_without_default)]
-    pub fn new() -> Self {
-        Self::from(arkagent::ToolRegistry::new())
+    pub fn new(env: &Env, this: This<'_>) -> Result<Self, Thrown> {
+        constructing::<Self>(env, &this, "ToolRegistry")?;
+        Ok(Self::from(arkagent::ToolRegistry::new()))
     }
 
     /// Throws `invalid_json` for unparsable parameters, else the core's registration codes.

@@ -20,6 +20,8 @@
  * `temperature` takes any finite number. Other codes of the module itself:
  *   "private_constructor" `new` on a class declared with a private constructor: its
  *                      instances are created by the module.
+ *   "invalid_call"     a public constructor called without `new` (or on an existing
+ *                      instance, `Class.call(instance)`); subclassing with super(…) works.
  *   "internal"         the JS engine refused an operation the module needed (not caused by
  *                      the arguments).
  * The other codes come from the library core and are listed where they can occur. An
