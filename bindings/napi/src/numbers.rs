@@ -17,7 +17,7 @@ fn integer<T: TryFrom<u64>, R: Refusal>(value: f64, name: &str) -> Result<T, Thr
     if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= MAX_SAFE_INTEGER {
         // Exact: a non-negative integer below 2^53.
         T::try_from(value as u64)
-            .map_err(|_| refuse::<R>(name, format!("is too large for this value, got {value}")))
+            .map_err(|_| refuse::<R>(name, format!("is out of range, got {value}")))
     } else {
         Err(refuse::<R>(
             name,
