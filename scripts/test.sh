@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: everything that can run on a machine without the OpenHarmony NDK.
-#   Rust core + C ABI (cargo test: unit, integration, the C scenario, header staleness),
-#   clippy, the demo's tests, the N-API module under Node, the ArkTS lint, the HAR's
+#   Rust core + C ABI + the demo (cargo test --workspace: unit, integration, the C
+#   scenario, header staleness), clippy over the workspace, the N-API module under Node, the ArkTS lint, the HAR's
 #   ohosTest cases transpiled and run under Node against the host module, the
 #   aarch64-unknown-linux-ohos compile check, and a link check of the OHOS module against
 #   musl with stub system libraries (not a device test).
@@ -30,13 +30,14 @@ step() {
 
 clippy() {
   rustup component add clippy >/dev/null 2>&1 || true
-  cargo clippy --quiet -p arkagent -p arkagent-demo --all-targets -- -D warnings
+  cargo clippy --quiet --workspace --all-targets -- -D warnings
 }
 
-step "rust core and C ABI (cargo test -p arkagent)" cargo test -p arkagent
-step "demo (cargo test -p arkagent-demo)" cargo test -p arkagent-demo
+# The N-API crate has no Rust test harness (bindings/napi/Cargo.toml says why); its tests
+# run under Node below.
+step "rust core, C ABI and demo (cargo test --workspace)" cargo test --workspace
+step "clippy (cargo clippy --workspace --all-targets)" clippy
 step "C tests under AddressSanitizer and valgrind (scripts/test-c-asan.sh)" bash scripts/test-c-asan.sh
-step "clippy" clippy
 step "N-API module under Node (scripts/test-js.sh)" bash scripts/test-js.sh
 step "ArkTS lint (scripts/lint-arkts.sh)" bash scripts/lint-arkts.sh
 # After the lint (which installs ohos-typescript) and the N-API step (which builds the module).

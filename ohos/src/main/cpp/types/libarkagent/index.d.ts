@@ -5,6 +5,29 @@
  * rejected by the module is an Error whose `code` property is a stable string code
  * (e.g. "invalid_json", "run_in_progress", "llm_auth").
  *
+ * Refused inputs. A missing argument, a value of the wrong type, an object that is not an
+ * instance of the declared class, and a number that is negative, fractional, NaN,
+ * ±Infinity, 2 ** 53 or more, or too large for its field (maxTokens, maxAttempts,
+ * maxIterations, maxParallelTools, maxDepth, maxDelegationsPerRun, maxConcurrentChildren
+ * and subscription ids stop at 4294967295) is never converted; it throws, before
+ * anything changes:
+ *   "invalid_config"   when assigned to a property, or passed to the constructor of a
+ *                      settings class (ModelConfig, AgentRuntimeConfig, ContextCompressor,
+ *                      SubAgentPolicy; WorkerConfig properties);
+ *   "invalid_argument" when passed to a method, a static method or another constructor
+ *                      (ToolDefinition, AgentRuntime). Methods that return a Promise throw
+ *                      these synchronously.
+ * `temperature` takes any finite number. Other codes of the module itself:
+ *   "private_constructor" `new` on a class declared with a private constructor: its
+ *                      instances are created by the module.
+ *   "invalid_call"     a public constructor called without `new` (or on an existing
+ *                      instance, `Class.call(instance)`); subclassing with super(…) works.
+ *   "internal"         the JS engine refused an operation the module needed (not caused by
+ *                      the arguments).
+ * The other codes come from the library core and are listed where they can occur. An
+ * exception thrown by the caller's own code while an argument is read (a throwing getter
+ * of a DecomposedTask) propagates unchanged.
+ *
  * Keep in sync with bindings/napi/src: tests/js/dts_sync.test.js fails when a class,
  * method or property exists on one side only.
  */
@@ -51,8 +74,11 @@ export class HttpBodySink {
   private constructor();
   /** Appends text (sent as UTF-8). */
   write(text: string): boolean;
-  /** Appends bytes. */
-  writeBytes(data: ArrayBuffer): boolean;
+  /**
+   * Appends bytes: an ArrayBuffer, or a Uint8Array (a Node Buffer included) — exactly
+   * the view's bytes, also when it is a window into a larger buffer.
+   */
+  writeBytes(data: ArrayBuffer | Uint8Array): boolean;
   /** The body is complete. */
   end(): void;
   /**
@@ -204,7 +230,7 @@ export const DEFAULT_SUMMARY_PROMPT: string;
  * `keepRecentMessageCount` messages stay (never splitting a tool call from its result).
  * A failed or skipped attempt changes nothing. With a compressor configured the model is
  * also offered the `retrieve_memory` tool to read the archived messages.
- * Counts must be non-negative integers (else code "invalid_config").
+ * Counts must be non-negative safe integers (else code "invalid_config").
  */
 export class ContextCompressor {
   constructor(totalTokenThreshold?: number, keepRecentMessageCount?: number, summaryPrompt?: string,
@@ -258,8 +284,8 @@ export class CompressResult {
 /**
  * Delegation budgets (SUB-3). Violations are answered to the model as tool errors:
  * "subagent_depth_exceeded", "subagent_run_budget_exceeded",
- * "subagent_concurrent_budget_exceeded". Values must be non-negative integers (else code
- * "invalid_config"); maxConcurrentChildren 0 is refused when the runtime is created.
+ * "subagent_concurrent_budget_exceeded". Values must be non-negative integers up to
+ * 4294967295 (parentContextMessageCount: safe integers) (else code "invalid_config"); maxConcurrentChildren 0 is refused when the runtime is created.
  */
 export class SubAgentPolicy {
   constructor(maxDepth?: number, maxDelegationsPerRun?: number, maxConcurrentChildren?: number,
@@ -460,7 +486,7 @@ export class AgentRuntimeConfig {
   /**
    * Compresses with `compress` instead of the default compressor (contextCompressor is
    * then ignored); undefined removes it. `threshold` is only reported in events. Throws
-   * "invalid_config" for a threshold that is not a non-negative integer.
+   * "invalid_argument" for a threshold that is not a non-negative integer.
    */
   setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;
   /** Whether a custom compressor is set. */
@@ -568,6 +594,7 @@ export class AgentRuntime {
   usages(): ModelUsage[];
   /** Returns a subscription id. */
   subscribe(listener: AgentEventListener): number;
+  /** false for an unknown id; "invalid_argument" for one that is not an integer in 0..4294967295. */
   unsubscribe(subscriptionId: number): boolean;
   /** The one total of what this session cost (SUB-6): its own calls plus every delegated child's. */
   totalUsage(): UsageTotals;
