@@ -164,9 +164,12 @@ typedef void (*ArkAgentHttpCallback)(void *userdata, const char *request_json, s
 
 // A context compressor written in C (CMP-1), given to
 // `arkagent_runtime_new_with_compressor`. Called on the thread running
-// `arkagent_runtime_run` or `arkagent_runtime_compress_now` — before each model call
-// (pre-flight), after a turn, on a context overflow, and for `compress_now`; answer
-// `{"outcome":"skipped"}` when there is nothing to do.
+// `arkagent_runtime_run`, `arkagent_runtime_compress_now` or
+// `arkagent_runtime_run_decomposed` — before each model call (pre-flight), after a turn,
+// on a context overflow, and for `compress_now`; a delegated `clone` child inherits the
+// compressor and calls it with its own state. Answer `{"outcome":"skipped"}` when there
+// is nothing to do. Do not call blocking arkagent functions from it
+// (`ARK_AGENT_RESULT_REENTRANT`).
 //
 // - `userdata`: the `compress_userdata` given with the callback; used from library
 //   threads until the runtime is freed and no run is active.
