@@ -205,14 +205,14 @@ fn failed_with(reason: CompressReason, calls: u64, usage: ModelUsage, code: Opti
 }
 
 fn add_usage(total: &mut ModelUsage, u: &ModelUsage) {
-    total.prompt_tokens += u.prompt_tokens;
-    total.completion_tokens += u.completion_tokens;
-    total.total_tokens += u.total_tokens;
+    total.prompt_tokens = total.prompt_tokens.saturating_add(u.prompt_tokens);
+    total.completion_tokens = total.completion_tokens.saturating_add(u.completion_tokens);
+    total.total_tokens = total.total_tokens.saturating_add(u.total_tokens);
     if let Some(c) = u.cached_tokens {
-        *total.cached_tokens.get_or_insert(0) += c;
+        total.cached_tokens = Some(total.cached_tokens.unwrap_or(0).saturating_add(c));
     }
     if let Some(r) = u.reasoning_tokens {
-        *total.reasoning_tokens.get_or_insert(0) += r;
+        total.reasoning_tokens = Some(total.reasoning_tokens.unwrap_or(0).saturating_add(r));
     }
 }
 

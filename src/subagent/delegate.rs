@@ -315,7 +315,7 @@ struct MeterState {
 impl Meter {
     fn charge(&self, state: &mut MeterState, extra: u64) {
         if let Some(budget) = self.budget {
-            if state.spent + extra >= budget && !state.tripped {
+            if state.spent.saturating_add(extra) >= budget && !state.tripped {
                 state.tripped = true;
                 self.force.cancel();
             }
@@ -336,12 +336,12 @@ impl AgentObserver for Meter {
             // Real usage where reported, the estimate otherwise.
             EventKind::ModelResponse { usage, .. } => {
                 let used = usage.as_ref().map_or(state.pending_estimate, |u| u.total_tokens);
-                state.spent += used;
+                state.spent = state.spent.saturating_add(used);
                 state.pending_estimate = 0;
                 self.charge(&mut state, 0);
             }
             EventKind::TextDelta { delta, .. } if state.pending_estimate > 0 => {
-                state.pending_estimate += estimate_tokens(delta);
+                state.pending_estimate = state.pending_estimate.saturating_add(estimate_tokens(delta));
             }
             EventKind::ToolCallStarted { name, .. } if !state.tools_used.contains(name) => state.tools_used.push(name.clone()),
             _ => {}

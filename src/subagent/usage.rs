@@ -17,23 +17,23 @@ pub struct ChildUsageSummary {
 }
 
 impl ChildUsageSummary {
-    /// Sums `usages`.
+    /// Sums `usages`, saturating at `u64::MAX` (provider numbers are not trusted).
     pub fn from_usages(usages: &[ModelUsage]) -> Self {
         usages.iter().fold(Self::default(), |acc, u| Self {
-            prompt_tokens: acc.prompt_tokens + u.prompt_tokens,
-            completion_tokens: acc.completion_tokens + u.completion_tokens,
-            total_tokens: acc.total_tokens + u.total_tokens,
-            call_count: acc.call_count + 1,
+            prompt_tokens: acc.prompt_tokens.saturating_add(u.prompt_tokens),
+            completion_tokens: acc.completion_tokens.saturating_add(u.completion_tokens),
+            total_tokens: acc.total_tokens.saturating_add(u.total_tokens),
+            call_count: acc.call_count.saturating_add(1),
         })
     }
 
-    /// `self + other`, field by field.
+    /// `self + other`, field by field, saturating at `u64::MAX`.
     pub fn plus(self, other: Self) -> Self {
         Self {
-            prompt_tokens: self.prompt_tokens + other.prompt_tokens,
-            completion_tokens: self.completion_tokens + other.completion_tokens,
-            total_tokens: self.total_tokens + other.total_tokens,
-            call_count: self.call_count + other.call_count,
+            prompt_tokens: self.prompt_tokens.saturating_add(other.prompt_tokens),
+            completion_tokens: self.completion_tokens.saturating_add(other.completion_tokens),
+            total_tokens: self.total_tokens.saturating_add(other.total_tokens),
+            call_count: self.call_count.saturating_add(other.call_count),
         }
     }
 }
