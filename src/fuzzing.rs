@@ -243,3 +243,54 @@ pub fn check_safe_split(data: &[u8]) {
     let keep = usize::from(keep % 16);
     assert_eq!(compute_safe_split_index(&messages, keep), reference_split(&messages, keep), "split differs from the reference");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every seed of the targets that need no runtime, through the same checks (also run
+    /// under Miri by scripts/miri.sh).
+    #[test]
+    fn rel_3_pure_core_seeds_pass_their_checks() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+        for (name, check) in TARGETS.iter().filter(|(n, _)| matches!(*n, "sse_chunking" | "stream_chunking" | "parse_response" | "safe_split")) {
+            for dir in ["corpus", "regressions"] {
+                let Ok(entries) = std::fs::read_dir(root.join(dir).join(name)) else { continue };
+                for entry in entries {
+                    let path = entry.unwrap().path();
+                    check(&std::fs::read(&path).unwrap());
+                }
+            }
+        }
+    }
+
+    /// CORE-2 / CMP-4: on every short history over all message kinds (calls, double
+    /// calls, results; ids that pair, repeat or dangle), the O(n) split equals the
+    /// brute-force reference, for every keep_recent.
+    #[test]
+    fn cmp_4_split_equals_the_reference_on_every_short_history() {
+        // Kinds 0..8 with ids a/b: bytes 0..16.
+        let alphabet: Vec<u8> = (0..16).collect();
+        let max_len = if cfg!(miri) { 2 } else { 4 };
+        let mut histories: Vec<Vec<u8>> = vec![Vec::new()];
+        let mut frontier = histories.clone();
+        for _ in 0..max_len {
+            frontier = frontier.iter().flat_map(|h| alphabet.iter().map(move |&b| [h.as_slice(), &[b]].concat())).collect();
+            histories.extend(frontier.iter().cloned());
+        }
+        for bytes in &histories {
+            let messages = history_from_bytes(bytes);
+            for keep in 0..=bytes.len() + 1 {
+                assert_eq!(compute_safe_split_index(&messages, keep), reference_split(&messages, keep), "{bytes:?} keep {keep}");
+            }
+        }
+    }
+
+    #[test]
+    fn llm_2_split_input_chunks_concatenate_to_the_body() {
+        for data in [&b""[..], b"\x00", b"\x03\x00\x00\x00abc", b"\x02\x05\x01hello world", b"\x07\x01"] {
+            let (body, chunks) = split_input(data);
+            assert_eq!(chunks.concat(), body);
+        }
+    }
+}
