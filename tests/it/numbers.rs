@@ -100,3 +100,34 @@ fn sub_6_imported_state_with_huge_usages_and_call_counts_totals_saturate() {
     assert_eq!((totals.children.total_tokens, totals.children.call_count), (MAX, MAX));
     assert_eq!((totals.total.prompt_tokens, totals.total.call_count), (MAX, MAX));
 }
+
+/// Through the C ABI: the same saturated totals come back as `OK` with JSON numbers equal
+/// to `u64::MAX` (before: a debug-build overflow panic surfaced as `PANIC`).
+#[test]
+fn ffi_5_total_usage_of_huge_imported_usages_is_ok_and_saturated() {
+    use std::ffi::{c_char, c_void, CStr, CString};
+
+    use arkagent::ffi::{
+        arkagent_runtime_free, arkagent_runtime_import_state, arkagent_runtime_new, arkagent_runtime_total_usage, arkagent_string_free,
+        ArkAgentHttpCompletion, ArkAgentResult,
+    };
+
+    unsafe extern "C" fn never(_: *mut c_void, _: *const c_char, _: *mut ArkAgentHttpCompletion) {
+        unreachable!("no request is made");
+    }
+    let config = CString::new(json!({"model": {"base_url": "http://127.0.0.1:9/v1", "api_key": "k", "model": "m"}}).to_string()).unwrap();
+    let usage = json!({"prompt_tokens": MAX, "completion_tokens": MAX, "total_tokens": MAX});
+    let state = CString::new(json!({"version": 1, "session_id": "s", "history": {"messages": []}, "usages": [usage, usage]}).to_string()).unwrap();
+    unsafe {
+        let mut rt = std::ptr::null_mut();
+        assert_eq!(arkagent_runtime_new(config.as_ptr(), std::ptr::null(), std::ptr::null(), Some(never), std::ptr::null_mut(), &mut rt), ArkAgentResult::Ok);
+        assert_eq!(arkagent_runtime_import_state(rt, state.as_ptr()), ArkAgentResult::Ok);
+        let mut out = std::ptr::null_mut();
+        assert_eq!(arkagent_runtime_total_usage(rt, &mut out), ArkAgentResult::Ok);
+        let totals: Value = serde_json::from_str(CStr::from_ptr(out).to_str().unwrap()).unwrap();
+        arkagent_string_free(out);
+        arkagent_runtime_free(rt);
+        assert_eq!(totals["total"]["total_tokens"], json!(MAX), "{totals}");
+        assert_eq!(totals["parent"]["call_count"], json!(2));
+    }
+}
