@@ -7,7 +7,8 @@
 # growing working corpus is fuzz/work/<target> (git-ignored). A crash leaves its input in
 # fuzz/artifacts/<target>/ and fails the script: fix the bug, then commit the input under
 # fuzz/regressions/<target>/ so tests/it/fuzz_replay.rs replays it on stable forever.
-# Prints one line per target: executions, coverage (libFuzzer `cov`, edges) and features.
+# Prints one line per target: executions, coverage (libFuzzer `cov`: instrumented edges
+# reached; `ft`: features) and the corpus size libFuzzer ended with. Logs: fuzz/work/logs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,8 +52,8 @@ for t in "${targets[@]}"; do
   last=$(grep -E '^#[0-9]+' "$log" | tail -n1)
   cov=$(grep -o 'cov: [0-9]*' <<<"$last" | grep -o '[0-9]*' || true)
   ft=$(grep -o 'ft: [0-9]*' <<<"$last" | grep -o '[0-9]*' || true)
-  corpus=$(find "fuzz/work/$t" -type f | wc -l)
-  summary+=("$(printf '%-16s %-5s %6ss  execs %-10s cov %-6s ft %-6s corpus %s' "$t" "$status" "$secs" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$corpus")")
+  corpus=$(grep -o 'corp: [0-9]*' <<<"$last" | grep -o '[0-9]*' || true)
+  summary+=("$(printf '%-16s %-5s %6ss  execs %-10s cov %-6s ft %-6s corpus %s' "$t" "$status" "$secs" "${execs:-?}" "${cov:-?}" "${ft:-?}" "${corpus:-?}")")
 done
 
 echo

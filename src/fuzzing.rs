@@ -77,12 +77,17 @@ pub fn sse_events(chunks: &[&[u8]]) -> (Vec<(String, String)>, Option<SseError>)
     (events, end)
 }
 
-/// SSE framing: any chunking gives the events (and the error) of the whole body.
+/// SSE framing: any chunking gives the events (and the error) of the whole body, and a
+/// body that is UTF-8 is never rejected as invalid UTF-8 (lines split at ASCII bytes and
+/// event names are cut on character boundaries).
 pub fn check_sse_chunking(data: &[u8]) {
     let (body, chunks) = split_input(data);
     let whole = sse_events(&[body]);
     let cut = sse_events(&chunks);
     assert_eq!(whole, cut, "SSE events depend on chunking");
+    if std::str::from_utf8(body).is_ok() {
+        assert_ne!(whole.1, Some(SseError::InvalidUtf8), "a UTF-8 body was rejected as invalid UTF-8");
+    }
 }
 
 /// A stream parsed in `chunks`: the result and the deltas delivered.
@@ -181,12 +186,14 @@ fn test_config() -> AgentRuntimeConfig {
     AgentRuntimeConfig::new(crate::ModelConfig::new("http://localhost/v1", "key", "model"))
 }
 
-/// State import: accepted state has paired tool calls, and export → import → export
-/// gives the same bytes (through [`AgentState`] and through a runtime).
+/// State import: accepted state has paired tool calls, its usage totals do not overflow,
+/// and export → import → export gives the same bytes (through [`AgentState`] and through
+/// a runtime).
 pub fn check_state_import(data: &[u8]) {
     let Ok(json) = std::str::from_utf8(data) else { return };
     let Ok(state) = AgentState::from_json(json) else { return };
     assert!(HistoryInvariants::tool_calls_paired(&state.history.messages), "imported state has unpaired tool calls");
+    let _ = state.total_usage(); // sums numbers from outside: must not overflow
     let exported = state.to_json().unwrap_or_else(|e| panic!("accepted state does not export: {e}"));
     let again = AgentState::from_json(&exported).unwrap_or_else(|e| panic!("exported state is not importable: {e}"));
     assert_eq!(again.to_json().ok().as_deref(), Some(exported.as_str()), "export → import → export changed bytes");

@@ -512,7 +512,10 @@ mod tests {
             body.extend_from_slice(tail);
             let whole = parse_stream(&body).unwrap();
             assert_eq!(whole.message.text(), Some("x"));
-            for cut in 0..=body.len() {
+            // Every cut point (a sample under Miri; 0 and the end put the tail in the
+            // same chunk as [DONE]).
+            let step = if cfg!(miri) { 11 } else { 1 };
+            for cut in (0..=body.len()).step_by(step).chain([body.len()]) {
                 let mut parser = StreamParser::new();
                 parser.push(&body[..cut], None).unwrap();
                 parser.push(&body[cut..], None).unwrap();
