@@ -447,7 +447,7 @@ impl Meter {
     /// with it the call in flight.
     fn charge(&self, state: &mut MeterState, extra: u64) {
         if let Some(budget) = self.budget {
-            if state.spent + extra >= budget && !state.tripped {
+            if state.spent.saturating_add(extra) >= budget && !state.tripped {
                 state.tripped = true;
                 self.force.cancel();
             }
@@ -457,7 +457,7 @@ impl Meter {
     /// A streamed delta of the call in flight: counted as it arrives (ISO-5).
     fn streamed(&self, state: &mut MeterState, text: &str) {
         if state.in_call {
-            state.pending_estimate += estimate_tokens(text);
+            state.pending_estimate = state.pending_estimate.saturating_add(estimate_tokens(text));
             let extra = state.pending_estimate;
             self.charge(state, extra);
         }
@@ -484,13 +484,13 @@ impl AgentObserver for Meter {
             // Real usage where reported, the estimate otherwise.
             EventKind::ModelResponse { usage, .. } => {
                 let used = usage.as_ref().map_or(state.pending_estimate, |u| u.total_tokens);
-                state.spent += used;
+                state.spent = state.spent.saturating_add(used);
                 state.pending_estimate = 0;
                 state.in_call = false;
                 state.model_calls += 1;
                 self.charge(&mut state, 0);
             }
-            EventKind::Compression { usage: Some(usage), .. } => state.model_calls += calls_in(usage),
+            EventKind::Compression { usage: Some(usage), .. } => state.model_calls = state.model_calls.saturating_add(calls_in(usage)),
             EventKind::ToolCallStarted { name, .. } if !state.tools_used.contains(name) => state.tools_used.push(name.clone()),
             _ => {}
         }
@@ -626,7 +626,7 @@ impl ToolExecutor for DelegateTaskTool {
             let m = meter.lock();
             // A call cut off mid-stream reports no usage: its estimate so far counts.
             let cut = if m.in_call { m.pending_estimate } else { 0 };
-            ((m.spent + cut).max(usage.total_tokens), m.tools_used.clone(), m.tripped)
+            (m.spent.saturating_add(cut).max(usage.total_tokens), m.tools_used.clone(), m.tripped)
         };
 
         // Why it ended, as a code (SUB-8: codes only, never the child's raw error text).

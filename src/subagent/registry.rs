@@ -213,7 +213,7 @@ impl SubAgentRegistry {
 
     fn archive(inner: &mut Inner, context: SubAgentContext) {
         inner.completed_count += 1;
-        inner.total_tokens += context.result.as_ref().map_or(0, |r| r.token_count);
+        inner.total_tokens = inner.total_tokens.saturating_add(context.result.as_ref().map_or(0, |r| r.token_count));
         if inner.completed.len() == REGISTRY_HISTORY_CAPACITY {
             inner.completed.pop_front();
         }
