@@ -15,10 +15,17 @@ cd "$(dirname "$0")/.."
 secs=${1:-20}
 shift || true
 
-if ! rustup run nightly rustc --version >/dev/null 2>&1; then
-  echo "SKIPPED: fuzzing needs the nightly toolchain (rustup toolchain install nightly)" >&2
+skipped() {
+  echo "################################################################################" >&2
+  echo "# SKIPPED: fuzzing — $1" >&2
+  echo "################################################################################" >&2
   exit 0
-fi
+}
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+# Installs nightly + rust-src when missing (a fresh machine), or calls skipped.
+# shellcheck source=scripts/nightly-rust-src.sh
+source scripts/nightly-rust-src.sh
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
   echo "installing cargo-fuzz (cargo install cargo-fuzz --locked)"
   cargo +nightly install cargo-fuzz --locked

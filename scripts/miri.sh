@@ -10,10 +10,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! rustup run nightly rustc --version >/dev/null 2>&1; then
-  echo "SKIPPED: Miri needs the nightly toolchain (rustup toolchain install nightly)" >&2
+skipped() {
+  echo "################################################################################" >&2
+  echo "# SKIPPED: Miri — $1" >&2
+  echo "################################################################################" >&2
   exit 0
-fi
+}
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+# Installs nightly + rust-src when missing (a fresh machine), or calls skipped.
+# shellcheck source=scripts/nightly-rust-src.sh
+source scripts/nightly-rust-src.sh
 if ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^miri'; then
   if ! rustup component add miri rust-src --toolchain nightly; then
     echo "SKIPPED: the miri component is not available for this nightly" >&2
