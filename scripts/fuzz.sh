@@ -22,10 +22,10 @@ skipped() {
   exit 0
 }
 log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
 # Installs nightly + rust-src when missing (a fresh machine), or calls skipped.
 # shellcheck source=scripts/nightly-rust-src.sh
 source scripts/nightly-rust-src.sh
+rm -f "$log"
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
   echo "installing cargo-fuzz (cargo install cargo-fuzz --locked)"
   cargo +nightly install cargo-fuzz --locked

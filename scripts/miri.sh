@@ -17,10 +17,10 @@ skipped() {
   exit 0
 }
 log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
 # Installs nightly + rust-src when missing (a fresh machine), or calls skipped.
 # shellcheck source=scripts/nightly-rust-src.sh
 source scripts/nightly-rust-src.sh
+rm -f "$log"
 if ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^miri'; then
   if ! rustup component add miri rust-src --toolchain nightly; then
     echo "SKIPPED: the miri component is not available for this nightly" >&2
