@@ -303,6 +303,12 @@ fn runtime_handle(runtime: *const ArkAgentRuntime) -> FfiResult<Arc<RuntimeHandl
 /// this thread. On success `*out_outcome_json` (if `out_outcome_json` is not NULL) gets
 /// `{"run_id","status":"completed"|"cancelled"|"max_iterations","final_text","iterations"}`.
 /// Must not be called from inside a library callback (`ARK_AGENT_RESULT_REENTRANT`).
+/// When it fails with a model error and the model had produced nothing in this run (its
+/// first call failed), the input is taken out again: the history is as before the run (a
+/// compression committed meanwhile stays), so a retry never sends the input twice and an
+/// input too large for the model cannot wedge the session. After a later call failed, the
+/// history ends with the last tool results, paired. The API key never enters the history
+/// or an event, whoever echoes it (input, model, tool): it becomes `<redacted>`.
 ///
 /// # Safety
 /// `input` a NUL-terminated string; `out_outcome_json` NULL or valid for one write.
@@ -558,7 +564,10 @@ pub extern "C" fn arkagent_runtime_cancel(runtime: *mut ArkAgentRuntime) -> ArkA
 }
 
 /// Writes the whole state (history, episodic memories, usages, session id) as JSON to
-/// `*out`; free it with `arkagent_string_free`. Holds no API key.
+/// `*out`; free it with `arkagent_string_free`. Holds no API key. Callable at any moment
+/// (from an event or tool callback, from another thread while a run is in flight) and
+/// always accepted by `arkagent_runtime_import_state`: while a turn's tools are running it
+/// holds the last consistent history, without that open turn.
 ///
 /// # Safety
 /// `out` valid for one pointer write.
