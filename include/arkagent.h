@@ -479,7 +479,7 @@ enum ArkAgentResult arkagent_runtime_cancel(struct ArkAgentRuntime *runtime);
 
 // Writes the whole state (history, episodic memories, usages, session id) as JSON to
 // `*out`; free it with `arkagent_string_free`. Holds no API key. Callable at any moment
-// (from an event or tool callback, from another thread while a run is in flight) and
+// (from an event or tool callback while a run is in flight) and
 // always accepted by `arkagent_runtime_import_state`: while a turn's tools are running it
 // holds the last consistent history, without that open turn.
 //

@@ -565,7 +565,7 @@ pub extern "C" fn arkagent_runtime_cancel(runtime: *mut ArkAgentRuntime) -> ArkA
 
 /// Writes the whole state (history, episodic memories, usages, session id) as JSON to
 /// `*out`; free it with `arkagent_string_free`. Holds no API key. Callable at any moment
-/// (from an event or tool callback, from another thread while a run is in flight) and
+/// (from an event or tool callback while a run is in flight) and
 /// always accepted by `arkagent_runtime_import_state`: while a turn's tools are running it
 /// holds the last consistent history, without that open turn.
 ///
