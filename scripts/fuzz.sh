@@ -7,6 +7,8 @@
 # growing working corpus is fuzz/work/<target> (git-ignored). A crash leaves its input in
 # fuzz/artifacts/<target>/ and fails the script: fix the bug, then commit the input under
 # fuzz/regressions/<target>/ so tests/it/fuzz_replay.rs replays it on stable forever.
+# FUZZ_BUILD_FLAGS is passed to `cargo fuzz build/run` (scripts/test.sh uses `--dev`: an
+# unoptimised build compiles much faster, which matters more than speed for a 5 s smoke).
 # Prints one line per target: executions, coverage (libFuzzer `cov`: instrumented edges
 # reached; `ft`: features) and the corpus size libFuzzer ended with. Logs: fuzz/work/logs/.
 set -euo pipefail
@@ -37,7 +39,8 @@ else
   mapfile -t targets < <(cargo +nightly fuzz list --fuzz-dir fuzz)
 fi
 
-cargo +nightly fuzz build --fuzz-dir fuzz
+read -r -a build_flags <<<"${FUZZ_BUILD_FLAGS:-}"
+cargo +nightly fuzz build --fuzz-dir fuzz "${build_flags[@]}"
 
 logdir=fuzz/work/logs
 mkdir -p "$logdir"
@@ -47,7 +50,7 @@ for t in "${targets[@]}"; do
   mkdir -p "fuzz/work/$t"
   log="$logdir/$t.log"
   echo "==> fuzz $t for ${secs}s"
-  if cargo +nightly fuzz run --fuzz-dir fuzz "$t" "fuzz/work/$t" "fuzz/corpus/$t" -- \
+  if cargo +nightly fuzz run --fuzz-dir fuzz "${build_flags[@]}" "$t" "fuzz/work/$t" "fuzz/corpus/$t" -- \
       -max_total_time="$secs" -print_final_stats=1 -max_len=8192 >"$log" 2>&1; then
     status=ok
   else

@@ -42,7 +42,7 @@ step "clippy (cargo clippy --workspace --all-targets)" clippy
 step "C tests under AddressSanitizer and valgrind (scripts/test-c-asan.sh)" bash scripts/test-c-asan.sh
 # REL-3: the fuzz seeds and regression inputs were replayed by cargo test above (stable);
 # here each cargo-fuzz target runs briefly (nightly; SKIPPED loudly without it).
-step "fuzz smoke, 5 s per target (scripts/fuzz.sh 5)" bash scripts/fuzz.sh 5
+step "fuzz smoke, 5 s per target (scripts/fuzz.sh 5)" env FUZZ_BUILD_FLAGS=--dev bash scripts/fuzz.sh 5
 step "Miri: pure-core unit tests (scripts/miri.sh)" bash scripts/miri.sh
 step "N-API module under Node (scripts/test-js.sh)" bash scripts/test-js.sh
 step "ArkTS lint (scripts/lint-arkts.sh)" bash scripts/lint-arkts.sh
