@@ -111,6 +111,12 @@ typedef enum ArkAgentMemoryTier {
   ARK_AGENT_MEMORY_TIER_SHORT_TERM = 1,
 } ArkAgentMemoryTier;
 
+// Opaque: one compression attempt the host must finish with exactly one of
+// [`arkagent_compress_complete`] or [`arkagent_compress_fail`]; later calls give
+// `ARK_AGENT_RESULT_ALREADY_COMPLETED`. Finishing it after the run was cancelled or the
+// runtime freed is allowed and ignored (`ARK_AGENT_RESULT_OK`).
+typedef struct ArkAgentCompressCompletion ArkAgentCompressCompletion;
+
 // Opaque: one HTTP request the host must finish with exactly one of
 // [`arkagent_http_complete`], [`arkagent_http_fail`], or [`arkagent_http_stream_begin`]
 // followed by chunks and [`arkagent_http_stream_end`] (or `arkagent_http_fail`). After
@@ -123,8 +129,9 @@ typedef struct ArkAgentHttpCompletion ArkAgentHttpCompletion;
 // Thread-safe: `arkagent_runtime_cancel` may be called from any thread during a run.
 typedef struct ArkAgentRuntime ArkAgentRuntime;
 
-// Opaque: one tool call the host must finish with [`arkagent_tool_complete`], exactly
-// once; later calls give `ARK_AGENT_RESULT_ALREADY_COMPLETED`. Finishing it after the
+// Opaque: one tool call the host must finish with [`arkagent_tool_complete`] or
+// [`arkagent_tool_fail`], exactly once; later calls give
+// `ARK_AGENT_RESULT_ALREADY_COMPLETED`. Finishing it after the
 // run was cancelled or the runtime freed is allowed and ignored.
 typedef struct ArkAgentToolCompletion ArkAgentToolCompletion;
 
@@ -135,7 +142,8 @@ typedef struct ArkAgentTools ArkAgentTools;
 
 // Opaque: the worker being built, valid only during an [`ArkAgentWorkerFactory`] call.
 // It starts as a copy of the parent's configuration. Whatever it is given, the runtime
-// strips `delegate_task` from the final worker (workers never delegate).
+// strips `delegate_task` from the final worker (workers never delegate; with `max_depth`
+// above 1 a child below it gets the parent's own delegation settings instead).
 typedef struct ArkAgentWorkerBuilder ArkAgentWorkerBuilder;
 
 // Opaque: the named workers a runtime may delegate to. Owned by the caller; free with
@@ -154,6 +162,28 @@ typedef void (*ArkAgentToolCallback)(void *userdata, const char *call_json, stru
 // call; copy what you need. The host may finish `completion` inside the callback or
 // later from any thread.
 typedef void (*ArkAgentHttpCallback)(void *userdata, const char *request_json, struct ArkAgentHttpCompletion *completion);
+
+// A context compressor written in C (CMP-1), given to
+// `arkagent_runtime_new_with_compressor`. Called on the thread running
+// `arkagent_runtime_run`, `arkagent_runtime_compress_now` or
+// `arkagent_runtime_run_decomposed` — before each model call (pre-flight), after a turn,
+// on a context overflow, and for `compress_now`; a delegated `clone` child inherits the
+// compressor and calls it with its own state. Answer `{"outcome":"skipped"}` when there
+// is nothing to do. Do not call blocking arkagent functions from it
+// (`ARK_AGENT_RESULT_REENTRANT`).
+//
+// - `userdata`: the `compress_userdata` given with the callback; used from library
+//   threads until the runtime is freed and no run is active.
+// - `state_json`: the whole state exactly as `arkagent_runtime_export_state` writes it
+//   (`{"version","session_id","usages":[…],"history":{"messages":[…],
+//   "episodic_memories":[…]},…}`); borrowed, valid only during the call.
+// - `context_json`: `{"estimated_prompt_tokens": n | null, "force": bool}` (`force` is
+//   true after the model refused the context as too long); borrowed, valid only during
+//   the call.
+// - `completion`: finish it exactly once, inside the callback or later from any thread,
+//   with [`arkagent_compress_complete`] or [`arkagent_compress_fail`]. Owned by the
+//   library; never freed by the host.
+typedef void (*ArkAgentCompressCallback)(void *userdata, const char *state_json, const char *context_json, struct ArkAgentCompressCompletion *completion);
 
 // Receives one event (`{"session_id","run_id","seq","at_ms","type",…}`), in order, on
 // the thread running `arkagent_runtime_run`. `event_json` is valid only during the call.
@@ -225,16 +255,58 @@ enum ArkAgentResult arkagent_http_stream_end(struct ArkAgentHttpCompletion *comp
 // Finishes a tool call with `content` (what the model sees). `is_error` is a plain
 // integer flag: 0 success, 1 failure (anything else gives
 // `ARK_AGENT_RESULT_INVALID_ARGUMENT` and leaves the call open). Consumes `completion`.
-// Any thread. A call already finished gives `ARK_AGENT_RESULT_ALREADY_COMPLETED`; of two
-// racing calls exactly one returns `ARK_AGENT_RESULT_OK`.
+// Any thread. A call already finished (by this function or [`arkagent_tool_fail`])
+// gives `ARK_AGENT_RESULT_ALREADY_COMPLETED`; of two racing calls exactly one returns
+// `ARK_AGENT_RESULT_OK`.
 //
 // # Safety
 // `content` a NUL-terminated string.
 enum ArkAgentResult arkagent_tool_complete(struct ArkAgentToolCompletion *completion, const char *content, int32_t is_error);
 
+// Finishes a tool call as failed with a stable error code of the tool's own (CORE-2):
+// the model sees `{"error":{"code":"<code>","message":"<message>"}}` and the
+// `tool_call_finished` event carries `"is_error":true,"error_code":"<code>"`. `code`
+// must be non-blank (`ARK_AGENT_RESULT_INVALID_ARGUMENT` otherwise, the call stays
+// open); `message` may be NULL (then empty). Both are copied before the call returns.
+// Consumes `completion`. Any thread. Races with [`arkagent_tool_complete`] and itself
+// exactly as `arkagent_tool_complete` does: one winner, the others get
+// `ARK_AGENT_RESULT_ALREADY_COMPLETED`; after the run was cancelled or the runtime freed
+// it is allowed and ignored.
+//
+// # Safety
+// `code` a NUL-terminated string; `message` NULL or a NUL-terminated string.
+enum ArkAgentResult arkagent_tool_fail(struct ArkAgentToolCompletion *completion, const char *code, const char *message);
+
 // The stable string code of a result, e.g. `"invalid_json"`. Static storage: never free
 // it. Unknown numbers give `"unknown"`.
 const char *arkagent_result_name(int32_t result);
+
+// Answers a compression attempt. `answer_json` (copied before the call returns) is a
+// `ForeignCompression`: `{"outcome":"skipped"|"failed"|"compressed","reason"?:"<CMP-2
+// code>","split_index"?:n,"summary"?:"…","episode_id"?:"…","usage"?:{"prompt_tokens",
+// "completion_tokens","total_tokens"},"error_code"?:"…"}`. `compressed` needs
+// `split_index` (the messages before it move into a new episode) and a non-blank
+// `summary`. The library checks the answer and commits all of it or nothing: an answer
+// that does not parse or has the wrong shape fails the attempt with reason
+// `compressor_error`, a `split_index` out of range (0 or past the last message) with
+// `invalid_split_index`, one that cuts a tool call from its result with
+// `post_commit_pairing_violation`, a blank `episode_id` with `invalid_episode_id`; then
+// the state is unchanged. Consumes `completion`. Any
+// thread. A completion already finished (by this function or
+// [`arkagent_compress_fail`]) gives `ARK_AGENT_RESULT_ALREADY_COMPLETED`; of two racing
+// calls exactly one returns `ARK_AGENT_RESULT_OK`.
+//
+// # Safety
+// `answer_json` a NUL-terminated string.
+enum ArkAgentResult arkagent_compress_complete(struct ArkAgentCompressCompletion *completion, const char *answer_json);
+
+// Fails a compression attempt (reason `compressor_error`; the state is unchanged and
+// automatic attempts back off for a few model calls). `message` may be NULL; it is only
+// logged. Consumes `completion`. Any thread; races as [`arkagent_compress_complete`].
+//
+// # Safety
+// `message` NULL or a NUL-terminated string.
+enum ArkAgentResult arkagent_compress_fail(struct ArkAgentCompressCompletion *completion, const char *message);
 
 // Stops the library's executor threads (named "arkagent") and waits up to one second for
 // them to exit. Call it before unloading the library (`dlclose`), after every blocking
@@ -286,6 +358,24 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 // `config_json` a NUL-terminated string; `out` valid for one pointer write.
 enum ArkAgentResult arkagent_runtime_new(const char *config_json, const struct ArkAgentTools *tools, const struct ArkAgentWorkers *workers, ArkAgentHttpCallback http, void *http_userdata, struct ArkAgentRuntime **out);
 
+// Creates a runtime like [`arkagent_runtime_new`] whose context compressor is written in
+// C (CMP-1). `compress` (required) is called as described at [`ArkAgentCompressCallback`]
+// and answered through `arkagent_compress_complete` / `arkagent_compress_fail`;
+// `compress_userdata` (may be NULL) is passed back to it and must stay valid until the
+// runtime is freed and no run is active. `threshold` is only reported in the
+// `compression` events (`"threshold"`); 0 means none (`null`). The compressor decides
+// itself when to compress (answer `{"outcome":"skipped"}` otherwise).
+//
+// The custom compressor wins over the config's `"compression"`: that key is still
+// checked (`ARK_AGENT_RESULT_INVALID_CONFIG` / `_INVALID_JSON` as for
+// `arkagent_runtime_new`) but not used. `retrieve_memory` is offered to the model as
+// with the default compressor. Every argument is checked before anything is created; a
+// refused call writes nothing to `*out`.
+//
+// # Safety
+// `config_json` a NUL-terminated string; `out` valid for one pointer write.
+enum ArkAgentResult arkagent_runtime_new_with_compressor(const char *config_json, const struct ArkAgentTools *tools, const struct ArkAgentWorkers *workers, ArkAgentHttpCallback http, void *http_userdata, ArkAgentCompressCallback compress, void *compress_userdata, uint64_t threshold, struct ArkAgentRuntime **out);
+
 // Frees a runtime; an active run is cancelled and finishes on its own thread. NULL and
 // already-freed handles are ignored.
 void arkagent_runtime_free(struct ArkAgentRuntime *runtime);
@@ -294,6 +384,12 @@ void arkagent_runtime_free(struct ArkAgentRuntime *runtime);
 // this thread. On success `*out_outcome_json` (if `out_outcome_json` is not NULL) gets
 // `{"run_id","status":"completed"|"cancelled"|"max_iterations","final_text","iterations"}`.
 // Must not be called from inside a library callback (`ARK_AGENT_RESULT_REENTRANT`).
+// When it fails with a model error and the model had produced nothing in this run (its
+// first call failed), the input is taken out again: the history is as before the run (a
+// compression committed meanwhile stays), so a retry never sends the input twice and an
+// input too large for the model cannot wedge the session. After a later call failed, the
+// history ends with the last tool results, paired. The API key never enters the history
+// or an event, whoever echoes it (input, model, tool): it becomes `<redacted>`.
 //
 // # Safety
 // `input` a NUL-terminated string; `out_outcome_json` NULL or valid for one write.
@@ -324,6 +420,18 @@ enum ArkAgentResult arkagent_runtime_episodes(struct ArkAgentRuntime *runtime, c
 // `out` valid for one pointer write.
 enum ArkAgentResult arkagent_runtime_total_usage(struct ArkAgentRuntime *runtime, char **out);
 
+// Sums a JSON array of model usages (`[{"prompt_tokens","completion_tokens",
+// "total_tokens",…},…]`, e.g. what `arkagent_runtime_usages` writes or a child's usages)
+// into `{"prompt_tokens","completion_tokens","total_tokens","call_count"}` (SUB-6), the
+// same summary `arkagent_runtime_total_usage` and the delegate tool's metadata use.
+// `*out_json` gets it; free with `arkagent_string_free`. Anything but such an array
+// gives `ARK_AGENT_RESULT_INVALID_JSON` and writes nothing. Any thread; needs no
+// runtime.
+//
+// # Safety
+// `usages_json` a NUL-terminated string; `out_json` valid for one pointer write.
+enum ArkAgentResult arkagent_child_usage_summary(const char *usages_json, char **out_json);
+
 // Writes the sub-agents of this runtime's registry as `{"active":[SubAgentContext…],
 // "history":[…≤100],"stats":{"active","history","completed_count","total_tokens"}}` to
 // `*out` (empty lists without delegation); free with `arkagent_string_free`.
@@ -332,8 +440,10 @@ enum ArkAgentResult arkagent_runtime_total_usage(struct ArkAgentRuntime *runtime
 // `out` valid for one pointer write.
 enum ArkAgentResult arkagent_runtime_sub_agents(struct ArkAgentRuntime *runtime, char **out);
 
-// Force-completes every running sub-agent of this runtime's session (`session-closed`)
-// — call it when the conversation closes. `*out_count` (if not NULL) gets how many.
+// Force-completes every running sub-agent of this runtime's session, and theirs
+// (`session-closed`) — call it when the conversation closes. It reaches every child the
+// registry lists, even one still being built. `*out_count` (if not NULL) gets how many
+// direct children.
 //
 // # Safety
 // `out_count` NULL or valid for one write.
@@ -368,7 +478,10 @@ enum ArkAgentResult arkagent_runtime_memory_recall(struct ArkAgentRuntime *runti
 enum ArkAgentResult arkagent_runtime_cancel(struct ArkAgentRuntime *runtime);
 
 // Writes the whole state (history, episodic memories, usages, session id) as JSON to
-// `*out`; free it with `arkagent_string_free`. Holds no API key.
+// `*out`; free it with `arkagent_string_free`. Holds no API key. Callable at any moment
+// (from an event or tool callback while a run is in flight) and
+// always accepted by `arkagent_runtime_import_state`: while a turn's tools are running it
+// holds the last consistent history, without that open turn.
 //
 // # Safety
 // `out` valid for one pointer write.

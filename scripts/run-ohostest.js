@@ -12,7 +12,9 @@ const { test } = require('node:test');
 
 const root = path.resolve(__dirname, '..');
 const ts = require(path.join(root, 'scripts/arkts-lint/node_modules/ohos-typescript'));
-const native = require(process.env.ARKAGENT_NODE || path.join(root, 'target/arkagent.node'));
+// Where scripts/test-js.sh puts the host build: $CARGO_TARGET_DIR (default target/).
+const native = require(process.env.ARKAGENT_NODE
+  || path.join(path.resolve(root, process.env.CARGO_TARGET_DIR || 'target'), 'arkagent.node'));
 
 function load(file, modules) {
   const source = fs.readFileSync(file, 'utf8');

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# REL-3 / FFI-5: runs the C programs in tests/c/ (the acceptance scenario and the
-# bad-input walk over every export) against the library
+# REL-3 / FFI-5: runs the C programs in tests/c/ (the acceptance scenario, the
+# bad-input walk over every export and the runtime-correctness program) against the library
 #   1. under AddressSanitizer: libarkagent.so built with nightly `-Zsanitizer=address
 #      -Zbuild-std` (std instrumented too), the C program with gcc/clang
 #      `-fsanitize=address`. Needs nightly + rust-src, installed here through
@@ -17,7 +17,7 @@ target_root=${CARGO_TARGET_DIR:-$PWD/target}
 host=$(rustc -vV | sed -n 's/^host: //p')
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-programs=(scenario bad_input)
+programs=(scenario bad_input correctness)
 failures=0
 cc=${CC:-cc}
 

@@ -27,6 +27,8 @@
 
 pub mod error;
 pub mod ffi;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod history;
 pub mod hilog;
 pub mod llm;

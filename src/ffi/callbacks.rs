@@ -27,8 +27,9 @@ pub struct ArkAgentHttpCompletion {
     _private: [u8; 0],
 }
 
-/// Opaque: one tool call the host must finish with [`arkagent_tool_complete`], exactly
-/// once; later calls give `ARK_AGENT_RESULT_ALREADY_COMPLETED`. Finishing it after the
+/// Opaque: one tool call the host must finish with [`arkagent_tool_complete`] or
+/// [`arkagent_tool_fail`], exactly once; later calls give
+/// `ARK_AGENT_RESULT_ALREADY_COMPLETED`. Finishing it after the
 /// run was cancelled or the runtime freed is allowed and ignored.
 pub struct ArkAgentToolCompletion {
     _private: [u8; 0],
@@ -141,7 +142,7 @@ fn not_streaming() -> FfiError {
     FfiError::new(ArkAgentResult::StreamNotStarted, "arkagent_http_stream_begin was not called")
 }
 
-fn poisoned() -> FfiError {
+pub(crate) fn poisoned() -> FfiError {
     FfiError::new(ArkAgentResult::Internal, "a completion lock was poisoned")
 }
 
@@ -352,8 +353,9 @@ impl ToolExecutor for HostTool {
 /// Finishes a tool call with `content` (what the model sees). `is_error` is a plain
 /// integer flag: 0 success, 1 failure (anything else gives
 /// `ARK_AGENT_RESULT_INVALID_ARGUMENT` and leaves the call open). Consumes `completion`.
-/// Any thread. A call already finished gives `ARK_AGENT_RESULT_ALREADY_COMPLETED`; of two
-/// racing calls exactly one returns `ARK_AGENT_RESULT_OK`.
+/// Any thread. A call already finished (by this function or [`arkagent_tool_fail`])
+/// gives `ARK_AGENT_RESULT_ALREADY_COMPLETED`; of two racing calls exactly one returns
+/// `ARK_AGENT_RESULT_OK`.
 ///
 /// # Safety
 /// `content` a NUL-terminated string.
@@ -371,18 +373,52 @@ pub unsafe extern "C" fn arkagent_tool_complete(
             1 => true,
             other => return Err(FfiError::new(ArkAgentResult::InvalidArgument, format!("is_error {other} is not 0 or 1"))),
         };
-        let state: Arc<ToolCompletionState> = handles::get(Kind::ToolCompletion, completion)?;
-        let mut slot = state.reply.lock().map_err(|_| poisoned())?;
-        let reply = slot
-            .take()
-            .ok_or_else(|| FfiError::new(ArkAgentResult::AlreadyCompleted, "this tool call was already answered"))?;
-        // Under the lock, as for HTTP completions.
-        let _ = handles::remove::<_, ToolCompletionState>(Kind::ToolCompletion, completion);
-        drop(slot);
-        let result = if is_error { ToolResult::failure(content) } else { ToolResult::ok(content) };
-        let _ = reply.send(result);
-        Ok(())
+        finish_tool(completion, if is_error { ToolResult::failure(content) } else { ToolResult::ok(content) })
     })
+}
+
+/// Finishes a tool call as failed with a stable error code of the tool's own (CORE-2):
+/// the model sees `{"error":{"code":"<code>","message":"<message>"}}` and the
+/// `tool_call_finished` event carries `"is_error":true,"error_code":"<code>"`. `code`
+/// must be non-blank (`ARK_AGENT_RESULT_INVALID_ARGUMENT` otherwise, the call stays
+/// open); `message` may be NULL (then empty). Both are copied before the call returns.
+/// Consumes `completion`. Any thread. Races with [`arkagent_tool_complete`] and itself
+/// exactly as `arkagent_tool_complete` does: one winner, the others get
+/// `ARK_AGENT_RESULT_ALREADY_COMPLETED`; after the run was cancelled or the runtime freed
+/// it is allowed and ignored.
+///
+/// # Safety
+/// `code` a NUL-terminated string; `message` NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_tool_fail(
+    completion: *mut ArkAgentToolCompletion,
+    code: *const c_char,
+    message: *const c_char,
+) -> ArkAgentResult {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let code = unsafe { str_arg(code, "code") }?;
+        // SAFETY: forwarded contract.
+        let message = unsafe { opt_str_arg(message, "message") }?.unwrap_or("");
+        if code.trim().is_empty() {
+            return Err(FfiError::new(ArkAgentResult::InvalidArgument, "code is blank"));
+        }
+        finish_tool(completion, ToolResult::failure_with_code(code, message))
+    })
+}
+
+/// Hands `result` to the waiting call; exactly one caller per completion gets `Ok`.
+fn finish_tool(completion: *mut ArkAgentToolCompletion, result: ToolResult) -> FfiResult<()> {
+    let state: Arc<ToolCompletionState> = handles::get(Kind::ToolCompletion, completion)?;
+    let mut slot = state.reply.lock().map_err(|_| poisoned())?;
+    let reply = slot
+        .take()
+        .ok_or_else(|| FfiError::new(ArkAgentResult::AlreadyCompleted, "this tool call was already answered"))?;
+    // Under the lock, as for HTTP completions.
+    let _ = handles::remove::<_, ToolCompletionState>(Kind::ToolCompletion, completion);
+    drop(slot);
+    let _ = reply.send(result);
+    Ok(())
 }
 
 /// Registers a host tool from its JSON definition (shared by tool sets and workers).
@@ -434,6 +470,7 @@ mod tests {
         StreamBegin,
         StreamEnd,
         ToolComplete,
+        ToolFail,
     }
 
     fn call(op: Op, handle: usize) -> ArkAgentResult {
@@ -446,6 +483,7 @@ mod tests {
                 Op::StreamBegin => arkagent_http_stream_begin(http, 200, std::ptr::null()),
                 Op::StreamEnd => arkagent_http_stream_end(http, std::ptr::null()),
                 Op::ToolComplete => arkagent_tool_complete(handle as *mut ArkAgentToolCompletion, c"done".as_ptr(), 0),
+                Op::ToolFail => arkagent_tool_fail(handle as *mut ArkAgentToolCompletion, c"db_locked".as_ptr(), c"locked".as_ptr()),
             }
         }
     }
@@ -585,6 +623,41 @@ mod tests {
             assert!(rx.try_recv().is_ok(), "the winner's result reached the run");
             assert_eq!(call(Op::ToolComplete, handle as usize), ArkAgentResult::AlreadyCompleted);
         }
+    }
+
+    #[test]
+    fn ffi_2_racing_tool_complete_and_tool_fail_have_exactly_one_winner_whose_result_arrives() {
+        let racers = Racers::new();
+        for _ in 0..ITERATIONS {
+            let (tx, mut rx) = oneshot::channel();
+            let handle: *mut ArkAgentToolCompletion =
+                handles::insert(Kind::ToolCompletion, Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)) }));
+            let won = winner(&racers.race(Op::ToolComplete, Op::ToolFail, handle as usize));
+            let result = rx.try_recv().expect("the winner's result reached the run");
+            match won {
+                Op::ToolComplete => assert_eq!(result, ToolResult::ok("done")),
+                _ => assert_eq!(result.into_model_content(), r#"{"error":{"code":"db_locked","message":"locked"}}"#),
+            }
+            for op in [Op::ToolComplete, Op::ToolFail] {
+                assert_eq!(call(op, handle as usize), ArkAgentResult::AlreadyCompleted, "{op:?} after the end");
+            }
+        }
+    }
+
+    #[test]
+    fn ffi_2_tool_fail_refuses_a_blank_code_and_leaves_the_call_open() {
+        let (tx, mut rx) = oneshot::channel();
+        let handle: *mut ArkAgentToolCompletion =
+            handles::insert(Kind::ToolCompletion, Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)) }));
+        // SAFETY: static strings; the handle is a number.
+        unsafe {
+            assert_eq!(arkagent_tool_fail(handle, c" ".as_ptr(), c"m".as_ptr()), ArkAgentResult::InvalidArgument);
+            assert_eq!(arkagent_tool_fail(handle, std::ptr::null(), c"m".as_ptr()), ArkAgentResult::NullArgument);
+            assert!(rx.try_recv().is_err(), "nothing was answered yet");
+            assert_eq!(arkagent_tool_fail(handle, c"quota".as_ptr(), std::ptr::null()), ArkAgentResult::Ok);
+        }
+        let result = rx.try_recv().unwrap();
+        assert_eq!((result.is_error, result.error_code.as_deref()), (true, Some("quota")));
     }
 
     #[test]

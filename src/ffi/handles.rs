@@ -39,6 +39,7 @@ pub(crate) enum Kind {
     WorkerBuilder = 4,
     HttpCompletion = 5,
     ToolCompletion = 6,
+    CompressCompletion = 7,
 }
 
 fn invalid() -> FfiError {
@@ -52,7 +53,7 @@ fn missing(key: usize, kind: Kind) -> FfiError {
         && (key >> KIND_SHIFT) & KIND_MASK == kind as usize
         && serial != 0
         && serial < NEXT.load(Ordering::Acquire);
-    if issued && matches!(kind, Kind::HttpCompletion | Kind::ToolCompletion) {
+    if issued && matches!(kind, Kind::HttpCompletion | Kind::ToolCompletion | Kind::CompressCompletion) {
         FfiError::new(ArkAgentResult::AlreadyCompleted, "this completion was already finished")
     } else {
         invalid()

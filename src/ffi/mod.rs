@@ -23,6 +23,7 @@
 mod boundary;
 mod callbacks;
 mod codes;
+mod compress;
 mod handles;
 mod runtime;
 mod strings;
@@ -30,12 +31,13 @@ mod workers;
 
 pub use callbacks::{
     arkagent_http_complete, arkagent_http_fail, arkagent_http_stream_begin, arkagent_http_stream_chunk,
-    arkagent_http_stream_end, arkagent_tool_complete, ArkAgentEventCallback, ArkAgentHttpCallback,
+    arkagent_http_stream_end, arkagent_tool_complete, arkagent_tool_fail, ArkAgentEventCallback, ArkAgentHttpCallback,
     ArkAgentHttpCompletion, ArkAgentToolCallback, ArkAgentToolCompletion,
 };
+pub use compress::{arkagent_compress_complete, arkagent_compress_fail, ArkAgentCompressCallback, ArkAgentCompressCompletion};
 pub use codes::{arkagent_result_name, ArkAgentResult, ArkAgentTransportError};
 pub use runtime::{
-    arkagent_runtime_cancel, arkagent_runtime_close_sub_agents, arkagent_runtime_compress_now, arkagent_runtime_episodes, arkagent_runtime_export_state, arkagent_runtime_free, arkagent_runtime_import_state,
+    arkagent_child_usage_summary, arkagent_runtime_new_with_compressor, arkagent_runtime_cancel, arkagent_runtime_close_sub_agents, arkagent_runtime_compress_now, arkagent_runtime_episodes, arkagent_runtime_export_state, arkagent_runtime_free, arkagent_runtime_import_state,
     arkagent_runtime_memory_recall, arkagent_runtime_memory_store, arkagent_runtime_messages, arkagent_runtime_new,
     arkagent_runtime_run, arkagent_runtime_run_decomposed, arkagent_runtime_sub_agents, arkagent_runtime_session_id,
     arkagent_runtime_subscribe, arkagent_runtime_total_usage, arkagent_runtime_unsubscribe, arkagent_runtime_usages, arkagent_shutdown, arkagent_tools_free,

@@ -7,10 +7,12 @@ use std::sync::{Arc, Mutex};
 use super::boundary::{boundary, FfiError, FfiResult};
 use super::callbacks::{register_host_tool, ArkAgentEventCallback, ArkAgentHttpCallback, ArkAgentToolCallback, HostObserver, HostTransport, UserData};
 use super::codes::ArkAgentResult;
+use super::compress::{ArkAgentCompressCallback, HostCompressor};
 use super::handles::{self, Kind};
 use super::strings::{str_arg, write_out_string};
 use super::workers::{workers_arg, ArkAgentWorkers};
-use crate::runtime::{AgentRuntime, AgentRuntimeConfig, Subscription};
+use crate::memory::ForeignCompressor;
+use crate::runtime::{AgentRuntime, AgentRuntimeConfig, Compression, Subscription};
 use crate::subagent::DelegationConfig;
 use crate::tools::ToolRegistry;
 
@@ -189,31 +191,97 @@ pub unsafe extern "C" fn arkagent_runtime_new(
     http_userdata: *mut c_void,
     out: *mut *mut ArkAgentRuntime,
 ) -> ArkAgentResult {
-    boundary(|| {
-        // Every argument is checked before anything is built or registered.
-        // SAFETY: forwarded contract.
-        let json = unsafe { str_arg(config_json, "config_json") }?;
-        let http = http.ok_or_else(|| null("http callback"))?;
-        let out = out_arg(out, "out")?;
-        let registry = match handles::check_optional::<_, Mutex<ToolRegistry>>(Kind::Tools, tools)? {
-            None => ToolRegistry::new(),
-            Some(shared) => shared.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?.clone(),
-        };
-        let mut config = AgentRuntimeConfig::from_json(json, registry)?;
-        let workers = workers_arg(workers)?;
-        if !workers.is_empty() {
-            let delegation = config.delegation.get_or_insert_with(DelegationConfig::default);
-            for worker in workers {
-                delegation.register(worker)?;
-            }
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe { new_runtime(config_json, tools, workers, http, http_userdata, None, out) })
+}
+
+/// A C compressor as `arkagent_runtime_new_with_compressor` received it.
+struct CompressorArg {
+    callback: ArkAgentCompressCallback,
+    userdata: *mut c_void,
+    threshold: u64,
+}
+
+/// Builds a runtime; every argument is checked before anything is built or registered.
+///
+/// # Safety
+/// As [`arkagent_runtime_new`].
+unsafe fn new_runtime(
+    config_json: *const c_char,
+    tools: *const ArkAgentTools,
+    workers: *const ArkAgentWorkers,
+    http: ArkAgentHttpCallback,
+    http_userdata: *mut c_void,
+    compressor: Option<CompressorArg>,
+    out: *mut *mut ArkAgentRuntime,
+) -> FfiResult<()> {
+    // SAFETY: forwarded contract.
+    let json = unsafe { str_arg(config_json, "config_json") }?;
+    let http = http.ok_or_else(|| null("http callback"))?;
+    let compressor = match compressor {
+        None => None,
+        Some(c) => Some((c.callback.ok_or_else(|| null("compress callback"))?, c.userdata, c.threshold)),
+    };
+    let out = out_arg(out, "out")?;
+    let registry = match handles::check_optional::<_, Mutex<ToolRegistry>>(Kind::Tools, tools)? {
+        None => ToolRegistry::new(),
+        Some(shared) => shared.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?.clone(),
+    };
+    let mut config = AgentRuntimeConfig::from_json(json, registry)?;
+    let workers = workers_arg(workers)?;
+    if !workers.is_empty() {
+        let delegation = config.delegation.get_or_insert_with(DelegationConfig::default);
+        for worker in workers {
+            delegation.register(worker)?;
         }
-        let transport = Arc::new(HostTransport { callback: http, userdata: UserData(http_userdata) });
-        let runtime = AgentRuntime::new(config, transport)?;
-        let handle = RuntimeHandle { runtime, subscriptions: Mutex::default() };
-        // SAFETY: checked non-NULL above; the caller passes a writable pointer.
-        unsafe { *out = handles::insert(Kind::Runtime, Arc::new(handle)) };
-        Ok(())
-    })
+    }
+    if let Some((callback, userdata, threshold)) = compressor {
+        // The custom compressor wins over the config's "compression" (checked above all
+        // the same, so a bad value is still refused).
+        let call = HostCompressor { callback, userdata: UserData(userdata) };
+        let threshold = (threshold != 0).then_some(threshold);
+        config.compression = Some(Compression::Custom(Arc::new(ForeignCompressor::new(call, threshold))));
+    }
+    let transport = Arc::new(HostTransport { callback: http, userdata: UserData(http_userdata) });
+    let runtime = AgentRuntime::new(config, transport)?;
+    let handle = RuntimeHandle { runtime, subscriptions: Mutex::default() };
+    // SAFETY: checked non-NULL above; the caller passes a writable pointer.
+    unsafe { *out = handles::insert(Kind::Runtime, Arc::new(handle)) };
+    Ok(())
+}
+
+/// Creates a runtime like [`arkagent_runtime_new`] whose context compressor is written in
+/// C (CMP-1). `compress` (required) is called as described at [`ArkAgentCompressCallback`]
+/// and answered through `arkagent_compress_complete` / `arkagent_compress_fail`;
+/// `compress_userdata` (may be NULL) is passed back to it and must stay valid until the
+/// runtime is freed and no run is active. `threshold` is only reported in the
+/// `compression` events (`"threshold"`); 0 means none (`null`). The compressor decides
+/// itself when to compress (answer `{"outcome":"skipped"}` otherwise).
+///
+/// The custom compressor wins over the config's `"compression"`: that key is still
+/// checked (`ARK_AGENT_RESULT_INVALID_CONFIG` / `_INVALID_JSON` as for
+/// `arkagent_runtime_new`) but not used. `retrieve_memory` is offered to the model as
+/// with the default compressor. Every argument is checked before anything is created; a
+/// refused call writes nothing to `*out`.
+///
+/// # Safety
+/// `config_json` a NUL-terminated string; `out` valid for one pointer write.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn arkagent_runtime_new_with_compressor(
+    config_json: *const c_char,
+    tools: *const ArkAgentTools,
+    workers: *const ArkAgentWorkers,
+    http: ArkAgentHttpCallback,
+    http_userdata: *mut c_void,
+    compress: ArkAgentCompressCallback,
+    compress_userdata: *mut c_void,
+    threshold: u64,
+    out: *mut *mut ArkAgentRuntime,
+) -> ArkAgentResult {
+    let compressor = CompressorArg { callback: compress, userdata: compress_userdata, threshold };
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe { new_runtime(config_json, tools, workers, http, http_userdata, Some(compressor), out) })
 }
 
 /// Frees a runtime; an active run is cancelled and finishes on its own thread. NULL and
@@ -235,6 +303,12 @@ fn runtime_handle(runtime: *const ArkAgentRuntime) -> FfiResult<Arc<RuntimeHandl
 /// this thread. On success `*out_outcome_json` (if `out_outcome_json` is not NULL) gets
 /// `{"run_id","status":"completed"|"cancelled"|"max_iterations","final_text","iterations"}`.
 /// Must not be called from inside a library callback (`ARK_AGENT_RESULT_REENTRANT`).
+/// When it fails with a model error and the model had produced nothing in this run (its
+/// first call failed), the input is taken out again: the history is as before the run (a
+/// compression committed meanwhile stays), so a retry never sends the input twice and an
+/// input too large for the model cannot wedge the session. After a later call failed, the
+/// history ends with the last tool results, paired. The API key never enters the history
+/// or an event, whoever echoes it (input, model, tool): it becomes `<redacted>`.
 ///
 /// # Safety
 /// `input` a NUL-terminated string; `out_outcome_json` NULL or valid for one write.
@@ -309,6 +383,28 @@ pub unsafe extern "C" fn arkagent_runtime_total_usage(runtime: *mut ArkAgentRunt
     })
 }
 
+/// Sums a JSON array of model usages (`[{"prompt_tokens","completion_tokens",
+/// "total_tokens",…},…]`, e.g. what `arkagent_runtime_usages` writes or a child's usages)
+/// into `{"prompt_tokens","completion_tokens","total_tokens","call_count"}` (SUB-6), the
+/// same summary `arkagent_runtime_total_usage` and the delegate tool's metadata use.
+/// `*out_json` gets it; free with `arkagent_string_free`. Anything but such an array
+/// gives `ARK_AGENT_RESULT_INVALID_JSON` and writes nothing. Any thread; needs no
+/// runtime.
+///
+/// # Safety
+/// `usages_json` a NUL-terminated string; `out_json` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_child_usage_summary(usages_json: *const c_char, out_json: *mut *mut c_char) -> ArkAgentResult {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let json = unsafe { str_arg(usages_json, "usages_json") }?;
+        let out = out_arg(out_json, "out_json")?;
+        let summary = crate::subagent::ChildUsageSummary::from_usages_json(json)?;
+        // SAFETY: forwarded contract.
+        unsafe { write_out_string(out, summary.to_json()) }
+    })
+}
+
 /// Writes the sub-agents of this runtime's registry as `{"active":[SubAgentContext…],
 /// "history":[…≤100],"stats":{"active","history","completed_count","total_tokens"}}` to
 /// `*out` (empty lists without delegation); free with `arkagent_string_free`.
@@ -329,8 +425,10 @@ pub unsafe extern "C" fn arkagent_runtime_sub_agents(runtime: *mut ArkAgentRunti
     })
 }
 
-/// Force-completes every running sub-agent of this runtime's session (`session-closed`)
-/// — call it when the conversation closes. `*out_count` (if not NULL) gets how many.
+/// Force-completes every running sub-agent of this runtime's session, and theirs
+/// (`session-closed`) — call it when the conversation closes. It reaches every child the
+/// registry lists, even one still being built. `*out_count` (if not NULL) gets how many
+/// direct children.
 ///
 /// # Safety
 /// `out_count` NULL or valid for one write.
@@ -466,7 +564,10 @@ pub extern "C" fn arkagent_runtime_cancel(runtime: *mut ArkAgentRuntime) -> ArkA
 }
 
 /// Writes the whole state (history, episodic memories, usages, session id) as JSON to
-/// `*out`; free it with `arkagent_string_free`. Holds no API key.
+/// `*out`; free it with `arkagent_string_free`. Holds no API key. Callable at any moment
+/// (from an event or tool callback while a run is in flight) and
+/// always accepted by `arkagent_runtime_import_state`: while a turn's tools are running it
+/// holds the last consistent history, without that open turn.
 ///
 /// # Safety
 /// `out` valid for one pointer write.
@@ -619,6 +720,12 @@ mod tests {
             unsafe {
                 assert_eq!(arkagent_runtime_new(CONFIG.as_ptr(), std::ptr::null(), std::ptr::null(), Some(failing_http), ud, std::ptr::null_mut()), ArkAgentResult::NullArgument);
                 assert_eq!(arkagent_tools_new(std::ptr::null_mut()), ArkAgentResult::NullArgument);
+                let mut rt: *mut ArkAgentRuntime = std::ptr::null_mut();
+                assert_eq!(
+                    arkagent_runtime_new_with_compressor(CONFIG.as_ptr(), std::ptr::null(), std::ptr::null(), Some(failing_http), ud, None, ud, 0, &mut rt),
+                    ArkAgentResult::NullArgument
+                );
+                assert!(rt.is_null());
                 assert_eq!(arkagent_workers_new(std::ptr::null_mut()), ArkAgentResult::NullArgument);
             }
         }

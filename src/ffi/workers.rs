@@ -21,7 +21,8 @@ pub struct ArkAgentWorkers {
 
 /// Opaque: the worker being built, valid only during an [`ArkAgentWorkerFactory`] call.
 /// It starts as a copy of the parent's configuration. Whatever it is given, the runtime
-/// strips `delegate_task` from the final worker (workers never delegate).
+/// strips `delegate_task` from the final worker (workers never delegate; with `max_depth`
+/// above 1 a child below it gets the parent's own delegation settings instead).
 pub struct ArkAgentWorkerBuilder {
     _private: [u8; 0],
 }

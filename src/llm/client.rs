@@ -284,14 +284,19 @@ impl BodyReader {
             }
             Self::Sse(parser) => parser.push(chunk, wants_deltas.then_some(emit)),
             Self::Undecided | Self::Prefix(_) => {
-                let significant = chunk.iter().copied().find(|b| !b.is_ascii_whitespace() && !matches!(b, 0xEF | 0xBB | 0xBF));
+                let insignificant = |b: &u8| b.is_ascii_whitespace() || matches!(b, 0xEF | 0xBB | 0xBF);
+                let lead = chunk.iter().take_while(|b| insignificant(b)).count();
+                let significant = chunk.get(lead).copied();
                 let mut bytes = match std::mem::take(self) {
                     Self::Prefix(prefix) => prefix,
                     _ => Vec::new(),
                 };
+                // The same limit on the leading whitespace however the body is chunked.
+                if bytes.len() + lead > MAX_EVENT_BYTES {
+                    return Err(LlmError::MalformedResponse("body is only whitespace".into()));
+                }
                 bytes.extend_from_slice(chunk);
                 *self = match significant {
-                    None if bytes.len() > MAX_EVENT_BYTES => return Err(LlmError::MalformedResponse("body is only whitespace".into())),
                     None => Self::Prefix(bytes),
                     Some(b'{') => Self::Json(bytes),
                     // An SSE stream starts with a field (`data:`, `event:`, `id:`,

@@ -17,6 +17,6 @@ pub use client::{ChatClient, ChatRequest, ChatResponse, ToolChoice};
 pub use config::{ModelConfig, DEFAULT_REQUEST_TIMEOUT_MS};
 pub use error::LlmError;
 pub use retry::{Jitter, RetryPolicy, DEFAULT_INITIAL_BACKOFF_MS, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_BACKOFF_MS};
-pub use sse::{SseDecoder, SseError, SseEvent, MAX_EVENT_BYTES};
+pub use sse::{SseDecoder, SseError, SseEvent, MAX_EVENT_BYTES, MAX_EVENT_NAME_BYTES};
 pub use stream::{parse_stream, DeltaSink, StreamDelta, StreamParser};
 pub use transport::{parse_host_headers, BodySender, BodyStream, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError, TransportErrorKind};

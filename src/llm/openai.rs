@@ -162,12 +162,14 @@ fn parse_tool_call(call: &Value) -> Result<ToolCall, LlmError> {
 
 /// Parses a `usage` object, including cached and reasoning token details. Cached tokens:
 /// `prompt_tokens_details.cached_tokens` (OpenAI, Qwen, GLM, DeepSeek), DeepSeek's
-/// `prompt_cache_hit_tokens`, or a top-level `cached_tokens` (Moonshot).
+/// `prompt_cache_hit_tokens`, or a top-level `cached_tokens` (Moonshot). A missing
+/// `total_tokens` is prompt + completion, saturating at `u64::MAX` (the numbers come from
+/// the provider and are not trusted to be small).
 pub fn parse_usage(usage: &Value) -> ModelUsage {
     let n = |v: Option<&Value>| v.and_then(Value::as_u64);
     let prompt = n(usage.get("prompt_tokens")).unwrap_or(0);
     let completion = n(usage.get("completion_tokens")).unwrap_or(0);
-    let total = n(usage.get("total_tokens")).unwrap_or(prompt + completion);
+    let total = n(usage.get("total_tokens")).unwrap_or(prompt.saturating_add(completion));
     let cached = n(usage.pointer("/prompt_tokens_details/cached_tokens"))
         .or_else(|| n(usage.get("prompt_cache_hit_tokens")))
         .or_else(|| n(usage.get("cached_tokens")));

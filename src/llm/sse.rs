@@ -24,9 +24,14 @@
 
 use std::fmt;
 
-/// The most bytes one event (or one unterminated line) may take; beyond it the stream is
-/// rejected instead of growing memory without bound.
+/// The most bytes one event's data, or one line, may take; beyond it the stream is
+/// rejected instead of growing memory without bound. The limit applies to the line as a
+/// whole, wherever the chunk boundaries fall, so the outcome never depends on chunking.
 pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// The most bytes of an `event` field that are kept; a longer name is cut at the last
+/// character boundary at or before this many bytes (never inside a UTF-8 character).
+pub const MAX_EVENT_NAME_BYTES: usize = 256;
 
 /// A framing failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +110,9 @@ impl SseDecoder {
             }
         }
         while let Some(end) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+            if self.line.len() + end > MAX_EVENT_BYTES {
+                return Err(SseError::EventTooLarge.into());
+            }
             if self.line.is_empty() {
                 self.process_line(&rest[..end], &mut on_event)?;
             } else {
@@ -137,6 +145,7 @@ impl SseDecoder {
     /// Ends the stream: dispatches an unterminated last line and a pending event.
     pub fn finish<E: From<SseError>>(&mut self, mut on_event: impl FnMut(SseEvent<'_>) -> Result<(), E>) -> Result<(), E> {
         if !self.line.is_empty() {
+            // feed() already refused an unterminated line over the limit.
             let line = std::mem::take(&mut self.line);
             self.process_line(&line, &mut on_event)?;
         }
@@ -179,7 +188,7 @@ impl SseDecoder {
             }
             b"event" => {
                 self.event.clear();
-                self.event.extend_from_slice(&value[..value.len().min(256)]);
+                self.event.extend_from_slice(&value[..event_name_cut(value)]);
             }
             _ => {} // id, retry and unknown fields
         }
@@ -200,6 +209,21 @@ impl SseDecoder {
         self.has_data = false;
         result
     }
+}
+
+/// Where an `event` value is cut: its length when within [`MAX_EVENT_NAME_BYTES`],
+/// otherwise the last position at or before the cap that does not fall on a UTF-8
+/// continuation byte (a character boundary when the value is UTF-8).
+fn event_name_cut(value: &[u8]) -> usize {
+    if value.len() <= MAX_EVENT_NAME_BYTES {
+        return value.len();
+    }
+    let mut cut = MAX_EVENT_NAME_BYTES;
+    // A UTF-8 character has at most three continuation bytes.
+    while cut > MAX_EVENT_NAME_BYTES - 3 && value[cut] & 0xC0 == 0x80 {
+        cut -= 1;
+    }
+    cut
 }
 
 #[cfg(test)]
@@ -253,14 +277,66 @@ mod tests {
     }
 
     #[test]
-    fn llm_2_sse_rejects_invalid_utf8_and_oversized_events() {
+    fn llm_2_sse_rejects_invalid_utf8() {
         let mut d = SseDecoder::new();
         let r = d.feed(b"data: \xFF\xFE\n\n", |_| Ok::<_, SseError>(()));
         assert_eq!(r, Err(SseError::InvalidUtf8));
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "allocates 16 MiB")]
+    fn llm_2_sse_rejects_oversized_events() {
         let mut d = SseDecoder::new();
         let big = vec![b'x'; MAX_EVENT_BYTES / 2 + 1];
         d.feed(b"data: ", |_| Ok::<_, SseError>(())).unwrap();
         d.feed(&big, |_| Ok::<_, SseError>(())).unwrap();
         assert_eq!(d.feed(&big, |_| Ok::<_, SseError>(())), Err(SseError::EventTooLarge));
+    }
+    #[test]
+    fn llm_2_sse_event_name_cap_keeps_whole_characters() {
+        // Characters of 1 to 4 bytes straddling the 256-byte cap at every offset.
+        for ch in ["a", "é", "北", "🌤"] {
+            for pad in MAX_EVENT_NAME_BYTES - 4..=MAX_EVENT_NAME_BYTES {
+                let name = format!("{}{}", "x".repeat(pad), ch.repeat(3));
+                let body = format!("event: {name}\ndata: d\n\n");
+                let events = decode(&[body.as_bytes()]);
+                assert_eq!(events.len(), 1, "{ch} at {pad}");
+                let kept = &events[0].0;
+                assert!(kept.len() <= MAX_EVENT_NAME_BYTES && kept.len() > MAX_EVENT_NAME_BYTES - 4, "{ch} at {pad}: {}", kept.len());
+                assert!(name.starts_with(kept.as_str()));
+            }
+        }
+        let exact = "é".repeat(MAX_EVENT_NAME_BYTES / 2);
+        assert_eq!(decode(&[format!("event: {exact}\ndata: d\n\n").as_bytes()])[0].0, exact);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "allocates 16 MiB")]
+    fn llm_2_sse_line_limit_does_not_depend_on_chunking() {
+        fn outcome(chunks: &[&[u8]]) -> Result<usize, SseError> {
+            let mut d = SseDecoder::new();
+            let mut n = 0;
+            for c in chunks {
+                d.feed(c, |_| {
+                    n += 1;
+                    Ok::<_, SseError>(())
+                })?;
+            }
+            d.finish(|_| {
+                n += 1;
+                Ok::<_, SseError>(())
+            })?;
+            Ok(n)
+        }
+        for len in [MAX_EVENT_BYTES, MAX_EVENT_BYTES + 1] {
+            // A comment line (no data) of `len` bytes, then one event.
+            let mut body = vec![b':'; len];
+            body.extend_from_slice(b"\ndata: x\n\n");
+            let whole = outcome(&[&body]);
+            assert_eq!(whole, if len > MAX_EVENT_BYTES { Err(SseError::EventTooLarge) } else { Ok(1) });
+            for cut in [1, len / 2, len, len + 1] {
+                assert_eq!(outcome(&[&body[..cut], &body[cut..]]), whole, "len {len} cut {cut}");
+            }
+        }
     }
 }

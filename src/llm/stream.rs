@@ -72,6 +72,23 @@ pub type DeltaSink<'a> = Option<&'a mut dyn FnMut(StreamDelta)>;
 pub struct StreamParser {
     sse: SseDecoder,
     acc: Accumulator,
+    /// The first error; every later call returns it again.
+    failed: Option<LlmError>,
+}
+
+/// Why the SSE decoder stopped before the end of a chunk.
+enum Halt {
+    /// `data: [DONE]` arrived: the rest of the body, in this chunk or later ones, is
+    /// never looked at (not even decoded), so the outcome cannot depend on chunking.
+    Done,
+    /// The stream failed.
+    Failed(LlmError),
+}
+
+impl From<SseError> for Halt {
+    fn from(e: SseError) -> Self {
+        Halt::Failed(e.into())
+    }
 }
 
 impl StreamParser {
@@ -82,12 +99,19 @@ impl StreamParser {
 
     /// Feeds one chunk of the body. Errors: `llm_malformed_response` for a chunk that is
     /// not JSON or not UTF-8, or the classified error of an error object in the stream.
+    /// After `data: [DONE]` every byte is ignored, including the rest of the chunk that
+    /// carried it. The result of a body never depends on how it was cut into chunks; after
+    /// an error, later calls return the same error.
     pub fn push(&mut self, chunk: &[u8], mut on_delta: DeltaSink<'_>) -> Result<(), LlmError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
         if self.acc.done {
             return Ok(()); // nothing after [DONE] matters
         }
-        let Self { sse, acc } = self;
-        sse.feed(chunk, |event| acc.on_event(event, &mut on_delta))
+        let Self { sse, acc, .. } = self;
+        let result = sse.feed(chunk, |event| acc.on_event(event, &mut on_delta));
+        self.settle(result)
     }
 
     /// True once `data: [DONE]` arrived; the rest of the body can be dropped.
@@ -98,11 +122,25 @@ impl StreamParser {
     /// Ends the body and returns the assembled completion. A body that ended before
     /// `[DONE]` is a truncated stream: [`LlmError::Transport`].
     pub fn finish(mut self, mut on_delta: DeltaSink<'_>) -> Result<ChatResponse, LlmError> {
-        if !self.acc.done {
-            let Self { sse, acc } = &mut self;
-            sse.finish(|event| acc.on_event(event, &mut on_delta))?;
+        if self.failed.is_none() && !self.acc.done {
+            let Self { sse, acc, .. } = &mut self;
+            let result = sse.finish(|event| acc.on_event(event, &mut on_delta));
+            self.settle(result)?;
         }
-        self.acc.into_response()
+        match self.failed {
+            Some(e) => Err(e),
+            None => self.acc.into_response(),
+        }
+    }
+
+    fn settle(&mut self, result: Result<(), Halt>) -> Result<(), LlmError> {
+        match result {
+            Ok(()) | Err(Halt::Done) => Ok(()),
+            Err(Halt::Failed(e)) => {
+                self.failed = Some(e.clone());
+                Err(e)
+            }
+        }
     }
 }
 
@@ -143,9 +181,9 @@ struct PartialCall {
 }
 
 impl Accumulator {
-    fn on_event(&mut self, event: SseEvent<'_>, sink: &mut DeltaSink<'_>) -> Result<(), LlmError> {
+    fn on_event(&mut self, event: SseEvent<'_>, sink: &mut DeltaSink<'_>) -> Result<(), Halt> {
         if self.done {
-            return Ok(());
+            return Err(Halt::Done);
         }
         let data = event.data.trim();
         if data.is_empty() {
@@ -153,9 +191,13 @@ impl Accumulator {
         }
         if data == "[DONE]" {
             self.done = true;
-            return Ok(());
+            return Err(Halt::Done);
         }
-        if event.event == "error" {
+        self.on_chunk(event.event, data, sink).map_err(Halt::Failed)
+    }
+
+    fn on_chunk(&mut self, event: &str, data: &str, sink: &mut DeltaSink<'_>) -> Result<(), LlmError> {
+        if event == "error" {
             // `event: error` with a JSON body, with or without an `error` wrapper.
             let value: Value = serde_json::from_str(data).unwrap_or(Value::Null);
             let err = value.get("error").cloned().unwrap_or(value);
@@ -460,5 +502,34 @@ mod tests {
         assert_eq!(parse_stream(body.as_bytes()).unwrap_err().code(), "llm_rate_limited");
         let body = "event: error\ndata: {\"message\":\"This model's maximum context length is 8192 tokens\"}\n\n";
         assert_eq!(parse_stream(body.as_bytes()).unwrap_err(), LlmError::ContextOverflow);
+    }
+    #[test]
+    fn llm_2_bytes_after_done_are_ignored_in_any_chunking() {
+        // Invalid UTF-8, a broken chunk and an oversized line after [DONE].
+        for tail in [&b"data: \xFF\xFE\n\n"[..], b"data: {not json\n\n", b"event: error\ndata: {}\n\n"] {
+            let mut body = chunk(r#"{"content":"x"}"#).into_bytes();
+            body.extend_from_slice(b"data: [DONE]\n\n");
+            body.extend_from_slice(tail);
+            let whole = parse_stream(&body).unwrap();
+            assert_eq!(whole.message.text(), Some("x"));
+            // Every cut point (a sample under Miri; 0 and the end put the tail in the
+            // same chunk as [DONE]).
+            let step = if cfg!(miri) { 11 } else { 1 };
+            for cut in (0..=body.len()).step_by(step).chain([body.len()]) {
+                let mut parser = StreamParser::new();
+                parser.push(&body[..cut], None).unwrap();
+                parser.push(&body[cut..], None).unwrap();
+                assert_eq!(parser.finish(None).unwrap(), whole, "cut at {cut}");
+            }
+        }
+    }
+
+    #[test]
+    fn llm_2_a_failed_parser_keeps_its_error() {
+        let mut parser = StreamParser::new();
+        let e = parser.push(b"data: {oops\n\n", None).unwrap_err();
+        assert_eq!(e.code(), "llm_malformed_response");
+        assert_eq!(parser.push(b"data: [DONE]\n\n", None), Err(e.clone()));
+        assert_eq!(parser.finish(None), Err(e));
     }
 }

@@ -23,10 +23,38 @@ pub enum MemoryTier {
 
 type Entries = HashMap<String, Value>;
 
-/// The store: `(namespace, tier) → id → entry`.
+/// One namespace's entries. A namespace exists only while it holds an entry: reads never
+/// create one, and removing the last entry (or `clear`) frees it.
+#[derive(Debug, Default)]
+struct Namespace {
+    working: Entries,
+    short_term: Entries,
+}
+
+impl Namespace {
+    fn tier(&self, tier: MemoryTier) -> &Entries {
+        match tier {
+            MemoryTier::Working => &self.working,
+            MemoryTier::ShortTerm => &self.short_term,
+        }
+    }
+
+    fn tier_mut(&mut self, tier: MemoryTier) -> &mut Entries {
+        match tier {
+            MemoryTier::Working => &mut self.working,
+            MemoryTier::ShortTerm => &mut self.short_term,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.working.is_empty() && self.short_term.is_empty()
+    }
+}
+
+/// The store: `namespace → tier → id → entry`.
 #[derive(Debug, Default)]
 pub struct NamespacedMemoryStore {
-    inner: Mutex<HashMap<(String, MemoryTier), Entries>>,
+    inner: Mutex<HashMap<String, Namespace>>,
 }
 
 /// Entry counts of one namespace.
@@ -44,24 +72,48 @@ impl NamespacedMemoryStore {
         Arc::new(Self::default())
     }
 
-    /// A view restricted to `namespace` (empty or blank means `"global"`).
+    /// A view restricted to `namespace` (empty or blank means `"global"`). Creates
+    /// nothing: the namespace comes into being with its first entry.
     pub fn scope(self: &Arc<Self>, namespace: &str) -> ScopedMemory {
         let ns = namespace.trim();
         ScopedMemory { store: Arc::clone(self), namespace: if ns.is_empty() { GLOBAL_NAMESPACE.to_owned() } else { ns.to_owned() } }
     }
 
-    /// Namespaces that hold entries.
+    /// The namespaces the store holds, sorted. Every one holds at least one entry: a
+    /// namespace is freed with its last entry, and a sub-agent's when the sub-agent ends.
     pub fn namespaces(&self) -> Vec<String> {
-        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let mut names: Vec<String> = inner.iter().filter(|(_, e)| !e.is_empty()).map(|((ns, _), _)| ns.clone()).collect();
+        let mut names: Vec<String> = self.lock().keys().cloned().collect();
         names.sort();
-        names.dedup();
         names
     }
 
-    fn with<R>(&self, namespace: &str, tier: MemoryTier, f: impl FnOnce(&mut Entries) -> R) -> R {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        f(inner.entry((namespace.to_owned(), tier)).or_default())
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Namespace>> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reads one tier of a namespace; an absent namespace reads as empty.
+    fn read<R>(&self, namespace: &str, tier: MemoryTier, f: impl FnOnce(Option<&Entries>) -> R) -> R {
+        f(self.lock().get(namespace).map(|n| n.tier(tier)))
+    }
+
+    /// Changes one tier of a namespace, creating it only when `create` is set, and
+    /// freeing it when it ends up empty.
+    fn write<R>(&self, namespace: &str, tier: MemoryTier, create: bool, f: impl FnOnce(&mut Entries) -> R) -> Option<R> {
+        let mut inner = self.lock();
+        if create {
+            inner.entry(namespace.to_owned()).or_default();
+        }
+        let ns = inner.get_mut(namespace)?;
+        let out = f(ns.tier_mut(tier));
+        if ns.is_empty() {
+            inner.remove(namespace);
+        }
+        Some(out)
+    }
+
+    /// Frees a whole namespace; true when it held entries.
+    fn remove(&self, namespace: &str) -> bool {
+        self.lock().remove(namespace).is_some()
     }
 }
 
@@ -80,22 +132,22 @@ impl ScopedMemory {
 
     /// Stores (or replaces) an entry.
     pub fn store(&self, tier: MemoryTier, id: &str, entry: Value) {
-        self.store.with(&self.namespace, tier, |e| e.insert(id.to_owned(), entry));
+        self.store.write(&self.namespace, tier, true, |e| e.insert(id.to_owned(), entry));
     }
 
     /// Reads an entry of this namespace only.
     pub fn recall(&self, tier: MemoryTier, id: &str) -> Option<Value> {
-        self.store.with(&self.namespace, tier, |e| e.get(id).cloned())
+        self.store.read(&self.namespace, tier, |e| e.and_then(|e| e.get(id).cloned()))
     }
 
     /// Removes an entry; true when it was there.
     pub fn forget(&self, tier: MemoryTier, id: &str) -> bool {
-        self.store.with(&self.namespace, tier, |e| e.remove(id).is_some())
+        self.store.write(&self.namespace, tier, false, |e| e.remove(id).is_some()).unwrap_or(false)
     }
 
     /// Ids in this namespace and tier, sorted.
     pub fn ids(&self, tier: MemoryTier) -> Vec<String> {
-        let mut ids = self.store.with(&self.namespace, tier, |e| e.keys().cloned().collect::<Vec<_>>());
+        let mut ids = self.store.read(&self.namespace, tier, |e| e.map(|e| e.keys().cloned().collect::<Vec<_>>()).unwrap_or_default());
         ids.sort();
         ids
     }
@@ -103,15 +155,13 @@ impl ScopedMemory {
     /// Entry counts.
     pub fn stats(&self) -> NamespaceStats {
         NamespaceStats {
-            working: self.store.with(&self.namespace, MemoryTier::Working, |e| e.len()),
-            short_term: self.store.with(&self.namespace, MemoryTier::ShortTerm, |e| e.len()),
+            working: self.store.read(&self.namespace, MemoryTier::Working, |e| e.map_or(0, HashMap::len)),
+            short_term: self.store.read(&self.namespace, MemoryTier::ShortTerm, |e| e.map_or(0, HashMap::len)),
         }
     }
 
-    /// Removes every entry of this namespace.
-    pub fn clear(&self) {
-        for tier in [MemoryTier::Working, MemoryTier::ShortTerm] {
-            self.store.with(&self.namespace, tier, Entries::clear);
-        }
+    /// Removes every entry of this namespace and frees it; true when it held entries.
+    pub fn clear(&self) -> bool {
+        self.store.remove(&self.namespace)
     }
 }

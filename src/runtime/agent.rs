@@ -21,7 +21,8 @@ use crate::memory::{
 };
 use crate::memory::{ScopedMemory, RETRIEVE_MEMORY_TOOL_NAME};
 use crate::subagent::{
-    delegate_task_definition, run_decomposed_tasks, DecomposedTask, DelegateTaskTool, SubAgentRegistry, SubAgentService, UsageTotals,
+    delegate_task_definition, run_decomposed_tasks, DecomposedTask, DelegateTaskTool, DelegationBudget, SubAgentRegistry, SubAgentService,
+    UsageTotals,
     DELEGATION_PROMPT,
 };
 use crate::tools::ToolResult;
@@ -155,15 +156,26 @@ impl AgentRuntime {
     /// A runtime with an empty history. Errors: `invalid_config`, `tool_name_duplicate`
     /// (a host tool named `retrieve_memory` while compression is on).
     pub fn new(config: AgentRuntimeConfig, transport: Arc<dyn HttpTransport>) -> Result<Self, ArkAgentError> {
-        Self::new_at_depth(config, transport, 0)
+        Self::new_at_depth(config, transport, 0, None)
     }
 
-    /// A sub-agent runtime one level below its parent.
-    pub(crate) fn new_child(config: AgentRuntimeConfig, transport: Arc<dyn HttpTransport>, depth: u32) -> Result<Self, ArkAgentError> {
-        Self::new_at_depth(config, transport, depth.max(1))
+    /// A sub-agent runtime one level below its parent, in its parent's delegation tree
+    /// (`budget`: it delegates, if its depth allows, under the root's shared budgets).
+    pub(crate) fn new_child(
+        config: AgentRuntimeConfig,
+        transport: Arc<dyn HttpTransport>,
+        depth: u32,
+        budget: Arc<DelegationBudget>,
+    ) -> Result<Self, ArkAgentError> {
+        Self::new_at_depth(config, transport, depth.max(1), Some(budget))
     }
 
-    fn new_at_depth(config: AgentRuntimeConfig, transport: Arc<dyn HttpTransport>, depth: u32) -> Result<Self, ArkAgentError> {
+    fn new_at_depth(
+        config: AgentRuntimeConfig,
+        transport: Arc<dyn HttpTransport>,
+        depth: u32,
+        budget: Option<Arc<DelegationBudget>>,
+    ) -> Result<Self, ArkAgentError> {
         config.validate()?;
         let session_id = config.session_id.clone().unwrap_or_else(|| config.id_generator.next_id());
         let client = ChatClient::new(Arc::clone(&transport), config.model.clone());
@@ -183,12 +195,9 @@ impl AgentRuntime {
             let memory: Arc<dyn MemoryService> = Arc::new(RuntimeMemoryService::new(Arc::clone(&state)));
             tools.register(retrieve_memory_definition(), Arc::new(RetrieveMemoryTool::new(memory)))?;
         }
-        // Only a root offers delegate_task: a worker's config has no delegation (SUB-4).
-        let sub_agents = if depth == 0 {
-            SubAgentService::new(config.clone(), transport, Arc::clone(&state), emitter.clone(), depth)
-        } else {
-            None
-        };
+        // A root, or a child below max_depth (SUB-3), offers delegate_task; a worker at
+        // max_depth gets no service: its config has no delegation (SUB-4).
+        let sub_agents = SubAgentService::new(config.clone(), transport, Arc::clone(&state), emitter.clone(), depth, budget);
         let mut system_prompt = config.system_prompt.clone();
         let mut delegate = None;
         if let (Some(service), Some(delegation)) = (&sub_agents, &config.delegation) {
@@ -202,7 +211,7 @@ impl AgentRuntime {
         }
         // ISO-2: the model is shown only allowed tools (built-in memory retrieval stays).
         let exec_policy = ExecPolicy {
-            is_sub_agent: depth > 0,
+            is_sub_agent: depth > 0 && sub_agents.is_none(),
             allowed: config.allowed_tools.as_ref().map(|a| a.iter().cloned().chain([RETRIEVE_MEMORY_TOOL_NAME.to_owned()]).collect()),
         };
         let tool_definitions = tools.definitions().into_iter().filter(|d| exec_policy.allows(&d.name)).collect();
@@ -330,12 +339,15 @@ impl AgentRuntime {
         self.inner.snapshot().total_usage()
     }
 
-    /// 0 for a root runtime, 1 for its workers.
+    /// 0 for a root runtime, 1 for its children, 2 for theirs (`max_depth` > 1).
     pub fn depth(&self) -> u32 {
         self.inner.depth
     }
 
-    /// Session ids of the sub-agents running now.
+    /// Session ids of this runtime's sub-agents running now: a view of the
+    /// [`sub_agent_registry`](Self::sub_agent_registry), so it always agrees with the
+    /// registry's active list, and `force_complete_all(session_id)` ends every child it
+    /// lists — including one whose runtime is still being built.
     pub fn active_children(&self) -> Vec<String> {
         self.inner.sub_agents.as_ref().map(|s| s.active_children()).unwrap_or_default()
     }

@@ -1,6 +1,7 @@
 //! The `delegate_task` tool and the service behind it.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -14,6 +15,7 @@ use super::{
     ChildUsageSummary, SubAgentContext, SubAgentDefinition, SubAgentPolicy, SubAgentRegistry, SubAgentResult, SubAgentStatus,
     ToolWhitelist, CLONE_ASSIGNEE, DELEGATE_TASK_TOOL_NAME, GENERAL_ROLE, SUB_AGENT_SERVICE_ID,
 };
+use super::usage::calls_in;
 use crate::memory::estimate_tokens;
 use crate::error::ArkAgentError;
 use crate::history::{HistoryInvariants, Message};
@@ -33,7 +35,9 @@ pub struct DelegationConfig {
     pub workers: Vec<SubAgentDefinition>,
     /// Whether `clone` (a copy of the parent's config) may be used.
     pub allow_clone: bool,
-    /// Tools per role (ISO-2); defaults to the seed's table. `None` = every tool.
+    /// Tools per role (ISO-2); defaults to the seed's table. `None` = every tool the
+    /// parent may use: a child's tools are always the parent's allowed tools ∩ its
+    /// factory's ∩ its role's, so no role widens what the parent may use.
     pub role_whitelists: BTreeMap<String, ToolWhitelist>,
     /// Tokens one child may use before it is force-completed (ISO-5); `None` = no cap.
     pub child_token_budget: Option<u64>,
@@ -118,7 +122,9 @@ pub fn build_worker_tool_registry(source: &ToolRegistry) -> ToolRegistry {
 }
 
 /// SUB-4 layer 2: the final worker config is hard-stripped, whatever the factory did:
-/// no `delegate_task`, no delegation settings, and the isolated session id.
+/// no `delegate_task`, no delegation settings, and the isolated session id. (Below
+/// `max_depth` the runtime then gives the child its parent's delegation settings — never
+/// the factory's.)
 pub fn force_worker_config(mut config: AgentRuntimeConfig, session_id: String) -> AgentRuntimeConfig {
     let mut tools = build_worker_tool_registry(&config.tools);
     if tools.has(DELEGATE_TASK_TOOL_NAME) {
@@ -170,10 +176,25 @@ pub struct SubAgentChildEvent {
     pub event: Box<AgentEvent>,
 }
 
-#[derive(Default)]
-struct Counters {
-    this_run: u32,
-    active: Vec<String>,
+/// The budgets one delegation tree shares (SUB-3): a root runtime and every descendant
+/// it delegates to, at any depth. Running children are counted in the registry (the one
+/// source of truth); the per-run count lives here.
+pub(crate) struct DelegationBudget {
+    tree: u64,
+    this_run: Mutex<u32>,
+}
+
+/// Tree ids are only compared, never shown: a process-wide counter suffices.
+static NEXT_TREE: AtomicU64 = AtomicU64::new(1);
+
+impl DelegationBudget {
+    fn new() -> Arc<Self> {
+        Arc::new(Self { tree: NEXT_TREE.fetch_add(1, Ordering::Relaxed), this_run: Mutex::new(0) })
+    }
+
+    fn this_run(&self) -> std::sync::MutexGuard<'_, u32> {
+        self.this_run.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// Everything `delegate_task` needs from its parent runtime.
@@ -184,31 +205,47 @@ pub(crate) struct SubAgentService {
     state: StateCell,
     emitter: Emitter,
     depth: u32,
-    counters: Mutex<Counters>,
+    budget: Arc<DelegationBudget>,
 }
 
 impl SubAgentService {
+    /// The service of a runtime at `depth`: a root (depth 0) starts a delegation tree; a
+    /// child below `max_depth` joins its parent's tree through `budget`. `None` when
+    /// delegation is off, and always for a child at `max_depth` or without its tree's
+    /// budget (SUB-4: such a child is a worker and never delegates).
     pub(crate) fn new(
         parent_config: AgentRuntimeConfig,
         transport: Arc<dyn HttpTransport>,
         state: StateCell,
         emitter: Emitter,
         depth: u32,
+        budget: Option<Arc<DelegationBudget>>,
     ) -> Option<Arc<Self>> {
         let config = parent_config.delegation.clone().filter(DelegationConfig::is_enabled)?;
-        Some(Arc::new(Self { config, parent_config, transport, state, emitter, depth, counters: Mutex::default() }))
+        let budget = match budget {
+            None if depth == 0 => DelegationBudget::new(),
+            Some(budget) if depth > 0 && depth < config.policy.max_depth => budget,
+            _ => return None,
+        };
+        Some(Arc::new(Self { config, parent_config, transport, state, emitter, depth, budget }))
     }
 
-    /// A new run of the parent: the per-run budget starts again.
+    /// A new run of the root: the tree's per-run budget starts again. A nested child's
+    /// runs never reset it (the budget is per run of the root).
     pub(crate) fn start_run(&self) {
-        if let Ok(mut c) = self.counters.lock() {
-            c.this_run = 0;
+        if self.depth == 0 {
+            *self.budget.this_run() = 0;
         }
     }
 
-    /// Session ids of the children running now.
+    fn session_id(&self) -> String {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).session_id.clone()
+    }
+
+    /// Session ids of this runtime's children running now: a view of the registry, so it
+    /// always agrees with what the registry lists and closes.
     pub(crate) fn active_children(&self) -> Vec<String> {
-        self.counters.lock().map(|c| c.active.clone()).unwrap_or_default()
+        self.config.registry.active_ids_of(&self.session_id())
     }
 
     /// The registry children are tracked in.
@@ -221,24 +258,53 @@ impl SubAgentService {
         requested.clamp(1, self.config.policy.max_concurrent_children.max(1) as usize)
     }
 
-    /// SUB-3, in the seed's order; on success reserves a slot and the child's session id.
-    fn reserve(&self, parent_session_id: &str) -> Result<Slot<'_>, &'static str> {
+    /// SUB-3 in the seed's order, without reserving anything: lets a delegation fail
+    /// before its worker is built.
+    fn check(&self) -> Result<(), &'static str> {
         let policy = &self.config.policy;
-        let mut c = self.counters.lock().map_err(|_| "subagent_internal")?;
         if self.depth >= policy.max_depth {
             return Err("subagent_depth_exceeded");
         }
-        if c.this_run >= policy.max_delegations_per_run {
+        if *self.budget.this_run() >= policy.max_delegations_per_run {
             return Err("subagent_run_budget_exceeded");
         }
-        if c.active.len() >= policy.max_concurrent_children as usize {
+        if self.config.registry.active_in_tree(self.budget.tree) >= policy.max_concurrent_children as usize {
             return Err("subagent_concurrent_budget_exceeded");
         }
-        c.this_run += 1;
+        Ok(())
+    }
+
+    /// SUB-3 again, authoritatively: counts one delegation of the run and registers the
+    /// child (with a fresh isolated session id, SUB-9) in the registry. Called only once
+    /// the worker's config exists, so a delegation that fails earlier (unknown assignee,
+    /// failing factory) consumes nothing. Host code (id generator) runs outside the
+    /// registry's lock.
+    fn reserve(&self, cancel: CancellationToken, make: impl Fn(String) -> SubAgentContext) -> Result<String, &'static str> {
+        let policy = &self.config.policy;
+        let registry = &self.config.registry;
+        let mut this_run = self.budget.this_run();
+        if self.depth >= policy.max_depth {
+            return Err("subagent_depth_exceeded");
+        }
+        if *this_run >= policy.max_delegations_per_run {
+            return Err("subagent_run_budget_exceeded");
+        }
+        let parent_session_id = self.session_id();
         let ids = &self.parent_config.id_generator;
-        let session_id = allocate_isolated_session_id(parent_session_id, "", &c.active, &mut || ids.next_id());
-        c.active.push(session_id.clone());
-        Ok(Slot { service: self, session_id })
+        // A sibling of another tree may take the id between allocation and registration:
+        // allocate again (bounded like SUB-9's own retries).
+        for _ in 0..=16 {
+            let id = allocate_isolated_session_id(&parent_session_id, "", &registry.active_ids(), &mut || ids.next_id());
+            match registry.try_register(self.budget.tree, policy.max_concurrent_children as usize, make(id.clone()), cancel.clone()) {
+                Ok(()) => {
+                    *this_run += 1;
+                    return Ok(id);
+                }
+                Err(true) => return Err("subagent_concurrent_budget_exceeded"),
+                Err(false) => continue,
+            }
+        }
+        Err("subagent_session_id_exhausted")
     }
 
     async fn worker_config(&self, assignee: &str) -> Result<AgentRuntimeConfig, &'static str> {
@@ -255,17 +321,74 @@ impl SubAgentService {
     }
 }
 
-/// A reserved concurrency slot; released however the delegation ends.
-struct Slot<'a> {
-    service: &'a SubAgentService,
-    session_id: String,
+/// ISO-2: `None` = no restriction; otherwise the tools every list allows, in the order of
+/// the first list that restricts.
+fn intersect_tools(lists: [&ToolWhitelist; 3]) -> ToolWhitelist {
+    lists.into_iter().fold(None, |acc: ToolWhitelist, list| match (acc, list) {
+        (None, list) => list.clone(),
+        (Some(acc), Some(list)) => Some(acc.into_iter().filter(|t| list.contains(t)).collect()),
+        (acc, None) => acc,
+    })
 }
 
-impl Drop for Slot<'_> {
-    fn drop(&mut self) {
-        if let Ok(mut c) = self.service.counters.lock() {
-            c.active.retain(|id| *id != self.session_id);
+/// One registered delegation, ended exactly once: by [`finish`](Self::finish), or — when
+/// the delegation future is dropped (the parent's run was cancelled) or it returns
+/// early — on drop, as force-completed with `cancelled`. Either way the child leaves the
+/// registry's active set, its usage is recorded and its memory namespace is freed.
+struct Registered<'a> {
+    service: &'a SubAgentService,
+    session_id: String,
+    call_id: String,
+    assignee: String,
+    child: Option<AgentRuntime>,
+    meter: Option<Arc<Meter>>,
+    ended: bool,
+}
+
+impl Registered<'_> {
+    /// The child's usage (SUB-6): its own calls — `call_count` is every model call it
+    /// made, counted as they happened — plus its own children's (`max_depth` > 1), so
+    /// the root's total covers the whole tree, each call once.
+    fn usage(&self) -> ChildUsageSummary {
+        let Some(child) = &self.child else { return ChildUsageSummary::default() };
+        let mut own = ChildUsageSummary::from_usages(&child.usages());
+        if let Some(meter) = &self.meter {
+            own.call_count = meter.lock().model_calls;
         }
+        own.plus(child.total_usage().children)
+    }
+
+    fn end(&mut self, usage: ChildUsageSummary) {
+        self.ended = true;
+        if let Some(child) = &self.child {
+            self.service.record_usage(ChildUsageRecord {
+                call_id: self.call_id.clone(),
+                child_session_id: self.session_id.clone(),
+                assignee: self.assignee.clone(),
+                usage,
+            });
+            // MEM-4: the child's working and short-term memory ends with it.
+            child.working_memory().clear();
+        }
+    }
+
+    fn finish(mut self, usage: ChildUsageSummary, result: SubAgentResult) {
+        self.end(usage);
+        let messages = self.child.as_ref().map(AgentRuntime::messages).unwrap_or_default();
+        self.service.config.registry.complete(&self.session_id, result, messages, self.service.parent_config.clock.now_ms());
+    }
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        let usage = self.usage();
+        self.end(usage);
+        let messages = self.child.as_ref().map(AgentRuntime::messages);
+        let now_ms = self.service.parent_config.clock.now_ms();
+        self.service.config.registry.force_complete_with(&self.session_id, "cancelled", messages, now_ms);
     }
 }
 
@@ -297,7 +420,7 @@ impl AgentObserver for Bridge {
     }
 }
 
-/// Tracks a child's tokens and tools; trips the budget (ISO-5).
+/// Tracks a child's tokens, tools and model calls; trips the budget (ISO-5).
 struct Meter {
     budget: Option<u64>,
     tokens: Mutex<MeterState>,
@@ -307,42 +430,67 @@ struct Meter {
 #[derive(Default)]
 struct MeterState {
     spent: u64,
+    /// The current call's prompt estimate plus what it has streamed so far.
     pending_estimate: u64,
+    in_call: bool,
     tools_used: Vec<String>,
+    model_calls: u64,
     tripped: bool,
 }
 
 impl Meter {
+    fn lock(&self) -> std::sync::MutexGuard<'_, MeterState> {
+        self.tokens.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Trips the budget when `spent + extra` reaches it: cancels the child's run, and
+    /// with it the call in flight.
     fn charge(&self, state: &mut MeterState, extra: u64) {
         if let Some(budget) = self.budget {
-            if state.spent + extra >= budget && !state.tripped {
+            if state.spent.saturating_add(extra) >= budget && !state.tripped {
                 state.tripped = true;
                 self.force.cancel();
             }
+        }
+    }
+
+    /// A streamed delta of the call in flight: counted as it arrives (ISO-5).
+    fn streamed(&self, state: &mut MeterState, text: &str) {
+        if state.in_call {
+            state.pending_estimate = state.pending_estimate.saturating_add(estimate_tokens(text));
+            let extra = state.pending_estimate;
+            self.charge(state, extra);
         }
     }
 }
 
 impl AgentObserver for Meter {
     fn on_event(&self, event: &AgentEvent) {
-        let Ok(mut state) = self.tokens.lock() else { return };
+        let mut state = self.lock();
         match &event.kind {
             // Before the call: stop it if the prompt alone would cross the budget.
             EventKind::ModelRequest { estimated_prompt_tokens, .. } => {
+                state.in_call = true;
                 state.pending_estimate = *estimated_prompt_tokens;
                 let extra = state.pending_estimate;
                 self.charge(&mut state, extra);
             }
+            // While the answer streams in: it may cross the budget mid-call.
+            EventKind::TextDelta { delta, .. } | EventKind::ReasoningDelta { delta, .. } => self.streamed(&mut state, delta),
+            EventKind::ToolCallDelta { name, arguments_delta, .. } => {
+                let text = format!("{}{arguments_delta}", name.as_deref().unwrap_or_default());
+                self.streamed(&mut state, &text);
+            }
             // Real usage where reported, the estimate otherwise.
             EventKind::ModelResponse { usage, .. } => {
                 let used = usage.as_ref().map_or(state.pending_estimate, |u| u.total_tokens);
-                state.spent += used;
+                state.spent = state.spent.saturating_add(used);
                 state.pending_estimate = 0;
+                state.in_call = false;
+                state.model_calls += 1;
                 self.charge(&mut state, 0);
             }
-            EventKind::TextDelta { delta, .. } if state.pending_estimate > 0 => {
-                state.pending_estimate += estimate_tokens(delta);
-            }
+            EventKind::Compression { usage: Some(usage), .. } => state.model_calls = state.model_calls.saturating_add(calls_in(usage)),
             EventKind::ToolCallStarted { name, .. } if !state.tools_used.contains(name) => state.tools_used.push(name.clone()),
             _ => {}
         }
@@ -358,6 +506,10 @@ fn string_arg<'a>(args: &'a Value, name: &str) -> Option<&'a str> {
     args.get(name).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty())
 }
 
+fn cancelled() -> ToolResult {
+    ToolResult::error("cancelled", "the sub-agent was cancelled")
+}
+
 #[async_trait]
 impl ToolExecutor for DelegateTaskTool {
     async fn execute(&self, call: ToolInvocation, ctx: ToolContext) -> ToolResult {
@@ -370,20 +522,78 @@ impl ToolExecutor for DelegateTaskTool {
         let Some(whitelist) = service.config.role_whitelists.get(role).cloned() else {
             return ToolResult::error("subagent_unknown_role", &format!("unknown role {role:?}"));
         };
-        let slot = match service.reserve(&ctx.session_id) {
-            Ok(slot) => slot,
-            Err(code) => return ToolResult::error(code, "delegation rejected by the sub-agent policy"),
-        };
-        let mut config = match service.worker_config(assignee).await {
-            Ok(c) => force_worker_config(c, slot.session_id.clone()),
+        // After cancel() no new worker is built (a decomposed batch, a queued call).
+        if ctx.cancel.is_cancelled() {
+            return cancelled();
+        }
+        if let Err(code) = service.check() {
+            return ToolResult::error(code, "delegation rejected by the sub-agent policy");
+        }
+        // Unknown assignees and failing factories fail here, before anything is reserved:
+        // they consume none of the run's delegations (SUB-3).
+        let worker = match service.worker_config(assignee).await {
+            Ok(c) => c,
             Err(code) => return ToolResult::error(code, "the sub-agent could not be created"),
         };
-        config.allowed_tools = whitelist.clone();
-        let max_iterations = config.max_iterations;
-        let child = match AgentRuntime::new_child(config, Arc::clone(&service.transport), service.depth + 1) {
-            Ok(child) => child,
-            Err(e) => return ToolResult::error(e.code(), "the sub-agent could not be created"),
+        if ctx.cancel.is_cancelled() {
+            return cancelled();
+        }
+        // ISO-2: what the parent may use ∩ the factory's set ∩ the role's whitelist. The
+        // `general` role restricts nothing of its own, so it never widens the parent's.
+        let allowed = intersect_tools([&whitelist, &worker.allowed_tools, &service.parent_config.allowed_tools]);
+        let max_iterations = worker.max_iterations;
+        let clock = &service.parent_config.clock;
+        let started_at_ms = clock.now_ms();
+        // Cancelling the parent's run, a forced completion in the registry (session
+        // closed), or the token budget cancels this token, and with it the child's run.
+        let force = ctx.cancel.child_token();
+        let registered = service.reserve(force.clone(), |id| SubAgentContext {
+            id,
+            parent_id: Some(ctx.session_id.clone()),
+            role: role.to_owned(),
+            assignee: assignee.to_owned(),
+            task: task.to_owned(),
+            messages: Vec::new(),
+            allowed_tools: allowed.clone(),
+            max_iterations,
+            status: SubAgentStatus::Active,
+            result: None,
+            started_at_ms,
+            ended_at_ms: None,
+        });
+        let session_id = match registered {
+            Ok(id) => id,
+            Err(code) => return ToolResult::error(code, "delegation rejected by the sub-agent policy"),
         };
+        let mut registered = Registered {
+            service,
+            session_id: session_id.clone(),
+            call_id: call.call_id.clone(),
+            assignee: assignee.to_owned(),
+            child: None,
+            meter: None,
+            ended: false,
+        };
+
+        let depth = service.depth + 1;
+        let mut config = force_worker_config(worker, session_id.clone());
+        config.allowed_tools = allowed;
+        // SUB-3 / ADR-0013: below max_depth the child may delegate once more, with the
+        // parent's delegation settings and the tree's shared budgets; at max_depth it
+        // stays hard-stripped (SUB-4). A whitelist without delegate_task keeps it a worker.
+        let may_delegate = config.allowed_tools.as_ref().is_none_or(|a| a.iter().any(|t| t == DELEGATE_TASK_TOOL_NAME));
+        if depth < service.config.policy.max_depth && may_delegate {
+            config.delegation = Some(service.config.clone());
+        }
+        let child = match AgentRuntime::new_child(config, Arc::clone(&service.transport), depth, Arc::clone(&service.budget)) {
+            Ok(child) => child,
+            Err(e) => {
+                let code = e.code().to_owned();
+                registered.finish(ChildUsageSummary::default(), SubAgentResult { error_code: Some(code.clone()), ..Default::default() });
+                return ToolResult::error(&code, "the sub-agent could not be created");
+            }
+        };
+        registered.child = Some(child.clone());
         // SUB-5 slice as the child's starting history; ISO-6 context in its task.
         let parent = Arc::clone(&service.state.lock().unwrap_or_else(|p| p.into_inner()));
         child.seed_history(parent_context_slice(&parent.history.messages, service.config.policy.parent_context_message_count));
@@ -391,28 +601,8 @@ impl ToolExecutor for DelegateTaskTool {
         drop(parent);
         let input = if inherited.is_empty() { task.to_owned() } else { format!("{task}\n\n## Inherited context\n{inherited}") };
 
-        let clock = &service.parent_config.clock;
-        // Cancelling the parent's run, a forced completion in the registry, or the token
-        // budget cancels this token, and with it the child's run at once.
-        let force = ctx.cancel.child_token();
-        service.config.registry.register(
-            SubAgentContext {
-                id: slot.session_id.clone(),
-                parent_id: Some(ctx.session_id.clone()),
-                role: role.to_owned(),
-                assignee: assignee.to_owned(),
-                task: task.to_owned(),
-                messages: Vec::new(),
-                allowed_tools: whitelist,
-                max_iterations,
-                status: SubAgentStatus::Active,
-                result: None,
-                started_at_ms: clock.now_ms(),
-                ended_at_ms: None,
-            },
-            force.clone(),
-        );
         let meter = Arc::new(Meter { budget: service.config.child_token_budget, tokens: Mutex::default(), force: force.clone() });
+        registered.meter = Some(Arc::clone(&meter));
         let _meter = child.subscribe(meter.clone());
         let _bridge = child.subscribe(Arc::new(Bridge {
             emitter: service.emitter.clone(),
@@ -420,28 +610,24 @@ impl ToolExecutor for DelegateTaskTool {
             parent_run_id: ctx.run_id.clone(),
             assignee: assignee.to_owned(),
             task_description: task.to_owned(),
-            depth: service.depth + 1,
+            depth,
         }));
 
         // The child runs to its end even when cancelled, so its history stays paired and
-        // nothing outlives the delegation.
-        let span = tracing::info_span!("arkagent.delegate", assignee, role, child_session = %slot.session_id, depth = service.depth + 1);
+        // nothing outlives the delegation. A child force-completed before this point (its
+        // session closed) starts cancelled and makes no model call.
+        let span = tracing::info_span!("arkagent.delegate", assignee, role, child_session = %session_id, depth);
         let outcome = match child.start_run_linked(input, Some(&force)) {
             Ok(run) => run.instrument(span).await,
             Err(e) => Err(e),
         };
-        let usage = ChildUsageSummary::from_usages(&child.usages());
-        service.record_usage(ChildUsageRecord {
-            call_id: call.call_id.clone(),
-            child_session_id: slot.session_id.clone(),
-            assignee: assignee.to_owned(),
-            usage,
-        });
-        let (tokens, tools_used, budget_tripped) = meter
-            .tokens
-            .lock()
-            .map(|m| (m.spent.max(usage.total_tokens), m.tools_used.clone(), m.tripped))
-            .unwrap_or_default();
+        let usage = registered.usage();
+        let (tokens, tools_used, budget_tripped) = {
+            let m = meter.lock();
+            // A call cut off mid-stream reports no usage: its estimate so far counts.
+            let cut = if m.in_call { m.pending_estimate } else { 0 };
+            (m.spent.saturating_add(cut).max(usage.total_tokens), m.tools_used.clone(), m.tripped)
+        };
 
         // Why it ended, as a code (SUB-8: codes only, never the child's raw error text).
         let (status, final_text, code) = match &outcome {
@@ -466,14 +652,13 @@ impl ToolExecutor for DelegateTaskTool {
             "failed" => record.error_code = code.clone(),
             _ => {}
         }
-        let messages = child.messages();
-        service.config.registry.complete(&slot.session_id, record, messages, clock.now_ms());
+        registered.finish(usage, record);
 
         let metadata = json!({
             "service": SUB_AGENT_SERVICE_ID,
             "assignee": assignee,
             "role": role,
-            "child_session_id": slot.session_id,
+            "child_session_id": session_id,
             "child_run_id": outcome.as_ref().map(|o| o.run_id.clone()).ok(),
             "status": status,
             "reason": code,
@@ -481,7 +666,7 @@ impl ToolExecutor for DelegateTaskTool {
         });
         let mut result = match code {
             None => ToolResult::ok(summary),
-            Some(code) if code == "cancelled" => ToolResult::error("cancelled", "the sub-agent was cancelled"),
+            Some(code) if code == "cancelled" => cancelled(),
             Some(code) if status == "forced" => ToolResult::error(&code, &format!("the sub-agent was stopped: {code}")),
             Some(code) => ToolResult::error(&code, "the sub-agent failed"),
         };
@@ -496,6 +681,11 @@ impl ToolExecutor for DelegateTaskTool {
 pub(crate) async fn run_decomposed_tasks(tool: &DelegateTaskTool, tasks: &[DecomposedTask], batch: usize, ctx: &ToolContext) -> Vec<ToolResult> {
     let mut results = Vec::with_capacity(tasks.len());
     for (b, chunk) in tasks.chunks(batch.max(1)).enumerate() {
+        // After cancel() no further batch starts: its tasks are answered `cancelled`.
+        if ctx.cancel.is_cancelled() {
+            results.extend(chunk.iter().map(|_| cancelled()));
+            continue;
+        }
         let calls = chunk.iter().enumerate().map(|(i, t)| {
             let mut args = json!({"assignee": t.assignee, "task_description": t.task_description});
             if let Some(role) = &t.role {

@@ -4,7 +4,10 @@
 //! builds a worker (a named [`SubAgentDefinition`] or a `clone` of the parent), runs it
 //! on its own history seeded with a pairing-safe slice of the parent's, bridges its
 //! events, and answers the call with the worker's final text and a [`ChildUsageSummary`]
-//! in the result metadata. Workers never delegate (three independent layers).
+//! in the result metadata. Workers never delegate (three independent layers); with
+//! `max_depth` > 1 a child below it delegates under the root's shared budgets (see
+//! [`SubAgentPolicy`]). The [`SubAgentRegistry`] is the one source of truth for running
+//! children.
 
 mod condense;
 mod context;
@@ -27,7 +30,7 @@ pub use delegate::{
     build_worker_tool_registry, delegate_task_definition, force_worker_config, parent_context_slice, DecomposedTask,
     DelegationConfig, SubAgentChildEvent, TOKEN_BUDGET_EXCEEDED,
 };
-pub(crate) use delegate::{run_decomposed_tasks, DelegateTaskTool, SubAgentService};
+pub(crate) use delegate::{run_decomposed_tasks, DelegateTaskTool, DelegationBudget, SubAgentService};
 pub use policy::SubAgentPolicy;
 pub use session_id::allocate_isolated_session_id;
 pub use usage::{ChildUsageRecord, ChildUsageSummary, UsageTotals};

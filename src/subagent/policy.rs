@@ -3,10 +3,25 @@ use serde::{Deserialize, Serialize};
 use crate::error::ArkAgentError;
 
 /// Delegation budgets (SUB-3, ADR-0013), with the seed's defaults.
+///
+/// `max_depth` greater than 1 works (it is not refused): a child at depth `d <
+/// max_depth` gets its own `delegate_task`, backed by a delegation service of its own
+/// that shares the root's budgets — `max_delegations_per_run` counts every delegation
+/// in the tree during one run of the root, and `max_concurrent_children` caps every
+/// running descendant of the root together. Chosen over refusing because nested
+/// delegation is what the setting promises, and the shared budgets keep a tree exactly
+/// as bounded as a single level. A child at `max_depth` is a worker: the three-layer
+/// ban applies to it (no `delegate_task` in its registry, a hard-stripped config, and
+/// the runtime answering a `delegate_task` call with `subagent_worker_cannot_delegate`).
+/// Nested children inherit the parent's delegation settings (workers, clone, roles,
+/// token budget, registry), never a factory's. Like any tool, `delegate_task` is subject
+/// to the child's tool whitelist: a role that does not list it cannot delegate.
+/// `max_depth` 0 turns delegation off (`subagent_depth_exceeded`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SubAgentPolicy {
-    /// Maximum delegation depth; 1 means the root may delegate and workers may not.
+    /// Maximum delegation depth; 1 means the root may delegate and workers may not, 2
+    /// lets a root's child delegate once more, and so on (see the type's docs).
     pub max_depth: u32,
     /// Delegations one run of the parent may start.
     pub max_delegations_per_run: u32,

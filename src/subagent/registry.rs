@@ -1,5 +1,10 @@
 //! ISO-4: every sub-agent, live and past. Thread-safe; share one `Arc` across runtimes
 //! to see all sessions' sub-agents in one place.
+//!
+//! The registry is the one source of truth for running children: a delegation is
+//! registered here when it reserves its slot (before its runtime is built), the
+//! concurrency budget counts the entries here, and a runtime's `active_children()` is a
+//! view of them. So what `active()` lists, `force_complete_all` reaches, at every moment.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -28,6 +33,9 @@ pub struct SubAgentStats {
 struct Active {
     context: SubAgentContext,
     cancel: CancellationToken,
+    /// The delegation tree (one root runtime and its descendants) whose concurrency
+    /// budget this child counts against; `None` for entries registered by hand.
+    tree: Option<u64>,
 }
 
 #[derive(Default)]
@@ -62,7 +70,42 @@ impl SubAgentRegistry {
 
     /// Registers a running sub-agent; `cancel` stops it on a forced completion.
     pub fn register(&self, context: SubAgentContext, cancel: CancellationToken) {
-        self.lock().active.insert(context.id.clone(), Active { context, cancel });
+        self.lock().active.insert(context.id.clone(), Active { context, cancel, tree: None });
+    }
+
+    /// Registers a child of delegation tree `tree` unless `limit` of that tree's children
+    /// are running (`Err(true)`) or its id is taken by a running one (`Err(false)`).
+    /// Check and insert happen under one lock.
+    pub(crate) fn try_register(&self, tree: u64, limit: usize, context: SubAgentContext, cancel: CancellationToken) -> Result<(), bool> {
+        let mut inner = self.lock();
+        if inner.active.values().filter(|a| a.tree == Some(tree)).count() >= limit {
+            return Err(true);
+        }
+        if inner.active.contains_key(&context.id) {
+            return Err(false);
+        }
+        inner.active.insert(context.id.clone(), Active { context, cancel, tree: Some(tree) });
+        Ok(())
+    }
+
+    /// Ids of every running sub-agent.
+    pub(crate) fn active_ids(&self) -> Vec<String> {
+        self.lock().active.keys().cloned().collect()
+    }
+
+    /// Ids of the running children of `parent_session_id`, oldest first.
+    pub fn active_ids_of(&self, parent_session_id: &str) -> Vec<String> {
+        self.active().into_iter().filter(|c| c.parent_id.as_deref() == Some(parent_session_id)).map(|c| c.id).collect()
+    }
+
+    /// Running children of delegation tree `tree`.
+    pub(crate) fn active_in_tree(&self, tree: u64) -> usize {
+        self.lock().active.values().filter(|a| a.tree == Some(tree)).count()
+    }
+
+    /// True while `id` is running.
+    pub fn is_active(&self, id: &str) -> bool {
+        self.lock().active.contains_key(id)
     }
 
     /// Ends a sub-agent with its result (status from the result: failed when it has an
@@ -79,20 +122,56 @@ impl SubAgentRegistry {
 
     /// Forces one active sub-agent to end with `reason` and cancels it.
     pub fn force_complete(&self, id: &str, reason: &str, now_ms: u64) -> bool {
+        self.force_complete_with(id, reason, None, now_ms)
+    }
+
+    /// [`force_complete`](Self::force_complete) keeping the child's messages, when known.
+    pub(crate) fn force_complete_with(&self, id: &str, reason: &str, messages: Option<Vec<crate::history::Message>>, now_ms: u64) -> bool {
         let mut inner = self.lock();
-        let Some(Active { mut context, cancel }) = inner.active.remove(id) else { return false };
+        let Some(Active { mut context, cancel, .. }) = inner.active.remove(id) else { return false };
         cancel.cancel();
         context.force_complete(reason, now_ms);
+        if let Some(messages) = messages {
+            context.messages = messages;
+        }
         Self::archive(&mut inner, context);
         true
     }
 
     /// Ends every active sub-agent of a parent session (call when it closes), oldest
-    /// first; returns how many. Each is cancelled and completed with `session-closed`.
+    /// first, and every active descendant of those (children of children when
+    /// `max_depth` > 1); returns how many direct children were ended. Each is cancelled
+    /// and completed with `session-closed`. It reaches every child that
+    /// [`active_ids_of`](Self::active_ids_of) lists, including one whose runtime is still
+    /// being built: that one never starts its run.
     pub fn force_complete_all(&self, parent_session_id: &str, now_ms: u64) -> usize {
-        let ids: Vec<String> =
-            self.active().into_iter().filter(|c| c.parent_id.as_deref() == Some(parent_session_id)).map(|c| c.id).collect();
-        ids.iter().filter(|id| self.force_complete(id, "session-closed", now_ms)).count()
+        let mut inner = self.lock();
+        let mut closing: Vec<String> = vec![parent_session_id.to_owned()];
+        let mut direct = 0;
+        let mut i = 0;
+        while i < closing.len() {
+            let parent = closing[i].clone();
+            let mut children: Vec<(u64, String)> = inner
+                .active
+                .values()
+                .filter(|a| a.context.parent_id.as_deref() == Some(parent.as_str()))
+                .map(|a| (a.context.started_at_ms, a.context.id.clone()))
+                .collect();
+            children.sort();
+            for (_, id) in children {
+                if let Some(Active { mut context, cancel, .. }) = inner.active.remove(&id) {
+                    cancel.cancel();
+                    context.force_complete("session-closed", now_ms);
+                    Self::archive(&mut inner, context);
+                    if i == 0 {
+                        direct += 1;
+                    }
+                    closing.push(id);
+                }
+            }
+            i += 1;
+        }
+        direct
     }
 
     /// Drops history entries that ended more than `max_age_ms` ago, and force-completes
@@ -134,7 +213,7 @@ impl SubAgentRegistry {
 
     fn archive(inner: &mut Inner, context: SubAgentContext) {
         inner.completed_count += 1;
-        inner.total_tokens += context.result.as_ref().map_or(0, |r| r.token_count);
+        inner.total_tokens = inner.total_tokens.saturating_add(context.result.as_ref().map_or(0, |r| r.token_count));
         if inner.completed.len() == REGISTRY_HISTORY_CAPACITY {
             inner.completed.pop_front();
         }

@@ -12,28 +12,37 @@ pub struct ChildUsageSummary {
     pub completion_tokens: u64,
     /// Sum of total tokens.
     pub total_tokens: u64,
-    /// Model calls the child made.
+    /// Model calls made: every call of the run loop (usage reported or not) and every
+    /// summarizer call of a compression (a summary written in N chunks is N calls).
     pub call_count: u64,
 }
 
+/// Model calls one recorded usage stands for: a compression's usage sums its summarizer
+/// calls and says how many in `raw.calls`; any other usage is one call.
+pub(crate) fn calls_in(usage: &ModelUsage) -> u64 {
+    usage.raw.get("calls").and_then(serde_json::Value::as_u64).unwrap_or(1)
+}
+
 impl ChildUsageSummary {
-    /// Sums `usages`.
+    /// Sums `usages`, saturating at `u64::MAX` (provider numbers are not trusted);
+    /// `call_count` counts the model calls they stand for (a chunked
+    /// compression's one usage counts as its N calls).
     pub fn from_usages(usages: &[ModelUsage]) -> Self {
         usages.iter().fold(Self::default(), |acc, u| Self {
-            prompt_tokens: acc.prompt_tokens + u.prompt_tokens,
-            completion_tokens: acc.completion_tokens + u.completion_tokens,
-            total_tokens: acc.total_tokens + u.total_tokens,
-            call_count: acc.call_count + 1,
+            prompt_tokens: acc.prompt_tokens.saturating_add(u.prompt_tokens),
+            completion_tokens: acc.completion_tokens.saturating_add(u.completion_tokens),
+            total_tokens: acc.total_tokens.saturating_add(u.total_tokens),
+            call_count: acc.call_count.saturating_add(calls_in(u)),
         })
     }
 
-    /// `self + other`, field by field.
+    /// `self + other`, field by field, saturating at `u64::MAX`.
     pub fn plus(self, other: Self) -> Self {
         Self {
-            prompt_tokens: self.prompt_tokens + other.prompt_tokens,
-            completion_tokens: self.completion_tokens + other.completion_tokens,
-            total_tokens: self.total_tokens + other.total_tokens,
-            call_count: self.call_count + other.call_count,
+            prompt_tokens: self.prompt_tokens.saturating_add(other.prompt_tokens),
+            completion_tokens: self.completion_tokens.saturating_add(other.completion_tokens),
+            total_tokens: self.total_tokens.saturating_add(other.total_tokens),
+            call_count: self.call_count.saturating_add(other.call_count),
         }
     }
 }

@@ -202,7 +202,10 @@ static void *race_one(void *arg) {
     else
       r->result = arkagent_http_fail(r->http, ARK_AGENT_TRANSPORT_ERROR_NETWORK, "racer");
   } else {
-    r->result = arkagent_tool_complete(r->tool, "racer", r->index % 2);
+    if (r->index % 3 == 2)
+      r->result = arkagent_tool_fail(r->tool, "racer_code", "racer");
+    else
+      r->result = arkagent_tool_complete(r->tool, "racer", r->index % 2);
   }
   return NULL;
 }
@@ -295,12 +298,22 @@ static void probe_cb(void *userdata, const char *call_json, ArkAgentToolCompleti
   EXPECT(arkagent_tool_complete(completion, "x", -1), BAD_ARG);
   EXPECT(arkagent_tool_complete(FORGED(ArkAgentToolCompletion), "x", 0), BAD_HANDLE);
   EXPECT(arkagent_http_complete((ArkAgentHttpCompletion *)completion, 200, NULL, NULL, 0), BAD_HANDLE);
+  EXPECT(arkagent_tool_fail(NULL, "code", "m"), NULL_ARG);
+  EXPECT(arkagent_tool_fail(completion, NULL, "m"), NULL_ARG);
+  EXPECT(arkagent_tool_fail(completion, BAD_UTF8_STR, "m"), BAD_UTF8);
+  EXPECT(arkagent_tool_fail(completion, "code", BAD_UTF8_STR), BAD_UTF8);
+  EXPECT(arkagent_tool_fail(completion, "", "m"), BAD_ARG);
+  EXPECT(arkagent_tool_fail(completion, " \t", "m"), BAD_ARG);
+  EXPECT(arkagent_tool_fail(FORGED(ArkAgentToolCompletion), "code", "m"), BAD_HANDLE);
+  EXPECT(arkagent_tool_fail(FORGED2(ArkAgentToolCompletion), "code", "m"), BAD_HANDLE);
+  EXPECT(arkagent_compress_complete((ArkAgentCompressCompletion *)completion, "{}"), BAD_HANDLE);
   if (p->race) {
     race(NULL, completion);
   } else {
     EXPECT(arkagent_tool_complete(completion, "probed", 0), OK);
   }
   EXPECT(arkagent_tool_complete(completion, "again", 0), DONE);
+  EXPECT(arkagent_tool_fail(completion, "again", NULL), DONE);
 }
 
 static void tools_checks(void) {
@@ -607,6 +620,149 @@ static void completion_checks(void) {
   bad_runtime_handle(rt, BAD_HANDLE);
 }
 
+/* ------------------------------------------------------------- a C compressor (CMP-1) */
+
+typedef struct {
+  int mode; /* 0: abuse, then answer; 1: race; 2: cancel the run and hold the completion */
+  int calls;
+  ArkAgentRuntime *runtime;
+  ArkAgentCompressCompletion *held;
+} Squeeze;
+
+typedef struct {
+  ArkAgentCompressCompletion *completion;
+  int index;
+  pthread_barrier_t *start;
+  int result;
+} CompressRacer;
+
+static void *compress_race_one(void *arg) {
+  CompressRacer *r = arg;
+  pthread_barrier_wait(r->start);
+  r->result = r->index % 2 ? arkagent_compress_fail(r->completion, "racer")
+                           : arkagent_compress_complete(r->completion, "{\"outcome\":\"skipped\"}");
+  return NULL;
+}
+
+static void compress_race(ArkAgentCompressCompletion *completion) {
+  pthread_t threads[RACERS];
+  CompressRacer racers[RACERS];
+  pthread_barrier_t start;
+  pthread_barrier_init(&start, NULL, RACERS);
+  for (int i = 0; i < RACERS; i++) {
+    racers[i] = (CompressRacer){completion, i, &start, -1};
+    pthread_create(&threads[i], NULL, compress_race_one, &racers[i]);
+  }
+  int wins = 0;
+  for (int i = 0; i < RACERS; i++) {
+    pthread_join(threads[i], NULL);
+    if (racers[i].result == OK)
+      wins++;
+    else
+      CHECK(racers[i].result == DONE, "a racing compress loser gets ALREADY_COMPLETED");
+  }
+  pthread_barrier_destroy(&start);
+  CHECK(wins == 1, "exactly one racing compress completion wins");
+}
+
+static void squeeze_cb(void *userdata, const char *state_json, const char *context_json, ArkAgentCompressCompletion *completion) {
+  Squeeze *q = userdata;
+  q->calls++;
+  CHECK(state_json != NULL && strstr(state_json, "\"history\"") != NULL, "state JSON");
+  CHECK(context_json != NULL && strstr(context_json, "\"force\"") != NULL, "context JSON");
+  switch (q->mode) {
+    case 0:
+      EXPECT(arkagent_compress_complete(NULL, "{}"), NULL_ARG);
+      EXPECT(arkagent_compress_complete(completion, NULL), NULL_ARG);
+      EXPECT(arkagent_compress_complete(completion, BAD_UTF8_STR), BAD_UTF8);
+      EXPECT(arkagent_compress_complete(FORGED(ArkAgentCompressCompletion), "{}"), BAD_HANDLE);
+      EXPECT(arkagent_compress_complete(FORGED2(ArkAgentCompressCompletion), "{}"), BAD_HANDLE);
+      EXPECT(arkagent_compress_complete(FORGED3(ArkAgentCompressCompletion), "{}"), BAD_HANDLE);
+      EXPECT(arkagent_compress_fail(NULL, "m"), NULL_ARG);
+      EXPECT(arkagent_compress_fail(completion, BAD_UTF8_STR), BAD_UTF8);
+      EXPECT(arkagent_compress_fail(FORGED(ArkAgentCompressCompletion), NULL), BAD_HANDLE);
+      /* Wrong kind both ways. */
+      EXPECT(arkagent_tool_complete((ArkAgentToolCompletion *)completion, "x", 0), BAD_HANDLE);
+      EXPECT(arkagent_tool_fail((ArkAgentToolCompletion *)completion, "x", NULL), BAD_HANDLE);
+      EXPECT(arkagent_http_fail((ArkAgentHttpCompletion *)completion, ARK_AGENT_TRANSPORT_ERROR_NETWORK, NULL), BAD_HANDLE);
+      EXPECT(arkagent_runtime_compress_now(q->runtime, NULL), ARK_AGENT_RESULT_REENTRANT);
+      EXPECT(arkagent_compress_complete(completion, "{\"outcome\":\"skipped\"}"), OK);
+      break;
+    case 1:
+      compress_race(completion);
+      break;
+    default:
+      q->held = completion;
+      EXPECT(arkagent_runtime_cancel(q->runtime), OK);
+      return;
+  }
+  EXPECT(arkagent_compress_complete(completion, "{}"), DONE);
+  EXPECT(arkagent_compress_fail(completion, NULL), DONE);
+}
+
+static void compressor_checks(void) {
+  Model model = {ANSWER, 0, NULL, NULL, 0};
+  Squeeze q = {0, 0, NULL, NULL};
+  ArkAgentRuntime *rt = NULL;
+  ArkAgentTools *freed_tools = NULL;
+  EXPECT(arkagent_tools_new(&freed_tools), OK);
+  arkagent_tools_free(freed_tools);
+  /* Every argument is checked before anything is created. */
+  EXPECT(arkagent_runtime_new_with_compressor(NULL, NULL, NULL, http_cb, &model, squeeze_cb, &q, 0, &rt), NULL_ARG);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, NULL, &model, squeeze_cb, &q, 0, &rt), NULL_ARG);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, http_cb, &model, NULL, &q, 0, &rt), NULL_ARG);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, http_cb, &model, squeeze_cb, &q, 0, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_new_with_compressor(BAD_UTF8_STR, NULL, NULL, http_cb, &model, squeeze_cb, &q, 0, &rt), BAD_UTF8);
+  EXPECT(arkagent_runtime_new_with_compressor(NOT_JSON, NULL, NULL, http_cb, &model, squeeze_cb, &q, 0, &rt), BAD_JSON);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, FORGED(ArkAgentTools), NULL, http_cb, &model, squeeze_cb, &q, 0, &rt), BAD_HANDLE);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, freed_tools, NULL, http_cb, &model, squeeze_cb, &q, 0, &rt), BAD_HANDLE);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, FORGED(ArkAgentWorkers), http_cb, &model, squeeze_cb, &q, 0, &rt), BAD_HANDLE);
+  CHECK(rt == NULL && q.calls == 0 && model.requests == 0, "refused constructors create and call nothing");
+  /* Threshold extremes are fine. */
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, http_cb, &model, squeeze_cb, &q, UINT64_MAX, &rt), OK);
+  arkagent_runtime_free(rt);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, http_cb, &model, squeeze_cb, &q, 0, &rt), OK);
+  q.runtime = rt;
+  char *out = NULL;
+  /* Bad completion calls from inside the callback, then a good one. */
+  EXPECT(arkagent_runtime_compress_now(rt, &out), OK);
+  CHECK(out != NULL && strstr(out, "\"outcome\":\"skipped\"") != NULL, "the good answer after the bad calls is used");
+  arkagent_string_free(out);
+  out = NULL;
+  /* Racing finishes from 8 threads. */
+  q.mode = 1;
+  for (int i = 0; i < 20; i++) {
+    EXPECT(arkagent_runtime_compress_now(rt, &out), OK);
+    CHECK(out != NULL && (strstr(out, "\"outcome\":\"skipped\"") || strstr(out, "\"reason\":\"compressor_error\"")), "the winner's answer");
+    arkagent_string_free(out);
+    out = NULL;
+  }
+  /* A completion held past a cancelled attempt: finishing late is accepted and ignored. */
+  q.mode = 2;
+  EXPECT(arkagent_runtime_compress_now(rt, &out), OK);
+  CHECK(out != NULL && strstr(out, "\"reason\":\"cancelled\"") != NULL, "the attempt ends cancelled");
+  arkagent_string_free(out);
+  out = NULL;
+  arkagent_runtime_free(rt);
+  CHECK(q.held != NULL, "the completion was held");
+  EXPECT(arkagent_compress_complete(q.held, "{\"outcome\":\"skipped\"}"), OK);
+  EXPECT(arkagent_compress_complete(q.held, "{\"outcome\":\"skipped\"}"), DONE);
+  EXPECT(arkagent_compress_fail(q.held, NULL), DONE);
+  CHECK(q.calls == 22, "one call per attempt");
+  bad_runtime_handle(rt, BAD_HANDLE);
+
+  /* The usage summary needs no runtime. */
+  EXPECT(arkagent_child_usage_summary(NULL, &out), NULL_ARG);
+  EXPECT(arkagent_child_usage_summary("[]", NULL), NULL_ARG);
+  EXPECT(arkagent_child_usage_summary(BAD_UTF8_STR, &out), BAD_UTF8);
+  EXPECT(arkagent_child_usage_summary(NOT_JSON, &out), BAD_JSON);
+  EXPECT(arkagent_child_usage_summary("{\"prompt_tokens\":1}", &out), BAD_JSON);
+  CHECK(out == NULL, "refused calls write no output");
+  EXPECT(arkagent_child_usage_summary("[{\"prompt_tokens\":1,\"completion_tokens\":1,\"total_tokens\":2}]", &out), OK);
+  CHECK(out != NULL && strstr(out, "\"call_count\":1") != NULL, "one call summed");
+  arkagent_string_free(out);
+}
+
 /* ------------------------------------------------------------- plain functions */
 
 static void plain_checks(void) {
@@ -658,6 +814,7 @@ int main(void) {
   workers_checks();
   runtime_checks();
   completion_checks();
+  compressor_checks();
   shutdown_checks();
   printf("bad input: %d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

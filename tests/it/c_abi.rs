@@ -50,6 +50,14 @@ fn ffi_4_c_program_runs_the_acceptance_scenario() {
     compile_and_run("scenario");
 }
 
+/// CORE-2/4/6, LLM-3/4, CMP-1/5, SUB-6 through the C ABI: tests/c/correctness.c.
+#[test]
+fn ffi_4_c_correctness_program_passes() {
+    let stdout = compile_and_run("correctness");
+    let passed: usize = stdout.split("correctness: ").nth(1).and_then(|s| s.split(' ').next()).unwrap().parse().unwrap();
+    assert!(passed > 300, "{stdout}");
+}
+
 /// The exported function names the header declares.
 fn header_exports() -> BTreeSet<String> {
     let header = std::fs::read_to_string(root().join("include/arkagent.h")).unwrap();

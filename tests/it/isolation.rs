@@ -475,8 +475,411 @@ async fn mem_4_namespaces_never_see_each_others_entries() {
     rt.run("go").await.unwrap();
     let parent_memory = rt.working_memory();
     assert_eq!(parent_memory.recall(MemoryTier::Working, "last_tool"), Some(json!("read_file")));
-    let child_id = rt.sub_agent_registry().unwrap().history()[0].id.clone();
-    let child_memory = rt.config().memory_store.scope(&child_id);
-    assert_eq!(child_memory.recall(MemoryTier::Working, "last_tool"), Some(json!("run_shell")));
-    assert_eq!(rt.config().memory_store.namespaces(), vec![GLOBAL_NAMESPACE.to_owned(), child_id]);
+    // The child wrote to its own namespace (never the parent's), freed when it ended.
+    assert_eq!(rt.config().memory_store.namespaces(), vec![GLOBAL_NAMESPACE.to_owned()]);
+}
+
+/// A root barred from `write_file` (its `allowed_tools`) delegates to a `general` clone
+/// and to a worker whose factory tries to lift the restriction: neither child is shown
+/// `write_file`, and neither can execute it (privilege escalation, ISO-2).
+#[tokio::test]
+async fn iso_2_general_role_clone_cannot_widen_the_parents_tools() {
+    let counter = Arc::new(Counting::default());
+    let child_tools = Arc::new(Mutex::new(Vec::new()));
+    let seen = child_tools.clone();
+    let model = ScriptedModel::with(move |body, _| {
+        if offers_delegation(body) {
+            return if last_role(body) == "user" {
+                delegate(&[
+                    ("d1", json!({"assignee": "clone", "task_description": "escalate", "role": "general"})),
+                    ("d2", json!({"assignee": "clone", "task_description": "escalate by default"})),
+                    ("d3", json!({"assignee": "wide", "task_description": "escalate through a factory", "role": "code-generation"})),
+                ])
+            } else {
+                text_reply("parent done", 1)
+            };
+        }
+        seen.lock().unwrap().push(tool_names(body));
+        if last_role(body) == "user" {
+            return tool_calls_reply(&[("w1", "write_file", json!({"path": "/etc/passwd"})), ("r1", "read_file", json!({"path": "x"}))], 1);
+        }
+        text_reply("child done", 1)
+    });
+    let mut delegation = clone_delegation();
+    delegation
+        .register(
+            arkagent::subagent::SubAgentDefinition::create(
+                "wide",
+                "asks for every tool",
+                Arc::new(|parent: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, arkagent::ArkAgentError> {
+                    let mut c = parent.clone();
+                    c.allowed_tools = None;
+                    Ok(c)
+                }),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    let mut root = config(delegation, file_tools(counter.clone()));
+    root.allowed_tools = Some(vec!["read_file".into(), DELEGATE_TASK_TOOL_NAME.into()]);
+    let rt = AgentRuntime::new(root, model).unwrap();
+    rt.run("try to escalate").await.unwrap();
+
+    let shown = child_tools.lock().unwrap().clone();
+    assert_eq!(shown.len(), 6, "three children, two calls each");
+    assert!(shown.iter().all(|tools| tools == &["read_file".to_owned()]), "a child was shown more than its parent may use: {shown:?}");
+    assert_eq!(counter.0.load(Ordering::SeqCst), 3, "read_file ran once per child; write_file never ran");
+    let history = rt.sub_agent_registry().unwrap().history();
+    assert_eq!(history.len(), 3);
+    for child in &history {
+        let allowed = child.allowed_tools.clone().expect("restricted like its parent");
+        assert!(allowed.contains(&"read_file".to_owned()) && !allowed.contains(&"write_file".to_owned()), "{allowed:?}");
+        let denied = child.messages.iter().find_map(|m| match m {
+            Message::Tool { tool_call_id, content, .. } if tool_call_id == "w1" => Some(content.clone()),
+            _ => None,
+        });
+        assert!(denied.unwrap().contains("tool_not_allowed"), "{}", child.id);
+    }
+}
+
+/// Polls (yielding) until `f` holds; panics after 30 s (a loaded machine is slow, never
+/// that slow).
+async fn until(mut f: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !f() {
+        assert!(std::time::Instant::now() < deadline, "condition never held");
+        tokio::task::yield_now().await;
+    }
+}
+
+fn hanging_children() -> Arc<ScriptedModel> {
+    ScriptedModel::with(|body, _| {
+        if offers_delegation(body) {
+            return if last_role(body) == "user" { delegate(&[("d1", json!({"assignee": "clone", "task_description": "wait"}))]) } else { text_reply("done", 1) };
+        }
+        Reply::Hang
+    })
+}
+
+/// Cancelling the parent while a child runs: the child leaves the registry's active set,
+/// ends with `forced_reason: "cancelled"`, and `active_children()` agrees. In a loop.
+#[tokio::test]
+async fn iso_4_cancelled_child_leaves_the_active_set() {
+    for i in 0..300 {
+        let registry = Arc::new(SubAgentRegistry::new());
+        let delegation = DelegationConfig { registry: registry.clone(), ..clone_delegation() };
+        let rt = AgentRuntime::new(config(delegation, ToolRegistry::new()), hanging_children()).unwrap();
+        let r2 = rt.clone();
+        let handle = tokio::spawn(async move { r2.run("go").await });
+        until(|| registry.stats().active == 1).await;
+        assert_eq!(rt.active_children(), registry.active_ids_of("parent"));
+        rt.cancel();
+        let outcome = handle.await.unwrap().unwrap();
+        assert_eq!(outcome.status, arkagent::RunStatus::Cancelled, "iteration {i}");
+        assert!(registry.active().is_empty(), "iteration {i}: the cancelled child is still active");
+        assert!(rt.active_children().is_empty());
+        let ended = registry.history();
+        assert_eq!(ended.len(), 1);
+        assert_eq!(ended[0].status, SubAgentStatus::Completed);
+        assert_eq!(ended[0].result.as_ref().unwrap().forced_reason.as_deref(), Some("cancelled"), "iteration {i}");
+    }
+}
+
+/// A factory that takes a few polls to build its worker: the window in which a child
+/// has "just started".
+struct SlowFactory(Arc<AtomicUsize>);
+#[async_trait]
+impl arkagent::subagent::SubAgentFactory for SlowFactory {
+    async fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, arkagent::ArkAgentError> {
+        for _ in 0..3 {
+            tokio::task::yield_now().await;
+        }
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(parent.clone())
+    }
+}
+
+/// `closeSubAgents()` (`force_complete_all`) ends every child `active_children()` lists,
+/// the moment it is listed — however fresh — and the two views agree at every poll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn iso_4_close_sub_agents_catches_a_child_that_just_started() {
+    for i in 0..300 {
+        let registry = Arc::new(SubAgentRegistry::new());
+        let built = Arc::new(AtomicUsize::new(0));
+        let mut delegation = DelegationConfig { registry: registry.clone(), ..Default::default() };
+        delegation.register(arkagent::subagent::SubAgentDefinition::create("slow", "slow to build", Arc::new(SlowFactory(built.clone()))).unwrap()).unwrap();
+        let model = ScriptedModel::with(|body, _| {
+            if offers_delegation(body) {
+                return if last_role(body) == "user" { delegate(&[("d1", json!({"assignee": "slow", "task_description": "wait"}))]) } else { text_reply("done", 1) };
+            }
+            Reply::Hang
+        });
+        let rt = AgentRuntime::new(config(delegation, ToolRegistry::new()), model).unwrap();
+        let r2 = rt.clone();
+        let handle = tokio::spawn(async move { r2.run("go").await });
+        let mut listed = Vec::new();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::time::Instant::now() < deadline {
+            listed = rt.active_children();
+            let in_registry: Vec<String> = registry.active().into_iter().filter(|c| c.parent_id.as_deref() == Some("parent")).map(|c| c.id).collect();
+            let again = rt.active_children();
+            if listed == again {
+                assert_eq!(listed, in_registry, "iteration {i}: active_children() and the registry disagree");
+            }
+            if !listed.is_empty() {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        assert_eq!(listed.len(), 1, "iteration {i}");
+        assert_eq!(registry.force_complete_all("parent", 7), 1, "iteration {i}: close missed a listed child");
+        let outcome = handle.await.unwrap().unwrap();
+        assert_eq!(outcome.final_text.as_deref(), Some("done"), "the parent goes on");
+        assert!(registry.active().is_empty() && rt.active_children().is_empty());
+        let ended = registry.history();
+        assert_eq!(ended.len(), 1);
+        assert_eq!(ended[0].result.as_ref().unwrap().forced_reason.as_deref(), Some("session-closed"));
+        let tool = rt.messages().iter().find_map(|m| if let Message::Tool { content, .. } = m { Some(content.clone()) } else { None }).unwrap();
+        assert!(tool.contains("force-completed"), "iteration {i}: {tool}");
+        assert_eq!(built.load(Ordering::SeqCst), 1);
+    }
+}
+
+/// ISO-7 with cancel(): the running batch is cancelled and no later batch builds a worker.
+#[tokio::test]
+async fn iso_7_run_decomposed_builds_no_worker_after_cancel() {
+    for i in 0..200 {
+        let built = Arc::new(AtomicUsize::new(0));
+        let b = built.clone();
+        let mut delegation = DelegationConfig {
+            policy: SubAgentPolicy { max_concurrent_children: 2, max_delegations_per_run: 10, ..Default::default() },
+            ..Default::default()
+        };
+        delegation
+            .register(
+                arkagent::subagent::SubAgentDefinition::create(
+                    "counted",
+                    "counts builds",
+                    Arc::new(move |parent: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, arkagent::ArkAgentError> {
+                        b.fetch_add(1, Ordering::SeqCst);
+                        Ok(parent.clone())
+                    }),
+                )
+                .unwrap(),
+            )
+            .unwrap();
+        let registry = delegation.registry.clone();
+        let model = ScriptedModel::with(|_, _| Reply::Hang);
+        let rt = AgentRuntime::new(config(delegation, ToolRegistry::new()), model).unwrap();
+        let tasks: Vec<DecomposedTask> =
+            (0..6).map(|t| DecomposedTask { assignee: "counted".into(), task_description: format!("task {t}"), role: None, context: None }).collect();
+        let handle = tokio::spawn(rt.start_run_decomposed(tasks, 2).unwrap());
+        until(|| registry.stats().active == 2).await;
+        rt.cancel();
+        let results = handle.await.unwrap().unwrap();
+        assert_eq!(results.len(), 6);
+        assert!(results.iter().all(|r| r.is_error && r.error_code.as_deref() == Some("cancelled")), "iteration {i}: {results:?}");
+        assert_eq!(built.load(Ordering::SeqCst), 2, "iteration {i}: a worker was built after cancel()");
+        assert_eq!((registry.stats().active, registry.stats().history), (0, 2));
+        assert!(!rt.is_running());
+    }
+}
+
+/// A host transport that streams a long answer chunk by chunk, a few milliseconds apart,
+/// and notes the chunk at which it was told to stop.
+struct Streamer {
+    chunks: usize,
+    stopped_at: Arc<Mutex<Option<usize>>>,
+    finished: Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[async_trait]
+impl arkagent::HttpTransport for Streamer {
+    async fn send(&self, r: arkagent::HttpRequest, cancel: CancellationToken) -> Result<arkagent::HttpResponse, arkagent::TransportError> {
+        let body: Value = serde_json::from_str(&r.body).unwrap();
+        if offers_delegation(&body) {
+            let reply = if last_role(&body) == "user" {
+                delegate(&[("d1", json!({"assignee": "streamer", "task_description": "write a lot"}))])
+            } else {
+                text_reply("done", 1)
+            };
+            let Reply::Json(v) = reply else { unreachable!() };
+            return Ok(arkagent::HttpResponse::full(200, v.to_string()));
+        }
+        assert_eq!(body["stream"], true, "the child streams");
+        let (tx, rx) = arkagent::BodyStream::channel();
+        let (chunks, stopped_at, finished) = (self.chunks, self.stopped_at.clone(), self.finished.clone());
+        tokio::spawn(async move {
+            for i in 0..chunks {
+                tokio::time::sleep(Duration::from_millis(3)).await;
+                // ~100 tokens per chunk by the library's estimate.
+                let delta = json!({"content": "lorem ipsum dolor sit amet, ".repeat(14)}).to_string();
+                if cancel.is_cancelled() || !tx.send(crate::llm_fake::delta_event(&delta).into_bytes()) {
+                    *stopped_at.lock().unwrap() = Some(i);
+                    return;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(3)).await;
+            if cancel.is_cancelled() || !tx.send(crate::llm_fake::finish_events("stop").into_bytes()) {
+                *stopped_at.lock().unwrap() = Some(chunks);
+                return;
+            }
+            finished.store(true, Ordering::SeqCst);
+        });
+        Ok(arkagent::HttpResponse { status: 200, headers: Vec::new(), body: arkagent::HttpBody::Stream(rx) })
+    }
+}
+
+/// ISO-5: streamed deltas count against the child's token budget as they arrive; the
+/// budget trips mid-answer and cancels that very call — the host is told to stop before
+/// it sends its last chunk.
+#[tokio::test]
+async fn iso_5_token_budget_trips_mid_stream() {
+    const CHUNKS: usize = 20;
+    let stopped_at = Arc::new(Mutex::new(None));
+    let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // The prompt is well under 100 tokens; each chunk about 100.
+    let mut delegation = DelegationConfig { child_token_budget: Some(450), ..Default::default() };
+    delegation
+        .register(
+            arkagent::subagent::SubAgentDefinition::create(
+                "streamer",
+                "streams its answers",
+                Arc::new(|parent: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, arkagent::ArkAgentError> {
+                    let mut c = parent.clone();
+                    c.model.stream = true;
+                    Ok(c)
+                }),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    let transport = Arc::new(Streamer { chunks: CHUNKS, stopped_at: stopped_at.clone(), finished: finished.clone() });
+    let rt = AgentRuntime::new(config(delegation, ToolRegistry::new()), transport).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _s = rt.subscribe(recorder.clone());
+    let outcome = rt.run("go").await.unwrap();
+    assert_eq!(outcome.final_text.as_deref(), Some("done"));
+    tokio::time::sleep(Duration::from_millis(20)).await; // let the host task notice
+
+    assert!(!finished.load(Ordering::SeqCst), "the streamed call ran to its end");
+    let stopped = stopped_at.lock().unwrap().expect("the host was told to stop");
+    let deltas = recorder
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(&e.kind, arkagent::EventKind::SubAgent(c) if c.event.kind.type_name() == "text_delta"))
+        .count();
+    assert!(deltas >= 1 && stopped >= 1, "some of the answer streamed before the budget tripped ({deltas} deltas)");
+    assert!(stopped < CHUNKS, "cancelled before the last chunk (stopped at {stopped})");
+    assert!(deltas < CHUNKS);
+    let child = rt.sub_agent_registry().unwrap().history()[0].clone();
+    assert_eq!(child.result.as_ref().unwrap().forced_reason.as_deref(), Some(TOKEN_BUDGET_EXCEEDED));
+    let tokens = child.result.unwrap().token_count;
+    assert!((450..450 + 2 * 100).contains(&tokens), "the cut call's streamed tokens count, and stop soon after the budget ({tokens})");
+    let tool = rt.messages().iter().find_map(|m| if let Message::Tool { content, .. } = m { Some(content.clone()) } else { None }).unwrap();
+    assert!(tool.contains(TOKEN_BUDGET_EXCEEDED));
+}
+
+/// A tool that writes a note to the caller's namespace and records which namespaces
+/// the store holds at that moment.
+struct Note {
+    store: Arc<NamespacedMemoryStore>,
+    seen: Mutex<Vec<(String, Vec<String>)>>,
+}
+#[async_trait]
+impl ToolExecutor for Note {
+    async fn execute(&self, _call: ToolInvocation, ctx: ToolContext) -> ToolResult {
+        ctx.memory.store(MemoryTier::ShortTerm, "note", json!("kept while running"));
+        self.seen.lock().unwrap().push((ctx.memory.namespace().to_owned(), self.store.namespaces()));
+        ToolResult::ok("noted")
+    }
+}
+
+/// MEM-4: reads never create a namespace; a sub-agent's namespace exists while it runs
+/// and is freed when it ends — normally or cancelled.
+#[tokio::test]
+async fn mem_4_child_namespace_freed_and_reads_do_not_create_namespaces() {
+    let store = NamespacedMemoryStore::new();
+    let ghost = store.scope("ghost");
+    assert_eq!(ghost.recall(MemoryTier::Working, "k"), None);
+    assert!(ghost.ids(MemoryTier::ShortTerm).is_empty());
+    assert_eq!(ghost.stats().working, 0);
+    assert!(!ghost.forget(MemoryTier::Working, "k"));
+    assert!(!ghost.clear());
+    assert!(store.namespaces().is_empty(), "reads created a namespace: {:?}", store.namespaces());
+    ghost.store(MemoryTier::Working, "k", json!(1));
+    assert_eq!(store.namespaces(), vec!["ghost".to_owned()]);
+    assert!(ghost.forget(MemoryTier::Working, "k"));
+    assert!(store.namespaces().is_empty(), "the last entry's removal frees the namespace");
+
+    for cancel in [false, true] {
+        let store = NamespacedMemoryStore::new();
+        let note = Arc::new(Note { store: store.clone(), seen: Mutex::default() });
+        let mut tools = ToolRegistry::new();
+        tools.register(ToolDefinition::new("note", "n", json!({"type": "object"})), note.clone()).unwrap();
+        let model = ScriptedModel::with(move |body, _| {
+            if offers_delegation(body) {
+                return if last_role(body) == "user" { delegate(&[("d1", json!({"assignee": "clone", "task_description": "take a note"}))]) } else { text_reply("done", 1) };
+            }
+            match last_role(body).as_str() {
+                "user" => tool_calls_reply(&[("n1", "note", json!({}))], 1),
+                _ if cancel => Reply::Hang,
+                _ => text_reply("noted it", 1),
+            }
+        });
+        let mut c = config(clone_delegation(), tools);
+        c.memory_store = store.clone();
+        let rt = AgentRuntime::new(c, model).unwrap();
+        let r2 = rt.clone();
+        let handle = tokio::spawn(async move { r2.run("go").await });
+        if cancel {
+            until(|| !note.seen.lock().unwrap().is_empty()).await;
+            rt.cancel();
+        }
+        handle.await.unwrap().unwrap();
+        let seen = note.seen.lock().unwrap().clone();
+        let child_id = rt.sub_agent_registry().unwrap().history()[0].id.clone();
+        assert_eq!(seen, vec![(child_id.clone(), vec![child_id.clone()])], "the child wrote to its own namespace");
+        assert!(store.namespaces().is_empty(), "cancel={cancel}: the child's namespace outlived it: {:?}", store.namespaces());
+        assert_eq!(store.scope(&child_id).recall(MemoryTier::ShortTerm, "note"), None);
+        assert!(store.namespaces().is_empty());
+    }
+}
+
+#[test]
+fn iso_6_condensation_takes_last_three_assistant_messages_with_text() {
+    let call = |id: &str| arkagent::ToolCall { id: id.into(), name: "t".into(), arguments: "{}".into() };
+    let messages = vec![
+        Message::assistant("alpha"),
+        Message::assistant("beta"),
+        Message::user("question"),
+        Message::Assistant { content: Some("gamma, calling a tool".into()), tool_calls: vec![call("1")], reasoning: None },
+        Message::tool_result("1", "tool output", false),
+        Message::assistant("delta"),
+        // The most recent ones have no text: they are skipped, not counted.
+        Message::assistant_tool_calls(vec![call("2")]),
+        Message::tool_result("2", "more output", false),
+        Message::Assistant { content: Some("   ".into()), tool_calls: vec![], reasoning: None },
+        Message::Assistant { content: None, tool_calls: vec![], reasoning: Some("thinking only".into()) },
+    ];
+    assert_eq!(condense_parent_context(&messages), "beta\ngamma, calling a tool\ndelta");
+}
+
+/// ISO-4 with `max_depth` > 1: closing a session also ends its children's children.
+#[test]
+fn iso_4_force_complete_all_reaches_descendants() {
+    let registry = SubAgentRegistry::new();
+    let (child, grandchild, other) = (CancellationToken::new(), CancellationToken::new(), CancellationToken::new());
+    registry.register(context("s_w_1", "s", 1), child.clone());
+    registry.register(context("s_w_1_w_2", "s_w_1", 2), grandchild.clone());
+    registry.register(context("t_w_3", "t", 3), other.clone());
+    assert_eq!(registry.active_ids_of("s"), ["s_w_1"]);
+    assert_eq!(registry.force_complete_all("s", 10), 1, "one direct child");
+    assert!(child.is_cancelled() && grandchild.is_cancelled() && !other.is_cancelled());
+    assert_eq!(registry.active_ids_of("t"), ["t_w_3"]);
+    assert_eq!(registry.active().len(), 1);
+    let reasons: Vec<Option<String>> = registry.history().into_iter().map(|c| c.result.unwrap().forced_reason).collect();
+    assert_eq!(reasons, [Some("session-closed".to_owned()), Some("session-closed".to_owned())]);
 }

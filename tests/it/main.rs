@@ -4,6 +4,7 @@
 mod c_abi;
 mod compression;
 mod delegation;
+mod fuzz_replay;
 mod header;
 mod isolation;
 mod runtime;
@@ -14,3 +15,4 @@ mod llm_providers;
 mod llm_retry;
 mod llm_secrets;
 mod llm_stream;
+mod numbers;

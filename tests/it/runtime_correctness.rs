@@ -657,3 +657,13 @@ async fn llm_4_a_summary_or_an_imported_state_carrying_the_key_does_not_bring_it
     assert!(!rt.export_state().unwrap().contains(API_KEY));
     assert_eq!(rt.messages()[0], Message::user("key=<redacted>"));
 }
+
+#[tokio::test]
+async fn llm_3_a_whitespace_prefix_over_the_limit_fails_whole_as_it_does_chunked() {
+    // Chunked, a whitespace-only prefix past 16 MiB always failed; whole, it used to parse.
+    let body = format!("{}{}", " ".repeat(arkagent::llm::MAX_EVENT_BYTES + 1), json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]
+    }));
+    let rt = AgentRuntime::new(base_config(ToolRegistry::new()), ScriptedModel::new(vec![Reply::Raw(200, body)])).unwrap();
+    assert_eq!(rt.run("hi").await.unwrap_err().code(), "llm_malformed_response");
+}

@@ -90,7 +90,7 @@ test('iso_7_decomposed_tasks_keep_input_order_with_one_failing_sibling', async (
   // Without workers or clone there is nothing to delegate to.
   const plain = new native.AgentRuntime(runtimeConfig(), second.model.transport, new native.ToolRegistry());
   await assert.rejects(plain.runDecomposed(tasks), (e) => e.code === 'delegation_not_configured');
-  assert.throws(() => runtime.runDecomposed(tasks, -1), (e) => e.code === 'invalid_config');
+  assert.throws(() => runtime.runDecomposed(tasks, -1), (e) => e.code === 'invalid_argument');
 });
 
 test('iso_4_registry_shows_completed_children_with_roles', async () => {

@@ -265,7 +265,7 @@ test('cmp_1 a custom ArkTS/JS compressor commits only what the runtime validated
     }
   }
   const config = runtimeConfig();
-  assert.throws(() => config.setCustomCompressor(async () => '{}', -1), (e) => e.code === 'invalid_config');
+  assert.throws(() => config.setCustomCompressor(async () => '{}', -1), (e) => e.code === 'invalid_argument');
   config.setCustomCompressor(undefined);
   assert.equal(config.hasCustomCompressor, false);
 });

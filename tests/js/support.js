@@ -5,7 +5,10 @@
 
 const path = require('node:path');
 
-const MODULE_PATH = process.env.ARKAGENT_NODE || path.join(__dirname, '..', '..', 'target', 'arkagent.node');
+// Where scripts/test-js.sh puts the host build: $CARGO_TARGET_DIR (default target/).
+const MODULE_PATH = process.env.ARKAGENT_NODE || path.join(
+  path.resolve(__dirname, '..', '..', process.env.CARGO_TARGET_DIR || 'target'), 'arkagent.node',
+);
 // eslint-disable-next-line import/no-dynamic-require
 const native = require(MODULE_PATH);
 

@@ -29,7 +29,9 @@ type Tsfn<A> = ThreadsafeFunction<A, Unknown<'static>, A, Status, false, true>;
 
 /// A weak, callee-unhandled threadsafe function (on the JS thread): the one shape every JS
 /// callback here uses.
-fn weak_tsfn<A: JsValuesTupleIntoVec + 'static>(function: JsFunction<'_, A>) -> napi_ohos::Result<Tsfn<A>> {
+fn weak_tsfn<A: JsValuesTupleIntoVec + 'static>(
+    function: JsFunction<'_, A>,
+) -> napi_ohos::Result<Tsfn<A>> {
     function
         .build_threadsafe_function::<A>()
         .callee_handled::<false>()

@@ -4,16 +4,19 @@
 use arkagent::memory::{ContextCompressorConfig, ForeignCompressorCall};
 use arkagent::Compression;
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::{ClassInstance, FnArgs};
+use napi_ohos::bindgen_prelude::{ClassInstance, FnArgs, This};
+use napi_ohos::Env;
 
+use crate::args::{constructing, Setting};
 use crate::callback::{JsAsyncFn, JsFunction};
 use crate::config::{optional, ModelConfig, Optional};
-use crate::error::Thrown;
-use crate::numbers::{count, message_count};
+use crate::error::{private_constructor, Thrown};
+use crate::numbers::setting;
 use crate::runtime::{serde_name, JsModelUsage};
 
 /// The core's structured summary prompt (CMP-8).
-// Only the napi registration reads it, and that is compiled out of `cargo test`.
+// Only the napi registration reads it, and napi-derive leaves that out under cfg(test),
+// which `cargo clippy --all-targets` still compiles.
 #[cfg_attr(test, allow(dead_code))]
 #[napi]
 pub const DEFAULT_SUMMARY_PROMPT: &str = arkagent::memory::DEFAULT_SUMMARY_PROMPT;
@@ -37,23 +40,26 @@ impl ContextCompressor {
     /// Throws `invalid_config` for a negative or fractional count.
     #[napi(constructor)]
     pub fn new(
-        total_token_threshold: Option<f64>,
-        keep_recent_message_count: Option<f64>,
-        summary_prompt: Option<String>,
-        min_messages_to_summarize: Option<f64>,
+        env: &Env,
+        this: This<'_>,
+        total_token_threshold: Setting<Option<f64>>,
+        keep_recent_message_count: Setting<Option<f64>>,
+        summary_prompt: Setting<Option<String>>,
+        min_messages_to_summarize: Setting<Option<f64>>,
     ) -> Result<Self, Thrown> {
+        constructing::<Self>(env, &this, "ContextCompressor")?;
         let mut config = ContextCompressorConfig::default();
-        if let Some(v) = total_token_threshold {
-            config.total_token_threshold = count(v, "totalTokenThreshold")?;
+        if let Some(v) = total_token_threshold.0 {
+            config.total_token_threshold = setting(v, "totalTokenThreshold")?;
         }
-        if let Some(v) = keep_recent_message_count {
-            config.keep_recent_message_count = message_count(v, "keepRecentMessageCount")?;
+        if let Some(v) = keep_recent_message_count.0 {
+            config.keep_recent_message_count = setting(v, "keepRecentMessageCount")?;
         }
-        if let Some(v) = summary_prompt {
+        if let Some(v) = summary_prompt.0 {
             config.summary_prompt = v;
         }
-        if let Some(v) = min_messages_to_summarize {
-            config.min_messages_to_summarize = message_count(v, "minMessagesToSummarize")?;
+        if let Some(v) = min_messages_to_summarize.0 {
+            config.min_messages_to_summarize = setting(v, "minMessagesToSummarize")?;
         }
         Ok(Self {
             config,
@@ -68,8 +74,8 @@ impl ContextCompressor {
     }
 
     #[napi(setter)]
-    pub fn set_total_token_threshold(&mut self, value: f64) -> Result<(), Thrown> {
-        self.config.total_token_threshold = count(value, "totalTokenThreshold")?;
+    pub fn set_total_token_threshold(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.config.total_token_threshold = setting(value.0, "totalTokenThreshold")?;
         Ok(())
     }
 
@@ -79,8 +85,8 @@ impl ContextCompressor {
     }
 
     #[napi(setter)]
-    pub fn set_keep_recent_message_count(&mut self, value: f64) -> Result<(), Thrown> {
-        self.config.keep_recent_message_count = message_count(value, "keepRecentMessageCount")?;
+    pub fn set_keep_recent_message_count(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.config.keep_recent_message_count = setting(value.0, "keepRecentMessageCount")?;
         Ok(())
     }
 
@@ -90,8 +96,8 @@ impl ContextCompressor {
     }
 
     #[napi(setter)]
-    pub fn set_summary_prompt(&mut self, value: String) {
-        self.config.summary_prompt = value;
+    pub fn set_summary_prompt(&mut self, value: Setting<String>) {
+        self.config.summary_prompt = value.0;
     }
 
     #[napi(getter)]
@@ -100,8 +106,8 @@ impl ContextCompressor {
     }
 
     #[napi(setter)]
-    pub fn set_min_messages_to_summarize(&mut self, value: f64) -> Result<(), Thrown> {
-        self.config.min_messages_to_summarize = message_count(value, "minMessagesToSummarize")?;
+    pub fn set_min_messages_to_summarize(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.config.min_messages_to_summarize = setting(value.0, "minMessagesToSummarize")?;
         Ok(())
     }
 
@@ -112,9 +118,13 @@ impl ContextCompressor {
     }
 
     #[napi(setter)]
-    pub fn set_summarizer_max_input_tokens(&mut self, value: Option<f64>) -> Result<(), Thrown> {
+    pub fn set_summarizer_max_input_tokens(
+        &mut self,
+        value: Setting<Option<f64>>,
+    ) -> Result<(), Thrown> {
         self.summarizer_max_input_tokens = value
-            .map(|v| count(v, "summarizerMaxInputTokens"))
+            .0
+            .map(|v| setting(v, "summarizerMaxInputTokens"))
             .transpose()?;
         Ok(())
     }
@@ -125,11 +135,11 @@ impl ContextCompressor {
         optional(self.summarizer.clone().map(ModelConfig::from))
     }
 
-    /// Stores a copy; `undefined` summarizes with the runtime's model. `strict`: anything
-    /// but a `ModelConfig` instance is refused before it is unwrapped.
-    #[napi(setter, strict)]
-    pub fn set_summarizer_model(&mut self, value: Option<ClassInstance<'_, ModelConfig>>) {
-        self.summarizer = value.map(|m| m.core());
+    /// Stores a copy; `undefined` summarizes with the runtime's model. Anything but a
+    /// `ModelConfig` instance is refused before it is unwrapped.
+    #[napi(setter)]
+    pub fn set_summarizer_model(&mut self, value: Setting<Option<ClassInstance<'_, ModelConfig>>>) {
+        self.summarizer = value.0.map(|m| m.core());
     }
 }
 
@@ -161,6 +171,12 @@ impl From<arkagent::memory::CompressResult> for CompressResult {
 
 #[napi]
 impl CompressResult {
+    /// Instances come from `compressNow()`; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("CompressResult"))
+    }
+
     /// "skipped" | "compressed" | "failed".
     #[napi(getter)]
     pub fn outcome(&self) -> String {
@@ -194,16 +210,19 @@ impl CompressResult {
     }
 }
 
+/// The arguments of a JS compressor: the state JSON and the context JSON.
+pub type CompressArgs = FnArgs<(String, String)>;
+
 /// A compressor written in JS (CMP-1): `(stateJson, contextJson) => Promise<string>`
 /// answering a `ForeignCompression` JSON. The core checks the answer and commits
 /// transactionally; a throw or rejection fails the attempt with `compressor_error`.
 pub struct JsCompressCall {
-    compress: JsAsyncFn<FnArgs<(String, String)>, String>,
+    compress: JsAsyncFn<CompressArgs, String>,
 }
 
 impl JsCompressCall {
     /// Wraps the JS function (on the JS thread).
-    pub fn new(function: JsFunction<'_, FnArgs<(String, String)>>) -> napi_ohos::Result<Self> {
+    pub fn new(function: JsFunction<'_, CompressArgs>) -> napi_ohos::Result<Self> {
         Ok(Self { compress: JsAsyncFn::new(function)? })
     }
 }

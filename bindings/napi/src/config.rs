@@ -1,18 +1,20 @@
 //! `ModelConfig` and `AgentRuntimeConfig`: JS classes holding the core configs.
 
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::{ClassInstance, Either, FnArgs, Undefined};
+use napi_ohos::bindgen_prelude::{ClassInstance, Either, This, Undefined};
+use napi_ohos::Env;
 
 use std::sync::Arc;
 
 use arkagent::subagent::{DelegationConfig, SubAgentRegistry};
 use arkagent::Compression;
 
+use crate::args::{constructing, Arg, Setting};
 use crate::callback::JsFunction;
-use crate::compression::{ContextCompressor, JsCompressCall};
+use crate::compression::{CompressArgs, ContextCompressor, JsCompressCall};
 use crate::delegation::{SubAgentDefinition, SubAgentPolicy};
-use crate::error::{passthrough, thrown, Thrown};
-use crate::numbers::{count, count_u32};
+use crate::error::{internal, thrown, Thrown};
+use crate::numbers::{argument, finite_setting_f32, setting};
 
 /// An optional property reads as `undefined` when unset (napi-ohos would give `null`,
 /// which the `?: number` declaration does not allow).
@@ -45,10 +47,17 @@ impl ModelConfig {
 #[napi]
 impl ModelConfig {
     #[napi(constructor)]
-    pub fn new(base_url: String, api_key: String, model: String) -> Self {
-        Self {
-            inner: arkagent::ModelConfig::new(base_url, api_key, model),
-        }
+    pub fn new(
+        env: &Env,
+        this: This<'_>,
+        base_url: Setting<String>,
+        api_key: Setting<String>,
+        model: Setting<String>,
+    ) -> Result<Self, Thrown> {
+        constructing::<Self>(env, &this, "ModelConfig")?;
+        Ok(Self {
+            inner: arkagent::ModelConfig::new(base_url.0, api_key.0, model.0),
+        })
     }
 
     #[napi(getter)]
@@ -57,8 +66,8 @@ impl ModelConfig {
     }
 
     #[napi(setter)]
-    pub fn set_base_url(&mut self, value: String) {
-        self.inner.base_url = value;
+    pub fn set_base_url(&mut self, value: Setting<String>) {
+        self.inner.base_url = value.0;
     }
 
     #[napi(getter)]
@@ -67,8 +76,8 @@ impl ModelConfig {
     }
 
     #[napi(setter)]
-    pub fn set_model(&mut self, value: String) {
-        self.inner.model = value;
+    pub fn set_model(&mut self, value: Setting<String>) {
+        self.inner.model = value.0;
     }
 
     #[napi(getter)]
@@ -77,9 +86,13 @@ impl ModelConfig {
     }
 
     #[napi(setter)]
-    pub fn set_temperature(&mut self, value: Option<f64>) {
+    pub fn set_temperature(&mut self, value: Setting<Option<f64>>) -> Result<(), Thrown> {
         // JS numbers are f64; the core keeps the provider's f32.
-        self.inner.temperature = value.map(|v| v as f32);
+        self.inner.temperature = value
+            .0
+            .map(|v| finite_setting_f32(v, "temperature"))
+            .transpose()?;
+        Ok(())
     }
 
     #[napi(getter)]
@@ -88,8 +101,9 @@ impl ModelConfig {
     }
 
     #[napi(setter)]
-    pub fn set_max_tokens(&mut self, value: Option<u32>) {
-        self.inner.max_tokens = value;
+    pub fn set_max_tokens(&mut self, value: Setting<Option<f64>>) -> Result<(), Thrown> {
+        self.inner.max_tokens = value.0.map(|v| setting(v, "maxTokens")).transpose()?;
+        Ok(())
     }
 
     #[napi(getter)]
@@ -98,8 +112,8 @@ impl ModelConfig {
     }
 
     #[napi(setter)]
-    pub fn set_stream(&mut self, value: bool) {
-        self.inner.stream = value;
+    pub fn set_stream(&mut self, value: Setting<bool>) {
+        self.inner.stream = value.0;
     }
 
     /// Attempts per model call, the first included (core `RetryPolicy::max_attempts`).
@@ -109,8 +123,8 @@ impl ModelConfig {
     }
 
     #[napi(setter)]
-    pub fn set_max_attempts(&mut self, value: f64) -> Result<(), Thrown> {
-        self.inner.retry.max_attempts = count_u32(value, "maxAttempts")?;
+    pub fn set_max_attempts(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.retry.max_attempts = setting(value.0, "maxAttempts")?;
         Ok(())
     }
 
@@ -120,8 +134,8 @@ impl ModelConfig {
     }
 
     #[napi(setter)]
-    pub fn set_initial_backoff_ms(&mut self, value: f64) -> Result<(), Thrown> {
-        self.inner.retry.initial_backoff_ms = count(value, "initialBackoffMs")?;
+    pub fn set_initial_backoff_ms(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.retry.initial_backoff_ms = setting(value.0, "initialBackoffMs")?;
         Ok(())
     }
 
@@ -131,8 +145,8 @@ impl ModelConfig {
     }
 
     #[napi(setter)]
-    pub fn set_max_backoff_ms(&mut self, value: f64) -> Result<(), Thrown> {
-        self.inner.retry.max_backoff_ms = count(value, "maxBackoffMs")?;
+    pub fn set_max_backoff_ms(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.retry.max_backoff_ms = setting(value.0, "maxBackoffMs")?;
         Ok(())
     }
 
@@ -142,8 +156,8 @@ impl ModelConfig {
     }
 
     #[napi(setter)]
-    pub fn set_request_timeout_ms(&mut self, value: f64) -> Result<(), Thrown> {
-        self.inner.request_timeout_ms = count(value, "requestTimeoutMs")?;
+    pub fn set_request_timeout_ms(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.request_timeout_ms = setting(value.0, "requestTimeoutMs")?;
         Ok(())
     }
 }
@@ -165,16 +179,22 @@ pub struct AgentRuntimeConfig {
 
 #[napi]
 impl AgentRuntimeConfig {
-    /// `strict`: an argument that is not a `ModelConfig` instance is refused before it is
-    /// unwrapped (unwrapping another class's instance as this one would read garbage).
-    #[napi(constructor, strict)]
-    pub fn new(model: &ModelConfig) -> Self {
-        Self {
-            inner: arkagent::AgentRuntimeConfig::new(model.inner.clone()),
+    /// An argument that is not a `ModelConfig` instance is refused (`invalid_config`)
+    /// before it is unwrapped (unwrapping another class's instance as this one would read
+    /// garbage); see [`crate::args`].
+    #[napi(constructor)]
+    pub fn new(
+        env: &Env,
+        this: This<'_>,
+        model: Setting<ClassInstance<'_, ModelConfig>>,
+    ) -> Result<Self, Thrown> {
+        constructing::<Self>(env, &this, "AgentRuntimeConfig")?;
+        Ok(Self {
+            inner: arkagent::AgentRuntimeConfig::new(model.0.inner.clone()),
             compressor: None,
             custom_compressor: None,
             delegation: DelegationConfig::default(),
-        }
+        })
     }
 
     /// A copy of the delegation budgets.
@@ -183,19 +203,24 @@ impl AgentRuntimeConfig {
         SubAgentPolicy::from(self.delegation.policy)
     }
 
-    /// Stores a copy. `strict`: anything but a `SubAgentPolicy` instance is refused
-    /// before it is unwrapped.
-    #[napi(setter, strict)]
-    pub fn set_sub_agent_policy(&mut self, value: ClassInstance<'_, SubAgentPolicy>) {
-        self.delegation.policy = value.core();
+    /// Stores a copy. Anything but a `SubAgentPolicy` instance is refused before it is
+    /// unwrapped.
+    #[napi(setter)]
+    pub fn set_sub_agent_policy(&mut self, value: Setting<ClassInstance<'_, SubAgentPolicy>>) {
+        self.delegation.policy = value.0.core();
     }
 
     /// Adds a named worker the model may delegate to (SUB-2). Throws
-    /// `subagent_name_duplicate`. `strict`: anything but a `SubAgentDefinition` instance is
-    /// refused before it is unwrapped.
-    #[napi(strict)]
-    pub fn register_sub_agent(&mut self, definition: &SubAgentDefinition) -> Result<(), Thrown> {
-        self.delegation.register(definition.core()).map_err(thrown)
+    /// `subagent_name_duplicate`. Anything but a `SubAgentDefinition` instance is refused
+    /// before it is unwrapped.
+    #[napi]
+    pub fn register_sub_agent(
+        &mut self,
+        definition: Arg<ClassInstance<'_, SubAgentDefinition>>,
+    ) -> Result<(), Thrown> {
+        self.delegation
+            .register(definition.0.core())
+            .map_err(thrown)
     }
 
     /// Names of the registered workers, in registration order.
@@ -215,8 +240,8 @@ impl AgentRuntimeConfig {
     }
 
     #[napi(setter)]
-    pub fn set_allow_clone(&mut self, value: bool) {
-        self.delegation.allow_clone = value;
+    pub fn set_allow_clone(&mut self, value: Setting<bool>) {
+        self.delegation.allow_clone = value.0;
     }
 
     /// Tokens one child may use before it is force-completed (ISO-5); undefined: no cap.
@@ -226,17 +251,19 @@ impl AgentRuntimeConfig {
     }
 
     #[napi(setter)]
-    pub fn set_child_token_budget(&mut self, value: Option<f64>) -> Result<(), Thrown> {
-        self.delegation.child_token_budget =
-            value.map(|v| count(v, "childTokenBudget")).transpose()?;
+    pub fn set_child_token_budget(&mut self, value: Setting<Option<f64>>) -> Result<(), Thrown> {
+        self.delegation.child_token_budget = value
+            .0
+            .map(|v| setting(v, "childTokenBudget"))
+            .transpose()?;
         Ok(())
     }
 
     /// Adds or replaces a role's tool whitelist (ISO-2); `null` lets the role use every
     /// tool.
     #[napi(ts_args_type = "role: string, tools: string[] | null")]
-    pub fn set_role_whitelist(&mut self, role: String, tools: Option<Vec<String>>) {
-        self.delegation.role_whitelists.insert(role, tools);
+    pub fn set_role_whitelist(&mut self, role: Arg<String>, tools: Arg<Option<Vec<String>>>) {
+        self.delegation.role_whitelists.insert(role.0, tools.0);
     }
 
     /// The role names, sorted.
@@ -247,7 +274,8 @@ impl AgentRuntimeConfig {
 
     /// A role's whitelist; `null` means every tool. Throws `subagent_unknown_role`.
     #[napi(ts_return_type = "string[] | null")]
-    pub fn role_whitelist(&self, role: String) -> Result<Option<Vec<String>>, Thrown> {
+    pub fn role_whitelist(&self, role: Arg<String>) -> Result<Option<Vec<String>>, Thrown> {
+        let role = role.0;
         self.delegation
             .role_whitelists
             .get(&role)
@@ -266,27 +294,30 @@ impl AgentRuntimeConfig {
         optional(self.compressor.clone())
     }
 
-    /// Stores a copy; `undefined` turns compression off. `strict`: anything but a
+    /// Stores a copy; `undefined` turns compression off. Anything but a
     /// `ContextCompressor` instance is refused before it is unwrapped.
-    #[napi(setter, strict)]
-    pub fn set_context_compressor(&mut self, value: Option<ClassInstance<'_, ContextCompressor>>) {
-        self.compressor = value.map(|c| (*c).clone());
+    #[napi(setter)]
+    pub fn set_context_compressor(
+        &mut self,
+        value: Setting<Option<ClassInstance<'_, ContextCompressor>>>,
+    ) {
+        self.compressor = value.0.map(|c| (*c).clone());
     }
 
     /// A compressor written in ArkTS/JS (CMP-1) in place of the default one; `undefined`
-    /// removes it. `threshold` is only reported in events. Throws `invalid_config` for a
-    /// threshold that is not a non-negative integer.
+    /// removes it. `threshold` is only reported in events. Throws `invalid_argument` for a
+    /// threshold that is not a non-negative integer (or a `compress` that is no function).
     #[napi(ts_args_type = "compress: CustomCompressor | undefined, threshold?: number")]
     pub fn set_custom_compressor(
         &mut self,
-        compress: Option<JsFunction<'_, FnArgs<(String, String)>>>,
-        threshold: Option<f64>,
+        compress: Arg<Option<JsFunction<'_, CompressArgs>>>,
+        threshold: Arg<Option<f64>>,
     ) -> Result<(), Thrown> {
-        let threshold = threshold.map(|t| count(t, "threshold")).transpose()?;
-        self.custom_compressor = match compress {
+        let threshold = threshold.0.map(|t| argument::<u64>(t, "threshold")).transpose()?;
+        self.custom_compressor = match compress.0 {
             None => None,
             Some(f) => {
-                let call = JsCompressCall::new(f).map_err(passthrough)?;
+                let call = JsCompressCall::new(f).map_err(internal)?;
                 Some(Arc::new(arkagent::memory::ForeignCompressor::new(call, threshold)))
             }
         };
@@ -305,8 +336,8 @@ impl AgentRuntimeConfig {
     }
 
     #[napi(setter)]
-    pub fn set_system_prompt(&mut self, value: String) {
-        self.inner.system_prompt = value;
+    pub fn set_system_prompt(&mut self, value: Setting<String>) {
+        self.inner.system_prompt = value.0;
     }
 
     #[napi(getter)]
@@ -315,8 +346,9 @@ impl AgentRuntimeConfig {
     }
 
     #[napi(setter)]
-    pub fn set_max_iterations(&mut self, value: u32) {
-        self.inner.max_iterations = value;
+    pub fn set_max_iterations(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.max_iterations = setting(value.0, "maxIterations")?;
+        Ok(())
     }
 
     #[napi(getter)]
@@ -325,8 +357,11 @@ impl AgentRuntimeConfig {
     }
 
     #[napi(setter)]
-    pub fn set_max_parallel_tools(&mut self, value: u32) {
-        self.inner.max_parallel_tools = usize::try_from(value).unwrap_or(usize::MAX);
+    pub fn set_max_parallel_tools(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        // The getter reads it back as a u32, so that is the range.
+        let n: u32 = setting(value.0, "maxParallelTools")?;
+        self.inner.max_parallel_tools = n as usize;
+        Ok(())
     }
 
     /// `""` stands for "generate one" (the core's `None`).
@@ -336,8 +371,8 @@ impl AgentRuntimeConfig {
     }
 
     #[napi(setter)]
-    pub fn set_session_id(&mut self, value: String) {
-        self.inner.session_id = Some(value).filter(|id| !id.is_empty());
+    pub fn set_session_id(&mut self, value: Setting<String>) {
+        self.inner.session_id = Some(value.0).filter(|id| !id.is_empty());
     }
 }
 

@@ -15,12 +15,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use arkagent::{AgentRuntimeConfig, ArkAgentError};
 use async_trait::async_trait;
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::ClassInstance;
+use napi_ohos::bindgen_prelude::{ClassInstance, This};
+use napi_ohos::Env;
 
+use crate::args::{constructing, Arg, Setting};
 use crate::callback::{JsAsyncFn, JsFunction};
 use crate::config::ModelConfig;
-use crate::error::{passthrough, thrown, Thrown};
-use crate::numbers::{count_u32, message_count};
+use crate::error::{internal, private_constructor, thrown, Thrown};
+use crate::numbers::setting;
 use crate::tools::ToolRegistry;
 
 /// Delegation budgets (SUB-3); wraps the core `SubAgentPolicy`.
@@ -49,25 +51,28 @@ impl SubAgentPolicy {
     /// for a negative or fractional value.
     #[napi(constructor)]
     pub fn new(
-        max_depth: Option<f64>,
-        max_delegations_per_run: Option<f64>,
-        max_concurrent_children: Option<f64>,
-        parent_context_message_count: Option<f64>,
+        env: &Env,
+        this: This<'_>,
+        max_depth: Setting<Option<f64>>,
+        max_delegations_per_run: Setting<Option<f64>>,
+        max_concurrent_children: Setting<Option<f64>>,
+        parent_context_message_count: Setting<Option<f64>>,
     ) -> Result<Self, Thrown> {
-        let mut policy = Self::default();
-        if let Some(v) = max_depth {
-            policy.set_max_depth(v)?;
+        constructing::<Self>(env, &this, "SubAgentPolicy")?;
+        let mut policy = arkagent::subagent::SubAgentPolicy::default();
+        if let Some(v) = max_depth.0 {
+            policy.max_depth = setting(v, "maxDepth")?;
         }
-        if let Some(v) = max_delegations_per_run {
-            policy.set_max_delegations_per_run(v)?;
+        if let Some(v) = max_delegations_per_run.0 {
+            policy.max_delegations_per_run = setting(v, "maxDelegationsPerRun")?;
         }
-        if let Some(v) = max_concurrent_children {
-            policy.set_max_concurrent_children(v)?;
+        if let Some(v) = max_concurrent_children.0 {
+            policy.max_concurrent_children = setting(v, "maxConcurrentChildren")?;
         }
-        if let Some(v) = parent_context_message_count {
-            policy.set_parent_context_message_count(v)?;
+        if let Some(v) = parent_context_message_count.0 {
+            policy.parent_context_message_count = setting(v, "parentContextMessageCount")?;
         }
-        Ok(policy)
+        Ok(Self { inner: policy })
     }
 
     #[napi(getter)]
@@ -76,8 +81,8 @@ impl SubAgentPolicy {
     }
 
     #[napi(setter)]
-    pub fn set_max_depth(&mut self, value: f64) -> Result<(), Thrown> {
-        self.inner.max_depth = count_u32(value, "maxDepth")?;
+    pub fn set_max_depth(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.max_depth = setting(value.0, "maxDepth")?;
         Ok(())
     }
 
@@ -87,8 +92,8 @@ impl SubAgentPolicy {
     }
 
     #[napi(setter)]
-    pub fn set_max_delegations_per_run(&mut self, value: f64) -> Result<(), Thrown> {
-        self.inner.max_delegations_per_run = count_u32(value, "maxDelegationsPerRun")?;
+    pub fn set_max_delegations_per_run(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.max_delegations_per_run = setting(value.0, "maxDelegationsPerRun")?;
         Ok(())
     }
 
@@ -98,8 +103,8 @@ impl SubAgentPolicy {
     }
 
     #[napi(setter)]
-    pub fn set_max_concurrent_children(&mut self, value: f64) -> Result<(), Thrown> {
-        self.inner.max_concurrent_children = count_u32(value, "maxConcurrentChildren")?;
+    pub fn set_max_concurrent_children(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.max_concurrent_children = setting(value.0, "maxConcurrentChildren")?;
         Ok(())
     }
 
@@ -109,9 +114,8 @@ impl SubAgentPolicy {
     }
 
     #[napi(setter)]
-    pub fn set_parent_context_message_count(&mut self, value: f64) -> Result<(), Thrown> {
-        self.inner.parent_context_message_count =
-            message_count(value, "parentContextMessageCount")?;
+    pub fn set_parent_context_message_count(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.parent_context_message_count = setting(value.0, "parentContextMessageCount")?;
         Ok(())
     }
 }
@@ -145,6 +149,12 @@ impl WorkerConfig {
 
 #[napi]
 impl WorkerConfig {
+    /// Instances come with each factory call; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("WorkerConfig"))
+    }
+
     /// The worker's name (the delegate_task assignee).
     #[napi(getter)]
     pub fn name(&self) -> String {
@@ -157,8 +167,8 @@ impl WorkerConfig {
     }
 
     #[napi(setter)]
-    pub fn set_system_prompt(&mut self, value: String) {
-        self.lock().system_prompt = value;
+    pub fn set_system_prompt(&mut self, value: Setting<String>) {
+        self.lock().system_prompt = value.0;
     }
 
     #[napi(getter)]
@@ -167,8 +177,9 @@ impl WorkerConfig {
     }
 
     #[napi(setter)]
-    pub fn set_max_iterations(&mut self, value: u32) {
-        self.lock().max_iterations = value;
+    pub fn set_max_iterations(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.lock().max_iterations = setting(value.0, "maxIterations")?;
+        Ok(())
     }
 
     #[napi(getter)]
@@ -177,8 +188,11 @@ impl WorkerConfig {
     }
 
     #[napi(setter)]
-    pub fn set_max_parallel_tools(&mut self, value: u32) {
-        self.lock().max_parallel_tools = usize::try_from(value).unwrap_or(usize::MAX);
+    pub fn set_max_parallel_tools(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        // The getter reads it back as a u32, so that is the range.
+        let n: u32 = setting(value.0, "maxParallelTools")?;
+        self.lock().max_parallel_tools = n as usize;
+        Ok(())
     }
 
     /// A copy of the worker's model config; assign to change it.
@@ -187,10 +201,10 @@ impl WorkerConfig {
         ModelConfig::from(self.lock().model.clone())
     }
 
-    /// `strict`: anything but a `ModelConfig` instance is refused before it is unwrapped.
-    #[napi(setter, strict)]
-    pub fn set_model(&mut self, value: ClassInstance<'_, ModelConfig>) {
-        self.lock().model = value.core();
+    /// Anything but a `ModelConfig` instance is refused before it is unwrapped.
+    #[napi(setter)]
+    pub fn set_model(&mut self, value: Setting<ClassInstance<'_, ModelConfig>>) {
+        self.lock().model = value.0.core();
     }
 
     /// The worker's tools, live: register into it or unregister from it.
@@ -250,6 +264,13 @@ pub struct SubAgentDefinition {
 
 #[napi]
 impl SubAgentDefinition {
+    /// Instances come from `SubAgentDefinition.create`; `new` throws
+    /// `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("SubAgentDefinition"))
+    }
+
     /// The name is trimmed. Throws `subagent_name_empty`, `subagent_name_reserved`
     /// ("clone" in any case).
     #[napi(
@@ -257,13 +278,14 @@ impl SubAgentDefinition {
         ts_return_type = "SubAgentDefinition"
     )]
     pub fn create(
-        name: String,
-        description: String,
-        factory: JsFunction<'_, WorkerConfig>,
+        name: Arg<String>,
+        description: Arg<String>,
+        factory: Arg<JsFunction<'_, WorkerConfig>>,
     ) -> Result<Self, Thrown> {
+        let (name, description, factory) = (name.0, description.0, factory.0);
         let factory = JsSubAgentFactory {
             name: name.trim().to_owned(),
-            configure: JsAsyncFn::new(factory).map_err(passthrough)?,
+            configure: JsAsyncFn::new(factory).map_err(internal)?,
         };
         let inner =
             arkagent::subagent::SubAgentDefinition::create(&name, description, Arc::new(factory))

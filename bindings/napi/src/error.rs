@@ -1,5 +1,10 @@
-//! Errors as JS sees them: an `Error` whose `code` property is the core's stable code
-//! (`ArkAgentError::code`), thrown by sync methods and used to reject Promises.
+//! Errors as JS sees them: an `Error` whose `code` property is a stable code, thrown by
+//! sync methods and used to reject Promises. The codes: the core's
+//! (`ArkAgentError::code`); `invalid_argument` / `invalid_config` for a refused JS value
+//! ([`crate::args`], [`crate::numbers`]); `private_constructor` for `new` on a class
+//! whose instances only the module creates; `invalid_call` for a public constructor
+//! called without `new` ([`crate::args::constructing`]); `internal` for a napi failure
+//! that is not the caller's fault.
 
 use arkagent::ArkAgentError;
 use napi_ohos::{Env, JsError};
@@ -43,7 +48,20 @@ pub fn rejection(env: &Env, error: CodedError) -> napi_ohos::Error {
     napi_ohos::Error::from(js_error)
 }
 
-/// Keeps a napi-ohos failure (e.g. a wrong argument type) as it is, code included.
-pub fn passthrough(error: napi_ohos::Error) -> Thrown {
-    napi_ohos::Error::new(error.status.as_ref().to_owned(), error.reason.clone())
+/// A napi-ohos failure past argument conversion (creating a threadsafe function or a
+/// Promise): `internal`, with napi's status in the message.
+pub fn internal(error: napi_ohos::Error) -> Thrown {
+    napi_ohos::Error::new(
+        "internal".to_owned(),
+        format!("{}: {}", error.status.as_ref(), error.reason),
+    )
+}
+
+/// What `new` throws on a class whose instances only the module creates (declared
+/// `private constructor()` in index.d.ts).
+pub fn private_constructor(class: &str) -> Thrown {
+    napi_ohos::Error::new(
+        "private_constructor".to_owned(),
+        format!("{class} instances are created by the module; it has no public constructor"),
+    )
 }

@@ -3,9 +3,10 @@
 //!
 //! This crate converts and delegates only: every decision lives in the `arkagent` core.
 //! JS callbacks (HTTP transport, tool executors, event listeners, sub-agent factories) all
-//! go through [`callback`]; every error reaching JS carries the core's stable `code`
-//! ([`error`]).
+//! go through [`callback`]; every error reaching JS carries a stable `code` ([`error`]),
+//! argument-type errors included ([`args`]).
 
+mod args;
 mod callback;
 mod compression;
 mod config;

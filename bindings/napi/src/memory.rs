@@ -2,7 +2,7 @@
 
 use napi_derive_ohos::napi;
 
-use crate::error::{thrown, Thrown};
+use crate::error::{private_constructor, thrown, Thrown};
 
 /// One episode of the history, as the core stores it (CMP-8).
 #[napi]
@@ -18,6 +18,12 @@ impl From<arkagent::EpisodicMemory> for EpisodicMemory {
 
 #[napi]
 impl EpisodicMemory {
+    /// Instances come from `episodicMemories()`, `listEpisodes()` and `findEpisode()`; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("EpisodicMemory"))
+    }
+
     #[napi(getter)]
     pub fn id(&self) -> String {
         self.inner.id.clone()

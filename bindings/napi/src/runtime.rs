@@ -8,16 +8,17 @@ use arkagent::subagent::DEFAULT_DECOMPOSE_CONCURRENCY;
 use arkagent::runtime::RunSlot;
 use arkagent::{ModelUsage, RunOutcome, Subscription};
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::PromiseRaw;
+use napi_ohos::bindgen_prelude::{ClassInstance, PromiseRaw, This};
 use napi_ohos::Env;
 
+use crate::args::{constructing, Arg};
 use crate::callback::JsFunction;
 use crate::compression::CompressResult;
 use crate::config::{optional, AgentRuntimeConfig, Optional};
-use crate::error::{passthrough, rejection, thrown, CodedError, Thrown};
+use crate::error::{internal, rejection, thrown, CodedError, Thrown};
 use crate::events::{JsAgentEvent, JsObserver};
 use crate::memory::EpisodicMemory;
-use crate::numbers::message_count;
+use crate::numbers::argument;
 use crate::sub_agents::{DecomposedResult, JsDecomposedTask, SubAgentRegistryView, UsageTotals};
 use crate::tools::ToolRegistry;
 use crate::transport::{JsTransport, TransportArgs};
@@ -66,7 +67,7 @@ pub struct JsModelUsage {
 impl JsModelUsage {
     /// The core usage; counts must be non-negative integers (`invalid_argument`).
     pub fn core(&self) -> Result<ModelUsage, Thrown> {
-        let tokens = |v: f64, name: &str| crate::numbers::count(v, name).map_err(|_| invalid_argument(name));
+        let tokens = |v: f64, name: &str| crate::numbers::argument::<u64>(v, name);
         let mut usage = ModelUsage {
             prompt_tokens: tokens(self.prompt_tokens, "promptTokens")?,
             completion_tokens: tokens(self.completion_tokens, "completionTokens")?,
@@ -80,10 +81,6 @@ impl JsModelUsage {
         }
         Ok(usage)
     }
-}
-
-fn invalid_argument(name: &str) -> Thrown {
-    napi_ohos::Error::new("invalid_argument".to_owned(), format!("{name} must be a non-negative integer"))
 }
 
 // JS numbers: token counts are exact below 2^53.
@@ -113,20 +110,23 @@ pub struct AgentRuntime {
 #[napi]
 impl AgentRuntime {
     /// Copies `config` and `tools`; later changes to them do not affect this runtime.
-    /// `strict`: arguments of the wrong class are refused before they are unwrapped.
+    /// Arguments of the wrong class are refused before they are unwrapped.
     #[napi(
         constructor,
-        strict,
         ts_args_type = "config: AgentRuntimeConfig, transport: HttpTransport, tools: ToolRegistry"
     )]
     pub fn new(
-        config: &AgentRuntimeConfig,
-        transport: JsFunction<'_, TransportArgs>,
-        tools: &ToolRegistry,
+        env: &Env,
+        this: This<'_>,
+        config: Arg<ClassInstance<'_, AgentRuntimeConfig>>,
+        transport: Arg<JsFunction<'_, TransportArgs>>,
+        tools: Arg<ClassInstance<'_, ToolRegistry>>,
     ) -> Result<Self, Thrown> {
+        constructing::<Self>(env, &this, "AgentRuntime")?;
+        let (config, transport, tools) = (config.0, transport.0, tools.0);
         let mut config = config.core();
         config.tools = tools.core();
-        let transport = JsTransport::new(transport).map_err(passthrough)?;
+        let transport = JsTransport::new(transport).map_err(internal)?;
         let core = arkagent::AgentRuntime::new(config, Arc::new(transport)).map_err(thrown)?;
         Ok(Self {
             memory: core.memory(),
@@ -145,8 +145,9 @@ impl AgentRuntime {
     pub fn run<'env>(
         &self,
         env: &'env Env,
-        input: String,
+        input: Arg<String>,
     ) -> Result<PromiseRaw<'env, JsRunResult>, Thrown> {
+        let input = input.0;
         // The core claims the run slot here, on the JS thread, before the Promise is
         // returned: a `cancel()` right after `run()` reaches this run, and a second `run()`
         // is refused with `run_in_progress` (as a rejection, like every run error).
@@ -169,7 +170,7 @@ impl AgentRuntime {
                     .map_err(|e| rejection(env, e))
             },
         )
-        .map_err(passthrough)
+        .map_err(internal)
     }
 
     /// One compression attempt now, with the compressor's usual checks (CMP-6); resolves
@@ -198,7 +199,7 @@ impl AgentRuntime {
                     .map_err(|e| rejection(env, e))
             },
         )
-        .map_err(passthrough)
+        .map_err(internal)
     }
 
     #[napi]
@@ -212,8 +213,8 @@ impl AgentRuntime {
     }
 
     #[napi]
-    pub fn import_state(&self, state_json: String) -> Result<(), Thrown> {
-        self.core.import_state(&state_json).map_err(thrown)
+    pub fn import_state(&self, state_json: Arg<String>) -> Result<(), Thrown> {
+        self.core.import_state(&state_json.0).map_err(thrown)
     }
 
     #[napi]
@@ -243,10 +244,10 @@ impl AgentRuntime {
 
     /// The episode with this snapshot id, or `undefined` (MEM-1).
     #[napi]
-    pub fn find_episode(&self, snapshot_id: String) -> Optional<EpisodicMemory> {
+    pub fn find_episode(&self, snapshot_id: Arg<String>) -> Optional<EpisodicMemory> {
         optional(
             self.memory
-                .find_episode(&snapshot_id)
+                .find_episode(&snapshot_id.0)
                 .map(EpisodicMemory::from),
         )
     }
@@ -257,8 +258,8 @@ impl AgentRuntime {
     }
 
     #[napi(ts_args_type = "listener: AgentEventListener")]
-    pub fn subscribe(&self, listener: JsFunction<'_, JsAgentEvent>) -> Result<u32, Thrown> {
-        let observer = JsObserver::new(listener).map_err(passthrough)?;
+    pub fn subscribe(&self, listener: Arg<JsFunction<'_, JsAgentEvent>>) -> Result<u32, Thrown> {
+        let observer = JsObserver::new(listener.0).map_err(internal)?;
         let subscription = self.core.subscribe(Arc::new(observer));
         let id = u32::try_from(subscription.id()).map_err(|_| {
             napi_ohos::Error::new("invalid_state".to_owned(), "too many subscriptions")
@@ -267,9 +268,12 @@ impl AgentRuntime {
         Ok(id)
     }
 
+    /// Throws `invalid_argument` for an id that is not a non-negative integer; an unknown
+    /// id returns false.
     #[napi]
-    pub fn unsubscribe(&self, subscription_id: u32) -> bool {
-        self.lock_subscriptions().remove(&subscription_id).is_some()
+    pub fn unsubscribe(&self, subscription_id: Arg<f64>) -> Result<bool, Thrown> {
+        let id: u32 = argument(subscription_id.0, "subscriptionId")?;
+        Ok(self.lock_subscriptions().remove(&id).is_some())
     }
 
     /// The one documented total of what this session cost (SUB-6): its own calls
@@ -317,11 +321,12 @@ impl AgentRuntime {
     pub fn run_decomposed<'env>(
         &self,
         env: &'env Env,
-        tasks: Vec<JsDecomposedTask>,
-        max_concurrency: Option<f64>,
+        tasks: Arg<Vec<JsDecomposedTask>>,
+        max_concurrency: Arg<Option<f64>>,
     ) -> Result<PromiseRaw<'env, Vec<DecomposedResult>>, Thrown> {
-        let concurrency = match max_concurrency {
-            Some(v) => message_count(v, "maxConcurrency")?,
+        let tasks = tasks.0;
+        let concurrency = match max_concurrency.0 {
+            Some(v) => argument(v, "maxConcurrency")?,
             None => DEFAULT_DECOMPOSE_CONCURRENCY,
         };
         let tasks = tasks.into_iter().map(Into::into).collect();
@@ -345,29 +350,38 @@ impl AgentRuntime {
                     .map_err(|e| rejection(env, e))
             },
         )
-        .map_err(passthrough)
+        .map_err(internal)
     }
 
     /// Stores `entryJson` under `id` in this runtime's own memory namespace (MEM-4).
     /// `tier`: "working" | "short_term". Throws `invalid_argument` for another tier,
     /// `invalid_json` for an unparsable entry.
     #[napi]
-    pub fn memory_store(&self, tier: String, id: String, entry_json: String) -> Result<(), Thrown> {
-        let tier = memory_tier(&tier)?;
+    pub fn memory_store(
+        &self,
+        tier: Arg<String>,
+        id: Arg<String>,
+        entry_json: Arg<String>,
+    ) -> Result<(), Thrown> {
+        let tier = memory_tier(&tier.0)?;
         let entry: serde_json::Value =
-            serde_json::from_str(&entry_json).map_err(|e| thrown(e.into()))?;
-        self.core.working_memory().store(tier, &id, entry);
+            serde_json::from_str(&entry_json.0).map_err(|e| thrown(e.into()))?;
+        self.core.working_memory().store(tier, &id.0, entry);
         Ok(())
     }
 
     /// The entry stored under `id` in this runtime's namespace, as JSON, or undefined.
     #[napi]
-    pub fn memory_recall(&self, tier: String, id: String) -> Result<Optional<String>, Thrown> {
-        let tier = memory_tier(&tier)?;
+    pub fn memory_recall(
+        &self,
+        tier: Arg<String>,
+        id: Arg<String>,
+    ) -> Result<Optional<String>, Thrown> {
+        let tier = memory_tier(&tier.0)?;
         Ok(optional(
             self.core
                 .working_memory()
-                .recall(tier, &id)
+                .recall(tier, &id.0)
                 .map(|entry| entry.to_string()),
         ))
     }

@@ -7,8 +7,9 @@ use serde_json::Value;
 
 use arkagent::ModelUsage;
 
+use crate::args::Arg;
 use crate::config::{optional, Optional};
-use crate::error::Thrown;
+use crate::error::{private_constructor, Thrown};
 use crate::runtime::{serde_name, JsModelUsage};
 
 /// Summed usage of model calls (SUB-6); read-only.
@@ -26,11 +27,18 @@ impl From<CoreUsage> for ChildUsageSummary {
 // JS numbers: token counts are exact below 2^53.
 #[napi]
 impl ChildUsageSummary {
+    /// Instances come from `fromUsages()`, `UsageTotals` and `DecomposedResult.childUsage`;
+    /// `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("ChildUsageSummary"))
+    }
+
     /// Sums model usages, e.g. `runtime.usages()` (SUB-6). Throws `invalid_argument` for a
     /// token count that is not a non-negative integer.
     #[napi(factory)]
-    pub fn from_usages(usages: Vec<JsModelUsage>) -> Result<Self, Thrown> {
-        let core: Vec<ModelUsage> = usages.iter().map(JsModelUsage::core).collect::<Result<_, _>>()?;
+    pub fn from_usages(usages: Arg<Vec<JsModelUsage>>) -> Result<Self, Thrown> {
+        let core: Vec<ModelUsage> = usages.0.iter().map(JsModelUsage::core).collect::<Result<_, _>>()?;
         Ok(CoreUsage::from_usages(&core).into())
     }
 
@@ -75,6 +83,12 @@ impl From<CoreTotals> for UsageTotals {
 
 #[napi]
 impl UsageTotals {
+    /// Instances come from `AgentRuntime.totalUsage()`; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("UsageTotals"))
+    }
+
     /// The runtime's own model calls (compression included).
     #[napi(getter)]
     pub fn parent(&self) -> ChildUsageSummary {
@@ -114,6 +128,12 @@ impl SubAgentContext {
 
 #[napi]
 impl SubAgentContext {
+    /// Instances come from `SubAgentRegistryView`; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("SubAgentContext"))
+    }
+
     /// The child's session id.
     #[napi(getter)]
     pub fn id(&self) -> String {
@@ -216,6 +236,12 @@ pub struct SubAgentStats {
 
 #[napi]
 impl SubAgentStats {
+    /// Instances come from `SubAgentRegistryView.stats`; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("SubAgentStats"))
+    }
+
     /// Running now.
     #[napi(getter)]
     pub fn active(&self) -> u32 {
@@ -269,6 +295,12 @@ impl SubAgentRegistryView {
 
 #[napi]
 impl SubAgentRegistryView {
+    /// Instances come from `AgentRuntime.subAgents()`; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("SubAgentRegistryView"))
+    }
+
     /// Running sub-agents, oldest first.
     #[napi(getter)]
     pub fn active(&self) -> Vec<SubAgentContext> {
@@ -346,6 +378,12 @@ impl DecomposedResult {
 
 #[napi]
 impl DecomposedResult {
+    /// Instances come from `AgentRuntime.runDecomposed()`; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("DecomposedResult"))
+    }
+
     /// The child's summarized answer, or the error text.
     #[napi(getter)]
     pub fn content(&self) -> String {

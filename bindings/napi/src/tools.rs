@@ -7,8 +7,12 @@ use arkagent::{ToolContext, ToolExecutor, ToolInvocation};
 use async_trait::async_trait;
 use napi_derive_ohos::napi;
 
+use napi_ohos::bindgen_prelude::{ClassInstance, This};
+use napi_ohos::Env;
+
+use crate::args::{constructing, Arg};
 use crate::callback::{JsAsyncFn, JsFailure, JsFunction};
-use crate::error::{passthrough, thrown, Thrown};
+use crate::error::{internal, thrown, Thrown};
 
 /// A tool call the model made.
 #[napi(object, js_name = "ToolCall")]
@@ -83,12 +87,19 @@ pub struct ToolDefinition {
 impl ToolDefinition {
     /// `parametersJson` is parsed when the definition is registered.
     #[napi(constructor)]
-    pub fn new(name: String, description: String, parameters_json: String) -> Self {
-        Self {
-            name,
-            description,
-            parameters_json,
-        }
+    pub fn new(
+        env: &Env,
+        this: This<'_>,
+        name: Arg<String>,
+        description: Arg<String>,
+        parameters_json: Arg<String>,
+    ) -> Result<Self, Thrown> {
+        constructing::<Self>(env, &this, "ToolDefinition")?;
+        Ok(Self {
+            name: name.0,
+            description: description.0,
+            parameters_json: parameters_json.0,
+        })
     }
 
     #[napi(getter)]
@@ -118,27 +129,25 @@ pub struct ToolRegistry {
 #[napi]
 impl ToolRegistry {
     #[napi(constructor)]
-    #[allow(clippy::new_without_default)]
-    pub fn new() -> Self {
-        Self::from(arkagent::ToolRegistry::new())
+    pub fn new(env: &Env, this: This<'_>) -> Result<Self, Thrown> {
+        constructing::<Self>(env, &this, "ToolRegistry")?;
+        Ok(Self::from(arkagent::ToolRegistry::new()))
     }
 
     /// Throws `invalid_json` for unparsable parameters, else the core's registration codes.
-    /// `strict`: a `definition` that is not a `ToolDefinition` instance is refused before
-    /// it is unwrapped.
-    #[napi(
-        strict,
-        ts_args_type = "definition: ToolDefinition, executor: ToolExecutor"
-    )]
+    /// A `definition` that is not a `ToolDefinition` instance is refused before it is
+    /// unwrapped.
+    #[napi(ts_args_type = "definition: ToolDefinition, executor: ToolExecutor")]
     pub fn register(
         &self,
-        definition: &ToolDefinition,
-        executor: JsFunction<'_, JsToolCall>,
+        definition: Arg<ClassInstance<'_, ToolDefinition>>,
+        executor: Arg<JsFunction<'_, JsToolCall>>,
     ) -> Result<(), Thrown> {
+        let (definition, executor) = (definition.0, executor.0);
         let parameters =
             serde_json::from_str(&definition.parameters_json).map_err(|e| thrown(e.into()))?;
         let executor = JsToolExecutor {
-            execute: JsAsyncFn::new(executor).map_err(passthrough)?,
+            execute: JsAsyncFn::new(executor).map_err(internal)?,
         };
         let definition = arkagent::ToolDefinition::new(
             definition.name.clone(),
@@ -151,13 +160,13 @@ impl ToolRegistry {
     }
 
     #[napi]
-    pub fn unregister(&self, name: String) -> bool {
-        self.lock().unregister(&name)
+    pub fn unregister(&self, name: Arg<String>) -> bool {
+        self.lock().unregister(&name.0)
     }
 
     #[napi]
-    pub fn has(&self, name: String) -> bool {
-        self.lock().has(&name)
+    pub fn has(&self, name: Arg<String>) -> bool {
+        self.lock().has(&name.0)
     }
 
     #[napi]

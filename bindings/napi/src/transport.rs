@@ -9,9 +9,14 @@ use arkagent::llm::{BodySender, TransportErrorKind};
 use arkagent::{BodyStream, CancellationToken, HttpBody, HttpTransport, TransportError};
 use async_trait::async_trait;
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::{ArrayBuffer, FnArgs};
+use napi_ohos::bindgen_prelude::{
+    ArrayBuffer, FnArgs, FromNapiValue, TypeName, Uint8ArraySlice, ValidateNapiValue,
+};
+use napi_ohos::{sys, ValueType};
 
+use crate::args::Arg;
 use crate::callback::{JsAsyncFn, JsFailure, JsFunction};
+use crate::error::{private_constructor, Thrown};
 
 /// One HTTP header.
 #[napi(object, js_name = "HttpHeader")]
@@ -128,16 +133,22 @@ impl HttpBodySink {
 
 #[napi]
 impl HttpBodySink {
+    /// Instances come from each transport call; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("HttpBodySink"))
+    }
+
     /// Appends text (UTF-8) to the body.
     #[napi]
-    pub fn write(&self, text: String) -> bool {
-        self.send(text.as_bytes())
+    pub fn write(&self, text: Arg<String>) -> bool {
+        self.send(text.0.as_bytes())
     }
 
     /// Appends bytes to the body; a multi-byte character may be split across writes.
-    #[napi]
-    pub fn write_bytes(&self, data: ArrayBuffer<'_>) -> bool {
-        self.send(&data)
+    #[napi(ts_args_type = "data: ArrayBuffer | Uint8Array")]
+    pub fn write_bytes(&self, data: Arg<Bytes<'_>>) -> bool {
+        self.send(data.0.as_slice())
     }
 
     /// The body is complete. Later writes return false.
@@ -149,9 +160,64 @@ impl HttpBodySink {
     /// The body broke off (e.g. the connection dropped): the call fails like a transport
     /// rejection with this `code` ("timeout", "cancelled", else a network failure).
     #[napi]
-    pub fn fail(&mut self, message: String, code: Option<String>) {
+    pub fn fail(&mut self, message: Arg<String>, code: Arg<Option<String>>) {
         if let Some(sender) = self.sender.take() {
-            sender.fail(transport_error(code.as_deref(), message));
+            sender.fail(transport_error(code.0.as_deref(), message.0));
+        }
+    }
+}
+
+/// The bytes given to `writeBytes`: an `ArrayBuffer`, or a `Uint8Array` (so also a Node
+/// `Buffer`) — exactly the view's bytes, whatever its offset into a larger buffer.
+pub enum Bytes<'env> {
+    Buffer(ArrayBuffer<'env>),
+    View(Uint8ArraySlice<'env>),
+}
+
+impl Bytes<'_> {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Self::Buffer(buffer) => buffer,
+            Self::View(view) => view,
+        }
+    }
+}
+
+impl TypeName for Bytes<'_> {
+    fn type_name() -> &'static str {
+        "ArrayBuffer | Uint8Array"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+// Checked in `from_napi_value`: an ArrayBuffer, else a Uint8Array (napi-ohos refuses any
+// other value, including other typed arrays).
+impl ValidateNapiValue for Bytes<'_> {
+    unsafe fn validate(
+        _env: sys::napi_env,
+        _value: sys::napi_value,
+    ) -> napi_ohos::Result<sys::napi_value> {
+        Ok(std::ptr::null_mut())
+    }
+}
+
+impl FromNapiValue for Bytes<'_> {
+    unsafe fn from_napi_value(
+        env: sys::napi_env,
+        value: sys::napi_value,
+    ) -> napi_ohos::Result<Self> {
+        let mut is_array_buffer = false;
+        // SAFETY: `env` and `value` come from the napi callback converting this argument.
+        let status = unsafe { sys::napi_is_arraybuffer(env, value, &mut is_array_buffer) };
+        if status == sys::Status::napi_ok && is_array_buffer {
+            // SAFETY: as above; `value` is an ArrayBuffer.
+            unsafe { ArrayBuffer::from_napi_value(env, value) }.map(Self::Buffer)
+        } else {
+            // SAFETY: as above; napi-ohos checks that `value` is a Uint8Array.
+            unsafe { Uint8ArraySlice::from_napi_value(env, value) }.map(Self::View)
         }
     }
 }

@@ -5,6 +5,29 @@
  * rejected by the module is an Error whose `code` property is a stable string code
  * (e.g. "invalid_json", "run_in_progress", "llm_auth").
  *
+ * Refused inputs. A missing argument, a value of the wrong type, an object that is not an
+ * instance of the declared class, and a number that is negative, fractional, NaN,
+ * ±Infinity, 2 ** 53 or more, or too large for its field (maxTokens, maxAttempts,
+ * maxIterations, maxParallelTools, maxDepth, maxDelegationsPerRun, maxConcurrentChildren
+ * and subscription ids stop at 4294967295) is never converted; it throws, before
+ * anything changes:
+ *   "invalid_config"   when assigned to a property, or passed to the constructor of a
+ *                      settings class (ModelConfig, AgentRuntimeConfig, ContextCompressor,
+ *                      SubAgentPolicy; WorkerConfig properties);
+ *   "invalid_argument" when passed to a method, a static method or another constructor
+ *                      (ToolDefinition, AgentRuntime). Methods that return a Promise throw
+ *                      these synchronously.
+ * `temperature` takes any finite number. Other codes of the module itself:
+ *   "private_constructor" `new` on a class declared with a private constructor: its
+ *                      instances are created by the module.
+ *   "invalid_call"     a public constructor called without `new` (or on an existing
+ *                      instance, `Class.call(instance)`); subclassing with super(…) works.
+ *   "internal"         the JS engine refused an operation the module needed (not caused by
+ *                      the arguments).
+ * The other codes come from the library core and are listed where they can occur. An
+ * exception thrown by the caller's own code while an argument is read (a throwing getter
+ * of a DecomposedTask) propagates unchanged.
+ *
  * Keep in sync with bindings/napi/src: tests/js/dts_sync.test.js fails when a class,
  * method or property exists on one side only.
  */
@@ -51,8 +74,11 @@ export class HttpBodySink {
   private constructor();
   /** Appends text (sent as UTF-8). */
   write(text: string): boolean;
-  /** Appends bytes. */
-  writeBytes(data: ArrayBuffer): boolean;
+  /**
+   * Appends bytes: an ArrayBuffer, or a Uint8Array (a Node Buffer included) — exactly
+   * the view's bytes, also when it is a window into a larger buffer.
+   */
+  writeBytes(data: ArrayBuffer | Uint8Array): boolean;
   /** The body is complete. */
   end(): void;
   /**
@@ -204,7 +230,7 @@ export const DEFAULT_SUMMARY_PROMPT: string;
  * `keepRecentMessageCount` messages stay (never splitting a tool call from its result).
  * A failed or skipped attempt changes nothing. With a compressor configured the model is
  * also offered the `retrieve_memory` tool to read the archived messages.
- * Counts must be non-negative integers (else code "invalid_config").
+ * Counts must be non-negative safe integers (else code "invalid_config").
  */
 export class ContextCompressor {
   constructor(totalTokenThreshold?: number, keepRecentMessageCount?: number, summaryPrompt?: string,
@@ -258,17 +284,22 @@ export class CompressResult {
 /**
  * Delegation budgets (SUB-3). Violations are answered to the model as tool errors:
  * "subagent_depth_exceeded", "subagent_run_budget_exceeded",
- * "subagent_concurrent_budget_exceeded". Values must be non-negative integers (else code
- * "invalid_config"); maxConcurrentChildren 0 is refused when the runtime is created.
+ * "subagent_concurrent_budget_exceeded". Values must be non-negative integers up to
+ * 4294967295 (parentContextMessageCount: safe integers) (else code "invalid_config"); maxConcurrentChildren 0 is refused when the runtime is created.
  */
 export class SubAgentPolicy {
   constructor(maxDepth?: number, maxDelegationsPerRun?: number, maxConcurrentChildren?: number,
     parentContextMessageCount?: number);
-  /** Delegation depth (default 1: the runtime delegates, its workers never do). */
+  /**
+   * Delegation depth (default 1: the runtime delegates, its workers never do). Above 1 a
+   * child at depth d < maxDepth may delegate too, under the root's budgets: the per-run
+   * and concurrency caps count the whole tree. A child at maxDepth never delegates.
+   */
   maxDepth: number;
-  /** Delegations one run may start (default 4). */
+  /** Delegations one run may start (default 4), children's included. An unknown
+   * assignee or a failing factory consumes none. */
   maxDelegationsPerRun: number;
-  /** Children running at once (default 2); more are refused, not queued. */
+  /** Children running at once (default 2), descendants included; more are refused, not queued. */
   maxConcurrentChildren: number;
   /** Parent messages a child sees as context (default 10; a pairing-safe slice). */
   parentContextMessageCount: number;
@@ -278,7 +309,9 @@ export class SubAgentPolicy {
  * The worker a SubAgentFactory configures. It starts as a copy of the parent runtime's
  * settings (its tools included) and is read once the factory returned or its Promise
  * settled; later changes have no effect. Whatever it is given, `delegate_task` is
- * stripped: workers never delegate.
+ * stripped: workers never delegate (below a maxDepth above 1, the runtime gives a child
+ * the parent's own delegation settings instead). The tools it may use are the parent's
+ * allowed tools ∩ the worker's ∩ the role's whitelist: never one its parent is barred from.
  */
 export class WorkerConfig {
   /** Instances are handed to a SubAgentFactory. */
@@ -323,7 +356,8 @@ export class ChildUsageSummary {
   readonly promptTokens: number;
   readonly completionTokens: number;
   readonly totalTokens: number;
-  /** Model calls counted. */
+  /** Model calls made: each call of the run loop (usage reported or not) and each
+   * summarizer call of a compression (a summary written in N chunks counts N). */
   readonly callCount: number;
   /** `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`. */
   toJson(): string;
@@ -452,7 +486,7 @@ export class AgentRuntimeConfig {
   /**
    * Compresses with `compress` instead of the default compressor (contextCompressor is
    * then ignored); undefined removes it. `threshold` is only reported in events. Throws
-   * "invalid_config" for a threshold that is not a non-negative integer.
+   * "invalid_argument" for a threshold that is not a non-negative integer.
    */
   setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;
   /** Whether a custom compressor is set. */
@@ -480,11 +514,15 @@ export class AgentRuntimeConfig {
   subAgentNames(): string[];
   /** Whether the model may delegate to "clone", a copy of this runtime's settings (default false). */
   allowClone: boolean;
-  /** Tokens one child may use before it is force-completed ("token-budget-exceeded"); unset: no cap. */
+  /**
+   * Tokens one child may use before it is force-completed ("token-budget-exceeded"); unset:
+   * no cap. Streamed deltas count as they arrive: the call in flight is cancelled mid-stream.
+   */
   childTokenBudget?: number;
   /**
-   * Adds or replaces a role's tool whitelist (ISO-2); null: every tool. A child delegated
-   * with that role is neither shown nor allowed any other tool. Built in: "code-review",
+   * Adds or replaces a role's tool whitelist (ISO-2); null: every tool the parent may use
+   * (a role never widens the parent's tools). A child delegated with that role is
+   * neither shown nor allowed any other tool. Built in: "code-review",
    * "code-generation", "data-analysis", "document", "testing", "general" (every tool).
    */
   setRoleWhitelist(role: string, tools: string[] | null): void;
@@ -556,25 +594,36 @@ export class AgentRuntime {
   usages(): ModelUsage[];
   /** Returns a subscription id. */
   subscribe(listener: AgentEventListener): number;
+  /** false for an unknown id; "invalid_argument" for one that is not an integer in 0..4294967295. */
   unsubscribe(subscriptionId: number): boolean;
   /** The one total of what this session cost (SUB-6): its own calls plus every delegated child's. */
   totalUsage(): UsageTotals;
-  /** Session ids of the sub-agents running now. */
+  /**
+   * Session ids of this runtime's sub-agents running now — a view of the registry, so each
+   * is in subAgents().active and closeSubAgents() reaches it. After cancel(), a child is
+   * gone from both by the time run() resolves.
+   */
   activeChildren(): string[];
   /** This runtime's sub-agents: running, ended, totals (ISO-4). Empty without delegation. */
   subAgents(): SubAgentRegistryView;
-  /** Force-completes (and cancels) every running sub-agent of this session with "session-closed"; returns how many. */
+  /**
+   * Force-completes (and cancels) every running sub-agent of this session, and theirs, with
+   * "session-closed"; returns how many direct children. It reaches every child
+   * activeChildren() lists, even one still being built (that one never starts).
+   */
   closeSubAgents(): number;
   /**
    * Runs the tasks through delegation in parallel batches of maxConcurrency (default 3,
    * capped by the policy's maxConcurrentChildren), one batch at a time (ISO-7); a failing
    * task never cancels its siblings; results keep the input order. It counts as a run: it
-   * takes the run slot like run(), per-run budgets apply and cancel() stops it. Rejects
+   * takes the run slot like run(), per-run budgets apply and cancel() stops it: no worker
+   * is built after cancel(), and the tasks not yet started answer "cancelled". Rejects
    * with "run_in_progress", or "delegation_not_configured" without workers or clone.
    */
   runDecomposed(tasks: DecomposedTask[], maxConcurrency?: number): Promise<DecomposedResult[]>;
   /**
-   * Stores an entry (JSON text) in this runtime's own memory namespace (MEM-4); tier:
+   * Stores an entry (JSON text) in this runtime's own memory namespace (MEM-4; a
+   * sub-agent's namespace is freed when it ends, and reads never create one); tier:
    * "working" | "short_term". Throws "invalid_argument" for another tier, "invalid_json".
    */
   memoryStore(tier: string, id: string, entryJson: string): void;

@@ -1,0 +1,309 @@
+//! Property checks shared by the cargo-fuzz targets under `fuzz/` and the stable replay
+//! test (`tests/it/fuzz_replay.rs`), so a crash input committed under `fuzz/regressions/`
+//! is replayed by `cargo test` through the very same check (REL-3).
+//!
+//! Each `check_*` takes arbitrary bytes and panics when the property fails; an input the
+//! code under test rejects is fine, as long as the rejection is consistent. Not part of
+//! the supported API.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::history::{AgentState, HistoryInvariants, Message, ToolCall};
+use crate::llm::{
+    parse_stream, ChatResponse, HttpRequest, HttpResponse, HttpTransport, LlmError, SseDecoder, SseError, StreamDelta, StreamParser,
+    TransportError,
+};
+use crate::memory::compute_safe_split_index;
+use crate::runtime::{AgentRuntime, AgentRuntimeConfig};
+use crate::tools::ToolRegistry;
+use crate::CancellationToken;
+
+/// A check over arbitrary bytes; panics when its property fails.
+pub type Check = fn(&[u8]);
+
+/// The fuzz targets, by name: the directory names under `fuzz/corpus/` and
+/// `fuzz/regressions/` and the binaries under `fuzz/fuzz_targets/`.
+pub const TARGETS: &[(&str, Check)] = &[
+    ("sse_chunking", check_sse_chunking),
+    ("stream_chunking", check_stream_chunking),
+    ("parse_response", check_parse_response),
+    ("state_import", check_state_import),
+    ("config_json", check_config_json),
+    ("safe_split", check_safe_split),
+];
+
+/// Splits fuzz input into chunk sizes and a body: the first byte says how many of the
+/// following bytes are chunk sizes (0–7); each size is used in turn, cyclically, and may
+/// be 0 (an empty chunk). Returns the body and its chunks, which concatenate to it.
+pub fn split_input(data: &[u8]) -> (&[u8], Vec<&[u8]>) {
+    let Some((&head, rest)) = data.split_first() else { return (data, Vec::new()) };
+    let n = usize::from(head % 8).min(rest.len());
+    let (sizes, body) = rest.split_at(n);
+    let mut chunks = Vec::new();
+    let mut at = 0;
+    let mut turn = 0;
+    while at < body.len() {
+        // Sizes 0..=63 so that lines and UTF-8 characters get cut; no sizes: one chunk.
+        let size = if sizes.is_empty() { body.len() } else { usize::from(sizes[turn % sizes.len()] % 64) };
+        turn += 1;
+        let end = (at + size).min(body.len());
+        chunks.push(&body[at..end]);
+        at = end;
+        if turn > 4 * body.len() + 8 {
+            chunks.push(&body[at..]); // all-zero sizes: finish in one piece
+            break;
+        }
+    }
+    (body, chunks)
+}
+
+/// The SSE events of a body fed in `chunks` (then finished), up to the first error.
+pub fn sse_events(chunks: &[&[u8]]) -> (Vec<(String, String)>, Option<SseError>) {
+    let mut decoder = SseDecoder::new();
+    let mut events = Vec::new();
+    let mut push = |e: crate::llm::SseEvent<'_>| {
+        events.push((e.event.to_owned(), e.data.to_owned()));
+        Ok::<_, SseError>(())
+    };
+    for chunk in chunks {
+        if let Err(e) = decoder.feed(chunk, &mut push) {
+            return (events, Some(e));
+        }
+    }
+    let end = decoder.finish(&mut push).err();
+    (events, end)
+}
+
+/// SSE framing: any chunking gives the events (and the error) of the whole body, and a
+/// body that is UTF-8 is never rejected as invalid UTF-8 (lines split at ASCII bytes and
+/// event names are cut on character boundaries).
+pub fn check_sse_chunking(data: &[u8]) {
+    let (body, chunks) = split_input(data);
+    let whole = sse_events(&[body]);
+    let cut = sse_events(&chunks);
+    assert_eq!(whole, cut, "SSE events depend on chunking");
+    if std::str::from_utf8(body).is_ok() {
+        assert_ne!(whole.1, Some(SseError::InvalidUtf8), "a UTF-8 body was rejected as invalid UTF-8");
+    }
+}
+
+/// A stream parsed in `chunks`: the result and the deltas delivered.
+pub fn parse_stream_chunks(chunks: &[&[u8]]) -> (Result<ChatResponse, LlmError>, Vec<StreamDelta>) {
+    let mut parser = StreamParser::new();
+    let mut deltas = Vec::new();
+    for chunk in chunks {
+        if let Err(e) = parser.push(chunk, Some(&mut |d| deltas.push(d))) {
+            // A failed parser keeps failing with the same error.
+            assert_eq!(parser.push(b"data: [DONE]\n\n", None), Err(e.clone()), "a failed parser recovered");
+            return (Err(e), deltas);
+        }
+    }
+    (parser.finish(Some(&mut |d| deltas.push(d))), deltas)
+}
+
+/// Stream parsing: any chunking gives the whole body's result (error results included)
+/// and the same deltas, and on success the deltas add up to the final message.
+pub fn check_stream_chunking(data: &[u8]) {
+    let (body, chunks) = split_input(data);
+    let whole = parse_stream(body);
+    let (cut, deltas) = parse_stream_chunks(&chunks);
+    assert_eq!(whole, cut, "stream result depends on chunking");
+    let (_, whole_deltas) = parse_stream_chunks(&[body]);
+    assert_eq!(whole_deltas, deltas, "stream deltas depend on chunking");
+    if let Ok(response) = &cut {
+        check_deltas_add_up(response, &deltas);
+    }
+}
+
+/// The deltas of a successful stream rebuild its final message: text, reasoning, and per
+/// tool call its name, id (when announced) and arguments.
+pub fn check_deltas_add_up(response: &ChatResponse, deltas: &[StreamDelta]) {
+    let Message::Assistant { content, tool_calls, reasoning } = &response.message else {
+        panic!("a completion that is not an assistant message");
+    };
+    let mut text = String::new();
+    let mut thought = String::new();
+    let mut started: HashMap<u32, (String, String)> = HashMap::new();
+    let mut args: HashMap<u32, String> = HashMap::new();
+    for delta in deltas {
+        match delta {
+            StreamDelta::Text(t) => text.push_str(t),
+            StreamDelta::Reasoning(r) => thought.push_str(r),
+            StreamDelta::ToolCallStarted { index, id, name } => {
+                assert!(started.insert(*index, (id.clone(), name.clone())).is_none(), "call {index} started twice");
+            }
+            StreamDelta::ToolCallArguments { index, fragment } => {
+                assert!(started.contains_key(index), "arguments of call {index} before it started");
+                args.entry(*index).or_default().push_str(fragment);
+            }
+        }
+    }
+    assert_eq!(content.as_deref().unwrap_or_default(), text, "text deltas do not add up");
+    assert_eq!(reasoning.as_deref().unwrap_or_default(), thought, "reasoning deltas do not add up");
+    assert_eq!(started.len(), tool_calls.len(), "not every tool call was announced");
+    // Calls are announced by provider index; the message lists them sorted by index.
+    let mut indices: Vec<u32> = started.keys().copied().collect();
+    indices.sort_unstable();
+    for (index, call) in indices.iter().zip(tool_calls) {
+        let (id, name) = &started[index];
+        assert_eq!(name, &call.name, "tool call name");
+        assert!(id.is_empty() || id == &call.id, "announced id differs from the final id");
+        let streamed = args.get(index).map_or("", String::as_str);
+        // A call that never got an arguments string is `{}` in the message.
+        assert!(streamed == call.arguments || (streamed.is_empty() && call.arguments == "{}"), "arguments do not add up");
+    }
+}
+
+/// Non-streaming parse: never panics; a success is an assistant message whose tool calls
+/// have names, and parsing the same body again gives the same result.
+pub fn check_parse_response(data: &[u8]) {
+    let first = crate::llm::openai::parse_response(data);
+    if let Ok(response) = &first {
+        assert!(matches!(response.message, Message::Assistant { .. }));
+        assert!(response.message.tool_calls().iter().all(|c| !c.name.is_empty()));
+    }
+    assert_eq!(first, crate::llm::openai::parse_response(data));
+}
+
+/// A transport that is never called (the checks build runtimes but never run them).
+struct NoTransport;
+
+#[async_trait]
+impl HttpTransport for NoTransport {
+    async fn send(&self, _request: HttpRequest, _cancel: CancellationToken) -> Result<HttpResponse, TransportError> {
+        Err(TransportError::network("the fuzz checks make no requests"))
+    }
+}
+
+fn runtime(config: AgentRuntimeConfig) -> Result<AgentRuntime, crate::ArkAgentError> {
+    AgentRuntime::new(config, Arc::new(NoTransport))
+}
+
+fn test_config() -> AgentRuntimeConfig {
+    AgentRuntimeConfig::new(crate::ModelConfig::new("http://localhost/v1", "key", "model"))
+}
+
+/// State import: accepted state has paired tool calls, its usage totals do not overflow,
+/// and export → import → export gives the same bytes (through [`AgentState`] and through
+/// a runtime).
+pub fn check_state_import(data: &[u8]) {
+    let Ok(json) = std::str::from_utf8(data) else { return };
+    let Ok(state) = AgentState::from_json(json) else { return };
+    assert!(HistoryInvariants::tool_calls_paired(&state.history.messages), "imported state has unpaired tool calls");
+    let _ = state.total_usage(); // sums numbers from outside: must not overflow
+    let exported = state.to_json().unwrap_or_else(|e| panic!("accepted state does not export: {e}"));
+    let again = AgentState::from_json(&exported).unwrap_or_else(|e| panic!("exported state is not importable: {e}"));
+    assert_eq!(again.to_json().ok().as_deref(), Some(exported.as_str()), "export → import → export changed bytes");
+    let rt = runtime(test_config()).unwrap_or_else(|e| panic!("default config refused: {e}"));
+    rt.import_state(json).unwrap_or_else(|e| panic!("runtime refused state AgentState accepted: {e}"));
+    let from_runtime = rt.export_state().unwrap_or_else(|e| panic!("runtime export failed: {e}"));
+    rt.import_state(&from_runtime).unwrap_or_else(|e| panic!("runtime refused its own export: {e}"));
+    assert_eq!(rt.export_state().ok().as_deref(), Some(from_runtime.as_str()), "runtime round trip changed bytes");
+}
+
+/// Config JSON: whatever `AgentRuntimeConfig::from_json` accepts (as the C ABI parses
+/// it, with an empty tool registry) the runtime accepts too.
+pub fn check_config_json(data: &[u8]) {
+    let Ok(json) = std::str::from_utf8(data) else { return };
+    let Ok(config) = AgentRuntimeConfig::from_json(json, ToolRegistry::new()) else { return };
+    if let Err(e) = runtime(config) {
+        panic!("from_json accepted a config the runtime refuses: {e}");
+    }
+}
+
+/// Builds a history from bytes: each byte is one message; tool calls and results pick
+/// ids from a small alphabet so that pairs, orphans and duplicates all occur.
+pub fn history_from_bytes(data: &[u8]) -> Vec<Message> {
+    let id = |b: u8| ((b'a' + (b >> 3) % 6) as char).to_string();
+    data.iter()
+        .map(|&b| match b % 8 {
+            0 => Message::user("u"),
+            1 => Message::assistant("a"),
+            2 | 3 => Message::assistant_tool_calls(vec![ToolCall { id: id(b), name: "t".into(), arguments: "{}".into() }]),
+            4 => Message::assistant_tool_calls(vec![
+                ToolCall { id: id(b), name: "t".into(), arguments: "{}".into() },
+                ToolCall { id: id(b.wrapping_add(8)), name: "t".into(), arguments: "{}".into() },
+            ]),
+            _ => Message::tool_result(id(b), "r", false),
+        })
+        .collect()
+}
+
+/// The seed's O(n²) definition of the safe split point.
+pub fn reference_split(messages: &[Message], keep_recent: usize) -> Option<usize> {
+    let n = messages.len();
+    if n <= keep_recent {
+        return None;
+    }
+    (1..=n - keep_recent)
+        .rev()
+        .find(|&s| HistoryInvariants::tool_calls_paired(&messages[..s]) && HistoryInvariants::tool_calls_paired(&messages[s..]))
+}
+
+/// `compute_safe_split_index` equals the brute-force reference. First byte: keep_recent.
+pub fn check_safe_split(data: &[u8]) {
+    let Some((&keep, rest)) = data.split_first() else { return };
+    let messages = history_from_bytes(&rest[..rest.len().min(512)]);
+    let keep = usize::from(keep % 16);
+    assert_eq!(compute_safe_split_index(&messages, keep), reference_split(&messages, keep), "split differs from the reference");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every seed of the targets that need no runtime, through the same checks (also run
+    /// under Miri by scripts/miri.sh).
+    #[test]
+    fn rel_3_pure_core_seeds_pass_their_checks() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+        for (name, check) in TARGETS.iter().filter(|(n, _)| matches!(*n, "sse_chunking" | "stream_chunking" | "parse_response" | "safe_split")) {
+            for dir in ["corpus", "regressions"] {
+                let Ok(entries) = std::fs::read_dir(root.join(dir).join(name)) else { continue };
+                for entry in entries {
+                    let data = std::fs::read(entry.unwrap().path()).unwrap();
+                    // Under Miri (slow): every regression input, the small seeds only.
+                    if cfg!(miri) && dir == "corpus" && data.len() > 512 {
+                        continue;
+                    }
+                    check(&data);
+                }
+            }
+        }
+    }
+
+    /// CORE-2 / CMP-4: on every short history over all message kinds (calls, double
+    /// calls, results; ids that pair, repeat or dangle), the O(n) split equals the
+    /// brute-force reference, for every keep_recent.
+    #[test]
+    fn cmp_4_split_equals_the_reference_on_every_short_history() {
+        // Kinds 0..8 with ids a/b: bytes 0..16. Under Miri (slow): user, call a, calls
+        // a+b, result a, call b, result b.
+        let alphabet: Vec<u8> = if cfg!(miri) { vec![0, 2, 4, 5, 10, 13] } else { (0..16).collect() };
+        let max_len = if cfg!(miri) { 3 } else { 4 };
+        let mut histories: Vec<Vec<u8>> = vec![Vec::new()];
+        let mut frontier = histories.clone();
+        for _ in 0..max_len {
+            frontier = frontier.iter().flat_map(|h| alphabet.iter().map(move |&b| [h.as_slice(), &[b]].concat())).collect();
+            histories.extend(frontier.iter().cloned());
+        }
+        for bytes in &histories {
+            let messages = history_from_bytes(bytes);
+            let keeps = if cfg!(miri) { 1..=1 } else { 0..=bytes.len() + 1 };
+            for keep in keeps {
+                assert_eq!(compute_safe_split_index(&messages, keep), reference_split(&messages, keep), "{bytes:?} keep {keep}");
+            }
+        }
+    }
+
+    #[test]
+    fn llm_2_split_input_chunks_concatenate_to_the_body() {
+        for data in [&b""[..], b"\x00", b"\x03\x00\x00\x00abc", b"\x02\x05\x01hello world", b"\x07\x01"] {
+            let (body, chunks) = split_input(data);
+            assert_eq!(chunks.concat(), body);
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! REL-3 on stable: every fuzz seed and every committed crash input is replayed through
+//! the same checks the cargo-fuzz targets run (`arkagent::fuzzing`), and the chunking
+//! invariants of LLM-2 are property-tested over structured SSE bodies.
+
+use std::path::Path;
+
+use arkagent::fuzzing::{self, TARGETS};
+use arkagent::llm::parse_stream;
+use proptest::prelude::*;
+
+fn inputs(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<_> = entries.map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn rel_3_every_fuzz_seed_and_regression_input_passes_its_check() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let mut replayed = 0;
+    let mut failed = Vec::new();
+    for (name, check) in TARGETS {
+        let seeds = inputs(&root.join("corpus").join(name));
+        assert!(!seeds.is_empty(), "fuzz/corpus/{name} has no seed inputs");
+        // Every target has a fuzz_targets file calling the check of the same name.
+        let target = std::fs::read_to_string(root.join("fuzz_targets").join(format!("{name}.rs"))).unwrap();
+        assert!(target.contains(&format!("check_{name}")), "fuzz/fuzz_targets/{name}.rs does not call check_{name}");
+        for file in seeds.iter().chain(&inputs(&root.join("regressions").join(name))) {
+            let data = std::fs::read(file).unwrap();
+            if std::panic::catch_unwind(|| check(&data)).is_err() {
+                failed.push(file.strip_prefix(&root).unwrap().display().to_string());
+            }
+            replayed += 1;
+        }
+    }
+    assert!(failed.is_empty(), "inputs failing their check: {failed:?}");
+    assert!(replayed >= TARGETS.len());
+}
+
+/// Pieces SSE bodies are made of: valid chunks, [DONE], bad JSON, invalid UTF-8, every
+/// line ending, comments, error events, multi-byte text, odd fields.
+fn piece() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        Just(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xE5\x8C\x97\xE4\xBA\xAC \xF0\x9F\x8C\xA4\"}}]}\n\n".to_vec()),
+        Just(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"hm\"}}]}\r\n\r\n".to_vec()),
+        Just(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\"\"}}]}}]}\n\n".to_vec()),
+        Just(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"function\":{\"arguments\":\":1}\"}}]}}]}\r\r".to_vec()),
+        Just(b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":18446744073709551615,\"completion_tokens\":9}}\n\n".to_vec()),
+        Just(b"data: [DONE]\n\n".to_vec()),
+        Just(b"data: [DONE]".to_vec()),
+        Just(b"data: \xFF\xFE\n\n".to_vec()),
+        Just(b"data: {oops\n\n".to_vec()),
+        Just(b": keep-alive\r\n".to_vec()),
+        Just(b"event: error\ndata: {\"message\":\"boom\"}\n\n".to_vec()),
+        Just(b"event: \xE5\x8C\x97\n".to_vec()),
+        Just(b"id: 1\nretry: 5\n\n".to_vec()),
+        Just(b"\xEF\xBB\xBF".to_vec()),
+        Just(b"\r".to_vec()),
+        Just(b"\n".to_vec()),
+        prop::collection::vec(any::<u8>(), 0..8),
+    ]
+}
+
+fn body_and_cuts() -> impl Strategy<Value = (Vec<u8>, Vec<usize>)> {
+    prop::collection::vec(piece(), 0..12).prop_flat_map(|pieces| {
+        let body: Vec<u8> = pieces.concat();
+        let len = body.len();
+        (Just(body), prop::collection::vec(0..=len, 0..10))
+    })
+}
+
+fn chunks<'a>(body: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+    let mut cuts = cuts.to_vec();
+    cuts.sort_unstable();
+    let mut out = Vec::new();
+    let mut at = 0;
+    for c in cuts {
+        out.push(&body[at..c]); // repeated cuts give empty chunks, also worth feeding
+        at = c;
+    }
+    out.push(&body[at..]);
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// LLM-2: for any body and any chunking, the result (error results included) and
+    /// the deltas equal the whole body's; on success the deltas add up to the message.
+    #[test]
+    fn llm_2_stream_result_does_not_depend_on_chunking((body, cuts) in body_and_cuts()) {
+        let whole = parse_stream(&body);
+        let (cut, deltas) = fuzzing::parse_stream_chunks(&chunks(&body, &cuts));
+        prop_assert_eq!(&whole, &cut);
+        let (_, whole_deltas) = fuzzing::parse_stream_chunks(&[&body]);
+        prop_assert_eq!(&whole_deltas, &deltas);
+        if let Ok(response) = &cut {
+            fuzzing::check_deltas_add_up(response, &deltas);
+        }
+    }
+
+    /// LLM-2: SSE framing gives the same events and error for any chunking.
+    #[test]
+    fn llm_2_sse_events_do_not_depend_on_chunking((body, cuts) in body_and_cuts()) {
+        prop_assert_eq!(fuzzing::sse_events(&[&body]), fuzzing::sse_events(&chunks(&body, &cuts)));
+    }
+
+    /// REL-3: the fuzz checks hold on arbitrary bytes too (quick stable stand-in for the
+    /// fuzzer on machines without nightly).
+    #[test]
+    fn rel_3_fuzz_checks_hold_on_random_bytes(data in prop::collection::vec(any::<u8>(), 0..256)) {
+        for (_, check) in TARGETS {
+            check(&data);
+        }
+    }
+}

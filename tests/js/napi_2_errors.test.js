@@ -1,0 +1,418 @@
+'use strict';
+// NAPI-2: every error the module throws carries a stable, documented `code` (index.d.ts,
+// "Refused inputs"), argument-type errors and private constructors included, and numbers
+// are range-checked instead of wrapped. The tables below name every class, constructor,
+// setter and method of the module; completeness checks fail when one is added without
+// an entry here. Also: HttpBodySink.writeBytes takes ArrayBuffer, Uint8Array and Buffer.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+
+const {
+  native, completion, textStream, ScriptedModel, modelConfig, runtimeConfig,
+} = require('./support');
+
+const SETTING = 'invalid_config';
+const ARGUMENT = 'invalid_argument';
+
+// ---- value kinds: what each accepts (one valid value) and what it must refuse ----------
+
+const U32_MAX = 2 ** 32 - 1;
+const SAFE_MAX = Number.MAX_SAFE_INTEGER;
+const MISSING = Symbol('missing');
+const BAD_NUMBERS = [-1, 1.5, NaN, Infinity, -Infinity, 2 ** 53, -0.5, '5', true, {}, Symbol('n')];
+
+/** An instance of a class other than `name`. */
+function otherInstance(name) {
+  return name === 'ToolRegistry' ? new native.ToolDefinition('t', 'd', '{}') : new native.ToolRegistry();
+}
+
+const KINDS = {
+  string: { valid: () => 'x', bad: () => [42, null, MISSING, {}, Symbol('s'), true, ['x']] },
+  'string?': { valid: () => 'x', bad: () => [42, {}, Symbol('s'), true] },
+  bool: { valid: () => true, bad: () => ['true', 1, 0, null, MISSING, {}] },
+  // A count stored in 64 bits: any non-negative safe integer.
+  int: { valid: () => SAFE_MAX, bad: () => [...BAD_NUMBERS, null, MISSING] },
+  'int?': { valid: () => SAFE_MAX, bad: () => BAD_NUMBERS },
+  u32: { valid: () => U32_MAX, bad: () => [...BAD_NUMBERS, 2 ** 32, null, MISSING] },
+  'u32?': { valid: () => U32_MAX, bad: () => [...BAD_NUMBERS, 2 ** 32] },
+  'finite?': { valid: () => 0.5, bad: () => [NaN, Infinity, -Infinity, 1e39, '0.5', {}] },
+  function: { valid: () => () => {}, bad: () => [5, 'f', {}, null, MISSING] },
+  'function?': { valid: () => async () => '{"outcome":"skipped"}', bad: () => [5, 'f', {}, true] },
+  usages: {
+    valid: () => [{ promptTokens: 1, completionTokens: 1, totalTokens: 2 }],
+    bad: () => [5, 'x', [5], [{}], [{ promptTokens: -1, completionTokens: 0, totalTokens: 0 }],
+      [{ promptTokens: 1.5, completionTokens: 0, totalTokens: 0 }], MISSING, null],
+  },
+  'string[]|null': { valid: () => ['a'], bad: () => ['a', [1], {}, 5] },
+  tasks: {
+    valid: () => [{ assignee: 'w', taskDescription: 't' }],
+    bad: () => [5, 'x', [5], [{}], [{ assignee: 1, taskDescription: 't' }], [{ assignee: 'w' }], MISSING, null],
+  },
+  bytes: {
+    valid: () => new Uint8Array(0),
+    bad: () => ['abc', [1, 2], new Uint16Array(2), new Int8Array(2), new DataView(new ArrayBuffer(2)), {}, 5, null, MISSING],
+  },
+};
+
+/** A class-instance kind: accepts an instance of `name` (and null/undefined when optional). */
+function instanceKind(name, make, optional = false) {
+  // Object.create(prototype) passes `instanceof` but wraps no native object.
+  const bad = [{}, otherInstance(name), 'x', 5, [], Object.create(native[name].prototype)];
+  if (!optional) bad.push(null, MISSING);
+  return { valid: make, bad: () => bad };
+}
+
+const policy = () => new native.SubAgentPolicy();
+const compressor = () => new native.ContextCompressor();
+
+function describe(value) {
+  if (value === MISSING) return '<missing>';
+  if (typeof value === 'symbol') return value.toString();
+  if (typeof value === 'number' || value === null || value === undefined) return String(value);
+  if (ArrayBuffer.isView(value)) return value.constructor.name;
+  if (typeof value === 'object' && Object.getPrototypeOf(value) !== Object.prototype && !Array.isArray(value)) {
+    return `a ${value.constructor.name} object`;
+  }
+  try { return JSON.stringify(value); } catch { return String(value); }
+}
+
+/** Throws unless `fn` throws an Error with `code`. */
+function assertCode(fn, code, what) {
+  assert.throws(fn, (e) => {
+    assert.ok(e instanceof Error, `${what}: threw an Error`);
+    assert.equal(e.code, code, `${what}: code (message: ${e.message})`);
+    return true;
+  }, `${what}: refused`);
+}
+
+// ---- the tables ----------------------------------------------------------------------
+
+/** Every settable property: its kind. Refusals throw invalid_config. */
+const SETTERS = {
+  ModelConfig: {
+    make: modelConfig,
+    props: {
+      baseUrl: KINDS.string, model: KINDS.string, temperature: KINDS['finite?'], maxTokens: KINDS['u32?'],
+      stream: KINDS.bool, maxAttempts: KINDS.u32, initialBackoffMs: KINDS.int, maxBackoffMs: KINDS.int,
+      requestTimeoutMs: KINDS.int,
+    },
+  },
+  AgentRuntimeConfig: {
+    make: () => runtimeConfig(),
+    props: {
+      subAgentPolicy: instanceKind('SubAgentPolicy', policy), allowClone: KINDS.bool,
+      childTokenBudget: KINDS['int?'], contextCompressor: instanceKind('ContextCompressor', compressor, true),
+      systemPrompt: KINDS.string, maxIterations: KINDS.u32, maxParallelTools: KINDS.u32, sessionId: KINDS.string,
+    },
+  },
+  ContextCompressor: {
+    make: compressor,
+    props: {
+      totalTokenThreshold: KINDS.int, keepRecentMessageCount: KINDS.int, summaryPrompt: KINDS.string,
+      minMessagesToSummarize: KINDS.int, summarizerMaxInputTokens: KINDS['int?'],
+      summarizerModel: instanceKind('ModelConfig', modelConfig, true),
+    },
+  },
+  SubAgentPolicy: {
+    make: policy,
+    props: {
+      maxDepth: KINDS.u32, maxDelegationsPerRun: KINDS.u32, maxConcurrentChildren: KINDS.u32,
+      parentContextMessageCount: KINDS.int,
+    },
+  },
+  WorkerConfig: {
+    // Filled in by the test from a real factory call.
+    make: null,
+    props: {
+      systemPrompt: KINDS.string, maxIterations: KINDS.u32, maxParallelTools: KINDS.u32,
+      model: instanceKind('ModelConfig', modelConfig),
+    },
+  },
+};
+
+/** Public constructors: argument kinds and the refusal code. */
+const CONSTRUCTORS = {
+  ModelConfig: { code: SETTING, args: [KINDS.string, KINDS.string, KINDS.string] },
+  AgentRuntimeConfig: { code: SETTING, args: [instanceKind('ModelConfig', modelConfig)] },
+  ContextCompressor: { code: SETTING, args: [KINDS['int?'], KINDS['int?'], KINDS['string?'], KINDS['int?']] },
+  SubAgentPolicy: { code: SETTING, args: [KINDS['u32?'], KINDS['u32?'], KINDS['u32?'], KINDS['int?']] },
+  ToolDefinition: { code: ARGUMENT, args: [KINDS.string, KINDS.string, KINDS.string] },
+  ToolRegistry: { code: ARGUMENT, args: [] },
+  AgentRuntime: {
+    code: ARGUMENT,
+    args: [
+      instanceKind('AgentRuntimeConfig', () => runtimeConfig()), KINDS.function,
+      instanceKind('ToolRegistry', () => new native.ToolRegistry()),
+    ],
+  },
+};
+
+/** Classes whose instances only the module creates. */
+const PRIVATE = [
+  'HttpBodySink', 'CompressResult', 'WorkerConfig', 'SubAgentDefinition', 'ChildUsageSummary', 'UsageTotals',
+  'SubAgentContext', 'SubAgentStats', 'SubAgentRegistryView', 'DecomposedResult', 'EpisodicMemory',
+];
+
+/** Every method: argument kinds (refusals throw invalid_argument). */
+const METHODS = {
+  ToolRegistry: {
+    register: [instanceKind('ToolDefinition', () => new native.ToolDefinition('t', 'd', '{}')), KINDS.function],
+    unregister: [KINDS.string], has: [KINDS.string], names: [],
+  },
+  AgentRuntimeConfig: {
+    registerSubAgent: [instanceKind('SubAgentDefinition', () => native.SubAgentDefinition.create('w', 'd', () => {}))],
+    subAgentNames: [], setRoleWhitelist: [KINDS.string, KINDS['string[]|null']], roles: [], roleWhitelist: [KINDS.string],
+    setCustomCompressor: [KINDS['function?'], KINDS['int?']],
+  },
+  AgentRuntime: {
+    run: [KINDS.string], compressNow: [], cancel: [], exportState: [], importState: [KINDS.string], historyJson: [],
+    episodicMemories: [], listEpisodes: [], findEpisode: [KINDS.string], usages: [], subscribe: [KINDS.function],
+    unsubscribe: [KINDS.u32], totalUsage: [], activeChildren: [], subAgents: [], closeSubAgents: [],
+    runDecomposed: [KINDS.tasks, KINDS['int?']], memoryStore: [KINDS.string, KINDS.string, KINDS.string],
+    memoryRecall: [KINDS.string, KINDS.string],
+  },
+  HttpBodySink: { write: [KINDS.string], writeBytes: [KINDS.bytes], end: [], fail: [KINDS.string, KINDS['string?']] },
+  SubAgentContext: { toJson: [] },
+  ChildUsageSummary: { toJson: [] },
+};
+const STATICS = {
+  SubAgentDefinition: { create: [KINDS.string, KINDS.string, KINDS.function] },
+  ChildUsageSummary: { fromUsages: [KINDS.usages] },
+};
+
+// ---- the walkers ---------------------------------------------------------------------
+
+/** Calls `call(args)` with each argument replaced in turn by each refused value. */
+function walkArguments(kinds, code, what, call) {
+  const valid = () => kinds.map((k) => k.valid());
+  for (let i = 0; i < kinds.length; i += 1) {
+    for (const bad of kinds[i].bad()) {
+      const args = valid();
+      if (bad === MISSING) args.length = i; else args[i] = bad;
+      assertCode(() => call(args), code, `${what} argument ${i} = ${describe(bad)}`);
+    }
+  }
+}
+
+/** Assigns every refused value to every property of `instance`; the value must not change. */
+function walkSetters(className, instance) {
+  for (const [prop, kind] of Object.entries(SETTERS[className].props)) {
+    const before = instance[prop];
+    for (const bad of kind.bad()) {
+      if (bad === MISSING) continue; // an assignment always has a value
+      assertCode(() => { instance[prop] = bad; }, SETTING, `${className}.${prop} = ${describe(bad)}`);
+      assert.deepEqual(instance[prop], before, `${className}.${prop} unchanged after refusing ${describe(bad)}`);
+    }
+    // The largest valid value is taken as it is (no wrap, no saturation).
+    const good = kind.valid();
+    instance[prop] = good;
+    if (typeof good !== 'object' && typeof good !== 'function') {
+      assert.equal(instance[prop], good, `${className}.${prop} keeps ${describe(good)}`);
+    }
+  }
+}
+
+function walkMethods(className, instance) {
+  for (const [method, kinds] of Object.entries(METHODS[className])) {
+    walkArguments(kinds, ARGUMENT, `${className}.${method}`, (args) => instance[method](...args));
+  }
+}
+
+function settersOf(proto) {
+  return Object.getOwnPropertyNames(proto).filter((k) => typeof Object.getOwnPropertyDescriptor(proto, k).set === 'function');
+}
+
+function methodsOf(proto) {
+  return Object.getOwnPropertyNames(proto)
+    .filter((k) => k !== 'constructor' && typeof Object.getOwnPropertyDescriptor(proto, k).value === 'function');
+}
+
+const classes = Object.entries(native).filter(([, v]) => typeof v === 'function');
+
+// ---- tests ---------------------------------------------------------------------------
+
+test('napi_2_errors_tables_cover_every_class_setter_and_method', () => {
+  assert.ok(classes.length >= 15, 'the module exports its classes');
+  for (const [name, cls] of classes) {
+    assert.ok((name in CONSTRUCTORS) !== PRIVATE.includes(name), `${name}: exactly one of public or private constructor`);
+    const setters = settersOf(cls.prototype);
+    if (setters.length > 0) {
+      assert.ok(SETTERS[name], `${name} has setters and a SETTERS entry`);
+      assert.deepEqual([...setters].sort(), Object.keys(SETTERS[name].props).sort(), `${name}: every setter listed`);
+    }
+    const methods = methodsOf(cls.prototype);
+    assert.deepEqual([...methods].sort(), Object.keys(METHODS[name] || {}).sort(), `${name}: every method listed`);
+    const builtin = ['length', 'name', 'prototype', 'arguments', 'caller'];
+    const statics = Object.getOwnPropertyNames(cls).filter((k) => !builtin.includes(k));
+    assert.deepEqual(statics.sort(), Object.keys(STATICS[name] || {}).sort(), `${name}: every static listed`);
+  }
+});
+
+test('napi_2_errors_private_constructors_throw_private_constructor', async () => {
+  for (const name of PRIVATE) {
+    assertCode(() => new native[name](), 'private_constructor', `new ${name}()`);
+    assertCode(() => new native[name]('x', 1), 'private_constructor', `new ${name}('x', 1)`);
+  }
+  // The module still creates instances of them.
+  const runtime = new native.AgentRuntime(runtimeConfig(), async () => ({ status: 500 }), new native.ToolRegistry());
+  assert.ok((await runtime.compressNow()) instanceof native.CompressResult);
+  assert.ok(runtime.totalUsage() instanceof native.UsageTotals);
+  assert.ok(runtime.totalUsage().total instanceof native.ChildUsageSummary);
+  assert.ok(runtime.subAgents().stats instanceof native.SubAgentStats);
+  assert.ok(native.SubAgentDefinition.create('w', 'd', () => {}) instanceof native.SubAgentDefinition);
+});
+
+test('napi_2_errors_public_constructors_called_without_new_throw_invalid_call', () => {
+  const exportsBefore = Object.keys(native).sort();
+  for (const [name, { args }] of Object.entries(CONSTRUCTORS)) {
+    const valid = args.map((k) => k.valid());
+    const cls = native[name];
+    // As a method of the module object (`this` is the exports), as a plain function
+    // (`this` undefined), and on an existing instance.
+    assertCode(() => native[name](...valid), 'invalid_call', `native.${name}(...)`);
+    assertCode(() => cls(...valid), 'invalid_call', `${name}(...)`);
+    const instance = new cls(...valid);
+    assertCode(() => cls.call(instance, ...valid), 'invalid_call', `${name}.call(instance, ...)`);
+    // Subclassing and Reflect.construct still build instances.
+    const Sub = class extends cls {};
+    assert.ok(new Sub(...valid) instanceof cls, `a subclass of ${name} constructs`);
+    assert.ok(Reflect.construct(cls, valid) instanceof cls, `Reflect.construct(${name})`);
+  }
+  assert.deepEqual(Object.keys(native).sort(), exportsBefore, 'the module object was not wrapped or changed');
+});
+
+test('napi_2_errors_public_constructors_refuse_wrong_missing_and_out_of_range_arguments', () => {
+  for (const [name, { code, args }] of Object.entries(CONSTRUCTORS)) {
+    walkArguments(args, code, `new ${name}`, (a) => new native[name](...a));
+    assert.ok(new native[name](...args.map((k) => k.valid())) instanceof native[name], `new ${name} with valid arguments`);
+  }
+  // The case from the issue: -1 is refused, not wrapped to 4294967295.
+  assertCode(() => new native.SubAgentPolicy(-1), SETTING, 'new SubAgentPolicy(-1)');
+});
+
+test('napi_2_errors_setters_refuse_wrong_types_and_out_of_range_numbers_with_invalid_config', () => {
+  for (const [name, { make }] of Object.entries(SETTERS)) {
+    if (make) walkSetters(name, make());
+  }
+  // The case from the issue, spelled out.
+  const config = runtimeConfig();
+  const before = config.maxIterations;
+  assertCode(() => { config.maxIterations = -1; }, SETTING, 'maxIterations = -1');
+  assert.equal(config.maxIterations, before, 'not wrapped to 4294967295');
+  // Optional numbers can be cleared with undefined.
+  const model = modelConfig();
+  model.maxTokens = 5;
+  model.maxTokens = undefined;
+  assert.equal(model.maxTokens, undefined);
+});
+
+test('napi_2_errors_methods_refuse_wrong_missing_and_out_of_range_arguments_with_invalid_argument', () => {
+  walkMethods('ToolRegistry', new native.ToolRegistry());
+  walkMethods('AgentRuntimeConfig', runtimeConfig());
+  walkArguments(STATICS.SubAgentDefinition.create, ARGUMENT, 'SubAgentDefinition.create',
+    (a) => native.SubAgentDefinition.create(...a));
+  walkArguments(STATICS.ChildUsageSummary.fromUsages, ARGUMENT, 'ChildUsageSummary.fromUsages',
+    (a) => native.ChildUsageSummary.fromUsages(...a));
+  walkMethods('ChildUsageSummary', native.ChildUsageSummary.fromUsages([]));
+  const config = runtimeConfig();
+  config.registerSubAgent(native.SubAgentDefinition.create('w', 'd', () => {}));
+  let calls = 0;
+  const runtime = new native.AgentRuntime(config, async () => { calls += 1; return { status: 500 }; }, new native.ToolRegistry());
+  // Promise-returning methods throw synchronously; nothing was sent.
+  walkMethods('AgentRuntime', runtime);
+  assert.equal(calls, 0, 'no refused call reached the transport');
+  assert.deepEqual(JSON.parse(runtime.historyJson()), [], 'no refused call changed the history');
+  assert.equal(runtime.unsubscribe(U32_MAX), false, 'an unknown id in range is just not found');
+  // The caller's own exception, thrown while an argument is read, propagates unchanged.
+  const mine = new Error('mine');
+  assert.throws(() => runtime.runDecomposed([{ get assignee() { throw mine; }, taskDescription: 't' }]),
+    (e) => e === mine);
+  assert.equal(calls, 0);
+});
+
+test('napi_2_errors_module_created_instances_refuse_bad_arguments_too', async () => {
+  // WorkerConfig from a real factory call, SubAgentContext from the registry, HttpBodySink
+  // from a streamed transport call.
+  let worker;
+  const config = runtimeConfig();
+  config.registerSubAgent(native.SubAgentDefinition.create('w', 'd', (w) => { worker = w; }));
+  const model = new ScriptedModel([() => completion({ content: 'done' })]);
+  const runtime = new native.AgentRuntime(config, model.transport, new native.ToolRegistry());
+  const [result] = await runtime.runDecomposed([{ assignee: 'w', taskDescription: 'task' }]);
+  assert.deepEqual(model.problems, []);
+  assert.equal(result.isError, false, result.content);
+  assert.ok(worker instanceof native.WorkerConfig);
+  walkSetters('WorkerConfig', worker);
+  const [context] = runtime.subAgents().history;
+  assert.ok(context instanceof native.SubAgentContext);
+  walkMethods('SubAgentContext', context);
+
+  const streamed = modelConfig();
+  streamed.stream = true;
+  let checked;
+  const streaming = new ScriptedModel([(body, index, sink) => {
+    checked = (async () => {
+      // Refusals first: they must not reach the body.
+      // Every refused call throws at argument conversion, so end() and fail() never run.
+      walkMethods('HttpBodySink', sink);
+      for (const chunk of textStream(['clean'])) assert.equal(sink.write(chunk), true);
+      sink.end();
+    })();
+    return { status: 200, streamed: true };
+  }]);
+  const run = new native.AgentRuntime(runtimeConfig({ model: streamed }), streaming.transport, new native.ToolRegistry());
+  const outcome = await run.run('go');
+  await checked;
+  assert.deepEqual(streaming.problems, []);
+  assert.equal(outcome.finalText, 'clean', 'refused writes added nothing to the body');
+});
+
+test('napi_2_write_bytes_takes_array_buffer_uint8array_and_buffer_views_at_their_offset', async () => {
+  const pieces = ['Hel', 'lo, ', 'wörld ', '世界', '!'];
+  const body = Buffer.from(textStream(pieces).join(''), 'utf8');
+  // Cut points, some inside multi-byte characters.
+  const cuts = [0, 7, 40, 41, body.indexOf(Buffer.from('ö')) + 1, body.indexOf(Buffer.from('世')) + 2, body.length];
+  const bounds = [...new Set(cuts)].sort((a, b) => a - b);
+  const parts = bounds.slice(1).map((end, i) => body.subarray(bounds[i], end));
+  const forms = [
+    // An ArrayBuffer of exactly the bytes.
+    (p) => p.buffer.slice(p.byteOffset, p.byteOffset + p.length),
+    // A Uint8Array over its own buffer.
+    (p) => new Uint8Array(p),
+    // A Node Buffer (a Uint8Array subclass), from the shared pool: its byteOffset is not 0.
+    (p) => Buffer.from(p),
+    // A window into a larger buffer, with other bytes on both sides.
+    (p) => {
+      const big = Buffer.concat([Buffer.from('JUNK-'), p, Buffer.from('-JUNK')]);
+      return big.subarray(5, 5 + p.length);
+    },
+    // A Uint8Array view with an offset into an ArrayBuffer full of other bytes.
+    (p) => {
+      const buffer = new ArrayBuffer(p.length + 16);
+      new Uint8Array(buffer).fill(0x41);
+      const view = new Uint8Array(buffer, 8, p.length);
+      view.set(p);
+      return view;
+    },
+  ];
+  let written;
+  const model = new ScriptedModel([(b, index, sink) => {
+    written = (async () => {
+      parts.forEach((p, i) => {
+        const data = forms[i % forms.length](p);
+        assert.equal(sink.writeBytes(data), true, `part ${i} as ${data.constructor.name}`);
+      });
+      sink.end();
+    })();
+    return { status: 200, streamed: true };
+  }]);
+  const streamed = modelConfig();
+  streamed.stream = true;
+  const runtime = new native.AgentRuntime(runtimeConfig({ model: streamed }), model.transport, new native.ToolRegistry());
+  const result = await runtime.run('go');
+  await written;
+  assert.deepEqual(model.problems, []);
+  assert.ok(parts.length >= forms.length, 'every form was used');
+  assert.equal(result.finalText, pieces.join(''), 'exactly the bytes of each view, in order');
+});
