@@ -1,22 +1,18 @@
 //! Typed wire structs of a Chat Completions request (PERF-1, PERF-7): the body is
 //! serialized from borrowing `Serialize` structs, never through a `serde_json::Value`
-//! tree. The same request struct serializes either from the messages themselves (from
-//! scratch, [`encode_body`]) or from per-message encodings made once and cached
-//! ([`assemble_body`]); both go through one generic [`WireRequest`], so the field order
-//! and separators cannot drift apart — the runtime's property test checks them byte for
-//! byte.
+//! tree. A body is serialized either from scratch ([`encode_body`]) or assembled from a
+//! [`BodyTemplate`] (everything but the messages, encoded once) and per-message encodings
+//! made once and cached ([`encode_message`]); both go through one generic `WireRequest`,
+//! so the field order cannot drift apart — the runtime's property test checks the two
+//! byte for byte.
 
 use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
-use serde_json::value::RawValue;
 
 use super::client::{ChatRequest, ToolChoice};
 use super::ModelConfig;
 use crate::history::{Message, ToolCall};
 use crate::tools::ToolDefinition;
-
-/// One encoded piece of a body (a message, the tools array): JSON text, written verbatim.
-pub type Encoded = Box<RawValue>;
 
 /// The request object. `M` is the messages array, `T` the tools array.
 #[derive(Serialize)]
@@ -174,27 +170,6 @@ impl Serialize for ScratchMessages<'_> {
     }
 }
 
-/// The messages array from cached encodings (each written verbatim).
-struct CachedMessages<'a> {
-    system: Option<&'a RawValue>,
-    context: &'a [Encoded],
-    history: &'a [Encoded],
-}
-
-impl Serialize for CachedMessages<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let len = usize::from(self.system.is_some()) + self.context.len() + self.history.len();
-        let mut seq = serializer.serialize_seq(Some(len))?;
-        if let Some(system) = self.system {
-            seq.serialize_element(system)?;
-        }
-        for m in self.context.iter().chain(self.history) {
-            seq.serialize_element(&**m)?;
-        }
-        seq.end()
-    }
-}
-
 fn tool_choice(choice: &ToolChoice) -> WireToolChoice<'_> {
     match choice {
         ToolChoice::Auto => WireToolChoice::Mode("auto"),
@@ -243,49 +218,74 @@ pub fn encode_body(config: &ModelConfig, request: &ChatRequest<'_>) -> String {
     write_body(config, messages, tools, request.tool_choice, 256)
 }
 
-/// Cached encodings of a request's parts (see [`assemble_body`]).
-#[derive(Debug, Clone, Copy)]
-pub struct EncodedRequest<'a> {
-    /// The system prompt message ([`encode_system`]), when non-empty.
-    pub system: Option<&'a RawValue>,
-    /// Context messages ([`encode_message`]).
-    pub context: &'a [Encoded],
-    /// The history ([`encode_message`]).
-    pub history: &'a [Encoded],
-    /// The tools array ([`encode_tools`]), when tools are offered.
-    pub tools: Option<&'a RawValue>,
-    /// Tool choice; only sent with tools.
-    pub tool_choice: Option<&'a ToolChoice>,
+/// Everything of a body but its messages, encoded once: the model, the tools array, the
+/// tool choice and the sampling fields. A body is `head` + `[` + messages + `]` + `tail`
+/// ([`assemble`](Self::assemble)), byte-identical to [`encode_body`] of the same request.
+#[derive(Debug, Clone)]
+pub struct BodyTemplate {
+    head: String,
+    tail: String,
 }
 
-/// Assembles a body from cached encodings: copies each piece once, encodes nothing again.
-/// Byte-identical to [`encode_body`] of the same request.
-pub fn assemble_body(config: &ModelConfig, parts: &EncodedRequest<'_>) -> String {
-    let pieces = parts.system.into_iter().chain(parts.context.iter().map(|e| &**e)).chain(parts.history.iter().map(|e| &**e));
-    let (count, bytes) = pieces.fold((0usize, 0usize), |(n, b), e| (n + 1, b + e.get().len()));
-    let capacity = bytes + count + parts.tools.map_or(0, |t| t.get().len()) + config.model.len() + 192;
-    let messages = CachedMessages { system: parts.system, context: parts.context, history: parts.history };
-    write_body(config, messages, parts.tools, parts.tool_choice, capacity)
+impl BodyTemplate {
+    /// The template for requests under `config` offering `tools` with `tool_choice`.
+    pub fn new(config: &ModelConfig, tools: &[ToolDefinition], tool_choice: Option<&ToolChoice>) -> Self {
+        let tools = (!tools.is_empty()).then_some(WireTools(tools));
+        // The same request serialized with two one-byte stand-ins for the messages array:
+        // where the two differ is where the array goes.
+        let a = write_body(config, 0u8, tools.as_ref(), tool_choice, 256);
+        let b = write_body(config, 1u8, tools.as_ref(), tool_choice, 256);
+        let at = a.bytes().zip(b.bytes()).position(|(x, y)| x != y).unwrap_or(a.len());
+        Self { head: a.get(..at).unwrap_or_default().to_owned(), tail: a.get(at + 1..).unwrap_or_default().to_owned() }
+    }
+
+    /// The body whose messages array holds `runs`: each a non-empty run of encoded
+    /// messages ([`encode_message`]) separated by commas. Copies each byte once.
+    pub fn assemble(&self, runs: &[&str]) -> String {
+        let len = self.head.len() + self.tail.len() + 2 + runs.iter().map(|r| r.len() + 1).sum::<usize>();
+        let mut body = String::with_capacity(len);
+        body.push_str(&self.head);
+        body.push('[');
+        for (i, run) in runs.iter().filter(|r| !r.is_empty()).enumerate() {
+            if i > 0 {
+                body.push(',');
+            }
+            body.push_str(run);
+        }
+        body.push(']');
+        body.push_str(&self.tail);
+        body
+    }
 }
 
-/// Encodes one message for the cache.
-pub fn encode_message(message: &Message) -> Encoded {
+/// Encodes one message as it appears in the messages array.
+pub fn encode_message(message: &Message) -> String {
     encode(&WireMessage::from(message))
 }
 
+/// Appends `message`'s encoding to a comma-separated run of encoded messages.
+pub fn append_message(run: &mut String, message: &Message) {
+    let mut buf = std::mem::take(run).into_bytes();
+    if !buf.is_empty() {
+        buf.push(b',');
+    }
+    let start = buf.len();
+    if serde_json::to_writer(&mut buf, &WireMessage::from(message)).is_err() {
+        buf.truncate(start);
+        buf.extend_from_slice(b"null");
+    }
+    // serde_json writes UTF-8 only, and the run was UTF-8 before.
+    *run = String::from_utf8(buf).unwrap_or_default();
+}
+
 /// Encodes the system prompt message.
-pub fn encode_system(content: &str) -> Encoded {
+pub fn encode_system(content: &str) -> String {
     encode(&WireMessage::System { content })
 }
 
-/// Encodes the tools array; `None` when there are no tools.
-pub fn encode_tools(tools: &[ToolDefinition]) -> Option<Encoded> {
-    (!tools.is_empty()).then(|| encode(&WireTools(tools)))
-}
-
-fn encode<T: Serialize>(value: &T) -> Encoded {
+fn encode<T: Serialize>(value: &T) -> String {
     // As in write_body, these structs always serialize; `null` is a valid fallback.
-    serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned())
+    serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned())
 }
 
 #[cfg(test)]
@@ -332,17 +332,15 @@ mod tests {
               "tool_choice": {"type": "function", "function": {"name": "f"}},
               "temperature": 0.5, "max_tokens": 7, "stream": true, "stream_options": {"include_usage": true}})
         );
-        let history: Vec<Encoded> = messages.iter().map(encode_message).collect();
+        let template = BodyTemplate::new(&config, &tools, Some(&choice));
+        let mut run = String::new();
+        for m in &messages {
+            append_message(&mut run, m);
+        }
         let system = encode_system("sys");
-        let tools_enc = encode_tools(&tools).unwrap();
-        let parts = EncodedRequest {
-            system: Some(&system),
-            context: &[],
-            history: &history,
-            tools: Some(&tools_enc),
-            tool_choice: Some(&choice),
-        };
-        assert_eq!(assemble_body(&config, &parts), body);
+        assert_eq!(template.assemble(&[&system, "", &run]), body);
+        let each: Vec<String> = messages.iter().map(encode_message).collect();
+        assert_eq!(each.join(","), run);
         // The temperature is widened as the former `json!` encoder did: same bytes.
         assert_eq!(serde_json::to_string(&json!(0.3f32)).unwrap(), serde_json::to_string(&f64::from(0.3f32)).unwrap());
     }
@@ -353,5 +351,6 @@ mod tests {
         let request =
             ChatRequest { system_prompt: Some(""), context_messages: &[], messages: &[], tools: &[], tool_choice: Some(&ToolChoice::Auto) };
         assert_eq!(encode_body(&config, &request), r#"{"model":"m","messages":[]}"#);
+        assert_eq!(BodyTemplate::new(&config, &[], Some(&ToolChoice::Auto)).assemble(&[]), r#"{"model":"m","messages":[]}"#);
     }
 }

@@ -15,7 +15,7 @@ use super::events::{AgentObserver, Emitter, EventKind, Subscription};
 use super::tool_exec::{run_tool_calls, ExecPolicy};
 use crate::error::ArkAgentError;
 use crate::history::{AgentState, HistoryInvariants, Message, ModelUsage, ToolCall};
-use crate::llm::wire::{self, Encoded, EncodedRequest};
+use crate::llm::wire::{self, BodyTemplate};
 use crate::llm::{ChatClient, ChatRequest, HttpTransport, LlmError, StreamDelta};
 use crate::memory::{
     apply_compression, estimate_message_tokens, estimate_request_tokens, retrieve_memory_definition, CompressContext, CompressOutcome,
@@ -117,8 +117,10 @@ struct Inner {
 
 /// What never changes after construction, encoded once.
 struct FixedEncodings {
-    system: Option<Encoded>,
-    tools: Option<Encoded>,
+    /// The model, tools array, tool choice and sampling fields.
+    template: BodyTemplate,
+    /// The system prompt message ("" when there is none).
+    system: String,
     /// Estimated tokens of the system prompt and tools (CMP-11's estimate, fixed part).
     tokens: u64,
 }
@@ -130,11 +132,16 @@ struct FixedEncodings {
 #[derive(Default)]
 struct EncodingCache {
     generation: u64,
-    /// `None` until built for this generation.
-    context: Option<Vec<Encoded>>,
+    /// The memory context messages, encoded and comma-separated; `None` until built for
+    /// this generation.
+    context: Option<String>,
     context_tokens: u64,
-    history: Vec<Encoded>,
+    /// The first `history_len` history messages, encoded and comma-separated.
+    history: String,
+    history_len: usize,
     history_tokens: u64,
+    /// Their tool call ids (fresh ids are checked against them).
+    call_ids: HashSet<String>,
 }
 
 /// The state lock; mutable access bumps the generation, so no writer can forget to
@@ -270,8 +277,8 @@ impl AgentRuntime {
         let tool_definitions: Vec<ToolDefinition> = tools.definitions().into_iter().filter(|d| exec_policy.allows(&d.name)).collect();
         let memory = config.memory_store.scope(&config.memory_namespace);
         let fixed = FixedEncodings {
-            system: (!system_prompt.is_empty()).then(|| wire::encode_system(&system_prompt)),
-            tools: wire::encode_tools(&tool_definitions),
+            template: BodyTemplate::new(&config.model, &tool_definitions, config.tool_choice.as_ref()),
+            system: if system_prompt.is_empty() { String::new() } else { wire::encode_system(&system_prompt) },
             tokens: estimate_request_tokens(&system_prompt, &[], &[], &tool_definitions),
         };
         Ok(Self {
@@ -632,18 +639,24 @@ impl Inner {
     /// Brings the encoding cache up to date with `state` at `generation`.
     fn sync_encodings<'c>(&self, cache: &'c mut EncodingCache, state: &AgentState, generation: u64) -> &'c mut EncodingCache {
         let messages = &state.history.messages;
-        if cache.generation != generation || cache.history.len() > messages.len() {
+        if cache.generation != generation || cache.history_len > messages.len() {
             *cache = EncodingCache { generation, ..EncodingCache::default() };
         }
         if cache.context.is_none() {
-            let context: Vec<Message> = Self::memory_context(state).into_iter().collect();
-            cache.context_tokens = context.iter().map(estimate_message_tokens).sum();
-            cache.context = Some(context.iter().map(wire::encode_message).collect());
+            let mut run = String::new();
+            cache.context_tokens = 0;
+            if let Some(m) = Self::memory_context(state) {
+                wire::append_message(&mut run, &m);
+                cache.context_tokens += estimate_message_tokens(&m);
+            }
+            cache.context = Some(run);
         }
-        for m in &messages[cache.history.len()..] {
-            cache.history.push(wire::encode_message(m));
+        for m in &messages[cache.history_len..] {
+            wire::append_message(&mut cache.history, m);
             cache.history_tokens += estimate_message_tokens(m);
+            cache.call_ids.extend(m.tool_calls().iter().map(|c| c.id.clone()));
         }
+        cache.history_len = messages.len();
         cache
     }
 
@@ -670,14 +683,8 @@ impl Inner {
     fn request_body(&self, state: &AgentState, generation: u64) -> (String, u64) {
         let mut cache = self.lock_encodings();
         let cache = self.sync_encodings(&mut cache, state, generation);
-        let parts = EncodedRequest {
-            system: self.fixed.system.as_deref(),
-            context: cache.context.as_deref().unwrap_or_default(),
-            history: &cache.history,
-            tools: self.fixed.tools.as_deref(),
-            tool_choice: self.config.tool_choice.as_ref(),
-        };
-        let body = wire::assemble_body(&self.config.model, &parts);
+        let context = cache.context.as_deref().unwrap_or_default();
+        let body = self.fixed.template.assemble(&[&self.fixed.system, context, &cache.history]);
         let local = self.fixed.tokens + cache.context_tokens + cache.history_tokens;
         #[cfg(debug_assertions)]
         {
@@ -1090,8 +1097,15 @@ impl Inner {
             return (message, Vec::new());
         };
         if !tool_calls.is_empty() {
-            let state = self.snapshot();
-            let mut seen: HashSet<&str> = state.history.messages.iter().flat_map(|m| m.tool_calls().iter().map(|c| c.id.as_str())).collect();
+            // The ids already in the history, from the encoding cache (PERF-7: no walk).
+            let (state, generation) = self.snapshot_with_generation();
+            let mut cache = self.lock_encodings();
+            let seen = &self.sync_encodings(&mut cache, &state, generation).call_ids;
+            #[cfg(debug_assertions)]
+            {
+                let scratch: HashSet<&str> = state.history.messages.iter().flat_map(|m| m.tool_calls().iter().map(|c| c.id.as_str())).collect();
+                assert_eq!(scratch, seen.iter().map(String::as_str).collect::<HashSet<&str>>());
+            }
             let mut fresh: HashSet<String> = HashSet::new();
             for call in &mut tool_calls {
                 while call.id.is_empty() || seen.contains(call.id.as_str()) || fresh.contains(&call.id) {
@@ -1099,7 +1113,6 @@ impl Inner {
                 }
                 fresh.insert(call.id.clone());
             }
-            seen.clear();
         }
         let calls = tool_calls.clone();
         (Message::Assistant { content, tool_calls, reasoning }, calls)
