@@ -263,19 +263,13 @@ pub fn encode_message(message: &Message) -> String {
     encode(&WireMessage::from(message))
 }
 
-/// Appends `message`'s encoding to a comma-separated run of encoded messages.
+/// Appends `message`'s encoding to a comma-separated run of encoded messages (O(message),
+/// whatever the run's length).
 pub fn append_message(run: &mut String, message: &Message) {
-    let mut buf = std::mem::take(run).into_bytes();
-    if !buf.is_empty() {
-        buf.push(b',');
+    if !run.is_empty() {
+        run.push(',');
     }
-    let start = buf.len();
-    if serde_json::to_writer(&mut buf, &WireMessage::from(message)).is_err() {
-        buf.truncate(start);
-        buf.extend_from_slice(b"null");
-    }
-    // serde_json writes UTF-8 only, and the run was UTF-8 before.
-    *run = String::from_utf8(buf).unwrap_or_default();
+    run.push_str(&encode_message(message));
 }
 
 /// Encodes the system prompt message.
