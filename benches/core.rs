@@ -1,4 +1,5 @@
-//! PERF-1, PERF-2, PERF-6 (results: BENCHMARKS.md).
+//! PERF-1 (a cold turn: right after an import, nothing cached), PERF-2, PERF-6 (results:
+//! BENCHMARKS.md). Whole sessions: benches/session.rs.
 //!
 //! `cargo bench -p arkagent --bench core`; a quick pass: `-- --quick`.
 
