@@ -1,4 +1,5 @@
-//! PERF-1, PERF-2, PERF-6 (results: BENCHMARKS.md).
+//! PERF-1 (a cold turn: right after an import, nothing cached), PERF-2, PERF-6 (results:
+//! BENCHMARKS.md). Whole sessions: benches/session.rs.
 //!
 //! `cargo bench -p arkagent --bench core`; a quick pass: `-- --quick`.
 
@@ -121,7 +122,7 @@ fn perf_1_turn_overhead(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("serialize_request_body", n), &n, |b, _| {
             b.iter(|| {
                 let request = ChatRequest { system_prompt: None, context_messages: &[], messages: &messages, tools: &[], tool_choice: None };
-                black_box(build_request_body(&model, &request).to_string().len())
+                black_box(build_request_body(&model, &request).len())
             })
         });
     }

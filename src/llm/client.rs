@@ -81,7 +81,12 @@ impl ChatClient {
 
     /// Builds the HTTP request for `request` (exposed for tests and benchmarks).
     pub fn build_http_request(&self, request: &ChatRequest<'_>) -> HttpRequest {
-        let body = openai::build_request_body(&self.config, request).to_string();
+        self.http_request_with_body(openai::build_request_body(&self.config, request))
+    }
+
+    /// The HTTP request carrying an already encoded `body` (the runtime assembles bodies
+    /// from cached encodings, [`wire::assemble_body`](super::wire::assemble_body)).
+    pub fn http_request_with_body(&self, body: String) -> HttpRequest {
         let mut headers = vec![
             ("Content-Type".to_owned(), "application/json".to_owned()),
             ("Authorization".to_owned(), format!("Bearer {}", self.config.api_key)),

@@ -12,6 +12,7 @@ mod retry;
 mod sse;
 mod stream;
 mod transport;
+pub mod wire;
 
 pub use client::{ChatClient, ChatRequest, ChatResponse, ToolChoice};
 pub use config::{ModelConfig, DEFAULT_REQUEST_TIMEOUT_MS};

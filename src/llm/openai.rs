@@ -2,87 +2,18 @@
 //! DeepSeek, Qwen (DashScope compatible mode), Moonshot, Zhipu GLM and Ollama speak the
 //! same shape with small extensions handled here (`reasoning_content`, cache-hit fields).
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 pub use super::classify::{classify_error_object, classify_http_error, classify_status, parse_retry_after, retry_after_ms};
-use super::client::{ChatRequest, ChatResponse, ToolChoice};
+use super::client::{ChatRequest, ChatResponse};
 pub use super::stream::parse_stream;
 use super::{LlmError, ModelConfig};
 use crate::history::{Message, ModelUsage, ToolCall};
 
-/// Builds the JSON body of a chat completions request.
-pub fn build_request_body(config: &ModelConfig, request: &ChatRequest<'_>) -> Value {
-    let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    if let Some(system) = request.system_prompt.filter(|s| !s.is_empty()) {
-        messages.push(json!({"role": "system", "content": system}));
-    }
-    for extra in request.context_messages {
-        messages.push(encode_message(extra));
-    }
-    messages.extend(request.messages.iter().map(encode_message));
-
-    let mut body = Map::new();
-    body.insert("model".into(), Value::String(config.model.clone()));
-    body.insert("messages".into(), Value::Array(messages));
-    if !request.tools.is_empty() {
-        let tools = request
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters}})
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-        if let Some(choice) = &request.tool_choice {
-            body.insert("tool_choice".into(), encode_tool_choice(choice));
-        }
-    }
-    if let Some(t) = config.temperature {
-        body.insert("temperature".into(), json!(t));
-    }
-    if let Some(m) = config.max_tokens {
-        body.insert("max_tokens".into(), json!(m));
-    }
-    if config.stream {
-        body.insert("stream".into(), Value::Bool(true));
-        body.insert("stream_options".into(), json!({"include_usage": true}));
-    }
-    Value::Object(body)
-}
-
-fn encode_tool_choice(choice: &ToolChoice) -> Value {
-    match choice {
-        ToolChoice::Auto => json!("auto"),
-        ToolChoice::None => json!("none"),
-        ToolChoice::Required => json!("required"),
-        ToolChoice::Function(name) => json!({"type": "function", "function": {"name": name}}),
-    }
-}
-
-/// Encodes one message in the wire shape. Reasoning text is never sent back.
-pub fn encode_message(message: &Message) -> Value {
-    match message {
-        Message::System { content } => json!({"role": "system", "content": content}),
-        Message::User { content } => json!({"role": "user", "content": content}),
-        Message::Assistant { content, tool_calls, .. } => {
-            let mut m = Map::new();
-            m.insert("role".into(), json!("assistant"));
-            m.insert("content".into(), content.as_ref().map_or(Value::Null, |c| json!(c)));
-            if !tool_calls.is_empty() {
-                let calls = tool_calls
-                    .iter()
-                    .map(|c| json!({"id": c.id, "type": "function",
-                                    "function": {"name": c.name, "arguments": c.arguments}}))
-                    .collect();
-                m.insert("tool_calls".into(), Value::Array(calls));
-            }
-            Value::Object(m)
-        }
-        Message::Tool { tool_call_id, content, .. } => {
-            json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
-        }
-    }
+/// Builds the JSON body of a chat completions request from scratch (typed wire structs,
+/// [`wire::encode_body`](super::wire::encode_body)).
+pub fn build_request_body(config: &ModelConfig, request: &ChatRequest<'_>) -> String {
+    super::wire::encode_body(config, request)
 }
 
 /// Parses a non-streaming response body.

@@ -1,6 +1,8 @@
 use std::collections::HashSet;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::FutureExt;
@@ -13,6 +15,7 @@ use super::events::{AgentObserver, Emitter, EventKind, Subscription};
 use super::tool_exec::{run_tool_calls, ExecPolicy};
 use crate::error::ArkAgentError;
 use crate::history::{AgentState, HistoryInvariants, Message, ModelUsage, ToolCall};
+use crate::llm::wire::{self, BodyTemplate};
 use crate::llm::{ChatClient, ChatRequest, HttpTransport, LlmError, StreamDelta};
 use crate::memory::{
     apply_compression, estimate_message_tokens, estimate_request_tokens, retrieve_memory_definition, CompressContext, CompressOutcome,
@@ -103,6 +106,63 @@ struct Inner {
     /// The provider's own count of the last request (CMP-3, CMP-11); cleared whenever the
     /// history is replaced (compression commit, import, seeding).
     provider_count: Mutex<Option<ProviderCount>>,
+    /// Bumped by every mutable access to the state except [`Inner::append`] (see
+    /// [`StateGuard`]): a history that changed other than by appending has a new one.
+    generation: AtomicU64,
+    /// PERF-7: the system prompt and tools array, encoded once (both fixed for the
+    /// runtime's life), and the per-message encoding cache.
+    fixed: FixedEncodings,
+    encodings: Mutex<EncodingCache>,
+}
+
+/// What never changes after construction, encoded once.
+struct FixedEncodings {
+    /// The model, tools array, tool choice and sampling fields.
+    template: BodyTemplate,
+    /// The system prompt message ("" when there is none).
+    system: String,
+    /// Estimated tokens of the system prompt and tools (CMP-11's estimate, fixed part).
+    tokens: u64,
+}
+
+/// PERF-7: the encodings of the history's first `history.len()` messages and of the
+/// memory context, valid for one state generation. A committed message is encoded once;
+/// an append only encodes what was appended; anything else (compression commit, import,
+/// seeding, a failed run's rollback) bumps the generation and the cache starts over.
+#[derive(Default)]
+struct EncodingCache {
+    generation: u64,
+    /// The memory context messages, encoded and comma-separated; `None` until built for
+    /// this generation.
+    context: Option<String>,
+    context_tokens: u64,
+    /// The first `history_len` history messages, encoded and comma-separated.
+    history: String,
+    history_len: usize,
+    history_tokens: u64,
+    /// Their tool call ids (fresh ids are checked against them).
+    call_ids: HashSet<String>,
+}
+
+/// The state lock; mutable access bumps the generation, so no writer can forget to
+/// invalidate the encoding cache (only [`Inner::append`] bypasses it).
+struct StateGuard<'a> {
+    guard: MutexGuard<'a, Arc<AgentState>>,
+    generation: &'a AtomicU64,
+}
+
+impl Deref for StateGuard<'_> {
+    type Target = Arc<AgentState>;
+    fn deref(&self) -> &Self::Target {
+        &self.guard
+    }
+}
+
+impl DerefMut for StateGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.generation.fetch_add(1, Ordering::Relaxed);
+        &mut self.guard
+    }
 }
 
 /// What the provider reported for the last request: its prompt tokens and how many
@@ -214,8 +274,13 @@ impl AgentRuntime {
             is_sub_agent: depth > 0 && sub_agents.is_none(),
             allowed: config.allowed_tools.as_ref().map(|a| a.iter().cloned().chain([RETRIEVE_MEMORY_TOOL_NAME.to_owned()]).collect()),
         };
-        let tool_definitions = tools.definitions().into_iter().filter(|d| exec_policy.allows(&d.name)).collect();
+        let tool_definitions: Vec<ToolDefinition> = tools.definitions().into_iter().filter(|d| exec_policy.allows(&d.name)).collect();
         let memory = config.memory_store.scope(&config.memory_namespace);
+        let fixed = FixedEncodings {
+            template: BodyTemplate::new(&config.model, &tool_definitions, config.tool_choice.as_ref()),
+            system: if system_prompt.is_empty() { String::new() } else { wire::encode_system(&system_prompt) },
+            tokens: estimate_request_tokens(&system_prompt, &[], &[], &tool_definitions),
+        };
         Ok(Self {
             inner: Arc::new(Inner {
                 tool_definitions,
@@ -234,6 +299,9 @@ impl AgentRuntime {
                 active_run: Mutex::new(None),
                 compression_failed_at: Mutex::new(None),
                 provider_count: Mutex::new(None),
+                generation: AtomicU64::new(0),
+                fixed,
+                encodings: Mutex::new(EncodingCache::default()),
             }),
         })
     }
@@ -321,6 +389,14 @@ impl AgentRuntime {
         }
         self.inner.forget_provider_count();
         Ok(())
+    }
+
+    /// The body of the next model request for the current state, encoded from scratch
+    /// with the typed wire structs (no cache). The runtime assembles its bodies from
+    /// cached encodings (PERF-7); tests and benchmarks compare the two byte for byte.
+    #[doc(hidden)]
+    pub fn request_body_from_scratch(&self) -> String {
+        self.inner.body_from_scratch(&self.inner.snapshot())
     }
 
     /// Subscribes an observer; keep the returned [`Subscription`] alive.
@@ -532,15 +608,108 @@ impl AgentRuntime {
 }
 
 impl Inner {
-    fn lock_state(&self) -> MutexGuard<'_, Arc<AgentState>> {
+    fn lock_state(&self) -> StateGuard<'_> {
+        StateGuard { guard: self.lock_state_raw(), generation: &self.generation }
+    }
+
+    fn lock_state_raw(&self) -> MutexGuard<'_, Arc<AgentState>> {
         // A poisoned lock only means a panic elsewhere between statements on plain data;
         // every update here is a single push or swap, so the state is still valid.
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The current state, shared, and its generation (read under the lock, so they match).
+    fn snapshot_with_generation(&self) -> (Arc<AgentState>, u64) {
+        let guard = self.lock_state_raw();
+        (Arc::clone(&guard), self.generation.load(Ordering::Relaxed))
+    }
+
+    /// Appends to the state (history messages, usages) without invalidating the encoding
+    /// cache: `f` must only push. The one writer that may bypass the generation; in debug
+    /// builds every assembled body is checked against a from-scratch encoding.
+    fn append<R>(&self, f: impl FnOnce(&mut AgentState) -> R) -> R {
+        let mut guard = self.lock_state_raw();
+        let state = Arc::make_mut(&mut guard);
+        let before = state.history.messages.len();
+        let r = f(state);
+        debug_assert!(state.history.messages.len() >= before, "append only appends");
+        r
+    }
+
+    /// Brings the encoding cache up to date with `state` at `generation`.
+    fn sync_encodings<'c>(&self, cache: &'c mut EncodingCache, state: &AgentState, generation: u64) -> &'c mut EncodingCache {
+        let messages = &state.history.messages;
+        if cache.generation != generation || cache.history_len > messages.len() {
+            *cache = EncodingCache { generation, ..EncodingCache::default() };
+        }
+        if cache.context.is_none() {
+            let mut run = String::new();
+            cache.context_tokens = 0;
+            if let Some(m) = Self::memory_context(state) {
+                wire::append_message(&mut run, &m);
+                cache.context_tokens += estimate_message_tokens(&m);
+            }
+            cache.context = Some(run);
+        }
+        for m in &messages[cache.history_len..] {
+            wire::append_message(&mut cache.history, m);
+            cache.history_tokens += estimate_message_tokens(m);
+            cache.call_ids.extend(m.tool_calls().iter().map(|c| c.id.clone()));
+        }
+        cache.history_len = messages.len();
+        cache
+    }
+
+    fn lock_encodings(&self) -> MutexGuard<'_, EncodingCache> {
+        self.encodings.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The local prompt estimate of the next request (CMP-11), from the cache.
+    fn estimate(&self, state: &AgentState, generation: u64) -> u64 {
+        let mut cache = self.lock_encodings();
+        let cache = self.sync_encodings(&mut cache, state, generation);
+        let local = self.fixed.tokens + cache.context_tokens + cache.history_tokens;
+        debug_assert_eq!(local, self.estimate_from_scratch(state));
+        local
+    }
+
+    fn estimate_from_scratch(&self, state: &AgentState) -> u64 {
+        let context: Vec<Message> = Self::memory_context(state).into_iter().collect();
+        estimate_request_tokens(&self.system_prompt, &context, &state.history.messages, &self.tool_definitions)
+    }
+
+    /// PERF-7: the request body for `state`, assembled from cached encodings, and the
+    /// local prompt estimate.
+    fn request_body(&self, state: &AgentState, generation: u64) -> (String, u64) {
+        let mut cache = self.lock_encodings();
+        let cache = self.sync_encodings(&mut cache, state, generation);
+        let context = cache.context.as_deref().unwrap_or_default();
+        let body = self.fixed.template.assemble(&[&self.fixed.system, context, &cache.history]);
+        let local = self.fixed.tokens + cache.context_tokens + cache.history_tokens;
+        #[cfg(debug_assertions)]
+        {
+            assert_eq!(body, self.body_from_scratch(state), "PERF-7: the cached body differs from a from-scratch encoding");
+            assert_eq!(local, self.estimate_from_scratch(state));
+        }
+        (body, local)
+    }
+
+    /// The body of the request for `state`, encoded from scratch (the reference).
+    fn body_from_scratch(&self, state: &AgentState) -> String {
+        let context: Vec<Message> = Self::memory_context(state).into_iter().collect();
+        let request = ChatRequest {
+            system_prompt: Some(self.system_prompt.as_str()),
+            context_messages: &context,
+            messages: &state.history.messages,
+            tools: &self.tool_definitions,
+            tool_choice: self.config.tool_choice.as_ref(),
+        };
+        wire::encode_body(&self.config.model, &request)
+    }
+
     /// The current state, shared (O(1)).
     fn snapshot(&self) -> Arc<AgentState> {
-        Arc::clone(&self.lock_state())
+        Arc::clone(&self.lock_state_raw())
     }
 
     /// Mutates the state in place (copy-on-write only if a snapshot is alive).
@@ -593,8 +762,7 @@ impl Inner {
     /// provider's count of the last request plus an estimate of the messages appended
     /// since — a provider that counts tool schemas, system text or CJK differently than
     /// the estimator still triggers compression on its own numbers.
-    fn prompt_size(&self, state: &AgentState, context: &[Message]) -> u64 {
-        let local = self.estimate(state, context);
+    fn prompt_size(&self, state: &AgentState, local: u64) -> u64 {
         let Some(count) = self.provider_count.lock().ok().and_then(|c| *c) else {
             return local;
         };
@@ -607,9 +775,9 @@ impl Inner {
     }
 
     fn next_prompt_size(&self) -> u64 {
-        let state = self.snapshot();
-        let context: Vec<Message> = Self::memory_context(&state).into_iter().collect();
-        self.prompt_size(&state, &context)
+        let (state, generation) = self.snapshot_with_generation();
+        let local = self.estimate(&state, generation);
+        self.prompt_size(&state, local)
     }
 
     fn finish(&self, run_id: &str, status: RunStatus, iterations: u32, final_text: Option<String>) -> RunOutcome {
@@ -631,10 +799,6 @@ impl Inner {
         )))
     }
 
-    fn estimate(&self, state: &AgentState, context: &[Message]) -> u64 {
-        estimate_request_tokens(&self.system_prompt, context, &state.history.messages, &self.tool_definitions)
-    }
-
     async fn run_loop(&self, input: &str, run_id: &str, cancel: &CancellationToken) -> Result<RunOutcome, ArkAgentError> {
         if let Some(service) = &self.sub_agents {
             service.start_run();
@@ -642,8 +806,8 @@ impl Inner {
         let mut user = Message::user(input);
         self.redact_message(&mut user);
         self.emit(run_id, EventKind::RunStarted { input: user.text().unwrap_or_default().to_owned() });
-        self.update(|s| s.history.messages.push(user));
-        let session_id = self.lock_state().session_id.clone();
+        self.append(|s| s.history.messages.push(user));
+        let session_id = self.lock_state_raw().session_id.clone();
         let tool_ctx = ToolContext {
             session_id,
             run_id: run_id.to_owned(),
@@ -671,17 +835,10 @@ impl Inner {
             let mut overflow_retried = false;
             let response = loop {
                 let (http, message_count, estimate) = {
-                    let state = self.snapshot();
-                    let context: Vec<Message> = Self::memory_context(&state).into_iter().collect();
-                    let request = ChatRequest {
-                        system_prompt: Some(self.system_prompt.as_str()),
-                        context_messages: &context,
-                        messages: &state.history.messages,
-                        tools: &self.tool_definitions,
-                        tool_choice: self.config.tool_choice.as_ref(),
-                    };
-                    let estimate = preflight_estimate.take().unwrap_or_else(|| self.prompt_size(&state, &context));
-                    (self.client.build_http_request(&request), state.history.messages.len(), estimate)
+                    let (state, generation) = self.snapshot_with_generation();
+                    let (body, local) = self.request_body(&state, generation);
+                    let estimate = preflight_estimate.take().unwrap_or_else(|| self.prompt_size(&state, local));
+                    (self.client.http_request_with_body(body), state.history.messages.len(), estimate)
                 };
                 self.emit(run_id, EventKind::ModelRequest {
                     iteration,
@@ -726,7 +883,7 @@ impl Inner {
             self.redact_message(&mut message);
             let calls = if calls.is_empty() { calls } else { message.tool_calls().to_vec() };
             let text = message.text().map(str::to_owned);
-            self.update(|state| {
+            self.append(|state| {
                 if let Some(usage) = &response.usage {
                     state.usages.push(usage.clone());
                     if usage.source() != Some(crate::memory::COMPRESSION_USAGE_SOURCE) {
@@ -794,7 +951,7 @@ impl Inner {
                     m
                 })
                 .collect();
-            self.update(|state| state.history.messages.extend(results));
+            self.append(|state| state.history.messages.extend(results));
             if cancel.is_cancelled() {
                 return Ok(self.finish(run_id, RunStatus::Cancelled, iteration, None));
             }
@@ -898,7 +1055,7 @@ impl Inner {
                 _ => {}
             }
         }
-        let messages_after = self.lock_state().history.messages.len();
+        let messages_after = self.lock_state_raw().history.messages.len();
         tracing::debug!(outcome = ?result.outcome, reason = result.reason.code(), messages_before, messages_after, "compression attempt");
         let quiet = result.outcome == CompressOutcome::Skipped
             && matches!(result.reason, CompressReason::BelowThreshold | CompressReason::NoUsage | CompressReason::HistoryTooShort);
@@ -940,8 +1097,15 @@ impl Inner {
             return (message, Vec::new());
         };
         if !tool_calls.is_empty() {
-            let state = self.snapshot();
-            let mut seen: HashSet<&str> = state.history.messages.iter().flat_map(|m| m.tool_calls().iter().map(|c| c.id.as_str())).collect();
+            // The ids already in the history, from the encoding cache (PERF-7: no walk).
+            let (state, generation) = self.snapshot_with_generation();
+            let mut cache = self.lock_encodings();
+            let seen = &self.sync_encodings(&mut cache, &state, generation).call_ids;
+            #[cfg(debug_assertions)]
+            {
+                let scratch: HashSet<&str> = state.history.messages.iter().flat_map(|m| m.tool_calls().iter().map(|c| c.id.as_str())).collect();
+                assert_eq!(scratch, seen.iter().map(String::as_str).collect::<HashSet<&str>>());
+            }
             let mut fresh: HashSet<String> = HashSet::new();
             for call in &mut tool_calls {
                 while call.id.is_empty() || seen.contains(call.id.as_str()) || fresh.contains(&call.id) {
@@ -949,7 +1113,6 @@ impl Inner {
                 }
                 fresh.insert(call.id.clone());
             }
-            seen.clear();
         }
         let calls = tool_calls.clone();
         (Message::Assistant { content, tool_calls, reasoning }, calls)

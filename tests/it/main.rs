@@ -16,3 +16,4 @@ mod llm_retry;
 mod llm_secrets;
 mod llm_stream;
 mod numbers;
+mod perf_7;

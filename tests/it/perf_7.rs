@@ -1,0 +1,222 @@
+//! PERF-7: the runtime assembles request bodies from cached encodings; every body it
+//! sends is byte-identical to a from-scratch encoding of the same request (typed wire
+//! structs, no cache), over random histories, appends, compressions, failed-run rollbacks
+//! and imports.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arkagent::memory::{compute_safe_split_index, CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression};
+use arkagent::llm::ToolChoice;
+use arkagent::runtime::Compression;
+use arkagent::{
+    AgentRuntime, AgentRuntimeConfig, AgentState, CancellationToken, HttpRequest, HttpResponse, HttpTransport, ModelConfig,
+    ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolResult, TransportError,
+};
+use async_trait::async_trait;
+use proptest::prelude::*;
+use serde_json::json;
+
+use crate::support::{tool_calls_reply, text_reply, Reply, API_KEY};
+
+/// What the model does next.
+#[derive(Debug, Clone)]
+enum Step {
+    Call(String),
+    Answer(String),
+    Fail,
+}
+
+/// Answers from a script and records each body beside a from-scratch encoding of the
+/// same request, taken at the moment the body arrives.
+#[derive(Default)]
+struct Recording {
+    script: Mutex<VecDeque<Step>>,
+    runtime: Mutex<Option<AgentRuntime>>,
+    bodies: Mutex<Vec<(String, String)>>,
+    next_id: Mutex<u64>,
+}
+
+#[async_trait]
+impl HttpTransport for Recording {
+    async fn send(&self, request: HttpRequest, _cancel: CancellationToken) -> Result<HttpResponse, TransportError> {
+        let scratch = self.runtime.lock().unwrap().as_ref().map(AgentRuntime::request_body_from_scratch).unwrap_or_default();
+        self.bodies.lock().unwrap().push((request.body.clone(), scratch));
+        let step = self.script.lock().unwrap().pop_front().unwrap_or(Step::Fail);
+        let reply = match step {
+            Step::Call(text) => {
+                let mut id = self.next_id.lock().unwrap();
+                *id += 1;
+                tool_calls_reply(&[(&format!("c{id}"), "echo", json!({"text": text}))], 100)
+            }
+            Step::Answer(text) => text_reply(&text, 100),
+            Step::Fail => Reply::Raw(401, r#"{"error":{"message":"no","code":"invalid_api_key"}}"#.into()),
+        };
+        match reply {
+            Reply::Json(v) => Ok(HttpResponse::full(200, v.to_string())),
+            Reply::Raw(status, body) => Ok(HttpResponse::full(status, body)),
+            _ => unreachable!(),
+        }
+    }
+}
+
+/// Returns its text argument, repeated to about 400 characters.
+struct Echo;
+
+#[async_trait]
+impl ToolExecutor for Echo {
+    async fn execute(&self, call: ToolInvocation, _ctx: ToolContext) -> ToolResult {
+        let text = call.arguments["text"].as_str().unwrap_or_default();
+        ToolResult::ok(text.repeat(400 / text.len().max(1)).chars().take(400).collect::<String>())
+    }
+}
+
+/// Compresses (keeping the last 2 messages) whenever armed, at any attempt: manual,
+/// pre-flight or post-turn; otherwise skips.
+struct Armed(AtomicBool);
+
+#[async_trait]
+impl ContextCompressor for Armed {
+    async fn compress(&self, state: &AgentState, ctx: &CompressContext) -> CompressResult {
+        if !self.0.swap(false, Ordering::SeqCst) {
+            return CompressResult::skipped(CompressReason::BelowThreshold);
+        }
+        let Some(split_index) = compute_safe_split_index(&state.history.messages, 2) else {
+            return CompressResult::skipped(CompressReason::HistoryTooShort);
+        };
+        let summary = format!("summary \"{}\" of {split_index} messages\n\u{4e2d}", state.history.episodic_memories.len());
+        let episode_id = ctx.id_generator.next_id();
+        CompressResult::compressed(StagedCompression { split_index, summary, episode_id, created_at_ms: 0 }, None)
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// A run: `calls` tool-call turns then an answer; `fail_at` makes that call fail.
+    Run { calls: Vec<String>, answer: String, fail_at: Option<usize> },
+    /// Arm the compressor for the next attempt (inside the next run, or `compress_now`).
+    Arm,
+    CompressNow,
+    Export,
+    /// Import the n-th export made so far (modulo), if any.
+    Import(usize),
+}
+
+fn text() -> impl Strategy<Value = String> {
+    "[a-z \"\\\\/\n\t\u{1}\u{7f}é中😀<>&']{1,24}"
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (prop::collection::vec(text(), 0..4), text(), prop::option::weighted(0.2, 0usize..4))
+            .prop_map(|(calls, answer, fail_at)| Op::Run { calls, answer, fail_at }),
+        1 => Just(Op::Arm),
+        1 => Just(Op::CompressNow),
+        1 => Just(Op::Export),
+        1 => (0usize..8).prop_map(Op::Import),
+    ]
+}
+
+async fn drive(ops: Vec<Op>, system_prompt: String, tool_choice: Option<ToolChoice>, stream: bool) -> (usize, Vec<(String, String)>) {
+    let transport = Arc::new(Recording::default());
+    let compressor = Arc::new(Armed(AtomicBool::new(false)));
+    let mut model = ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "m");
+    model.retry.max_attempts = 1;
+    model.stream = stream;
+    model.temperature = Some(0.3);
+    let mut config = AgentRuntimeConfig::new(model);
+    config.system_prompt = system_prompt;
+    config.tool_choice = tool_choice;
+    config.max_iterations = 8;
+    config.compression = Some(Compression::Custom(compressor.clone()));
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string", "description": "any \"text\""}}});
+    config.tools.register(ToolDefinition::new("echo", "Echoes \"text\".", schema), Arc::new(Echo)).unwrap();
+    let rt = AgentRuntime::new(config, transport.clone()).unwrap();
+    *transport.runtime.lock().unwrap() = Some(rt.clone());
+    let mut exports: Vec<String> = Vec::new();
+    for op in ops {
+        match op {
+            Op::Run { calls, answer, fail_at } => {
+                let mut script: VecDeque<Step> = calls.iter().cloned().map(Step::Call).collect();
+                script.push_back(Step::Answer(answer));
+                if let Some(at) = fail_at.filter(|&at| at < script.len()) {
+                    script[at] = Step::Fail;
+                }
+                *transport.script.lock().unwrap() = script;
+                let _ = rt.run("go on \"now\"").await;
+            }
+            Op::Arm => compressor.0.store(true, Ordering::SeqCst),
+            Op::CompressNow => {
+                compressor.0.store(true, Ordering::SeqCst);
+                rt.compress_now().await.unwrap();
+            }
+            Op::Export => exports.push(rt.export_state().unwrap()),
+            Op::Import(n) => {
+                if !exports.is_empty() {
+                    rt.import_state(&exports[n % exports.len()]).unwrap();
+                }
+            }
+        }
+    }
+    transport.runtime.lock().unwrap().take();
+    let episodes = rt.episodic_memories().len();
+    let bodies = std::mem::take(&mut *transport.bodies.lock().unwrap());
+    (episodes, bodies)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn perf_7_assembled_bodies_equal_from_scratch_encodings(
+        ops in prop::collection::vec(op(), 1..14),
+        system_prompt in prop_oneof![Just(String::new()), text()],
+        tool_choice in prop_oneof![Just(None), Just(Some(ToolChoice::Auto)), Just(Some(ToolChoice::Function("echo".into())))],
+        stream in any::<bool>(),
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (_, bodies) = rt.block_on(drive(ops, system_prompt, tool_choice, stream));
+        for (i, (sent, scratch)) in bodies.iter().enumerate() {
+            prop_assert_eq!(sent, scratch, "request {} differs", i);
+        }
+    }
+}
+
+/// The generator reaches what the property is about: compressions inside and outside
+/// runs, rollbacks and imports, all followed by more requests.
+#[tokio::test]
+async fn perf_7_a_scripted_session_with_every_kind_of_change_sends_identical_bodies() {
+    let run = |calls: usize, fail_at: Option<usize>| Op::Run {
+        calls: (0..calls).map(|i| format!("t{i} \"q\" 中")).collect(),
+        answer: "done".into(),
+        fail_at,
+    };
+    let ops = vec![
+        run(2, None),
+        Op::Export,
+        run(1, None),
+        Op::CompressNow,
+        run(3, Some(0)), // rollback of the input
+        Op::Arm,
+        run(3, None), // compression inside the run
+        run(2, Some(2)),
+        Op::Import(0), // back to no episodes
+        run(1, None),
+        Op::CompressNow,
+        Op::Export,
+        run(2, None),
+        Op::Import(1), // back to the compressed state, older history
+        run(2, None),
+    ];
+    let (episodes, bodies) = drive(ops, "sys \"p\"".into(), Some(ToolChoice::Auto), false).await;
+    assert!(episodes >= 1, "the last import brought back a compressed state");
+    assert!(bodies.len() > 15, "{}", bodies.len());
+    for (sent, scratch) in &bodies {
+        assert_eq!(sent, scratch);
+        let body: serde_json::Value = serde_json::from_str(sent).unwrap();
+        assert_eq!(body["tools"][0]["type"], "function");
+        assert_eq!(body["tool_choice"], "auto");
+    }
+    assert!(bodies.iter().any(|(b, _)| b.contains("Earlier conversation was compressed")), "the memory context was sent");
+}
