@@ -17,17 +17,9 @@ cd "$(dirname "$0")/.."
 secs=${1:-20}
 shift || true
 
-skipped() {
-  echo "################################################################################" >&2
-  echo "# SKIPPED: fuzzing — $1" >&2
-  echo "################################################################################" >&2
-  exit 0
-}
-log="$(mktemp)"
-# Installs nightly + rust-src when missing (a fresh machine), or calls skipped.
-# shellcheck source=scripts/nightly-rust-src.sh
-source scripts/nightly-rust-src.sh
-rm -f "$log"
+check_name="fuzzing"
+# shellcheck source=scripts/nightly-or-skip.sh
+source scripts/nightly-or-skip.sh
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
   echo "installing cargo-fuzz (cargo install cargo-fuzz --locked)"
   cargo +nightly install cargo-fuzz --locked

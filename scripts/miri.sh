@@ -10,17 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-skipped() {
-  echo "################################################################################" >&2
-  echo "# SKIPPED: Miri — $1" >&2
-  echo "################################################################################" >&2
-  exit 0
-}
-log="$(mktemp)"
-# Installs nightly + rust-src when missing (a fresh machine), or calls skipped.
-# shellcheck source=scripts/nightly-rust-src.sh
-source scripts/nightly-rust-src.sh
-rm -f "$log"
+check_name="Miri"
+# shellcheck source=scripts/nightly-or-skip.sh
+source scripts/nightly-or-skip.sh
 if ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^miri'; then
   if ! rustup component add miri rust-src --toolchain nightly; then
     echo "SKIPPED: the miri component is not available for this nightly" >&2

@@ -80,31 +80,25 @@ impl ModelConfig {
     /// `extra_headers`, e.g. an `api-key` header) in `text` (LLM-4). Secrets shorter than
     /// 4 characters are left alone: replacing them would mangle ordinary text.
     pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_owned();
-        for secret in self.secrets() {
-            if secret.len() >= 4 && out.contains(secret) {
-                out = out.replace(secret, "<redacted>");
+        self.redact_cow(text).into_owned()
+    }
+
+    /// [`redact`](Self::redact) without a copy when no secret is present.
+    pub fn redact_cow<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        let mut out = std::borrow::Cow::Borrowed(text);
+        for secret in self.secrets().filter(|s| s.len() >= 4) {
+            if out.contains(secret) {
+                out = std::borrow::Cow::Owned(out.replace(secret, "<redacted>"));
             }
         }
         out
     }
 
-    /// [`redact`](Self::redact) without a copy when no secret is present.
-    pub fn redact_cow<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
-        if self.secrets().any(|secret| secret.len() >= 4 && text.contains(secret)) {
-            std::borrow::Cow::Owned(self.redact(text))
-        } else {
-            std::borrow::Cow::Borrowed(text)
-        }
-    }
-
     /// [`redact`](Self::redact) in place; allocates only when a secret is present (the
     /// runtime runs this on every text that enters the state or an event).
     pub fn redact_in_place(&self, text: &mut String) {
-        for secret in self.secrets() {
-            if secret.len() >= 4 && text.contains(secret) {
-                *text = text.replace(secret, "<redacted>");
-            }
+        if let std::borrow::Cow::Owned(redacted) = self.redact_cow(text) {
+            *text = redacted;
         }
     }
 
