@@ -719,6 +719,7 @@ fn cmp_3_summarizer_window_defaults_to_a_working_size_and_too_small_is_invalid_c
     // Any threshold the config accepts gets a default window that holds the prompt and chunks.
     for threshold in [1, 10, 100, 1_000, 4_096, 64_000, 1_000_000] {
         let config = ContextCompressorConfig::with_threshold(threshold);
+        assert_eq!(config.summarizer_max_input_tokens, threshold.max(4096), "documented default: max(threshold, 4096)");
         assert!(config.summarizer_max_input_tokens >= config.min_summarizer_window() + 1_000, "threshold {threshold}");
         assert!(config.summarizer_max_input_tokens >= threshold);
         let json = format!(

@@ -102,6 +102,16 @@ async fn cmp_3_cmp_11_provider_count_above_threshold_compresses_though_the_estim
     let (_, outcome, _, size) = compressions(&events).into_iter().find(|c| c.1 == CompressOutcome::Compressed).unwrap();
     assert_eq!(outcome, CompressOutcome::Compressed);
     assert!(size.unwrap() >= 5_000, "the checked size is the provider's count plus what came since: {size:?}");
+    // model_request reports the same size (documented in EventKind and index.d.ts).
+    let requested: Vec<u64> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ModelRequest { estimated_prompt_tokens, .. } => Some(*estimated_prompt_tokens),
+            _ => None,
+        })
+        .collect();
+    assert!(requested[0] < threshold / 4, "before any usage: the local estimate ({})", requested[0]);
+    assert!(requested[1] >= 5_000, "after a reported usage: the provider's count plus what came since ({})", requested[1]);
 }
 
 #[tokio::test]

@@ -264,6 +264,16 @@ test('cmp_1 a custom ArkTS/JS compressor commits only what the runtime validated
       assert.equal(runtime.exportState(), before, `${reason}: nothing changed`);
     }
   }
+  // The custom compressor wins over contextCompressor (index.d.ts: "contextCompressor is then ignored").
+  let customCalls = 0;
+  const both = runtimeConfig({ contextCompressor: compressor(1, 1, 1) });
+  both.setCustomCompressor(async () => { customCalls += 1; return JSON.stringify({ outcome: 'skipped', reason: 'no_safe_split' }); });
+  const summaryModel = new ScriptedModel([], { summarizer: () => completion({ content: snapshot() }) });
+  const bothRuntime = new native.AgentRuntime(both, summaryModel.transport, registry());
+  bothRuntime.importState(sixMessageState());
+  assert.equal((await bothRuntime.compressNow()).reason, 'no_safe_split');
+  assert.equal(customCalls, 1);
+  assert.equal(summaryModel.summaryRequests.length, 0, 'the default compressor never ran');
   const config = runtimeConfig();
   assert.throws(() => config.setCustomCompressor(async () => '{}', -1), (e) => e.code === 'invalid_argument');
   config.setCustomCompressor(undefined);
