@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Release build of the N-API module for OpenHarmony with the real OpenHarmony NDK
 # (SPEC NAPI-4, OHOS-3, PERF-4): builds bindings/napi (`arkagent-napi`) for each ABI,
-# installs it as ohos/libs/<abi>/libarkagent.so, where hvigor packs it into the HAR, and
+# installs it as ohos/arkagent/libs/<abi>/libarkagent.so, where hvigor packs it into the HAR, and
 # packs <target dir>/ohos-har/arkagent.har (scripts/pack-har.sh; OHOS_HAR_OUT overrides)
 # for apps that install the HAR file with ohpm.
 #
@@ -35,7 +35,7 @@
 #     workspace root): a layout change of its own.
 #   - it names outputs after the cargo artifact (libarkagent_napi.so), not libarkagent.so;
 #   - it regenerates index.d.ts from the #[napi] items, replacing the hand-written,
-#     lint-checked ohos/src/main/cpp/types/libarkagent/index.d.ts;
+#     lint-checked ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts;
 #   - `ohrs artifact` only tars package/ + dist/ into <name>.har (gzip, `package/` prefix).
 # So this script stays a plain cargo build with the NDK's clang per ABI and packs the .har
 # itself (scripts/pack-har.sh: the layout `ohrs artifact` writes).
@@ -109,7 +109,7 @@ for abi in "${ABIS[@]}"; do
   TARGET="$(rust_target "$abi")"
   CLANG_TARGET="$(clang_target "$abi")"
   TARGET_VAR="${TARGET//-/_}"
-  DEST_DIR="$ROOT/ohos/libs/$abi"
+  DEST_DIR="$ROOT/ohos/arkagent/libs/$abi"
   DEST="$DEST_DIR/libarkagent.so"
 
   # Compiler wrappers: clang for the OHOS target and sysroot (what the NDK's CMake
@@ -175,5 +175,5 @@ done
 # The .har an app installs (`"@arkagent/arkagent": "file:<path>/arkagent.har"` in its
 # oh-package.json5, then `ohpm install`): ohos/ with the libraries just built.
 har_libs=()
-for abi in "${ABIS[@]}"; do har_libs+=(--lib "$abi=$ROOT/ohos/libs/$abi/libarkagent.so"); done
+for abi in "${ABIS[@]}"; do har_libs+=(--lib "$abi=$ROOT/ohos/arkagent/libs/$abi/libarkagent.so"); done
 bash "$ROOT/scripts/pack-har.sh" "${har_libs[@]}" --out "${OHOS_HAR_OUT:-$TARGET_DIR/ohos-har/arkagent.har}"

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /*
- * Generates ohos/consumer-rules.txt, the ArkGuard keep rules the HAR hands to the apps
+ * Generates ohos/arkagent/consumer-rules.txt, the ArkGuard keep rules the HAR hands to the apps
  * that depend on it (SPEC OHOS-5), from the native module's declarations
- * (ohos/src/main/cpp/types/libarkagent/index.d.ts).
+ * (ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts).
  *
  * libarkagent.so looks names up as strings at run time: the module object's exports
  * (`native.AgentRuntime`), the methods and accessors of its classes, and the properties of
@@ -18,7 +18,7 @@
  * (ArkGuard rule syntax: an option line followed by one name per line; `#` comments.)
  *
  *   node scripts/gen-consumer-rules.js           print the rules
- *   node scripts/gen-consumer-rules.js --write   rewrite ohos/consumer-rules.txt
+ *   node scripts/gen-consumer-rules.js --write   rewrite ohos/arkagent/consumer-rules.txt
  *   node scripts/gen-consumer-rules.js --check   exit 1 when the committed file is stale
  *
  * Needs the pinned `ohos-typescript` (scripts/arkts-lint; `npm ci` there, as
@@ -30,8 +30,8 @@ const fs = require('fs');
 const path = require('path');
 
 const ROOT = path.resolve(__dirname, '..');
-const DTS = 'ohos/src/main/cpp/types/libarkagent/index.d.ts';
-const RULES = 'ohos/consumer-rules.txt';
+const DTS = 'ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts';
+const RULES = 'ohos/arkagent/consumer-rules.txt';
 
 function loadTs() {
   try {

@@ -21,7 +21,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LINT_DIR="$ROOT/scripts/arkts-lint"
 STUBS="tests/arkts/stubs"
-NATIVE_DTS="ohos/src/main/cpp/types/libarkagent/index.d.ts"
+NATIVE_DTS="ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts"
 BAD="tests/arkts/bad/bad.ets"
 # Every rule bad.ets breaks; all must be reported.
 BAD_RULES=(
@@ -66,7 +66,7 @@ trap 'rm -f "$out"' EXIT
 # 1. The HAR: 0 errors expected. One PASS/FAIL line per file from --summary.
 rc=0
 node "$LINT_DIR/check.js" --summary --stubs "$STUBS" --module "libarkagent.so=$NATIVE_DTS" \
-  --reexports ohos/Index.ets=libarkagent.so ohos >"$out" 2>&1 || rc=$?
+  --reexports ohos/arkagent/Index.ets=libarkagent.so ohos >"$out" 2>&1 || rc=$?
 grep -v '^PASS ' "$out" | grep -v '^FAIL ' || true
 while read -r status file _; do
   case "$status" in

@@ -6,12 +6,12 @@
 #   scripts/pack-har.sh [--lib ABI=PATH]... [--out FILE]
 #
 #   --lib ABI=PATH  the libarkagent.so to pack as libs/<ABI>/libarkagent.so (arm64-v8a,
-#                   armeabi-v7a, x86_64); without any, every ohos/libs/<abi>/libarkagent.so
+#                   armeabi-v7a, x86_64); without any, every ohos/arkagent/libs/<abi>/libarkagent.so
 #   --out FILE      where to write the .har (default: <target dir>/ohos-har/arkagent.har)
 #
 # Packs Index.ets, oh-package.json5, build-profile.json5, hvigorfile.ts,
 # consumer-rules.txt, README.md and src/main (not the ohosTest sources). Refuses, like
-# ohos/hvigorfile.ts, to pack a HAR without a non-empty libarkagent.so for at least one
+# ohos/arkagent/hvigorfile.ts, to pack a HAR without a non-empty libarkagent.so for at least one
 # ABI. Prints the path and the size of the .har and of each library.
 set -euo pipefail
 
@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
 done
 if [ "${#libs[@]}" -eq 0 ]; then
   for abi in "${ABIS[@]}"; do
-    [ -s "$ROOT/ohos/libs/$abi/libarkagent.so" ] && libs[$abi]="$ROOT/ohos/libs/$abi/libarkagent.so"
+    [ -s "$ROOT/ohos/arkagent/libs/$abi/libarkagent.so" ] && libs[$abi]="$ROOT/ohos/arkagent/libs/$abi/libarkagent.so"
   done
 fi
 [ "${#libs[@]}" -gt 0 ] ||
@@ -63,9 +63,9 @@ trap 'rm -rf "$stage"' EXIT
 pkg="$stage/package"
 mkdir -p "$pkg/src"
 for f in "${MODULE_FILES[@]}"; do
-  cp "$ROOT/ohos/$f" "$pkg/$f"
+  cp "$ROOT/ohos/arkagent/$f" "$pkg/$f"
 done
-cp -R "$ROOT/ohos/src/main" "$pkg/src/main"
+cp -R "$ROOT/ohos/arkagent/src/main" "$pkg/src/main"
 for abi in "${!libs[@]}"; do
   mkdir -p "$pkg/libs/$abi"
   cp "${libs[$abi]}" "$pkg/libs/$abi/libarkagent.so"

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs the HAR's ohosTest cases (ohos/src/ohosTest/ets/test/*.test.ets) under Node against
+// Runs the HAR's ohosTest cases (ohos/arkagent/src/ohosTest/ets/test/*.test.ets) under Node against
 // the host build of the native module: each .ets file is transpiled with the pinned
 // ohos-typescript (the same compiler the ArkTS lint uses), '@ohos/hypium' is mapped to
 // node:test, and the HAR's Index to the native module plus the HAR's own .ets helpers.
@@ -54,10 +54,10 @@ const hypium = {
   expect: (actual) => matchers(actual, false),
 };
 
-const ets = path.join(root, 'ohos/src/main/ets');
+const ets = path.join(root, 'ohos/arkagent/src/main/ets');
 const errorModule = load(path.join(ets, 'ArkAgentError.ets'), {});
 const index = { ...native, ...errorModule };
-const testDir = path.join(root, 'ohos/src/ohosTest/ets/test');
+const testDir = path.join(root, 'ohos/arkagent/src/ohosTest/ets/test');
 const skipped = [];
 for (const file of fs.readdirSync(testDir).filter((f) => f.endsWith('.test.ets') && f !== 'List.test.ets').sort()) {
   const full = path.join(testDir, file);

@@ -1,5 +1,5 @@
 // SPEC OHOS-5: a HAR cannot ship without its native library, and the ArkGuard keep rules
-// (ohos/consumer-rules.txt) cover every name of the native API (index.d.ts).
+// (ohos/arkagent/consumer-rules.txt) cover every name of the native API (index.d.ts).
 // Needs the pinned ohos-typescript (scripts/arkts-lint; scripts/lint-arkts.sh installs it).
 'use strict';
 const fs = require('node:fs');
@@ -103,7 +103,7 @@ test('ohos_5_rules_go_stale_when_index_dts_grows', () => {
 
 // hvigorfile.ts transpiled as hvigor would run it, with stand-ins for the hvigor packages.
 function loadHvigorfile() {
-  const file = path.join(root, 'ohos/hvigorfile.ts');
+  const file = path.join(root, 'ohos/arkagent/hvigorfile.ts');
   const out = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
     compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2021 },
     fileName: file,
@@ -138,7 +138,7 @@ test('ohos_5_har_without_native_library_fails_the_build', () => {
   const seen = [];
   const realCheck = hvigorfile.checkNativeLib;
   assert.equal(typeof realCheck, 'function');
-  const ohosDir = path.join(root, 'ohos');
+  const ohosDir = path.join(root, 'ohos/arkagent');
   const abis = fs.existsSync(path.join(ohosDir, 'libs')) ? hvigorfile.abisWithNativeLib(ohosDir) : [];
   const defaultTask = registeredTasks(config.plugins[0])[0];
   try {

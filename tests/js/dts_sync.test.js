@@ -1,5 +1,5 @@
 'use strict';
-// NAPI-2 / house rule 8: ohos/src/main/cpp/types/libarkagent/index.d.ts must match the
+// NAPI-2 / house rule 8: ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts must match the
 // module. Classes, their methods and properties are compared both ways against the loaded
 // module; the declared interfaces are compared with the objects the module actually
 // hands to JS (transport requests, tool calls, events, run results, usages).

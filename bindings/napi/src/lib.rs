@@ -1,5 +1,5 @@
 //! N-API module `libarkagent.so` (napi-ohos): the classes of
-//! `ohos/src/main/cpp/types/libarkagent/index.d.ts`, each wrapping a core object.
+//! `ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts`, each wrapping a core object.
 //!
 //! This crate converts and delegates only: every decision lives in the `arkagent` core.
 //! JS callbacks (HTTP transport, tool executors, event listeners, sub-agent factories) all
