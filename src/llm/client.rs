@@ -99,7 +99,7 @@ impl ChatClient {
             method: "POST".to_owned(),
             url: self.config.chat_completions_url(),
             headers,
-            body,
+            body: Arc::new(body),
             stream: self.config.stream,
         }
     }

@@ -1,4 +1,5 @@
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Serialize;
@@ -14,8 +15,8 @@ pub struct HttpRequest {
     pub url: String,
     /// Headers, in order. Includes `Authorization` — never log a request's headers.
     pub headers: Vec<(String, String)>,
-    /// Request body (JSON text).
-    pub body: String,
+    /// Request body (JSON text). Shared, so a retry re-sends it without copying it.
+    pub body: Arc<String>,
     /// True when the library asked for an SSE stream; the host should then deliver the
     /// body chunk by chunk as it arrives ([`HttpBody::Stream`]).
     pub stream: bool,
@@ -61,7 +62,7 @@ impl HttpRequest {
             method: &self.method,
             url: &self.url,
             headers: self.headers.iter().map(|(name, value)| Header { name, value }).collect(),
-            body: &self.body,
+            body: self.body.as_str(),
             stream: self.stream,
         };
         serde_json::to_string(&wire).unwrap_or_default()

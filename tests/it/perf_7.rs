@@ -42,7 +42,7 @@ struct Recording {
 impl HttpTransport for Recording {
     async fn send(&self, request: HttpRequest, _cancel: CancellationToken) -> Result<HttpResponse, TransportError> {
         let scratch = self.runtime.lock().unwrap().as_ref().map(AgentRuntime::request_body_from_scratch).unwrap_or_default();
-        self.bodies.lock().unwrap().push((request.body.clone(), scratch));
+        self.bodies.lock().unwrap().push((request.body.to_string(), scratch));
         let step = self.script.lock().unwrap().pop_front().unwrap_or(Step::Fail);
         let reply = match step {
             Step::Call(text) => {

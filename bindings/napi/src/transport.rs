@@ -58,7 +58,7 @@ impl From<arkagent::HttpRequest> for JsHttpRequest {
                 .into_iter()
                 .map(|(name, value)| JsHttpHeader { name, value })
                 .collect(),
-            body: request.body,
+            body: request.body.as_str().to_owned(), // PERF-8: one copy; issue 13 removes it
             stream: request.stream,
         }
     }

@@ -131,7 +131,7 @@ fn send_blocking(
         builder = builder.header(name.as_str(), value.as_str());
     }
     // The builder's error could quote a header; report only which part was wrong.
-    let http_request = builder.body(body).map_err(|_| {
+    let http_request = builder.body(body.as_bytes()).map_err(|_| {
         TransportError::network("invalid request: bad method, URL or header (values not shown)")
     })?;
     let response = agent.run(http_request).map_err(from_ureq)?;
@@ -233,7 +233,7 @@ mod tests {
             method: "POST".into(),
             url: "http://127.0.0.1:1/v1/chat/completions".into(),
             headers: vec![("Authorization".into(), "Bearer sk-top-secret\n".into())],
-            body: "{}".into(),
+            body: std::sync::Arc::new("{}".to_owned()),
             stream: false,
         };
         let Err(err) = send_blocking(
