@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# ArkTS lint of the HAR (SPEC NAPI-3), offline: no hvigor, no HarmonyOS SDK.
+# ArkTS lint of the DevEco project ohos/ (SPEC NAPI-3, OHOS-1, OHOS-2), offline: no hvigor,
+# no HarmonyOS SDK.
 #
-#  1. installs the pinned checker (scripts/arkts-lint: ohos-typescript 4.9.5-r9) with npm ci;
-#  2. checks everything ArkTS under ohos/ -- Index.ets, src/main/ets, the ohosTest cases and
-#     the native module's index.d.ts (as a .d.ets copy, so the arkts-* rules apply) --
+#  1. installs the pinned checker (scripts/arkts-lint: ohos-typescript 4.9.5-r9, json5) with
+#     npm ci;
+#  2. checks everything ArkTS under ohos/ -- the HAR (ohos/arkagent: Index.ets, src/main/ets,
+#     the ohosTest cases, the native module's index.d.ts as a .d.ets copy so the arkts-*
+#     rules apply) and the example app (ohos/example: the ArkUI page and the ability, which
+#     import the HAR as '@arkagent/arkagent', like the app's ohpm `file:` dependency) --
 #     expecting 0 errors, and Index.ets re-exporting every name the native module exports
-#     (a class added to index.d.ts must be added to Index.ets's export list too);
+#     (a class added to index.d.ts must be added to Index.ets's export list too). ArkUI
+#     (struct components, decorators, `Column() { ... }.width(...)`) is parsed as ets-loader
+#     does, against the declarations in tests/arkts/stubs/component;
 #  3. checks the known-bad fixture tests/arkts/bad/bad.ets, expecting it to FAIL with each
 #     rule it breaks reported, so a checker that silently passes everything is caught.
-#  4. (OHOS-2) checks tests/arkts/bad/undeclared_sdk.ets, which uses an SDK module and member
-#     no stub declares, expecting it to FAIL naming both; checks that every stub names its
+#  4. (OHOS-2) checks tests/arkts/bad/undeclared_sdk.ets, which uses an SDK module, a kit
+#     export and a member no stub declares, and tests/arkts/bad/undeclared_arkui.ets, a page
+#     using an ArkUI component, attributes and a decorator no stub declares (and an attribute
+#     with a wrong argument type), expecting each to FAIL naming every one; checks that every stub names its
 #     SDK source file and tag (scripts/arkts-lint/check-stubs.js; with OHOS_SDK_JS set to an
 #     interface_sdk-js checkout at OpenHarmony-v5.0.0-Release, also every signature and
 #     @since <= 12) and that check-stubs.js flags a bad stub against a tiny fake SDK.
@@ -40,19 +48,22 @@ for tool in node npm; do
   fi
 done
 
-# npm ci from the committed lock file; skipped when exactly the locked version is installed.
+# npm ci from the committed lock file; skipped when exactly the locked versions are installed.
 locked_version() {
-  node -e 'const l=require(process.argv[1]);process.stdout.write(l.packages["node_modules/ohos-typescript"].version)' \
-    "$LINT_DIR/package-lock.json"
+  node -e 'const l=require(process.argv[1]);process.stdout.write(l.packages["node_modules/"+process.argv[2]].version)' \
+    "$LINT_DIR/package-lock.json" "$1"
 }
 installed_version() {
   node -e 'try{process.stdout.write(require(process.argv[1]).version)}catch(e){}' \
-    "$LINT_DIR/node_modules/ohos-typescript/package.json"
+    "$LINT_DIR/node_modules/$1/package.json"
 }
-if [ "$(installed_version)" != "$(locked_version)" ]; then
-  echo "lint-arkts: installing ohos-typescript $(locked_version) (npm ci)" >&2
-  (cd "$LINT_DIR" && npm ci --silent --no-audit --no-fund >/dev/null)
-fi
+for pkg in ohos-typescript json5; do
+  if [ "$(installed_version "$pkg")" != "$(locked_version "$pkg")" ]; then
+    echo "lint-arkts: installing ohos-typescript $(locked_version ohos-typescript), json5 $(locked_version json5) (npm ci)" >&2
+    (cd "$LINT_DIR" && npm ci --silent --no-audit --no-fund >/dev/null)
+    break
+  fi
+done
 
 cd "$ROOT"
 passed=0
@@ -66,6 +77,7 @@ trap 'rm -f "$out"' EXIT
 # 1. The HAR: 0 errors expected. One PASS/FAIL line per file from --summary.
 rc=0
 node "$LINT_DIR/check.js" --summary --stubs "$STUBS" --module "libarkagent.so=$NATIVE_DTS" \
+  --module "@arkagent/arkagent=ohos/arkagent/Index.ets" \
   --reexports ohos/arkagent/Index.ets=libarkagent.so ohos >"$out" 2>&1 || rc=$?
 grep -v '^PASS ' "$out" | grep -v '^FAIL ' || true
 while read -r status file _; do
@@ -107,8 +119,25 @@ if [ "$rc" -ne 1 ]; then
   cat "$out" >&2
   fail "$UNDECLARED: checker exited $rc, expected 1 (rejected)"
 else
-  for want in "Cannot find module '@kit.AbilityKit'" "Property 'createHttpResponseCache' does not exist"; do
+  for want in "Cannot find module '@kit.MediaKit'" "has no exported member 'common'" \
+    "Property 'createHttpResponseCache' does not exist"; do
     if grep -qF "$want" "$out"; then pass; else fail "$UNDECLARED: \"$want\" not reported"; cat "$out" >&2; fi
+  done
+fi
+
+# 3b. OHOS-1/OHOS-2: an ArkUI page using a component, attributes and a decorator no stub
+#     declares (and an attribute with a wrong argument type) is rejected.
+UNDECLARED_UI="tests/arkts/bad/undeclared_arkui.ets"
+rc=0
+node "$LINT_DIR/check.js" --stubs "$STUBS" "$UNDECLARED_UI" >"$out" 2>&1 || rc=$?
+if [ "$rc" -ne 1 ]; then
+  cat "$out" >&2
+  fail "$UNDECLARED_UI: checker exited $rc, expected 1 (rejected)"
+else
+  for want in "Cannot find name 'Image'" "Property 'fontFamily' does not exist on type 'TextAttribute'" \
+    "Property 'fontStyle' does not exist on type 'TextAttribute'" "Cannot find name 'Prop'" \
+    "Argument of type 'string' is not assignable to parameter of type 'number'"; do
+    if grep -qF "$want" "$out"; then pass; else fail "$UNDECLARED_UI: \"$want\" not reported"; cat "$out" >&2; fi
   done
 fi
 

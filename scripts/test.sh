@@ -52,8 +52,9 @@ step "ArkTS lint (scripts/lint-arkts.sh)" bash scripts/lint-arkts.sh
 # After the lint (which installs ohos-typescript) and the N-API step (which builds the module).
 step "ArkTS ohosTest cases under Node (scripts/run-ohostest.js)" node --test scripts/run-ohostest.js
 # OHOS-5 (keep rules generated from index.d.ts, hvigorfile.ts's native-library check); needs
-# the ohos-typescript the lint installs.
-step "HAR packaging rules (node --test tests/arkts/)" node --test tests/arkts/
+# the ohos-typescript and json5 the lint installs.
+# OHOS-1: the DevEco project's structure as hvigor reads it (tests/arkts/ohos_1.test.js).
+step "DevEco project and HAR packaging rules (node --test tests/arkts/)" node --test tests/arkts/
 step "OHOS compile check (scripts/ohos-check.sh)" bash scripts/ohos-check.sh
 step "OHOS link check (scripts/ohos-link-check.sh)" bash scripts/ohos-link-check.sh
 

@@ -17,7 +17,9 @@
  *                     directory (every .ets / .d.ets below it; oh_modules, build skipped)
  *   --stubs DIR       declaration stubs: DIR/<specifier>.d.ts or DIR/<specifier>/index.d.ts
  *                     resolves `import ... from '<specifier>'` (e.g. @ohos/hypium,
- *                     @kit.NetworkKit); mapped with compilerOptions.paths
+ *                     @kit.NetworkKit); mapped with compilerOptions.paths. DIR/component/
+ *                     holds ArkUI's global declarations (components, decorators): added to
+ *                     every program, and their components make up ets-loader's `ets` option
  *   --module N=F      maps module N to declaration file F, as an ohpm `file:` dependency
  *                     would (`libarkagent.so` -> its index.d.ts); F is checked too, a
  *                     .d.ts F as a .d.ets copy so the arkts-* rules apply to it
@@ -103,12 +105,20 @@ function walk(dir, out) {
   return out;
 }
 
-/** Stub files below DIR, keyed by the import specifier each stands for. */
-function collectStubs(dir, into) {
+/**
+ * Stub files below DIR, keyed by the import specifier each stands for. DIR/component/ holds
+ * ArkUI's global declarations (the SDK's ets/component/ dir, which ets-loader adds to every
+ * .ets program): those are not modules; they go to `globals`.
+ */
+function collectStubs(dir, into, globals) {
   (function rec(d) {
     for (const ent of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, ent.name);
-      if (ent.isDirectory()) {
+      if (ent.isDirectory() && d === dir && ent.name === 'component') {
+        for (const f of fs.readdirSync(p).sort()) {
+          if (/\.d\.e?ts$/.test(f)) globals.push(path.join(p, f));
+        }
+      } else if (ent.isDirectory()) {
         rec(p);
       } else if (/\.d\.e?ts$/.test(ent.name)) {
         const rel = path.relative(dir, p).split(path.sep).join('/');
@@ -118,9 +128,55 @@ function collectStubs(dir, into) {
   })(dir);
 }
 
-// Compiler options that match ets-loader (see shared/notes/arkts-lint.md).
-function compilerOptions(paths) {
+/**
+ * ets-loader's `ets` compiler option (its tsconfig.json: what makes ohos-typescript parse
+ * `struct`, a component call with a trailing block `Column() { ... }`, @Builder / @Extend /
+ * @Styles), with the component list taken from the ArkUI stubs: every
+ * `declare const X: XInterface;` is a component, `declare const XInstance: XAttribute;` its
+ * attribute class. A component no stub declares is then not even parsed as one: its use is
+ * an error (`Cannot find name`), as an undeclared SDK member is.
+ */
+function etsOptions(globals) {
+  // ForEach / LazyForEach are calls whose callbacks build UI (syntaxComponents), not
+  // components: parsed as components, their item builders would not be.
+  const paramsUICallback = ['ForEach', 'LazyForEach'];
+  const components = [];
+  const extendComponents = [];
+  for (const file of globals) {
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/^declare const (\w+): (\w+)Interface;/gm)) {
+      if (m[1] === m[2] && !paramsUICallback.includes(m[1])) components.push(m[1]);
+    }
+    for (const m of text.matchAll(/^declare const (\w+)Instance: (\w+Attribute);/gm)) {
+      extendComponents.push({ name: m[1], type: m[2], instance: m[1] + 'Instance' });
+    }
+  }
   return {
+    render: { method: ['build', 'pageTransition'], decorator: ['Builder', 'LocalBuilder'] },
+    components: components.sort(),
+    libs: [],
+    extend: { decorator: ['Extend', 'AnimatableExtend'], components: extendComponents },
+    styles: {
+      decorator: 'Styles',
+      component: { name: 'Common', type: 'T', instance: 'CommonInstance' },
+      property: 'stateStyles',
+    },
+    concurrent: { decorator: 'Concurrent' },
+    customComponent: 'CustomComponent',
+    propertyDecorators: ['Link', 'Prop', 'ObjectLink', 'Consume', 'BuilderParam', 'Param', 'Event']
+      .map((name) => ({ name, needInitialization: false })),
+    emitDecorators: [],
+    syntaxComponents: {
+      paramsUICallback,
+      attrUICallback: [{ name: 'Repeat', attributes: ['each', 'template'] }],
+    },
+  };
+}
+
+// Compiler options that match ets-loader (see shared/notes/arkts-lint.md).
+function compilerOptions(paths, globals) {
+  return {
+    ...(globals.length ? { ets: etsOptions(globals) } : {}),
     target: ts.ScriptTarget.ES2021,
     lib: ['lib.es2021.d.ts'],
     module: ts.ModuleKind.ES2020,
@@ -178,11 +234,12 @@ function main() {
   const displayName = new Map(); // checked path -> the path to report
   const roots = [];
   const paths = {};
+  const globals = [];
 
   try {
     for (const dir of args.stubs) {
       if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) usage('not a directory: ' + dir);
-      collectStubs(dir, paths);
+      collectStubs(dir, paths, globals);
     }
 
     // A .d.ts gets plain tsc checks only; its .d.ets twin gets the arkts-* rules.
@@ -215,9 +272,9 @@ function main() {
     }
     const rootNames = [...new Set(roots)];
 
-    const options = compilerOptions(paths);
+    const options = compilerOptions(paths, globals);
     const host = ts.createIncrementalCompilerHost(options);
-    const builder = ts.createIncrementalProgramForArkTs({ rootNames, options, host });
+    const builder = ts.createIncrementalProgramForArkTs({ rootNames: [...globals, ...rootNames], options, host });
 
     const diagnostics = [
       ...builder.getConfigFileParsingDiagnostics(),

@@ -1,0 +1,7 @@
+// Build script of the example app (an entry HAP): hvigor's built-in HAP tasks.
+import { hapTasks } from '@ohos/hvigor-ohos-plugin';
+
+export default {
+  system: hapTasks,  /* Built-in plugin of Hvigor. It cannot be modified. */
+  plugins: []        /* Custom plugin to extend the functionality of Hvigor. */
+}

@@ -1,0 +1,23 @@
+/*
+ * Minimal stub of ArkUI's button.d.ts (global declarations, like the SDK's ets/component/ dir
+ * that ets-loader loads for every .ets file): the Button component.
+ *
+ * Source: interface_sdk-js api/@internal/component/ets/button.d.ts @ OpenHarmony-v5.0.0-Release
+ *   (https://github.com/openharmony/interface_sdk-js, API 12, the HAR's minimum).
+ * Every declaration here has the signature of that file (names, parameter and return
+ * types, optionality); scripts/arkts-lint/check-stubs.js --sdk <checkout> verifies it.
+ */
+
+declare interface ButtonOptions {}
+
+interface ButtonInterface {
+  (): ButtonAttribute;
+  (options: ButtonOptions): ButtonAttribute;
+  (label: ResourceStr, options?: ButtonOptions): ButtonAttribute;
+}
+
+declare class ButtonAttribute extends CommonMethod<ButtonAttribute> {}
+
+declare const Button: ButtonInterface;
+
+declare const ButtonInstance: ButtonAttribute;
