@@ -235,3 +235,27 @@ test('ohos_1_the_project_check_fails_when_a_rule_is_broken', () => {
     assert.ok(problems.some((p) => want.test(p)), `expected ${want} among: ${problems.join(' | ') || '(none)'}`);
   }
 });
+
+// What README.md promises the example page does, against its source (the lint proves it
+// type-checks against the HAR's API; this ties each promised feature to the call making it).
+test('ohos_1_the_example_page_streams_shows_tools_usage_episodes_and_sub_agents', () => {
+  const page = fs.readFileSync(path.join(PROJECT, 'example/src/main/ets/pages/Index.ets'), 'utf8');
+  const imports = [...page.matchAll(/from '([^']+)'/g)].map((m) => m[1]);
+  assert.deepEqual([...new Set(imports)], [HAR_NAME], 'the page imports only the HAR');
+  const promised = {
+    'streaming on': /model\.stream = true;/,
+    'the HAR transport': /new NetworkKitTransport\(\)\.asTransport\(\)/,
+    'text deltas': /event\.type === 'text_delta'/,
+    'tool calls shown': /event\.type === 'tool_call_started'[\s\S]*event\.type === 'tool_call_finished'/,
+    'a small tool registered': /tools\.register\(CURRENT_TIME, currentTime\)/,
+    '/usage command': /text === '\/usage'\) \{\s*this\.refreshPanels\(\);\s*this\.add\('info', this\.usage\)/,
+    'usage totals of the run tree': /runtime\.totalUsage\(\)/,
+    'episodes after a compression': /runtime\.listEpisodes\(\)/,
+    'compression (automatic and manual)': /new ContextCompressor\(COMPRESSION_THRESHOLD[\s\S]*compressNow\(\)/,
+    'sub-agents registered and listed': /registerSubAgent\(SubAgentDefinition\.create\('researcher'[\s\S]*runtime\.subAgents\(\)/,
+    'the resume spot': /RESUME-HOOK \(OHOS-1\)/,
+  };
+  for (const [what, re] of Object.entries(promised)) assert.match(page, re, what);
+  assert.match(page, /const COMPRESSION_THRESHOLD: number = 6000;/, 'README says: automatic above 6000 prompt tokens');
+  assert.doesNotMatch(page, /console\.|hilog/, 'the page logs nothing (the API key is never logged)');
+});
