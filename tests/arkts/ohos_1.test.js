@@ -152,6 +152,15 @@ function checkProject(dir) {
     }
   }
 
+  // The app runs on no device type the HAR does not declare.
+  const devices = (name) => {
+    const f = moduleDirs[name] && path.join(moduleDirs[name], 'src/main/module.json5');
+    return f && fs.existsSync(f) ? (read5(f).module || {}).deviceTypes || [] : [];
+  };
+  for (const d of devices('example')) {
+    need(devices('arkagent').includes(d), `example: deviceType ${d} is not among the HAR's (${devices('arkagent').join(', ')})`);
+  }
+
   // The example depends on the HAR module by file path, under the HAR's package name.
   if (moduleDirs.arkagent && moduleDirs.example && fs.existsSync(path.join(moduleDirs.example, 'oh-package.json5')) &&
     fs.existsSync(path.join(moduleDirs.arkagent, 'oh-package.json5'))) {
@@ -226,6 +235,9 @@ test('ohos_1_the_project_check_fails_when_a_rule_is_broken', () => {
     [(d) => edit5(path.join(d, 'build-profile.json5'), (v) => {
       v.modules[0].srcPath = './nowhere';
     }), /srcPath \.\/nowhere does not exist/],
+    [(d) => edit5(path.join(d, 'example/src/main/module.json5'), (v) => {
+      v.module.deviceTypes.push('wearable');
+    }), /deviceType wearable is not among the HAR's/],
     [(d) => edit5(path.join(d, 'AppScope/app.json5'), (v) => {
       v.app.versionCode = '1';
     }), /versionCode 1 is not a positive integer/],
