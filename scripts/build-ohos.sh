@@ -11,6 +11,9 @@
 #
 # OHOS_NDK_HOME is the SDK directory that holds native/ (native/llvm/bin/clang,
 # native/sysroot), e.g. <DevEco>/sdk/default/openharmony or an OpenHarmony SDK's <api>/.
+# CI runs this very script against the fake NDK scripts/ohos-link-check.sh generates
+# (musl + stub system libraries, marked FAKE_NDK: then the libraries go to
+# <target dir>/ohos-fake-ndk-libs/<abi>/, never to ohos/arkagent/libs/).
 #
 # Rust: uses `rustup target add <arch>-unknown-linux-ohos` (prebuilt std) when rustup can
 # install it; otherwise nightly with -Zbuild-std=std,panic_abort (needs rust-src).
@@ -102,6 +105,14 @@ TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
 export OHOS_NDK_HOME="$NDK"
 WRAP_DIR="$TARGET_DIR/ohos-toolchain"
+# The fake NDK of scripts/ohos-link-check.sh (musl + stub system libraries, for CI) carries
+# a FAKE_NDK marker: what it links must never reach ohos/arkagent/libs/ (and from there a
+# HAR hvigor packs), so its libraries go to <target dir>/ohos-fake-ndk-libs/<abi>/.
+LIBS_DIR="$ROOT/ohos/arkagent/libs"
+if [ -f "$NDK/FAKE_NDK" ]; then
+  LIBS_DIR="$TARGET_DIR/ohos-fake-ndk-libs"
+  echo "build-ohos: FAKE NDK ($NDK/FAKE_NDK): a link check, not a device build; libraries go to $LIBS_DIR" >&2
+fi
 mkdir -p "$WRAP_DIR"
 size_of() { wc -c <"$1" | tr -d ' '; }
 
@@ -109,11 +120,13 @@ for abi in "${ABIS[@]}"; do
   TARGET="$(rust_target "$abi")"
   CLANG_TARGET="$(clang_target "$abi")"
   TARGET_VAR="${TARGET//-/_}"
-  DEST_DIR="$ROOT/ohos/arkagent/libs/$abi"
+  DEST_DIR="$LIBS_DIR/$abi"
   DEST="$DEST_DIR/libarkagent.so"
 
   # Compiler wrappers: clang for the OHOS target and sysroot (what the NDK's CMake
-  # toolchain file sets up), used as linker and as CC/CXX for C dependencies.
+  # toolchain file sets up), used as linker and as CC/CXX for C dependencies (the cc crate
+  # reads CC_<target>/AR_<target>: a crate compiling bundled C, e.g. SQLite, needs nothing
+  # more; extra C flags go in CFLAGS_<target>, which the cc crate reads too).
   for pair in "clang:$TARGET-clang" "clang++:$TARGET-clang++"; do
     real="${pair%%:*}"
     wrapper="$WRAP_DIR/${pair#*:}"
@@ -175,5 +188,5 @@ done
 # The .har an app installs (`"@arkagent/arkagent": "file:<path>/arkagent.har"` in its
 # oh-package.json5, then `ohpm install`): ohos/ with the libraries just built.
 har_libs=()
-for abi in "${ABIS[@]}"; do har_libs+=(--lib "$abi=$ROOT/ohos/arkagent/libs/$abi/libarkagent.so"); done
+for abi in "${ABIS[@]}"; do har_libs+=(--lib "$abi=$LIBS_DIR/$abi/libarkagent.so"); done
 bash "$ROOT/scripts/pack-har.sh" "${har_libs[@]}" --out "${OHOS_HAR_OUT:-$TARGET_DIR/ohos-har/arkagent.har}"

@@ -12,23 +12,29 @@
 #      published symbol lists (scripts/ohos-ndk-symbols/*.txt, from
 #      openharmony/interface_sdk_c at OpenHarmony-v5.0.0-Release = API 12; SPEC OHOS-4),
 #      a `__fprintf_chk` compat lib and a clang/lld linker wrapper.
-#   3. cargo +nightly build -Zbuild-std=std,panic_abort --release
-#        --target aarch64-unknown-linux-ohos -p arkagent-napi
-#      in its own target dir (<target dir>/ohos-link) so it does not disturb host builds.
+#      The x86_64 part (DevEco's PC emulator; OHOS-3) adds a second sysroot lib dir with
+#      Debian's x86_64 musl and builtins, a libunwind.a compiled from rust-src's llvm
+#      libunwind, stubs from the same lists (OHOS_LINK_CHECK_X86_64=0 leaves it out). The
+#      fake NDK has the layout of the real one where scripts/build-ohos.sh looks
+#      (native/llvm/bin/clang, llvm-ar, llvm-strip, llvm-readelf, ...), its clang mapping
+#      --target=<arch>-linux-ohos to those musl wrappers, and a FAKE_NDK marker.
+#   3. Builds with the command a user runs (SPEC OHOS-3), once for both ABIs:
+#        OHOS_NDK_HOME=<fake NDK> OHOS_ABIS="arm64-v8a x86_64" OHOS_BUILD_STD=1
+#          CARGO_TARGET_DIR=<target dir>/ohos-link scripts/build-ohos.sh
+#      which builds -p arkagent-napi per ABI (nightly -Zbuild-std), runs its import check,
+#      strips, and packs <target dir>/ohos-link/arkagent.har (scripts/pack-har.sh). Seeing
+#      FAKE_NDK, build-ohos.sh installs the libraries under <target dir>/ohos-link/
+#      ohos-fake-ndk-libs/<abi>/ instead of ohos/arkagent/libs/.
 #   4. Checks: `file` says ARM aarch64 ELF shared object; NEEDED has libace_napi.z.so; a musl
 #      dlopen(RTLD_NOW) under qemu-aarch64-static resolves every symbol and dlsym finds
 #      napi_register_module_v1; scripts/ohos-imports-check.sh: every undefined symbol is
 #      exported by libc.so or listed for a NEEDED library (OHOS-4), and the same check
 #      rejects a tiny library importing napi_adjust_external_memory and OH_LOG_SetLogLevel
-#      (absent at API 12), so it cannot silently pass. Prints the stripped size. Then packs
-#      the HAR with it through scripts/pack-har.sh (as build-ohos.sh does) and inspects the
-#      .har: module files, the d.ts, libs/arm64-v8a/libarkagent.so being this N-API module;
+#      (absent at API 12), so it cannot silently pass; the same file / import / native musl
+#      dlopen checks for x86_64. Prints the stripped sizes.
+#   5. Inspects the .har: module files, the d.ts (byte-equal to ohos/arkagent's),
+#      libs/<abi>/libarkagent.so for each ABI being that ABI's N-API module, no ohosTest;
 #      and that pack-har.sh refuses an empty library.
-#   6. The same for x86_64-unknown-linux-ohos (DevEco's PC emulator; OHOS-3): a second
-#      sysroot lib dir with Debian's x86_64 musl and builtins, a libunwind.a compiled from
-#      rust-src's llvm libunwind, stubs from the same lists; file / import / native musl
-#      dlopen checks, and the .har then carries libs/x86_64/libarkagent.so too.
-#      OHOS_LINK_CHECK_X86_64=0 skips it (about 5 min of a cold build here).
 #
 # This is a LINK CHECK AGAINST MUSL, NOT A DEVICE TEST: OpenHarmony's libc is a musl fork
 # and the real libace_napi.z.so is replaced by stubs, so it proves the artifact links, is
@@ -307,99 +313,17 @@ PROBE="$WORK/dlopen_probe"
 # passes -nodefaultlibs and links libunwind.a itself, so only this C program needs it.
 build_c "$stage/dlopen_probe.c" "$PROBE" "$LINKER" -O2 -unwindlib=none
 
-# --- 4. Build -------------------------------------------------------------------------
-say "cargo +nightly build -Zbuild-std=std,panic_abort --release --target $TARGET -p $CRATE" \
-  "(CARGO_TARGET_DIR=${BUILD_DIR#"$ROOT/"}, OHOS_NDK_HOME=${NDK#"$ROOT/"})"
-build_started=$SECONDS
-if ! CARGO_TARGET_DIR="$BUILD_DIR" \
-  OHOS_NDK_HOME="$NDK" \
-  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_OHOS_LINKER="$LINKER" \
-  CC_aarch64_unknown_linux_ohos="$CC_WRAP" \
-  AR_aarch64_unknown_linux_ohos="$(find_tool llvm-ar "llvm-ar-$LLVM_MAJOR" ar)" \
-  cargo +nightly build -Zbuild-std=std,panic_abort --release --target "$TARGET" -p "$CRATE"; then
-  die "cargo build for $TARGET failed (link check against the fake NDK)"
-fi
-say "build: $((SECONDS - build_started)) s"
-SO="$BUILD_DIR/$TARGET/release/$ARTIFACT"
-[ -f "$SO" ] || die "the build produced no $SO"
-
-# --- 5. Checks ------------------------------------------------------------------------
-passed=0
-failed=0
-check() {
-  local name=$1 ok=$2 detail=$3
-  if [ "$ok" = 1 ]; then
-    passed=$((passed + 1))
-    echo "ohos-link-check: ok    $name: $detail"
-  else
-    failed=$((failed + 1))
-    echo "ohos-link-check: FAIL  $name: $detail"
-  fi
-}
-
-desc="$(file -b "$SO")"
-ok=0
-grep -q 'ELF 64-bit LSB shared object, ARM aarch64' <<<"$desc" && ok=1
-check "file: ARM aarch64 ELF shared object" "$ok" "$desc"
-
-needed="$("$READELF" -d "$SO" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
-ok=0
-grep -qw 'libace_napi\.z\.so' <<<"$needed" && ok=1
-check "readelf -d: NEEDED libace_napi.z.so" "$ok" "NEEDED: ${needed% }"
-
-probe_out="$(LD_LIBRARY_PATH="$L" "$QEMU" "$PROBE" "$SO" 2>&1)" && ok=1 || ok=0
-check "musl dlopen(RTLD_NOW) + dlsym(napi_register_module_v1) under $(basename "$QEMU")" "$ok" \
-  "$(tr '\n' ' ' <<<"$probe_out" | sed 's/ $//')"
-
-# OHOS-4: nothing imported that a device (API 12) does not export.
-NM="$(find_tool llvm-nm "llvm-nm-$LLVM_MAJOR")" || die "llvm-nm not found after installing llvm"
-IMPORTS_CHECK=(bash "$ROOT/scripts/ohos-imports-check.sh" --libc "$L/libc.so" --nm "$NM" --readelf "$READELF")
-imports_out="$("${IMPORTS_CHECK[@]}" "$SO" 2>&1)" && ok=1 || ok=0
-check "every import in libc.so or the NDK symbol lists (scripts/ohos-ndk-symbols)" "$ok" \
-  "$(tr '\n' ' ' <<<"$imports_out" | sed 's/ $//')"
-
-# Self-check of that check: a library importing names the lists lack (one napi-sys-ohos
-# declares but libace_napi.z.so does not export at API 12, one hilog name of API 21) must be
-# rejected with exactly those names, while the listed names it also imports pass.
-cat >"$stage/not_in_list.c" <<'EOF'
-int napi_module_register(void);
-int napi_adjust_external_memory(void);
-int OH_LOG_Print(void);
-int OH_LOG_SetLogLevel(void);
-int probe(void) {
-  return napi_module_register() + napi_adjust_external_memory() + OH_LOG_Print() + OH_LOG_SetLogLevel();
-}
-EOF
-build_c "$stage/not_in_list.c" "$WORK/not_in_list.so" "$LINKER" -O2 -fPIC -shared -nostdlib \
-  -L"$L" -lace_napi.z -lhilog_ndk.z
-neg_rc=0
-neg_out="$("${IMPORTS_CHECK[@]}" "$WORK/not_in_list.so" 2>&1)" || neg_rc=$?
-ok=0
-if [ "$neg_rc" = 1 ] && grep -q 'imports napi_adjust_external_memory ' <<<"$neg_out" &&
-  grep -q 'imports OH_LOG_SetLogLevel ' <<<"$neg_out" &&
-  ! grep -qE 'imports (napi_module_register|OH_LOG_Print) ' <<<"$neg_out"; then
-  ok=1
-fi
-check "self-check: imports outside the lists are rejected" "$ok" \
-  "exit $neg_rc: $(grep -oE 'imports [A-Za-z0-9_]+' <<<"$neg_out" | tr '\n' ' ' | sed 's/ $//')"
-
-# PERF-4: size of the library as it would be installed (stripped, like build-ohos.sh).
-echo "ohos-link-check: built ${SO#"$ROOT/"} ($(wc -c <"$SO" | tr -d ' ') bytes), installed as libarkagent.so"
-cp -f "$SO" "$stage/libarkagent.so"
-"$STRIP" --strip-all "$stage/libarkagent.so"
-size=$(wc -c <"$stage/libarkagent.so" | tr -d ' ')
-echo "ohos-link-check: libarkagent.so ($OHOS_TRIPLE, release, stripped): $size bytes"
-
-# --- 6. x86_64 (DevEco's emulator on a PC) ------------------------------------------------
-# The same link check for x86_64-unknown-linux-ohos (SPEC OHOS-3: arm64-v8a and x86_64):
-# a second fake sysroot dir (native/sysroot/usr/lib/x86_64-linux-ohos) with Debian's
-# x86_64 musl and compiler-rt builtins, a libunwind.a compiled from the llvm libunwind
-# sources that rust-src ships (Debian's libunwind-14-dev:amd64 cannot be installed next to
-# :arm64, both own /usr/lib/llvm-14/lib/libunwind.a), and stubs from the same symbol lists.
-# The library is dlopen'ed natively by musl's loader. OHOS_LINK_CHECK_X86_64=0 skips it.
-SO_X64=""
+# --- 3b. x86_64 (DevEco's emulator on a PC) in the fake NDK ------------------------------
+# SPEC OHOS-3: arm64-v8a and x86_64. A second fake sysroot dir
+# (native/sysroot/usr/lib/x86_64-linux-ohos) with Debian's x86_64 musl and compiler-rt
+# builtins, a libunwind.a compiled from the llvm libunwind sources that rust-src ships
+# (Debian's libunwind-14-dev:amd64 cannot be installed next to :arm64, both own
+# /usr/lib/llvm-14/lib/libunwind.a), and stubs from the same symbol lists. The library is
+# dlopen'ed natively by musl's loader. OHOS_LINK_CHECK_X86_64=0 leaves x86_64 out.
+X64_TARGET="x86_64-unknown-linux-ohos"
+ABIS="arm64-v8a"
 if [ "${OHOS_LINK_CHECK_X86_64:-1}" = 1 ]; then
-  X64_TARGET="x86_64-unknown-linux-ohos"
+  ABIS="arm64-v8a x86_64"
   X64_MUSL="x86_64-linux-musl"
   L64="$SYSROOT/usr/lib/x86_64-linux-ohos"
   MUSL64_LIB="/usr/lib/$X64_MUSL"
@@ -463,21 +387,146 @@ EOF
     stubs64="${stubs64:+$stubs64, }$lib.z.so"
   done
   build_c "$stage/dlopen_probe.c" "$WORK/dlopen_probe_x86_64" "$LINKER64" -O2 -unwindlib=none
+  stubs_made="$stubs_made; x86_64: $stubs64"
+else
+  say "x86_64 left out (OHOS_LINK_CHECK_X86_64=${OHOS_LINK_CHECK_X86_64})"
+fi
 
-  say "cargo +nightly build -Zbuild-std=std,panic_abort --release --target $X64_TARGET -p $CRATE"
-  build_started=$SECONDS
-  if ! CARGO_TARGET_DIR="$BUILD_DIR" \
-    OHOS_NDK_HOME="$NDK" \
-    CARGO_TARGET_X86_64_UNKNOWN_LINUX_OHOS_LINKER="$LINKER64" \
-    CC_x86_64_unknown_linux_ohos="$CC64" \
-    AR_x86_64_unknown_linux_ohos="$(find_tool llvm-ar "llvm-ar-$LLVM_MAJOR" ar)" \
-    cargo +nightly build -Zbuild-std=std,panic_abort --release --target "$X64_TARGET" -p "$CRATE"; then
-    die "cargo build for $X64_TARGET failed (link check against the fake NDK)"
+# --- 3c. The NDK layout scripts/build-ohos.sh expects ------------------------------------
+# native/llvm/bin/clang (+ clang++) and the llvm tools, so the fake NDK can stand behind
+# OHOS_NDK_HOME. build-ohos.sh calls `clang --target=<arch>-linux-ohos --sysroot=... ARGS`
+# (its wrappers in <target dir>/ohos-toolchain/); this clang maps that to the musl wrappers
+# above: a compile (-c/-S/-E) to <triple>-clang, anything else (rustc's link) to
+# <triple>-link. The FAKE_NDK marker makes build-ohos.sh keep the result out of
+# ohos/arkagent/libs/ (a musl-linked library must never reach a real HAR).
+LLVM_BIN="$NDK/native/llvm/bin"
+mkdir -p "$LLVM_BIN"
+cat >"$stage/fake-clang" <<EOF
+#!/bin/sh
+# Generated by scripts/ohos-link-check.sh. FAKE NDK clang: --target=<arch>-linux-ohos is
+# mapped to the musl wrappers in $NDK/bin (link check only).
+target=
+mode=link
+for a in "\$@"; do
+  case "\$a" in
+    --target=aarch64*ohos*) target=$TARGET ;;
+    --target=x86_64*ohos*) target=$X64_TARGET ;;
+    --target=*) echo "fake NDK clang: unsupported \$a" >&2; exit 1 ;;
+    -c | -S | -E | -M | -MM) mode=cc ;;
+  esac
+done
+[ -n "\$target" ] || { echo "fake NDK clang: no --target=<arch>-linux-ohos" >&2; exit 1; }
+for a in "\$@"; do
+  shift
+  case "\$a" in --target=*) ;; *) set -- "\$@" "\$a" ;; esac
+done
+if [ "\$mode" = cc ]; then exec "$NDK/bin/\$target-clang" "\$@"; fi
+exec "$NDK/bin/\$target-link" "\$@"
+EOF
+put "$stage/fake-clang" "$LLVM_BIN/clang"
+put "$stage/fake-clang" "$LLVM_BIN/clang++"
+chmod +x "$LLVM_BIN/clang" "$LLVM_BIN/clang++"
+for tool in llvm-ar llvm-ranlib llvm-strip llvm-nm llvm-readelf; do
+  real="$(find_tool "$tool" "$tool-$LLVM_MAJOR")" || die "$tool not found after installing llvm"
+  ln -sfn "$real" "$LLVM_BIN/$tool"
+done
+echo "scripts/ohos-link-check.sh" >"$NDK/FAKE_NDK"
+
+# --- 4. Build: scripts/build-ohos.sh, the command a user runs ------------------------------
+# OHOS_BUILD_STD=1: rustup has no prebuilt std for the ohos targets here (download 404s),
+# and the nightly build-std path keeps this build's cache stable between runs.
+say "OHOS_NDK_HOME=${NDK#"$ROOT/"} OHOS_ABIS=\"$ABIS\" scripts/build-ohos.sh" \
+  "(CARGO_TARGET_DIR=${BUILD_DIR#"$ROOT/"})"
+HAR="$BUILD_DIR/arkagent.har"
+build_started=$SECONDS
+if ! CARGO_TARGET_DIR="$BUILD_DIR" OHOS_NDK_HOME="$NDK" OHOS_ABIS="$ABIS" OHOS_BUILD_STD=1 \
+  OHOS_HAR_OUT="$HAR" bash "$ROOT/scripts/build-ohos.sh"; then
+  die "scripts/build-ohos.sh failed against the fake NDK"
+fi
+say "build-ohos.sh: $((SECONDS - build_started)) s"
+SO="$BUILD_DIR/$TARGET/release/$ARTIFACT"
+INSTALLED="$BUILD_DIR/ohos-fake-ndk-libs"
+[ -f "$SO" ] || die "the build produced no $SO"
+
+# --- 5. Checks ------------------------------------------------------------------------
+passed=0
+failed=0
+check() {
+  local name=$1 ok=$2 detail=$3
+  if [ "$ok" = 1 ]; then
+    passed=$((passed + 1))
+    echo "ohos-link-check: ok    $name: $detail"
+  else
+    failed=$((failed + 1))
+    echo "ohos-link-check: FAIL  $name: $detail"
   fi
-  say "build ($X64_TARGET): $((SECONDS - build_started)) s"
+}
+
+desc="$(file -b "$SO")"
+ok=0
+grep -q 'ELF 64-bit LSB shared object, ARM aarch64' <<<"$desc" && ok=1
+check "file: ARM aarch64 ELF shared object" "$ok" "$desc"
+
+needed="$("$READELF" -d "$SO" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
+ok=0
+grep -qw 'libace_napi\.z\.so' <<<"$needed" && ok=1
+check "readelf -d: NEEDED libace_napi.z.so" "$ok" "NEEDED: ${needed% }"
+
+probe_out="$(LD_LIBRARY_PATH="$L" "$QEMU" "$PROBE" "$SO" 2>&1)" && ok=1 || ok=0
+check "musl dlopen(RTLD_NOW) + dlsym(napi_register_module_v1) under $(basename "$QEMU")" "$ok" \
+  "$(tr '\n' ' ' <<<"$probe_out" | sed 's/ $//')"
+
+# OHOS-4: nothing imported that a device (API 12) does not export (build-ohos.sh ran the
+# same check; repeated here so its result is listed).
+NM="$(find_tool llvm-nm "llvm-nm-$LLVM_MAJOR")" || die "llvm-nm not found after installing llvm"
+IMPORTS_CHECK=(bash "$ROOT/scripts/ohos-imports-check.sh" --libc "$L/libc.so" --nm "$NM" --readelf "$READELF")
+imports_out="$("${IMPORTS_CHECK[@]}" "$SO" 2>&1)" && ok=1 || ok=0
+check "every import in libc.so or the NDK symbol lists (scripts/ohos-ndk-symbols)" "$ok" \
+  "$(tr '\n' ' ' <<<"$imports_out" | sed 's/ $//')"
+
+# Self-check of that check: a library importing names the lists lack (one napi-sys-ohos
+# declares but libace_napi.z.so does not export at API 12, one hilog name of API 21) must be
+# rejected with exactly those names, while the listed names it also imports pass.
+cat >"$stage/not_in_list.c" <<'EOF'
+int napi_module_register(void);
+int napi_adjust_external_memory(void);
+int OH_LOG_Print(void);
+int OH_LOG_SetLogLevel(void);
+int probe(void) {
+  return napi_module_register() + napi_adjust_external_memory() + OH_LOG_Print() + OH_LOG_SetLogLevel();
+}
+EOF
+build_c "$stage/not_in_list.c" "$WORK/not_in_list.so" "$LINKER" -O2 -fPIC -shared -nostdlib \
+  -L"$L" -lace_napi.z -lhilog_ndk.z
+neg_rc=0
+neg_out="$("${IMPORTS_CHECK[@]}" "$WORK/not_in_list.so" 2>&1)" || neg_rc=$?
+ok=0
+if [ "$neg_rc" = 1 ] && grep -q 'imports napi_adjust_external_memory ' <<<"$neg_out" &&
+  grep -q 'imports OH_LOG_SetLogLevel ' <<<"$neg_out" &&
+  ! grep -qE 'imports (napi_module_register|OH_LOG_Print) ' <<<"$neg_out"; then
+  ok=1
+fi
+check "self-check: imports outside the lists are rejected" "$ok" \
+  "exit $neg_rc: $(grep -oE 'imports [A-Za-z0-9_]+' <<<"$neg_out" | tr '\n' ' ' | sed 's/ $//')"
+
+# build-ohos.sh kept the fake-NDK libraries out of the source tree.
+ok=1
+for abi in $ABIS; do
+  [ -s "$INSTALLED/$abi/libarkagent.so" ] || ok=0
+  if [ -e "$ROOT/ohos/arkagent/libs/$abi/libarkagent.so" ] &&
+    cmp -s "$ROOT/ohos/arkagent/libs/$abi/libarkagent.so" "$INSTALLED/$abi/libarkagent.so"; then
+    ok=0
+  fi
+done
+check "build-ohos.sh installed the fake-NDK libraries under ${INSTALLED#"$ROOT/"}, not ohos/arkagent/libs" "$ok" "$ABIS"
+
+# PERF-4: size of the library as installed (stripped by build-ohos.sh).
+echo "ohos-link-check: built ${SO#"$ROOT/"} ($(wc -c <"$SO" | tr -d ' ') bytes), installed as libarkagent.so"
+echo "ohos-link-check: libarkagent.so ($OHOS_TRIPLE, release, stripped): $(wc -c <"$INSTALLED/arm64-v8a/libarkagent.so" | tr -d ' ') bytes"
+
+if [ "${OHOS_LINK_CHECK_X86_64:-1}" = 1 ]; then
   SO_X64_BUILT="$BUILD_DIR/$X64_TARGET/release/$ARTIFACT"
   [ -f "$SO_X64_BUILT" ] || die "the build produced no $SO_X64_BUILT"
-
   desc="$(file -b "$SO_X64_BUILT")"
   ok=0
   grep -q 'ELF 64-bit LSB shared object, x86-64' <<<"$desc" && ok=1
@@ -488,55 +537,46 @@ EOF
   probe_out="$(LD_LIBRARY_PATH="$L64" "$WORK/dlopen_probe_x86_64" "$SO_X64_BUILT" 2>&1)" && ok=1 || ok=0
   check "x86_64: musl dlopen(RTLD_NOW) + dlsym(napi_register_module_v1), native" "$ok" \
     "$(tr '\n' ' ' <<<"$probe_out" | sed 's/ $//')"
-  SO_X64="$stage/libarkagent-x86_64.so"
-  "$STRIP" --strip-all -o "$SO_X64" "$SO_X64_BUILT"
-  echo "ohos-link-check: libarkagent.so (x86_64-linux-ohos, release, stripped): $(wc -c <"$SO_X64" | tr -d ' ') bytes"
-  stubs_made="$stubs_made; x86_64: $stubs64"
-else
-  say "x86_64 part skipped (OHOS_LINK_CHECK_X86_64=${OHOS_LINK_CHECK_X86_64})"
+  echo "ohos-link-check: libarkagent.so (x86_64-linux-ohos, release, stripped): $(wc -c <"$INSTALLED/x86_64/libarkagent.so" | tr -d ' ') bytes"
 fi
 
-# OHOS-3 (partly): pack the HAR with this library as libs/arm64-v8a/libarkagent.so through
-# scripts/pack-har.sh (what scripts/build-ohos.sh runs with the real NDK) and inspect it.
-HAR="$BUILD_DIR/arkagent.har"
-har_libs=(--lib "arm64-v8a=$stage/libarkagent.so")
-[ -z "$SO_X64" ] || har_libs+=(--lib "x86_64=$SO_X64")
-har_out="$(bash "$ROOT/scripts/pack-har.sh" "${har_libs[@]}" --out "$HAR" 2>&1)" && ok=1 || ok=0
-check "pack-har.sh packs the HAR" "$ok" "$(tr '\n' ' ' <<<"$har_out" | sed 's/ $//')"
+# --- 6. The .har build-ohos.sh packed (scripts/pack-har.sh), inspected ---------------------
 listing="$(tar -tzf "$HAR" 2>/dev/null || true)"
+check "build-ohos.sh packed ${HAR#"$ROOT/"}" "$([ -n "$listing" ] && echo 1 || echo 0)" \
+  "$( [ -f "$HAR" ] && echo "$(wc -c <"$HAR" | tr -d ' ') bytes" || echo 'missing')"
 missing_entries=()
 for entry in package/oh-package.json5 package/Index.ets package/consumer-rules.txt package/hvigorfile.ts \
-  package/src/main/module.json5 package/src/main/ets/NetworkKitTransport.ets \
-  package/src/main/cpp/types/libarkagent/index.d.ts package/src/main/cpp/types/libarkagent/oh-package.json5 \
-  package/libs/arm64-v8a/libarkagent.so ${SO_X64:+package/libs/x86_64/libarkagent.so}; do
+  package/build-profile.json5 package/README.md \
+  package/src/main/module.json5 package/src/main/ets/NetworkKitTransport.ets package/src/main/ets/ArkAgentError.ets \
+  package/src/main/cpp/types/libarkagent/index.d.ts package/src/main/cpp/types/libarkagent/oh-package.json5; do
   grep -qxF "$entry" <<<"$listing" || missing_entries+=("$entry")
 done
+for abi in $ABIS; do
+  grep -qxF "package/libs/$abi/libarkagent.so" <<<"$listing" || missing_entries+=("package/libs/$abi/libarkagent.so")
+done
 ok=0
-if [ "${#missing_entries[@]}" -eq 0 ] && ! grep -q '^package/src/ohosTest' <<<"$listing"; then ok=1; fi
-check ".har holds the module files, the d.ts and libs/<abi>/libarkagent.so for arm64-v8a${SO_X64:+ and x86_64} (no ohosTest)" "$ok" \
+if [ "${#missing_entries[@]}" -eq 0 ] && ! grep -qE '^package/(src/ohosTest|libs/.*\.gitkeep|oh_modules/|build/)' <<<"$listing"; then ok=1; fi
+check ".har holds the module files, the d.ts and libs/<abi>/libarkagent.so for $ABIS (no ohosTest)" "$ok" \
   "$(grep -c . <<<"$listing") entries${missing_entries[0]:+; missing: ${missing_entries[*]}}"
+# The d.ts in the .har is the committed one, byte for byte.
 mkdir -p "$stage/har"
-tar -xzf "$HAR" -C "$stage/har" package/libs/arm64-v8a/libarkagent.so 2>/dev/null || true
-packed="$stage/har/package/libs/arm64-v8a/libarkagent.so"
+tar -xzf "$HAR" -C "$stage/har" 2>/dev/null || true
 ok=0
-if [ -f "$packed" ] && cmp -s "$packed" "$stage/libarkagent.so" &&
-  file -b "$packed" | grep -q 'ARM aarch64' &&
-  "$NM" -D --defined-only "$packed" | grep -qw napi_register_module_v1; then
-  ok=1
-fi
-check ".har's libarkagent.so is this AArch64 N-API module (napi_register_module_v1)" "$ok" \
-  "$( [ -f "$packed" ] && file -b "$packed" | cut -d, -f1-2 || echo 'not in the .har')"
-if [ -n "$SO_X64" ]; then
-  tar -xzf "$HAR" -C "$stage/har" package/libs/x86_64/libarkagent.so 2>/dev/null || true
-  packed64="$stage/har/package/libs/x86_64/libarkagent.so"
+cmp -s "$stage/har/package/src/main/cpp/types/libarkagent/index.d.ts" \
+  "$ROOT/ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts" && ok=1
+check ".har's index.d.ts is ohos/arkagent's" "$ok" "src/main/cpp/types/libarkagent/index.d.ts"
+for abi in $ABIS; do
+  packed="$stage/har/package/libs/$abi/libarkagent.so"
+  case "$abi" in arm64-v8a) machine='ARM aarch64' ;; x86_64) machine='x86-64' ;; esac
   ok=0
-  if [ -f "$packed64" ] && cmp -s "$packed64" "$SO_X64" && file -b "$packed64" | grep -q 'x86-64' &&
-    "$NM" -D --defined-only "$packed64" | grep -qw napi_register_module_v1; then
+  if [ -f "$packed" ] && cmp -s "$packed" "$INSTALLED/$abi/libarkagent.so" &&
+    file -b "$packed" | grep -q "$machine" &&
+    "$NM" -D --defined-only "$packed" | grep -qw napi_register_module_v1; then
     ok=1
   fi
-  check ".har's libs/x86_64/libarkagent.so is the x86-64 N-API module" "$ok" \
-    "$( [ -f "$packed64" ] && file -b "$packed64" | cut -d, -f1-2 || echo 'not in the .har')"
-fi
+  check ".har's libs/$abi/libarkagent.so is the $machine N-API module (napi_register_module_v1)" "$ok" \
+    "$( [ -f "$packed" ] && echo "$(file -b "$packed" | cut -d, -f1-2), $(wc -c <"$packed" | tr -d ' ') bytes" || echo 'not in the .har')"
+done
 : >"$stage/empty.so"
 neg_rc=0
 bash "$ROOT/scripts/pack-har.sh" --lib "arm64-v8a=$stage/empty.so" --out "$stage/empty.har" >/dev/null 2>&1 || neg_rc=$?
