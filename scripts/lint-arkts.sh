@@ -86,6 +86,10 @@ while read -r status file _; do
     FAIL) fail "$file has ArkTS errors (listed above)" ;;
   esac
 done < <(grep -E '^(PASS|FAIL) ' "$out")
+# OHOS-1: the example app's page and ability are among the checked files.
+for want in ohos/example/src/main/ets/pages/Index.ets ohos/example/src/main/ets/entryability/EntryAbility.ets; do
+  grep -qE "^(PASS|FAIL) $want( |\$)" "$out" || fail "$want was not checked"
+done
 if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
   fail "checker exited $rc on ohos/ without naming a failing file"
 elif [ "$rc" -eq 0 ] && ! grep -q '^PASS ' "$out"; then

@@ -6,10 +6,11 @@
 #   and Miri over the pure core (nightly), the N-API module under Node, the ArkTS lint,
 #   the HAR's ohosTest cases transpiled and run under Node against the host module, the
 #   HAR's packaging rules (keep rules generated from index.d.ts, hvigorfile.ts refusing a
-#   HAR without libs/<abi>/libarkagent.so), the aarch64-unknown-linux-ohos compile check,
-#   and a link check of the OHOS module for arm64 and x86_64 against musl with stub system
-#   libraries built from the NDK's published symbol lists, packed into an inspected .har
-#   (not a device test).
+#   HAR without libs/<abi>/libarkagent.so), the DevEco project's files as hvigor reads them,
+#   the aarch64-unknown-linux-ohos compile check, and scripts/build-ohos.sh -- the command a
+#   user runs -- against a fake NDK (musl, stub system libraries built from the NDK's
+#   published symbol lists) for arm64 and x86_64, with link checks and the packed .har
+#   inspected (not a device test).
 # Installs what it needs (rustup components, npm packages); see .ci/run for the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,7 +57,7 @@ step "ArkTS ohosTest cases under Node (scripts/run-ohostest.js)" node --test scr
 # OHOS-1: the DevEco project's structure as hvigor reads it (tests/arkts/ohos_1.test.js).
 step "DevEco project and HAR packaging rules (node --test tests/arkts/)" node --test tests/arkts/
 step "OHOS compile check (scripts/ohos-check.sh)" bash scripts/ohos-check.sh
-step "OHOS link check (scripts/ohos-link-check.sh)" bash scripts/ohos-link-check.sh
+step "OHOS build (scripts/build-ohos.sh on a fake NDK) and link check (scripts/ohos-link-check.sh)" bash scripts/ohos-link-check.sh
 
 echo
 echo "==> summary ($(($(date +%s) - start))s)"
