@@ -271,3 +271,30 @@ test('ohos_1_the_example_page_streams_shows_tools_usage_episodes_and_sub_agents'
   assert.match(page, /const COMPRESSION_THRESHOLD: number = 6000;/, 'README says: automatic above 6000 prompt tokens');
   assert.doesNotMatch(page, /console\.|hilog/, 'the page logs nothing (the API key is never logged)');
 });
+
+// The project's and the example's hvigorfile.ts, transpiled and run as hvigor loads them (with
+// a stand-in for @ohos/hvigor-ohos-plugin): each exports hvigor's built-in tasks of its kind.
+test('ohos_1_hvigorfiles_load_with_their_builtin_tasks', () => {
+  const ts = require(path.join(root, 'scripts/arkts-lint/node_modules/ohos-typescript'));
+  const plugin = { appTasks: { kind: 'app' }, hapTasks: { kind: 'hap' }, harTasks: { kind: 'har' } };
+  const load = (rel) => {
+    const file = path.join(PROJECT, rel);
+    const out = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2021 },
+      fileName: file,
+      reportDiagnostics: true,
+    });
+    assert.deepEqual((out.diagnostics || []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')), [], rel);
+    const mod = { exports: {} };
+    const req = (name) => {
+      if (name === '@ohos/hvigor-ohos-plugin') return plugin;
+      throw new Error(`${rel} imports ${name}`);
+    };
+    new Function('require', 'module', 'exports', '__filename', '__dirname', out.outputText)(
+      req, mod, mod.exports, file, path.dirname(file));
+    return mod.exports.default;
+  };
+  assert.equal(load('hvigorfile.ts').system, plugin.appTasks);
+  assert.deepEqual(load('hvigorfile.ts').plugins, []);
+  assert.equal(load('example/hvigorfile.ts').system, plugin.hapTasks);
+});
