@@ -2,8 +2,11 @@
 // Runs the HAR's ohosTest cases (ohos/arkagent/src/ohosTest/ets/test/*.test.ets) under Node against
 // the host build of the native module: each .ets file is transpiled with the pinned
 // ohos-typescript (the same compiler the ArkTS lint uses), '@ohos/hypium' is mapped to
-// node:test, and the HAR's Index to the native module plus the HAR's own .ets helpers.
-// Files that need device APIs (@kit.*) are skipped and listed. Exits non-zero on failure.
+// node:test, and the HAR's Index to the native module plus the HAR's own .ets helpers —
+// NetworkKitTransport.ets included, with '@kit.NetworkKit' mapped to the netstack
+// simulator (tests/arkts/netkit-sim, OHOS-8). Files that import other device APIs are
+// skipped and listed. Exits non-zero on failure. `load` and `harIndex` are exported for
+// tests/arkts/netkit-sim/transport.test.js.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -13,8 +16,9 @@ const { test } = require('node:test');
 const root = path.resolve(__dirname, '..');
 const ts = require(path.join(root, 'scripts/arkts-lint/node_modules/ohos-typescript'));
 // Where scripts/test-js.sh puts the host build: $CARGO_TARGET_DIR (default target/).
-const native = require(process.env.ARKAGENT_NODE
-  || path.join(path.resolve(root, process.env.CARGO_TARGET_DIR || 'target'), 'arkagent.node'));
+const nativePath = () => process.env.ARKAGENT_NODE
+  || path.join(path.resolve(root, process.env.CARGO_TARGET_DIR || 'target'), 'arkagent.node');
+const kits = require(path.join(root, 'tests/arkts/netkit-sim/kits.js'));
 
 function load(file, modules) {
   const source = fs.readFileSync(file, 'utf8');
@@ -41,6 +45,8 @@ function matchers(actual, negate) {
     assertFalse: () => check(actual === false, `${actual} is false`),
     assertContain: (part) => check(actual.includes(part), `${JSON.stringify(actual)} contains ${JSON.stringify(part)}`),
     assertLarger: (than) => check(actual > than, `${actual} > ${than}`),
+    assertLargerOrEqual: (than) => check(actual >= than, `${actual} >= ${than}`),
+    assertLessOrEqual: (than) => check(actual <= than, `${actual} <= ${than}`),
     assertUndefined: () => check(actual === undefined, `${actual} is undefined`),
   };
 }
@@ -55,21 +61,37 @@ const hypium = {
 };
 
 const ets = path.join(root, 'ohos/arkagent/src/main/ets');
-const errorModule = load(path.join(ets, 'ArkAgentError.ets'), {});
-const index = { ...native, ...errorModule };
-const testDir = path.join(root, 'ohos/arkagent/src/ohosTest/ets/test');
-const skipped = [];
-for (const file of fs.readdirSync(testDir).filter((f) => f.endsWith('.test.ets') && f !== 'List.test.ets').sort()) {
-  const full = path.join(testDir, file);
-  if (/from '@(kit|ohos)\.|NetworkKitTransport/.test(fs.readFileSync(full, 'utf8'))) {
-    skipped.push(file);
-    continue;
-  }
-  const suite = load(full, { '@ohos/hypium': hypium, '../../../../Index': index });
-  const before = cases.length;
-  suite.default();
-  for (const c of cases.slice(before)) {
-    test(`${file}: ${c.name}`, () => c.body());
-  }
+
+/**
+ * What the HAR's Index exports under Node: the native module, ArkAgentError and
+ * NetworkKitTransport (on the simulator).
+ */
+function harIndex(native = require(nativePath())) {
+  const errorModule = load(path.join(ets, 'ArkAgentError.ets'), {});
+  const transportModule = load(path.join(ets, 'NetworkKitTransport.ets'), { ...kits, './ArkAgentError': errorModule });
+  return { ...native, ...errorModule, ...transportModule };
 }
-if (skipped.length) console.log(`# skipped (need the device): ${skipped.join(', ')}`);
+
+module.exports = { load, harIndex, kits };
+
+if (require.main === module) {
+  const index = harIndex();
+  const testDir = path.join(root, 'ohos/arkagent/src/ohosTest/ets/test');
+  const skipped = [];
+  for (const file of fs.readdirSync(testDir).filter((f) => f.endsWith('.test.ets') && f !== 'List.test.ets').sort()) {
+    const full = path.join(testDir, file);
+    // Device APIs other than the simulated ones cannot run here.
+    const imports = [...fs.readFileSync(full, 'utf8').matchAll(/from '(@(?:kit|ohos)\.[^']+)'/g)].map((m) => m[1]);
+    if (imports.some((name) => !(name in kits))) {
+      skipped.push(file);
+      continue;
+    }
+    const suite = load(full, { ...kits, '@ohos/hypium': hypium, '../../../../Index': index });
+    const before = cases.length;
+    suite.default();
+    for (const c of cases.slice(before)) {
+      test(`${file}: ${c.name}`, () => c.body());
+    }
+  }
+  if (skipped.length) console.log(`# skipped (need the device): ${skipped.join(', ')}`);
+}

@@ -170,9 +170,12 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 /// Inside `"model"`: `"retry"?:{"max_attempts"?,"initial_backoff_ms"?,"max_backoff_ms"?}`
 /// (defaults 3 attempts in total, 500 ms, 8000 ms; exponential backoff with full jitter,
 /// only rate-limit, 5xx, timeout and transport failures are retried) and
-/// `"request_timeout_ms"?` (default 60000 per attempt, the whole body included; 0 = no
-/// limit; a timed-out call ends the run with `ARK_AGENT_RESULT_LLM_TIMEOUT`), the same
-/// settings as the JS `ModelConfig`'s `retry` and `requestTimeoutMs`; also
+/// `"request_timeout_ms"?` (default 60000 per attempt until the response arrives — a
+/// streamed request's status and headers, otherwise the whole body; 0 = no limit) and
+/// `"idle_timeout_ms"?` (default 120000: longest silence of a streamed body, which has no
+/// total limit; 0 = none); a timed-out call ends the run with
+/// `ARK_AGENT_RESULT_LLM_TIMEOUT`. The same settings as the JS `ModelConfig`'s `retry`,
+/// `requestTimeoutMs` and `idleTimeoutMs`; also
 /// `"extra_headers"?:[["name","value"],…]`. Unknown keys give
 /// `ARK_AGENT_RESULT_INVALID_JSON`.
 /// `tools` and `workers` may be NULL; workers enable delegation with

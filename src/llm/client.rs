@@ -105,8 +105,8 @@ impl ChatClient {
     }
 
     /// Sends an already built request and parses the answer, whole JSON or SSE stream.
-    /// Retries and times out per [`ModelConfig::retry`] and
-    /// [`ModelConfig::request_timeout_ms`]. Cancellation wins: once `cancel` fires the
+    /// Retries and times out per [`ModelConfig::retry`],
+    /// [`ModelConfig::request_timeout_ms`] and [`ModelConfig::idle_timeout_ms`]. Cancellation wins: once `cancel` fires the
     /// call returns [`LlmError::Cancelled`] without waiting for the host or a backoff.
     pub async fn send(&self, http: HttpRequest, cancel: &CancellationToken) -> Result<ChatResponse, LlmError> {
         self.send_with_retries(http, cancel, None).await
@@ -173,7 +173,10 @@ impl ChatClient {
         Err(LlmError::Cancelled) // unreachable: the last attempt returns
     }
 
-    /// One attempt, bounded by the request timeout, abandoned when `cancel` fires.
+    /// One attempt, abandoned when `cancel` fires. Its time limits (OHOS-6): a request
+    /// that does not stream is bounded as a whole by `request_timeout_ms`; a streamed
+    /// one until its response arrives by `request_timeout_ms`, then chunk to chunk by
+    /// `idle_timeout_ms` (no total limit: a stream that keeps sending is never cut).
     async fn attempt(
         &self,
         http: HttpRequest,
@@ -182,21 +185,16 @@ impl ChatClient {
         delivered: &AtomicBool,
     ) -> Result<ChatResponse, LlmError> {
         // The host's token for this attempt: cancelled when the attempt ends early
-        // (timeout, cancellation, or the body is no longer needed after `[DONE]`).
+        // (timeout, idle timeout, cancellation, or the body is no longer needed after
+        // `[DONE]`).
         let token = cancel.child_token();
         let _stop_host = token.clone().drop_guard();
+        let total_ms = if http.stream { 0 } else { self.config.request_timeout_ms };
         let exchange = self.exchange(http, token, on_delta, delivered);
-        let timeout_ms = self.config.request_timeout_ms;
         tokio::select! {
             biased;
             _ = cancel.cancelled() => Err(LlmError::Cancelled),
-            result = async {
-                if timeout_ms == 0 {
-                    exchange.await
-                } else {
-                    tokio::time::timeout(Duration::from_millis(timeout_ms), exchange).await.unwrap_or(Err(LlmError::Timeout))
-                }
-            } => result,
+            result = within(total_ms, exchange) => result,
         }
     }
 
@@ -207,11 +205,14 @@ impl ChatClient {
         on_delta: Option<&(dyn Fn(StreamDelta) + Send + Sync)>,
         delivered: &AtomicBool,
     ) -> Result<ChatResponse, LlmError> {
-        let response = self.transport.send(http, token).await.map_err(transport_error)?;
+        // A request that does not stream is bounded as a whole by `attempt`.
+        let (head_ms, idle_ms) =
+            if http.stream { (self.config.request_timeout_ms, self.config.idle_timeout_ms) } else { (0, 0) };
+        let response = within(head_ms, async { self.transport.send(http, token).await.map_err(transport_error) }).await?;
         let status = response.status;
         if !(200..300).contains(&status) {
             let retry_after = openai::retry_after_ms(&response);
-            let body = read_error_body(response.body).await;
+            let body = read_error_body(response.body, idle_ms).await;
             return Err(openai::classify_status(status, &body, retry_after));
         }
         let mut emit = |delta: StreamDelta| {
@@ -224,7 +225,7 @@ impl ChatClient {
         match response.body {
             HttpBody::Full(bytes) => body.push(&bytes, on_delta.is_some(), &mut emit)?,
             HttpBody::Stream(mut stream) => {
-                while let Some(chunk) = stream.next_chunk().await {
+                while let Some(chunk) = within(idle_ms, async { Ok(stream.next_chunk().await) }).await? {
                     body.push(&chunk.map_err(transport_error)?, on_delta.is_some(), &mut emit)?;
                     if body.is_done() {
                         break; // ignore anything after [DONE]; the guard tells the host
@@ -233,6 +234,16 @@ impl ChatClient {
             }
         }
         body.finish(on_delta.is_some(), &mut emit)
+    }
+}
+
+/// `future` limited to `ms` milliseconds (`0`: no limit); running out is
+/// [`LlmError::Timeout`].
+async fn within<T>(ms: u64, future: impl std::future::Future<Output = Result<T, LlmError>>) -> Result<T, LlmError> {
+    if ms == 0 {
+        future.await
+    } else {
+        tokio::time::timeout(Duration::from_millis(ms), future).await.unwrap_or(Err(LlmError::Timeout))
     }
 }
 
@@ -245,9 +256,10 @@ fn transport_error(e: TransportError) -> LlmError {
     }
 }
 
-/// Reads at most [`MAX_ERROR_BODY_BYTES`] of an error body; failures leave it short
-/// (the status alone still classifies the error).
-async fn read_error_body(body: HttpBody) -> Vec<u8> {
+/// Reads at most [`MAX_ERROR_BODY_BYTES`] of an error body; failures and a silence
+/// longer than `idle_ms` (`0`: no limit) leave it short (the status alone still
+/// classifies the error).
+async fn read_error_body(body: HttpBody, idle_ms: u64) -> Vec<u8> {
     match body {
         HttpBody::Full(mut bytes) => {
             bytes.truncate(MAX_ERROR_BODY_BYTES);
@@ -255,7 +267,7 @@ async fn read_error_body(body: HttpBody) -> Vec<u8> {
         }
         HttpBody::Stream(mut stream) => {
             let mut out = Vec::new();
-            while let Some(Ok(chunk)) = stream.next_chunk().await {
+            while let Ok(Some(Ok(chunk))) = within(idle_ms, async { Ok(stream.next_chunk().await) }).await {
                 out.extend_from_slice(&chunk);
                 if out.len() >= MAX_ERROR_BODY_BYTES {
                     break;

@@ -4,24 +4,31 @@ use serde::Deserialize;
 
 use super::RetryPolicy;
 
-/// Default per-attempt timeout of a model call.
+/// Default limit of one attempt until the response arrives (a whole non-streamed answer).
 pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 60_000;
+
+/// Default longest silence of a streamed body (OHOS-6).
+pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 120_000;
 
 fn default_request_timeout_ms() -> u64 {
     DEFAULT_REQUEST_TIMEOUT_MS
+}
+
+fn default_idle_timeout_ms() -> u64 {
+    DEFAULT_IDLE_TIMEOUT_MS
 }
 
 /// Where and how to reach an OpenAI-compatible Chat Completions endpoint.
 ///
 /// Deserializes from `{"base_url", "api_key", "model", "temperature"?, "max_tokens"?,
 /// "stream"?, "extra_headers"?: [[name, value], …], "retry"?: {…RetryPolicy…},
-/// "request_timeout_ms"?}`; unknown fields are rejected, missing ones take the defaults.
+/// "request_timeout_ms"?, "idle_timeout_ms"?}`; unknown fields are rejected, missing ones take the defaults.
 ///
 /// ```
 /// let c: arkagent::ModelConfig = serde_json::from_str(
 ///     r#"{"base_url":"http://127.0.0.1:11434/v1","api_key":"k","model":"m","retry":{"max_attempts":5}}"#,
 /// ).unwrap();
-/// assert_eq!((c.retry.max_attempts, c.retry.initial_backoff_ms, c.request_timeout_ms), (5, 500, 60_000));
+/// assert_eq!((c.retry.max_attempts, c.retry.initial_backoff_ms, c.request_timeout_ms, c.idle_timeout_ms), (5, 500, 60_000, 120_000));
 /// ```
 #[derive(Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,12 +54,22 @@ pub struct ModelConfig {
     /// How failed calls are retried (LLM-3).
     #[serde(default)]
     pub retry: RetryPolicy,
-    /// Time limit of one attempt, from sending the request to the end of the body (the
-    /// whole stream included), in milliseconds; `0` means no limit. A timed-out attempt
-    /// is retried like any [`LlmError::Timeout`](super::LlmError::Timeout) unless part of a
-    /// streamed answer was already delivered. Raise it for long reasoning streams.
+    /// Time limit of one attempt in milliseconds until the response arrives (the host's
+    /// transport resolved: status and headers of a stream), and for a request that does
+    /// not stream (`stream` false) until the end of its whole body; `0` means no limit.
+    /// A streamed body has no total limit: [`idle_timeout_ms`](Self::idle_timeout_ms)
+    /// guards it, so a long reasoning stream that keeps sending is never cut. A
+    /// timed-out attempt is retried like any [`LlmError::Timeout`](super::LlmError::Timeout)
+    /// unless part of a streamed answer was already delivered.
     #[serde(default = "default_request_timeout_ms")]
     pub request_timeout_ms: u64,
+    /// Longest silence of a streamed body in milliseconds (OHOS-6): when a streamed
+    /// request's response has arrived and no chunk follows for this long (SSE comments
+    /// and keep-alives count as chunks), the attempt fails with
+    /// [`LlmError::Timeout`](super::LlmError::Timeout) and the host's request is cancelled;
+    /// `0` means no limit. Default 120000.
+    #[serde(default = "default_idle_timeout_ms")]
+    pub idle_timeout_ms: u64,
 }
 
 impl ModelConfig {
@@ -68,6 +85,7 @@ impl ModelConfig {
             extra_headers: Vec::new(),
             retry: RetryPolicy::default(),
             request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
+            idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
         }
     }
 
@@ -124,6 +142,7 @@ impl fmt::Debug for ModelConfig {
             .field("extra_headers", &ExtraHeaders(&self.extra_headers))
             .field("retry", &self.retry)
             .field("request_timeout_ms", &self.request_timeout_ms)
+            .field("idle_timeout_ms", &self.idle_timeout_ms)
             .finish()
     }
 }

@@ -182,7 +182,7 @@ async fn llm_3_timeout_covers_a_stalled_stream() {
     tx.send(delta_event(r#"{"content":"part"}"#).into_bytes()); // then nothing
     let model = FakeProvider::new(vec![Step::Stream(rx), Step::ok(ok_body())]);
     let mut c = config();
-    c.request_timeout_ms = 80;
+    c.idle_timeout_ms = 80; // a streamed body is guarded by the idle timeout (OHOS-6)
     let client = ChatClient::new(model.clone(), c);
     // Through `send` nothing was shown to anyone: the stalled attempt is retried.
     let r = client.send(request(&client), &CancellationToken::new()).await.unwrap();

@@ -16,4 +16,5 @@ mod llm_retry;
 mod llm_secrets;
 mod llm_stream;
 mod numbers;
+mod ohos_6_timeouts;
 mod perf_7;

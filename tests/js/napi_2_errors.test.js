@@ -96,6 +96,7 @@ const SETTERS = {
       baseUrl: KINDS.string, model: KINDS.string, temperature: KINDS['finite?'], maxTokens: KINDS['u32?'],
       stream: KINDS.bool, maxAttempts: KINDS.u32, initialBackoffMs: KINDS.int, maxBackoffMs: KINDS.int,
       requestTimeoutMs: KINDS.int,
+      idleTimeoutMs: KINDS.int,
     },
   },
   AgentRuntimeConfig: {
@@ -172,7 +173,9 @@ const METHODS = {
     runDecomposed: [KINDS.tasks, KINDS['int?']], memoryStore: [KINDS.string, KINDS.string, KINDS.string],
     memoryRecall: [KINDS.string, KINDS.string],
   },
-  HttpBodySink: { write: [KINDS.string], writeBytes: [KINDS.bytes], end: [], fail: [KINDS.string, KINDS['string?']] },
+  HttpBodySink: {
+    write: [KINDS.string], writeBytes: [KINDS.bytes], end: [], fail: [KINDS.string, KINDS['string?']], onCancel: [KINDS.function],
+  },
   SubAgentContext: { toJson: [] },
   ChildUsageSummary: { toJson: [] },
 };

@@ -160,6 +160,17 @@ impl ModelConfig {
         self.inner.request_timeout_ms = setting(value.0, "requestTimeoutMs")?;
         Ok(())
     }
+
+    #[napi(getter)]
+    pub fn idle_timeout_ms(&self) -> f64 {
+        self.inner.idle_timeout_ms as f64
+    }
+
+    #[napi(setter)]
+    pub fn set_idle_timeout_ms(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.idle_timeout_ms = setting(value.0, "idleTimeoutMs")?;
+        Ok(())
+    }
 }
 
 /// Runtime settings; wraps the core `AgentRuntimeConfig` (its tools come from the

@@ -4,6 +4,12 @@
 //! A whole body comes back in the response. A streamed body (LLM-2): the function resolves
 //! with `streamed: true` as soon as the headers are in, then pushes the body through the
 //! sink chunk by chunk, so text deltas reach listeners while the provider is still writing.
+//!
+//! Cancellation (OHOS-7): `JsTransport::send` watches the attempt's cancel token; when the
+//! library stops wanting a response the host has not finished, the sink's `onCancel`
+//! callbacks run on the JS thread so the host can abort its request at once.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use arkagent::llm::{BodySender, TransportErrorKind};
 use arkagent::{BodyStream, CancellationToken, HttpBody, HttpTransport, TransportError};
@@ -12,11 +18,12 @@ use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::{
     ArrayBuffer, FnArgs, FromNapiValue, TypeName, Uint8ArraySlice, ValidateNapiValue,
 };
-use napi_ohos::{sys, ValueType};
+use napi_ohos::bindgen_prelude::JsValue;
+use napi_ohos::{sys, Env, ValueType};
 
 use crate::args::Arg;
-use crate::callback::{JsAsyncFn, JsFailure, JsFunction};
-use crate::error::{private_constructor, Thrown};
+use crate::callback::{JsAsyncFn, JsFailure, JsFunction, JsListener};
+use crate::error::{internal, private_constructor, Thrown};
 
 /// One HTTP header.
 #[napi(object, js_name = "HttpHeader")]
@@ -112,15 +119,21 @@ impl From<JsFailure> for TransportError {
 /// `streamed: true`. Writes never block; they return false once the library stopped
 /// reading (the answer is complete, the call timed out or was cancelled) or after
 /// `end()`/`fail()` — the host should then stop receiving.
+///
+/// Cancellation (OHOS-7): `onCancel` callbacks run once, on the JS thread, when the
+/// library stops wanting the response before the host finished the request (see
+/// [`CancelState`]); `cancelled` tells whether that happened.
 #[napi]
 pub struct HttpBodySink {
     sender: Option<BodySender>,
+    cancel: Arc<CancelState>,
 }
 
 impl HttpBodySink {
-    fn new(sender: BodySender) -> Self {
+    fn new(sender: BodySender, cancel: Arc<CancelState>) -> Self {
         Self {
             sender: Some(sender),
+            cancel,
         }
     }
 
@@ -151,10 +164,12 @@ impl HttpBodySink {
         self.send(data.0.as_slice())
     }
 
-    /// The body is complete. Later writes return false.
+    /// The body is complete. Later writes return false; the request is finished (no
+    /// `onCancel` callback runs after this unless the library had already cancelled).
     #[napi]
     pub fn end(&mut self) {
         self.sender = None;
+        self.cancel.finish();
     }
 
     /// The body broke off (e.g. the connection dropped): the call fails like a transport
@@ -164,7 +179,142 @@ impl HttpBodySink {
         if let Some(sender) = self.sender.take() {
             sender.fail(transport_error(code.0.as_deref(), message.0));
         }
+        self.cancel.finish();
     }
+
+    /// Registers `callback`, run once on the JS thread when the library stops wanting
+    /// this response before the host finished the request: the run was cancelled or
+    /// timed out (request or idle timeout), the runtime shut down, or the body is no
+    /// longer needed (after `[DONE]` while the host has not called `end()`). When the
+    /// library already cancelled, `callback` runs soon (asynchronously, never inside this
+    /// call). Never after the host finished first: the transport resolved with a whole
+    /// body or rejected, or the sink got `end()`/`fail()` — checked on the JS thread just
+    /// before the call, so an `end()` in the same tick as the last write always wins. A
+    /// callback that throws is ignored.
+    #[napi(ts_args_type = "callback: () => void")]
+    pub fn on_cancel(&self, env: &Env, callback: Arg<JsFunction<'_, ()>>) -> Result<(), Thrown> {
+        let user = callback.0.create_ref().map_err(internal)?;
+        let state = Arc::clone(&self.cancel);
+        // The host's function, called through a wrapper that decides on the JS thread
+        // (the wrapper owns the reference and is finalized on the JS thread).
+        let wrapper = env
+            .create_function_from_closure::<(), (), _>("onCancel", move |ctx| {
+                if state.confirm() {
+                    // A throwing callback leaves its exception pending; the listener
+                    // clears and ignores it.
+                    let _ = user.borrow_back(ctx.env).and_then(|f| f.call(()));
+                }
+                Ok(())
+            })
+            .map_err(internal)?;
+        // SAFETY: `wrapper` is a live function value of this env, on the JS thread.
+        let wrapper = unsafe { JsFunction::<'_, ()>::from_napi_value(env.raw(), wrapper.raw()) }
+            .map_err(internal)?;
+        self.cancel
+            .register(JsListener::new(wrapper).map_err(internal)?);
+        Ok(())
+    }
+
+    /// True once the library stopped wanting this response before the host finished it.
+    #[napi(getter)]
+    pub fn cancelled(&self) -> bool {
+        self.cancel.confirm()
+    }
+}
+
+/// The cancellation state of one transport call (OHOS-7), shared by its sink (JS thread)
+/// and the watch on its cancel token (a runtime thread). The host *finishes* a request by
+/// resolving with a whole body, rejecting, or calling `end()`/`fail()`; the library
+/// *requests* cancellation when the token fires while the request is unfinished. The
+/// request counts as cancelled when, seen from the JS thread, the request came before the
+/// host finished; then every callback runs once. Otherwise none ever runs.
+#[derive(Default)]
+pub struct CancelState {
+    inner: Mutex<CancelInner>,
+}
+
+#[derive(Default)]
+struct CancelInner {
+    /// The host finished the request (before any confirmed cancellation).
+    finished: bool,
+    /// The token fired while the request was unfinished; the callbacks are queued.
+    requested: bool,
+    /// Confirmed on the JS thread: the request is cancelled for good.
+    cancelled: bool,
+    callbacks: Vec<JsListener<()>>,
+}
+
+impl CancelState {
+    fn lock(&self) -> MutexGuard<'_, CancelInner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The host finished the request: unless a cancellation was already confirmed, no
+    /// callback will run.
+    fn finish(&self) {
+        let mut inner = self.lock();
+        if !inner.cancelled {
+            inner.finished = true;
+            inner.callbacks.clear();
+        }
+    }
+
+    /// The token fired (any thread): unless the host finished, the callbacks are queued
+    /// to the JS thread, once.
+    fn request(&self) {
+        let callbacks = {
+            let mut inner = self.lock();
+            if inner.finished || inner.requested {
+                return;
+            }
+            inner.requested = true;
+            std::mem::take(&mut inner.callbacks)
+        };
+        for callback in callbacks {
+            callback.notify(());
+        }
+    }
+
+    /// On the JS thread: whether the request is cancelled (a request not overtaken by the
+    /// host finishing); confirms it for good.
+    fn confirm(&self) -> bool {
+        let mut inner = self.lock();
+        if inner.requested && !inner.finished {
+            inner.cancelled = true;
+        }
+        inner.cancelled
+    }
+
+    /// Keeps `callback` for [`request`](Self::request); queues it at once when the
+    /// cancellation was already requested, drops it when the host already finished.
+    fn register(&self, callback: JsListener<()>) {
+        let mut inner = self.lock();
+        if inner.cancelled || (inner.requested && !inner.finished) {
+            drop(inner);
+            callback.notify(());
+        } else if !inner.finished {
+            inner.callbacks.push(callback);
+        }
+    }
+}
+
+/// Requests the cancellation of `state` when `token` fires — or when the watch itself is dropped, which
+/// happens only when the runtime shuts down with the request still open. The core
+/// cancels every attempt's token when the attempt ends (its drop guard), so the watch
+/// never outlives its request.
+fn watch_cancel(token: CancellationToken, state: Arc<CancelState>) {
+    struct CancelOnDrop(Arc<CancelState>);
+    impl Drop for CancelOnDrop {
+        fn drop(&mut self) {
+            self.0.request();
+        }
+    }
+    let guard = CancelOnDrop(state);
+    // `send` runs on napi's Tokio runtime (the core's futures are spawned there).
+    let _watch = napi_ohos::bindgen_prelude::spawn(async move {
+        token.cancelled().await;
+        drop(guard);
+    });
 }
 
 /// The bytes given to `writeBytes`: an `ArrayBuffer`, or a `Uint8Array` (so also a Node
@@ -238,18 +388,25 @@ impl JsTransport {
 
 #[async_trait]
 impl HttpTransport for JsTransport {
-    // The JS function gets no cancel signal; the core stops waiting when `_cancel` fires,
-    // drops the body stream (so the sink's writes return false) and a late response is
-    // dropped.
+    // When `cancel` fires before the host finished the request, the sink's `onCancel`
+    // callbacks run (OHOS-7); the core stops waiting, drops the body stream (so the sink's
+    // writes return false) and a late response is dropped.
     async fn send(
         &self,
         request: arkagent::HttpRequest,
-        _cancel: CancellationToken,
+        cancel: CancellationToken,
     ) -> Result<arkagent::HttpResponse, TransportError> {
         // The sender goes to JS only: the body ends when the sink ends (or is collected).
         let (sender, stream) = BodyStream::channel();
-        let args = FnArgs::from((request.into(), HttpBodySink::new(sender)));
-        let response = self.send.call(args).await?;
-        response.into_core(stream)
+        let state = Arc::new(CancelState::default());
+        watch_cancel(cancel, Arc::clone(&state));
+        let args = FnArgs::from((request.into(), HttpBodySink::new(sender, Arc::clone(&state))));
+        let response = self.send.call(args).await;
+        // A rejection or a whole body finishes the request; a stream finishes with the
+        // sink's end()/fail().
+        if response.as_ref().map_or(true, |r| !r.streamed.unwrap_or(false)) {
+            state.finish();
+        }
+        response?.into_core(stream)
     }
 }

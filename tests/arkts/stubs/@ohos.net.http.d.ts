@@ -1,6 +1,6 @@
 /*
  * Minimal stub of @ohos.net.http (@kit.NetworkKit): the members of `http` that
- * ohos/src/main/ets/NetworkKitTransport.ets uses.
+ * ohos/arkagent/src/main/ets/NetworkKitTransport.ets uses.
  *
  * Source: interface_sdk-js api/@ohos.net.http.d.ts @ OpenHarmony-v5.0.0-Release
  *   (https://github.com/openharmony/interface_sdk-js, API 12, the HAR's minimum).

@@ -86,6 +86,19 @@ export class HttpBodySink {
    * ("timeout" is a timeout, "cancelled" cancelled, anything else "llm_transport").
    */
   fail(message: string, code?: string): void;
+  /**
+   * Registers a callback run once, on the JS thread, when the library stops wanting this
+   * response before the host finished the request (OHOS-7): the run was cancelled or
+   * timed out (requestTimeoutMs, idleTimeoutMs), or the rest of the body is not needed (the answer's `[DONE]` arrived before end()). Abort the
+   * request there (NetworkKit: `destroy()`); this covers non-streamed requests and
+   * streams that have not received a byte yet. Registered after the cancellation, the
+   * callback runs soon (asynchronously). Never called when the host finished first:
+   * the transport resolved with a whole body or rejected, or end()/fail() was called.
+   * A callback that throws is ignored.
+   */
+  onCancel(callback: () => void): void;
+  /** True once the library stopped wanting this response before the host finished it. */
+  readonly cancelled: boolean;
 }
 
 /**
@@ -209,8 +222,19 @@ export class ModelConfig {
   initialBackoffMs: number;
   /** Upper bound of one wait in ms, a server's Retry-After included (default 8000). */
   maxBackoffMs: number;
-  /** Time limit of one attempt in ms, the whole streamed body included (default 60000; 0: none). */
+  /**
+   * Time limit of one attempt in ms until the response arrives — for a streamed request
+   * until the transport resolved, otherwise until the whole body is in (default 60000;
+   * 0: none). A streamed body has no total limit: idleTimeoutMs guards it.
+   */
   requestTimeoutMs: number;
+  /**
+   * Longest silence of a streamed body in ms (default 120000; 0: none): when no chunk
+   * arrives for this long the attempt fails with "llm_timeout" (retried like a timeout
+   * unless part of the answer was shown) and the sink's onCancel callbacks run. A stream
+   * that keeps sending is never cut.
+   */
+  idleTimeoutMs: number;
 }
 
 /**

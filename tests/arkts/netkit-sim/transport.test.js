@@ -1,0 +1,250 @@
+'use strict';
+// OHOS-8: ohos/arkagent/src/main/ets/NetworkKitTransport.ets, transpiled as
+// scripts/run-ohostest.js does, on the netstack simulator (http.js), driven by the host
+// build of the native module (AgentRuntime) against a local OpenAI-compatible server on
+// real sockets. What the server sees (methods, socket closes) is asserted server side.
+// Needs the host build (scripts/test-js.sh: $CARGO_TARGET_DIR/arkagent.node or
+// ARKAGENT_NODE) and scripts/arkts-lint's node_modules (npm ci; scripts/lint-arkts.sh).
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const nodeHttp = require('node:http');
+const path = require('node:path');
+
+const { harIndex, kits } = require(path.join(__dirname, '../../../scripts/run-ohostest.js'));
+
+const har = harIndex();
+const sim = kits['@kit.NetworkKit'].http;
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(predicate, what, ms = 3000) {
+  const deadline = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(2);
+  }
+}
+
+/** Every simulated HttpRequest the transport creates, with the time of its destroy(). */
+const clients = [];
+const createHttp = sim.createHttp;
+sim.createHttp = () => {
+  const client = createHttp();
+  const entry = { client, destroyedAt: 0 };
+  const destroy = client.destroy.bind(client);
+  client.destroy = () => {
+    if (!entry.destroyedAt) entry.destroyedAt = Date.now();
+    destroy();
+  };
+  clients.push(entry);
+  return entry;
+};
+// The transport calls createHttp() and uses the returned object: hand it the client.
+const wrapped = sim.createHttp;
+sim.createHttp = () => wrapped().client;
+
+function chunk(delta) {
+  return `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+}
+
+function completion(content) {
+  return JSON.stringify({ id: 'c', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] });
+}
+
+/**
+ * A local OpenAI-compatible server: `script[i](req, res, body)` answers the i-th
+ * request. Records requests (method, url, time) and each connection's close time.
+ */
+async function provider(script) {
+  const requests = [];
+  const sockets = [];
+  const server = nodeHttp.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      const index = requests.length;
+      requests.push({ method: req.method, url: req.url, at: Date.now(), body });
+      (script[index] || script[script.length - 1])(req, res, body);
+    });
+  });
+  server.on('connection', (socket) => {
+    const entry = { closedAt: 0 };
+    sockets.push(entry);
+    socket.on('close', () => { entry.closedAt = Date.now(); });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    baseUrl: `http://127.0.0.1:${server.address().port}/v1`,
+    requests,
+    sockets,
+    close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }),
+  };
+}
+
+/** A runtime on NetworkKitTransport; `tune(model)` adjusts the ModelConfig. */
+function runtime(server, tune = () => {}) {
+  const model = new har.ModelConfig(server.baseUrl, 'sk-netkit-test-0000', 'm');
+  model.maxAttempts = 1;
+  tune(model);
+  const transport = new har.NetworkKitTransport().asTransport();
+  return new har.AgentRuntime(new har.AgentRuntimeConfig(model), transport, new har.ToolRegistry());
+}
+
+async function settle(promise) {
+  try {
+    return { result: await promise };
+  } catch (error) {
+    return { error };
+  }
+}
+
+test('ohos_8_netkit_streamed_and_whole_answers', async () => {
+  const server = await provider([
+    (req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write(chunk({ role: 'assistant', content: 'Hel' }));
+      setTimeout(() => { res.write(chunk({ content: 'lo 世界' })); res.end('data: [DONE]\n\n'); }, 30);
+    },
+    (req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(completion('whole answer'));
+    },
+  ]);
+  const streaming = runtime(server, (m) => { m.stream = true; });
+  const deltas = [];
+  streaming.subscribe((e) => { if (e.type === 'text_delta') deltas.push(JSON.parse(e.payloadJson).delta); });
+  assert.equal((await streaming.run('hi')).finalText, 'Hello 世界');
+  await waitFor(() => deltas.join('') === 'Hello 世界', 'the deltas');
+  assert.ok(deltas.length >= 2, 'streamed in pieces');
+  assert.equal((await runtime(server).run('hi')).finalText, 'whole answer');
+  assert.deepEqual(server.requests.map((r) => r.method), ['POST', 'POST']);
+  assert.equal(JSON.parse(server.requests[0].body).stream, true);
+  await server.close();
+});
+
+test('ohos_8_netkit_a_401_on_a_stream_is_an_auth_error_not_200', async () => {
+  const server = await provider([
+    (req, res) => {
+      res.writeHead(401, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'Incorrect API key', code: 'invalid_api_key' } }));
+    },
+    // A proxy answering an error status with an event stream: the status is only known
+    // at the end (after dataEnd), and must fail the stream.
+    (req, res) => {
+      res.writeHead(502, { 'Content-Type': 'text/event-stream' });
+      res.end(chunk({ role: 'assistant', content: 'not an answer' }));
+    },
+  ]);
+  const rt = runtime(server, (m) => { m.stream = true; });
+  await assert.rejects(rt.run('hi'), (e) => e.code === 'llm_auth');
+  await assert.rejects(rt.run('hi'), (e) => e.code === 'llm_transport' && /502/.test(e.message));
+  await server.close();
+});
+
+test('ohos_8_netkit_a_429_with_retry_after_is_retried_per_policy', async () => {
+  const server = await provider([
+    (req, res) => {
+      res.writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': '1' });
+      res.end(JSON.stringify({ error: { message: 'slow down' } }));
+    },
+    (req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.end(chunk({ role: 'assistant', content: 'after the wait' }) + 'data: [DONE]\n\n');
+    },
+  ]);
+  // Retry-After: 1 s, capped by maxBackoffMs (300 ms).
+  const rt = runtime(server, (m) => { m.stream = true; m.maxAttempts = 2; m.initialBackoffMs = 1; m.maxBackoffMs = 300; });
+  assert.equal((await rt.run('hi')).finalText, 'after the wait');
+  assert.equal(server.requests.length, 2);
+  const waited = server.requests[1].at - server.requests[0].at;
+  assert.ok(waited >= 250 && waited < 5000, `waited ${waited} ms`);
+  await server.close();
+});
+
+test('ohos_8_netkit_a_stall_past_the_idle_timeout_is_a_timeout_and_destroys_the_request', async () => {
+  let res;
+  const server = await provider([(req, r) => {
+    res = r;
+    r.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    r.write(chunk({ role: 'assistant', content: 'thinking' })); // then silence
+  }]);
+  const before = clients.length;
+  const rt = runtime(server, (m) => { m.stream = true; m.idleTimeoutMs = 150; });
+  const started = Date.now();
+  await assert.rejects(rt.run('hi'), (e) => e.code === 'llm_timeout');
+  assert.ok(Date.now() - started < 3000);
+  const entry = clients[before];
+  await waitFor(() => entry.destroyedAt > 0, 'destroy()');
+  // netstack closes the socket when the next bytes arrive after destroy().
+  res.write(': keep-alive\n\n');
+  await waitFor(() => server.sockets[0].closedAt > 0, 'the socket to close');
+  await server.close();
+});
+
+test('ohos_8_netkit_cancel_mid_stream_destroys_the_request_and_closes_the_socket', async () => {
+  let ticker;
+  const server = await provider([(req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    res.write(chunk({ role: 'assistant', content: 'partial' }));
+    // A model still thinking: keep-alive comments every 1.5 s, so that a destroy() made
+    // only at the next chunk (a write refused by the sink) would come too late.
+    ticker = setInterval(() => res.write(': keep-alive\n\n'), 1500);
+    res.on('close', () => clearInterval(ticker));
+  }]);
+  const before = clients.length;
+  const rt = runtime(server, (m) => { m.stream = true; });
+  let deltas = 0;
+  rt.subscribe((e) => { if (e.type === 'text_delta') deltas += 1; });
+  const run = settle(rt.run('hi'));
+  await waitFor(() => deltas > 0, 'the first delta');
+  const cancelledAt = Date.now();
+  rt.cancel();
+  const entry = clients[before];
+  await waitFor(() => entry.destroyedAt > 0, 'destroy()');
+  assert.ok(entry.destroyedAt - cancelledAt < 700, 'destroyed promptly, before the next chunk');
+  await waitFor(() => server.sockets[0].closedAt > 0, 'the socket to close');
+  assert.ok(server.sockets[0].closedAt - cancelledAt < 2500, 'closed at the next keep-alive');
+  const outcome = await run;
+  assert.ok(outcome.error ? outcome.error.code === 'cancelled' : outcome.result.status === 'cancelled');
+  clearInterval(ticker);
+  await server.close();
+});
+
+test('ohos_8_netkit_cancel_before_the_first_byte_destroys_the_request', async () => {
+  for (const stream of [true, false]) {
+    let res;
+    const server = await provider([(req, r) => { res = r; }]); // no answer yet
+    const before = clients.length;
+    const rt = runtime(server, (m) => { m.stream = stream; });
+    const run = settle(rt.run('hi'));
+    await waitFor(() => res !== undefined, 'the request at the server');
+    const cancelledAt = Date.now();
+    rt.cancel();
+    const entry = clients[before];
+    await waitFor(() => entry.destroyedAt > 0, `destroy() (stream: ${stream})`);
+    assert.ok(entry.destroyedAt - cancelledAt < 1000, 'destroyed promptly, before any byte');
+    await run;
+    // netstack aborts the transfer (and closes the socket) when the first bytes arrive.
+    assert.equal(server.sockets[0].closedAt, 0);
+    res.writeHead(200, { 'Content-Type': stream ? 'text/event-stream' : 'application/json' });
+    res.write(stream ? ': hello\n\n' : '{');
+    await waitFor(() => server.sockets[0].closedAt > 0, 'the socket to close');
+    await server.close();
+  }
+});
+
+test('ohos_8_netkit_patch_is_sent_as_patch', async () => {
+  const server = await provider([(req, res) => { res.writeHead(200, { 'Content-Type': 'application/json' }); res.end('{}'); }]);
+  const transport = new har.NetworkKitTransport().asTransport();
+  // A request of the transport contract, with a stand-in sink (only onCancel is used).
+  const sink = { onCancel: () => {} };
+  const request = (body) => ({ method: 'PATCH', url: server.baseUrl + '/x', headers: [], body, stream: false });
+  const response = await transport(request(''), sink);
+  assert.equal(response.status, 200);
+  assert.equal(server.requests[0].method, 'PATCH');
+  // netstack (API 12 … 6.1) refuses a PATCH body: a rejection, never a POST.
+  await assert.rejects(transport(request('{"a":1}'), sink), (e) => e.code === 'llm_transport' && /401/.test(e.message));
+  assert.equal(server.requests.length, 1);
+  await server.close();
+});
