@@ -11,7 +11,7 @@ const path = require('node:path');
 
 const { native, completion, ScriptedModel, runtimeConfig, waitFor } = require('./support');
 
-const DTS_PATH = path.join(__dirname, '..', '..', 'ohos', 'src', 'main', 'cpp', 'types', 'libarkagent', 'index.d.ts');
+const DTS_PATH = path.join(__dirname, '..', '..', 'ohos', 'arkagent', 'src', 'main', 'cpp', 'types', 'libarkagent', 'index.d.ts');
 
 /** Strips comments, keeping line structure. */
 function stripComments(text) {

@@ -13,7 +13,7 @@
 //  3. the marginal cost of one more Rust→JS→Promise crossing: a run whose one turn makes
 //     K tool calls (one at a time) minus the plain run, divided by the K+1 extra
 //     crossings (K tool calls plus the second model call).
-// Prints one line per measurement (median of several rounds).
+// Prints one line per measurement (see benchAsync for the three numbers of an async one).
 
 const { performance } = require('node:perf_hooks');
 const { native, completion, runtimeConfig } = require('../support');
@@ -42,17 +42,31 @@ function benchSync(label, n, fn) {
   return m;
 }
 
+// Per op: the median over rounds of the mean wall time (what the numbers below always
+// were), the median single op (robust to a loaded machine: other processes' time slices
+// land in a few ops, not in the median) and the process CPU time per op (all threads).
 async function benchAsync(label, n, fn) {
   for (let i = 0; i < Math.min(50, n); i += 1) await fn(); // warm-up
   const rounds = [];
+  const ops = [];
+  const cpu0 = process.cpuUsage();
   for (let r = 0; r < ROUNDS; r += 1) {
     const t0 = performance.now();
-    for (let i = 0; i < n; i += 1) await fn();
-    rounds.push(ns(performance.now() - t0, n) / 1000);
+    let last = t0;
+    for (let i = 0; i < n; i += 1) {
+      await fn();
+      const now = performance.now();
+      ops.push(now - last);
+      last = now;
+    }
+    rounds.push(ns(last - t0, n) / 1000);
   }
+  const cpu = process.cpuUsage(cpu0);
   const m = median(rounds);
-  console.log(`${label.padEnd(58)} ${m.toFixed(1).padStart(9)} µs/op`);
-  return m;
+  const single = median(ops) * 1000;
+  const cpuUs = (cpu.user + cpu.system) / (ROUNDS * n);
+  console.log(`${label.padEnd(58)} ${m.toFixed(1).padStart(9)} µs/op  (median op ${single.toFixed(1)} µs, CPU ${cpuUs.toFixed(1)} µs/op)`);
+  return { mean: m, single, cpu: cpuUs };
 }
 
 async function main() {
@@ -116,11 +130,13 @@ async function main() {
     await rt3.run('hi');
   });
 
-  const perCrossing = (toolUs - runUs) / (K + 1);
+  const perCrossing = (toolUs.mean - runUs.mean) / (K + 1);
+  const perCrossingOp = (toolUs.single - runUs.single) / (K + 1);
+  const perCrossingCpu = (toolUs.cpu - runUs.cpu) / (K + 1);
   console.log('');
   console.log(`PERF-5 JS→Rust call (ToolRegistry.has):                  ${(callNs / 1000).toFixed(3)} µs`);
-  console.log(`PERF-5 Rust→JS→Promise HTTP round trip (whole run()):     ${runUs.toFixed(1)} µs`);
-  console.log(`PERF-5 marginal Rust→JS→Promise crossing (tool or HTTP): ~${perCrossing.toFixed(1)} µs`);
+  console.log(`PERF-5 Rust→JS→Promise HTTP round trip (whole run()):     ${runUs.mean.toFixed(1)} µs (median op ${runUs.single.toFixed(1)} µs, CPU ${runUs.cpu.toFixed(1)} µs)`);
+  console.log(`PERF-5 marginal Rust→JS→Promise crossing (tool or HTTP): ~${perCrossing.toFixed(1)} µs (from median ops ${perCrossingOp.toFixed(1)} µs, CPU ${perCrossingCpu.toFixed(1)} µs)`);
 }
 
 main().catch((e) => {
