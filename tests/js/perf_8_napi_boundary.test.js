@@ -161,3 +161,73 @@ test('perf_5_many_concurrent_crossings_each_resolve_with_their_own_value', async
   await Promise.all(Array.from({ length: 8 }, (_, r) => runOne(r)));
   assert.ok(maxInFlight > 1, 'crossings overlapped');
 });
+
+test('perf_5_promise_settling_handles_eager_thenables_odd_rejections_and_one_env_per_worker', async () => {
+  // A Promise subclass whose `then` calls back synchronously, inside the call that chains
+  // it; rejections with values that are not Errors.
+  class Eager extends Promise {
+    then(onFulfilled) {
+      onFulfilled({ content: 'eager' });
+      return this;
+    }
+  }
+  const shapes = {
+    eager: () => new Eager(() => {}),
+    string: () => Promise.reject('plain string reason'),
+    number: () => Promise.reject(42),
+    nothing: () => Promise.reject(undefined),
+  };
+  const registry = new native.ToolRegistry();
+  for (const [name, fn] of Object.entries(shapes)) {
+    registry.register(new native.ToolDefinition(name, name, '{"type":"object"}'), fn);
+  }
+  let turn = 0;
+  let results;
+  const transport = async (request) => {
+    turn += 1;
+    if (turn === 1) {
+      return { status: 200, headers: [], body: completion({ toolCalls: Object.keys(shapes).map((name) => ({ id: name, name, arguments: {} })) }) };
+    }
+    results = Object.fromEntries(JSON.parse(request.body).messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m.content]));
+    return answer('done');
+  };
+  assert.equal((await new native.AgentRuntime(runtimeConfig(), transport, registry).run('go')).finalText, 'done');
+  assert.equal(results.eager, 'eager');
+  assert.match(results.string, /plain string reason/);
+  assert.match(results.number, /42/);
+  assert.equal(typeof results.nothing, 'string');
+
+  // Each worker thread is its own napi env with its own settling functions: runs there and
+  // here at the same time both resolve; a worker terminated while a transport Promise is
+  // pending drops it (env cleanup) without taking the process down.
+  const { Worker } = require('node:worker_threads');
+  const source = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const s = require(workerData.support);
+    const answer = { status: 200, headers: [], body: s.completion({ content: 'from worker' }) };
+    const pending = workerData.hang;
+    const transport = pending ? () => { parentPort.postMessage('pending'); return new Promise(() => {}); }
+      : async () => { await new Promise((r) => setTimeout(r, 1)); return answer; };
+    (async () => {
+      const runtime = new s.native.AgentRuntime(s.runtimeConfig(), transport, new s.native.ToolRegistry());
+      const texts = [];
+      for (let i = 0; i < 20; i += 1) texts.push((await runtime.run('hi')).finalText);
+      parentPort.postMessage(texts.every((t) => t === 'from worker') ? 'ok' : 'bad');
+    })();
+  `;
+  const support = require.resolve('./support');
+  const worker = (hang) => new Worker(source, { eval: true, workerData: { support, hang } });
+  const first = (w, event) => new Promise((resolve, reject) => { w.once(event, resolve); w.once('error', reject); });
+
+  const busy = [worker(false), worker(false)];
+  const here = new native.AgentRuntime(runtimeConfig(), async () => answer('from main'), new native.ToolRegistry());
+  const [a, b, mine] = await Promise.all([first(busy[0], 'message'), first(busy[1], 'message'), here.run('hi')]);
+  assert.deepEqual([a, b, mine.finalText], ['ok', 'ok', 'from main']);
+  await Promise.all(busy.map((w) => w.terminate()));
+
+  const hanging = worker(true);
+  assert.equal(await first(hanging, 'message'), 'pending');
+  await hanging.terminate();
+  // This env's table is untouched by the other env's cleanup.
+  assert.equal((await here.run('again')).finalText, 'from main');
+});

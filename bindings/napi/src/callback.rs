@@ -341,10 +341,16 @@ mod promises {
                 sys::napi_create_reference(env, rejected_fn, 1, &mut rejected),
                 "napi_create_reference",
             )?;
-            check(
-                sys::napi_add_env_cleanup_hook(env, Some(forget_env), env.cast()),
-                "napi_add_env_cleanup_hook",
-            )?;
+            // The hook's argument is a fresh allocation, not `env` itself: ArkTS keys an
+            // env's cleanup hooks by argument alone and refuses a second hook with the same
+            // one (another module passing `env` would make ours fail).
+            let token = Box::into_raw(Box::new(env));
+            let status = sys::napi_add_env_cleanup_hook(env, Some(forget_env), token.cast());
+            if status != sys::Status::napi_ok {
+                // SAFETY: not registered, so still ours alone.
+                drop(Box::from_raw(token));
+                return Err(failed("napi_add_env_cleanup_hook", status));
+            }
         }
         Ok(EnvPromises {
             env,
@@ -357,8 +363,10 @@ mod promises {
 
     /// The env closes: its references go with it; the waiting continuations are dropped
     /// (their Rust callers see "dropped without settling").
-    unsafe extern "C" fn forget_env(env: *mut c_void) {
-        let env: sys::napi_env = env.cast();
+    unsafe extern "C" fn forget_env(token: *mut c_void) {
+        // SAFETY: `token` is the `Box<napi_env>` leaked when the hook was added; the hook
+        // runs once.
+        let env = *unsafe { Box::from_raw(token.cast::<sys::napi_env>()) };
         let removed = ENVS.with(|envs| {
             let mut envs = envs.try_borrow_mut().ok()?;
             let index = envs.iter().position(|e| e.env == env)?;
