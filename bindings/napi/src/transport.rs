@@ -171,8 +171,8 @@ impl HttpBodySink {
         }
     }
 
-    // PERF-8: one copy per chunk. `write`'s text was copied once out of the JS string and
-    // is moved on as is; `writeBytes` borrows the JS bytes and copies them once here.
+    // PERF-8: one copy per chunk. `write` moves on the String it got (copied once out of
+    // the JS string); `writeBytes` copies the borrowed JS bytes once (`to_vec`).
     fn send(&self, chunk: Vec<u8>) -> bool {
         self.sender
             .as_ref()
