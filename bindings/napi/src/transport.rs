@@ -16,7 +16,8 @@ use arkagent::{BodyStream, CancellationToken, HttpBody, HttpTransport, Transport
 use async_trait::async_trait;
 use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::{
-    ArrayBuffer, FnArgs, FromNapiValue, TypeName, Uint8ArraySlice, ValidateNapiValue,
+    ArrayBuffer, FnArgs, FromNapiValue, ToNapiValue, TypeName, Uint8ArraySlice,
+    ValidateNapiValue,
 };
 use napi_ohos::bindgen_prelude::JsValue;
 use napi_ohos::{sys, Env, ValueType};
@@ -32,15 +33,13 @@ pub struct JsHttpHeader {
     pub value: String,
 }
 
-/// A request the host must send.
-#[napi(object, js_name = "HttpRequest")]
-pub struct JsHttpRequest {
-    pub method: String,
-    pub url: String,
-    pub headers: Vec<JsHttpHeader>,
-    pub body: String,
-    pub stream: bool,
-}
+/// A request the host must send, handed to JS as a plain object
+/// `{ method, url, headers, body, stream }` (the `HttpRequest` interface of the d.ts).
+///
+/// PERF-8: converted by hand rather than through a `#[napi(object)]` struct, so the body
+/// (shared, `Arc<String>`) is never copied into a Rust `String` first: its bytes go
+/// straight into the one JS string the engine creates from them.
+pub struct JsHttpRequest(arkagent::HttpRequest);
 
 /// What the host received: the whole body, or `streamed: true` with the body to follow
 /// through the request's [`HttpBodySink`].
@@ -57,17 +56,65 @@ pub type TransportArgs = FnArgs<(JsHttpRequest, HttpBodySink)>;
 
 impl From<arkagent::HttpRequest> for JsHttpRequest {
     fn from(request: arkagent::HttpRequest) -> Self {
-        Self {
-            method: request.method,
-            url: request.url,
-            headers: request
-                .headers
-                .into_iter()
-                .map(|(name, value)| JsHttpHeader { name, value })
-                .collect(),
-            body: request.body.as_str().to_owned(), // PERF-8: one copy; issue 13 removes it
-            stream: request.stream,
+        Self(request)
+    }
+}
+
+/// Sets `object[key] = value` (on the JS thread).
+///
+/// # Safety
+/// `env` and `object` must be live values of the current napi scope; `key` ends in NUL.
+unsafe fn set_property<V: ToNapiValue>(
+    env: sys::napi_env,
+    object: sys::napi_value,
+    key: &'static [u8],
+    value: V,
+) -> napi_ohos::Result<()> {
+    debug_assert_eq!(key.last(), Some(&0));
+    // SAFETY: `env` is live (caller); the conversion creates a value in the current scope.
+    let value = unsafe { V::to_napi_value(env, value) }?;
+    // SAFETY: `object` and `value` are live; `key` is a NUL-terminated C string.
+    let status = unsafe { sys::napi_set_named_property(env, object, key.as_ptr().cast(), value) };
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(napi_ohos::Error::new(
+            napi_ohos::Status::from(status),
+            "cannot set a property of the HttpRequest object",
+        ))
+    }
+}
+
+impl ToNapiValue for JsHttpRequest {
+    unsafe fn to_napi_value(
+        env: sys::napi_env,
+        value: Self,
+    ) -> napi_ohos::Result<sys::napi_value> {
+        let request = value.0;
+        let mut object = std::ptr::null_mut();
+        // SAFETY: `env` is the env of the threadsafe-function call converting this argument.
+        let status = unsafe { sys::napi_create_object(env, &mut object) };
+        if status != sys::Status::napi_ok {
+            return Err(napi_ohos::Error::new(
+                napi_ohos::Status::from(status),
+                "cannot create the HttpRequest object",
+            ));
         }
+        let headers: Vec<JsHttpHeader> = request
+            .headers
+            .into_iter()
+            .map(|(name, value)| JsHttpHeader { name, value })
+            .collect();
+        // SAFETY: `env` and `object` are live in this scope; every key ends in NUL.
+        unsafe {
+            set_property(env, object, b"method\0", request.method)?;
+            set_property(env, object, b"url\0", request.url)?;
+            set_property(env, object, b"headers\0", headers)?;
+            // The one copy of the body: `napi_create_string_utf8` over the shared bytes.
+            set_property(env, object, b"body\0", request.body.as_str())?;
+            set_property(env, object, b"stream\0", request.stream)?;
+        }
+        Ok(object)
     }
 }
 
@@ -137,10 +184,12 @@ impl HttpBodySink {
         }
     }
 
-    fn send(&self, chunk: &[u8]) -> bool {
+    // PERF-8: one copy per chunk. `write` moves on the String it got (copied once out of
+    // the JS string); `writeBytes` copies the borrowed JS bytes once (`to_vec`).
+    fn send(&self, chunk: Vec<u8>) -> bool {
         self.sender
             .as_ref()
-            .is_some_and(|sender| sender.send(chunk.to_vec()))
+            .is_some_and(|sender| sender.send(chunk))
     }
 }
 
@@ -155,13 +204,13 @@ impl HttpBodySink {
     /// Appends text (UTF-8) to the body.
     #[napi]
     pub fn write(&self, text: Arg<String>) -> bool {
-        self.send(text.0.as_bytes())
+        self.send(text.0.into_bytes())
     }
 
     /// Appends bytes to the body; a multi-byte character may be split across writes.
     #[napi(ts_args_type = "data: ArrayBuffer | Uint8Array")]
     pub fn write_bytes(&self, data: Arg<Bytes<'_>>) -> bool {
-        self.send(data.0.as_slice())
+        self.send(data.0.as_slice().to_vec())
     }
 
     /// The body is complete. Later writes return false; the request is finished (no
