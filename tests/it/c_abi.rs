@@ -3,14 +3,14 @@
 //! them; and checks that the header's text keeps its promises.
 
 use std::collections::BTreeSet;
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_void, CStr};
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use arkagent::ffi::{self, ArkAgentHttpCompletion, ArkAgentResult, ArkAgentRuntime};
+use arkagent::ffi::{self, ArkAgentHttp, ArkAgentHttpCompletion, ArkAgentHttpRequest, ArkAgentResult, ArkAgentRuntime};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -133,7 +133,7 @@ struct Host {
     held: Mutex<Vec<usize>>,
 }
 
-unsafe extern "C" fn host_http(userdata: *mut c_void, _request: *const c_char, completion: *mut ArkAgentHttpCompletion) {
+unsafe extern "C" fn host_http(userdata: *mut c_void, _request: *const ArkAgentHttpRequest, completion: *mut ArkAgentHttpCompletion) {
     // SAFETY: the tests pass a live Host that outlives the runtime.
     let host = unsafe { &*userdata.cast::<Host>() };
     host.requests.fetch_add(1, Ordering::SeqCst);
@@ -155,9 +155,10 @@ fn run_with(model_extra: &str, status: u16) -> (ArkAgentResult, usize, Duration,
     let config = std::ffi::CString::new(config).unwrap();
     let mut rt: *mut ArkAgentRuntime = std::ptr::null_mut();
     let ud = std::ptr::from_ref::<Host>(&host).cast_mut().cast::<c_void>();
+    let http = ArkAgentHttp { send: Some(host_http), cancel: None, userdata: ud };
     // SAFETY: valid strings and out pointers; `host` outlives the runtime.
     unsafe {
-        assert_eq!(ffi::arkagent_runtime_new(config.as_ptr(), std::ptr::null(), std::ptr::null(), Some(host_http), ud, &mut rt), ArkAgentResult::Ok);
+        assert_eq!(ffi::arkagent_runtime_new(config.as_ptr(), std::ptr::null(), std::ptr::null(), &http, &mut rt), ArkAgentResult::Ok);
         let start = Instant::now();
         let result = ffi::arkagent_runtime_run(rt, c"hi".as_ptr(), std::ptr::null_mut());
         let took = start.elapsed();
@@ -211,8 +212,9 @@ fn ffi_5_c_config_retries_only_retryable_failures_and_rejects_unknown_keys() {
         let config = format!(r#"{{"model":{{"base_url":"http://127.0.0.1:9/v1","api_key":"k","model":"m"{bad}}}}}"#);
         let config = std::ffi::CString::new(config).unwrap();
         let mut rt: *mut ArkAgentRuntime = std::ptr::null_mut();
+        let http = ArkAgentHttp { send: Some(host_http), cancel: None, userdata: std::ptr::null_mut() };
         // SAFETY: valid strings and out pointer; the callback is never called.
-        let r = unsafe { ffi::arkagent_runtime_new(config.as_ptr(), std::ptr::null(), std::ptr::null(), Some(host_http), std::ptr::null_mut(), &mut rt) };
+        let r = unsafe { ffi::arkagent_runtime_new(config.as_ptr(), std::ptr::null(), std::ptr::null(), &http, &mut rt) };
         assert_eq!(r, ArkAgentResult::InvalidJson, "{bad}");
         assert!(rt.is_null());
     }
