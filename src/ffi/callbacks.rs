@@ -877,6 +877,59 @@ mod tests {
         }
     }
 
+    /// Counts a slow cancel callback's starts and ends.
+    #[derive(Default)]
+    struct CancelProbe {
+        started: std::sync::atomic::AtomicUsize,
+        finished: std::sync::atomic::AtomicUsize,
+    }
+
+    unsafe extern "C" fn slow_cancel(userdata: *mut c_void, _completion: *mut ArkAgentHttpCompletion) {
+        // SAFETY: the test passes a live CancelProbe.
+        let probe = unsafe { &*userdata.cast::<CancelProbe>() };
+        probe.started.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_micros(300));
+        probe.finished.fetch_add(1, Ordering::SeqCst);
+    }
+
+    #[test]
+    fn ohos_7_a_finishing_call_racing_the_cancel_callback_returns_only_after_it_and_never_before_it() {
+        for round in 0..ITERATIONS {
+            let probe = CancelProbe::default();
+            let userdata = UserData(std::ptr::from_ref(&probe).cast_mut().cast::<c_void>());
+            let (tx, _rx) = oneshot::channel();
+            let state = Arc::new(HttpCompletionState::new(tx));
+            let handle = handles::insert::<ArkAgentHttpCompletion, _>(Kind::HttpCompletion, Arc::clone(&state)) as usize;
+            let start = Barrier::new(2);
+            let seen_at_return = std::thread::scope(|s| {
+                s.spawn(|| {
+                    start.wait();
+                    cancel_request(&state, handle, Some(slow_cancel), userdata);
+                });
+                let finisher = s.spawn(|| {
+                    start.wait();
+                    if round % 2 == 1 {
+                        std::thread::sleep(std::time::Duration::from_micros(100));
+                    }
+                    let op = [Op::Complete, Op::Fail, Op::StreamBegin][round % 3];
+                    let result = call(op, handle);
+                    // Won, or came after the cancel and was ignored: OK either way.
+                    assert_eq!(result, ArkAgentResult::Ok, "{op:?}");
+                    if op == Op::StreamBegin {
+                        assert_eq!(call(Op::StreamEnd, handle), ArkAgentResult::Ok);
+                    }
+                    (probe.started.load(Ordering::SeqCst), probe.finished.load(Ordering::SeqCst))
+                });
+                finisher.join().unwrap()
+            });
+            let (started, finished) = seen_at_return;
+            assert_eq!(started, finished, "a finishing call returned while the cancel callback was running");
+            assert_eq!(probe.started.load(Ordering::SeqCst), started, "cancel was called after the host had finished the request");
+            assert!(started <= 1);
+            assert_eq!(call(Op::Complete, handle), ArkAgentResult::AlreadyCompleted);
+        }
+    }
+
     #[test]
     fn ffi_2_racing_stream_ends_have_exactly_one_winner() {
         let racers = Racers::new();
