@@ -181,8 +181,9 @@ typedef struct ArkAgentHttpRequest {
   const struct ArkAgentHttpHeader *headers;
   // How many entries `headers` has.
   size_t header_count;
-  // The body: `body_len` bytes of UTF-8 JSON, sent as they are. Not NUL-terminated,
-  // not escaped, not copied (it points into the library's own request).
+  // The body: `body_len` bytes of UTF-8 JSON, to send as they are. Use `body_len`
+  // (the bytes are not NUL-terminated); not escaped, not copied: it points into the
+  // library's own request, and a retry of the request lends the same bytes again.
   const uint8_t *body;
   // Length of `body` in bytes.
   size_t body_len;

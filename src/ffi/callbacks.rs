@@ -66,8 +66,9 @@ pub struct ArkAgentHttpRequest {
     pub headers: *const ArkAgentHttpHeader,
     /// How many entries `headers` has.
     pub header_count: usize,
-    /// The body: `body_len` bytes of UTF-8 JSON, sent as they are. Not NUL-terminated,
-    /// not escaped, not copied (it points into the library's own request).
+    /// The body: `body_len` bytes of UTF-8 JSON, to send as they are. Use `body_len`
+    /// (the bytes are not NUL-terminated); not escaped, not copied: it points into the
+    /// library's own request, and a retry of the request lends the same bytes again.
     pub body: *const u8,
     /// Length of `body` in bytes.
     pub body_len: usize,

@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -78,11 +79,13 @@ static const char *SSE_REST =
 static const char *CONFIG = BASE_CONFIG "\"retry\":{\"max_attempts\":1}},\"system_prompt\":\"Be brief.\"}";
 static const char *STREAM_CONFIG = BASE_CONFIG "\"stream\":true,\"retry\":{\"max_attempts\":1}}}";
 static const char *TIMEOUT_CONFIG = BASE_CONFIG "\"retry\":{\"max_attempts\":1},\"request_timeout_ms\":100}}";
+static const char *RETRY_CONFIG = BASE_CONFIG "\"retry\":{\"max_attempts\":2,\"initial_backoff_ms\":1,\"max_backoff_ms\":1}}}";
 
 /* ------------------------------------------------------------- the host */
 
 enum Mode {
   ANSWER,       /* complete each request inside send, from the scripted replies */
+  RETRY,        /* answer the first request 503, the second from the replies */
   ANSWER_LATER, /* complete it 30 ms later from another thread */
   STREAM_NOW,   /* stream the whole body inside send (begin, chunks, end) */
   HOLD,         /* keep the completion, answer nothing */
@@ -105,6 +108,9 @@ typedef struct {
   int cancels;
   ArkAgentHttpCompletion *cancelled;
   int cancel_on_send_thread;
+  char cancel_thread_name[32];
+  const uint8_t *bodies[4]; /* where each request's body was lent */
+  size_t body_lens[4];
   int chunks_sent;
   int chunks_at_cancel;
   int sends_finished; /* requests the host finished itself, before any cancel */
@@ -133,6 +139,7 @@ static void on_cancel(void *userdata, ArkAgentHttpCompletion *completion) {
   h->cancels++;
   h->cancelled = completion;
   h->cancel_on_send_thread = pthread_equal(pthread_self(), h->send_thread);
+  prctl(PR_GET_NAME, h->cancel_thread_name, 0, 0, 0);
   h->chunks_at_cancel = h->chunks_sent;
   int finish = h->finish_inside_cancel;
   pthread_mutex_unlock(&h->lock);
@@ -248,6 +255,10 @@ static void on_send(void *userdata, const ArkAgentHttpRequest *request, ArkAgent
   CHECK(request->body_len > 2 && request->body[0] == '{' && request->body[request->body_len - 1] == '}', "the body is the JSON object");
   CHECK(!arkagent_http_is_cancelled(completion), "a fresh request is wanted");
   write_request(h, i, request);
+  if (i < 4) {
+    h->bodies[i] = request->body;
+    h->body_lens[i] = request->body_len;
+  }
   const char *reply = i < 4 ? h->replies[i] : NULL;
   switch (h->mode) {
     case ANSWER:
@@ -256,6 +267,13 @@ static void on_send(void *userdata, const ArkAgentHttpRequest *request, ArkAgent
       } else {
         EXPECT(arkagent_http_complete(completion, 200, NULL, (const uint8_t *)reply, strlen(reply)), OK);
       }
+      h->sends_finished++;
+      break;
+    case RETRY:
+      if (i == 0)
+        EXPECT(arkagent_http_complete(completion, 503, NULL, (const uint8_t *)"{}", 2), OK);
+      else
+        EXPECT(arkagent_http_complete(completion, 200, NULL, (const uint8_t *)FINAL_REPLY, strlen(FINAL_REPLY)), OK);
       h->sends_finished++;
       break;
     case ANSWER_LATER:
@@ -373,7 +391,7 @@ static void case_cancel_stream(void) {
   CHECK(returned && cancels == 1, "cancel called once, before the run returned");
   CHECK(h.cancelled == h.pending, "for the open request");
   CHECK(h.chunks_at_cancel == 1, "before any further chunk was requested");
-  CHECK(!h.cancel_on_send_thread, "on a library thread");
+  CHECK(!h.cancel_on_send_thread && strcmp(h.cancel_thread_name, "arkagent") == 0, "on a library thread");
   pthread_join(canceller, NULL);
   join_worker(&h);
   CHECK(h.cancels == 1, "exactly once");
@@ -381,13 +399,27 @@ static void case_cancel_stream(void) {
   host_destroy(&h);
 }
 
-/* OHOS-7: cancelled before the host answered a non-streamed request; the host finishes it
- * from inside its cancel callback. */
-static void case_cancel_waiting(void) {
+/* PERF-8: a retry lends the very same body bytes again (shared, not re-encoded or copied). */
+static void case_retry(void) {
+  Host h;
+  host_init(&h, RETRY);
+  ArkAgentRuntime *rt = runtime_for(&h, RETRY_CONFIG, 1);
+  EXPECT(arkagent_runtime_run(rt, "hi", NULL), OK);
+  CHECK(h.sends == 2, "the 503 was retried");
+  CHECK(h.bodies[0] != NULL && h.bodies[0] == h.bodies[1] && h.body_lens[0] == h.body_lens[1], "the same body pointer and length");
+  CHECK(h.cancels == 0, "no cancel for answered requests");
+  arkagent_runtime_free(rt);
+  host_destroy(&h);
+}
+
+/* OHOS-7: cancelled before the host answered: a non-streamed request, which the host
+ * finishes from inside its cancel callback, and a stream that has not begun, which the
+ * host begins and ends afterwards. */
+static void case_cancel_waiting(int stream) {
   Host h;
   host_init(&h, HOLD);
-  h.finish_inside_cancel = 1;
-  ArkAgentRuntime *rt = runtime_for(&h, CONFIG, 1);
+  h.finish_inside_cancel = !stream;
+  ArkAgentRuntime *rt = runtime_for(&h, stream ? STREAM_CONFIG : CONFIG, 1);
   pthread_t canceller;
   pthread_create(&canceller, NULL, cancel_when_pending, &h);
   char *outcome = NULL;
@@ -397,8 +429,16 @@ static void case_cancel_waiting(void) {
   pthread_join(canceller, NULL);
   CHECK(h.cancels == 1 && h.cancel_returned, "cancel called once before the run returned");
   CHECK(h.cancelled == h.pending, "for the held request");
-  EXPECT(h.finish_inside_cancel_result, OK);
-  /* Finished inside the callback: every later call is refused as already completed. */
+  CHECK(strcmp(h.cancel_thread_name, "arkagent") == 0, "on a library thread");
+  if (stream) {
+    /* Begun after the cancel: accepted, chunks refused, the end accepted and ignored. */
+    EXPECT(arkagent_http_stream_begin(h.pending, 200, NULL), OK);
+    EXPECT(arkagent_http_stream_chunk(h.pending, (const uint8_t *)SSE_FIRST, strlen(SSE_FIRST)), ARK_AGENT_RESULT_CANCELLED);
+    EXPECT(arkagent_http_stream_end(h.pending, NULL), OK);
+  } else {
+    EXPECT(h.finish_inside_cancel_result, OK);
+  }
+  /* Finished: every later call is refused as already completed. */
   EXPECT(arkagent_http_complete(h.pending, 200, NULL, NULL, 0), DONE);
   arkagent_runtime_free(rt);
   EXPECT(arkagent_shutdown(), OK);
@@ -518,7 +558,9 @@ int main(int argc, char **argv) {
   }
   CASE("body", case_body(argc > 2 ? argv[2] : NULL));
   CASE("cancel_stream", case_cancel_stream());
-  CASE("cancel_waiting", case_cancel_waiting());
+  CASE("cancel_waiting", case_cancel_waiting(0));
+  CASE("cancel_not_begun", case_cancel_waiting(1));
+  CASE("retry", case_retry());
   CASE("timeout", case_timeout());
   CASE("normal", case_normal());
   CASE("null_cancel", case_null_cancel());

@@ -312,6 +312,16 @@ fn perf_8_c_host_gets_method_url_and_headers_with_authorization_only_in_headers(
 }
 
 #[test]
+fn perf_8_c_a_retry_lends_the_same_body_bytes() {
+    transport_case("retry");
+}
+
+#[test]
+fn ohos_7_c_cancel_before_a_stream_began_calls_cancel_and_a_late_begin_is_ignored() {
+    transport_case("cancel_not_begun");
+}
+
+#[test]
 fn ohos_7_c_cancel_during_a_stream_calls_cancel_once_before_another_chunk() {
     transport_case("cancel_stream");
 }
