@@ -146,6 +146,8 @@ static void on_cancel(void *userdata, ArkAgentHttpCompletion *completion) {
   CHECK(arkagent_http_is_cancelled(completion), "inside cancel the request reads as cancelled");
   /* A real host aborts its socket here; the abort path may finish the request at once. */
   if (finish) h->finish_inside_cancel_result = arkagent_http_fail(completion, ARK_AGENT_TRANSPORT_ERROR_NETWORK, "aborted");
+  /* A slow abort: the blocking call that caused the cancel must still wait for it. */
+  sleep_ms(20);
   pthread_mutex_lock(&h->lock);
   h->cancel_returned = 1;
   pthread_cond_broadcast(&h->cond);
