@@ -524,6 +524,34 @@ static void case_done_early(void) {
   host_destroy(&h);
 }
 
+/* OHOS-7: the summarizer's request times out inside arkagent_runtime_compress_now, which
+ * returns only after the cancel callback has returned. */
+static void case_compress_timeout(void) {
+  static const char *COMPRESS_CONFIG =
+      BASE_CONFIG "\"retry\":{\"max_attempts\":1},\"request_timeout_ms\":100},"
+      "\"compression\":{\"total_token_threshold\":100,\"keep_recent_message_count\":2,\"summarizer_max_input_tokens\":8000}}";
+  static const char *LONG_STATE =
+      "{\"version\":1,\"session_id\":\"c-transport\","
+      "\"usages\":[{\"prompt_tokens\":500,\"completion_tokens\":1,\"total_tokens\":501}],"
+      "\"history\":{\"messages\":["
+      "{\"role\":\"user\",\"content\":\"Plan a long trip.\"},{\"role\":\"assistant\",\"content\":\"Sure.\"},"
+      "{\"role\":\"user\",\"content\":\"Compare the temperatures.\"},{\"role\":\"assistant\",\"content\":\"Hot.\"},"
+      "{\"role\":\"user\",\"content\":\"ok\"},{\"role\":\"assistant\",\"content\":\"done\"}]}}";
+  Host h;
+  host_init(&h, HOLD);
+  ArkAgentRuntime *rt = runtime_for(&h, COMPRESS_CONFIG, 1);
+  EXPECT(arkagent_runtime_import_state(rt, LONG_STATE), OK);
+  char *result = NULL;
+  EXPECT(arkagent_runtime_compress_now(rt, &result), OK);
+  CHECK(result != NULL && strstr(result, "\"outcome\":\"failed\"") != NULL, "the compression failed");
+  arkagent_string_free(result);
+  CHECK(h.sends == 1, "the summarizer asked the model");
+  CHECK(h.cancels == 1 && h.cancel_returned, "cancel called before compress_now returned");
+  EXPECT(arkagent_http_fail(h.pending, ARK_AGENT_TRANSPORT_ERROR_TIMEOUT, NULL), OK);
+  arkagent_runtime_free(rt);
+  host_destroy(&h);
+}
+
 /* OHOS-7: freeing the runtime during a held request cancels it. */
 static void *free_later(void *arg) {
   Host *h = arg;
@@ -568,6 +596,7 @@ int main(int argc, char **argv) {
   CASE("null_cancel", case_null_cancel());
   CASE("done_early", case_done_early());
   CASE("free", case_free());
+  CASE("compress_timeout", case_compress_timeout());
   CHECK(ran > 0, "a known case");
   EXPECT(arkagent_shutdown(), OK);
   printf("transport %s: %d passed, %d failed\n", which, passed, failed);

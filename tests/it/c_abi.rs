@@ -352,6 +352,11 @@ fn ohos_7_c_a_stream_no_longer_needed_after_done_is_cancelled() {
 }
 
 #[test]
+fn ohos_7_c_compress_now_returns_after_the_cancel_its_timeout_caused() {
+    transport_case("compress_timeout");
+}
+
+#[test]
 fn ohos_7_c_freeing_the_runtime_cancels_its_open_request() {
     transport_case("free");
 }
