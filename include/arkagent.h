@@ -121,8 +121,11 @@ typedef struct ArkAgentCompressCompletion ArkAgentCompressCompletion;
 // [`arkagent_http_complete`], [`arkagent_http_fail`], or [`arkagent_http_stream_begin`]
 // followed by chunks and [`arkagent_http_stream_end`] (or `arkagent_http_fail`). After
 // that final call every completion function gives `ARK_AGENT_RESULT_ALREADY_COMPLETED`
-// for it; finishing it after the run was cancelled or the runtime freed is allowed and
-// ignored (`ARK_AGENT_RESULT_OK`).
+// for it; finishing it after the library stopped wanting the response (the run was
+// cancelled, the request timed out, the runtime was freed: see
+// [`ArkAgentHttpCancelCallback`]) is allowed and ignored (`ARK_AGENT_RESULT_OK`), and
+// still releases the handle. A handle is a number the library checks, never memory: a
+// late or racing call on it cannot touch freed memory, and numbers are never reused.
 typedef struct ArkAgentHttpCompletion ArkAgentHttpCompletion;
 
 // Opaque: one conversation. Owned by the caller; free with [`arkagent_runtime_free`].
@@ -156,12 +159,82 @@ typedef struct ArkAgentWorkers ArkAgentWorkers;
 // callback or later from any thread.
 typedef void (*ArkAgentToolCallback)(void *userdata, const char *call_json, struct ArkAgentToolCompletion *completion);
 
-// Sends an HTTP request. Called on the thread running `arkagent_runtime_run` (or a
-// library worker thread). `request_json` (`{"method","url","headers":[{"name","value"}],
-// "body","stream"}`, containing the Authorization header) is valid only during the
-// call; copy what you need. The host may finish `completion` inside the callback or
-// later from any thread.
-typedef void (*ArkAgentHttpCallback)(void *userdata, const char *request_json, struct ArkAgentHttpCompletion *completion);
+// One request header: `name` and `value` are NUL-terminated UTF-8, borrowed from the
+// library and valid only during the [`ArkAgentHttpSendCallback`] call that received them.
+typedef struct ArkAgentHttpHeader {
+  // Header name, e.g. `Authorization`.
+  const char *name;
+  // Header value.
+  const char *value;
+} ArkAgentHttpHeader;
+
+// One HTTP request the library wants sent (PERF-8), as [`ArkAgentHttpSendCallback`]
+// receives it. Every pointer in it is borrowed from the library and valid only during
+// that call (the struct too): copy what you need before returning.
+typedef struct ArkAgentHttpRequest {
+  // The method, NUL-terminated (`"POST"` for chat completions).
+  const char *method;
+  // The absolute URL, NUL-terminated.
+  const char *url;
+  // `header_count` headers, in order; the `Authorization` header (the API key) is one
+  // of them and is nowhere else in the request: never log headers.
+  const struct ArkAgentHttpHeader *headers;
+  // How many entries `headers` has.
+  size_t header_count;
+  // The body: `body_len` bytes of UTF-8 JSON, to send as they are. Use `body_len`
+  // (the bytes are not NUL-terminated); not escaped, not copied: it points into the
+  // library's own request, and a retry of the request lends the same bytes again.
+  const uint8_t *body;
+  // Length of `body` in bytes.
+  size_t body_len;
+  // True when the library asked for an SSE stream: deliver the body chunk by chunk
+  // (`arkagent_http_stream_begin` / `_chunk` / `_end`) as it arrives.
+  bool stream;
+} ArkAgentHttpRequest;
+
+// Sends one HTTP request (FFI-3, PERF-8). Called on the thread running a blocking call
+// (`arkagent_runtime_run`, `_compress_now`, `_run_decomposed`). `request` and every
+// pointer in it are valid only during the call; copy what you need. Finish `completion`
+// inside the callback or later from any thread (see [`ArkAgentHttpCompletion`]).
+typedef void (*ArkAgentHttpSendCallback)(void *userdata, const struct ArkAgentHttpRequest *request, struct ArkAgentHttpCompletion *completion);
+
+// Aborts one request (OHOS-7): the library no longer wants its response because the run
+// was cancelled, the request timed out (`request_timeout_ms`), the runtime was freed, or
+// a stream's body is no longer needed (after `[DONE]`). Abort the socket at once; there
+// is no need to answer first.
+//
+// - Called at most once per request, promptly (not when the next chunk arrives), on a
+//   library thread (named "arkagent"), for requests not answered yet and for streams
+//   whether or not they have begun.
+// - Never called for a request the host had finished (`arkagent_http_complete`,
+//   `arkagent_http_fail` or `arkagent_http_stream_end` returned) before the library
+//   stopped wanting it: a finishing call that races a running cancel callback waits
+//   until the callback has returned (so once any finishing call has returned, `cancel`
+//   for that request has returned or will never be called). Because of that, the
+//   callback must not block or wait on a lock held while calling a finishing function.
+// - Every blocking call (`arkagent_runtime_run`, `_compress_now`, `_run_decomposed`)
+//   returns only after the cancel callbacks it caused have returned.
+// - After cancel, finish the request as usual (e.g. `arkagent_http_fail` from the abort
+//   path, even inside the cancel callback): that call returns `ARK_AGENT_RESULT_OK` and
+//   is ignored, and releases the handle; `arkagent_http_stream_begin` returns
+//   `ARK_AGENT_RESULT_OK`, `arkagent_http_stream_chunk` returns
+//   `ARK_AGENT_RESULT_CANCELLED`.
+typedef void (*ArkAgentHttpCancelCallback)(void *userdata, struct ArkAgentHttpCompletion *completion);
+
+// The host's HTTP client, given to `arkagent_runtime_new` /
+// `arkagent_runtime_new_with_compressor` (copied; the struct itself need not outlive
+// that call).
+typedef struct ArkAgentHttp {
+  // Sends a request; required (NULL gives `ARK_AGENT_RESULT_NULL_ARGUMENT`).
+  ArkAgentHttpSendCallback send;
+  // Aborts a request the library stopped waiting for; may be NULL (then the host can
+  // poll [`arkagent_http_is_cancelled`], or learn it from
+  // `arkagent_http_stream_chunk`'s `ARK_AGENT_RESULT_CANCELLED`).
+  ArkAgentHttpCancelCallback cancel;
+  // Passed back to both callbacks; used from library threads until the runtime is
+  // freed and no blocking call is running.
+  void *userdata;
+} ArkAgentHttp;
 
 // A context compressor written in C (CMP-1), given to
 // `arkagent_runtime_new_with_compressor`. Called on the thread running
@@ -201,6 +274,14 @@ typedef int32_t (*ArkAgentWorkerFactory)(void *userdata, const char *worker_name
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Whether the library no longer wants `completion`'s response (OHOS-7), for hosts that
+// poll instead of (or besides) setting a cancel callback: `true` once the run was
+// cancelled, the request timed out, the runtime was freed or the body is no longer
+// needed (whether or not a cancel callback was set), and for a NULL, finished or
+// unknown handle (stop in every case); `false` while the response is still wanted.
+// Never blocks. Any thread.
+bool arkagent_http_is_cancelled(const struct ArkAgentHttpCompletion *completion);
 
 // Finishes `completion` with a whole response. `status` must be 100..=599
 // (`ARK_AGENT_RESULT_INVALID_ARGUMENT` otherwise). `headers_json`
@@ -353,19 +434,21 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 // `"extra_headers"?:[["name","value"],…]`. Unknown keys give
 // `ARK_AGENT_RESULT_INVALID_JSON`.
 // `tools` and `workers` may be NULL; workers enable delegation with
-// the default policy when the config has no `"delegation"`. `http` sends requests
-// (see [`ArkAgentHttpCallback`]); `http_userdata` must stay valid until the runtime is
-// freed and no run is active.
+// the default policy when the config has no `"delegation"`. `http` (required, copied
+// during the call) is the host's HTTP client: `send` (required) sends requests,
+// `cancel` (may be NULL) aborts them, and `userdata` must stay valid until the runtime
+// is freed and no blocking call is running (see [`ArkAgentHttp`]).
 //
 // # Safety
-// `config_json` a NUL-terminated string; `out` valid for one pointer write.
-enum ArkAgentResult arkagent_runtime_new(const char *config_json, const struct ArkAgentTools *tools, const struct ArkAgentWorkers *workers, ArkAgentHttpCallback http, void *http_userdata, struct ArkAgentRuntime **out);
+// `config_json` a NUL-terminated string; `http` NULL or valid for one read; `out` valid
+// for one pointer write.
+enum ArkAgentResult arkagent_runtime_new(const char *config_json, const struct ArkAgentTools *tools, const struct ArkAgentWorkers *workers, const struct ArkAgentHttp *http, struct ArkAgentRuntime **out);
 
 // Creates a runtime like [`arkagent_runtime_new`] whose context compressor is written in
 // C (CMP-1). `compress` (required) is called as described at [`ArkAgentCompressCallback`]
 // and answered through `arkagent_compress_complete` / `arkagent_compress_fail`;
 // `compress_userdata` (may be NULL) is passed back to it and must stay valid until the
-// runtime is freed and no run is active. `threshold` is only reported in the
+// runtime is freed and no run is active. `http` as for `arkagent_runtime_new`. `threshold` is only reported in the
 // `compression` events (`"threshold"`); 0 means none (`null`). The compressor decides
 // itself when to compress (answer `{"outcome":"skipped"}` otherwise).
 //
@@ -376,8 +459,9 @@ enum ArkAgentResult arkagent_runtime_new(const char *config_json, const struct A
 // refused call writes nothing to `*out`.
 //
 // # Safety
-// `config_json` a NUL-terminated string; `out` valid for one pointer write.
-enum ArkAgentResult arkagent_runtime_new_with_compressor(const char *config_json, const struct ArkAgentTools *tools, const struct ArkAgentWorkers *workers, ArkAgentHttpCallback http, void *http_userdata, ArkAgentCompressCallback compress, void *compress_userdata, uint64_t threshold, struct ArkAgentRuntime **out);
+// `config_json` a NUL-terminated string; `http` NULL or valid for one read; `out` valid
+// for one pointer write.
+enum ArkAgentResult arkagent_runtime_new_with_compressor(const char *config_json, const struct ArkAgentTools *tools, const struct ArkAgentWorkers *workers, const struct ArkAgentHttp *http, ArkAgentCompressCallback compress, void *compress_userdata, uint64_t threshold, struct ArkAgentRuntime **out);
 
 // Frees a runtime; an active run is cancelled and finishes on its own thread. NULL and
 // already-freed handles are ignored.

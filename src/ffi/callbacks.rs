@@ -1,12 +1,16 @@
 //! Host callbacks (HTTP, tools, events) and the completion handles the host finishes
 //! requests with (FFI-3).
 
+use std::cell::Cell;
+use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CString};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::thread::ThreadId;
 
 use async_trait::async_trait;
 use serde_json::json;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 
 use super::boundary::{boundary, FfiError, FfiResult};
@@ -21,8 +25,11 @@ use crate::tools::{ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, To
 /// [`arkagent_http_complete`], [`arkagent_http_fail`], or [`arkagent_http_stream_begin`]
 /// followed by chunks and [`arkagent_http_stream_end`] (or `arkagent_http_fail`). After
 /// that final call every completion function gives `ARK_AGENT_RESULT_ALREADY_COMPLETED`
-/// for it; finishing it after the run was cancelled or the runtime freed is allowed and
-/// ignored (`ARK_AGENT_RESULT_OK`).
+/// for it; finishing it after the library stopped wanting the response (the run was
+/// cancelled, the request timed out, the runtime was freed: see
+/// [`ArkAgentHttpCancelCallback`]) is allowed and ignored (`ARK_AGENT_RESULT_OK`), and
+/// still releases the handle. A handle is a number the library checks, never memory: a
+/// late or racing call on it cannot touch freed memory, and numbers are never reused.
 pub struct ArkAgentHttpCompletion {
     _private: [u8; 0],
 }
@@ -35,13 +42,87 @@ pub struct ArkAgentToolCompletion {
     _private: [u8; 0],
 }
 
-/// Sends an HTTP request. Called on the thread running `arkagent_runtime_run` (or a
-/// library worker thread). `request_json` (`{"method","url","headers":[{"name","value"}],
-/// "body","stream"}`, containing the Authorization header) is valid only during the
-/// call; copy what you need. The host may finish `completion` inside the callback or
-/// later from any thread.
-pub type ArkAgentHttpCallback =
-    Option<unsafe extern "C" fn(userdata: *mut c_void, request_json: *const c_char, completion: *mut ArkAgentHttpCompletion)>;
+/// One request header: `name` and `value` are NUL-terminated UTF-8, borrowed from the
+/// library and valid only during the [`ArkAgentHttpSendCallback`] call that received them.
+#[repr(C)]
+pub struct ArkAgentHttpHeader {
+    /// Header name, e.g. `Authorization`.
+    pub name: *const c_char,
+    /// Header value.
+    pub value: *const c_char,
+}
+
+/// One HTTP request the library wants sent (PERF-8), as [`ArkAgentHttpSendCallback`]
+/// receives it. Every pointer in it is borrowed from the library and valid only during
+/// that call (the struct too): copy what you need before returning.
+#[repr(C)]
+pub struct ArkAgentHttpRequest {
+    /// The method, NUL-terminated (`"POST"` for chat completions).
+    pub method: *const c_char,
+    /// The absolute URL, NUL-terminated.
+    pub url: *const c_char,
+    /// `header_count` headers, in order; the `Authorization` header (the API key) is one
+    /// of them and is nowhere else in the request: never log headers.
+    pub headers: *const ArkAgentHttpHeader,
+    /// How many entries `headers` has.
+    pub header_count: usize,
+    /// The body: `body_len` bytes of UTF-8 JSON, to send as they are. Use `body_len`
+    /// (the bytes are not NUL-terminated); not escaped, not copied: it points into the
+    /// library's own request, and a retry of the request lends the same bytes again.
+    pub body: *const u8,
+    /// Length of `body` in bytes.
+    pub body_len: usize,
+    /// True when the library asked for an SSE stream: deliver the body chunk by chunk
+    /// (`arkagent_http_stream_begin` / `_chunk` / `_end`) as it arrives.
+    pub stream: bool,
+}
+
+/// Sends one HTTP request (FFI-3, PERF-8). Called on the thread running a blocking call
+/// (`arkagent_runtime_run`, `_compress_now`, `_run_decomposed`). `request` and every
+/// pointer in it are valid only during the call; copy what you need. Finish `completion`
+/// inside the callback or later from any thread (see [`ArkAgentHttpCompletion`]).
+pub type ArkAgentHttpSendCallback = Option<
+    unsafe extern "C" fn(userdata: *mut c_void, request: *const ArkAgentHttpRequest, completion: *mut ArkAgentHttpCompletion),
+>;
+
+/// Aborts one request (OHOS-7): the library no longer wants its response because the run
+/// was cancelled, the request timed out (`request_timeout_ms`), the runtime was freed, or
+/// a stream's body is no longer needed (after `[DONE]`). Abort the socket at once; there
+/// is no need to answer first.
+///
+/// - Called at most once per request, promptly (not when the next chunk arrives), on a
+///   library thread (named "arkagent"), for requests not answered yet and for streams
+///   whether or not they have begun.
+/// - Never called for a request the host had finished (`arkagent_http_complete`,
+///   `arkagent_http_fail` or `arkagent_http_stream_end` returned) before the library
+///   stopped wanting it: a finishing call that races a running cancel callback waits
+///   until the callback has returned (so once any finishing call has returned, `cancel`
+///   for that request has returned or will never be called). Because of that, the
+///   callback must not block or wait on a lock held while calling a finishing function.
+/// - Every blocking call (`arkagent_runtime_run`, `_compress_now`, `_run_decomposed`)
+///   returns only after the cancel callbacks it caused have returned.
+/// - After cancel, finish the request as usual (e.g. `arkagent_http_fail` from the abort
+///   path, even inside the cancel callback): that call returns `ARK_AGENT_RESULT_OK` and
+///   is ignored, and releases the handle; `arkagent_http_stream_begin` returns
+///   `ARK_AGENT_RESULT_OK`, `arkagent_http_stream_chunk` returns
+///   `ARK_AGENT_RESULT_CANCELLED`.
+pub type ArkAgentHttpCancelCallback = Option<unsafe extern "C" fn(userdata: *mut c_void, completion: *mut ArkAgentHttpCompletion)>;
+
+/// The host's HTTP client, given to `arkagent_runtime_new` /
+/// `arkagent_runtime_new_with_compressor` (copied; the struct itself need not outlive
+/// that call).
+#[repr(C)]
+pub struct ArkAgentHttp {
+    /// Sends a request; required (NULL gives `ARK_AGENT_RESULT_NULL_ARGUMENT`).
+    pub send: ArkAgentHttpSendCallback,
+    /// Aborts a request the library stopped waiting for; may be NULL (then the host can
+    /// poll [`arkagent_http_is_cancelled`], or learn it from
+    /// `arkagent_http_stream_chunk`'s `ARK_AGENT_RESULT_CANCELLED`).
+    pub cancel: ArkAgentHttpCancelCallback,
+    /// Passed back to both callbacks; used from library threads until the runtime is
+    /// freed and no blocking call is running.
+    pub userdata: *mut c_void,
+}
 
 /// Runs a tool. Called on the thread running `arkagent_runtime_run`; several calls of
 /// one turn may be outstanding at once. `call_json` (`{"call_id","name","arguments":{…},
@@ -75,36 +156,209 @@ enum HttpPhase {
     Waiting(Reply),
     /// `arkagent_http_stream_begin` answered; chunks flow until `_end` or `_fail`.
     Streaming(BodySender),
+    /// The library stopped wanting the response; the host's cancel callback is running
+    /// on this thread (OHOS-7).
+    Cancelling(ThreadId),
+    /// The library stopped wanting the response; the host's next finishing call is
+    /// ignored and releases the handle.
+    Cancelled,
     /// Finished; the handle is (being) removed.
     Done,
 }
 
 pub(crate) struct HttpCompletionState {
     phase: Mutex<HttpPhase>,
+    /// Signalled when a cancel callback has returned (finishing calls wait for it).
+    settled: Condvar,
+    /// Wakes the cancel watcher when the host finished the request.
+    finished: Notify,
 }
 
 impl HttpCompletionState {
     pub(crate) fn new(reply: Reply) -> Self {
-        Self { phase: Mutex::new(HttpPhase::Waiting(reply)) }
+        Self { phase: Mutex::new(HttpPhase::Waiting(reply)), settled: Condvar::new(), finished: Notify::new() }
     }
 }
 
 pub(crate) struct HostTransport {
-    pub callback: unsafe extern "C" fn(*mut c_void, *const c_char, *mut ArkAgentHttpCompletion),
+    pub send: unsafe extern "C" fn(*mut c_void, *const ArkAgentHttpRequest, *mut ArkAgentHttpCompletion),
+    pub cancel: ArkAgentHttpCancelCallback,
     pub userdata: UserData,
+}
+
+impl HostTransport {
+    /// Checks the host's `ArkAgentHttp` (NULL struct or NULL `send`: `NULL_ARGUMENT`).
+    ///
+    /// # Safety
+    /// `http` NULL or valid for one read.
+    pub(crate) unsafe fn from_c(http: *const ArkAgentHttp) -> FfiResult<Self> {
+        // SAFETY: forwarded contract.
+        let http = unsafe { http.as_ref() }.ok_or_else(|| FfiError::new(ArkAgentResult::NullArgument, "http is NULL"))?;
+        let send = http.send.ok_or_else(|| FfiError::new(ArkAgentResult::NullArgument, "http.send is NULL"))?;
+        Ok(Self { send, cancel: http.cancel, userdata: UserData(http.userdata) })
+    }
+}
+
+/// The NUL-terminated copies of a request's method, URL and headers (a few hundred
+/// bytes); the body is lent as it is.
+struct CStrings {
+    method: CString,
+    url: CString,
+    headers: Vec<(CString, CString)>,
+}
+
+impl CStrings {
+    fn new(request: &HttpRequest) -> Result<Self, TransportError> {
+        let c = |s: &str| CString::new(s).map_err(|_| TransportError::network("the request contains NUL"));
+        let headers = request.headers.iter().map(|(n, v)| Ok((c(n)?, c(v)?))).collect::<Result<_, TransportError>>()?;
+        Ok(Self { method: c(&request.method)?, url: c(&request.url)?, headers })
+    }
 }
 
 #[async_trait]
 impl HttpTransport for HostTransport {
-    async fn send(&self, request: HttpRequest, _cancel: CancellationToken) -> Result<HttpResponse, TransportError> {
+    async fn send(&self, request: HttpRequest, cancel: CancellationToken) -> Result<HttpResponse, TransportError> {
         let (tx, rx) = oneshot::channel();
-        let json = CString::new(request.to_host_json()).map_err(|_| TransportError::network("request contains NUL"))?;
-        let completion = handles::insert::<ArkAgentHttpCompletion, _>(Kind::HttpCompletion, Arc::new(HttpCompletionState::new(tx)));
-        // SAFETY: the host registered this callback and promised userdata stays valid.
-        unsafe { (self.callback)(self.userdata.0, json.as_ptr(), completion) };
-        drop(json);
+        let strings = CStrings::new(&request)?;
+        let state = Arc::new(HttpCompletionState::new(tx));
+        let completion = handles::insert::<ArkAgentHttpCompletion, _>(Kind::HttpCompletion, Arc::clone(&state));
+        watch_for_cancel(state, completion, cancel, self.cancel, self.userdata);
+        {
+            let headers: Vec<ArkAgentHttpHeader> =
+                strings.headers.iter().map(|(name, value)| ArkAgentHttpHeader { name: name.as_ptr(), value: value.as_ptr() }).collect();
+            // Borrows `strings`, `headers` and the body (`request` owns its Arc) for the call.
+            let c_request = ArkAgentHttpRequest {
+                method: strings.method.as_ptr(),
+                url: strings.url.as_ptr(),
+                headers: headers.as_ptr(),
+                header_count: headers.len(),
+                body: request.body.as_ptr(),
+                body_len: request.body.len(),
+                stream: request.stream,
+            };
+            // SAFETY: the host registered this callback and promised userdata stays valid;
+            // every pointer in `c_request` outlives the call.
+            unsafe { (self.send)(self.userdata.0, &c_request, completion) };
+        }
+        drop((strings, request));
         rx.await.unwrap_or_else(|_| Err(TransportError::network("the host dropped the HTTP completion")))
     }
+}
+
+// ------------------------------------------------ cancellation reaching the host (OHOS-7)
+
+/// Live cancel watchers by id, with their request's token: a blocking call waits before
+/// it returns until no watcher whose token fired is still running ([`settle_cancels`]).
+fn watchers() -> &'static Mutex<HashMap<u64, CancellationToken>> {
+    static WATCHERS: OnceLock<Mutex<HashMap<u64, CancellationToken>>> = OnceLock::new();
+    WATCHERS.get_or_init(Mutex::default)
+}
+
+fn watcher_exited() -> &'static Notify {
+    static EXITED: OnceLock<Notify> = OnceLock::new();
+    EXITED.get_or_init(Notify::new)
+}
+
+static NEXT_WATCHER: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// True on a thread running a host cancel callback: a finishing call made there never
+    /// waits for another cancel callback (two callbacks finishing each other's requests
+    /// would otherwise wait for each other).
+    static IN_CANCEL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Spawns the task that tells the host when the library stops wanting this request's
+/// response: `cancel` fires (the core cancels it when the attempt ends early) before the
+/// host finished the request. Without an executor (not reached through a blocking call)
+/// nothing is watched.
+fn watch_for_cancel(
+    state: Arc<HttpCompletionState>,
+    completion: *mut ArkAgentHttpCompletion,
+    cancel: CancellationToken,
+    callback: ArkAgentHttpCancelCallback,
+    userdata: UserData,
+) {
+    let Ok(executor) = tokio::runtime::Handle::try_current() else { return };
+    let id = NEXT_WATCHER.fetch_add(1, Ordering::Relaxed);
+    if let Ok(mut live) = watchers().lock() {
+        live.insert(id, cancel.clone());
+    }
+    let completion = completion as usize;
+    executor.spawn(async move {
+        tokio::select! {
+            biased;
+            () = state.finished.notified() => {}
+            () = cancel.cancelled() => cancel_request(&state, completion, callback, userdata),
+        }
+        if let Ok(mut live) = watchers().lock() {
+            live.remove(&id);
+        }
+        watcher_exited().notify_waiters();
+    });
+}
+
+/// Marks the request cancelled unless the host finished it first, then calls the host's
+/// cancel callback (outside the lock, so the callback may finish the request itself).
+fn cancel_request(state: &HttpCompletionState, completion: usize, callback: ArkAgentHttpCancelCallback, userdata: UserData) {
+    let Ok(mut phase) = state.phase.lock() else { return };
+    if !matches!(*phase, HttpPhase::Waiting(_) | HttpPhase::Streaming(_)) {
+        return;
+    }
+    let Some(callback) = callback else {
+        *phase = HttpPhase::Cancelled;
+        return;
+    };
+    *phase = HttpPhase::Cancelling(std::thread::current().id());
+    drop(phase);
+    IN_CANCEL.with(|c| c.set(true));
+    // SAFETY: the host registered this callback and promised userdata stays valid until
+    // no blocking call runs; every blocking call waits for this task (settle_cancels).
+    unsafe { callback(userdata.0, completion as *mut ArkAgentHttpCompletion) };
+    IN_CANCEL.with(|c| c.set(false));
+    if let Ok(mut phase) = state.phase.lock() {
+        if matches!(*phase, HttpPhase::Cancelling(_)) {
+            *phase = HttpPhase::Cancelled;
+        }
+    }
+    state.settled.notify_all();
+}
+
+/// Waits until every cancel watcher whose request was cancelled has called the host and
+/// returned; blocking calls await this before they return, so no cancel callback runs
+/// after them.
+pub(crate) async fn settle_cancels() {
+    loop {
+        // Created before the check, so an exit between the check and the wait wakes it.
+        let exited = watcher_exited().notified();
+        let pending = watchers().lock().map(|live| live.values().any(CancellationToken::is_cancelled)).unwrap_or(false);
+        if !pending {
+            return;
+        }
+        exited.await;
+    }
+}
+
+/// Whether the library no longer wants `completion`'s response (OHOS-7), for hosts that
+/// poll instead of (or besides) setting a cancel callback: `true` once the run was
+/// cancelled, the request timed out, the runtime was freed or the body is no longer
+/// needed (whether or not a cancel callback was set), and for a NULL, finished or
+/// unknown handle (stop in every case); `false` while the response is still wanted.
+/// Never blocks. Any thread.
+#[no_mangle]
+pub extern "C" fn arkagent_http_is_cancelled(completion: *const ArkAgentHttpCompletion) -> bool {
+    let mut wanted = false;
+    let _ = boundary(|| {
+        let state: Arc<HttpCompletionState> = handles::get(Kind::HttpCompletion, completion)?;
+        let phase = state.phase.lock().map_err(|_| poisoned())?;
+        wanted = match &*phase {
+            HttpPhase::Waiting(reply) => !reply.is_closed(),
+            HttpPhase::Streaming(_) => true,
+            HttpPhase::Cancelling(_) | HttpPhase::Cancelled | HttpPhase::Done => false,
+        };
+        Ok(())
+    });
+    !wanted
 }
 
 fn headers_arg(headers_json: *const c_char) -> FfiResult<Vec<(String, String)>> {
@@ -147,23 +401,49 @@ pub(crate) fn poisoned() -> FfiError {
 }
 
 /// Applies `step` to the request's phase under its lock; when the new phase is `Done`,
-/// unregisters the handle. All arguments are validated before this is called.
+/// unregisters the handle. All arguments are validated before this is called. A cancel
+/// callback running on another thread is waited out first (OHOS-7: once a finishing call
+/// returned, the cancel callback for it has returned or never runs); after a cancel,
+/// `step` sees `Cancelled`.
 fn transition(
     completion: *mut ArkAgentHttpCompletion,
     step: impl FnOnce(HttpPhase) -> (HttpPhase, FfiResult<()>),
 ) -> FfiResult<()> {
     let state: Arc<HttpCompletionState> = handles::get(Kind::HttpCompletion, completion)?;
     let mut phase = state.phase.lock().map_err(|_| poisoned())?;
+    let me = std::thread::current().id();
+    while matches!(*phase, HttpPhase::Cancelling(t) if t != me) && !IN_CANCEL.with(Cell::get) {
+        phase = state.settled.wait(phase).map_err(|_| poisoned())?;
+    }
     let current = std::mem::replace(&mut *phase, HttpPhase::Done);
-    let (next, result) = step(current);
+    let cancelling = match current {
+        HttpPhase::Cancelling(t) => Some(t),
+        _ => None,
+    };
+    let current = if cancelling.is_some() { HttpPhase::Cancelled } else { current };
+    let was_active = matches!(current, HttpPhase::Waiting(_) | HttpPhase::Streaming(_));
+    let (mut next, result) = step(current);
+    if let (Some(t), HttpPhase::Cancelled) = (cancelling, &next) {
+        // Still inside the cancel callback (on its thread): others keep waiting for it.
+        next = HttpPhase::Cancelling(t);
+    }
     let done = matches!(next, HttpPhase::Done);
     *phase = next;
     if done {
         // Under the phase lock, so a loser that already holds the state sees `Done`, and
         // one that looks the handle up afterwards gets ALREADY_COMPLETED from the registry.
         let _ = handles::remove::<_, HttpCompletionState>(Kind::HttpCompletion, completion);
+        if was_active {
+            state.finished.notify_one();
+        }
     }
     result
+}
+
+/// The step every finishing call takes on a cancelled request: ignored, and the handle is
+/// released.
+fn ignored_after_cancel() -> (HttpPhase, FfiResult<()>) {
+    (HttpPhase::Done, Ok(()))
 }
 
 /// Finishes `completion` with a whole response. `status` must be 100..=599
@@ -193,6 +473,7 @@ pub unsafe extern "C" fn arkagent_http_complete(
                 let _ = reply.send(Ok(HttpResponse { status, headers, body: HttpBody::Full(body) }));
                 (HttpPhase::Done, Ok(()))
             }
+            HttpPhase::Cancelled => ignored_after_cancel(),
             other => (other, Err(already_completed())),
         })
     })
@@ -229,7 +510,8 @@ pub unsafe extern "C" fn arkagent_http_fail(
                 sender.fail(error);
                 (HttpPhase::Done, Ok(()))
             }
-            HttpPhase::Done => (HttpPhase::Done, Err(already_completed())),
+            HttpPhase::Cancelled => ignored_after_cancel(),
+            other => (other, Err(already_completed())),
         })
     })
 }
@@ -258,6 +540,8 @@ pub unsafe extern "C" fn arkagent_http_stream_begin(
                 let _ = reply.send(Ok(HttpResponse { status, headers, body: HttpBody::Stream(stream) }));
                 (HttpPhase::Streaming(sender), Ok(()))
             }
+            // After a cancel the host may still begin; its chunks then get CANCELLED.
+            HttpPhase::Cancelled => (HttpPhase::Cancelled, Ok(())),
             other => (other, Err(already_completed())),
         })
     })
@@ -282,7 +566,9 @@ pub unsafe extern "C" fn arkagent_http_stream_chunk(
         let phase = state.phase.lock().map_err(|_| poisoned())?;
         match &*phase {
             HttpPhase::Streaming(sender) if sender.send(chunk) => Ok(()),
-            HttpPhase::Streaming(_) => Err(FfiError::new(ArkAgentResult::Cancelled, "the request was cancelled")),
+            HttpPhase::Streaming(_) | HttpPhase::Cancelling(_) | HttpPhase::Cancelled => {
+                Err(FfiError::new(ArkAgentResult::Cancelled, "the request was cancelled"))
+            }
             HttpPhase::Waiting(_) => Err(not_streaming()),
             HttpPhase::Done => Err(already_completed()),
         }
@@ -312,7 +598,8 @@ pub unsafe extern "C" fn arkagent_http_stream_end(
                 (HttpPhase::Done, Ok(()))
             }
             HttpPhase::Waiting(reply) => (HttpPhase::Waiting(reply), Err(not_streaming())),
-            HttpPhase::Done => (HttpPhase::Done, Err(already_completed())),
+            HttpPhase::Cancelled => ignored_after_cancel(),
+            other => (other, Err(already_completed())),
         })
     })
 }
@@ -588,6 +875,59 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Counts a slow cancel callback's starts and ends.
+    #[derive(Default)]
+    struct CancelProbe {
+        started: std::sync::atomic::AtomicUsize,
+        finished: std::sync::atomic::AtomicUsize,
+    }
+
+    unsafe extern "C" fn slow_cancel(userdata: *mut c_void, _completion: *mut ArkAgentHttpCompletion) {
+        // SAFETY: the test passes a live CancelProbe.
+        let probe = unsafe { &*userdata.cast::<CancelProbe>() };
+        probe.started.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_micros(300));
+        probe.finished.fetch_add(1, Ordering::SeqCst);
+    }
+
+    #[test]
+    fn ohos_7_a_finishing_call_racing_the_cancel_callback_returns_only_after_it_and_never_before_it() {
+        for round in 0..ITERATIONS {
+            let probe = CancelProbe::default();
+            let userdata = UserData(std::ptr::from_ref(&probe).cast_mut().cast::<c_void>());
+            let (tx, _rx) = oneshot::channel();
+            let state = Arc::new(HttpCompletionState::new(tx));
+            let handle = handles::insert::<ArkAgentHttpCompletion, _>(Kind::HttpCompletion, Arc::clone(&state)) as usize;
+            let start = Barrier::new(2);
+            let seen_at_return = std::thread::scope(|s| {
+                s.spawn(|| {
+                    start.wait();
+                    cancel_request(&state, handle, Some(slow_cancel), userdata);
+                });
+                let finisher = s.spawn(|| {
+                    start.wait();
+                    if round % 2 == 1 {
+                        std::thread::sleep(std::time::Duration::from_micros(100));
+                    }
+                    let op = [Op::Complete, Op::Fail, Op::StreamBegin][round % 3];
+                    let result = call(op, handle);
+                    // Won, or came after the cancel and was ignored: OK either way.
+                    assert_eq!(result, ArkAgentResult::Ok, "{op:?}");
+                    if op == Op::StreamBegin {
+                        assert_eq!(call(Op::StreamEnd, handle), ArkAgentResult::Ok);
+                    }
+                    (probe.started.load(Ordering::SeqCst), probe.finished.load(Ordering::SeqCst))
+                });
+                finisher.join().unwrap()
+            });
+            let (started, finished) = seen_at_return;
+            assert_eq!(started, finished, "a finishing call returned while the cancel callback was running");
+            assert_eq!(probe.started.load(Ordering::SeqCst), started, "cancel was called after the host had finished the request");
+            assert!(started <= 1);
+            assert_eq!(call(Op::Complete, handle), ArkAgentResult::AlreadyCompleted);
         }
     }
 

@@ -30,9 +30,9 @@ mod strings;
 mod workers;
 
 pub use callbacks::{
-    arkagent_http_complete, arkagent_http_fail, arkagent_http_stream_begin, arkagent_http_stream_chunk,
-    arkagent_http_stream_end, arkagent_tool_complete, arkagent_tool_fail, ArkAgentEventCallback, ArkAgentHttpCallback,
-    ArkAgentHttpCompletion, ArkAgentToolCallback, ArkAgentToolCompletion,
+    arkagent_http_complete, arkagent_http_fail, arkagent_http_is_cancelled, arkagent_http_stream_begin, arkagent_http_stream_chunk,
+    arkagent_http_stream_end, arkagent_tool_complete, arkagent_tool_fail, ArkAgentEventCallback, ArkAgentHttp, ArkAgentHttpCancelCallback,
+    ArkAgentHttpCompletion, ArkAgentHttpHeader, ArkAgentHttpRequest, ArkAgentHttpSendCallback, ArkAgentToolCallback, ArkAgentToolCompletion,
 };
 pub use compress::{arkagent_compress_complete, arkagent_compress_fail, ArkAgentCompressCallback, ArkAgentCompressCompletion};
 pub use codes::{arkagent_result_name, ArkAgentResult, ArkAgentTransportError};

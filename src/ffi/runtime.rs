@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
 use super::boundary::{boundary, FfiError, FfiResult};
-use super::callbacks::{register_host_tool, ArkAgentEventCallback, ArkAgentHttpCallback, ArkAgentToolCallback, HostObserver, HostTransport, UserData};
+use super::callbacks::{register_host_tool, settle_cancels, ArkAgentEventCallback, ArkAgentHttp, ArkAgentToolCallback, HostObserver, HostTransport, UserData};
 use super::codes::ArkAgentResult;
 use super::compress::{ArkAgentCompressCallback, HostCompressor};
 use super::handles::{self, Kind};
@@ -56,14 +56,19 @@ fn executor() -> FfiResult<Arc<tokio::runtime::Runtime>> {
     Ok(executor)
 }
 
-/// Runs `future` to completion on the calling thread (host callbacks run there too).
+/// Runs `future` to completion on the calling thread (host callbacks run there too), then
+/// waits for the HTTP cancel callbacks it caused (OHOS-7), so none runs after it returns.
 /// Refuses to nest inside a library callback, where blocking would deadlock.
 fn block_on<F: std::future::Future>(what: &str, future: F) -> FfiResult<F::Output> {
     if tokio::runtime::Handle::try_current().is_ok() {
         return Err(FfiError::new(ArkAgentResult::Reentrant, format!("{what} called from a library callback")));
     }
     let executor = executor()?;
-    Ok(executor.block_on(future))
+    Ok(executor.block_on(async {
+        let output = future.await;
+        settle_cancels().await;
+        output
+    }))
 }
 
 /// Stops the library's executor threads (named "arkagent") and waits up to one second for
@@ -179,23 +184,24 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 /// `"extra_headers"?:[["name","value"],…]`. Unknown keys give
 /// `ARK_AGENT_RESULT_INVALID_JSON`.
 /// `tools` and `workers` may be NULL; workers enable delegation with
-/// the default policy when the config has no `"delegation"`. `http` sends requests
-/// (see [`ArkAgentHttpCallback`]); `http_userdata` must stay valid until the runtime is
-/// freed and no run is active.
+/// the default policy when the config has no `"delegation"`. `http` (required, copied
+/// during the call) is the host's HTTP client: `send` (required) sends requests,
+/// `cancel` (may be NULL) aborts them, and `userdata` must stay valid until the runtime
+/// is freed and no blocking call is running (see [`ArkAgentHttp`]).
 ///
 /// # Safety
-/// `config_json` a NUL-terminated string; `out` valid for one pointer write.
+/// `config_json` a NUL-terminated string; `http` NULL or valid for one read; `out` valid
+/// for one pointer write.
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_runtime_new(
     config_json: *const c_char,
     tools: *const ArkAgentTools,
     workers: *const ArkAgentWorkers,
-    http: ArkAgentHttpCallback,
-    http_userdata: *mut c_void,
+    http: *const ArkAgentHttp,
     out: *mut *mut ArkAgentRuntime,
 ) -> ArkAgentResult {
     // SAFETY: forwarded contract.
-    boundary(|| unsafe { new_runtime(config_json, tools, workers, http, http_userdata, None, out) })
+    boundary(|| unsafe { new_runtime(config_json, tools, workers, http, None, out) })
 }
 
 /// A C compressor as `arkagent_runtime_new_with_compressor` received it.
@@ -213,14 +219,14 @@ unsafe fn new_runtime(
     config_json: *const c_char,
     tools: *const ArkAgentTools,
     workers: *const ArkAgentWorkers,
-    http: ArkAgentHttpCallback,
-    http_userdata: *mut c_void,
+    http: *const ArkAgentHttp,
     compressor: Option<CompressorArg>,
     out: *mut *mut ArkAgentRuntime,
 ) -> FfiResult<()> {
     // SAFETY: forwarded contract.
     let json = unsafe { str_arg(config_json, "config_json") }?;
-    let http = http.ok_or_else(|| null("http callback"))?;
+    // SAFETY: forwarded contract.
+    let transport = unsafe { HostTransport::from_c(http) }?;
     let compressor = match compressor {
         None => None,
         Some(c) => Some((c.callback.ok_or_else(|| null("compress callback"))?, c.userdata, c.threshold)),
@@ -245,7 +251,7 @@ unsafe fn new_runtime(
         let threshold = (threshold != 0).then_some(threshold);
         config.compression = Some(Compression::Custom(Arc::new(ForeignCompressor::new(call, threshold))));
     }
-    let transport = Arc::new(HostTransport { callback: http, userdata: UserData(http_userdata) });
+    let transport = Arc::new(transport);
     let runtime = AgentRuntime::new(config, transport)?;
     let handle = RuntimeHandle { runtime, subscriptions: Mutex::default() };
     // SAFETY: checked non-NULL above; the caller passes a writable pointer.
@@ -257,7 +263,7 @@ unsafe fn new_runtime(
 /// C (CMP-1). `compress` (required) is called as described at [`ArkAgentCompressCallback`]
 /// and answered through `arkagent_compress_complete` / `arkagent_compress_fail`;
 /// `compress_userdata` (may be NULL) is passed back to it and must stay valid until the
-/// runtime is freed and no run is active. `threshold` is only reported in the
+/// runtime is freed and no run is active. `http` as for `arkagent_runtime_new`. `threshold` is only reported in the
 /// `compression` events (`"threshold"`); 0 means none (`null`). The compressor decides
 /// itself when to compress (answer `{"outcome":"skipped"}` otherwise).
 ///
@@ -268,15 +274,15 @@ unsafe fn new_runtime(
 /// refused call writes nothing to `*out`.
 ///
 /// # Safety
-/// `config_json` a NUL-terminated string; `out` valid for one pointer write.
+/// `config_json` a NUL-terminated string; `http` NULL or valid for one read; `out` valid
+/// for one pointer write.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn arkagent_runtime_new_with_compressor(
     config_json: *const c_char,
     tools: *const ArkAgentTools,
     workers: *const ArkAgentWorkers,
-    http: ArkAgentHttpCallback,
-    http_userdata: *mut c_void,
+    http: *const ArkAgentHttp,
     compress: ArkAgentCompressCallback,
     compress_userdata: *mut c_void,
     threshold: u64,
@@ -284,7 +290,7 @@ pub unsafe extern "C" fn arkagent_runtime_new_with_compressor(
 ) -> ArkAgentResult {
     let compressor = CompressorArg { callback: compress, userdata: compress_userdata, threshold };
     // SAFETY: forwarded contract.
-    boundary(|| unsafe { new_runtime(config_json, tools, workers, http, http_userdata, Some(compressor), out) })
+    boundary(|| unsafe { new_runtime(config_json, tools, workers, http, Some(compressor), out) })
 }
 
 /// Frees a runtime; an active run is cancelled and finishes on its own thread. NULL and
@@ -695,7 +701,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
-    use crate::ffi::callbacks::{arkagent_http_fail, ArkAgentHttpCompletion};
+    use crate::ffi::callbacks::{arkagent_http_fail, ArkAgentHttpCompletion, ArkAgentHttpRequest};
     use crate::ffi::workers::arkagent_workers_new;
 
     const CONFIG: &std::ffi::CStr =
@@ -705,11 +711,16 @@ mod tests {
     static SERIAL: Mutex<()> = Mutex::new(());
 
     /// Counts requests in `*userdata` (an `AtomicUsize`) and fails each at once.
-    unsafe extern "C" fn failing_http(userdata: *mut c_void, _request: *const c_char, completion: *mut ArkAgentHttpCompletion) {
+    unsafe extern "C" fn failing_http(userdata: *mut c_void, _request: *const ArkAgentHttpRequest, completion: *mut ArkAgentHttpCompletion) {
         // SAFETY: the tests pass a live AtomicUsize.
         unsafe { (*userdata.cast::<AtomicUsize>()).fetch_add(1, Ordering::SeqCst) };
         // SAFETY: a static string.
         unsafe { arkagent_http_fail(completion, 0, c"offline".as_ptr()) };
+    }
+
+    /// The `ArkAgentHttp` of the tests: `failing_http` counting into `userdata`.
+    fn failing(userdata: *mut c_void) -> ArkAgentHttp {
+        ArkAgentHttp { send: Some(failing_http), cancel: None, userdata }
     }
 
     #[test]
@@ -721,11 +732,11 @@ mod tests {
         for _ in 0..50 {
             // SAFETY: valid strings; NULL out pointers are the point.
             unsafe {
-                assert_eq!(arkagent_runtime_new(CONFIG.as_ptr(), std::ptr::null(), std::ptr::null(), Some(failing_http), ud, std::ptr::null_mut()), ArkAgentResult::NullArgument);
+                assert_eq!(arkagent_runtime_new(CONFIG.as_ptr(), std::ptr::null(), std::ptr::null(), &failing(ud), std::ptr::null_mut()), ArkAgentResult::NullArgument);
                 assert_eq!(arkagent_tools_new(std::ptr::null_mut()), ArkAgentResult::NullArgument);
                 let mut rt: *mut ArkAgentRuntime = std::ptr::null_mut();
                 assert_eq!(
-                    arkagent_runtime_new_with_compressor(CONFIG.as_ptr(), std::ptr::null(), std::ptr::null(), Some(failing_http), ud, None, ud, 0, &mut rt),
+                    arkagent_runtime_new_with_compressor(CONFIG.as_ptr(), std::ptr::null(), std::ptr::null(), &failing(ud), None, ud, 0, &mut rt),
                     ArkAgentResult::NullArgument
                 );
                 assert!(rt.is_null());
@@ -744,7 +755,7 @@ mod tests {
         let tasks = c"[{\"assignee\":\"clone\",\"task_description\":\"look it up\"}]";
         // SAFETY: valid strings and out pointers.
         unsafe {
-            assert_eq!(arkagent_runtime_new(CONFIG.as_ptr(), std::ptr::null(), std::ptr::null(), Some(failing_http), ud, &mut rt), ArkAgentResult::Ok);
+            assert_eq!(arkagent_runtime_new(CONFIG.as_ptr(), std::ptr::null(), std::ptr::null(), &failing(ud), &mut rt), ArkAgentResult::Ok);
             assert_eq!(arkagent_runtime_run_decomposed(rt, tasks.as_ptr(), 0, std::ptr::null_mut()), ArkAgentResult::NullArgument);
             assert_eq!(calls.load(Ordering::SeqCst), 0, "no request may be sent by a refused call");
             let mut subs: *mut c_char = std::ptr::null_mut();
@@ -769,7 +780,7 @@ mod tests {
         let mut rt: *mut ArkAgentRuntime = std::ptr::null_mut();
         // SAFETY: valid strings and out pointers.
         unsafe {
-            assert_eq!(arkagent_runtime_new(CONFIG.as_ptr(), std::ptr::null(), std::ptr::null(), Some(failing_http), ud, &mut rt), ArkAgentResult::Ok);
+            assert_eq!(arkagent_runtime_new(CONFIG.as_ptr(), std::ptr::null(), std::ptr::null(), &failing(ud), &mut rt), ArkAgentResult::Ok);
             for tier in [2, 7, 9, -1, i32::MAX, i32::MIN] {
                 assert_eq!(arkagent_runtime_memory_store(rt, tier, c"k".as_ptr(), c"1".as_ptr()), ArkAgentResult::InvalidArgument, "tier {tier}");
                 let mut out: *mut c_char = std::ptr::null_mut();

@@ -2,7 +2,6 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -37,35 +36,6 @@ impl fmt::Debug for HttpRequest {
             .field("body_len", &self.body.len())
             .field("stream", &self.stream)
             .finish()
-    }
-}
-
-impl HttpRequest {
-    /// The request as JSON for hosts that take text: `{"method","url","headers":[{"name",
-    /// "value"}],"body","stream"}`. Contains the Authorization header: hand it to the HTTP
-    /// client only, never to logs.
-    pub fn to_host_json(&self) -> String {
-        #[derive(Serialize)]
-        struct Header<'a> {
-            name: &'a str,
-            value: &'a str,
-        }
-        #[derive(Serialize)]
-        struct Wire<'a> {
-            method: &'a str,
-            url: &'a str,
-            headers: Vec<Header<'a>>,
-            body: &'a str,
-            stream: bool,
-        }
-        let wire = Wire {
-            method: &self.method,
-            url: &self.url,
-            headers: self.headers.iter().map(|(name, value)| Header { name, value }).collect(),
-            body: self.body.as_str(),
-            stream: self.stream,
-        };
-        serde_json::to_string(&wire).unwrap_or_default()
     }
 }
 

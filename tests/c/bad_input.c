@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "arkagent.h"
+#include "http_host.h"
 
 static int passed = 0, failed = 0;
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -179,6 +180,11 @@ static void abuse_http_completion(ArkAgentHttpCompletion *c) {
   EXPECT(arkagent_http_fail(NULL, ARK_AGENT_TRANSPORT_ERROR_NETWORK, "x"), NULL_ARG);
   EXPECT(arkagent_http_fail(c, ARK_AGENT_TRANSPORT_ERROR_NETWORK, BAD_UTF8_STR), BAD_UTF8);
   EXPECT(arkagent_http_fail(FORGED(ArkAgentHttpCompletion), ARK_AGENT_TRANSPORT_ERROR_NETWORK, "x"), BAD_HANDLE);
+  /* OHOS-7: a live request is wanted; NULL and forged handles read as "stop". */
+  CHECK(!arkagent_http_is_cancelled(c), "a live request is not cancelled");
+  CHECK(arkagent_http_is_cancelled(NULL), "NULL reads as cancelled");
+  CHECK(arkagent_http_is_cancelled(FORGED(ArkAgentHttpCompletion)), "a forged handle reads as cancelled");
+  CHECK(arkagent_http_is_cancelled(FORGED2(ArkAgentHttpCompletion)), "another forged handle reads as cancelled");
   /* Wrong kind: an HTTP completion is not a tool completion. */
   EXPECT(arkagent_tool_complete((ArkAgentToolCompletion *)c, "x", 0), BAD_HANDLE);
   /* From inside a callback, blocking calls are refused. */
@@ -247,10 +253,10 @@ static void *free_runtime_later(void *arg) {
 
 static pthread_t freer;
 
-static void http_cb(void *userdata, const char *request_json, ArkAgentHttpCompletion *completion) {
+static void http_cb(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
   Model *m = userdata;
   int i = m->requests++;
-  CHECK(request_json != NULL && strstr(request_json, "/chat/completions") != NULL, "request JSON");
+  CHECK(request != NULL && strstr(request->url, "/chat/completions") != NULL && request->body_len > 0, "request");
   switch (m->mode) {
     case ANSWER:
       good_complete(completion, FINAL_REPLY);
@@ -263,6 +269,7 @@ static void http_cb(void *userdata, const char *request_json, ArkAgentHttpComple
       EXPECT(arkagent_http_stream_begin(completion, 200, NULL), DONE);
       EXPECT(arkagent_http_stream_chunk(completion, (const uint8_t *)"x", 1), DONE);
       EXPECT(arkagent_http_stream_end(completion, NULL), DONE);
+      CHECK(arkagent_http_is_cancelled(completion), "a finished request reads as cancelled (stop)");
       break;
     case RACE: {
       int winner = race(completion, NULL);
@@ -278,6 +285,13 @@ static void http_cb(void *userdata, const char *request_json, ArkAgentHttpComple
       good_complete(completion, i == 0 ? TOOL_REPLY : FINAL_REPLY);
       break;
   }
+}
+
+/* Never called: the runtimes it is given to are refused. */
+static void cancel_cb(void *userdata, ArkAgentHttpCompletion *completion) {
+  (void)userdata;
+  (void)completion;
+  CHECK(0, "cancel called for a refused runtime");
 }
 
 /* ------------------------------------------------------------- tools */
@@ -408,22 +422,24 @@ static void workers_checks(void) {
   ArkAgentRuntime *rt = sentinel;
   ArkAgentTools *tools = NULL;
   EXPECT(arkagent_tools_new(&tools), OK);
-  EXPECT(arkagent_runtime_new(NULL, NULL, NULL, http_cb, &model, &rt), NULL_ARG);
-  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, NULL, &model, &rt), NULL_ARG);
-  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &model, NULL), NULL_ARG);
-  EXPECT(arkagent_runtime_new(BAD_UTF8_STR, NULL, NULL, http_cb, &model, &rt), BAD_UTF8);
-  EXPECT(arkagent_runtime_new(NOT_JSON, NULL, NULL, http_cb, &model, &rt), BAD_JSON);
-  EXPECT(arkagent_runtime_new("{\"model\":{\"base_url\":\"u\",\"api_key\":\"k\",\"model\":\"m\",\"retry\":{\"max_attempts\":-1}}}", NULL, NULL, http_cb, &model, &rt), BAD_JSON);
-  EXPECT(arkagent_runtime_new("{\"model\":{\"base_url\":\"u\",\"api_key\":\"k\",\"model\":\"m\",\"request_timeout_ms\":\"soon\"}}", NULL, NULL, http_cb, &model, &rt), BAD_JSON);
-  EXPECT(arkagent_runtime_new("{\"model\":{\"base_url\":\"\",\"api_key\":\"k\",\"model\":\"m\"}}", NULL, NULL, http_cb, &model, &rt), ARK_AGENT_RESULT_INVALID_CONFIG);
-  EXPECT(arkagent_runtime_new(CONFIG, FORGED(ArkAgentTools), NULL, http_cb, &model, &rt), BAD_HANDLE);
-  EXPECT(arkagent_runtime_new(CONFIG, (ArkAgentTools *)workers, NULL, http_cb, &model, &rt), BAD_HANDLE);
-  EXPECT(arkagent_runtime_new(CONFIG, NULL, FORGED(ArkAgentWorkers), http_cb, &model, &rt), BAD_HANDLE);
-  EXPECT(arkagent_runtime_new(CONFIG, NULL, (ArkAgentWorkers *)tools, http_cb, &model, &rt), BAD_HANDLE);
-  EXPECT(arkagent_runtime_new(CONFIG, NULL, freed, http_cb, &model, &rt), BAD_HANDLE);
+  EXPECT(arkagent_runtime_new(NULL, NULL, NULL, HTTP(http_cb, &model), &rt), NULL_ARG);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, HTTP(NULL, &model), &rt), NULL_ARG);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, NULL, &rt), NULL_ARG);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, (&(ArkAgentHttp){NULL, cancel_cb, &model}), &rt), NULL_ARG);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, HTTP(http_cb, &model), NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_new(BAD_UTF8_STR, NULL, NULL, HTTP(http_cb, &model), &rt), BAD_UTF8);
+  EXPECT(arkagent_runtime_new(NOT_JSON, NULL, NULL, HTTP(http_cb, &model), &rt), BAD_JSON);
+  EXPECT(arkagent_runtime_new("{\"model\":{\"base_url\":\"u\",\"api_key\":\"k\",\"model\":\"m\",\"retry\":{\"max_attempts\":-1}}}", NULL, NULL, HTTP(http_cb, &model), &rt), BAD_JSON);
+  EXPECT(arkagent_runtime_new("{\"model\":{\"base_url\":\"u\",\"api_key\":\"k\",\"model\":\"m\",\"request_timeout_ms\":\"soon\"}}", NULL, NULL, HTTP(http_cb, &model), &rt), BAD_JSON);
+  EXPECT(arkagent_runtime_new("{\"model\":{\"base_url\":\"\",\"api_key\":\"k\",\"model\":\"m\"}}", NULL, NULL, HTTP(http_cb, &model), &rt), ARK_AGENT_RESULT_INVALID_CONFIG);
+  EXPECT(arkagent_runtime_new(CONFIG, FORGED(ArkAgentTools), NULL, HTTP(http_cb, &model), &rt), BAD_HANDLE);
+  EXPECT(arkagent_runtime_new(CONFIG, (ArkAgentTools *)workers, NULL, HTTP(http_cb, &model), &rt), BAD_HANDLE);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, FORGED(ArkAgentWorkers), HTTP(http_cb, &model), &rt), BAD_HANDLE);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, (ArkAgentWorkers *)tools, HTTP(http_cb, &model), &rt), BAD_HANDLE);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, freed, HTTP(http_cb, &model), &rt), BAD_HANDLE);
   CHECK(rt == sentinel, "a refused runtime_new leaves *out alone");
 
-  EXPECT(arkagent_runtime_new(CONFIG, tools, workers, http_cb, &model, &rt), OK);
+  EXPECT(arkagent_runtime_new(CONFIG, tools, workers, HTTP(http_cb, &model), &rt), OK);
   arkagent_workers_free(workers); /* the runtime keeps its own copy */
   arkagent_tools_free(tools);
   char *out = NULL;
@@ -477,7 +493,7 @@ static void bad_runtime_handle(ArkAgentRuntime *rt, int code) {
 static void runtime_checks(void) {
   Model model = {ANSWER, 0, NULL, NULL, 0};
   ArkAgentRuntime *rt = NULL, *freed = NULL;
-  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &model, &freed), OK);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, HTTP(http_cb, &model), &freed), OK);
   arkagent_runtime_free(freed);
   ArkAgentTools *tools = NULL;
   EXPECT(arkagent_tools_new(&tools), OK);
@@ -489,7 +505,7 @@ static void runtime_checks(void) {
   bad_runtime_handle((ArkAgentRuntime *)tools, BAD_HANDLE);
   arkagent_tools_free(tools);
 
-  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &model, &rt), OK);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, HTTP(http_cb, &model), &rt), OK);
   /* NULL for each required pointer. */
   EXPECT(arkagent_runtime_run(rt, NULL, NULL), NULL_ARG);
   EXPECT(arkagent_runtime_episodes(rt, NULL), NULL_ARG);
@@ -563,7 +579,7 @@ static void completion_checks(void) {
   Model model = {ABUSE, 0, NULL, NULL, 0};
   ArkAgentRuntime *rt = NULL;
   char *out = NULL;
-  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &model, &rt), OK);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, HTTP(http_cb, &model), &rt), OK);
   EXPECT(arkagent_runtime_run(rt, "hi", &out), OK);
   CHECK(out != NULL && strstr(out, "Fine.") != NULL, "the good completion after the bad ones is used");
   arkagent_string_free(out);
@@ -591,7 +607,7 @@ static void completion_checks(void) {
   for (int race_mode = 0; race_mode < 2; race_mode++) {
     Model tool_model = {TOOL_ONCE, 0, NULL, NULL, 0};
     probe.race = race_mode;
-    EXPECT(arkagent_runtime_new(CONFIG, tools, NULL, http_cb, &tool_model, &rt), OK);
+    EXPECT(arkagent_runtime_new(CONFIG, tools, NULL, HTTP(http_cb, &tool_model), &rt), OK);
     for (int i = 0; i < (race_mode ? 20 : 1); i++) {
       tool_model.requests = 0;
       EXPECT(arkagent_runtime_run(rt, "probe it", &out), OK);
@@ -606,7 +622,7 @@ static void completion_checks(void) {
 
   /* Completion after free: the runtime is freed while its request is outstanding. */
   Model held = {HOLD, 0, NULL, NULL, 0};
-  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &held, &rt), OK);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, HTTP(http_cb, &held), &rt), OK);
   held.runtime = rt;
   int r = arkagent_runtime_run(rt, "wait", &out);
   CHECK(r == OK || r == ARK_AGENT_RESULT_CANCELLED, "a freed runtime's run ends cancelled");
@@ -614,6 +630,7 @@ static void completion_checks(void) {
   out = NULL;
   pthread_join(freer, NULL);
   CHECK(held.held != NULL, "the request was held");
+  CHECK(arkagent_http_is_cancelled(held.held), "OHOS-7: the freed runtime's request reads as cancelled");
   good_complete(held.held, FINAL_REPLY); /* late answer: accepted and ignored */
   EXPECT(arkagent_http_complete(held.held, 200, NULL, NULL, 0), DONE);
   EXPECT(arkagent_http_fail(held.held, ARK_AGENT_TRANSPORT_ERROR_NETWORK, NULL), DONE);
@@ -708,20 +725,21 @@ static void compressor_checks(void) {
   EXPECT(arkagent_tools_new(&freed_tools), OK);
   arkagent_tools_free(freed_tools);
   /* Every argument is checked before anything is created. */
-  EXPECT(arkagent_runtime_new_with_compressor(NULL, NULL, NULL, http_cb, &model, squeeze_cb, &q, 0, &rt), NULL_ARG);
-  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, NULL, &model, squeeze_cb, &q, 0, &rt), NULL_ARG);
-  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, http_cb, &model, NULL, &q, 0, &rt), NULL_ARG);
-  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, http_cb, &model, squeeze_cb, &q, 0, NULL), NULL_ARG);
-  EXPECT(arkagent_runtime_new_with_compressor(BAD_UTF8_STR, NULL, NULL, http_cb, &model, squeeze_cb, &q, 0, &rt), BAD_UTF8);
-  EXPECT(arkagent_runtime_new_with_compressor(NOT_JSON, NULL, NULL, http_cb, &model, squeeze_cb, &q, 0, &rt), BAD_JSON);
-  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, FORGED(ArkAgentTools), NULL, http_cb, &model, squeeze_cb, &q, 0, &rt), BAD_HANDLE);
-  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, freed_tools, NULL, http_cb, &model, squeeze_cb, &q, 0, &rt), BAD_HANDLE);
-  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, FORGED(ArkAgentWorkers), http_cb, &model, squeeze_cb, &q, 0, &rt), BAD_HANDLE);
+  EXPECT(arkagent_runtime_new_with_compressor(NULL, NULL, NULL, HTTP(http_cb, &model), squeeze_cb, &q, 0, &rt), NULL_ARG);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, HTTP(NULL, &model), squeeze_cb, &q, 0, &rt), NULL_ARG);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, NULL, squeeze_cb, &q, 0, &rt), NULL_ARG);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, HTTP(http_cb, &model), NULL, &q, 0, &rt), NULL_ARG);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, HTTP(http_cb, &model), squeeze_cb, &q, 0, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_new_with_compressor(BAD_UTF8_STR, NULL, NULL, HTTP(http_cb, &model), squeeze_cb, &q, 0, &rt), BAD_UTF8);
+  EXPECT(arkagent_runtime_new_with_compressor(NOT_JSON, NULL, NULL, HTTP(http_cb, &model), squeeze_cb, &q, 0, &rt), BAD_JSON);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, FORGED(ArkAgentTools), NULL, HTTP(http_cb, &model), squeeze_cb, &q, 0, &rt), BAD_HANDLE);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, freed_tools, NULL, HTTP(http_cb, &model), squeeze_cb, &q, 0, &rt), BAD_HANDLE);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, FORGED(ArkAgentWorkers), HTTP(http_cb, &model), squeeze_cb, &q, 0, &rt), BAD_HANDLE);
   CHECK(rt == NULL && q.calls == 0 && model.requests == 0, "refused constructors create and call nothing");
   /* Threshold extremes are fine. */
-  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, http_cb, &model, squeeze_cb, &q, UINT64_MAX, &rt), OK);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, HTTP(http_cb, &model), squeeze_cb, &q, UINT64_MAX, &rt), OK);
   arkagent_runtime_free(rt);
-  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, http_cb, &model, squeeze_cb, &q, 0, &rt), OK);
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, HTTP(http_cb, &model), squeeze_cb, &q, 0, &rt), OK);
   q.runtime = rt;
   char *out = NULL;
   /* Bad completion calls from inside the callback, then a good one. */
@@ -795,7 +813,7 @@ static void plain_checks(void) {
 static void shutdown_checks(void) {
   Model model = {ANSWER, 0, NULL, NULL, 0};
   ArkAgentRuntime *rt = NULL;
-  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &model, &rt), OK);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, HTTP(http_cb, &model), &rt), OK);
   EXPECT(arkagent_runtime_run(rt, "hi", NULL), OK);
   CHECK(executor_threads_settle(0) > 0, "the executor threads run after a blocking call");
   EXPECT(arkagent_shutdown(), OK);

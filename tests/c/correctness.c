@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "arkagent.h"
+#include "http_host.h"
 
 #define API_KEY "sk-c-CORRECT-31415926"
 
@@ -70,25 +71,23 @@ typedef struct {
   int status[MAX_REPLIES];
   const char *body[MAX_REPLIES];
   int n_requests;
-  char *requests[MAX_REPLIES]; /* copies of the request JSON, freed by model_free */
+  char *requests[MAX_REPLIES]; /* copies of the request bodies, freed by model_free */
 } Model;
 
 static void model_free(Model *m) {
   for (int i = 0; i < MAX_REPLIES; i++) free(m->requests[i]);
 }
 
-static void http_cb(void *userdata, const char *request_json, ArkAgentHttpCompletion *completion) {
+static void http_cb(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
   Model *m = userdata;
   /* LLM-4: the key is in the Authorization header and nowhere else. */
-  CHECK(count(request_json, API_KEY) == 1, "the key only in the Authorization header");
+  CHECK(occurrences(request, API_KEY, 1) == 1 && occurrences(request, API_KEY, 0) == 0, "the key only in the Authorization header");
   int i = m->n_requests++;
   if (i >= MAX_REPLIES || m->body[i] == NULL) {
     EXPECT(arkagent_http_fail(completion, ARK_AGENT_TRANSPORT_ERROR_NETWORK, "no scripted reply"), OK);
     return;
   }
-  size_t len = strlen(request_json);
-  m->requests[i] = malloc(len + 1);
-  if (m->requests[i] != NULL) memcpy(m->requests[i], request_json, len + 1);
+  m->requests[i] = body_dup(request);
   int status = m->status[i] ? m->status[i] : 200;
   EXPECT(arkagent_http_complete(completion, (uint16_t)status, NULL, (const uint8_t *)m->body[i], strlen(m->body[i])), OK);
 }
@@ -112,11 +111,11 @@ static const char *CONFIG =
 
 static const char *PROBE_DEF = "{\"name\":\"probe\",\"description\":\"d\",\"parameters\":{\"type\":\"object\"}}";
 
-/* The roles of the messages in a request (host JSON, so the body's quotes are escaped),
- * in order, one letter each: s(ystem), u(ser), a(ssistant), t(ool). */
+/* The roles of the messages in a request body, in order, one letter each: s(ystem),
+ * u(ser), a(ssistant), t(ool). */
 static void roles_of(const char *request, char *out, size_t cap) {
   size_t n = 0;
-  const char *needle = "\\\"role\\\":\\\"";
+  const char *needle = "\"role\":\"";
   for (const char *p = request; p && (p = strstr(p, needle)) != NULL && n + 1 < cap; p += strlen(needle))
     out[n++] = p[strlen(needle)];
   out[n] = 0;
@@ -131,7 +130,7 @@ static void failed_first_call_changes_nothing(void) {
              REPLY("short answer", "50")},
              0, {0}};
   ArkAgentRuntime *rt = NULL;
-  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &m, &rt), OK);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, HTTP(http_cb, &m), &rt), OK);
   EXPECT(arkagent_runtime_run(rt, "first question", NULL), OK);
   char *before = export_of(rt);
   EXPECT(arkagent_runtime_run(rt, "second question", NULL), ARK_AGENT_RESULT_LLM_SERVER);
@@ -225,7 +224,7 @@ static ArkAgentRuntime *tool_runtime(Model *m, Watch *w) {
   EXPECT(arkagent_tools_new(&tools), OK);
   EXPECT(arkagent_tools_register(tools, PROBE_DEF, probe_cb, w), OK);
   ArkAgentRuntime *rt = NULL;
-  EXPECT(arkagent_runtime_new(CONFIG, tools, NULL, http_cb, m, &rt), OK);
+  EXPECT(arkagent_runtime_new(CONFIG, tools, NULL, HTTP(http_cb, m), &rt), OK);
   arkagent_tools_free(tools);
   w->rt = rt;
   uint64_t sub = 0;
@@ -257,7 +256,7 @@ static void export_at_every_event_is_importable(void) {
   Model idle = {{0}, {0}, 0, {0}};
   for (int i = 0; i < w.n_exports; i++) {
     ArkAgentRuntime *fresh = NULL;
-    EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &idle, &fresh), OK);
+    EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, HTTP(http_cb, &idle), &fresh), OK);
     char what[96];
     snprintf(what, sizeof what, "the export taken at %s imports into a fresh runtime", w.at[i]);
     int r = arkagent_runtime_import_state(fresh, w.exports[i]);
@@ -303,10 +302,10 @@ static void tool_fail_code_reaches_the_model(void) {
   ArkAgentRuntime *rt = tool_runtime(&m, &w);
   w.rt = NULL; /* no exports needed here */
   EXPECT(arkagent_runtime_run(rt, "go", NULL), OK);
-  /* The tool message's content is JSON inside the body JSON inside the request JSON. */
+  /* The tool message's content is JSON inside the body JSON. */
   CHECK(m.n_requests == 2 &&
-            strstr(m.requests[1], "{\\\\\\\"error\\\\\\\":{\\\\\\\"code\\\\\\\":\\\\\\\"db_locked\\\\\\\","
-                                  "\\\\\\\"message\\\\\\\":\\\\\\\"database is locked\\\\\\\"}}") != NULL,
+            strstr(m.requests[1], "{\\\"error\\\":{\\\"code\\\":\\\"db_locked\\\","
+                                  "\\\"message\\\":\\\"database is locked\\\"}}") != NULL,
         "the model sees {\"error\":{\"code\":\"db_locked\",\"message\":…}}");
   CHECK(w.n_finished == 2 && strstr(w.finished[0], "\"is_error\":true") && strstr(w.finished[0], "\"error_code\":\"db_locked\""),
         "tool_call_finished carries the code");
@@ -330,13 +329,13 @@ static void compression_config_is_checked(void) {
   static const char *TINY_THRESHOLD =
       "{\"model\":{\"base_url\":\"http://127.0.0.1:9/v1\",\"api_key\":\"k\",\"model\":\"m\"},"
       "\"compression\":{\"total_token_threshold\":10}}";
-  EXPECT(arkagent_runtime_new(SMALL_WINDOW, NULL, NULL, http_cb, &m, &rt), ARK_AGENT_RESULT_INVALID_CONFIG);
+  EXPECT(arkagent_runtime_new(SMALL_WINDOW, NULL, NULL, HTTP(http_cb, &m), &rt), ARK_AGENT_RESULT_INVALID_CONFIG);
   CHECK(rt == NULL, "nothing created");
   CHECK(strcmp(arkagent_result_name(ARK_AGENT_RESULT_INVALID_CONFIG), "invalid_config") == 0, "named invalid_config");
   char err[512];
   arkagent_last_error_message(err, sizeof err);
   CHECK(strstr(err, "summarizer_max_input_tokens") != NULL, "the message names the key");
-  EXPECT(arkagent_runtime_new(TINY_THRESHOLD, NULL, NULL, http_cb, &m, &rt), OK);
+  EXPECT(arkagent_runtime_new(TINY_THRESHOLD, NULL, NULL, HTTP(http_cb, &m), &rt), OK);
   arkagent_runtime_free(rt);
 }
 
@@ -403,7 +402,7 @@ static const char *SQUEEZE_CONFIG =
 
 static ArkAgentRuntime *squeeze_runtime(Model *m, Squeezer *s) {
   ArkAgentRuntime *rt = NULL;
-  EXPECT(arkagent_runtime_new_with_compressor(SQUEEZE_CONFIG, NULL, NULL, http_cb, m, compress_cb, s, 1000, &rt), OK);
+  EXPECT(arkagent_runtime_new_with_compressor(SQUEEZE_CONFIG, NULL, NULL, HTTP(http_cb, m), compress_cb, s, 1000, &rt), OK);
   EXPECT(arkagent_runtime_import_state(rt, LONG_STATE), OK);
   return rt;
 }
@@ -517,12 +516,12 @@ static void c_compressor_in_a_run(void) {
 
   /* Every argument is checked before anything is created. */
   ArkAgentRuntime *none = NULL;
-  EXPECT(arkagent_runtime_new_with_compressor(SQUEEZE_CONFIG, NULL, NULL, http_cb, &m, NULL, NULL, 0, &none), ARK_AGENT_RESULT_NULL_ARGUMENT);
-  EXPECT(arkagent_runtime_new_with_compressor(SQUEEZE_CONFIG, NULL, NULL, NULL, &m, compress_cb, &s, 0, &none), ARK_AGENT_RESULT_NULL_ARGUMENT);
-  EXPECT(arkagent_runtime_new_with_compressor(SQUEEZE_CONFIG, NULL, NULL, http_cb, &m, compress_cb, &s, 0, NULL), ARK_AGENT_RESULT_NULL_ARGUMENT);
+  EXPECT(arkagent_runtime_new_with_compressor(SQUEEZE_CONFIG, NULL, NULL, HTTP(http_cb, &m), NULL, NULL, 0, &none), ARK_AGENT_RESULT_NULL_ARGUMENT);
+  EXPECT(arkagent_runtime_new_with_compressor(SQUEEZE_CONFIG, NULL, NULL, HTTP(NULL, &m), compress_cb, &s, 0, &none), ARK_AGENT_RESULT_NULL_ARGUMENT);
+  EXPECT(arkagent_runtime_new_with_compressor(SQUEEZE_CONFIG, NULL, NULL, HTTP(http_cb, &m), compress_cb, &s, 0, NULL), ARK_AGENT_RESULT_NULL_ARGUMENT);
   EXPECT(arkagent_runtime_new_with_compressor("{\"model\":{\"base_url\":\"http://x/v1\",\"api_key\":\"k\",\"model\":\"m\"},"
                                               "\"compression\":{\"summarizer_max_input_tokens\":100}}",
-                                              NULL, NULL, http_cb, &m, compress_cb, &s, 0, &none),
+                                              NULL, NULL, HTTP(http_cb, &m), compress_cb, &s, 0, &none),
          ARK_AGENT_RESULT_INVALID_CONFIG);
   CHECK(none == NULL, "a refused constructor writes nothing");
 }
@@ -554,7 +553,7 @@ static void child_usage_summary(void) {
 static void html_page_is_a_malformed_response(void) {
   Model m = {{0}, {"<!DOCTYPE html><html><body>Please log in to the hotel Wi-Fi</body></html>"}, 0, {0}};
   ArkAgentRuntime *rt = NULL;
-  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &m, &rt), OK);
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, HTTP(http_cb, &m), &rt), OK);
   char *before = export_of(rt);
   EXPECT(arkagent_runtime_run(rt, "hi", NULL), ARK_AGENT_RESULT_LLM_MALFORMED_RESPONSE);
   char err[512];

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "arkagent.h"
+#include "http_host.h"
 
 #define API_KEY "sk-c-SECRET-42424242"
 
@@ -62,13 +63,15 @@ static const char *FINAL_REPLY =
     "\"message\":{\"role\":\"assistant\",\"content\":\"Both sunny.\"},\"finish_reason\":\"stop\"}],"
     "\"usage\":{\"prompt_tokens\":160,\"completion_tokens\":5,\"total_tokens\":165}}";
 
-static void http_cb(void *userdata, const char *request_json, ArkAgentHttpCompletion *completion) {
+static void http_cb(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
   Model *m = userdata;
-  /* Assert on every request: the key appears once (the Authorization header), never in the body. */
-  CHECK(count(request_json, API_KEY) == 1, "API key only in the Authorization header");
-  CHECK(strstr(request_json, "Bearer " API_KEY) != NULL, "Authorization header present");
-  CHECK(strstr(request_json, "/chat/completions") != NULL, "chat completions URL");
-  snprintf(m->last_request, sizeof m->last_request, "%s", request_json);
+  /* Assert on every request: the key is in the Authorization header, never in the body. */
+  CHECK(occurrences(request, API_KEY, 1) == 1 && occurrences(request, API_KEY, 0) == 0, "API key only in the Authorization header");
+  const char *auth = header_value(request, "Authorization");
+  CHECK(auth != NULL && strcmp(auth, "Bearer " API_KEY) == 0, "Authorization header present");
+  CHECK(strcmp(request->method, "POST") == 0, "POST");
+  CHECK(strstr(request->url, "/chat/completions") != NULL, "chat completions URL");
+  body_into(request, m->last_request, sizeof m->last_request);
   int i = m->n_requests++;
   const char *body = i < 4 ? m->replies[i] : NULL;
   if (body == NULL) {
@@ -159,7 +162,7 @@ static ArkAgentRuntime *make_runtime(Model *model, Tool *tool) {
   CHECK(arkagent_tools_register(tools, WEATHER_DEF, tool_cb, tool) == ARK_AGENT_RESULT_OK, "register tool");
   CHECK(arkagent_tools_register(tools, WEATHER_DEF, tool_cb, tool) == ARK_AGENT_RESULT_INVALID_TOOL, "duplicate tool rejected");
   ArkAgentRuntime *rt = NULL;
-  CHECK(arkagent_runtime_new(CONFIG, tools, NULL, http_cb, model, &rt) == ARK_AGENT_RESULT_OK, "runtime_new");
+  CHECK(arkagent_runtime_new(CONFIG, tools, NULL, HTTP(http_cb, model), &rt) == ARK_AGENT_RESULT_OK, "runtime_new");
   arkagent_tools_free(tools); /* the runtime keeps its own copy */
   return rt;
 }
@@ -181,7 +184,7 @@ static void scenario(int chunked) {
   CHECK(tool.calls == 2, "tool ran twice");
   CHECK(strcmp(tool.cities[0], "Beijing") == 0 && strcmp(tool.cities[1], "Shenzhen") == 0, "tool arguments");
   CHECK(model.n_requests == 2, "two model calls");
-  CHECK(count(model.last_request, "tool_call_id\\\":\\\"call_a") == 1 && count(model.last_request, "tool_call_id\\\":\\\"call_b") == 1,
+  CHECK(count(model.last_request, "tool_call_id\":\"call_a") == 1 && count(model.last_request, "tool_call_id\":\"call_b") == 1,
         "second request carries both tool results");
 
   char *messages = NULL;
@@ -267,18 +270,18 @@ static void provider_error_hides_the_key(void) {
 static void bad_input(void) {
   ArkAgentRuntime *rt = NULL;
   Model model = {{0}, {0}, 0, 0, {0}};
-  CHECK(arkagent_runtime_new(NULL, NULL, NULL, http_cb, &model, &rt) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL config");
-  CHECK(arkagent_runtime_new(CONFIG, NULL, NULL, NULL, &model, &rt) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL http callback");
-  CHECK(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &model, NULL) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL out");
-  CHECK(arkagent_runtime_new("{not json", NULL, NULL, http_cb, &model, &rt) == ARK_AGENT_RESULT_INVALID_JSON, "invalid JSON config");
+  CHECK(arkagent_runtime_new(NULL, NULL, NULL, HTTP(http_cb, &model), &rt) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL config");
+  CHECK(arkagent_runtime_new(CONFIG, NULL, NULL, HTTP(NULL, &model), &rt) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL http callback");
+  CHECK(arkagent_runtime_new(CONFIG, NULL, NULL, HTTP(http_cb, &model), NULL) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL out");
+  CHECK(arkagent_runtime_new("{not json", NULL, NULL, HTTP(http_cb, &model), &rt) == ARK_AGENT_RESULT_INVALID_JSON, "invalid JSON config");
   char tiny[8];
   size_t full = arkagent_last_error_message(tiny, sizeof tiny);
   CHECK(full > sizeof tiny - 1 && strlen(tiny) == sizeof tiny - 1, "last error truncated safely");
-  CHECK(arkagent_runtime_new("{\"model\":{\"base_url\":\"\",\"api_key\":\"k\",\"model\":\"m\"}}", NULL, NULL, http_cb, &model, &rt) == ARK_AGENT_RESULT_INVALID_CONFIG, "invalid config");
+  CHECK(arkagent_runtime_new("{\"model\":{\"base_url\":\"\",\"api_key\":\"k\",\"model\":\"m\"}}", NULL, NULL, HTTP(http_cb, &model), &rt) == ARK_AGENT_RESULT_INVALID_CONFIG, "invalid config");
   const char bad_utf8[] = {'{', (char)0xff, (char)0xfe, '}', 0};
-  CHECK(arkagent_runtime_new(bad_utf8, NULL, NULL, http_cb, &model, &rt) == ARK_AGENT_RESULT_INVALID_UTF8, "invalid UTF-8");
+  CHECK(arkagent_runtime_new(bad_utf8, NULL, NULL, HTTP(http_cb, &model), &rt) == ARK_AGENT_RESULT_INVALID_UTF8, "invalid UTF-8");
 
-  CHECK(arkagent_runtime_new(CONFIG, NULL, NULL, http_cb, &model, &rt) == ARK_AGENT_RESULT_OK, "runtime_new");
+  CHECK(arkagent_runtime_new(CONFIG, NULL, NULL, HTTP(http_cb, &model), &rt) == ARK_AGENT_RESULT_OK, "runtime_new");
   CHECK(arkagent_runtime_run(rt, bad_utf8, NULL) == ARK_AGENT_RESULT_INVALID_UTF8, "invalid UTF-8 input");
   CHECK(arkagent_runtime_run(rt, NULL, NULL) == ARK_AGENT_RESULT_NULL_ARGUMENT, "NULL input");
   CHECK(arkagent_runtime_import_state(rt, "[1,2") == ARK_AGENT_RESULT_INVALID_JSON, "invalid state JSON");
@@ -332,7 +335,7 @@ static void compression_cycle(void) {
   Model model = {{SNAPSHOT_REPLY}, {0}, 0, 0, {0}};
   Tool tool = {0};
   ArkAgentRuntime *rt = NULL;
-  CHECK(arkagent_runtime_new(COMPRESSION_CONFIG, NULL, NULL, http_cb, &model, &rt) == ARK_AGENT_RESULT_OK, "runtime with compression");
+  CHECK(arkagent_runtime_new(COMPRESSION_CONFIG, NULL, NULL, HTTP(http_cb, &model), &rt) == ARK_AGENT_RESULT_OK, "runtime with compression");
   CHECK(arkagent_runtime_import_state(rt, LONG_STATE) == ARK_AGENT_RESULT_OK, "import long state");
   char *result = NULL;
   CHECK(arkagent_runtime_compress_now(rt, &result) == ARK_AGENT_RESULT_OK, "compress_now");
@@ -352,7 +355,7 @@ static void compression_cycle(void) {
 
   /* One failing cycle: the state is byte-identical afterwards. */
   Model bad = {{PROSE_REPLY}, {0}, 0, 0, {0}};
-  CHECK(arkagent_runtime_new(COMPRESSION_CONFIG, NULL, NULL, http_cb, &bad, &rt) == ARK_AGENT_RESULT_OK, "runtime with compression");
+  CHECK(arkagent_runtime_new(COMPRESSION_CONFIG, NULL, NULL, HTTP(http_cb, &bad), &rt) == ARK_AGENT_RESULT_OK, "runtime with compression");
   CHECK(arkagent_runtime_import_state(rt, LONG_STATE) == ARK_AGENT_RESULT_OK, "import long state");
   char *before = NULL, *after = NULL;
   arkagent_runtime_export_state(rt, &before);
@@ -397,10 +400,10 @@ static void *stream_body(void *arg) {
 
 static pthread_t stream_thread;
 
-static void streaming_http(void *userdata, const char *request_json, ArkAgentHttpCompletion *completion) {
+static void streaming_http(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
   Streamer *st = userdata;
-  CHECK(strstr(request_json, "\\\"stream\\\":true") != NULL, "stream requested");
-  CHECK(strstr(request_json, "include_usage") != NULL, "usage requested in the stream");
+  CHECK(request->stream && occurrences(request, "\"stream\":true", 0) == 1, "stream requested");
+  CHECK(occurrences(request, "include_usage", 0) == 1, "usage requested in the stream");
   st->completion = completion;
   pthread_create(&stream_thread, NULL, stream_body, st);
 }
@@ -411,7 +414,7 @@ static void streaming(void) {
   Events events = {{0}, 0};
   Streamer st = {NULL, &events, 0};
   ArkAgentRuntime *rt = NULL;
-  CHECK(arkagent_runtime_new(STREAM_CONFIG, NULL, NULL, streaming_http, &st, &rt) == ARK_AGENT_RESULT_OK, "streaming runtime");
+  CHECK(arkagent_runtime_new(STREAM_CONFIG, NULL, NULL, HTTP(streaming_http, &st), &rt) == ARK_AGENT_RESULT_OK, "streaming runtime");
   uint64_t sub = 0;
   arkagent_runtime_subscribe(rt, event_cb, &events, &sub);
   char *outcome = NULL;
@@ -483,10 +486,10 @@ typedef struct {
   char first_child_request[8192];
 } Family;
 
-static void family_http(void *userdata, const char *request_json, ArkAgentHttpCompletion *completion) {
+static void family_http(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
   Family *f = userdata;
-  if (f->model.n_requests == 1) snprintf(f->first_child_request, sizeof f->first_child_request, "%s", request_json);
-  http_cb(&f->model, request_json, completion);
+  if (f->model.n_requests == 1) body_into(request, f->first_child_request, sizeof f->first_child_request);
+  http_cb(&f->model, request, completion);
 }
 
 static void delegation(void) {
@@ -511,7 +514,7 @@ static void delegation(void) {
   Family fam = {{{delegate_researcher, CHILD_ANSWER, FINAL_REPLY}, {0}, 0, 0, {0}}, {0}};
   Events events = {{0}, 0};
   ArkAgentRuntime *rt = NULL;
-  CHECK(arkagent_runtime_new(DELEGATION_CONFIG, NULL, workers, family_http, &fam, &rt) == ARK_AGENT_RESULT_OK, "runtime with workers");
+  CHECK(arkagent_runtime_new(DELEGATION_CONFIG, NULL, workers, HTTP(family_http, &fam), &rt) == ARK_AGENT_RESULT_OK, "runtime with workers");
   uint64_t sub = 0;
   arkagent_runtime_subscribe(rt, event_cb, &events, &sub);
   char *outcome = NULL;
@@ -538,7 +541,7 @@ static void delegation(void) {
   /* The malicious factory: its delegate_task executor never runs. */
   Family evil = {{{delegate_sneaky, CHILD_DELEGATES_REPLY, CHILD_ANSWER, FINAL_REPLY}, {0}, 0, 0, {0}}, {0}};
   Events evil_events = {{0}, 0};
-  CHECK(arkagent_runtime_new(DELEGATION_CONFIG, NULL, workers, family_http, &evil, &rt) == ARK_AGENT_RESULT_OK, "runtime");
+  CHECK(arkagent_runtime_new(DELEGATION_CONFIG, NULL, workers, HTTP(family_http, &evil), &rt) == ARK_AGENT_RESULT_OK, "runtime");
   arkagent_runtime_subscribe(rt, event_cb, &evil_events, &sub);
   CHECK(arkagent_runtime_run(rt, "Escalate.", NULL) == ARK_AGENT_RESULT_OK, "run with a malicious worker");
   CHECK(evil_calls == 0, "malicious executor call count is 0");
@@ -554,7 +557,7 @@ static void delegation(void) {
   char delegate_leaky[1024];
   snprintf(delegate_leaky, sizeof delegate_leaky, DELEGATE_REPLY, "leaky");
   leak.model.replies[0] = delegate_leaky;
-  CHECK(arkagent_runtime_new(DELEGATION_CONFIG, NULL, workers, family_http, &leak, &rt) == ARK_AGENT_RESULT_OK, "runtime");
+  CHECK(arkagent_runtime_new(DELEGATION_CONFIG, NULL, workers, HTTP(family_http, &leak), &rt) == ARK_AGENT_RESULT_OK, "runtime");
   CHECK(arkagent_runtime_run(rt, "go", NULL) == ARK_AGENT_RESULT_OK, "run");
   CHECK(leaked_builder != NULL && arkagent_worker_configure(leaked_builder, "{}") == ARK_AGENT_RESULT_INVALID_HANDLE, "stale builder rejected");
   arkagent_runtime_free(rt);
@@ -565,7 +568,7 @@ static void delegation(void) {
       "\"session_id\":\"c-iso\",\"delegation\":{\"allow_clone\":true,\"policy\":{\"max_delegations_per_run\":8},"
       "\"role_whitelists\":{\"readonly\":[\"get_weather\"]}}}";
   Family iso = {{{CHILD_ANSWER, CHILD_ANSWER, CHILD_ANSWER}, {0}, 0, 0, {0}}, {0}};
-  CHECK(arkagent_runtime_new(ISO_CONFIG, NULL, NULL, family_http, &iso, &rt) == ARK_AGENT_RESULT_OK, "runtime with clone");
+  CHECK(arkagent_runtime_new(ISO_CONFIG, NULL, NULL, HTTP(family_http, &iso), &rt) == ARK_AGENT_RESULT_OK, "runtime with clone");
   char *results = NULL;
   CHECK(arkagent_runtime_run_decomposed(rt,
                                         "[{\"assignee\":\"clone\",\"task_description\":\"a\"},"

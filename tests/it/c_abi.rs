@@ -3,14 +3,14 @@
 //! them; and checks that the header's text keeps its promises.
 
 use std::collections::BTreeSet;
-use std::ffi::{c_char, c_void, CStr};
-use std::path::Path;
+use std::ffi::{c_void, CStr};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use arkagent::ffi::{self, ArkAgentHttpCompletion, ArkAgentResult, ArkAgentRuntime};
+use arkagent::ffi::{self, ArkAgentHttp, ArkAgentHttpCompletion, ArkAgentHttpRequest, ArkAgentResult, ArkAgentRuntime};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -18,6 +18,12 @@ fn root() -> &'static Path {
 
 /// Compiles `tests/c/<name>.c` and runs it; returns its stdout.
 fn compile_and_run(name: &str) -> String {
+    run_program(&compile(name), &[])
+}
+
+/// Compiles `tests/c/<name>.c` against the header and the freshly built library; returns
+/// the executable.
+fn compile(name: &str) -> PathBuf {
     // Integration test binaries live in target/<profile>/deps, next to the lib's cdylib.
     let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
     assert!(deps.join("libarkagent.so").exists(), "libarkagent.so not built in {}", deps.display());
@@ -37,10 +43,15 @@ fn compile_and_run(name: &str) -> String {
         .status()
         .expect("a C compiler (cc) is installed");
     assert!(status.success(), "tests/c/{name}.c does not compile against include/arkagent.h");
-    let out = Command::new(&exe).output().unwrap();
+    exe
+}
+
+/// Runs a compiled C test program with `args`; asserts it passed and returns its stdout.
+fn run_program(exe: &Path, args: &[&str]) -> String {
+    let out = Command::new(exe).args(args).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "tests/c/{name}.c failed:\n{stdout}\n{stderr}");
+    assert!(out.status.success(), "{} {args:?} failed:\n{stdout}\n{stderr}", exe.display());
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
     stdout
 }
@@ -133,7 +144,7 @@ struct Host {
     held: Mutex<Vec<usize>>,
 }
 
-unsafe extern "C" fn host_http(userdata: *mut c_void, _request: *const c_char, completion: *mut ArkAgentHttpCompletion) {
+unsafe extern "C" fn host_http(userdata: *mut c_void, _request: *const ArkAgentHttpRequest, completion: *mut ArkAgentHttpCompletion) {
     // SAFETY: the tests pass a live Host that outlives the runtime.
     let host = unsafe { &*userdata.cast::<Host>() };
     host.requests.fetch_add(1, Ordering::SeqCst);
@@ -155,9 +166,10 @@ fn run_with(model_extra: &str, status: u16) -> (ArkAgentResult, usize, Duration,
     let config = std::ffi::CString::new(config).unwrap();
     let mut rt: *mut ArkAgentRuntime = std::ptr::null_mut();
     let ud = std::ptr::from_ref::<Host>(&host).cast_mut().cast::<c_void>();
+    let http = ArkAgentHttp { send: Some(host_http), cancel: None, userdata: ud };
     // SAFETY: valid strings and out pointers; `host` outlives the runtime.
     unsafe {
-        assert_eq!(ffi::arkagent_runtime_new(config.as_ptr(), std::ptr::null(), std::ptr::null(), Some(host_http), ud, &mut rt), ArkAgentResult::Ok);
+        assert_eq!(ffi::arkagent_runtime_new(config.as_ptr(), std::ptr::null(), std::ptr::null(), &http, &mut rt), ArkAgentResult::Ok);
         let start = Instant::now();
         let result = ffi::arkagent_runtime_run(rt, c"hi".as_ptr(), std::ptr::null_mut());
         let took = start.elapsed();
@@ -211,9 +223,140 @@ fn ffi_5_c_config_retries_only_retryable_failures_and_rejects_unknown_keys() {
         let config = format!(r#"{{"model":{{"base_url":"http://127.0.0.1:9/v1","api_key":"k","model":"m"{bad}}}}}"#);
         let config = std::ffi::CString::new(config).unwrap();
         let mut rt: *mut ArkAgentRuntime = std::ptr::null_mut();
+        let http = ArkAgentHttp { send: Some(host_http), cancel: None, userdata: std::ptr::null_mut() };
         // SAFETY: valid strings and out pointer; the callback is never called.
-        let r = unsafe { ffi::arkagent_runtime_new(config.as_ptr(), std::ptr::null(), std::ptr::null(), Some(host_http), std::ptr::null_mut(), &mut rt) };
+        let r = unsafe { ffi::arkagent_runtime_new(config.as_ptr(), std::ptr::null(), std::ptr::null(), &http, &mut rt) };
         assert_eq!(r, ArkAgentResult::InvalidJson, "{bad}");
         assert!(rt.is_null());
     }
+}
+
+// ------------------------------------------------ PERF-8 / OHOS-7: tests/c/transport.c
+
+/// tests/c/transport.c, compiled once for all the tests below.
+fn transport() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| compile("transport"))
+}
+
+/// Runs one case of tests/c/transport.c (the C host checks its own part).
+fn transport_case(case: &str) -> String {
+    let stdout = run_program(transport(), &[case]);
+    assert!(stdout.contains(&format!("transport {case}: ")), "{stdout}");
+    stdout
+}
+
+const TRANSPORT_KEY: &str = "sk-c-TRANSPORT-27182818";
+
+/// What the C host of the `body` case wrote for request `n`: its meta lines and the body
+/// bytes exactly as it read them through `request->body` / `body_len`.
+struct SeenRequest {
+    meta: Vec<String>,
+    body: Vec<u8>,
+}
+
+fn body_case_requests() -> Vec<SeenRequest> {
+    let dir = std::env::temp_dir().join(format!("arkagent-perf8-{}-{:?}", std::process::id(), std::thread::current().id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    run_program(transport(), &["body", dir.to_str().unwrap()]);
+    let seen = (0..2)
+        .map(|n| SeenRequest {
+            meta: std::fs::read_to_string(dir.join(format!("req-{n}.meta"))).unwrap().lines().map(str::to_owned).collect(),
+            body: std::fs::read(dir.join(format!("req-{n}.body"))).unwrap(),
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    seen
+}
+
+#[test]
+fn perf_8_c_host_reads_the_body_bytes_as_the_json_the_model_gets() {
+    use serde_json::{json, Value};
+    let seen = body_case_requests();
+    for request in &seen {
+        // The bytes the host read are exactly one JSON document (no escaping, no NUL, no
+        // truncation) and the key is not among them (it was redacted from the input).
+        assert!(!String::from_utf8_lossy(&request.body).contains(TRANSPORT_KEY), "the API key is in a body");
+        let body: Value = serde_json::from_slice(&request.body).expect("the body bytes parse as JSON");
+        assert_eq!(body["model"], "m");
+        assert_eq!(body["tools"][0]["function"]["name"], "probe");
+    }
+    let first: Value = serde_json::from_slice(&seen[0].body).unwrap();
+    assert_eq!(
+        first["messages"],
+        json!([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather in Beijing? my key is <redacted>"}])
+    );
+    let second: Value = serde_json::from_slice(&seen[1].body).unwrap();
+    let messages = second["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+    let call = &messages[2]["tool_calls"][0];
+    assert_eq!((call["id"].as_str(), call["function"]["name"].as_str()), (Some("call_1"), Some("probe")));
+    assert_eq!(call["function"]["arguments"], "{\"city\":\"Beijing\"}");
+    // Every tool call is answered by the tool message that follows it.
+    assert_eq!(messages[3]["tool_call_id"], "call_1");
+    assert_eq!(messages[3]["content"], "sunny, 31 C");
+}
+
+#[test]
+fn perf_8_c_host_gets_method_url_and_headers_with_authorization_only_in_headers() {
+    for request in body_case_requests() {
+        assert_eq!(&request.meta[..3], ["method POST", "url http://127.0.0.1:9/v1/chat/completions", "stream 0"]);
+        let headers: Vec<&str> = request.meta[3..].iter().map(|l| l.strip_prefix("header ").unwrap()).collect();
+        let auth: Vec<&&str> = headers.iter().filter(|h| h.to_ascii_lowercase().starts_with("authorization: ")).collect();
+        assert_eq!(auth, [&format!("Authorization: Bearer {TRANSPORT_KEY}").as_str()], "{headers:?}");
+        assert_eq!(headers.iter().filter(|h| h.contains(TRANSPORT_KEY)).count(), 1, "the key in one header only: {headers:?}");
+        assert!(headers.iter().any(|h| h.eq_ignore_ascii_case("content-type: application/json")), "{headers:?}");
+    }
+}
+
+#[test]
+fn perf_8_c_a_retry_lends_the_same_body_bytes() {
+    transport_case("retry");
+}
+
+#[test]
+fn ohos_7_c_cancel_before_a_stream_began_calls_cancel_and_a_late_begin_is_ignored() {
+    transport_case("cancel_not_begun");
+}
+
+#[test]
+fn ohos_7_c_cancel_during_a_stream_calls_cancel_once_before_another_chunk() {
+    transport_case("cancel_stream");
+}
+
+#[test]
+fn ohos_7_c_cancel_before_a_non_streamed_answer_calls_cancel() {
+    transport_case("cancel_waiting");
+}
+
+#[test]
+fn ohos_7_c_timeout_calls_cancel_and_a_late_completion_is_ignored() {
+    transport_case("timeout");
+}
+
+#[test]
+fn ohos_7_c_cancel_is_never_called_for_requests_the_host_finished() {
+    transport_case("normal");
+}
+
+#[test]
+fn ohos_7_c_null_cancel_callback_is_allowed_and_polling_sees_the_cancel() {
+    transport_case("null_cancel");
+}
+
+#[test]
+fn ohos_7_c_a_stream_no_longer_needed_after_done_is_cancelled() {
+    transport_case("done_early");
+}
+
+#[test]
+fn ohos_7_c_compress_now_returns_after_the_cancel_its_timeout_caused() {
+    transport_case("compress_timeout");
+}
+
+#[test]
+fn ohos_7_c_freeing_the_runtime_cancels_its_open_request() {
+    transport_case("free");
 }

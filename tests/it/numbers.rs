@@ -105,22 +105,23 @@ fn sub_6_imported_state_with_huge_usages_and_call_counts_totals_saturate() {
 /// to `u64::MAX` (before: a debug-build overflow panic surfaced as `PANIC`).
 #[test]
 fn ffi_5_total_usage_of_huge_imported_usages_is_ok_and_saturated() {
-    use std::ffi::{c_char, c_void, CStr, CString};
+    use std::ffi::{c_void, CStr, CString};
 
     use arkagent::ffi::{
         arkagent_runtime_free, arkagent_runtime_import_state, arkagent_runtime_new, arkagent_runtime_total_usage, arkagent_string_free,
-        ArkAgentHttpCompletion, ArkAgentResult,
+        ArkAgentHttp, ArkAgentHttpCompletion, ArkAgentHttpRequest, ArkAgentResult,
     };
 
-    unsafe extern "C" fn never(_: *mut c_void, _: *const c_char, _: *mut ArkAgentHttpCompletion) {
+    unsafe extern "C" fn never(_: *mut c_void, _: *const ArkAgentHttpRequest, _: *mut ArkAgentHttpCompletion) {
         unreachable!("no request is made");
     }
     let config = CString::new(json!({"model": {"base_url": "http://127.0.0.1:9/v1", "api_key": "k", "model": "m"}}).to_string()).unwrap();
     let usage = json!({"prompt_tokens": MAX, "completion_tokens": MAX, "total_tokens": MAX});
     let state = CString::new(json!({"version": 1, "session_id": "s", "history": {"messages": []}, "usages": [usage, usage]}).to_string()).unwrap();
+    let http = ArkAgentHttp { send: Some(never), cancel: None, userdata: std::ptr::null_mut() };
     unsafe {
         let mut rt = std::ptr::null_mut();
-        assert_eq!(arkagent_runtime_new(config.as_ptr(), std::ptr::null(), std::ptr::null(), Some(never), std::ptr::null_mut(), &mut rt), ArkAgentResult::Ok);
+        assert_eq!(arkagent_runtime_new(config.as_ptr(), std::ptr::null(), std::ptr::null(), &http, &mut rt), ArkAgentResult::Ok);
         assert_eq!(arkagent_runtime_import_state(rt, state.as_ptr()), ArkAgentResult::Ok);
         let mut out = std::ptr::null_mut();
         assert_eq!(arkagent_runtime_total_usage(rt, &mut out), ArkAgentResult::Ok);
