@@ -322,7 +322,10 @@ impl Accumulator {
 }
 
 // Wire shapes of one chunk. Strings borrow from the event data when they have no escapes,
-// so the common text delta costs one allocation (the delta handed out) or none.
+// so the common text delta costs one allocation (the delta handed out) or none. The
+// structural fields are strict (a chunk whose `choices` is not an array fails); text,
+// usage and arguments are read like the whole-body parser reads them (`openai::Text`,
+// `UsageWire`, `Args`): a text field of another type is ignored, not fatal.
 
 #[derive(Deserialize)]
 struct ChunkWire<'a> {
