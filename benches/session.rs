@@ -4,6 +4,12 @@
 //! per turn: (a) re-serializing that turn's request from the typed wire structs, from
 //! scratch; (b) copying its bytes (a memcpy of the body into a ready buffer).
 //!
+//! `perf_1_turn_parts`: the parts of one turn's fixed cost that can be timed alone —
+//! parsing the model's answer (typed wire structs) and encoding the two messages the turn
+//! commits (the assistant's call and the 400-character tool result), each once; beside
+//! them, building a `serde_json::Value` tree of the same answer (the first step of the
+//! parser before the typed response structs).
+//!
 //! `cargo bench -p arkagent --bench session`. Per-turn figures are the reported times
 //! divided by N.
 
@@ -12,10 +18,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use arkagent::llm::wire::encode_body;
+use arkagent::llm::openai::parse_response;
+use arkagent::llm::wire::{encode_body, encode_message};
 use arkagent::{
     AgentRuntime, AgentRuntimeConfig, CancellationToken, ChatRequest, HttpRequest, HttpResponse, HttpTransport, Message, ModelConfig,
-    RunStatus, ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolResult, TransportError,
+    RunStatus, ToolCall, ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolResult, TransportError,
 };
 use async_trait::async_trait;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
@@ -37,14 +44,23 @@ impl HttpTransport for Instant {
             l.push(r.body.len());
         }
         let body = if k < self.calls {
-            format!(
-                r#"{{"choices":[{{"message":{{"role":"assistant","content":null,"tool_calls":[{{"id":"call_{k}","type":"function","function":{{"name":"lookup","arguments":"{{\"key\":\"k{k}\"}}"}}}}]}},"finish_reason":"tool_calls"}}],"usage":{{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}}}}"#
-            )
+            tool_call_answer(k)
         } else {
             r#"{"choices":[{"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}}"#.to_owned()
         };
         Ok(HttpResponse::full(200, body))
     }
+}
+
+/// The model's answer asking for the `k`-th lookup.
+fn tool_call_answer(k: usize) -> String {
+    format!(
+        r#"{{"choices":[{{"message":{{"role":"assistant","content":null,"tool_calls":[{{"id":"call_{k}","type":"function","function":{{"name":"lookup","arguments":"{{\"key\":\"k{k}\"}}"}}}}]}},"finish_reason":"tool_calls"}}],"usage":{{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}}}}"#
+    )
+}
+
+fn tool_result_text() -> String {
+    "The quick brown fox jumps over the lazy dog; \"quoted\" text.\n".chars().cycle().take(400).collect()
 }
 
 /// Answers every call with the same 400-character text.
@@ -62,7 +78,7 @@ fn runtime(calls: usize) -> (AgentRuntime, Arc<Instant>) {
     config.system_prompt = "You are a helpful assistant. Use the lookup tool whenever a fact is needed.".into();
     config.max_iterations = u32::try_from(calls).unwrap_or(u32::MAX);
     let schema = json!({"type": "object", "properties": {"key": {"type": "string", "description": "what to look up"}}, "required": ["key"]});
-    let result: String = "The quick brown fox jumps over the lazy dog; \"quoted\" text.\n".chars().cycle().take(400).collect();
+    let result = tool_result_text();
     let definition = ToolDefinition::new("lookup", "Looks a fact up.", schema);
     let registered = config.tools.register(definition, Arc::new(Lookup(result)));
     registered.unwrap_or_else(|e| panic!("{e}"));
@@ -125,5 +141,23 @@ fn perf_1_session(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, perf_1_session);
+fn perf_1_turn_parts(c: &mut Criterion) {
+    let mut g = c.benchmark_group("perf_1_turn_parts");
+    g.sample_size(20).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    let answer = tool_call_answer(250);
+    let call = ToolCall { id: "call_250".into(), name: "lookup".into(), arguments: r#"{"key":"k250"}"#.into() };
+    let assistant = Message::Assistant { content: None, tool_calls: vec![call], reasoning: None };
+    let result = Message::tool_result("call_250", tool_result_text(), false);
+    g.bench_function("parse_response_tool_call", |b| b.iter(|| black_box(parse_response(black_box(answer.as_bytes())))));
+    // What the former parser did before reading any field: build the `Value` tree.
+    g.bench_function("value_tree_of_the_answer_alone", |b| {
+        b.iter(|| black_box(serde_json::from_slice::<serde_json::Value>(black_box(answer.as_bytes())).is_ok()))
+    });
+    g.bench_function("encode_committed_messages", |b| {
+        b.iter(|| encode_message(black_box(&assistant)).len() + encode_message(black_box(&result)).len())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, perf_1_session, perf_1_turn_parts);
 criterion_main!(benches);

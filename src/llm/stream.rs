@@ -9,15 +9,13 @@
 //! vLLM) kept apart from the answer; an error object in the middle of a stream.
 
 use std::borrow::Cow;
-use std::fmt;
 
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::classify::classify_error_object;
 use super::client::ChatResponse;
-use super::openai::{finish_message, json_error, parse_usage};
+use super::openai::{finish_message, json_error, Args, Obj, Text, UsageWire};
 use super::sse::{SseDecoder, SseError, SseEvent};
 use super::LlmError;
 use crate::history::{ModelUsage, ToolCall};
@@ -207,20 +205,20 @@ impl Accumulator {
         if let Some(err) = chunk.error.filter(|e| !e.is_null()) {
             return Err(classify_error_object(200, &err));
         }
-        let top_usage = chunk.usage.filter(Value::is_object);
-        if let Some(usage) = &top_usage {
-            self.usage = Some(parse_usage(usage));
+        let top_usage = matches!(chunk.usage, Some(Obj::Object(_)));
+        if let Some(Obj::Object(usage)) = chunk.usage {
+            self.usage = Some(usage.into_usage());
         }
         for choice in chunk.choices.into_iter().flatten() {
             if choice.index.unwrap_or(0) != 0 {
                 continue; // n > 1: only the first choice, like the non-streaming parser
             }
             self.saw_choice = true;
-            if let (None, Some(usage)) = (&top_usage, choice.usage.filter(Value::is_object)) {
-                self.usage = Some(parse_usage(&usage)); // Moonshot
+            if let (false, Some(Obj::Object(usage))) = (top_usage, choice.usage) {
+                self.usage = Some(usage.into_usage()); // Moonshot
             }
             if let Some(reason) = choice.finish_reason {
-                self.finish_reason = Some(reason);
+                self.finish_reason = Some(reason.into_owned());
             }
             if let Some(delta) = choice.delta {
                 self.apply_delta(delta, sink);
@@ -230,17 +228,14 @@ impl Accumulator {
     }
 
     fn apply_delta(&mut self, delta: DeltaWire<'_>, sink: &mut DeltaSink<'_>) {
-        if let Some(TextOrJson::Text(text)) = delta.content {
+        if let Text(Some(text)) = delta.content {
             self.content.get_or_insert_with(String::new).push_str(&text);
             if let (false, Some(sink)) = (text.is_empty(), sink.as_mut()) {
                 sink(StreamDelta::Text(text.into_owned()));
             }
         }
         // `reasoning_content` wins; vLLM sends both with the same text.
-        let reasoning = match (delta.reasoning_content, delta.reasoning) {
-            (Some(TextOrJson::Text(t)), _) | (_, Some(TextOrJson::Text(t))) => Some(t),
-            _ => None,
-        };
+        let reasoning = delta.reasoning_content.0.or(delta.reasoning.0);
         if let Some(text) = reasoning.filter(|t| !t.is_empty()) {
             self.reasoning.push_str(&text);
             if let Some(sink) = sink.as_mut() {
@@ -283,11 +278,7 @@ impl Accumulator {
         if let (true, Some(name)) = (call.name.is_empty(), name.filter(|n| !n.is_empty())) {
             call.name = name.into_owned();
         }
-        let fragment = match arguments {
-            Some(TextOrJson::Text(t)) => Some(t),
-            Some(TextOrJson::Json(Value::Null)) | None => None,
-            Some(TextOrJson::Json(other)) => Some(Cow::Owned(other.to_string())),
-        };
+        let fragment = arguments.and_then(Args::into_text);
         if let Some(f) = &fragment {
             call.arguments.get_or_insert_with(String::new).push_str(f);
         }
@@ -331,14 +322,19 @@ impl Accumulator {
 }
 
 // Wire shapes of one chunk. Strings borrow from the event data when they have no escapes,
-// so the common text delta costs one allocation (the delta handed out) or none.
+// so the common text delta costs one allocation (the delta handed out) or none. The
+// structural fields are strict (a chunk whose `choices` is not an array fails); text,
+// usage and arguments are read like the whole-body parser reads them (`openai::Text`,
+// `UsageWire`, `Args`): a text field of another type is ignored, not fatal.
 
 #[derive(Deserialize)]
 struct ChunkWire<'a> {
     #[serde(default, borrow)]
     choices: Option<Vec<ChoiceWire<'a>>>,
+    /// Typed; a value that is not an object is checked as JSON and ignored.
     #[serde(default)]
-    usage: Option<Value>,
+    usage: Option<Obj<UsageWire>>,
+    /// A cold path (an error in a 200 stream): kept as a tree for the classifier.
     #[serde(default)]
     error: Option<Value>,
 }
@@ -349,20 +345,20 @@ struct ChoiceWire<'a> {
     index: Option<u32>,
     #[serde(default, borrow)]
     delta: Option<DeltaWire<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
     #[serde(default)]
-    finish_reason: Option<String>,
-    #[serde(default)]
-    usage: Option<Value>,
+    usage: Option<Obj<UsageWire>>,
 }
 
 #[derive(Deserialize)]
 struct DeltaWire<'a> {
     #[serde(default, borrow)]
-    content: Option<TextOrJson<'a>>,
+    content: Text<'a>,
     #[serde(default, borrow)]
-    reasoning_content: Option<TextOrJson<'a>>,
+    reasoning_content: Text<'a>,
     #[serde(default, borrow)]
-    reasoning: Option<TextOrJson<'a>>,
+    reasoning: Text<'a>,
     #[serde(default, borrow)]
     tool_calls: Option<Vec<ToolCallDeltaWire<'a>>>,
 }
@@ -382,61 +378,7 @@ struct FunctionDeltaWire<'a> {
     #[serde(default, borrow)]
     name: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
-    arguments: Option<TextOrJson<'a>>,
-}
-
-/// A string (borrowed when possible) or any other JSON value. Lets a text field of an
-/// unexpected type be ignored instead of failing the whole chunk, matching the
-/// non-streaming parser.
-enum TextOrJson<'a> {
-    Text(Cow<'a, str>),
-    Json(Value),
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for TextOrJson<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TextVisitor;
-        impl<'de> Visitor<'de> for TextVisitor {
-            type Value = TextOrJson<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON value")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(TextOrJson::Text(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(TextOrJson::Text(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(TextOrJson::Text(Cow::Owned(v)))
-            }
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-                Ok(TextOrJson::Json(Value::Bool(v)))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(TextOrJson::Json(Value::from(v)))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(TextOrJson::Json(Value::from(v)))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-                Ok(TextOrJson::Json(Value::from(v)))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(TextOrJson::Json(Value::Null))
-            }
-            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(TextOrJson::Json(Value::Null))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(TextOrJson::Json)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(TextOrJson::Json)
-            }
-        }
-        deserializer.deserialize_any(TextVisitor)
-    }
+    arguments: Option<Args<'a>>,
 }
 
 #[cfg(test)]

@@ -719,6 +719,9 @@ impl Inner {
     }
 
     fn emit(&self, run_id: &str, mut kind: EventKind) {
+        if !self.emitter.is_observed() {
+            return self.emitter.skip(); // nobody listens: no redaction, no stamping
+        }
         // LLM-4: whatever a model, tool or host echoed, the key never reaches an observer.
         let model = &self.config.model;
         match &mut kind {
@@ -923,6 +926,9 @@ impl Inner {
                 &self.exec_policy,
                 &tool_ctx,
                 &|call| {
+                    if !self.emitter.is_observed() {
+                        return self.emitter.skip(); // no copies of what nobody reads
+                    }
                     self.emit(run_id, EventKind::ToolCallStarted {
                         call_id: call.id.clone(),
                         name: call.name.clone(),
@@ -930,6 +936,9 @@ impl Inner {
                     })
                 },
                 &|call, result| {
+                    if !self.emitter.is_observed() {
+                        return self.emitter.skip();
+                    }
                     self.emit(run_id, EventKind::ToolCallFinished {
                         call_id: call.id.clone(),
                         name: call.name.clone(),

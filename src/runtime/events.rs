@@ -1,5 +1,5 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use serde::{Deserialize, Serialize};
@@ -189,6 +189,8 @@ impl<F: Fn(&AgentEvent) + Send + Sync> AgentObserver for F {
 #[derive(Default)]
 pub(crate) struct EventBus {
     observers: Mutex<Vec<(u64, Arc<dyn AgentObserver>)>>,
+    /// How many observers are subscribed (read without the lock on every event).
+    count: AtomicUsize,
     next_id: AtomicU64,
 }
 
@@ -197,8 +199,14 @@ impl EventBus {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         if let Ok(mut list) = self.observers.lock() {
             list.push((id, observer));
+            self.count.store(list.len(), Ordering::Release);
         }
         Subscription { id, bus: Arc::downgrade(self) }
+    }
+
+    /// Whether anyone listens; events nobody receives are not built (PERF-1).
+    pub(crate) fn has_observers(&self) -> bool {
+        self.count.load(Ordering::Acquire) > 0
     }
 
     pub(crate) fn unsubscribe(&self, id: u64) -> bool {
@@ -206,6 +214,7 @@ impl EventBus {
             Ok(mut list) => {
                 let before = list.len();
                 list.retain(|(i, _)| *i != id);
+                self.count.store(list.len(), Ordering::Release);
                 before != list.len()
             }
             Err(_) => false,
@@ -240,7 +249,22 @@ impl Emitter {
         Self { bus: Arc::new(EventBus::default()), seq: Arc::new(AtomicU64::new(0)), clock, state }
     }
 
+    /// Whether an event would reach anyone. Callers may skip building an event's payload
+    /// when not, but must still call [`skip`](Self::skip) so that sequence numbers stay
+    /// those of every event emitted.
+    pub(crate) fn is_observed(&self) -> bool {
+        self.bus.has_observers()
+    }
+
+    /// Counts an event that is not built because nobody observes it.
+    pub(crate) fn skip(&self) {
+        self.seq.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub(crate) fn emit(&self, run_id: &str, kind: EventKind) {
+        if !self.bus.has_observers() {
+            return self.skip();
+        }
         let session_id = self.state.lock().unwrap_or_else(|p| p.into_inner()).session_id.clone();
         let event = AgentEvent {
             session_id,

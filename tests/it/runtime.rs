@@ -407,3 +407,25 @@ async fn llm_2_streamed_deltas_reach_observers_as_they_arrive() {
     let Message::Assistant { reasoning, .. } = &runtime.messages()[1] else { panic!() };
     assert_eq!(reasoning.as_deref(), Some("thinking…"), "reasoning kept apart from the answer");
 }
+
+/// PERF-1: events nobody observes are not built, yet they are counted: an observer that
+/// subscribes later sees the same sequence numbers as one subscribed from the start.
+#[tokio::test]
+async fn perf_1_unobserved_events_still_count_in_seq() {
+    let script = || two_call_script().into_iter().chain(two_call_script()).collect::<Vec<_>>();
+    let seqs_of_second_run = |late: bool| async move {
+        let runtime = AgentRuntime::new(config(registry(Arc::new(WeatherTool::default()))), ScriptedModel::new(script())).unwrap();
+        let recorder = Arc::new(Recorder::default());
+        let mut sub = (!late).then(|| runtime.subscribe(recorder.clone()));
+        runtime.run("Weather in Beijing and Shenzhen?").await.unwrap();
+        recorder.0.lock().unwrap().clear();
+        sub.get_or_insert_with(|| runtime.subscribe(recorder.clone()));
+        runtime.run("And again?").await.unwrap();
+        let events = recorder.0.lock().unwrap().iter().map(|e| (e.seq, e.kind.type_name().to_owned())).collect::<Vec<_>>();
+        events
+    };
+    let early = seqs_of_second_run(false).await;
+    assert_eq!(early.len(), 11);
+    assert_eq!(early[0].0, 12, "the first run emitted 11 events");
+    assert_eq!(seqs_of_second_run(true).await, early);
+}
