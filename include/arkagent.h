@@ -86,6 +86,20 @@ typedef enum ArkAgentResult {
   ARK_AGENT_RESULT_DELEGATION_NOT_CONFIGURED = 303,
   // The host's worker factory did not return `ARK_AGENT_RESULT_OK`.
   ARK_AGENT_RESULT_SUBAGENT_FACTORY_FAILED = 304,
+  // The session is open in another runtime (this process or another).
+  ARK_AGENT_RESULT_SESSION_LOCKED = 400,
+  // The store file is corrupt, truncated or not SQLite at all.
+  ARK_AGENT_RESULT_STORE_CORRUPT = 401,
+  // The file is another application's SQLite database.
+  ARK_AGENT_RESULT_STORE_FOREIGN = 402,
+  // The file was written by a newer library; it is left untouched.
+  ARK_AGENT_RESULT_STORE_NEWER_SCHEMA = 403,
+  // The disk (or the store's size limit) is full; the commit was rolled back.
+  ARK_AGENT_RESULT_STORE_FULL = 404,
+  // The file or its directory cannot be written.
+  ARK_AGENT_RESULT_STORE_READ_ONLY = 405,
+  // Another I/O or SQLite failure.
+  ARK_AGENT_RESULT_STORE_IO = 406,
   // A panic was caught at the boundary (a library bug; the handle stays usable).
   ARK_AGENT_RESULT_PANIC = 900,
   // Internal failure (e.g. the executor could not start).

@@ -9,6 +9,7 @@ mod header;
 mod isolation;
 mod runtime;
 mod runtime_correctness;
+mod store;
 mod support;
 mod llm_fake;
 mod llm_providers;
