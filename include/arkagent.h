@@ -143,6 +143,11 @@ typedef struct ArkAgentHttpCompletion ArkAgentHttpCompletion;
 // Thread-safe: `arkagent_runtime_cancel` may be called from any thread during a run.
 typedef struct ArkAgentRuntime ArkAgentRuntime;
 
+// Opaque: a session store (one SQLite file). Owned by the caller; free with
+// [`arkagent_store_free`]. A runtime it was attached to keeps the store open on its own.
+// Thread-safe; its calls block on file I/O.
+typedef struct ArkAgentStore ArkAgentStore;
+
 // Opaque: one tool call the host must finish with [`arkagent_tool_complete`] or
 // [`arkagent_tool_fail`], exactly once; later calls give
 // `ARK_AGENT_RESULT_ALREADY_COMPLETED`. Finishing it after the
@@ -535,6 +540,56 @@ enum ArkAgentResult arkagent_runtime_subscribe(struct ArkAgentRuntime *runtime, 
 
 // Stops a subscription. Unknown ids give `ARK_AGENT_RESULT_INVALID_HANDLE`.
 enum ArkAgentResult arkagent_runtime_unsubscribe(struct ArkAgentRuntime *runtime, uint64_t subscription_id);
+
+// Opens (creating if absent) the session store at `path` (on OHOS a file under the app's
+// `filesDir`, e.g. `<filesDir>/sessions.db`) into `*out`. SQLite, WAL journal; an
+// older schema is migrated forward. Errors: `ARK_AGENT_RESULT_STORE_CORRUPT` (not a
+// readable SQLite file: corrupt, truncated or something else),
+// `ARK_AGENT_RESULT_STORE_FOREIGN` (another application's database),
+// `ARK_AGENT_RESULT_STORE_NEWER_SCHEMA`, `ARK_AGENT_RESULT_STORE_READ_ONLY`,
+// `ARK_AGENT_RESULT_STORE_FULL`, `ARK_AGENT_RESULT_STORE_IO`; the file is left as it was.
+//
+// # Safety
+// `path` a NUL-terminated string; `out` valid for one pointer write.
+enum ArkAgentResult arkagent_store_open(const char *path, struct ArkAgentStore **out);
+
+// Frees a store handle. Runtimes it was attached to keep the file open until they are
+// freed. NULL and already-freed handles are ignored.
+void arkagent_store_free(struct ArkAgentStore *store);
+
+// Writes the sessions as a JSON array to `*out_json`, most recently updated first:
+// `[{"id","title","updated_ms","message_count","total_tokens","commit_seq"}]` (`title`:
+// the first user text's first line, at most 80 characters; `message_count`: live plus
+// archived messages). Free with `arkagent_string_free`.
+//
+// # Safety
+// `out_json` valid for one pointer write.
+enum ArkAgentResult arkagent_store_list(struct ArkAgentStore *store, char **out_json);
+
+// Deletes a session with its episodes, archived originals and usages.
+// `*out_deleted` (if `out_deleted` is not NULL) gets whether it existed.
+// `ARK_AGENT_RESULT_SESSION_LOCKED` while a runtime (in any process) has it open.
+//
+// # Safety
+// `session_id` a NUL-terminated string; `out_deleted` NULL or valid for one write.
+enum ArkAgentResult arkagent_store_delete(struct ArkAgentStore *store, const char *session_id, bool *out_deleted);
+
+// Attaches `store` to `runtime` and opens the session `session_id` in it (NULL: the
+// runtime's own session id, from the config's `"session_id"` or generated). Call it
+// before the first run: a session with commits replaces the runtime's state (the
+// runtime resumes it: history, episodes reachable through `retrieve_memory`, usages);
+// a new session starts from the runtime's current state. From then on the runtime
+// commits at every commit point (the user message with the run start; each assistant
+// message with its tool results once paired; each compression with its episode and
+// originals; usages; sub-agent records) and emits a `session_committed` event per
+// commit. Errors: `ARK_AGENT_RESULT_SESSION_LOCKED` while another runtime (in any
+// process) has the session, `ARK_AGENT_RESULT_RUN_IN_PROGRESS`,
+// `ARK_AGENT_RESULT_INVALID_CONFIG` (a store is already attached, or `session_id` is
+// empty), the store codes. A run whose commit fails ends with the store's code.
+//
+// # Safety
+// `session_id` NULL or a NUL-terminated string.
+enum ArkAgentResult arkagent_runtime_attach_store(struct ArkAgentRuntime *runtime, struct ArkAgentStore *store, const char *session_id);
 
 // Frees a string returned by this library through a `char **out` parameter. NULL is a
 // no-op. Passing any other pointer is undefined behaviour.

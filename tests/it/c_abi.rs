@@ -17,7 +17,7 @@ fn root() -> &'static Path {
 }
 
 /// Compiles `tests/c/<name>.c` and runs it; returns its stdout.
-fn compile_and_run(name: &str) -> String {
+pub(crate) fn compile_and_run(name: &str) -> String {
     // Integration test binaries live in target/<profile>/deps, next to the lib's cdylib.
     let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
     assert!(deps.join("libarkagent.so").exists(), "libarkagent.so not built in {}", deps.display());

@@ -106,7 +106,9 @@ fn store_3_sigkill_at_random_instants_leaves_the_last_committed_state() {
     let kills: usize = std::env::var("ARKAGENT_KILL_COUNT").ok().and_then(|v| v.parse().ok()).unwrap_or(60);
     let dir = temp_dir("kill");
     let path = dir.join("kill.db");
-    let exe = std::env::current_exe().unwrap();
+    // A copy of this binary: a rebuild while the harness runs must not pull it away.
+    let exe = dir.join("harness");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
     let mut seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
     let mut random = move || {
         seed ^= seed << 13;
