@@ -206,7 +206,9 @@ typedef void (*ArkAgentCompressCallback)(void *userdata, const char *state_json,
 
 // Receives one event (`{"session_id","run_id","seq","at_ms","type",…}`), in order, on
 // the thread running `arkagent_runtime_run`. `event_json` is valid only during the call.
-// Do not call blocking arkagent functions from it.
+// Do not call blocking arkagent functions from it. A runtime with a session store
+// (`arkagent_runtime_attach_store`) also emits `"session_committed"` (`commit_seq`,
+// `message_count`) after each commit: what it covers survives the process being killed.
 typedef void (*ArkAgentEventCallback)(void *userdata, const char *event_json);
 
 // Builds one worker when the model delegates to `worker_name`. Called on the thread
