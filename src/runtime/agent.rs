@@ -451,8 +451,10 @@ impl AgentRuntime {
         consistent.to_json()
     }
 
-    /// Replaces the state with an exported one after validating it. Errors:
-    /// `invalid_json`, `invalid_state`, `run_in_progress`.
+    /// Replaces the state with an exported one after validating it. With a session store
+    /// the imported state also replaces the stored session, in one commit. Errors:
+    /// `invalid_json`, `invalid_state`, `run_in_progress`, the store's codes (the state is
+    /// then imported in memory and written at the next commit point).
     pub fn import_state(&self, state_json: &str) -> Result<(), ArkAgentError> {
         // LLM-4: a state that carries the key (saved by an older version, or edited) does
         // not bring it in. The replacement has no JSON metacharacters, so the text stays

@@ -251,6 +251,7 @@ async fn store_4_list_delete_and_retrieve_memory_after_a_restart() {
     let tokens: u64 = rt.total_usage().total.total_tokens;
     let count = rt.messages().len() as u64 + rt.episodic_memories().iter().map(|e| e.message_count as u64).sum::<u64>();
     drop(rt);
+    std::thread::sleep(std::time::Duration::from_millis(5)); // "b" is updated at a later ms
     let other = AgentRuntime::new(store_config(store.clone(), "b", false), busy_model()).unwrap();
     other.run("second session").await.unwrap();
     drop(other);
@@ -515,4 +516,29 @@ async fn store_5_a_read_only_directory_gives_store_read_only_and_damages_nothing
 fn store_6_c_program_opens_attaches_resumes_lists_and_deletes() {
     let stdout = crate::c_abi::compile_and_run("store");
     assert!(stdout.contains("store: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+#[tokio::test]
+async fn store_4_import_and_late_attach_rewrite_the_stored_session() {
+    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    // A runtime without a store runs, then attaches one: the new session gets all of it.
+    let mut config = store_config(store.clone(), "late", false);
+    config.store = None;
+    let rt = AgentRuntime::new(config, busy_model()).unwrap();
+    rt.run("before the store").await.unwrap();
+    let exported = rt.export_state().unwrap();
+    rt.attach_store(store.clone(), Some("late")).unwrap();
+    assert_eq!(rt.attach_store(store.clone(), None).unwrap_err().code(), "invalid_config");
+    rt.run("after").await.unwrap();
+    let expected = rt.state();
+    drop(rt);
+    let resumed = AgentRuntime::new(store_config(store.clone(), "late", false), busy_model()).unwrap();
+    assert_eq!(comparable(&resumed.state()), comparable(&expected));
+    // An import replaces the stored session at once.
+    resumed.import_state(&exported).unwrap();
+    drop(resumed);
+    let opened = store.open_session("late").unwrap();
+    let mut imported: AgentState = serde_json::from_str(&exported).unwrap();
+    imported.session_id = "late".into();
+    assert_eq!(opened.state.unwrap().history, imported.history);
 }
