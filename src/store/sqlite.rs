@@ -294,6 +294,7 @@ impl SessionLock {
         let locked = conn
             .busy_timeout(Duration::ZERO)
             .and_then(|_| conn.query_row("PRAGMA locking_mode=EXCLUSIVE", [], |_| Ok(())))
+            .and_then(|_| conn.query_row("PRAGMA journal_mode=OFF", [], |_| Ok(())))
             .and_then(|_| {
                 conn.execute_batch(
                     "BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS owner(pid INTEGER); DELETE FROM owner;
@@ -309,10 +310,11 @@ impl SessionLock {
         }
     }
 
-    /// Releases the lock and removes its file.
+    /// Removes the lock file (while still holding the lock, so an opener that has not
+    /// opened the file yet creates a fresh one), then releases the lock.
     fn release_and_remove(mut self) {
-        self.conn = None;
         let _ = std::fs::remove_file(&self.file);
+        self.conn = None;
     }
 }
 
