@@ -86,6 +86,20 @@ typedef enum ArkAgentResult {
   ARK_AGENT_RESULT_DELEGATION_NOT_CONFIGURED = 303,
   // The host's worker factory did not return `ARK_AGENT_RESULT_OK`.
   ARK_AGENT_RESULT_SUBAGENT_FACTORY_FAILED = 304,
+  // The session is open in another runtime (this process or another).
+  ARK_AGENT_RESULT_SESSION_LOCKED = 400,
+  // The store file is corrupt, truncated or not SQLite at all.
+  ARK_AGENT_RESULT_STORE_CORRUPT = 401,
+  // The file is another application's SQLite database.
+  ARK_AGENT_RESULT_STORE_FOREIGN = 402,
+  // The file was written by a newer library; it is left untouched.
+  ARK_AGENT_RESULT_STORE_NEWER_SCHEMA = 403,
+  // The disk (or the store's size limit) is full; the commit was rolled back.
+  ARK_AGENT_RESULT_STORE_FULL = 404,
+  // The file or its directory cannot be written.
+  ARK_AGENT_RESULT_STORE_READ_ONLY = 405,
+  // Another I/O or SQLite failure.
+  ARK_AGENT_RESULT_STORE_IO = 406,
   // A panic was caught at the boundary (a library bug; the handle stays usable).
   ARK_AGENT_RESULT_PANIC = 900,
   // Internal failure (e.g. the executor could not start).
@@ -131,6 +145,11 @@ typedef struct ArkAgentHttpCompletion ArkAgentHttpCompletion;
 // Opaque: one conversation. Owned by the caller; free with [`arkagent_runtime_free`].
 // Thread-safe: `arkagent_runtime_cancel` may be called from any thread during a run.
 typedef struct ArkAgentRuntime ArkAgentRuntime;
+
+// Opaque: a session store (one SQLite file). Owned by the caller; free with
+// [`arkagent_store_free`]. A runtime it was attached to keeps the store open on its own.
+// Thread-safe; its calls block on file I/O.
+typedef struct ArkAgentStore ArkAgentStore;
 
 // Opaque: one tool call the host must finish with [`arkagent_tool_complete`] or
 // [`arkagent_tool_fail`], exactly once; later calls give
@@ -260,7 +279,9 @@ typedef void (*ArkAgentCompressCallback)(void *userdata, const char *state_json,
 
 // Receives one event (`{"session_id","run_id","seq","at_ms","type",…}`), in order, on
 // the thread running `arkagent_runtime_run`. `event_json` is valid only during the call.
-// Do not call blocking arkagent functions from it.
+// Do not call blocking arkagent functions from it. A runtime with a session store
+// (`arkagent_runtime_attach_store`) also emits `"session_committed"` (`commit_seq`,
+// `message_count`) after each commit: what it covers survives the process being killed.
 typedef void (*ArkAgentEventCallback)(void *userdata, const char *event_json);
 
 // Builds one worker when the model delegates to `worker_name`. Called on the thread
@@ -608,6 +629,56 @@ enum ArkAgentResult arkagent_runtime_subscribe(struct ArkAgentRuntime *runtime, 
 
 // Stops a subscription. Unknown ids give `ARK_AGENT_RESULT_INVALID_HANDLE`.
 enum ArkAgentResult arkagent_runtime_unsubscribe(struct ArkAgentRuntime *runtime, uint64_t subscription_id);
+
+// Opens (creating if absent) the session store at `path` (on OHOS a file under the app's
+// `filesDir`, e.g. `<filesDir>/sessions.db`) into `*out`. SQLite, WAL journal; an
+// older schema is migrated forward. Errors: `ARK_AGENT_RESULT_STORE_CORRUPT` (not a
+// readable SQLite file: corrupt, truncated or something else),
+// `ARK_AGENT_RESULT_STORE_FOREIGN` (another application's database),
+// `ARK_AGENT_RESULT_STORE_NEWER_SCHEMA`, `ARK_AGENT_RESULT_STORE_READ_ONLY`,
+// `ARK_AGENT_RESULT_STORE_FULL`, `ARK_AGENT_RESULT_STORE_IO`; the file is left as it was.
+//
+// # Safety
+// `path` a NUL-terminated string; `out` valid for one pointer write.
+enum ArkAgentResult arkagent_store_open(const char *path, struct ArkAgentStore **out);
+
+// Frees a store handle. Runtimes it was attached to keep the file open until they are
+// freed. NULL and already-freed handles are ignored.
+void arkagent_store_free(struct ArkAgentStore *store);
+
+// Writes the sessions as a JSON array to `*out_json`, most recently updated first:
+// `[{"id","title","updated_ms","message_count","total_tokens","commit_seq"}]` (`title`:
+// the first user text's first line, at most 80 characters; `message_count`: live plus
+// archived messages). Free with `arkagent_string_free`.
+//
+// # Safety
+// `out_json` valid for one pointer write.
+enum ArkAgentResult arkagent_store_list(struct ArkAgentStore *store, char **out_json);
+
+// Deletes a session with its episodes, archived originals and usages.
+// `*out_deleted` (if `out_deleted` is not NULL) gets whether it existed.
+// `ARK_AGENT_RESULT_SESSION_LOCKED` while a runtime (in any process) has it open.
+//
+// # Safety
+// `session_id` a NUL-terminated string; `out_deleted` NULL or valid for one write.
+enum ArkAgentResult arkagent_store_delete(struct ArkAgentStore *store, const char *session_id, bool *out_deleted);
+
+// Attaches `store` to `runtime` and opens the session `session_id` in it (NULL: the
+// runtime's own session id, from the config's `"session_id"` or generated). Call it
+// before the first run: a session with commits replaces the runtime's state (the
+// runtime resumes it: history, episodes reachable through `retrieve_memory`, usages);
+// a new session starts from the runtime's current state. From then on the runtime
+// commits at every commit point (the user message with the run start; each assistant
+// message with its tool results once paired; each compression with its episode and
+// originals; usages; sub-agent records) and emits a `session_committed` event per
+// commit. Errors: `ARK_AGENT_RESULT_SESSION_LOCKED` while another runtime (in any
+// process) has the session, `ARK_AGENT_RESULT_RUN_IN_PROGRESS`,
+// `ARK_AGENT_RESULT_INVALID_CONFIG` (a store is already attached, or `session_id` is
+// empty), the store codes. A run whose commit fails ends with the store's code.
+//
+// # Safety
+// `session_id` NULL or a NUL-terminated string.
+enum ArkAgentResult arkagent_runtime_attach_store(struct ArkAgentRuntime *runtime, struct ArkAgentStore *store, const char *session_id);
 
 // Frees a string returned by this library through a `char **out` parameter. NULL is a
 // no-op. Passing any other pointer is undefined behaviour.

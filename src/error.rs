@@ -3,6 +3,7 @@
 //! `error.code`. Codes are never renamed.
 
 use crate::llm::LlmError;
+use crate::store::StoreError;
 
 /// A stable error code string, e.g. `"invalid_json"`.
 pub type ErrorCode = &'static str;
@@ -30,6 +31,10 @@ pub enum ArkAgentError {
     /// The model call failed; see [`LlmError`] for the class.
     #[error(transparent)]
     Llm(#[from] LlmError),
+    /// The session store failed (STORE-1..5); see [`StoreError`] for the codes
+    /// (`session_locked`, `store_corrupt`, `store_full`, …).
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 impl ArkAgentError {
@@ -41,6 +46,7 @@ impl ArkAgentError {
             Self::InvalidState(_) => "invalid_state",
             Self::RunInProgress => "run_in_progress",
             Self::Llm(e) => e.code(),
+            Self::Store(e) => e.code(),
         }
     }
 

@@ -34,6 +34,7 @@ pub mod hilog;
 pub mod llm;
 pub mod memory;
 pub mod runtime;
+pub mod store;
 pub mod subagent;
 pub mod tools;
 
@@ -48,6 +49,7 @@ pub use runtime::{
     AgentEvent, AgentObserver, AgentRuntime, AgentRuntimeConfig, Clock, Compression, CompressionTrigger, EventKind, IdGenerator,
     RunOutcome, RunStatus, SequentialIdGenerator, Subscription, SystemClock,
 };
+pub use store::{MemoryStore, SessionStore, SessionSummary, SqliteStore, StoreError};
 pub use tools::{
     ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult,
 };

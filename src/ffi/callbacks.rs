@@ -133,7 +133,9 @@ pub type ArkAgentToolCallback =
 
 /// Receives one event (`{"session_id","run_id","seq","at_ms","type",…}`), in order, on
 /// the thread running `arkagent_runtime_run`. `event_json` is valid only during the call.
-/// Do not call blocking arkagent functions from it.
+/// Do not call blocking arkagent functions from it. A runtime with a session store
+/// (`arkagent_runtime_attach_store`) also emits `"session_committed"` (`commit_seq`,
+/// `message_count`) after each commit: what it covers survives the process being killed.
 pub type ArkAgentEventCallback = Option<unsafe extern "C" fn(userdata: *mut c_void, event_json: *const c_char)>;
 
 /// Host userdata: the host promises it may be used from any thread until the owning

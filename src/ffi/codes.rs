@@ -69,6 +69,21 @@ pub enum ArkAgentResult {
     DelegationNotConfigured = 303,
     /// The host's worker factory did not return `ARK_AGENT_RESULT_OK`.
     SubagentFactoryFailed = 304,
+    // 4xx: session store (STORE-1..5).
+    /// The session is open in another runtime (this process or another).
+    SessionLocked = 400,
+    /// The store file is corrupt, truncated or not SQLite at all.
+    StoreCorrupt = 401,
+    /// The file is another application's SQLite database.
+    StoreForeign = 402,
+    /// The file was written by a newer library; it is left untouched.
+    StoreNewerSchema = 403,
+    /// The disk (or the store's size limit) is full; the commit was rolled back.
+    StoreFull = 404,
+    /// The file or its directory cannot be written.
+    StoreReadOnly = 405,
+    /// Another I/O or SQLite failure.
+    StoreIo = 406,
     // 9xx: library faults.
     /// A panic was caught at the boundary (a library bug; the handle stays usable).
     Panic = 900,
@@ -126,6 +141,13 @@ impl ArkAgentResult {
             "subagent_name_duplicate" => Self::SubagentNameDuplicate,
             "delegation_not_configured" => Self::DelegationNotConfigured,
             "subagent_factory_failed" => Self::SubagentFactoryFailed,
+            "session_locked" => Self::SessionLocked,
+            "store_corrupt" => Self::StoreCorrupt,
+            "store_foreign" => Self::StoreForeign,
+            "store_newer_schema" => Self::StoreNewerSchema,
+            "store_full" => Self::StoreFull,
+            "store_read_only" => Self::StoreReadOnly,
+            "store_io" => Self::StoreIo,
             _ => return None,
         })
     }
@@ -160,6 +182,13 @@ impl ArkAgentResult {
             Self::SubagentNameDuplicate => c"subagent_name_duplicate",
             Self::DelegationNotConfigured => c"delegation_not_configured",
             Self::SubagentFactoryFailed => c"subagent_factory_failed",
+            Self::SessionLocked => c"session_locked",
+            Self::StoreCorrupt => c"store_corrupt",
+            Self::StoreForeign => c"store_foreign",
+            Self::StoreNewerSchema => c"store_newer_schema",
+            Self::StoreFull => c"store_full",
+            Self::StoreReadOnly => c"store_read_only",
+            Self::StoreIo => c"store_io",
             Self::Panic => c"panic",
             Self::Internal => c"internal",
         }
@@ -181,7 +210,7 @@ pub extern "C" fn arkagent_result_name(result: i32) -> *const c_char {
     ALL.iter().find(|r| **r as i32 == result).map_or(c"unknown", |r| r.name()).as_ptr()
 }
 
-const ALL: [ArkAgentResult; 29] = [
+const ALL: [ArkAgentResult; 36] = [
     ArkAgentResult::Ok,
     ArkAgentResult::NullArgument,
     ArkAgentResult::InvalidUtf8,
@@ -209,6 +238,13 @@ const ALL: [ArkAgentResult; 29] = [
     ArkAgentResult::SubagentNameDuplicate,
     ArkAgentResult::DelegationNotConfigured,
     ArkAgentResult::SubagentFactoryFailed,
+    ArkAgentResult::SessionLocked,
+    ArkAgentResult::StoreCorrupt,
+    ArkAgentResult::StoreForeign,
+    ArkAgentResult::StoreNewerSchema,
+    ArkAgentResult::StoreFull,
+    ArkAgentResult::StoreReadOnly,
+    ArkAgentResult::StoreIo,
     ArkAgentResult::Panic,
     ArkAgentResult::Internal,
 ];
@@ -219,6 +255,7 @@ mod tests {
 
     use super::*;
     use crate::llm::LlmError;
+    use crate::store::StoreError;
 
     /// One error of every variant the core can return. The matches have no wildcard, so a
     /// new variant does not compile until it is listed here.
@@ -237,6 +274,13 @@ mod tests {
             LlmError::MalformedResponse("x".into()).into(),
             LlmError::Cancelled.into(),
             LlmError::Transport("x".into()).into(),
+            StoreError::SessionLocked("x".into()).into(),
+            StoreError::Corrupt("x".into()).into(),
+            StoreError::Foreign("x".into()).into(),
+            StoreError::NewerSchema { found: 3, supported: 2 }.into(),
+            StoreError::Full("x".into()).into(),
+            StoreError::ReadOnly("x".into()).into(),
+            StoreError::Io("x".into()).into(),
         ];
         for e in &all {
             match e {
@@ -254,6 +298,15 @@ mod tests {
                     | LlmError::MalformedResponse(_)
                     | LlmError::Cancelled
                     | LlmError::Transport(_) => {}
+                },
+                ArkAgentError::Store(s) => match s {
+                    StoreError::SessionLocked(_)
+                    | StoreError::Corrupt(_)
+                    | StoreError::Foreign(_)
+                    | StoreError::NewerSchema { .. }
+                    | StoreError::Full(_)
+                    | StoreError::ReadOnly(_)
+                    | StoreError::Io(_) => {}
                 },
             }
         }

@@ -33,6 +33,7 @@ const KIND_MASK: usize = 0b111;
 /// What a handle refers to; encoded in the handle so a finished completion is recognised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
+    Store = 0,
     Tools = 1,
     Runtime = 2,
     Workers = 3,

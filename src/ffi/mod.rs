@@ -26,6 +26,7 @@ mod codes;
 mod compress;
 mod handles;
 mod runtime;
+mod store;
 mod strings;
 mod workers;
 
@@ -43,6 +44,7 @@ pub use runtime::{
     arkagent_runtime_subscribe, arkagent_runtime_total_usage, arkagent_runtime_unsubscribe, arkagent_runtime_usages, arkagent_shutdown, arkagent_tools_free,
     arkagent_tools_new, arkagent_tools_register, ArkAgentMemoryTier, ArkAgentRuntime, ArkAgentTools,
 };
+pub use store::{arkagent_runtime_attach_store, arkagent_store_delete, arkagent_store_free, arkagent_store_list, arkagent_store_open, ArkAgentStore};
 pub use strings::{arkagent_last_error_message, arkagent_log_to_hilog, arkagent_string_free, arkagent_version};
 pub use workers::{
     arkagent_worker_configure, arkagent_worker_register_tool, arkagent_workers_add, arkagent_workers_free, arkagent_workers_new,

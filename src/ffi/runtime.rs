@@ -29,8 +29,8 @@ pub struct ArkAgentRuntime {
     _private: [u8; 0],
 }
 
-struct RuntimeHandle {
-    runtime: AgentRuntime,
+pub(crate) struct RuntimeHandle {
+    pub(crate) runtime: AgentRuntime,
     subscriptions: Mutex<HashMap<u64, Subscription>>,
 }
 
@@ -304,7 +304,7 @@ pub extern "C" fn arkagent_runtime_free(runtime: *mut ArkAgentRuntime) {
     });
 }
 
-fn runtime_handle(runtime: *const ArkAgentRuntime) -> FfiResult<Arc<RuntimeHandle>> {
+pub(crate) fn runtime_handle(runtime: *const ArkAgentRuntime) -> FfiResult<Arc<RuntimeHandle>> {
     handles::get(Kind::Runtime, runtime)
 }
 

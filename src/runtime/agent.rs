@@ -28,6 +28,7 @@ use crate::subagent::{
     UsageTotals,
     DELEGATION_PROMPT,
 };
+use crate::store::{Commit, SessionLease, SharedStore};
 use crate::tools::ToolResult;
 use crate::tools::{ToolContext, ToolDefinition, ToolRegistry};
 
@@ -113,6 +114,21 @@ struct Inner {
     /// runtime's life), and the per-message encoding cache.
     fixed: FixedEncodings,
     encodings: Mutex<EncodingCache>,
+    /// STORE-2: the session store this runtime commits to, and what it has committed.
+    persist: Mutex<Option<Persist>>,
+}
+
+/// An open session in a store and the cursor of what is committed (absolute positions).
+struct Persist {
+    lease: Box<dyn SessionLease>,
+    /// Absolute position after the last committed live message.
+    end: u64,
+    episodes: usize,
+    usages: usize,
+    child_usages: usize,
+    /// The next commit rewrites the session (after an import or attaching a new session
+    /// to a runtime that already has a history).
+    replace_all: bool,
 }
 
 /// What never changes after construction, encoded once.
@@ -281,7 +297,7 @@ impl AgentRuntime {
             system: if system_prompt.is_empty() { String::new() } else { wire::encode_system(&system_prompt) },
             tokens: estimate_request_tokens(&system_prompt, &[], &[], &tool_definitions),
         };
-        Ok(Self {
+        let runtime = Self {
             inner: Arc::new(Inner {
                 tool_definitions,
                 system_prompt,
@@ -302,8 +318,71 @@ impl AgentRuntime {
                 generation: AtomicU64::new(0),
                 fixed,
                 encodings: Mutex::new(EncodingCache::default()),
+                persist: Mutex::new(None),
             }),
-        })
+        };
+        if depth == 0 {
+            if let Some(store) = runtime.inner.config.store.clone() {
+                runtime.attach_store(store, None)?;
+            }
+        }
+        Ok(runtime)
+    }
+
+    /// Attaches a session store (STORE-4) — what a config's `store` does at construction,
+    /// for hosts that attach one later (the C ABI): opens `session_id` (default: this
+    /// runtime's) in `store`. A session with commits replaces this runtime's state (the
+    /// runtime resumes it); a new session starts from the current state, written in full
+    /// at the next commit. Errors: `session_locked`, the store's codes, `run_in_progress`,
+    /// `invalid_config` when a store is already attached or a sub-agent asks.
+    pub fn attach_store(&self, store: SharedStore, session_id: Option<&str>) -> Result<(), ArkAgentError> {
+        if self.inner.depth > 0 {
+            return Err(ArkAgentError::config("invalid_config", "a sub-agent does not write to a store"));
+        }
+        let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
+        if slot.is_some() {
+            return Err(ArkAgentError::RunInProgress);
+        }
+        let mut persist = self.inner.lock_persist();
+        if persist.is_some() {
+            return Err(ArkAgentError::config("invalid_config", "a store is already attached"));
+        }
+        let session_id = match session_id {
+            Some(id) if id.trim().is_empty() => return Err(ArkAgentError::config("invalid_config", "session_id is empty")),
+            Some(id) => id.to_owned(),
+            None => self.inner.snapshot().session_id.clone(),
+        };
+        let opened = store.open_session(&session_id)?;
+        let stored = opened.state.is_some();
+        let state = match opened.state {
+            Some(state) => state,
+            None => {
+                let mut state = (*self.inner.snapshot()).clone();
+                state.session_id = session_id;
+                state
+            }
+        };
+        let has_history = !state.history.messages.is_empty() || !state.usages.is_empty() || !state.history.episodic_memories.is_empty();
+        *persist = Some(Persist {
+            lease: opened.lease,
+            end: if stored { live_end(&state, state.history.messages.len()) } else { 0 },
+            episodes: if stored { state.history.episodic_memories.len() } else { 0 },
+            usages: if stored { state.usages.len() } else { 0 },
+            child_usages: if stored { state.child_usages.len() } else { 0 },
+            replace_all: !stored && has_history,
+        });
+        drop(persist);
+        *self.inner.lock_state() = Arc::new(state);
+        self.inner.forget_provider_count();
+        if let Ok(mut backoff) = self.inner.compression_failed_at.lock() {
+            *backoff = None;
+        }
+        Ok(())
+    }
+
+    /// True when a session store is attached.
+    pub fn has_store(&self) -> bool {
+        self.inner.lock_persist().is_some()
     }
 
     /// A runtime resumed from exported state (CORE-6). Errors: `invalid_json`,
@@ -372,8 +451,10 @@ impl AgentRuntime {
         consistent.to_json()
     }
 
-    /// Replaces the state with an exported one after validating it. Errors:
-    /// `invalid_json`, `invalid_state`, `run_in_progress`.
+    /// Replaces the state with an exported one after validating it. With a session store
+    /// the imported state also replaces the stored session, in one commit. Errors:
+    /// `invalid_json`, `invalid_state`, `run_in_progress`, the store's codes (the state is
+    /// then imported in memory and written at the next commit point).
     pub fn import_state(&self, state_json: &str) -> Result<(), ArkAgentError> {
         // LLM-4: a state that carries the key (saved by an older version, or edited) does
         // not bring it in. The replacement has no JSON metacharacters, so the text stays
@@ -388,6 +469,12 @@ impl AgentRuntime {
             *backoff = None;
         }
         self.inner.forget_provider_count();
+        drop(slot);
+        // STORE-2: with a store, the imported state replaces the stored session at once.
+        if let Some(p) = self.inner.lock_persist().as_mut() {
+            p.replace_all = true;
+        }
+        self.inner.commit_point("")?;
         Ok(())
     }
 
@@ -608,6 +695,57 @@ impl AgentRuntime {
 }
 
 impl Inner {
+    fn lock_persist(&self) -> MutexGuard<'_, Option<Persist>> {
+        self.persist.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// STORE-2: commits what is new since the last commit point — paired messages only
+    /// (an open turn is cut, as in `export_state`), new episodes with their originals, new
+    /// usages and sub-agent records — in one store transaction, then emits
+    /// `session_committed`. No store, or nothing new: nothing happens. On error nothing of
+    /// this commit is stored and the cursor stays, so the next commit point retries it.
+    fn commit_point(&self, run_id: &str) -> Result<(), ArkAgentError> {
+        let mut guard = self.lock_persist();
+        let Some(p) = guard.as_mut() else { return Ok(()) };
+        let state = self.snapshot();
+        let messages = &state.history.messages;
+        let consistent = last_consistent_len(messages);
+        let base = live_end(&state, 0);
+        let end = base + consistent as u64;
+        let (end_before, episodes_from, usages_from, child_from) =
+            if p.replace_all { (0, 0, 0, 0) } else { (p.end, p.episodes, p.usages, p.child_usages) };
+        let from = end_before.max(base).min(end);
+        let episodes = state.history.episodic_memories.get(episodes_from..).unwrap_or_default().to_vec();
+        let usages = state.usages.get(usages_from..).unwrap_or_default().to_vec();
+        let child_usages = state.child_usages.get(child_from..).unwrap_or_default().to_vec();
+        let new_messages = messages[usize::try_from(from - base).unwrap_or(consistent).min(consistent)..consistent].to_vec();
+        if !p.replace_all && episodes.is_empty() && usages.is_empty() && child_usages.is_empty() && new_messages.is_empty() && end == end_before {
+            return Ok(());
+        }
+        let commit = Commit {
+            replace_all: p.replace_all,
+            episodes_from,
+            episodes,
+            archived_through: base,
+            messages_from: from,
+            messages: new_messages,
+            usages_from,
+            usages,
+            child_usages_from: child_from,
+            child_usages,
+            now_ms: self.config.clock.now_ms(),
+        };
+        let commit_seq = p.lease.commit(&commit)?;
+        p.end = end;
+        p.episodes = state.history.episodic_memories.len();
+        p.usages = state.usages.len();
+        p.child_usages = state.child_usages.len();
+        p.replace_all = false;
+        drop(guard);
+        self.emit(run_id, EventKind::SessionCommitted { commit_seq, message_count: end });
+        Ok(())
+    }
+
     fn lock_state(&self) -> StateGuard<'_> {
         StateGuard { guard: self.lock_state_raw(), generation: &self.generation }
     }
@@ -809,7 +947,17 @@ impl Inner {
         let mut user = Message::user(input);
         self.redact_message(&mut user);
         self.emit(run_id, EventKind::RunStarted { input: user.text().unwrap_or_default().to_owned() });
-        self.append(|s| s.history.messages.push(user));
+        self.append(|s| s.history.messages.push(user.clone()));
+        // STORE-2: the user message is committed with the run start; a run whose input
+        // cannot be committed does not start (the input is taken out again).
+        if let Err(e) = self.commit_point(run_id) {
+            self.update(|state| {
+                if state.history.messages.last() == Some(&user) {
+                    state.history.messages.pop();
+                }
+            });
+            return Err(self.store_failed(run_id, 0, e));
+        }
         let session_id = self.lock_state_raw().session_id.clone();
         let tool_ctx = ToolContext {
             session_id,
@@ -910,6 +1058,8 @@ impl Inner {
                 }
             }
             if calls.is_empty() {
+                // STORE-2: a final answer is a paired turn: committed with its usage.
+                self.commit_point(run_id).map_err(|e| self.store_failed(run_id, iteration, e))?;
                 // CMP-3: a chat without tools compresses too — the check runs after the
                 // final answer as after every other turn.
                 if self.compressor.is_some() && !cancel.is_cancelled() {
@@ -961,6 +1111,9 @@ impl Inner {
                 })
                 .collect();
             self.append(|state| state.history.messages.extend(results));
+            // STORE-2: the turn is paired now: the assistant message, its tool results, the
+            // usage and any sub-agent records are committed together.
+            self.commit_point(run_id).map_err(|e| self.store_failed(run_id, iteration, e))?;
             if cancel.is_cancelled() {
                 return Ok(self.finish(run_id, RunStatus::Cancelled, iteration, None));
             }
@@ -985,6 +1138,10 @@ impl Inner {
                     state.history.messages.pop();
                 }
             });
+            // STORE-2: the committed input goes too (the store follows the history).
+            if let Err(store) = self.commit_point(run_id) {
+                tracing::warn!(code = store.code(), "could not commit the rollback of a failed run's input");
+            }
         }
         self.emit(run_id, EventKind::RunFinished {
             status: RunStatus::Failed,
@@ -992,6 +1149,17 @@ impl Inner {
             error_code: Some(e.code().to_owned()),
         });
         e.into()
+    }
+
+    /// A run ends because the store refused a commit: `run_finished` with the store's code.
+    fn store_failed(&self, run_id: &str, iteration: u32, e: ArkAgentError) -> ArkAgentError {
+        tracing::warn!(code = e.code(), "session store commit failed");
+        self.emit(run_id, EventKind::RunFinished {
+            status: RunStatus::Failed,
+            iterations: iteration,
+            error_code: Some(e.code().to_owned()),
+        });
+        e
     }
 
     /// CMP-6: stage, then commit only a `compressed` result. The compressor reads a
@@ -1056,6 +1224,14 @@ impl Inner {
             }
         } else if result.outcome == CompressOutcome::Compressed {
             result = CompressResult::failed_archiving(CompressReason::InvalidSplitIndex, result.usage.take(), result.messages_archived);
+        }
+        if result.outcome == CompressOutcome::Compressed {
+            // STORE-2: the episode, its originals, the shortened history and the summary's
+            // usage in one store transaction. A failed commit is retried at the next
+            // commit point (the in-memory compression stands).
+            if let Err(e) = self.commit_point(run_id) {
+                tracing::warn!(code = e.code(), "could not commit a compression; retried at the next commit point");
+            }
         }
         if let Ok(mut backoff) = self.compression_failed_at.lock() {
             match result.outcome {
@@ -1126,6 +1302,11 @@ impl Inner {
         let calls = tool_calls.clone();
         (Message::Assistant { content, tool_calls, reasoning }, calls)
     }
+}
+
+/// The absolute position (archived originals counted) after the first `live` messages.
+fn live_end(state: &AgentState, live: usize) -> u64 {
+    state.history.episodic_memories.iter().fold(live as u64, |a, e| a + e.archived_messages.len() as u64)
 }
 
 /// The length of the longest paired prefix of `messages`: everything before the open

@@ -69,6 +69,11 @@ pub struct AgentRuntimeConfig {
     pub id_generator: Arc<dyn IdGenerator>,
     /// Time source.
     pub clock: Arc<dyn Clock>,
+    /// Durable session store (STORE-2, STORE-4): the runtime opens the session
+    /// `session_id` in it (resuming what was committed; `session_locked` while another
+    /// runtime has it) and commits at every commit point. `None`: nothing is persisted.
+    /// Sub-agents never write to it (their records are part of the parent's commits).
+    pub store: Option<crate::store::SharedStore>,
 }
 
 impl std::fmt::Debug for AgentRuntimeConfig {
@@ -101,6 +106,7 @@ impl AgentRuntimeConfig {
             memory_namespace: GLOBAL_NAMESPACE.to_owned(),
             id_generator: Arc::new(DefaultIdGenerator::default()),
             clock: Arc::new(SystemClock),
+            store: None,
         }
     }
 

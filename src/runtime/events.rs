@@ -142,6 +142,15 @@ pub enum EventKind {
     },
     /// An event of a sub-agent this runtime delegated to, with correlation fields (SUB-7).
     SubAgent(SubAgentChildEvent),
+    /// A commit reached the session store (STORE-6): everything up to here survives a
+    /// kill. Only for a runtime with a store.
+    SessionCommitted {
+        /// The session's commit sequence number (1 for its first commit), as
+        /// `SessionSummary::commit_seq` reports it.
+        commit_seq: u64,
+        /// Messages the session has committed (live plus archived originals).
+        message_count: u64,
+    },
     /// The run ended.
     RunFinished {
         /// How it ended.
@@ -167,6 +176,7 @@ impl EventKind {
             Self::ToolCallFinished { .. } => "tool_call_finished",
             Self::Compression { .. } => "compression",
             Self::SubAgent(_) => "sub_agent",
+            Self::SessionCommitted { .. } => "session_committed",
             Self::RunFinished { .. } => "run_finished",
         }
     }

@@ -826,8 +826,43 @@ static void shutdown_checks(void) {
   CHECK(executor_threads_settle(1) == 0, "stopped again");
 }
 
+/* STORE-6: the store exports with NULL, forged, freed and wrong-kind handles. */
+static void store_checks(void) {
+  char dir[] = "/tmp/arkagent-c-bad-store-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL, "a scratch directory");
+  char path[128];
+  snprintf(path, sizeof path, "%s/s.db", dir);
+  ArkAgentStore *store = NULL;
+  char *out = NULL;
+  EXPECT(arkagent_store_open(NULL, &store), NULL_ARG);
+  EXPECT(arkagent_store_open(path, NULL), NULL_ARG);
+  EXPECT(arkagent_store_open(BAD_UTF8_STR, &store), BAD_UTF8);
+  EXPECT(arkagent_store_open(dir, &store), ARK_AGENT_RESULT_STORE_IO);
+  CHECK(store == NULL, "no handle after a refused open");
+  EXPECT(arkagent_store_open(path, &store), OK);
+  EXPECT(arkagent_store_list(FORGED(ArkAgentStore), &out), BAD_HANDLE);
+  EXPECT(arkagent_store_list(store, NULL), NULL_ARG);
+  EXPECT(arkagent_store_delete(store, BAD_UTF8_STR, NULL), BAD_UTF8);
+  EXPECT(arkagent_store_delete(FORGED2(ArkAgentStore), "s", NULL), BAD_HANDLE);
+  EXPECT(arkagent_runtime_attach_store(FORGED(ArkAgentRuntime), store, NULL), BAD_HANDLE);
+  EXPECT(arkagent_runtime_attach_store((ArkAgentRuntime *)store, store, NULL), BAD_HANDLE);
+  ArkAgentRuntime *rt = NULL;
+  Model model = {ANSWER, 0, NULL, NULL, 0};
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, HTTP(http_cb, &model), &rt), OK);
+  EXPECT(arkagent_runtime_attach_store(rt, (ArkAgentStore *)rt, NULL), BAD_HANDLE);
+  EXPECT(arkagent_runtime_attach_store(rt, store, ""), ARK_AGENT_RESULT_INVALID_CONFIG);
+  EXPECT(arkagent_runtime_attach_store(rt, store, BAD_UTF8_STR), BAD_UTF8);
+  arkagent_runtime_free(rt);
+  arkagent_store_free(store);
+  EXPECT(arkagent_store_list(store, &out), BAD_HANDLE);
+  arkagent_store_free(store);
+  arkagent_store_free(NULL);
+  arkagent_store_free(FORGED3(ArkAgentStore));
+}
+
 int main(void) {
   plain_checks();
+  store_checks();
   tools_checks();
   workers_checks();
   runtime_checks();

@@ -17,7 +17,7 @@ fn root() -> &'static Path {
 }
 
 /// Compiles `tests/c/<name>.c` and runs it; returns its stdout.
-fn compile_and_run(name: &str) -> String {
+pub(crate) fn compile_and_run(name: &str) -> String {
     run_program(&compile(name), &[])
 }
 

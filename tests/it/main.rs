@@ -9,6 +9,8 @@ mod header;
 mod isolation;
 mod runtime;
 mod runtime_correctness;
+mod store;
+mod store_kill;
 mod support;
 mod llm_fake;
 mod llm_providers;

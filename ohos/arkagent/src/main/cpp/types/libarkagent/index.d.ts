@@ -148,7 +148,9 @@ export type ToolExecutor = (call: ToolCall) => Promise<ToolResult>;
  * error_code; messages_before; messages_after; estimated_prompt_tokens; threshold;
  * usage), "sub_agent" (an event of a delegated child: parent_session_id, parent_run_id,
  * child_session_id, child_run_id, assignee, task_description, depth, and the child's own
- * event in `event`), "run_finished" (status, iterations, error_code).
+ * event in `event`), "run_finished" (status, iterations, error_code), and from a runtime
+ * with a session store (not yet available from ArkTS): "session_committed" (commit_seq,
+ * message_count).
  */
 export interface AgentEvent {
   type: string;
