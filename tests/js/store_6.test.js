@@ -322,11 +322,14 @@ if (process.env.STORE6_CHILD) {
       const committed = [];
       child.on('message', (m) => committed.push(m));
       const target = 3 + Math.floor(Math.random() * 20);
-      // eslint-disable-next-line no-await-in-loop
-      await waitFor(() => committed.length >= target || child.exitCode !== null, `child commits (${stderr})`, 20000);
-      assert.equal(child.exitCode, null, `the child is still running: ${stderr}`);
       const exited = new Promise((r) => child.on('exit', (code, signal) => r(signal)));
-      child.kill('SIGKILL');
+      try {
+        // eslint-disable-next-line no-await-in-loop
+        await waitFor(() => committed.length >= target || child.exitCode !== null, 'child commits', 20000);
+        assert.equal(child.exitCode, null, `the child is still running: ${stderr}`);
+      } finally {
+        child.kill('SIGKILL');
+      }
       // eslint-disable-next-line no-await-in-loop
       assert.equal(await exited, 'SIGKILL');
 

@@ -49,9 +49,9 @@ pub struct SessionStore {
 
 #[napi]
 impl SessionStore {
-    /// Instances come from `open()` and `openMemory()`.
+    /// Instances come from `open()` and `openMemory()`; `new` throws `private_constructor`.
     #[napi(constructor)]
-    pub fn new() -> Result<Self, Thrown> {
+    pub fn private() -> Result<Self, Thrown> {
         Err(private_constructor("SessionStore"))
     }
 
