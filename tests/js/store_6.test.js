@@ -224,6 +224,32 @@ if (process.env.STORE6_CHILD) {
     assert.equal(store.list().length, 2);
   });
 
+  test('store_6_a_garbage_collected_runtime_releases_its_session', async () => {
+    // gc() in this test process only (node --test runs each file in its own process).
+    require('node:v8').setFlagsFromString('--expose-gc');
+    const gc = require('node:vm').runInNewContext('gc');
+    const store = native.SessionStore.openMemory();
+    const config = () => {
+      const c = runtimeConfig();
+      c.sessionId = 'collected';
+      return c;
+    };
+    (() => { new native.AgentRuntime(config(), async () => ({ status: 500 }), new native.ToolRegistry(), store); })();
+    assertCode(() => store.delete('collected'), 'session_locked', 'held before the collection');
+    let reopened = null;
+    for (let i = 0; i < 100 && reopened === null; i += 1) {
+      gc();
+      // eslint-disable-next-line no-await-in-loop
+      await new Promise((r) => setImmediate(r));
+      try {
+        reopened = new native.AgentRuntime(config(), async () => ({ status: 500 }), new native.ToolRegistry(), store);
+      } catch (e) {
+        assert.equal(e.code, 'session_locked');
+      }
+    }
+    assert.ok(reopened, 'the session was released by the garbage collection');
+  });
+
   test('store_6_detach_store_during_a_run_throws_run_in_progress', async () => {
     const store = native.SessionStore.openMemory();
     let release;
