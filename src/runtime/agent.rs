@@ -380,6 +380,21 @@ impl AgentRuntime {
         Ok(())
     }
 
+    /// Detaches the session store (STORE-6): releases the session's lock so another
+    /// runtime (in this process or another) can open it, without waiting for this runtime
+    /// to be dropped (hosts with a garbage collector). Everything committed stays stored;
+    /// the runtime keeps its state but commits nothing more. False when no store was
+    /// attached. Errors: `run_in_progress` during a run.
+    pub fn detach_store(&self) -> Result<bool, ArkAgentError> {
+        let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
+        if slot.is_some() {
+            return Err(ArkAgentError::RunInProgress);
+        }
+        let detached = self.inner.lock_persist().take();
+        drop(slot);
+        Ok(detached.is_some())
+    }
+
     /// True when a session store is attached.
     pub fn has_store(&self) -> bool {
         self.inner.lock_persist().is_some()

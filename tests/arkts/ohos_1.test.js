@@ -250,7 +250,7 @@ test('ohos_1_the_project_check_fails_when_a_rule_is_broken', () => {
 
 // What README.md promises the example page does, against its source (the lint proves it
 // type-checks against the HAR's API; this ties each promised feature to the call making it).
-test('ohos_1_the_example_page_streams_shows_tools_usage_episodes_and_sub_agents', () => {
+test('ohos_1_the_example_page_streams_shows_tools_usage_episodes_and_sub_agents_and_resumes', () => {
   const page = fs.readFileSync(path.join(PROJECT, 'example/src/main/ets/pages/Index.ets'), 'utf8');
   const imports = [...page.matchAll(/from '([^']+)'/g)].map((m) => m[1]);
   assert.deepEqual([...new Set(imports)], [HAR_NAME], 'the page imports only the HAR');
@@ -266,6 +266,15 @@ test('ohos_1_the_example_page_streams_shows_tools_usage_episodes_and_sub_agents'
     'compression (automatic and manual)': /new ContextCompressor\(COMPRESSION_THRESHOLD[\s\S]*compressNow\(\)/,
     'sub-agents registered and listed': /registerSubAgent\(SubAgentDefinition\.create\('researcher'[\s\S]*runtime\.subAgents\(\)/,
     'the resume spot': /RESUME-HOOK \(OHOS-1\)/,
+    // STORE-6: the chat resumes after a restart.
+    'a session store in filesDir, opened at the resume spot':
+      /RESUME-HOOK \(OHOS-1\)[\s\S]*SessionStore\.open\(getContext\(this\)\.filesDir \+ '\/sessions\.db'\)[\s\S]*aboutToDisappear/,
+    'a saved session found by its fixed id, then the runtime built and its messages shown':
+      /this\.store\.list\(\)\.find\([\s\S]*s\.id === CHAT_SESSION_ID[\s\S]*this\.showHistory\(this\.ensureRuntime\(\)\.historyJson\(\)\)/,
+    'the runtime constructed with the store and the fixed session id':
+      /config\.sessionId = CHAT_SESSION_ID;[\s\S]*new AgentRuntime\(config, new NetworkKitTransport\(\)\.asTransport\(\), tools, store\)/,
+    'a settings change hands the session over (detach, then resume)': /previous\.detachStore\(\);\s*\}\s*runtime = new AgentRuntime\(/,
+    'restored user and assistant texts shown': /private showHistory\(historyJson: string\)[\s\S]*this\.add\(message\.role, message\.content/,
   };
   for (const [what, re] of Object.entries(promised)) assert.match(page, re, what);
   assert.match(page, /const COMPRESSION_THRESHOLD: number = 6000;/, 'README says: automatic above 6000 prompt tokens');

@@ -256,3 +256,15 @@ test('dts_sync_decomposed_task_fields_are_read_by_the_module', async () => {
       (e) => typeof e.code === 'string', `DecomposedTask.${field.name} is read`);
   }
 });
+
+test('dts_sync_session_summary_matches_the_declared_interface', async () => {
+  const store = native.SessionStore.openMemory();
+  const config = runtimeConfig();
+  config.sessionId = 's-dts-store';
+  const model = new ScriptedModel([() => completion({ content: 'ok', usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } })]);
+  const runtime = new native.AgentRuntime(config, model.transport, new native.ToolRegistry(), store);
+  await runtime.run('go');
+  const list = store.list();
+  assert.equal(list.length, 1);
+  assertMatchesInterface('SessionSummary', list[0]);
+});

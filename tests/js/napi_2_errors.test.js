@@ -145,6 +145,7 @@ const CONSTRUCTORS = {
     args: [
       instanceKind('AgentRuntimeConfig', () => runtimeConfig()), KINDS.function,
       instanceKind('ToolRegistry', () => new native.ToolRegistry()),
+      instanceKind('SessionStore', () => native.SessionStore.openMemory(), true),
     ],
   },
 };
@@ -153,6 +154,7 @@ const CONSTRUCTORS = {
 const PRIVATE = [
   'HttpBodySink', 'CompressResult', 'WorkerConfig', 'SubAgentDefinition', 'ChildUsageSummary', 'UsageTotals',
   'SubAgentContext', 'SubAgentStats', 'SubAgentRegistryView', 'DecomposedResult', 'EpisodicMemory',
+  'SessionStore',
 ];
 
 /** Every method: argument kinds (refusals throw invalid_argument). */
@@ -171,8 +173,9 @@ const METHODS = {
     episodicMemories: [], listEpisodes: [], findEpisode: [KINDS.string], usages: [], subscribe: [KINDS.function],
     unsubscribe: [KINDS.u32], totalUsage: [], activeChildren: [], subAgents: [], closeSubAgents: [],
     runDecomposed: [KINDS.tasks, KINDS['int?']], memoryStore: [KINDS.string, KINDS.string, KINDS.string],
-    memoryRecall: [KINDS.string, KINDS.string],
+    memoryRecall: [KINDS.string, KINDS.string], detachStore: [],
   },
+  SessionStore: { list: [], delete: [KINDS.string] },
   HttpBodySink: {
     write: [KINDS.string], writeBytes: [KINDS.bytes], end: [], fail: [KINDS.string, KINDS['string?']], onCancel: [KINDS.function],
   },
@@ -182,6 +185,7 @@ const METHODS = {
 const STATICS = {
   SubAgentDefinition: { create: [KINDS.string, KINDS.string, KINDS.function] },
   ChildUsageSummary: { fromUsages: [KINDS.usages] },
+  SessionStore: { open: [KINDS.string], openMemory: [] },
 };
 
 // ---- the walkers ---------------------------------------------------------------------
@@ -318,6 +322,8 @@ test('napi_2_errors_methods_refuse_wrong_missing_and_out_of_range_arguments_with
   walkArguments(STATICS.ChildUsageSummary.fromUsages, ARGUMENT, 'ChildUsageSummary.fromUsages',
     (a) => native.ChildUsageSummary.fromUsages(...a));
   walkMethods('ChildUsageSummary', native.ChildUsageSummary.fromUsages([]));
+  walkArguments(STATICS.SessionStore.open, ARGUMENT, 'SessionStore.open', (a) => native.SessionStore.open(...a));
+  walkMethods('SessionStore', native.SessionStore.openMemory());
   const config = runtimeConfig();
   config.registerSubAgent(native.SubAgentDefinition.create('w', 'd', () => {}));
   let calls = 0;

@@ -18,6 +18,7 @@ mod host_fix;
 mod memory;
 mod numbers;
 mod runtime;
+mod store;
 mod sub_agents;
 mod tools;
 mod transport;

@@ -19,6 +19,7 @@ use crate::error::{internal, rejection, thrown, CodedError, Thrown};
 use crate::events::{JsAgentEvent, JsObserver};
 use crate::memory::EpisodicMemory;
 use crate::numbers::argument;
+use crate::store::SessionStore;
 use crate::sub_agents::{DecomposedResult, JsDecomposedTask, SubAgentRegistryView, UsageTotals};
 use crate::tools::ToolRegistry;
 use crate::transport::{JsTransport, TransportArgs};
@@ -110,10 +111,13 @@ pub struct AgentRuntime {
 #[napi]
 impl AgentRuntime {
     /// Copies `config` and `tools`; later changes to them do not affect this runtime.
-    /// Arguments of the wrong class are refused before they are unwrapped.
+    /// Arguments of the wrong class are refused before they are unwrapped. With `store`
+    /// (STORE-6) the runtime opens the session `config.sessionId` (generated when unset)
+    /// in it, resuming what it committed, and commits at every commit point; throws
+    /// `session_locked` while another runtime has that session, and the store codes.
     #[napi(
         constructor,
-        ts_args_type = "config: AgentRuntimeConfig, transport: HttpTransport, tools: ToolRegistry"
+        ts_args_type = "config: AgentRuntimeConfig, transport: HttpTransport, tools: ToolRegistry, store?: SessionStore"
     )]
     pub fn new(
         env: &Env,
@@ -121,11 +125,13 @@ impl AgentRuntime {
         config: Arg<ClassInstance<'_, AgentRuntimeConfig>>,
         transport: Arg<JsFunction<'_, TransportArgs>>,
         tools: Arg<ClassInstance<'_, ToolRegistry>>,
+        store: Arg<Option<ClassInstance<'_, SessionStore>>>,
     ) -> Result<Self, Thrown> {
         constructing::<Self>(env, &this, "AgentRuntime")?;
         let (config, transport, tools) = (config.0, transport.0, tools.0);
         let mut config = config.core();
         config.tools = tools.core();
+        config.store = store.0.map(|store| store.shared());
         let transport = JsTransport::new(transport).map_err(internal)?;
         let core = arkagent::AgentRuntime::new(config, Arc::new(transport)).map_err(thrown)?;
         Ok(Self {
@@ -200,6 +206,15 @@ impl AgentRuntime {
             },
         )
         .map_err(internal)
+    }
+
+    /// Releases this runtime's session in its store (STORE-6) so another runtime can open
+    /// it now rather than when this one is garbage-collected; what was committed stays,
+    /// nothing more is committed. False when no store is attached. Throws
+    /// `run_in_progress` during a run.
+    #[napi]
+    pub fn detach_store(&self) -> Result<bool, Thrown> {
+        self.core.detach_store().map_err(thrown)
     }
 
     #[napi]

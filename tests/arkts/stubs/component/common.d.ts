@@ -1,6 +1,6 @@
 /*
  * Minimal stub of ArkUI's common.d.ts (global declarations, like the SDK's ets/component/ dir
- * that ets-loader loads for every .ets file): the struct base class, the decorators and the common attributes the example app uses.
+ * that ets-loader loads for every .ets file): the struct base class, the decorators, getContext() and the common attributes the example app uses.
  *
  * Source: interface_sdk-js api/@internal/component/ets/common.d.ts @ OpenHarmony-v5.0.0-Release
  *   (https://github.com/openharmony/interface_sdk-js, API 12, the HAR's minimum).
@@ -13,6 +13,10 @@ declare const Component: ClassDecorator & ((options: ComponentOptions) => ClassD
 declare const Entry: ClassDecorator & ((options?: LocalStorage | EntryOptions) => ClassDecorator);
 
 declare const State: PropertyDecorator;
+
+declare function getContext(component?: Object): Context;
+
+declare type Context = import('../api/application/Context').default;
 
 declare interface ComponentOptions {
 }

@@ -149,8 +149,10 @@ export type ToolExecutor = (call: ToolCall) => Promise<ToolResult>;
  * usage), "sub_agent" (an event of a delegated child: parent_session_id, parent_run_id,
  * child_session_id, child_run_id, assignee, task_description, depth, and the child's own
  * event in `event`), "run_finished" (status, iterations, error_code), and from a runtime
- * with a session store (not yet available from ArkTS): "session_committed" (commit_seq,
- * message_count).
+ * constructed with a SessionStore: "session_committed" (commit_seq: the session's commit
+ * sequence number, 1 for its first commit, as SessionSummary.commitSeq reports it;
+ * message_count: messages committed, live plus archived) — everything up to it survives
+ * the app being killed.
  */
 export interface AgentEvent {
   type: string;
@@ -574,9 +576,73 @@ export class EpisodicMemory {
   readonly archivedMessagesJson: string;
 }
 
+/** One session of a SessionStore, as list() returns it. */
+export interface SessionSummary {
+  /** Session id (AgentRuntimeConfig.sessionId). */
+  id: string;
+  /** The first user text's first line, at most 80 characters; "" before the first run. */
+  title: string;
+  /** Time of the last commit, milliseconds since the Unix epoch. */
+  updatedMs: number;
+  /** Messages the session ever had: live plus archived by compressions. */
+  messageCount: number;
+  /** Total tokens: the session's own model calls plus its sub-agents'. */
+  totalTokens: number;
+  /** Sequence number of the last commit (1 for the first). */
+  commitSeq: number;
+}
+
+/**
+ * Durable sessions (STORE-6): where runtimes commit their sessions so that an app killed
+ * at any instant loses nothing committed. One SQLite file (WAL journal), e.g.
+ * `getContext(this).filesDir + '/sessions.db'`. Pass it as the 4th argument of the
+ * AgentRuntime constructor. The API key is never written to it.
+ *
+ * Every method is synchronous: opening a store takes a few milliseconds, list() is one
+ * query, delete() one transaction — below a frame for normal sizes.
+ * Errors (the `code` of the thrown Error): "store_corrupt" (not a readable SQLite file:
+ * corrupt, truncated or something else), "store_foreign" (another application's
+ * database), "store_newer_schema" (written by a newer library; left untouched),
+ * "store_read_only" (the file or its directory cannot be written), "store_full" (the disk
+ * is full; nothing committed is damaged), "store_io" (any other failure, e.g. the path is
+ * a directory), "session_locked" (a runtime has the session open).
+ */
+export class SessionStore {
+  /** Instances come from `open()` and `openMemory()`. */
+  private constructor();
+  /**
+   * Opens the store at `path`, creating the file if absent; an older schema is migrated
+   * forward. "invalid_argument" for an empty path; the store codes above.
+   */
+  static open(path: string): SessionStore;
+  /** A store in memory, gone with the process (tests, previews). */
+  static openMemory(): SessionStore;
+  /** Every session, most recently updated first. */
+  list(): SessionSummary[];
+  /**
+   * Deletes a session with its episodes, archived originals and usages; false when it did
+   * not exist. "session_locked" while a runtime has it open.
+   */
+  delete(sessionId: string): boolean;
+}
+
 /** One conversation with a model and tools. */
 export class AgentRuntime {
-  constructor(config: AgentRuntimeConfig, transport: HttpTransport, tools: ToolRegistry);
+  /**
+   * With `store`, the runtime opens the session `config.sessionId` in it — set a fixed
+   * id to resume a chat after a restart; when it is empty a new id is generated, so a new
+   * session is created every time (read it back from `sessionId`). A session with commits
+   * is resumed: its history, episodes (retrieve_memory reaches their archived originals)
+   * and usages replace the new runtime's empty state; the loading is synchronous (a few
+   * ms for a normal chat, 38 ms at 10,000 messages). From then on every commit point (the
+   * user message with the run start, each assistant message with its tool results, each
+   * compression, usages) is written in one transaction, off the JS thread, and reported
+   * by a "session_committed" event. Throws "session_locked" while another runtime (in
+   * this process or another) has the session — until that runtime's detachStore() or its
+   * garbage collection — and the SessionStore codes. Without `store` nothing is persisted
+   * (exportState()/importState() remain).
+   */
+  constructor(config: AgentRuntimeConfig, transport: HttpTransport, tools: ToolRegistry, store?: SessionStore);
   readonly sessionId: string;
   /**
    * Runs until a final answer, max iterations or cancel(). The run is registered before
@@ -597,6 +663,13 @@ export class AgentRuntime {
    * way. A failed or skipped attempt leaves exportState() byte-identical.
    */
   compressNow(): Promise<CompressResult>;
+  /**
+   * Releases this runtime's session in its SessionStore, so that another runtime can open
+   * it now (on a page rebuilt, say) rather than when this one is garbage-collected.
+   * What was committed stays; nothing more is committed. false when no store is attached.
+   * Throws "run_in_progress" during a run.
+   */
+  detachStore(): boolean;
   /** Cancels the active run, if any: in-flight HTTP and tools stop, history stays paired. */
   cancel(): void;
   /**
