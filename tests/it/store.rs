@@ -542,3 +542,27 @@ async fn store_4_import_and_late_attach_rewrite_the_stored_session() {
     imported.session_id = "late".into();
     assert_eq!(opened.state.unwrap().history, imported.history);
 }
+
+#[tokio::test]
+async fn store_6_detach_store_releases_the_session_and_stops_committing() {
+    let dir = temp_dir("detach");
+    let path = dir.join("s.db");
+    let store = sqlite(&path);
+    let rt = AgentRuntime::new(store_config(store.clone(), "d", false), busy_model()).unwrap();
+    assert!(rt.has_store());
+    rt.run("Weather in Paris?").await.unwrap();
+    let seq = store.list_sessions().unwrap()[0].commit_seq;
+    assert!(seq > 0);
+    // While attached, a second runtime on the session is refused.
+    assert_eq!(AgentRuntime::new(store_config(store.clone(), "d", false), busy_model()).unwrap_err().code(), "session_locked");
+    assert!(rt.detach_store().unwrap(), "a store was attached");
+    assert!(!rt.has_store());
+    assert!(!rt.detach_store().unwrap(), "a second detach finds nothing attached");
+    // The detached runtime keeps working but no longer writes to the store.
+    rt.run("And in Oslo?").await.unwrap();
+    assert_eq!(store.list_sessions().unwrap()[0].commit_seq, seq, "a detached runtime committed");
+    // The session is free: a new runtime resumes what was committed before the detach.
+    let resumed = AgentRuntime::new(store_config(store.clone(), "d", false), busy_model()).unwrap();
+    let users = serde_json::to_value(resumed.state()).unwrap().to_string().matches("\"role\":\"user\"").count();
+    assert_eq!(users, 1, "only the run committed before the detach is resumed");
+}
