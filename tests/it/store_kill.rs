@@ -109,6 +109,13 @@ fn store_3_sigkill_at_random_instants_leaves_the_last_committed_state() {
     // A copy of this binary: a rebuild while the harness runs must not pull it away.
     let exe = dir.join("harness");
     std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    struct RemoveOnDrop(std::path::PathBuf);
+    impl Drop for RemoveOnDrop {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _binary = RemoveOnDrop(exe.clone());
     let mut seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
     let mut random = move || {
         seed ^= seed << 13;
@@ -155,4 +162,6 @@ fn store_3_sigkill_at_random_instants_leaves_the_last_committed_state() {
     );
     assert!(grew > kills / 10, "the children made progress");
     assert!(episodes > 0, "compressions were committed");
+    // The copy of the test binary is ~100 MB: never leave it behind.
+    let _ = std::fs::remove_dir_all(&dir);
 }
