@@ -18,40 +18,8 @@
 
 #include "arkagent.h"
 #include "http_host.h"
+#include "check.h"
 
-static int passed = 0, failed = 0;
-static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
-
-#define CHECK(cond, what)                                                                          \
-  do {                                                                                             \
-    int ok_ = (cond);                                                                              \
-    pthread_mutex_lock(&count_lock);                                                               \
-    if (ok_) {                                                                                     \
-      passed++;                                                                                    \
-    } else {                                                                                       \
-      failed++;                                                                                    \
-      char err_[512];                                                                              \
-      arkagent_last_error_message(err_, sizeof err_);                                              \
-      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, what, err_);        \
-    }                                                                                              \
-    pthread_mutex_unlock(&count_lock);                                                             \
-  } while (0)
-
-/* `call` must give `code`; prints both names otherwise. */
-#define EXPECT(call, code)                                                                         \
-  do {                                                                                             \
-    int got_ = (int)(call);                                                                        \
-    if (got_ != (int)(code)) {                                                                     \
-      char what_[512];                                                                             \
-      snprintf(what_, sizeof what_, "%s gave %s, expected %s", #call, arkagent_result_name(got_),  \
-               arkagent_result_name((int)(code)));                                                 \
-      CHECK(0, what_);                                                                             \
-    } else {                                                                                       \
-      CHECK(1, #call);                                                                             \
-    }                                                                                              \
-  } while (0)
-
-#define OK ARK_AGENT_RESULT_OK
 #define NULL_ARG ARK_AGENT_RESULT_NULL_ARGUMENT
 #define BAD_UTF8 ARK_AGENT_RESULT_INVALID_UTF8
 #define BAD_JSON ARK_AGENT_RESULT_INVALID_JSON
@@ -69,11 +37,6 @@ static const char *NOT_JSON = "{not json";
 
 static const int32_t BAD_ENUMS[] = {-1, 2, 7, 9, 42, INT32_MAX, INT32_MIN};
 #define N_BAD_ENUMS (sizeof BAD_ENUMS / sizeof BAD_ENUMS[0])
-
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
 
 /* Threads of this process named "arkagent" (the library's executor). */
 static int executor_threads(void) {

@@ -14,48 +14,10 @@
 
 #include "arkagent.h"
 #include "http_host.h"
+#include "check.h"
 
 #define API_KEY "sk-c-CORRECT-31415926"
 
-static int passed = 0, failed = 0;
-static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
-#define CHECK(cond, what)                                                                   \
-  do {                                                                                      \
-    int ok_ = (cond);                                                                       \
-    pthread_mutex_lock(&count_lock);                                                        \
-    if (ok_) {                                                                              \
-      passed++;                                                                             \
-    } else {                                                                                \
-      failed++;                                                                             \
-      char err_[512];                                                                       \
-      arkagent_last_error_message(err_, sizeof err_);                                       \
-      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, what, err_); \
-    }                                                                                       \
-    pthread_mutex_unlock(&count_lock);                                                      \
-  } while (0)
-
-#define EXPECT(call, code)                                                                        \
-  do {                                                                                            \
-    int got_ = (int)(call);                                                                       \
-    char what_[512];                                                                              \
-    snprintf(what_, sizeof what_, "%s gave %s, expected %s", #call, arkagent_result_name(got_), \
-             arkagent_result_name((int)(code)));                                                  \
-    CHECK(got_ == (int)(code), what_);                                                            \
-  } while (0)
-
-#define OK ARK_AGENT_RESULT_OK
-
-static int count(const char *haystack, const char *needle) {
-  int n = 0;
-  if (haystack == NULL) return -1;
-  for (const char *p = haystack; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
-  return n;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
 
 static char *export_of(ArkAgentRuntime *rt) {
   char *state = NULL;

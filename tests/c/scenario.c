@@ -13,33 +13,10 @@
 
 #include "arkagent.h"
 #include "http_host.h"
+#include "check.h"
 
 #define API_KEY "sk-c-SECRET-42424242"
 
-static int passed = 0, failed = 0;
-#define CHECK(cond, what)                                                        \
-  do {                                                                           \
-    if (cond) {                                                                  \
-      passed++;                                                                  \
-    } else {                                                                     \
-      failed++;                                                                  \
-      char err_[512];                                                            \
-      arkagent_last_error_message(err_, sizeof err_);                            \
-      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__,   \
-              what, err_);                                                       \
-    }                                                                            \
-  } while (0)
-
-static int count(const char *haystack, const char *needle) {
-  int n = 0;
-  for (const char *p = haystack; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
-  return n;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
 
 /* ------------------------------------------------------------- scripted model */
 

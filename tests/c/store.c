@@ -14,39 +14,10 @@
 
 #include "arkagent.h"
 #include "http_host.h"
+#include "check.h"
 
 #define API_KEY "sk-c-STORE-27182818"
 
-static int passed = 0, failed = 0;
-#define CHECK(cond, what)                                                                   \
-  do {                                                                                      \
-    if (cond) {                                                                             \
-      passed++;                                                                             \
-    } else {                                                                                \
-      failed++;                                                                             \
-      char err_[512];                                                                       \
-      arkagent_last_error_message(err_, sizeof err_);                                       \
-      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, what, err_); \
-    }                                                                                       \
-  } while (0)
-
-#define EXPECT(call, code)                                                                        \
-  do {                                                                                            \
-    int got_ = (int)(call);                                                                       \
-    char what_[512];                                                                              \
-    snprintf(what_, sizeof what_, "%s gave %s, expected %s", #call, arkagent_result_name(got_), \
-             arkagent_result_name((int)(code)));                                                  \
-    CHECK(got_ == (int)(code), what_);                                                            \
-  } while (0)
-
-#define OK ARK_AGENT_RESULT_OK
-
-static int count(const char *haystack, const char *needle) {
-  int n = 0;
-  if (haystack == NULL) return -1;
-  for (const char *p = haystack; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
-  return n;
-}
 
 #define REPLY(text)                                                                                      \
   "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,\"message\":{" \

@@ -19,40 +19,11 @@
 
 #include "arkagent.h"
 #include "http_host.h"
+#include "check.h"
 
 #define API_KEY "sk-c-TRANSPORT-27182818"
 
-static int passed = 0, failed = 0;
-static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
-#define CHECK(cond, what)                                                                   \
-  do {                                                                                      \
-    int ok_ = (cond);                                                                       \
-    pthread_mutex_lock(&count_lock);                                                        \
-    if (ok_) {                                                                              \
-      passed++;                                                                             \
-    } else {                                                                                \
-      failed++;                                                                             \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, what);                        \
-    }                                                                                       \
-    pthread_mutex_unlock(&count_lock);                                                      \
-  } while (0)
-
-#define EXPECT(call, code)                                                                        \
-  do {                                                                                            \
-    int got_ = (int)(call);                                                                       \
-    char what_[512];                                                                              \
-    snprintf(what_, sizeof what_, "%s gave %s, expected %s", #call, arkagent_result_name(got_), \
-             arkagent_result_name((int)(code)));                                                  \
-    CHECK(got_ == (int)(code), what_);                                                            \
-  } while (0)
-
-#define OK ARK_AGENT_RESULT_OK
 #define DONE ARK_AGENT_RESULT_ALREADY_COMPLETED
-
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
 
 /* ------------------------------------------------------------- scripted replies */
 
