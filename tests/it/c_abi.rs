@@ -360,3 +360,69 @@ fn ohos_7_c_compress_now_returns_after_the_cancel_its_timeout_caused() {
 fn ohos_7_c_freeing_the_runtime_cancels_its_open_request() {
     transport_case("free");
 }
+
+// ------------------------------------------------ the README's C code compiles
+
+/// The fenced blocks of `lang` in README.md, in order.
+fn readme_blocks(lang: &str) -> Vec<String> {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let fence = format!("```{lang}");
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in readme.lines() {
+        match current.as_mut() {
+            None if line.trim_end() == fence => current = Some(String::new()),
+            None => {}
+            Some(_) if line.trim_end() == "```" => blocks.push(current.take().unwrap()),
+            Some(block) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+        }
+    }
+    blocks
+}
+
+/// `cc -fsyntax-only` on `source` against include/arkagent.h; panics with the compiler's
+/// output when it does not compile.
+fn syntax_check(name: &str, source: &str) {
+    let dir = std::env::temp_dir().join(format!("arkagent-readme-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{name}.c"));
+    std::fs::write(&file, source).unwrap();
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = Command::new(&cc)
+        .args(["-std=c11", "-Wall", "-Werror", "-fsyntax-only", "-I"])
+        .arg(root().join("include"))
+        .arg(&file)
+        .output()
+        .expect("a C compiler (cc) is installed");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "README.md's {name} does not compile against include/arkagent.h:\n{}\n{source}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// FFI-4/FFI-3/STORE-6: the README's C quickstart (the `ArkAgentHttp` transport with its
+/// request fields and cancel callback, the runtime, the store) and its durable-sessions
+/// snippet compile against the header as they are printed. The quickstart's functions
+/// go at file scope, its statements into a function; `body`/`body_len` stand for the
+/// host's response.
+#[test]
+fn ffi_4_readme_c_snippets_compile_against_the_header() {
+    let blocks = readme_blocks("c");
+    assert_eq!(blocks.len(), 2, "the README's C blocks (quickstart, durable sessions) changed: update this test");
+    let quickstart = &blocks[0];
+    let split = quickstart.find("ArkAgentHttp http =").expect("the quickstart builds an ArkAgentHttp");
+    let (file_scope, statements) = quickstart.split_at(split);
+    assert!(file_scope.contains("#include \"arkagent.h\""), "{file_scope}");
+    let file_scope = file_scope.replacen(
+        "#include \"arkagent.h\"\n",
+        "#include \"arkagent.h\"\nstatic const char body[] = \"{}\";\nstatic const size_t body_len = 2;\n",
+        1,
+    );
+    syntax_check("quickstart", &format!("{file_scope}\nvoid quickstart(void);\nvoid quickstart(void) {{\n{statements}}}\n"));
+    let sessions = &blocks[1];
+    syntax_check(
+        "durable_sessions",
+        &format!("#include \"arkagent.h\"\nvoid sessions(ArkAgentRuntime *rt, ArkAgentStore *store);\nvoid sessions(ArkAgentRuntime *rt, ArkAgentStore *store) {{\n{sessions}}}\n"),
+    );
+}
