@@ -1,0 +1,54 @@
+// SPEC NAPI-3 / STORE-6: the README's ArkTS quickstart type-checks as ArkTS against the HAR
+// (ohos/arkagent/Index.ets and the native index.d.ts) and the SDK stubs, with the same
+// checker as scripts/lint-arkts.sh. The snippet is printed as a fragment: its import goes
+// to the top of a generated .ets file, the rest into an async method of a class (so that
+// `getContext(this)` and `await` have a home, as in a page), `apiKey` its parameter.
+// Needs scripts/arkts-lint's node_modules (scripts/lint-arkts.sh installs them).
+'use strict';
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const assert = require('node:assert/strict');
+const { test } = require('node:test');
+const { spawnSync } = require('node:child_process');
+
+const root = path.resolve(__dirname, '../..');
+const IMPORT_END = "from '@arkagent/arkagent';";
+
+/** The README's ArkTS quickstart as an .ets file. */
+function quickstartEts(readme) {
+  const m = /## Quickstart: ArkTS[\s\S]*?```typescript\n([\s\S]*?)```/.exec(readme);
+  assert.ok(m, 'README.md has an ArkTS quickstart block');
+  const code = m[1];
+  const cut = code.indexOf(IMPORT_END);
+  assert.ok(cut > 0, 'the quickstart imports from @arkagent/arkagent');
+  const imports = code.slice(0, cut + IMPORT_END.length);
+  const body = code.slice(cut + IMPORT_END.length).replace(/^/gm, '    ');
+  return `${imports}\n\nexport class Quickstart {\n  async start(apiKey: string): Promise<void> {\n${body}\n  }\n}\n`;
+}
+
+function check(source) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arkagent-quickstart-'));
+  try {
+    const file = path.join(dir, 'Quickstart.ets');
+    fs.writeFileSync(file, source);
+    return spawnSync(process.execPath, [
+      path.join(root, 'scripts/arkts-lint/check.js'), '--stubs', 'tests/arkts/stubs',
+      '--module', 'libarkagent.so=ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts',
+      '--module', '@arkagent/arkagent=ohos/arkagent/Index.ets', file,
+    ], { cwd: root, encoding: 'utf8' });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('napi_3_readme_arkts_quickstart_type_checks_against_the_har', () => {
+  const source = quickstartEts(fs.readFileSync(path.join(root, 'README.md'), 'utf8'));
+  assert.match(source, /SessionStore\.open\(getContext\(this\)\.filesDir/, 'the quickstart opens a store');
+  const ok = check(source);
+  assert.equal(ok.status, 0, `the README's ArkTS quickstart has ArkTS errors:\n${ok.stdout}${ok.stderr}\n${source}`);
+  // The same check rejects the snippet with a member the HAR does not have.
+  const bad = check(source.replace('SessionStore.open(', 'SessionStore.openFile('));
+  assert.equal(bad.status, 1, `${bad.stdout}${bad.stderr}`);
+  assert.match(bad.stdout + bad.stderr, /Property 'openFile' does not exist/);
+});
