@@ -193,12 +193,18 @@ test('llm_2_whole_body_responses_still_work_when_streaming_is_requested', async 
 test('llm_3_model_config_retry_and_timeout_map_to_the_core', async () => {
   const model = modelConfig();
   assert.deepEqual([model.maxAttempts, model.initialBackoffMs, model.maxBackoffMs, model.requestTimeoutMs], [3, 500, 8000, 60000]);
+  // OHOS-6 (README "Time limits", index.d.ts): idleTimeoutMs defaults to 120 s; 0 is none.
+  assert.equal(model.idleTimeoutMs, 120000);
+  model.idleTimeoutMs = 0;
+  assert.equal(model.idleTimeoutMs, 0);
+  model.idleTimeoutMs = 2500;
+  assert.equal(model.idleTimeoutMs, 2500);
   model.maxAttempts = 5;
   model.initialBackoffMs = 10;
   model.maxBackoffMs = 20;
   model.requestTimeoutMs = 0;
   assert.deepEqual([model.maxAttempts, model.initialBackoffMs, model.maxBackoffMs, model.requestTimeoutMs], [5, 10, 20, 0]);
-  for (const name of ['maxAttempts', 'initialBackoffMs', 'maxBackoffMs', 'requestTimeoutMs']) {
+  for (const name of ['maxAttempts', 'initialBackoffMs', 'maxBackoffMs', 'requestTimeoutMs', 'idleTimeoutMs']) {
     for (const bad of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       assert.throws(() => { model[name] = bad; }, (e) => e.code === 'invalid_config', `${name} = ${bad}`);
     }

@@ -137,6 +137,11 @@ test('ohos_7_on_cancel_never_runs_after_a_normal_completion', async () => {
     },
     // A rejection (the host gave up itself).
     () => Promise.reject(Object.assign(new Error('offline'), { code: 'network' })),
+    // A stream the host fails itself (the body broke off) after a first piece.
+    (sink) => {
+      setTimeout(() => { sink.write(textStream(['par'])[0]); sink.fail('connection reset', 'network'); }, 1);
+      return Promise.resolve({ status: 200, headers: SSE_HEADERS, streamed: true });
+    },
   ];
   const runtime = runtimeWith((request, sink) => {
     watch(sink);
@@ -145,6 +150,8 @@ test('ohos_7_on_cancel_never_runs_after_a_normal_completion', async () => {
   assert.equal((await runtime.run('a')).finalText, 'whole');
   assert.equal((await runtime.run('b')).finalText, 'streamed');
   await assert.rejects(runtime.run('c'), (e) => e.code === 'llm_transport');
+  await assert.rejects(runtime.run('d'), (e) => e.code === 'llm_transport');
+  assert.equal(requests.length, 4);
   await sleep(100);
   for (const entry of requests) {
     assert.equal(entry.calls, 0);

@@ -248,3 +248,43 @@ test('ohos_8_netkit_patch_is_sent_as_patch', async () => {
   assert.equal(server.requests.length, 1);
   await server.close();
 });
+
+// README (OHOS-6): "a stream's NetworkKit `readTimeout` (a limit on the whole transfer) is
+// one hour (`streamReadTimeoutMs`)"; a request that does not stream gets `readTimeoutMs`.
+test('ohos_8_netkit_read_timeout_is_one_hour_for_a_stream_and_read_timeout_ms_otherwise', async () => {
+  const seen = [];
+  const previous = sim.createHttp;
+  sim.createHttp = () => {
+    const client = previous();
+    for (const name of ['request', 'requestInStream']) {
+      const call = client[name].bind(client);
+      client[name] = (url, options, callback) => {
+        seen.push({ name, readTimeout: options && options.readTimeout });
+        return callback === undefined ? call(url, options) : call(url, options, callback);
+      };
+    }
+    return client;
+  };
+  const server = await provider([
+    (req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.end(`${chunk({ role: 'assistant', content: 'ok' })}data: [DONE]\n\n`);
+    },
+    (req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(completion('whole'));
+    },
+  ]);
+  try {
+    assert.equal((await runtime(server, (m) => { m.stream = true; }).run('hi')).finalText, 'ok');
+    assert.equal((await runtime(server).run('hi')).finalText, 'whole');
+    assert.deepEqual(seen, [
+      { name: 'requestInStream', readTimeout: 3600000 },
+      { name: 'request', readTimeout: new har.NetworkKitTransportOptions().readTimeoutMs },
+    ]);
+    assert.equal(new har.NetworkKitTransportOptions().streamReadTimeoutMs, 3600000);
+  } finally {
+    sim.createHttp = previous;
+    await server.close();
+  }
+});
