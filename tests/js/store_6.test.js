@@ -210,9 +210,14 @@ if (process.env.STORE6_CHILD) {
   test('store_6_without_a_session_id_each_runtime_gets_a_new_session_and_no_store_persists_nothing', async () => {
     const store = native.SessionStore.openMemory();
     const reply = () => completion({ content: 'ok', usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } });
+    // README: "an empty one makes a new session each time" — the default, and set explicitly.
+    assert.equal(runtimeConfig().sessionId, '');
+    const emptyId = runtimeConfig();
+    emptyId.sessionId = '';
     const a = new native.AgentRuntime(runtimeConfig(), new ScriptedModel([reply]).transport, new native.ToolRegistry(), store);
-    const b = new native.AgentRuntime(runtimeConfig(), new ScriptedModel([reply]).transport, new native.ToolRegistry(), store);
+    const b = new native.AgentRuntime(emptyId, new ScriptedModel([reply]).transport, new native.ToolRegistry(), store);
     assert.notEqual(a.sessionId, b.sessionId);
+    assert.ok(a.sessionId !== '' && b.sessionId !== '', 'generated ids, read back from sessionId');
     await a.run('hello a');
     await b.run('hello b');
     assert.deepEqual(store.list().map((s) => s.id).sort(), [a.sessionId, b.sessionId].sort());
