@@ -48,7 +48,19 @@ fn compile(name: &str) -> PathBuf {
 
 /// Runs a compiled C test program with `args`; asserts it passed and returns its stdout.
 fn run_program(exe: &Path, args: &[&str]) -> String {
-    let out = Command::new(exe).args(args).output().unwrap();
+    // The library next to the program (the one this test run built) first: cargo's
+    // LD_LIBRARY_PATH, which wins over the rpath, also names target/<profile>, where an
+    // older `cargo build` may have left a stale libarkagent.so.
+    let deps = exe.parent().unwrap();
+    let path = match std::env::var_os("LD_LIBRARY_PATH") {
+        Some(old) => {
+            let mut dirs = vec![deps.to_path_buf()];
+            dirs.extend(std::env::split_paths(&old));
+            std::env::join_paths(dirs).unwrap()
+        }
+        None => deps.as_os_str().to_owned(),
+    };
+    let out = Command::new(exe).args(args).env("LD_LIBRARY_PATH", path).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{} {args:?} failed:\n{stdout}\n{stderr}", exe.display());
@@ -354,6 +366,11 @@ fn ohos_7_c_a_stream_no_longer_needed_after_done_is_cancelled() {
 #[test]
 fn ohos_7_c_compress_now_returns_after_the_cancel_its_timeout_caused() {
     transport_case("compress_timeout");
+}
+
+#[test]
+fn ohos_7_c_run_decomposed_returns_after_the_cancel_its_timeout_caused() {
+    transport_case("decomposed_timeout");
 }
 
 #[test]
