@@ -339,6 +339,7 @@ static void case_body(const char *dir) {
   CHECK(outcome != NULL && strstr(outcome, "Sunny.") != NULL, "the run finished");
   arkagent_string_free(outcome);
   CHECK(h.sends == 2, "two requests");
+  CHECK(pthread_equal(h.send_thread, pthread_self()), "send ran on the thread running arkagent_runtime_run");
   CHECK(h.cancels == 0, "no cancel for answered requests");
   arkagent_runtime_free(rt);
   host_destroy(&h);
@@ -523,6 +524,37 @@ static void case_compress_timeout(void) {
   host_destroy(&h);
 }
 
+static int32_t plain_worker(void *userdata, const char *worker_name, ArkAgentWorkerBuilder *builder) {
+  (void)userdata;
+  (void)worker_name;
+  (void)builder;
+  return OK;
+}
+
+/* OHOS-7: a worker's request times out inside arkagent_runtime_run_decomposed, which
+ * returns only after the cancel callback has returned. */
+static void case_decomposed_timeout(void) {
+  Host h;
+  host_init(&h, HOLD);
+  ArkAgentWorkers *workers = NULL;
+  EXPECT(arkagent_workers_new(&workers), OK);
+  EXPECT(arkagent_workers_add(workers, "w", "a worker", plain_worker, NULL), OK);
+  ArkAgentHttp http = {on_send, on_cancel, &h};
+  ArkAgentRuntime *rt = NULL;
+  EXPECT(arkagent_runtime_new(TIMEOUT_CONFIG, NULL, workers, &http, &rt), OK);
+  arkagent_workers_free(workers);
+  h.rt = rt;
+  char *results = NULL;
+  EXPECT(arkagent_runtime_run_decomposed(rt, "[{\"assignee\":\"w\",\"task_description\":\"slow\"}]", 1, &results), OK);
+  CHECK(results != NULL && strstr(results, "\"is_error\":true") != NULL, "the task failed");
+  arkagent_string_free(results);
+  CHECK(h.sends == 1, "the worker asked the model");
+  CHECK(h.cancels == 1 && h.cancel_returned, "cancel called before run_decomposed returned");
+  EXPECT(arkagent_http_fail(h.pending, ARK_AGENT_TRANSPORT_ERROR_TIMEOUT, NULL), OK);
+  arkagent_runtime_free(rt);
+  host_destroy(&h);
+}
+
 /* OHOS-7: freeing the runtime during a held request cancels it. */
 static void *free_later(void *arg) {
   Host *h = arg;
@@ -568,6 +600,7 @@ int main(int argc, char **argv) {
   CASE("done_early", case_done_early());
   CASE("free", case_free());
   CASE("compress_timeout", case_compress_timeout());
+  CASE("decomposed_timeout", case_decomposed_timeout());
   CHECK(ran > 0, "a known case");
   EXPECT(arkagent_shutdown(), OK);
   printf("transport %s: %d passed, %d failed\n", which, passed, failed);
