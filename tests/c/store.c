@@ -24,9 +24,15 @@
   "\"role\":\"assistant\",\"content\":\"" text "\"},\"finish_reason\":\"stop\"}],\"usage\":{"           \
   "\"prompt_tokens\":30,\"completion_tokens\":2,\"total_tokens\":32}}"
 
+/* When set, the model call tries to attach a store to its own runtime: during a run. */
+static ArkAgentRuntime *attach_rt;
+static ArkAgentStore *attach_store;
+static int attach_result = -1;
+
 static void http_cb(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
   (void)userdata;
   (void)request;
+  if (attach_rt != NULL) attach_result = arkagent_runtime_attach_store(attach_rt, attach_store, "during-run");
   const char *body = REPLY("stored answer");
   EXPECT(arkagent_http_complete(completion, 200, NULL, (const uint8_t *)body, strlen(body)), OK);
 }
@@ -98,7 +104,11 @@ int main(int argc, char **argv) {
   EXPECT(arkagent_runtime_messages(second, &messages), OK);
   CHECK(count(messages, "\"role\":\"user\"") == 2 && count(messages, "stored answer") == 2, "the session resumed");
   arkagent_string_free(messages);
+  /* The store handle freed while attached: the runtime keeps the file open and commits. */
+  arkagent_store_free(store);
+  store = NULL;
   EXPECT(arkagent_runtime_run(second, "third", NULL), OK);
+  EXPECT(arkagent_store_open(path, &store), OK);
 
   char *list = NULL;
   EXPECT(arkagent_store_list(store, &list), OK);
@@ -109,6 +119,15 @@ int main(int argc, char **argv) {
   CHECK(count(list, API_KEY) == 0, "no key in the list");
   arkagent_string_free(list);
   arkagent_runtime_free(second);
+
+  /* Attaching during a run (from the run's own model call) is refused. */
+  ArkAgentRuntime *busy = new_runtime();
+  attach_rt = busy;
+  attach_store = store;
+  EXPECT(arkagent_runtime_run(busy, "busy", NULL), OK);
+  attach_rt = NULL;
+  EXPECT(attach_result, ARK_AGENT_RESULT_RUN_IN_PROGRESS);
+  arkagent_runtime_free(busy);
 
   EXPECT(arkagent_store_delete(store, "c-store", &deleted), OK);
   CHECK(deleted, "deleted");

@@ -566,3 +566,24 @@ async fn store_6_detach_store_releases_the_session_and_stops_committing() {
     let users = serde_json::to_value(resumed.state()).unwrap().to_string().matches("\"role\":\"user\"").count();
     assert_eq!(users, 1, "only the run committed before the detach is resumed");
 }
+
+/// STORE-4: a session's title (list_sessions, `arkagent_store_list`, ArkTS `list()`) is
+/// "" before the first run, then the first user text's first line cut to 80 characters
+/// (characters, not bytes), and it stays the first text; in SQLite and in memory.
+#[tokio::test]
+async fn store_4_title_is_the_first_lines_first_80_characters_and_empty_before_the_first_run() {
+    let dir = temp_dir("store4-title");
+    for store in [sqlite(&dir.join("sessions.db")), Arc::new(MemoryStore::new()) as Arc<dyn SessionStore>] {
+        let rt = AgentRuntime::new(store_config(store.clone(), "t", false), busy_model()).unwrap();
+        // Listed before the first run: when the first commit has made the row.
+        let before: Vec<_> = store.list_sessions().unwrap().into_iter().filter(|s| s.id == "t").collect();
+        assert!(before.iter().all(|s| s.title.is_empty()), "{before:?}");
+        let long = "é".repeat(79) + "界xyz";
+        rt.run(&format!("  {long}\nsecond line")).await.unwrap();
+        rt.run("a later text").await.unwrap();
+        let list = store.list_sessions().unwrap();
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].title, "é".repeat(79) + "界", "80 characters of the first line");
+        assert_eq!(list[0].title.chars().count(), 80);
+    }
+}
