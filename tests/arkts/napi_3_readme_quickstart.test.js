@@ -16,9 +16,9 @@ const root = path.resolve(__dirname, '../..');
 const IMPORT_END = "from '@arkagent/arkagent';";
 
 /** The README's ArkTS quickstart as an .ets file. */
-function quickstartEts(readme) {
-  const m = /## Quickstart: ArkTS[\s\S]*?```typescript\n([\s\S]*?)```/.exec(readme);
-  assert.ok(m, 'README.md has an ArkTS quickstart block');
+function quickstartEts(readme, pattern = /## Quickstart: ArkTS[\s\S]*?```typescript\n([\s\S]*?)```/) {
+  const m = pattern.exec(readme);
+  assert.ok(m, 'the README has an ArkTS quickstart block');
   const code = m[1];
   const cut = code.indexOf(IMPORT_END);
   assert.ok(cut > 0, 'the quickstart imports from @arkagent/arkagent');
@@ -51,4 +51,11 @@ test('napi_3_readme_arkts_quickstart_type_checks_against_the_har', () => {
   const bad = check(source.replace('SessionStore.open(', 'SessionStore.openFile('));
   assert.equal(bad.status, 1, `${bad.stdout}${bad.stderr}`);
   assert.match(bad.stdout + bad.stderr, /Property 'openFile' does not exist/);
+});
+
+test('napi_3_har_readme_arkts_snippet_type_checks_against_the_har', () => {
+  const readme = fs.readFileSync(path.join(root, 'ohos/arkagent/README.md'), 'utf8');
+  const source = quickstartEts(readme, /```ts\n([\s\S]*?)```/);
+  const ok = check(source);
+  assert.equal(ok.status, 0, `ohos/arkagent/README.md's snippet has ArkTS errors:\n${ok.stdout}${ok.stderr}\n${source}`);
 });
