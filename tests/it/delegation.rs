@@ -744,3 +744,29 @@ async fn sub_4_ban_holds_at_max_depth_two_against_a_malicious_factory() {
     assert!(tool_contents(&grandchild.messages)[0].contains("subagent_worker_cannot_delegate"));
     assert_eq!(tool_contents(&ended["level one"].messages), ["two done"]);
 }
+
+/// STORE-2/SUB-6 (README "Durable sessions": "usages and sub-agent records" are committed;
+/// index.d.ts SessionSummary.totalTokens: "the session's own model calls plus its
+/// sub-agents'"): a delegation's child usage record survives a restart, and the session's
+/// listed total counts it.
+#[tokio::test]
+async fn store_2_sub_agent_records_are_committed_and_listed_in_the_total() {
+    let store: Arc<dyn arkagent::SessionStore> = Arc::new(arkagent::MemoryStore::new());
+    let model = family_model(vec![("d1", "researcher", "find the boiling point")], Duration::ZERO, Arc::new(child_text));
+    let mut config = parent_config(SubAgentPolicy::default(), vec![researcher()]);
+    config.store = Some(store.clone());
+    let rt = AgentRuntime::new(config, model.clone()).unwrap();
+    rt.run("What is the boiling point?").await.unwrap();
+    let total = rt.total_usage().total.total_tokens;
+    assert!(rt.state().child_usages.len() == 1, "one child record");
+    drop(rt);
+    let list = store.list_sessions().unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].total_tokens, total, "own calls plus the child's 46");
+    let mut config = parent_config(SubAgentPolicy::default(), vec![researcher()]);
+    config.store = Some(store.clone());
+    let resumed = AgentRuntime::new(config, model).unwrap();
+    assert_eq!(resumed.state().child_usages.len(), 1, "the child record was committed");
+    assert_eq!(resumed.total_usage().total.total_tokens, total);
+    assert_eq!(resumed.total_usage().children.total_tokens, 46);
+}

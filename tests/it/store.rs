@@ -590,3 +590,19 @@ async fn store_4_title_is_the_first_lines_first_80_characters_and_empty_before_t
         assert_eq!(list[0].title.chars().count(), 80);
     }
 }
+
+/// STORE-1 (README "Durable sessions": "SQLite … WAL journal, `synchronous=NORMAL`"): the
+/// file a store writes is in WAL mode (read back by another connection) and the default
+/// sync level is NORMAL.
+#[tokio::test]
+async fn store_1_the_sqlite_file_is_in_wal_mode_and_syncs_normal_by_default() {
+    let dir = temp_dir("store1-wal");
+    let path = dir.join("sessions.db");
+    let store = sqlite(&path);
+    let rt = AgentRuntime::new(store_config(store.clone(), "w", false), busy_model()).unwrap();
+    rt.run("hello").await.unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    assert_eq!(SqliteSync::default(), SqliteSync::Normal);
+}
