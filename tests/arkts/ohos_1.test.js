@@ -307,3 +307,11 @@ test('ohos_1_hvigorfiles_load_with_their_builtin_tasks', () => {
   assert.deepEqual(load('hvigorfile.ts').plugins, []);
   assert.equal(load('example/hvigorfile.ts').system, plugin.hapTasks);
 });
+
+// README (Building for HarmonyOS, step 4): "`signingConfigs` is empty in the repository"
+// (DevEco generates the signature; no signing material is committed).
+test('ohos_1_signing_configs_are_empty_in_the_repository', () => {
+  const profile = read5(path.join(PROJECT, 'build-profile.json5'));
+  assert.deepEqual(profile.app.signingConfigs, []);
+  for (const p of profile.app.products) assert.equal(p.signingConfig, undefined, `product ${p.name} names a signing config`);
+});
