@@ -152,6 +152,8 @@ if (process.env.STORE6_CHILD) {
     const [summary, ...others] = store.list();
     assert.deepEqual(others, []);
     assert.equal(summary.id, 'chat-1');
+    // README quickstart: list() gives [{ id, title, updatedMs, messageCount, totalTokens, commitSeq }].
+    assert.deepEqual(Object.keys(summary).sort(), ['commitSeq', 'id', 'messageCount', 'title', 'totalTokens', 'updatedMs']);
     assert.equal(summary.title, 'Plan the bakery audit', 'the first user text, first line');
     assert.equal(summary.messageCount, history.length + episodes[0].messageCount, 'live plus archived');
     assert.equal(summary.totalTokens, usages.reduce((n, u) => n + u.totalTokens, 0));
