@@ -566,3 +566,33 @@ async fn store_6_detach_store_releases_the_session_and_stops_committing() {
     let users = serde_json::to_value(resumed.state()).unwrap().to_string().matches("\"role\":\"user\"").count();
     assert_eq!(users, 1, "only the run committed before the detach is resumed");
 }
+
+#[tokio::test]
+async fn store_2_run_decomposed_commits_its_sub_agent_records() {
+    // Sub-agent records are a commit point (STORE-2): a restart right after
+    // run_decomposed must find them, not only after the next run.
+    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    let mut config = store_config(store.clone(), "dec", false);
+    config.delegation = Some(arkagent::subagent::DelegationConfig { allow_clone: true, ..Default::default() });
+    let rt = AgentRuntime::new(config, ScriptedModel::with(|_, _| text_reply("child answer", 7))).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _sub = rt.subscribe(recorder.clone());
+    let tasks: Vec<arkagent::subagent::DecomposedTask> = (0..2)
+        .map(|i| arkagent::subagent::DecomposedTask { assignee: "clone".into(), task_description: format!("task {i}"), role: None, context: None })
+        .collect();
+    let results = rt.run_decomposed(&tasks, 2).await.unwrap();
+    assert!(results.iter().all(|r| !r.is_error), "{results:?}");
+    let records = rt.state().child_usages;
+    assert_eq!(records.len(), 2);
+    let tokens = rt.total_usage().total.total_tokens;
+    assert!(tokens > 0);
+    let committed = recorder.0.lock().unwrap().iter().any(|e| matches!(e.kind, EventKind::SessionCommitted { .. }));
+    assert!(committed, "run_decomposed announced a commit");
+    drop(rt); // a restart
+    let list = store.list_sessions().unwrap();
+    assert_eq!(list.len(), 1, "the session was written");
+    assert_eq!(list[0].total_tokens, tokens, "the sub-agents' tokens are committed");
+    let resumed = store.open_session("dec").unwrap().state.unwrap();
+    assert_eq!(resumed.child_usages, records, "the sub-agent records survive a restart");
+}
+
