@@ -723,7 +723,8 @@ impl Inner {
     /// (an open turn is cut, as in `export_state`), new episodes with their originals, new
     /// usages and sub-agent records — in one store transaction, then emits
     /// `session_committed`. No store, or nothing new: nothing happens. On error nothing of
-    /// this commit is stored and the cursor stays, so the next commit point retries it.
+    /// this commit is stored and the cursor stays (lowered to the new end when the history
+    /// shrank), so the next commit point retries it.
     fn commit_point(&self, run_id: &str) -> Result<(), ArkAgentError> {
         let mut guard = self.lock_persist();
         let Some(p) = guard.as_mut() else { return Ok(()) };
@@ -755,7 +756,16 @@ impl Inner {
             child_usages,
             now_ms: self.config.clock.now_ms(),
         };
-        let commit_seq = p.lease.commit(&commit)?;
+        let commit_seq = match p.lease.commit(&commit) {
+            Ok(seq) => seq,
+            Err(e) => {
+                // A history that shrank (a failed run's input taken out): what is stored
+                // past `end` is stale, so the next commit rewrites from `end` (a retry
+                // from the old cursor would find "nothing new" and keep the old input).
+                p.end = p.end.min(end);
+                return Err(e.into());
+            }
+        };
         p.end = end;
         p.episodes = state.history.episodic_memories.len();
         p.usages = state.usages.len();

@@ -596,3 +596,57 @@ async fn store_2_run_decomposed_commits_its_sub_agent_records() {
     assert_eq!(resumed.child_usages, records, "the sub-agent records survive a restart");
 }
 
+
+/// A memory store whose `n`-th commit (1-based, over all leases) fails with `store_full`.
+struct FailingStore {
+    inner: MemoryStore,
+    fail_at: usize,
+    commits: Arc<AtomicUsize>,
+}
+
+struct FailingLease {
+    inner: Box<dyn SessionLease>,
+    fail_at: usize,
+    commits: Arc<AtomicUsize>,
+}
+
+impl SessionLease for FailingLease {
+    fn commit(&self, commit: &Commit) -> Result<u64, StoreError> {
+        if self.commits.fetch_add(1, Ordering::SeqCst) + 1 == self.fail_at {
+            return Err(StoreError::Full("simulated".into()));
+        }
+        self.inner.commit(commit)
+    }
+}
+
+impl SessionStore for FailingStore {
+    fn open_session(&self, id: &str) -> Result<OpenedSession, StoreError> {
+        let opened = self.inner.open_session(id)?;
+        let lease = FailingLease { inner: opened.lease, fail_at: self.fail_at, commits: self.commits.clone() };
+        Ok(OpenedSession { lease: Box::new(lease), state: opened.state })
+    }
+    fn list_sessions(&self) -> Result<Vec<SessionSummary>, StoreError> {
+        self.inner.list_sessions()
+    }
+    fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
+        self.inner.delete_session(id)
+    }
+}
+
+#[tokio::test]
+async fn store_3_a_failed_rollback_commit_never_leaves_the_old_input_stored() {
+    // The first model call fails: the input is taken out again, and that rollback's commit
+    // (the 2nd commit) fails too. The next run's input must replace it in the store.
+    let mem = MemoryStore::new();
+    let store: Arc<dyn SessionStore> = Arc::new(FailingStore { inner: mem.clone(), fail_at: 2, commits: Arc::default() });
+    let model = ScriptedModel::with(|_, i| if i == 0 { Reply::Raw(500, "{}".into()) } else { text_reply("hello", 10) });
+    let rt = AgentRuntime::new(store_config(store, "rb", false), model).unwrap();
+    assert!(rt.run("first try").await.is_err());
+    assert!(rt.messages().is_empty(), "the failed run's input was taken out");
+    rt.run("second try").await.unwrap();
+    let expected = rt.state();
+    drop(rt);
+    let stored = mem.open_session("rb").unwrap().state.unwrap();
+    assert_eq!(stored.history.messages, expected.history.messages, "the store follows the history");
+    assert_eq!(comparable(&stored), comparable(&expected));
+}
