@@ -467,17 +467,23 @@ impl AgentRuntime {
     }
 
     /// Replaces the state with an exported one after validating it. With a session store
-    /// the imported state also replaces the stored session, in one commit. Errors:
+    /// the imported state also replaces the stored session, in one commit, and keeps the
+    /// attached session's id (the exported one is not taken over). Errors:
     /// `invalid_json`, `invalid_state`, `run_in_progress`, the store's codes (the state is
     /// then imported in memory and written at the next commit point).
     pub fn import_state(&self, state_json: &str) -> Result<(), ArkAgentError> {
         // LLM-4: a state that carries the key (saved by an older version, or edited) does
         // not bring it in. The replacement has no JSON metacharacters, so the text stays
         // the same JSON.
-        let state = AgentState::from_json(&self.inner.config.model.redact_cow(state_json))?;
+        let mut state = AgentState::from_json(&self.inner.config.model.redact_cow(state_json))?;
         let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
         if slot.is_some() {
             return Err(ArkAgentError::RunInProgress);
+        }
+        // STORE-4: with a store the import is written under the attached session, so the
+        // runtime keeps that session's id (resuming `session_id()` finds the import).
+        if self.inner.lock_persist().is_some() {
+            state.session_id = self.inner.snapshot().session_id.clone();
         }
         *self.inner.lock_state() = Arc::new(state);
         if let Ok(mut backoff) = self.inner.compression_failed_at.lock() {

@@ -650,3 +650,26 @@ async fn store_3_a_failed_rollback_commit_never_leaves_the_old_input_stored() {
     assert_eq!(stored.history.messages, expected.history.messages, "the store follows the history");
     assert_eq!(comparable(&stored), comparable(&expected));
 }
+
+#[tokio::test]
+async fn store_4_an_import_keeps_the_attached_session_id() {
+    // A state exported from another session, imported into a runtime attached to "mine":
+    // the store writes it under "mine", so the runtime must keep calling itself "mine" (a
+    // host that remembers `session_id()` to resume later would otherwise resume nothing).
+    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    let mut other = store_config(store.clone(), "theirs", false);
+    other.store = None;
+    let donor = AgentRuntime::new(other, busy_model()).unwrap();
+    donor.run("from elsewhere").await.unwrap();
+    let exported = donor.export_state().unwrap();
+    let rt = AgentRuntime::new(store_config(store.clone(), "mine", false), busy_model()).unwrap();
+    rt.import_state(&exported).unwrap();
+    assert_eq!(rt.session_id(), "mine");
+    let ids: Vec<String> = store.list_sessions().unwrap().into_iter().map(|s| s.id).collect();
+    assert_eq!(ids, ["mine"]);
+    let remembered = rt.session_id();
+    let history = rt.state().history;
+    drop(rt);
+    let resumed = AgentRuntime::new(store_config(store, &remembered, false), busy_model()).unwrap();
+    assert_eq!(resumed.state().history, history, "resuming the remembered id finds the import");
+}
