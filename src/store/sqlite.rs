@@ -156,7 +156,9 @@ impl SqliteStore {
     }
 
     fn open_inner(path: &Path, sync: SqliteSync, max_page_count: Option<u64>) -> Result<Self, StoreError> {
-        let path = path.to_path_buf();
+        // Absolute now: SQLite resolves a relative path once, at open; the lock directory
+        // must not move with a later change of the working directory.
+        let path = std::path::absolute(path).map_err(|e| io_err(&format!("{}", path.display()), e))?;
         let conn = Self::connect(&path)?;
         let version = check_file(&conn)?;
         if version < SCHEMA_VERSION {
@@ -203,7 +205,7 @@ impl SqliteStore {
         Ok(conn)
     }
 
-    /// The file's path.
+    /// The file's path (absolute).
     pub fn path(&self) -> &Path {
         &self.inner.path
     }

@@ -673,3 +673,31 @@ async fn store_4_an_import_keeps_the_attached_session_id() {
     let resumed = AgentRuntime::new(store_config(store, &remembered, false), busy_model()).unwrap();
     assert_eq!(resumed.state().history, history, "resuming the remembered id finds the import");
 }
+
+/// The child of the relative-path test: changes its working directory (process-wide, so
+/// in a child of its own) after opening a store at a relative path.
+#[test]
+fn store_4_relative_path_child() {
+    let Ok(dir) = std::env::var("ARKAGENT_RELATIVE_DIR") else { return };
+    std::env::set_current_dir(&dir).unwrap();
+    let store = SqliteStore::open("sessions.db").unwrap();
+    let _held = store.open_session("x").unwrap();
+    let elsewhere = Path::new(&dir).join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::env::set_current_dir(&elsewhere).unwrap();
+    let second = store.open_session("x").map(|_| ()).map_err(|e| e.code());
+    println!("second open: {second:?}");
+}
+
+#[test]
+fn store_4_a_store_opened_at_a_relative_path_keeps_locking_after_a_chdir() {
+    let dir = temp_dir("relative");
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "store::store_4_relative_path_child", "--nocapture", "--test-threads=1"])
+        .env("ARKAGENT_RELATIVE_DIR", &dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("second open: Err(\"session_locked\")"), "the session was opened twice: {stdout}");
+}
