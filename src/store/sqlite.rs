@@ -233,13 +233,17 @@ fn check_file(conn: &Connection) -> Result<i64, StoreError> {
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
         .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
         .map_err(map_err)?;
+    let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(map_err)?;
     if tables.is_empty() {
+        // A new file, or another application's database before its first table.
+        if app != 0 && app != APPLICATION_ID {
+            return Err(StoreError::Foreign(format!("application_id is {app:#x}")));
+        }
         return Ok(0);
     }
     if !tables.iter().any(|t| t == "arkagent_schema") {
         return Err(StoreError::Foreign(format!("it has tables {tables:?} and no arkagent_schema")));
     }
-    let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(map_err)?;
     if app != APPLICATION_ID {
         return Err(StoreError::Foreign(format!("application_id is {app:#x}")));
     }

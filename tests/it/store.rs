@@ -701,3 +701,16 @@ fn store_4_a_store_opened_at_a_relative_path_keeps_locking_after_a_chdir() {
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("second open: Err(\"session_locked\")"), "the session was opened twice: {stdout}");
 }
+
+#[test]
+fn store_5_another_applications_empty_database_is_foreign_and_untouched() {
+    // A database another application created (its application_id set) before it made any
+    // table: not an arkagent store, and not to be taken over.
+    let dir = temp_dir("foreign-empty");
+    let path = dir.join("theirs.db");
+    SqliteStore::execute_raw(&path, "PRAGMA application_id = 1234; PRAGMA user_version = 7").unwrap();
+    let before = std::fs::read(&path).unwrap();
+    assert!(!before.is_empty());
+    assert_eq!(open_code(&path), "store_foreign");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "left as it was");
+}
