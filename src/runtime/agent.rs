@@ -467,17 +467,23 @@ impl AgentRuntime {
     }
 
     /// Replaces the state with an exported one after validating it. With a session store
-    /// the imported state also replaces the stored session, in one commit. Errors:
+    /// the imported state also replaces the stored session, in one commit, and keeps the
+    /// attached session's id (the exported one is not taken over). Errors:
     /// `invalid_json`, `invalid_state`, `run_in_progress`, the store's codes (the state is
     /// then imported in memory and written at the next commit point).
     pub fn import_state(&self, state_json: &str) -> Result<(), ArkAgentError> {
         // LLM-4: a state that carries the key (saved by an older version, or edited) does
         // not bring it in. The replacement has no JSON metacharacters, so the text stays
         // the same JSON.
-        let state = AgentState::from_json(&self.inner.config.model.redact_cow(state_json))?;
+        let mut state = AgentState::from_json(&self.inner.config.model.redact_cow(state_json))?;
         let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
         if slot.is_some() {
             return Err(ArkAgentError::RunInProgress);
+        }
+        // STORE-4: with a store the import is written under the attached session, so the
+        // runtime keeps that session's id (resuming `session_id()` finds the import).
+        if self.inner.lock_persist().is_some() {
+            state.session_id = self.inner.snapshot().session_id.clone();
         }
         *self.inner.lock_state() = Arc::new(state);
         if let Ok(mut backoff) = self.inner.compression_failed_at.lock() {
@@ -582,6 +588,11 @@ impl AgentRuntime {
         let batch = service.batch_size(max_concurrency);
         Ok(async move {
             let results = run_decomposed_tasks(&tool, &tasks, batch, &ctx).await;
+            // STORE-2: the sub-agent records are a commit point. A failed commit is
+            // retried at the next one (the records stay in the state).
+            if let Err(e) = active.inner.commit_point(&ctx.run_id) {
+                tracing::warn!(code = e.code(), "could not commit sub-agent records; retried at the next commit point");
+            }
             (Ok(results), RunSlot { _active: active })
         })
     }
@@ -718,7 +729,8 @@ impl Inner {
     /// (an open turn is cut, as in `export_state`), new episodes with their originals, new
     /// usages and sub-agent records — in one store transaction, then emits
     /// `session_committed`. No store, or nothing new: nothing happens. On error nothing of
-    /// this commit is stored and the cursor stays, so the next commit point retries it.
+    /// this commit is stored and the cursor stays (lowered to the new end when the history
+    /// shrank), so the next commit point retries it.
     fn commit_point(&self, run_id: &str) -> Result<(), ArkAgentError> {
         let mut guard = self.lock_persist();
         let Some(p) = guard.as_mut() else { return Ok(()) };
@@ -750,7 +762,16 @@ impl Inner {
             child_usages,
             now_ms: self.config.clock.now_ms(),
         };
-        let commit_seq = p.lease.commit(&commit)?;
+        let commit_seq = match p.lease.commit(&commit) {
+            Ok(seq) => seq,
+            Err(e) => {
+                // A history that shrank (a failed run's input taken out): what is stored
+                // past `end` is stale, so the next commit rewrites from `end` (a retry
+                // from the old cursor would find "nothing new" and keep the old input).
+                p.end = p.end.min(end);
+                return Err(e.into());
+            }
+        };
         p.end = end;
         p.episodes = state.history.episodic_memories.len();
         p.usages = state.usages.len();

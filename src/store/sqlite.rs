@@ -156,7 +156,9 @@ impl SqliteStore {
     }
 
     fn open_inner(path: &Path, sync: SqliteSync, max_page_count: Option<u64>) -> Result<Self, StoreError> {
-        let path = path.to_path_buf();
+        // Absolute now: SQLite resolves a relative path once, at open; the lock directory
+        // must not move with a later change of the working directory.
+        let path = std::path::absolute(path).map_err(|e| io_err(&format!("{}", path.display()), e))?;
         let conn = Self::connect(&path)?;
         let version = check_file(&conn)?;
         if version < SCHEMA_VERSION {
@@ -203,7 +205,7 @@ impl SqliteStore {
         Ok(conn)
     }
 
-    /// The file's path.
+    /// The file's path (absolute).
     pub fn path(&self) -> &Path {
         &self.inner.path
     }
@@ -231,13 +233,17 @@ fn check_file(conn: &Connection) -> Result<i64, StoreError> {
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
         .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
         .map_err(map_err)?;
+    let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(map_err)?;
     if tables.is_empty() {
+        // A new file, or another application's database before its first table.
+        if app != 0 && app != APPLICATION_ID {
+            return Err(StoreError::Foreign(format!("application_id is {app:#x}")));
+        }
         return Ok(0);
     }
     if !tables.iter().any(|t| t == "arkagent_schema") {
         return Err(StoreError::Foreign(format!("it has tables {tables:?} and no arkagent_schema")));
     }
-    let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(map_err)?;
     if app != APPLICATION_ID {
         return Err(StoreError::Foreign(format!("application_id is {app:#x}")));
     }

@@ -606,3 +606,151 @@ async fn store_1_the_sqlite_file_is_in_wal_mode_and_syncs_normal_by_default() {
     assert_eq!(mode, "wal");
     assert_eq!(SqliteSync::default(), SqliteSync::Normal);
 }
+
+#[tokio::test]
+async fn store_2_run_decomposed_commits_its_sub_agent_records() {
+    // Sub-agent records are a commit point (STORE-2): a restart right after
+    // run_decomposed must find them, not only after the next run.
+    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    let mut config = store_config(store.clone(), "dec", false);
+    config.delegation = Some(arkagent::subagent::DelegationConfig { allow_clone: true, ..Default::default() });
+    let rt = AgentRuntime::new(config, ScriptedModel::with(|_, _| text_reply("child answer", 7))).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _sub = rt.subscribe(recorder.clone());
+    let tasks: Vec<arkagent::subagent::DecomposedTask> = (0..2)
+        .map(|i| arkagent::subagent::DecomposedTask { assignee: "clone".into(), task_description: format!("task {i}"), role: None, context: None })
+        .collect();
+    let results = rt.run_decomposed(&tasks, 2).await.unwrap();
+    assert!(results.iter().all(|r| !r.is_error), "{results:?}");
+    let records = rt.state().child_usages;
+    assert_eq!(records.len(), 2);
+    let tokens = rt.total_usage().total.total_tokens;
+    assert!(tokens > 0);
+    let committed = recorder.0.lock().unwrap().iter().any(|e| matches!(e.kind, EventKind::SessionCommitted { .. }));
+    assert!(committed, "run_decomposed announced a commit");
+    drop(rt); // a restart
+    let list = store.list_sessions().unwrap();
+    assert_eq!(list.len(), 1, "the session was written");
+    assert_eq!(list[0].total_tokens, tokens, "the sub-agents' tokens are committed");
+    let resumed = store.open_session("dec").unwrap().state.unwrap();
+    assert_eq!(resumed.child_usages, records, "the sub-agent records survive a restart");
+}
+
+
+/// A memory store whose `n`-th commit (1-based, over all leases) fails with `store_full`.
+struct FailingStore {
+    inner: MemoryStore,
+    fail_at: usize,
+    commits: Arc<AtomicUsize>,
+}
+
+struct FailingLease {
+    inner: Box<dyn SessionLease>,
+    fail_at: usize,
+    commits: Arc<AtomicUsize>,
+}
+
+impl SessionLease for FailingLease {
+    fn commit(&self, commit: &Commit) -> Result<u64, StoreError> {
+        if self.commits.fetch_add(1, Ordering::SeqCst) + 1 == self.fail_at {
+            return Err(StoreError::Full("simulated".into()));
+        }
+        self.inner.commit(commit)
+    }
+}
+
+impl SessionStore for FailingStore {
+    fn open_session(&self, id: &str) -> Result<OpenedSession, StoreError> {
+        let opened = self.inner.open_session(id)?;
+        let lease = FailingLease { inner: opened.lease, fail_at: self.fail_at, commits: self.commits.clone() };
+        Ok(OpenedSession { lease: Box::new(lease), state: opened.state })
+    }
+    fn list_sessions(&self) -> Result<Vec<SessionSummary>, StoreError> {
+        self.inner.list_sessions()
+    }
+    fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
+        self.inner.delete_session(id)
+    }
+}
+
+#[tokio::test]
+async fn store_3_a_failed_rollback_commit_never_leaves_the_old_input_stored() {
+    // The first model call fails: the input is taken out again, and that rollback's commit
+    // (the 2nd commit) fails too. The next run's input must replace it in the store.
+    let mem = MemoryStore::new();
+    let store: Arc<dyn SessionStore> = Arc::new(FailingStore { inner: mem.clone(), fail_at: 2, commits: Arc::default() });
+    let model = ScriptedModel::with(|_, i| if i == 0 { Reply::Raw(500, "{}".into()) } else { text_reply("hello", 10) });
+    let rt = AgentRuntime::new(store_config(store, "rb", false), model).unwrap();
+    assert!(rt.run("first try").await.is_err());
+    assert!(rt.messages().is_empty(), "the failed run's input was taken out");
+    rt.run("second try").await.unwrap();
+    let expected = rt.state();
+    drop(rt);
+    let stored = mem.open_session("rb").unwrap().state.unwrap();
+    assert_eq!(stored.history.messages, expected.history.messages, "the store follows the history");
+    assert_eq!(comparable(&stored), comparable(&expected));
+}
+
+#[tokio::test]
+async fn store_4_an_import_keeps_the_attached_session_id() {
+    // A state exported from another session, imported into a runtime attached to "mine":
+    // the store writes it under "mine", so the runtime must keep calling itself "mine" (a
+    // host that remembers `session_id()` to resume later would otherwise resume nothing).
+    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    let mut other = store_config(store.clone(), "theirs", false);
+    other.store = None;
+    let donor = AgentRuntime::new(other, busy_model()).unwrap();
+    donor.run("from elsewhere").await.unwrap();
+    let exported = donor.export_state().unwrap();
+    let rt = AgentRuntime::new(store_config(store.clone(), "mine", false), busy_model()).unwrap();
+    rt.import_state(&exported).unwrap();
+    assert_eq!(rt.session_id(), "mine");
+    let ids: Vec<String> = store.list_sessions().unwrap().into_iter().map(|s| s.id).collect();
+    assert_eq!(ids, ["mine"]);
+    let remembered = rt.session_id();
+    let history = rt.state().history;
+    drop(rt);
+    let resumed = AgentRuntime::new(store_config(store, &remembered, false), busy_model()).unwrap();
+    assert_eq!(resumed.state().history, history, "resuming the remembered id finds the import");
+}
+
+/// The child of the relative-path test: changes its working directory (process-wide, so
+/// in a child of its own) after opening a store at a relative path.
+#[test]
+fn store_4_relative_path_child() {
+    let Ok(dir) = std::env::var("ARKAGENT_RELATIVE_DIR") else { return };
+    std::env::set_current_dir(&dir).unwrap();
+    let store = SqliteStore::open("sessions.db").unwrap();
+    let _held = store.open_session("x").unwrap();
+    let elsewhere = Path::new(&dir).join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::env::set_current_dir(&elsewhere).unwrap();
+    let second = store.open_session("x").map(|_| ()).map_err(|e| e.code());
+    println!("second open: {second:?}");
+}
+
+#[test]
+fn store_4_a_store_opened_at_a_relative_path_keeps_locking_after_a_chdir() {
+    let dir = temp_dir("relative");
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "store::store_4_relative_path_child", "--nocapture", "--test-threads=1"])
+        .env("ARKAGENT_RELATIVE_DIR", &dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("second open: Err(\"session_locked\")"), "the session was opened twice: {stdout}");
+}
+
+#[test]
+fn store_5_another_applications_empty_database_is_foreign_and_untouched() {
+    // A database another application created (its application_id set) before it made any
+    // table: not an arkagent store, and not to be taken over.
+    let dir = temp_dir("foreign-empty");
+    let path = dir.join("theirs.db");
+    SqliteStore::execute_raw(&path, "PRAGMA application_id = 1234; PRAGMA user_version = 7").unwrap();
+    let before = std::fs::read(&path).unwrap();
+    assert!(!before.is_empty());
+    assert_eq!(open_code(&path), "store_foreign");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "left as it was");
+}
