@@ -48,10 +48,13 @@ fn compile(name: &str) -> PathBuf {
 
 /// Runs a compiled C test program with `args`; asserts it passed and returns its stdout.
 fn run_program(exe: &Path, args: &[&str]) -> String {
-    let out = Command::new(exe).args(args).output().unwrap();
+    // Not cargo's LD_LIBRARY_PATH: it lists target/<profile> (where a stale
+    // libarkagent.so from an earlier `cargo build` may lie) before deps, and beats the
+    // rpath the program was linked with.
+    let out = Command::new(exe).args(args).env_remove("LD_LIBRARY_PATH").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{} {args:?} failed:\n{stdout}\n{stderr}", exe.display());
+    assert!(out.status.success(), "{} {args:?} failed ({:?}):\n{stdout}\n{stderr}", exe.display(), out.status);
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
     stdout
 }
