@@ -549,6 +549,75 @@ static void case_free(void) {
   host_destroy(&h);
 }
 
+/* OHOS-7: a blocking call waits for the cancel callbacks it caused, not for another
+ * call's: while runtime B's cancel callback (its request timed out on another thread) is
+ * still running, a run on runtime A returns. */
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int cancel_started, release, cancel_returned;
+} slow = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+
+static void slow_send(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
+  (void)userdata;
+  (void)request;
+  (void)completion; /* held: answered only from the cancel callback */
+}
+
+static void slow_cancel(void *userdata, ArkAgentHttpCompletion *completion) {
+  (void)userdata;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  pthread_mutex_lock(&slow.lock);
+  slow.cancel_started = 1;
+  pthread_cond_broadcast(&slow.cond);
+  while (!slow.release) {
+    if (pthread_cond_timedwait(&slow.cond, &slow.lock, &until) != 0) break;
+  }
+  slow.cancel_returned = 1;
+  pthread_mutex_unlock(&slow.lock);
+  EXPECT(arkagent_http_fail(completion, ARK_AGENT_TRANSPORT_ERROR_NETWORK, "aborted"), OK);
+}
+
+static void *run_slow(void *arg) {
+  EXPECT(arkagent_runtime_run(arg, "slow", NULL), ARK_AGENT_RESULT_LLM_TIMEOUT);
+  return NULL;
+}
+
+static void case_independent(void) {
+  ArkAgentHttp http = {slow_send, slow_cancel, NULL};
+  ArkAgentRuntime *b = NULL;
+  EXPECT(arkagent_runtime_new(TIMEOUT_CONFIG, NULL, NULL, &http, &b), OK);
+  pthread_t runner;
+  pthread_create(&runner, NULL, run_slow, b);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5;
+  pthread_mutex_lock(&slow.lock);
+  while (!slow.cancel_started) {
+    if (pthread_cond_timedwait(&slow.cond, &slow.lock, &until) != 0) break;
+  }
+  CHECK(slow.cancel_started, "runtime B's timeout called its cancel callback");
+  pthread_mutex_unlock(&slow.lock);
+
+  Host h;
+  host_init(&h, ANSWER);
+  h.replies[0] = FINAL_REPLY;
+  ArkAgentRuntime *a = runtime_for(&h, CONFIG, 1);
+  EXPECT(arkagent_runtime_run(a, "hi", NULL), OK);
+  pthread_mutex_lock(&slow.lock);
+  CHECK(!slow.cancel_returned, "runtime A's run returned while B's cancel callback still ran");
+  slow.release = 1;
+  pthread_cond_broadcast(&slow.cond);
+  pthread_mutex_unlock(&slow.lock);
+  pthread_join(runner, NULL);
+  CHECK(slow.cancel_returned, "B's run returned after its cancel callback");
+  arkagent_runtime_free(a);
+  arkagent_runtime_free(b);
+  host_destroy(&h);
+}
+
 int main(int argc, char **argv) {
   const char *which = argc > 1 ? argv[1] : "all";
   int all = strcmp(which, "all") == 0, ran = 0;
@@ -568,6 +637,7 @@ int main(int argc, char **argv) {
   CASE("done_early", case_done_early());
   CASE("free", case_free());
   CASE("compress_timeout", case_compress_timeout());
+  CASE("independent", case_independent());
   CHECK(ran > 0, "a known case");
   EXPECT(arkagent_shutdown(), OK);
   printf("transport %s: %d passed, %d failed\n", which, passed, failed);

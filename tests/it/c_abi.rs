@@ -360,6 +360,11 @@ fn ohos_7_c_compress_now_returns_after_the_cancel_its_timeout_caused() {
 }
 
 #[test]
+fn ohos_7_c_a_blocking_call_does_not_wait_for_another_calls_cancel_callback() {
+    transport_case("independent");
+}
+
+#[test]
 fn ohos_7_c_freeing_the_runtime_cancels_its_open_request() {
     transport_case("free");
 }
