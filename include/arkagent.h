@@ -224,7 +224,8 @@ typedef void (*ArkAgentHttpSendCallback)(void *userdata, const struct ArkAgentHt
 //
 // - Called at most once per request, promptly (not when the next chunk arrives), on a
 //   library thread (named "arkagent"), for requests not answered yet and for streams
-//   whether or not they have begun.
+//   whether or not they have begun — also while `send` for that request is still
+//   running on the blocking call's thread (a run cancelled then ends `"cancelled"`).
 // - Never called for a request the host had finished (`arkagent_http_complete`,
 //   `arkagent_http_fail` or `arkagent_http_stream_end` returned) before the library
 //   stopped wanting it: a finishing call that races a running cancel callback waits

@@ -17,7 +17,7 @@ use super::boundary::{boundary, FfiError, FfiResult};
 use super::codes::{ArkAgentResult, ArkAgentTransportError};
 use super::handles::{self, Kind};
 use super::strings::{opt_str_arg, str_arg};
-use crate::llm::{parse_host_headers, BodySender, BodyStream, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError};
+use crate::llm::{parse_host_headers, BodySender, BodyStream, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError, TransportErrorKind};
 use crate::runtime::{AgentEvent, AgentObserver};
 use crate::tools::{ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult};
 
@@ -92,7 +92,8 @@ pub type ArkAgentHttpSendCallback = Option<
 ///
 /// - Called at most once per request, promptly (not when the next chunk arrives), on a
 ///   library thread (named "arkagent"), for requests not answered yet and for streams
-///   whether or not they have begun.
+///   whether or not they have begun — also while `send` for that request is still
+///   running on the blocking call's thread (a run cancelled then ends `"cancelled"`).
 /// - Never called for a request the host had finished (`arkagent_http_complete`,
 ///   `arkagent_http_fail` or `arkagent_http_stream_end` returned) before the library
 ///   stopped wanting it: a finishing call that races a running cancel callback waits
@@ -227,7 +228,7 @@ impl HttpTransport for HostTransport {
         let strings = CStrings::new(&request)?;
         let state = Arc::new(HttpCompletionState::new(tx));
         let completion = handles::insert::<ArkAgentHttpCompletion, _>(Kind::HttpCompletion, Arc::clone(&state));
-        watch_for_cancel(state, completion, cancel, self.cancel, self.userdata);
+        watch_for_cancel(state, completion, cancel.clone(), self.cancel, self.userdata);
         {
             let headers: Vec<ArkAgentHttpHeader> =
                 strings.headers.iter().map(|(name, value)| ArkAgentHttpHeader { name: name.as_ptr(), value: value.as_ptr() }).collect();
@@ -246,7 +247,15 @@ impl HttpTransport for HostTransport {
             unsafe { (self.send)(self.userdata.0, &c_request, completion) };
         }
         drop((strings, request));
-        rx.await.unwrap_or_else(|_| Err(TransportError::network("the host dropped the HTTP completion")))
+        match rx.await {
+            Ok(answer) => answer,
+            // Cancelled while the host's `send` was still running (the cancel released the
+            // reply): the attempt was cancelled, not failed by the host.
+            Err(_) if cancel.is_cancelled() => {
+                Err(TransportError { kind: TransportErrorKind::Cancelled, message: "the request was cancelled".into() })
+            }
+            Err(_) => Err(TransportError::network("the host dropped the HTTP completion")),
+        }
     }
 }
 

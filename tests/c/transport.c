@@ -618,6 +618,72 @@ static void case_independent(void) {
   host_destroy(&h);
 }
 
+/* OHOS-7: the cancel callback may run while `send` for the same request is still running
+ * (on another thread): a run cancelled during send reaches the host at once. */
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int in_send, cancel_called, cancel_while_in_send;
+  ArkAgentRuntime *rt;
+} during = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL};
+
+static void during_send(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
+  (void)userdata;
+  (void)request;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5;
+  pthread_mutex_lock(&during.lock);
+  during.in_send = 1;
+  pthread_cond_broadcast(&during.cond);
+  while (!during.cancel_called) {
+    if (pthread_cond_timedwait(&during.cond, &during.lock, &until) != 0) break;
+  }
+  during.in_send = 0;
+  pthread_mutex_unlock(&during.lock);
+  /* The abort path finishes it; ignored after the cancel, and releases the handle. */
+  EXPECT(arkagent_http_fail(completion, ARK_AGENT_TRANSPORT_ERROR_NETWORK, "aborted"), OK);
+}
+
+static void during_cancel(void *userdata, ArkAgentHttpCompletion *completion) {
+  (void)userdata;
+  (void)completion;
+  pthread_mutex_lock(&during.lock);
+  during.cancel_called++;
+  during.cancel_while_in_send = during.in_send;
+  pthread_cond_broadcast(&during.cond);
+  pthread_mutex_unlock(&during.lock);
+}
+
+static void *cancel_in_send(void *arg) {
+  (void)arg;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5;
+  pthread_mutex_lock(&during.lock);
+  while (!during.in_send) {
+    if (pthread_cond_timedwait(&during.cond, &during.lock, &until) != 0) break;
+  }
+  pthread_mutex_unlock(&during.lock);
+  EXPECT(arkagent_runtime_cancel(during.rt), OK);
+  return NULL;
+}
+
+static void case_cancel_in_send(void) {
+  ArkAgentHttp http = {during_send, during_cancel, NULL};
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, &http, &during.rt), OK);
+  pthread_t canceller;
+  pthread_create(&canceller, NULL, cancel_in_send, NULL);
+  char *outcome = NULL;
+  EXPECT(arkagent_runtime_run(during.rt, "cancel me while sending", &outcome), OK);
+  CHECK(outcome != NULL && strstr(outcome, "\"status\":\"cancelled\"") != NULL, "the run ended cancelled");
+  arkagent_string_free(outcome);
+  pthread_join(canceller, NULL);
+  CHECK(during.cancel_called == 1, "cancel called once");
+  CHECK(during.cancel_while_in_send, "cancel came while send was still running");
+  arkagent_runtime_free(during.rt);
+}
+
 int main(int argc, char **argv) {
   const char *which = argc > 1 ? argv[1] : "all";
   int all = strcmp(which, "all") == 0, ran = 0;
@@ -638,6 +704,7 @@ int main(int argc, char **argv) {
   CASE("free", case_free());
   CASE("compress_timeout", case_compress_timeout());
   CASE("independent", case_independent());
+  CASE("cancel_in_send", case_cancel_in_send());
   CHECK(ran > 0, "a known case");
   EXPECT(arkagent_shutdown(), OK);
   printf("transport %s: %d passed, %d failed\n", which, passed, failed);

@@ -365,6 +365,11 @@ fn ohos_7_c_a_blocking_call_does_not_wait_for_another_calls_cancel_callback() {
 }
 
 #[test]
+fn ohos_7_c_cancel_may_run_while_send_is_still_running() {
+    transport_case("cancel_in_send");
+}
+
+#[test]
 fn ohos_7_c_freeing_the_runtime_cancels_its_open_request() {
     transport_case("free");
 }
