@@ -224,15 +224,19 @@ typedef void (*ArkAgentHttpSendCallback)(void *userdata, const struct ArkAgentHt
 //
 // - Called at most once per request, promptly (not when the next chunk arrives), on a
 //   library thread (named "arkagent"), for requests not answered yet and for streams
-//   whether or not they have begun.
+//   whether or not they have begun — also while `send` for that request is still
+//   running on the blocking call's thread (a run cancelled then ends `"cancelled"`).
 // - Never called for a request the host had finished (`arkagent_http_complete`,
 //   `arkagent_http_fail` or `arkagent_http_stream_end` returned) before the library
 //   stopped wanting it: a finishing call that races a running cancel callback waits
 //   until the callback has returned (so once any finishing call has returned, `cancel`
-//   for that request has returned or will never be called). Because of that, the
-//   callback must not block or wait on a lock held while calling a finishing function.
+//   for that request has returned or will never be called).
 // - Every blocking call (`arkagent_runtime_run`, `_compress_now`, `_run_decomposed`)
-//   returns only after the cancel callbacks it caused have returned.
+//   returns only after the cancel callbacks it caused have returned, and waits for no
+//   other call's.
+// - Because of both waits, the callback must not block, nor wait for a lock held (or a
+//   thread blocked) while calling a finishing function or the blocking call that caused
+//   the cancel: either would deadlock.
 // - After cancel, finish the request as usual (e.g. `arkagent_http_fail` from the abort
 //   path, even inside the cancel callback): that call returns `ARK_AGENT_RESULT_OK` and
 //   is ignored, and releases the handle; `arkagent_http_stream_begin` returns

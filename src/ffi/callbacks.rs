@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::ThreadId;
 
 use async_trait::async_trait;
@@ -17,7 +17,7 @@ use super::boundary::{boundary, FfiError, FfiResult};
 use super::codes::{ArkAgentResult, ArkAgentTransportError};
 use super::handles::{self, Kind};
 use super::strings::{opt_str_arg, str_arg};
-use crate::llm::{parse_host_headers, BodySender, BodyStream, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError};
+use crate::llm::{parse_host_headers, BodySender, BodyStream, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError, TransportErrorKind};
 use crate::runtime::{AgentEvent, AgentObserver};
 use crate::tools::{ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult};
 
@@ -92,15 +92,19 @@ pub type ArkAgentHttpSendCallback = Option<
 ///
 /// - Called at most once per request, promptly (not when the next chunk arrives), on a
 ///   library thread (named "arkagent"), for requests not answered yet and for streams
-///   whether or not they have begun.
+///   whether or not they have begun — also while `send` for that request is still
+///   running on the blocking call's thread (a run cancelled then ends `"cancelled"`).
 /// - Never called for a request the host had finished (`arkagent_http_complete`,
 ///   `arkagent_http_fail` or `arkagent_http_stream_end` returned) before the library
 ///   stopped wanting it: a finishing call that races a running cancel callback waits
 ///   until the callback has returned (so once any finishing call has returned, `cancel`
-///   for that request has returned or will never be called). Because of that, the
-///   callback must not block or wait on a lock held while calling a finishing function.
+///   for that request has returned or will never be called).
 /// - Every blocking call (`arkagent_runtime_run`, `_compress_now`, `_run_decomposed`)
-///   returns only after the cancel callbacks it caused have returned.
+///   returns only after the cancel callbacks it caused have returned, and waits for no
+///   other call's.
+/// - Because of both waits, the callback must not block, nor wait for a lock held (or a
+///   thread blocked) while calling a finishing function or the blocking call that caused
+///   the cancel: either would deadlock.
 /// - After cancel, finish the request as usual (e.g. `arkagent_http_fail` from the abort
 ///   path, even inside the cancel callback): that call returns `ARK_AGENT_RESULT_OK` and
 ///   is ignored, and releases the handle; `arkagent_http_stream_begin` returns
@@ -224,7 +228,7 @@ impl HttpTransport for HostTransport {
         let strings = CStrings::new(&request)?;
         let state = Arc::new(HttpCompletionState::new(tx));
         let completion = handles::insert::<ArkAgentHttpCompletion, _>(Kind::HttpCompletion, Arc::clone(&state));
-        watch_for_cancel(state, completion, cancel, self.cancel, self.userdata);
+        watch_for_cancel(state, completion, cancel.clone(), self.cancel, self.userdata);
         {
             let headers: Vec<ArkAgentHttpHeader> =
                 strings.headers.iter().map(|(name, value)| ArkAgentHttpHeader { name: name.as_ptr(), value: value.as_ptr() }).collect();
@@ -243,22 +247,55 @@ impl HttpTransport for HostTransport {
             unsafe { (self.send)(self.userdata.0, &c_request, completion) };
         }
         drop((strings, request));
-        rx.await.unwrap_or_else(|_| Err(TransportError::network("the host dropped the HTTP completion")))
+        match rx.await {
+            Ok(answer) => answer,
+            // Cancelled while the host's `send` was still running (the cancel released the
+            // reply): the attempt was cancelled, not failed by the host.
+            Err(_) if cancel.is_cancelled() => {
+                Err(TransportError { kind: TransportErrorKind::Cancelled, message: "the request was cancelled".into() })
+            }
+            Err(_) => Err(TransportError::network("the host dropped the HTTP completion")),
+        }
     }
 }
 
 // ------------------------------------------------ cancellation reaching the host (OHOS-7)
 
-/// Live cancel watchers by id, with their request's token: a blocking call waits before
-/// it returns until no watcher whose token fired is still running ([`settle_cancels`]).
-fn watchers() -> &'static Mutex<HashMap<u64, CancellationToken>> {
-    static WATCHERS: OnceLock<Mutex<HashMap<u64, CancellationToken>>> = OnceLock::new();
-    WATCHERS.get_or_init(Mutex::default)
+/// The cancel watchers one blocking call started, by id, with their request's token: the
+/// call waits before it returns until none whose token fired is still running
+/// ([`CancelScope::settle`]), and never for another call's (OHOS-7).
+#[derive(Default)]
+pub(crate) struct CancelScope {
+    live: Mutex<HashMap<u64, CancellationToken>>,
+    exited: Notify,
 }
 
-fn watcher_exited() -> &'static Notify {
-    static EXITED: OnceLock<Notify> = OnceLock::new();
-    EXITED.get_or_init(Notify::new)
+tokio::task_local! {
+    /// The scope of the blocking call whose future is being polled.
+    static SCOPE: Arc<CancelScope>;
+}
+
+impl CancelScope {
+    /// Runs `future` in a fresh scope, then waits until every cancel watcher it started
+    /// whose request was cancelled has called the host and returned.
+    pub(crate) async fn run<F: std::future::Future>(future: F) -> F::Output {
+        let scope = Arc::new(Self::default());
+        let output = SCOPE.scope(Arc::clone(&scope), future).await;
+        scope.settle().await;
+        output
+    }
+
+    async fn settle(&self) {
+        loop {
+            // Created before the check, so an exit between the check and the wait wakes it.
+            let exited = self.exited.notified();
+            let pending = self.live.lock().map(|live| live.values().any(CancellationToken::is_cancelled)).unwrap_or(false);
+            if !pending {
+                return;
+            }
+            exited.await;
+        }
+    }
 }
 
 static NEXT_WATCHER: AtomicU64 = AtomicU64::new(0);
@@ -282,8 +319,10 @@ fn watch_for_cancel(
     userdata: UserData,
 ) {
     let Ok(executor) = tokio::runtime::Handle::try_current() else { return };
+    // Outside a blocking call's scope nobody waits for the watcher.
+    let scope = SCOPE.try_with(Arc::clone).unwrap_or_default();
     let id = NEXT_WATCHER.fetch_add(1, Ordering::Relaxed);
-    if let Ok(mut live) = watchers().lock() {
+    if let Ok(mut live) = scope.live.lock() {
         live.insert(id, cancel.clone());
     }
     let completion = completion as usize;
@@ -293,10 +332,10 @@ fn watch_for_cancel(
             () = state.finished.notified() => {}
             () = cancel.cancelled() => cancel_request(&state, completion, callback, userdata),
         }
-        if let Ok(mut live) = watchers().lock() {
+        if let Ok(mut live) = scope.live.lock() {
             live.remove(&id);
         }
-        watcher_exited().notify_waiters();
+        scope.exited.notify_waiters();
     });
 }
 
@@ -315,7 +354,7 @@ fn cancel_request(state: &HttpCompletionState, completion: usize, callback: ArkA
     drop(phase);
     IN_CANCEL.with(|c| c.set(true));
     // SAFETY: the host registered this callback and promised userdata stays valid until
-    // no blocking call runs; every blocking call waits for this task (settle_cancels).
+    // no blocking call runs; the blocking call that started this task waits for it (CancelScope).
     unsafe { callback(userdata.0, completion as *mut ArkAgentHttpCompletion) };
     IN_CANCEL.with(|c| c.set(false));
     if let Ok(mut phase) = state.phase.lock() {
@@ -324,21 +363,6 @@ fn cancel_request(state: &HttpCompletionState, completion: usize, callback: ArkA
         }
     }
     state.settled.notify_all();
-}
-
-/// Waits until every cancel watcher whose request was cancelled has called the host and
-/// returned; blocking calls await this before they return, so no cancel callback runs
-/// after them.
-pub(crate) async fn settle_cancels() {
-    loop {
-        // Created before the check, so an exit between the check and the wait wakes it.
-        let exited = watcher_exited().notified();
-        let pending = watchers().lock().map(|live| live.values().any(CancellationToken::is_cancelled)).unwrap_or(false);
-        if !pending {
-            return;
-        }
-        exited.await;
-    }
 }
 
 /// Whether the library no longer wants `completion`'s response (OHOS-7), for hosts that

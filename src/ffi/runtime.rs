@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
 use super::boundary::{boundary, FfiError, FfiResult};
-use super::callbacks::{register_host_tool, settle_cancels, ArkAgentEventCallback, ArkAgentHttp, ArkAgentToolCallback, HostObserver, HostTransport, UserData};
+use super::callbacks::{register_host_tool, CancelScope, ArkAgentEventCallback, ArkAgentHttp, ArkAgentToolCallback, HostObserver, HostTransport, UserData};
 use super::codes::ArkAgentResult;
 use super::compress::{ArkAgentCompressCallback, HostCompressor};
 use super::handles::{self, Kind};
@@ -64,11 +64,7 @@ fn block_on<F: std::future::Future>(what: &str, future: F) -> FfiResult<F::Outpu
         return Err(FfiError::new(ArkAgentResult::Reentrant, format!("{what} called from a library callback")));
     }
     let executor = executor()?;
-    Ok(executor.block_on(async {
-        let output = future.await;
-        settle_cancels().await;
-        output
-    }))
+    Ok(executor.block_on(CancelScope::run(future)))
 }
 
 /// Stops the library's executor threads (named "arkagent") and waits up to one second for

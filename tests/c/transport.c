@@ -581,6 +581,141 @@ static void case_free(void) {
   host_destroy(&h);
 }
 
+/* OHOS-7: a blocking call waits for the cancel callbacks it caused, not for another
+ * call's: while runtime B's cancel callback (its request timed out on another thread) is
+ * still running, a run on runtime A returns. */
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int cancel_started, release, cancel_returned;
+} slow = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+
+static void slow_send(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
+  (void)userdata;
+  (void)request;
+  (void)completion; /* held: answered only from the cancel callback */
+}
+
+static void slow_cancel(void *userdata, ArkAgentHttpCompletion *completion) {
+  (void)userdata;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  pthread_mutex_lock(&slow.lock);
+  slow.cancel_started = 1;
+  pthread_cond_broadcast(&slow.cond);
+  while (!slow.release) {
+    if (pthread_cond_timedwait(&slow.cond, &slow.lock, &until) != 0) break;
+  }
+  slow.cancel_returned = 1;
+  pthread_mutex_unlock(&slow.lock);
+  EXPECT(arkagent_http_fail(completion, ARK_AGENT_TRANSPORT_ERROR_NETWORK, "aborted"), OK);
+}
+
+static void *run_slow(void *arg) {
+  EXPECT(arkagent_runtime_run(arg, "slow", NULL), ARK_AGENT_RESULT_LLM_TIMEOUT);
+  return NULL;
+}
+
+static void case_independent(void) {
+  ArkAgentHttp http = {slow_send, slow_cancel, NULL};
+  ArkAgentRuntime *b = NULL;
+  EXPECT(arkagent_runtime_new(TIMEOUT_CONFIG, NULL, NULL, &http, &b), OK);
+  pthread_t runner;
+  pthread_create(&runner, NULL, run_slow, b);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5;
+  pthread_mutex_lock(&slow.lock);
+  while (!slow.cancel_started) {
+    if (pthread_cond_timedwait(&slow.cond, &slow.lock, &until) != 0) break;
+  }
+  CHECK(slow.cancel_started, "runtime B's timeout called its cancel callback");
+  pthread_mutex_unlock(&slow.lock);
+
+  Host h;
+  host_init(&h, ANSWER);
+  h.replies[0] = FINAL_REPLY;
+  ArkAgentRuntime *a = runtime_for(&h, CONFIG, 1);
+  EXPECT(arkagent_runtime_run(a, "hi", NULL), OK);
+  pthread_mutex_lock(&slow.lock);
+  CHECK(!slow.cancel_returned, "runtime A's run returned while B's cancel callback still ran");
+  slow.release = 1;
+  pthread_cond_broadcast(&slow.cond);
+  pthread_mutex_unlock(&slow.lock);
+  pthread_join(runner, NULL);
+  CHECK(slow.cancel_returned, "B's run returned after its cancel callback");
+  arkagent_runtime_free(a);
+  arkagent_runtime_free(b);
+  host_destroy(&h);
+}
+
+/* OHOS-7: the cancel callback may run while `send` for the same request is still running
+ * (on another thread): a run cancelled during send reaches the host at once. */
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int in_send, cancel_called, cancel_while_in_send;
+  ArkAgentRuntime *rt;
+} during = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL};
+
+static void during_send(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
+  (void)userdata;
+  (void)request;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5;
+  pthread_mutex_lock(&during.lock);
+  during.in_send = 1;
+  pthread_cond_broadcast(&during.cond);
+  while (!during.cancel_called) {
+    if (pthread_cond_timedwait(&during.cond, &during.lock, &until) != 0) break;
+  }
+  during.in_send = 0;
+  pthread_mutex_unlock(&during.lock);
+  /* The abort path finishes it; ignored after the cancel, and releases the handle. */
+  EXPECT(arkagent_http_fail(completion, ARK_AGENT_TRANSPORT_ERROR_NETWORK, "aborted"), OK);
+}
+
+static void during_cancel(void *userdata, ArkAgentHttpCompletion *completion) {
+  (void)userdata;
+  (void)completion;
+  pthread_mutex_lock(&during.lock);
+  during.cancel_called++;
+  during.cancel_while_in_send = during.in_send;
+  pthread_cond_broadcast(&during.cond);
+  pthread_mutex_unlock(&during.lock);
+}
+
+static void *cancel_in_send(void *arg) {
+  (void)arg;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5;
+  pthread_mutex_lock(&during.lock);
+  while (!during.in_send) {
+    if (pthread_cond_timedwait(&during.cond, &during.lock, &until) != 0) break;
+  }
+  pthread_mutex_unlock(&during.lock);
+  EXPECT(arkagent_runtime_cancel(during.rt), OK);
+  return NULL;
+}
+
+static void case_cancel_in_send(void) {
+  ArkAgentHttp http = {during_send, during_cancel, NULL};
+  EXPECT(arkagent_runtime_new(CONFIG, NULL, NULL, &http, &during.rt), OK);
+  pthread_t canceller;
+  pthread_create(&canceller, NULL, cancel_in_send, NULL);
+  char *outcome = NULL;
+  EXPECT(arkagent_runtime_run(during.rt, "cancel me while sending", &outcome), OK);
+  CHECK(outcome != NULL && strstr(outcome, "\"status\":\"cancelled\"") != NULL, "the run ended cancelled");
+  arkagent_string_free(outcome);
+  pthread_join(canceller, NULL);
+  CHECK(during.cancel_called == 1, "cancel called once");
+  CHECK(during.cancel_while_in_send, "cancel came while send was still running");
+  arkagent_runtime_free(during.rt);
+}
+
 int main(int argc, char **argv) {
   const char *which = argc > 1 ? argv[1] : "all";
   int all = strcmp(which, "all") == 0, ran = 0;
@@ -601,6 +736,8 @@ int main(int argc, char **argv) {
   CASE("free", case_free());
   CASE("compress_timeout", case_compress_timeout());
   CASE("decomposed_timeout", case_decomposed_timeout());
+  CASE("independent", case_independent());
+  CASE("cancel_in_send", case_cancel_in_send());
   CHECK(ran > 0, "a known case");
   EXPECT(arkagent_shutdown(), OK);
   printf("transport %s: %d passed, %d failed\n", which, passed, failed);

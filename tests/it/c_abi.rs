@@ -48,22 +48,13 @@ fn compile(name: &str) -> PathBuf {
 
 /// Runs a compiled C test program with `args`; asserts it passed and returns its stdout.
 fn run_program(exe: &Path, args: &[&str]) -> String {
-    // The library next to the program (the one this test run built) first: cargo's
-    // LD_LIBRARY_PATH, which wins over the rpath, also names target/<profile>, where an
-    // older `cargo build` may have left a stale libarkagent.so.
-    let deps = exe.parent().unwrap();
-    let path = match std::env::var_os("LD_LIBRARY_PATH") {
-        Some(old) => {
-            let mut dirs = vec![deps.to_path_buf()];
-            dirs.extend(std::env::split_paths(&old));
-            std::env::join_paths(dirs).unwrap()
-        }
-        None => deps.as_os_str().to_owned(),
-    };
-    let out = Command::new(exe).args(args).env("LD_LIBRARY_PATH", path).output().unwrap();
+    // Not cargo's LD_LIBRARY_PATH: it lists target/<profile> (where a stale
+    // libarkagent.so from an earlier `cargo build` may lie) before deps, and beats the
+    // rpath the program was linked with.
+    let out = Command::new(exe).args(args).env_remove("LD_LIBRARY_PATH").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{} {args:?} failed:\n{stdout}\n{stderr}", exe.display());
+    assert!(out.status.success(), "{} {args:?} failed ({:?}):\n{stdout}\n{stderr}", exe.display(), out.status);
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
     stdout
 }
@@ -371,6 +362,16 @@ fn ohos_7_c_compress_now_returns_after_the_cancel_its_timeout_caused() {
 #[test]
 fn ohos_7_c_run_decomposed_returns_after_the_cancel_its_timeout_caused() {
     transport_case("decomposed_timeout");
+}
+
+#[test]
+fn ohos_7_c_a_blocking_call_does_not_wait_for_another_calls_cancel_callback() {
+    transport_case("independent");
+}
+
+#[test]
+fn ohos_7_c_cancel_may_run_while_send_is_still_running() {
+    transport_case("cancel_in_send");
 }
 
 #[test]
