@@ -98,7 +98,9 @@ pub type ArkAgentHttpSendCallback = Option<
 ///   `arkagent_http_fail` or `arkagent_http_stream_end` returned) before the library
 ///   stopped wanting it: a finishing call that races a running cancel callback waits
 ///   until the callback has returned (so once any finishing call has returned, `cancel`
-///   for that request has returned or will never be called).
+///   for that request has returned or will never be called). The one exception: a
+///   finishing call made from inside a cancel callback never waits (two callbacks
+///   finishing each other's requests would wait for each other).
 /// - Every blocking call (`arkagent_runtime_run`, `_compress_now`, `_run_decomposed`)
 ///   returns only after the cancel callbacks it caused have returned, and waits for no
 ///   other call's.

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "arkagent.h"
 #include "http_host.h"
@@ -716,6 +717,70 @@ static void case_cancel_in_send(void) {
   arkagent_runtime_free(during.rt);
 }
 
+/* OHOS-7: a finishing call made inside a cancel callback never waits for another
+ * request's running cancel callback: two callbacks that finish each other's requests at
+ * the same time do not deadlock. */
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  ArkAgentHttpCompletion *pending[2];
+  int in_cancel;
+  int both_in_cancel[2];
+  int other_result[2];
+} cross = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {NULL, NULL}, 0, {0, 0}, {-1, -1}};
+
+static void cross_send(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
+  (void)request;
+  int i = *(int *)userdata;
+  pthread_mutex_lock(&cross.lock);
+  cross.pending[i] = completion; /* never answered: the request times out */
+  pthread_mutex_unlock(&cross.lock);
+}
+
+static void cross_cancel(void *userdata, ArkAgentHttpCompletion *completion) {
+  (void)completion;
+  int i = *(int *)userdata;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5;
+  pthread_mutex_lock(&cross.lock);
+  cross.in_cancel++;
+  pthread_cond_broadcast(&cross.cond);
+  while (cross.in_cancel < 2) {
+    if (pthread_cond_timedwait(&cross.cond, &cross.lock, &until) != 0) break;
+  }
+  cross.both_in_cancel[i] = cross.in_cancel == 2;
+  ArkAgentHttpCompletion *other = cross.pending[1 - i];
+  pthread_mutex_unlock(&cross.lock);
+  /* The other request's cancel callback is running right now: this must not wait for it. */
+  cross.other_result[i] = (int)arkagent_http_fail(other, ARK_AGENT_TRANSPORT_ERROR_NETWORK, "aborted by the other");
+}
+
+static void *run_cross(void *arg) {
+  EXPECT(arkagent_runtime_run(arg, "cross", NULL), ARK_AGENT_RESULT_LLM_TIMEOUT);
+  return NULL;
+}
+
+static void case_cross_finish(void) {
+  static int ids[2] = {0, 1};
+  ArkAgentRuntime *rt[2] = {NULL, NULL};
+  pthread_t runner[2];
+  alarm(60); /* a deadlock kills the program (and fails the test) instead of hanging it */
+  for (int i = 0; i < 2; i++) {
+    ArkAgentHttp http = {cross_send, cross_cancel, &ids[i]};
+    EXPECT(arkagent_runtime_new(TIMEOUT_CONFIG, NULL, NULL, &http, &rt[i]), OK);
+  }
+  for (int i = 0; i < 2; i++) pthread_create(&runner[i], NULL, run_cross, rt[i]);
+  for (int i = 0; i < 2; i++) pthread_join(runner[i], NULL);
+  CHECK(cross.both_in_cancel[0] && cross.both_in_cancel[1], "both cancel callbacks ran at the same time");
+  for (int i = 0; i < 2; i++) {
+    /* The other request was cancelled and not finished yet: OK (ignored, handle released). */
+    CHECK(cross.other_result[i] == ARK_AGENT_RESULT_OK, "finishing the other request inside a cancel callback gave OK");
+  }
+  for (int i = 0; i < 2; i++) arkagent_runtime_free(rt[i]);
+  alarm(0);
+}
+
 int main(int argc, char **argv) {
   const char *which = argc > 1 ? argv[1] : "all";
   int all = strcmp(which, "all") == 0, ran = 0;
@@ -738,6 +803,7 @@ int main(int argc, char **argv) {
   CASE("decomposed_timeout", case_decomposed_timeout());
   CASE("independent", case_independent());
   CASE("cancel_in_send", case_cancel_in_send());
+  CASE("cross_finish", case_cross_finish());
   CHECK(ran > 0, "a known case");
   EXPECT(arkagent_shutdown(), OK);
   printf("transport %s: %d passed, %d failed\n", which, passed, failed);

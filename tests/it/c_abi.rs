@@ -375,6 +375,11 @@ fn ohos_7_c_cancel_may_run_while_send_is_still_running() {
 }
 
 #[test]
+fn ohos_7_c_cancel_callbacks_finishing_each_others_requests_do_not_deadlock() {
+    transport_case("cross_finish");
+}
+
+#[test]
 fn ohos_7_c_freeing_the_runtime_cancels_its_open_request() {
     transport_case("free");
 }
