@@ -104,6 +104,17 @@ fn feed(tx: &BodySender, chunks: Vec<Vec<u8>>, then_fail: Option<TransportError>
 }
 
 /// A streaming model config with fast retries.
+/// An empty chat request (no prompt, messages or tools) built by `client`.
+pub fn request(client: &arkagent::ChatClient) -> HttpRequest {
+    client.build_http_request(&arkagent::ChatRequest {
+        system_prompt: None,
+        context_messages: &[],
+        messages: &[],
+        tools: &[],
+        tool_choice: None,
+    })
+}
+
 pub fn config() -> ModelConfig {
     let mut c = ModelConfig::new("https://api.example.test/v1", KEY, "test-model");
     c.stream = true;

@@ -13,16 +13,6 @@ fn ok_body() -> String {
     json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "done"}, "finish_reason": "stop"}]}).to_string()
 }
 
-fn request(client: &ChatClient) -> arkagent::HttpRequest {
-    client.build_http_request(&arkagent::ChatRequest {
-        system_prompt: None,
-        context_messages: &[],
-        messages: &[],
-        tools: &[],
-        tool_choice: None,
-    })
-}
-
 fn with_retry(policy: RetryPolicy) -> ModelConfig {
     let mut c = config();
     c.retry = policy;

@@ -9,16 +9,6 @@ use arkagent::{AgentRuntimeConfig, CancellationToken, ChatClient, LlmError, Mode
 
 use crate::llm_fake::*;
 
-fn request(client: &ChatClient) -> arkagent::HttpRequest {
-    client.build_http_request(&arkagent::ChatRequest {
-        system_prompt: None,
-        context_messages: &[],
-        messages: &[],
-        tools: &[],
-        tool_choice: None,
-    })
-}
-
 /// A streaming config: `request_timeout_ms`, `idle_timeout_ms`, `attempts` in total.
 fn timed(request_ms: u64, idle_ms: u64, attempts: u32) -> ModelConfig {
     let mut c = config();
