@@ -22,7 +22,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    arkagent_demo::init_tracing();
+    let secrets = match &config.endpoint {
+        arkagent_demo::config::Endpoint::Real { api_key, .. } => vec![api_key.clone()],
+        arkagent_demo::config::Endpoint::Simulated => {
+            vec![arkagent_demo::config::SIMULATED_API_KEY.to_owned()]
+        }
+    };
+    arkagent_demo::init_tracing(secrets);
     let lines = match config.script_lines() {
         Ok(lines) => lines,
         Err(e) => {
