@@ -87,6 +87,12 @@ impl ChatClient {
     /// The HTTP request carrying an already encoded `body` (the runtime assembles bodies
     /// from cached encodings, [`wire::assemble_body`](super::wire::assemble_body)).
     pub fn http_request_with_body(&self, body: String) -> HttpRequest {
+        self.http_request_with_shared_body(Arc::new(body))
+    }
+
+    /// The HTTP request carrying `body`, shared: the runtime lends its encoding cache as
+    /// the body and takes it back once the request is dropped (PERF-2).
+    pub fn http_request_with_shared_body(&self, body: Arc<String>) -> HttpRequest {
         let mut headers = vec![
             ("Content-Type".to_owned(), "application/json".to_owned()),
             ("Authorization".to_owned(), format!("Bearer {}", self.config.api_key)),
@@ -99,7 +105,7 @@ impl ChatClient {
             method: "POST".to_owned(),
             url: self.config.chat_completions_url(),
             headers,
-            body: Arc::new(body),
+            body,
             stream: self.config.stream,
         }
     }

@@ -239,6 +239,21 @@ impl BodyTemplate {
         Self { head: a.get(..at).unwrap_or_default().to_owned(), tail: a.get(at + 1..).unwrap_or_default().to_owned() }
     }
 
+    /// Heap bytes the template holds (PERF-2's memory report).
+    pub fn heap_bytes(&self) -> usize {
+        self.head.capacity() + self.tail.capacity()
+    }
+
+    /// Everything before the messages array's `[`.
+    pub fn head(&self) -> &str {
+        &self.head
+    }
+
+    /// Everything after the messages array's `]`.
+    pub fn tail(&self) -> &str {
+        &self.tail
+    }
+
     /// The body whose messages array holds `runs`: each a non-empty run of encoded
     /// messages ([`encode_message`]) separated by commas. Copies each byte once.
     pub fn assemble(&self, runs: &[&str]) -> String {

@@ -141,23 +141,56 @@ struct FixedEncodings {
     tokens: u64,
 }
 
-/// PERF-7: the encodings of the history's first `history.len()` messages and of the
+/// PERF-7: the encodings of the history's first `history_len` messages and of the
 /// memory context, valid for one state generation. A committed message is encoded once;
 /// an append only encodes what was appended; anything else (compression commit, import,
 /// seeding, a failed run's rollback) bumps the generation and the cache starts over.
+///
+/// PERF-2: the cache *is* the request body up to the messages array's `]` (the template's
+/// head, `[`, the system prompt, the memory context, the history). A request closes it with
+/// the template's tail and lends it to the transport as the body itself; the next
+/// [`Inner::sync_encodings`] takes it back (cutting the tail off) once the transport let
+/// go, or copies the prefix if the host still holds it. So no turn copies the history's
+/// JSON: the runtime holds the messages once and their encoding once.
 #[derive(Default)]
 struct EncodingCache {
     generation: u64,
-    /// The memory context messages, encoded and comma-separated; `None` until built for
-    /// this generation.
-    context: Option<String>,
+    /// The body so far: head, `[`, and the comma-separated system prompt, memory context
+    /// and history encodings. Empty while lent (see `lent`) or before `built`.
+    body: String,
+    /// `body` holds the head, the system prompt and the memory context of this generation.
+    built: bool,
+    /// Something follows the `[` in `body` (the next encoding needs a comma first).
+    any: bool,
+    /// The body lent to the last request, and the length of its part before the tail.
+    lent: Option<(Arc<String>, usize)>,
     context_tokens: u64,
-    /// The first `history_len` history messages, encoded and comma-separated.
-    history: String,
     history_len: usize,
     history_tokens: u64,
     /// Their tool call ids (fresh ids are checked against them).
     call_ids: HashSet<String>,
+}
+
+impl EncodingCache {
+    /// Takes the lent body back (PERF-2): the same allocation when the transport has let
+    /// go of it, a copy of its prefix when the host still holds it.
+    fn reclaim(&mut self) {
+        if let Some((lent, len)) = self.lent.take() {
+            self.body = match Arc::try_unwrap(lent) {
+                Ok(mut body) => {
+                    body.truncate(len);
+                    body
+                }
+                Err(shared) => shared.get(..len).unwrap_or_default().to_owned(),
+            };
+        }
+    }
+
+    /// Heap bytes held: the body (or the lent one), the ids.
+    fn heap_bytes(&self) -> usize {
+        let body = self.lent.as_ref().map_or(self.body.capacity(), |(b, _)| b.capacity());
+        body + self.call_ids.capacity() * std::mem::size_of::<String>() + self.call_ids.iter().map(String::capacity).sum::<usize>()
+    }
 }
 
 /// The state lock; mutable access bumps the generation, so no writer can forget to
@@ -441,6 +474,18 @@ impl AgentRuntime {
     /// The episodes compressed so far (cheap: archived messages are shared).
     pub fn episodic_memories(&self) -> Vec<EpisodicMemory> {
         self.inner.snapshot().history.episodic_memories.clone()
+    }
+
+    /// PERF-2: the heap bytes this runtime holds, per component (history, episodes,
+    /// usages, encoding cache, fixed encodings). Approximate (capacities); for finding
+    /// where a long chat's memory goes.
+    pub fn memory_report(&self) -> super::memory_report::MemoryReport {
+        let state = self.inner.snapshot();
+        let mut report = super::memory_report::state_report(&state);
+        let cache = self.inner.lock_encodings();
+        report.encoding_cache = cache.heap_bytes();
+        report.fixed_encodings = self.inner.fixed.template.heap_bytes() + self.inner.fixed.system.capacity();
+        report
     }
 
     /// Read-only access to episodic memory over the live state (MEM-1).
@@ -816,17 +861,33 @@ impl Inner {
         if cache.generation != generation || cache.history_len > messages.len() {
             *cache = EncodingCache { generation, ..EncodingCache::default() };
         }
-        if cache.context.is_none() {
-            let mut run = String::new();
+        cache.reclaim();
+        if !cache.built {
+            cache.body.clear();
+            cache.body.push_str(self.fixed.template.head());
+            cache.body.push('[');
+            cache.any = !self.fixed.system.is_empty();
+            cache.body.push_str(&self.fixed.system);
             cache.context_tokens = 0;
             if let Some(m) = Self::memory_context(state) {
-                wire::append_message(&mut run, &m);
+                if cache.any {
+                    cache.body.push(',');
+                }
+                cache.body.push_str(&wire::encode_message(&m));
+                cache.any = true;
                 cache.context_tokens += estimate_message_tokens(&m);
             }
-            cache.context = Some(run);
+            cache.built = true;
         }
+        let tail = self.fixed.template.tail().len() + 2;
         for m in &messages[cache.history_len..] {
-            wire::append_message(&mut cache.history, m);
+            let encoded = wire::encode_message(m);
+            reserve_gently(&mut cache.body, encoded.len() + tail);
+            if cache.any {
+                cache.body.push(',');
+            }
+            cache.body.push_str(&encoded);
+            cache.any = true;
             cache.history_tokens += estimate_message_tokens(m);
             cache.call_ids.extend(m.tool_calls().iter().map(|c| c.id.clone()));
         }
@@ -853,16 +914,20 @@ impl Inner {
     }
 
     /// PERF-7: the request body for `state`, assembled from cached encodings, and the
-    /// local prompt estimate.
-    fn request_body(&self, state: &AgentState, generation: u64) -> (String, u64) {
+    /// local prompt estimate. PERF-2: the body is the cache itself, lent (no copy).
+    fn request_body(&self, state: &AgentState, generation: u64) -> (Arc<String>, u64) {
         let mut cache = self.lock_encodings();
         let cache = self.sync_encodings(&mut cache, state, generation);
-        let context = cache.context.as_deref().unwrap_or_default();
-        let body = self.fixed.template.assemble(&[&self.fixed.system, context, &cache.history]);
+        let len = cache.body.len();
+        reserve_gently(&mut cache.body, self.fixed.template.tail().len() + 1);
+        cache.body.push(']');
+        cache.body.push_str(self.fixed.template.tail());
+        let body = Arc::new(std::mem::take(&mut cache.body));
+        cache.lent = Some((Arc::clone(&body), len));
         let local = self.fixed.tokens + cache.context_tokens + cache.history_tokens;
         #[cfg(debug_assertions)]
         {
-            assert_eq!(body, self.body_from_scratch(state), "PERF-7: the cached body differs from a from-scratch encoding");
+            assert_eq!(*body, self.body_from_scratch(state), "PERF-7: the cached body differs from a from-scratch encoding");
             assert_eq!(local, self.estimate_from_scratch(state));
         }
         (body, local)
@@ -1025,7 +1090,7 @@ impl Inner {
                     let (state, generation) = self.snapshot_with_generation();
                     let (body, local) = self.request_body(&state, generation);
                     let estimate = preflight_estimate.take().unwrap_or_else(|| self.prompt_size(&state, local));
-                    (self.client.http_request_with_body(body), state.history.messages.len(), estimate)
+                    (self.client.http_request_with_shared_body(body), state.history.messages.len(), estimate)
                 };
                 self.emit(run_id, EventKind::ModelRequest {
                     iteration,
@@ -1341,6 +1406,15 @@ impl Inner {
 }
 
 /// The absolute position (archived originals counted) after the first `live` messages.
+/// PERF-2: grows `s` to hold `extra` more bytes by an eighth of its length at a time
+/// rather than doubling, so the encoding cache (a long chat's largest buffer) carries at
+/// most ~12.5 % of slack instead of up to 100 %. Large buffers grow by `mremap` (no copy).
+fn reserve_gently(s: &mut String, extra: usize) {
+    if s.capacity() - s.len() < extra {
+        s.reserve_exact(extra.max(s.len() / 8).max(4096));
+    }
+}
+
 fn live_end(state: &AgentState, live: usize) -> u64 {
     state.history.episodic_memories.iter().fold(live as u64, |a, e| a + e.archived_messages.len() as u64)
 }

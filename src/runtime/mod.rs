@@ -5,6 +5,7 @@ mod agent;
 mod config;
 mod events;
 mod ids;
+mod memory_report;
 mod tool_exec;
 
 pub use agent::{AgentRuntime, CompressionTrigger, RunOutcome, RunSlot, RunStatus, COMPRESSION_BACKOFF_MODEL_CALLS};
@@ -12,4 +13,5 @@ pub use config::{AgentRuntimeConfig, Compression, DEFAULT_MAX_ITERATIONS, DEFAUL
 pub use events::{AgentEvent, AgentObserver, EventKind, Subscription};
 pub(crate) use agent::StateCell;
 pub(crate) use events::Emitter;
+pub use memory_report::MemoryReport;
 pub use ids::{Clock, DefaultIdGenerator, IdGenerator, ManualClock, SequentialIdGenerator, SystemClock};

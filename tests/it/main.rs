@@ -19,4 +19,5 @@ mod llm_secrets;
 mod llm_stream;
 mod numbers;
 mod ohos_6_timeouts;
+mod perf_2_memory;
 mod perf_7;

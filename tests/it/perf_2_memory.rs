@@ -1,0 +1,121 @@
+//! PERF-2 (issue 21): the request body is the runtime's encoding cache, lent to the
+//! transport and taken back afterwards. A host that keeps every body it was given
+//! (the copy path) and one that lets go at once (the reuse path) are sent the same
+//! bytes, and a kept body never changes afterwards. `AgentRuntime::memory_report`
+//! names where the bytes live; the cache carries little slack.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arkagent::{
+    AgentRuntime, AgentRuntimeConfig, CancellationToken, HttpRequest, HttpResponse, HttpTransport, ModelConfig, RunStatus,
+    ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolResult, TransportError,
+};
+use async_trait::async_trait;
+use serde_json::json;
+
+/// Asks for one `lookup` call per request until the `calls`-th, which it answers. Keeps
+/// each body as the shared `Arc` it was lent (`keep`) or as a copy taken at once.
+struct Host {
+    calls: usize,
+    seen: AtomicUsize,
+    keep: bool,
+    kept: Mutex<Vec<Arc<String>>>,
+    copies: Mutex<Vec<String>>,
+}
+
+impl Host {
+    fn new(calls: usize, keep: bool) -> Arc<Self> {
+        Arc::new(Self { calls, seen: AtomicUsize::new(0), keep, kept: Mutex::new(Vec::new()), copies: Mutex::new(Vec::new()) })
+    }
+}
+
+#[async_trait]
+impl HttpTransport for Host {
+    async fn send(&self, r: HttpRequest, _c: CancellationToken) -> Result<HttpResponse, TransportError> {
+        let k = self.seen.fetch_add(1, Ordering::Relaxed) + 1;
+        self.copies.lock().unwrap().push(r.body.as_str().to_owned());
+        if self.keep {
+            self.kept.lock().unwrap().push(Arc::clone(&r.body));
+        }
+        let body = if k < self.calls {
+            json!({"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":format!("call_{k}"),"type":"function","function":{"name":"lookup","arguments":format!("{{\"key\":\"k{k}\"}}")}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}})
+        } else {
+            json!({"choices":[{"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}})
+        };
+        Ok(HttpResponse::full(200, body.to_string()))
+    }
+}
+
+struct Lookup;
+
+#[async_trait]
+impl ToolExecutor for Lookup {
+    async fn execute(&self, call: ToolInvocation, _ctx: ToolContext) -> ToolResult {
+        ToolResult::ok(format!("北京 {} — the quick brown fox, \"quoted\"\n", call.arguments).repeat(8))
+    }
+}
+
+fn runtime(host: Arc<Host>) -> AgentRuntime {
+    let mut config = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", "sk-perf-2", "m"));
+    config.system_prompt = "You look things up.".into();
+    config.max_iterations = 200;
+    let schema = json!({"type": "object", "properties": {"key": {"type": "string"}}});
+    config.tools.register(ToolDefinition::new("lookup", "Looks a fact up.", schema), Arc::new(Lookup)).unwrap();
+    AgentRuntime::new(config, host).unwrap()
+}
+
+#[tokio::test]
+async fn perf_2_a_host_that_keeps_every_body_is_sent_the_same_bytes_as_one_that_lets_go() {
+    let (keeping, dropping) = (Host::new(60, true), Host::new(60, false));
+    let (a, b) = (runtime(Arc::clone(&keeping)), runtime(Arc::clone(&dropping)));
+    for rt in [&a, &b] {
+        let outcome = rt.run("look up sixty facts").await.unwrap();
+        assert_eq!((outcome.status, outcome.iterations), (RunStatus::Completed, 60));
+        // A second run appends to the same cache (after the lent body came back or not).
+        let outcome = rt.run("and once more").await.unwrap();
+        assert_eq!(outcome.status, RunStatus::Completed);
+    }
+    let kept_copies = keeping.copies.lock().unwrap().clone();
+    assert_eq!(kept_copies, *dropping.copies.lock().unwrap(), "both hosts were sent the same bodies");
+    assert_eq!(kept_copies.len(), 61);
+    // A body the host kept is what it was when it was sent: the runtime never writes into
+    // a buffer the host still holds.
+    let kept = keeping.kept.lock().unwrap();
+    for (held, copy) in kept.iter().zip(&kept_copies) {
+        assert_eq!(held.as_str(), copy.as_str());
+    }
+    // Each body is the previous one's messages plus what came since: two consecutive
+    // bodies share everything before the earlier one's `]` + tail, the same tail each time.
+    let tails: Vec<usize> = kept_copies
+        .windows(2)
+        .take(59)
+        .map(|pair| pair[0].len() - pair[0].bytes().zip(pair[1].bytes()).take_while(|(x, y)| x == y).count())
+        .collect();
+    assert!(tails.iter().all(|&t| t == tails[0] && t > 1), "{tails:?}");
+    assert_eq!(a.request_body_from_scratch(), b.request_body_from_scratch());
+}
+
+#[tokio::test]
+async fn perf_2_memory_report_names_the_history_and_a_cache_of_one_body_with_little_slack() {
+    let host = Host::new(120, false);
+    let rt = runtime(Arc::clone(&host));
+    let empty = rt.memory_report();
+    assert_eq!(empty.history, 0);
+    rt.run("look up facts").await.unwrap();
+    let report = rt.memory_report();
+    let body = host.copies.lock().unwrap().last().unwrap().len();
+    let history_text: usize = rt
+        .messages()
+        .iter()
+        .map(|m| serde_json::to_string(m).unwrap().len())
+        .sum();
+    // The history holds the messages' text once (within its JSON's size plus slots).
+    assert!(report.history > body / 2 && report.history < 2 * history_text, "{report}, body {body}");
+    // The cache is one body (the last one, lent and taken back) with ≤ 12.5 % + 4 KiB slack.
+    assert!(report.encoding_cache >= body, "{report}, body {body}");
+    assert!(report.encoding_cache <= body + body / 8 + 4096 + 8192, "{report}, body {body}");
+    assert_eq!(report.usages > 0, true);
+    assert_eq!(report.total(), report.history + report.episodes + report.usages + report.encoding_cache + report.fixed_encodings);
+    assert!(report.to_string().contains("encoding cache"));
+}

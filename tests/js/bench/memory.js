@@ -1,0 +1,79 @@
+'use strict';
+// PERF-2 / issue 21 (N-API part; results: BENCHMARKS.md, "Memory of a long chat"): peak RSS
+// of a Node process running one session of N turns through the N-API module — each turn
+// one JS tool call whose result is 400 characters of mixed Chinese and English, against a
+// JS transport that answers at once and keeps nothing but the body's length. Goal: peak
+// RSS − Node's own baseline ≤ 5 × the last request body + 5 MB. Not a test (node --test
+// only runs *.test.js); run it by hand after a release build:
+//
+//   PROFILE=release bash scripts/test-js.sh
+//   node tests/js/bench/memory.js            # 500, 2000 and 10000 turns
+//   node tests/js/bench/memory.js 500 2000   # some
+//
+// Each N runs in a fresh child process. The baseline is the child's peak RSS after the
+// module is loaded and a 2-turn warm-up session ran (Node, V8 and the module's own). RSS
+// peaks come from the kernel (getrusage maxrss), V8 heap figures from v8.getHeapStatistics.
+
+const { spawnSync } = require('node:child_process');
+const v8 = require('node:v8');
+
+const TEXT = '北京今天晴，气温 12 到 21 度；The quick brown fox jumps over the lazy dog. "quoted" 深圳多云。\n';
+const RESULT = Array.from({ length: 400 }, (_, i) => [...TEXT][i % [...TEXT].length]).join('');
+
+function mb(bytes) {
+  return (bytes / 1e6).toFixed(2);
+}
+
+async function session(native, support, n) {
+  let last = 0;
+  let k = 0;
+  const transport = (request) => {
+    last = Buffer.byteLength(request.body);
+    if (process.env.GC_EACH && global.gc) global.gc();
+    k += 1;
+    const body = k < n
+      ? support.completion({ toolCalls: [{ id: `call_${k}`, name: 'lookup', arguments: { key: `k${k}` } }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } })
+      : support.completion({ content: 'done', usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } });
+    return { status: 200, headers: [], body };
+  };
+  const tools = new native.ToolRegistry();
+  tools.register(new native.ToolDefinition('lookup', 'Looks a fact up.', JSON.stringify({ type: 'object', properties: { key: { type: 'string' } } })), async () => ({ content: RESULT }));
+  const config = support.runtimeConfig({ systemPrompt: 'You are a helpful assistant. Use the lookup tool whenever a fact is needed.' });
+  config.maxIterations = n;
+  const runtime = new native.AgentRuntime(config, transport, tools);
+  const outcome = await runtime.run('Look up the facts one by one, then summarize.');
+  if (outcome.iterations !== n) throw new Error(`ran ${outcome.iterations} of ${n} turns`);
+  return { runtime, last };
+}
+
+async function child(n) {
+  const support = require('../support');
+  const { native } = support;
+  await session(native, support, 2); // warm-up: module, executor threads, V8 code
+  const baseline = process.resourceUsage().maxRSS * 1024;
+  const { runtime, last } = await session(native, support, n);
+  const peak = process.resourceUsage().maxRSS * 1024;
+  const heap = v8.getHeapStatistics();
+  const goal = 5 * last + 5e6;
+  const over = peak - baseline;
+  console.log(
+    `node turns ${String(n).padStart(6)} | last body ${mb(last).padStart(6)} MB | peak RSS ${mb(peak).padStart(7)} MB `
+    + `(baseline ${mb(baseline)} MB; over baseline ${mb(over)} MB = ${(over / last).toFixed(1)}× body; goal ≤ ${mb(goal)} MB: ${over <= goal ? 'met' : 'MISSED'}) `
+    + `| V8 heap used ${mb(heap.used_heap_size)} MB, external ${mb(heap.external_memory)} MB`,
+  );
+  void runtime;
+}
+
+async function main() {
+  if (process.env.ARKAGENT_MEMORY_BENCH_CHILD) {
+    await child(Number(process.env.ARKAGENT_MEMORY_BENCH_CHILD));
+    return;
+  }
+  const sizes = process.argv.slice(2).map(Number).filter((x) => x > 0);
+  for (const n of sizes.length > 0 ? sizes : [500, 2000, 10000]) {
+    const r = spawnSync(process.execPath, [__filename], { env: { ...process.env, ARKAGENT_MEMORY_BENCH_CHILD: String(n) }, stdio: 'inherit' });
+    if (r.status !== 0) throw new Error(`the ${n}-turn session failed (${r.status})`);
+  }
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
