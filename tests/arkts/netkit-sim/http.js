@@ -548,12 +548,13 @@ let created = 0;
  * body queue (see the top of this file). `null` (the default): in arrival order.
  * `{ seed }`: each header event is held back past 0, 1, 2 or 3 body-queue events or past the
  * end of the request (one in five each), from a PRNG seeded with `seed` and the object's
- * creation index. `{ headersAfter: n }`: always past n body-queue events (Infinity: after
+ * creation index since this call. `{ headersAfter: n }`: always past n body-queue events (Infinity: after
  * the settlement). A held event is delivered after `maxHoldMs` (default 200) at the latest,
  * as a uv work item is not held for ever.
  */
 function setEventOrder(order) {
   eventOrder = order ? { maxHoldMs: 200, ...order } : null;
+  created = 0; // the same seed gives the same orders from here on
 }
 
 /** `http.createHttp()`. */
