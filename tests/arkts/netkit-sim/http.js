@@ -137,6 +137,7 @@ class HttpRequest {
     this.draining = false;
     /** Header events held back: { task, remaining, timer }. */
     this.held = [];
+    this.headerEvents = 0;
     this.finished = false;
     this.order = order;
     this.random = order && order.seed !== undefined ? prng((order.seed * 7919 + index) >>> 0) : null;
@@ -233,7 +234,9 @@ class HttpRequest {
   hold(task) {
     let remaining = 0;
     if (this.order && this.order.headersAfter !== undefined) {
-      remaining = this.order.headersAfter;
+      const spec = this.order.headersAfter;
+      remaining = Array.isArray(spec) ? spec[Math.min(this.headerEvents, spec.length - 1)] : spec;
+      this.headerEvents += 1;
     } else if (this.random) {
       const r = this.random();
       remaining = r < 0.2 ? 0 : r < 0.4 ? 1 : r < 0.6 ? 2 : r < 0.8 ? 3 : Infinity;
@@ -549,7 +552,8 @@ let created = 0;
  * `{ seed }`: each header event is held back past 0, 1, 2 or 3 body-queue events or past the
  * end of the request (one in five each), from a PRNG seeded with `seed` and the object's
  * creation index since this call. `{ headersAfter: n }`: always past n body-queue events (Infinity: after
- * the settlement). A held event is delivered after `maxHoldMs` (default 200) at the latest,
+ * the settlement); `{ headersAfter: [n1, n2, …] }`: the i-th header event of a request past
+ * ni (the last value for the rest). A held event is delivered after `maxHoldMs` (default 200) at the latest,
  * as a uv work item is not held for ever.
  */
 function setEventOrder(order) {

@@ -389,3 +389,35 @@ test('ohos_8_netkit_a_cancel_before_a_late_resolve_still_settles_the_promise', a
     await server.close();
   }
 });
+
+// Issue 18 items 1 and 8: a 100 Continue block gives its own headersReceive, and header
+// events may overtake each other and the body: a whole error answer still reaches the core
+// with its final headers (Retry-After) and status when the final block's event comes before
+// the end. (Not handled: the 1xx block's event alone arriving after dataEnd and the status,
+// the final one later still — the answer then carries the 1xx block's headers.)
+test('ohos_8_netkit_header_events_overtaking_each_other_keep_the_fullest_headers', async () => {
+  const server = await provider([(req, res) => {
+    res.writeContinue();
+    res.writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': '7' });
+    res.end(JSON.stringify({ error: { message: 'slow down' } }));
+  }]);
+  const sink = { onCancel: () => {}, writeBytes: () => true, end: () => {}, fail: () => {} };
+  const transport = new har.NetworkKitTransport().asTransport();
+  const request = { method: 'POST', url: server.baseUrl + '/chat/completions', headers: [], body: '{}', stream: true };
+  try {
+    // [2, 0]: the 100 block's event overtaken by the final block's and the body.
+    for (const order of [null, { headersAfter: 1 }, { headersAfter: [2, 0] }]) {
+      setEventOrder(order);
+      for (let i = 0; i < 3; i += 1) {
+        const response = await transport(request, sink);
+        const what = `${JSON.stringify(order)} #${i}`;
+        assert.equal(response.status, 429, what);
+        assert.ok(response.headers.some((h) => h.name === 'retry-after' && h.value === '7'), `${what}: ${JSON.stringify(response.headers)}`);
+        assert.equal(JSON.parse(response.body).error.message, 'slow down', what);
+      }
+    }
+  } finally {
+    setEventOrder(null);
+    await server.close();
+  }
+});
