@@ -22,6 +22,16 @@
 #     interface_sdk-js checkout at OpenHarmony-v5.0.0-Release, also every signature and
 #     @since <= 12) and that check-stubs.js flags a bad stub against a tiny fake SDK.
 #
+# With OHOS_SDK_HOME set, steps 1 and 2 check against that SDK's own declarations instead of
+# the stubs, so a DevEco user can lint this project with their SDK: OHOS_SDK_HOME is an SDK
+# `ets` folder (api/, kits/, arkts/, component/: the SDK's layout; also the declarations
+# of openharmony/interface_sdk-js laid out that way), or a folder holding one as ets/
+# (an OpenHarmony SDK's <api level>/), <n>/ets (the highest API level is taken) or
+# openharmony/ets (+ hms/ets; DevEco's sdk/default). Only @ohos/hypium (an ohpm package,
+# not in the SDK) still comes from the stubs. The stubs-minimality fixtures of step 3
+# (undeclared_*.ets: names the stubs leave out on purpose, which a real SDK declares) are
+# skipped; the known-bad fixture and the stub checks still run.
+#
 # Prints `arkts-lint: N passed, M failed`; exits non-zero when any expectation fails.
 # Needs node + npm (Node.js 20); the first run downloads ohos-typescript from npm.
 set -euo pipefail
@@ -72,11 +82,46 @@ pass() { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); echo "lint-arkts: FAILED: $*" >&2; }
 
 out="$(mktemp)"
-trap 'rm -f "$out"' EXIT
+hypium_stubs="$(mktemp -d)"
+trap 'rm -rf "$out" "$hypium_stubs"' EXIT
+
+# The declarations to check against: the stubs, or (OHOS_SDK_HOME) a real SDK's ets folders.
+decl_args=(--stubs "$STUBS")
+sdk_dirs=()
+if [ -n "${OHOS_SDK_HOME:-}" ]; then
+  home="${OHOS_SDK_HOME%/}"
+  if [ -d "$home/api" ]; then
+    sdk_dirs=("$home")
+  elif [ -d "$home/ets/api" ]; then
+    sdk_dirs=("$home/ets")
+  elif [ -d "$home/openharmony/ets/api" ]; then
+    sdk_dirs=("$home/openharmony/ets")
+    if [ -d "$home/hms/ets/api" ]; then sdk_dirs+=("$home/hms/ets"); fi
+  else
+    level=""
+    for d in "$home"/*/ets/api; do
+      n="${d%/ets/api}"
+      n="${n##*/}"
+      if [ -d "$d" ] && [[ "$n" =~ ^[0-9]+$ ]] && { [ -z "$level" ] || [ "$n" -gt "$level" ]; }; then level="$n"; fi
+    done
+    if [ -n "$level" ]; then sdk_dirs=("$home/$level/ets"); fi
+  fi
+  if [ "${#sdk_dirs[@]}" -eq 0 ]; then
+    echo "lint-arkts: OHOS_SDK_HOME=$OHOS_SDK_HOME holds no SDK declarations (looked for api/, ets/api/," \
+      "openharmony/ets/api/, <n>/ets/api/)" >&2
+    exit 1
+  fi
+  mkdir -p "$hypium_stubs/@ohos"
+  cp -R "$STUBS/@ohos/hypium" "$hypium_stubs/@ohos/hypium"
+  decl_args=()
+  for d in "${sdk_dirs[@]}"; do decl_args+=(--sdk "$d"); done
+  decl_args+=(--stubs "$hypium_stubs")
+  echo "lint-arkts: checking against the SDK declarations in ${sdk_dirs[*]} (OHOS_SDK_HOME)" >&2
+fi
 
 # 1. The HAR: 0 errors expected. One PASS/FAIL line per file from --summary.
 rc=0
-node "$LINT_DIR/check.js" --summary --stubs "$STUBS" --module "libarkagent.so=$NATIVE_DTS" \
+node "$LINT_DIR/check.js" --summary "${decl_args[@]}" --module "libarkagent.so=$NATIVE_DTS" \
   --module "@arkagent/arkagent=ohos/arkagent/Index.ets" \
   --reexports ohos/arkagent/Index.ets=libarkagent.so ohos >"$out" 2>&1 || rc=$?
 grep -v '^PASS ' "$out" | grep -v '^FAIL ' || true
@@ -98,7 +143,7 @@ fi
 
 # 2. The known-bad fixture: the checker must reject it (exit 1, not a crash) naming each rule.
 rc=0
-node "$LINT_DIR/check.js" --stubs "$STUBS" "$BAD" >"$out" 2>&1 || rc=$?
+node "$LINT_DIR/check.js" "${decl_args[@]}" "$BAD" >"$out" 2>&1 || rc=$?
 if [ "$rc" -ne 1 ]; then
   cat "$out" >&2
   fail "$BAD: checker exited $rc, expected 1 (rejected)"
@@ -116,8 +161,13 @@ else
 fi
 
 # 3. OHOS-2: code using an SDK module or member that no stub declares is rejected.
+#    (Stubs only: a real SDK declares these names.)
 UNDECLARED="tests/arkts/bad/undeclared_sdk.ets"
+UNDECLARED_UI="tests/arkts/bad/undeclared_arkui.ets"
 rc=0
+if [ "${#sdk_dirs[@]}" -gt 0 ]; then
+  echo "lint-arkts: skipped (stubs-minimality fixtures, declared by a real SDK): $UNDECLARED $UNDECLARED_UI" >&2
+else
 node "$LINT_DIR/check.js" --stubs "$STUBS" "$UNDECLARED" >"$out" 2>&1 || rc=$?
 if [ "$rc" -ne 1 ]; then
   cat "$out" >&2
@@ -131,7 +181,6 @@ fi
 
 # 3b. OHOS-1/OHOS-2: an ArkUI page using a component, attributes and a decorator no stub
 #     declares (and an attribute with a wrong argument type) is rejected.
-UNDECLARED_UI="tests/arkts/bad/undeclared_arkui.ets"
 rc=0
 node "$LINT_DIR/check.js" --stubs "$STUBS" "$UNDECLARED_UI" >"$out" 2>&1 || rc=$?
 if [ "$rc" -ne 1 ]; then
@@ -143,6 +192,7 @@ else
     "Argument of type 'string' is not assignable to parameter of type 'number'"; do
     if grep -qF "$want" "$out"; then pass; else fail "$UNDECLARED_UI: \"$want\" not reported"; cat "$out" >&2; fi
   done
+fi
 fi
 
 # 4. OHOS-2: every stub names the SDK file and tag it is written from (API 12's tag); with

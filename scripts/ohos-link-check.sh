@@ -32,7 +32,8 @@
 #      rejects a tiny library importing napi_adjust_external_memory and OH_LOG_SetLogLevel
 #      (absent at API 12), so it cannot silently pass; the same file / import / native musl
 #      dlopen checks for x86_64. Prints the stripped sizes.
-#   5. Inspects the .har: module files, the d.ts (byte-equal to ohos/arkagent's),
+#   5. Inspects the .har: module files (LICENSE, CHANGELOG.md and obfuscation.txt = the
+#      consumer rules included; compatibleSdkVersion/Type), the d.ts (byte-equal to ohos/arkagent's),
 #      libs/<abi>/libarkagent.so for each ABI being that ABI's N-API module, no ohosTest;
 #      and that pack-har.sh refuses an empty library.
 #
@@ -546,7 +547,7 @@ check "build-ohos.sh packed ${HAR#"$ROOT/"}" "$([ -n "$listing" ] && echo 1 || e
   "$( [ -f "$HAR" ] && echo "$(wc -c <"$HAR" | tr -d ' ') bytes" || echo 'missing')"
 missing_entries=()
 for entry in package/oh-package.json5 package/Index.ets package/consumer-rules.txt package/hvigorfile.ts \
-  package/build-profile.json5 package/README.md \
+  package/build-profile.json5 package/README.md package/LICENSE package/CHANGELOG.md package/obfuscation.txt \
   package/src/main/module.json5 package/src/main/ets/NetworkKitTransport.ets package/src/main/ets/ArkAgentError.ets \
   package/src/main/cpp/types/libarkagent/index.d.ts package/src/main/cpp/types/libarkagent/oh-package.json5; do
   grep -qxF "$entry" <<<"$listing" || missing_entries+=("$entry")
@@ -561,6 +562,13 @@ check ".har holds the module files, the d.ts and libs/<abi>/libarkagent.so for $
 # The d.ts in the .har is the committed one, byte for byte.
 mkdir -p "$stage/har"
 tar -xzf "$HAR" -C "$stage/har" 2>/dev/null || true
+# ArkGuard reads an installed HAR's keep rules from obfuscation.txt; hvigor's SDK fields.
+ok=0
+cmp -s "$stage/har/package/obfuscation.txt" "$ROOT/ohos/arkagent/consumer-rules.txt" &&
+  grep -q '"compatibleSdkVersion": 12,' "$stage/har/package/oh-package.json5" &&
+  grep -q '"compatibleSdkType": "HarmonyOS",' "$stage/har/package/oh-package.json5" && ok=1
+check ".har's obfuscation.txt is consumer-rules.txt; oh-package.json5 has compatibleSdkVersion 12 / compatibleSdkType HarmonyOS" "$ok" \
+  "package/obfuscation.txt, package/oh-package.json5"
 ok=0
 cmp -s "$stage/har/package/src/main/cpp/types/libarkagent/index.d.ts" \
   "$ROOT/ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts" && ok=1

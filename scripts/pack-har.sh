@@ -10,14 +10,23 @@
 #   --out FILE      where to write the .har (default: <target dir>/ohos-har/arkagent.har)
 #
 # Packs Index.ets, oh-package.json5, build-profile.json5, hvigorfile.ts,
-# consumer-rules.txt, README.md and src/main (not the ohosTest sources). Refuses, like
-# ohos/arkagent/hvigorfile.ts, to pack a HAR without a non-empty libarkagent.so for at least one
-# ABI. Prints the path and the size of the .har and of each library.
+# consumer-rules.txt, README.md, LICENSE, CHANGELOG.md (ohpm publishing needs the last two)
+# and src/main (not the ohosTest sources), as hvigor's HAR packing does:
+#   - obfuscation.txt: the HAR's consumer rules. ArkGuard merges a HAR's consumerFiles into
+#     obfuscation.txt in the package, and an app that installs the .har reads that file
+#     (not consumer-rules.txt), so without it a release app renames the native API's names;
+#   - oh-package.json5 gains "compatibleSdkVersion" (the API level of the project's
+#     compatibleSdkVersion in ohos/build-profile.json5, 12), "compatibleSdkType" (its
+#     runtimeOS, HarmonyOS), "obfuscated": false and "nativeComponents" (libarkagent.so with
+#     the same two fields), the fields hvigor writes into a packed HAR.
+# Refuses, like ohos/arkagent/hvigorfile.ts, to pack a HAR without a non-empty
+# libarkagent.so for at least one ABI. Prints the path and the size of the .har and of each
+# library.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ABIS=(arm64-v8a armeabi-v7a x86_64)
-MODULE_FILES=(Index.ets oh-package.json5 build-profile.json5 hvigorfile.ts consumer-rules.txt README.md)
+MODULE_FILES=(Index.ets oh-package.json5 build-profile.json5 hvigorfile.ts consumer-rules.txt README.md LICENSE CHANGELOG.md)
 
 die() {
   echo "pack-har: error: $*" >&2
@@ -66,6 +75,38 @@ for f in "${MODULE_FILES[@]}"; do
   cp "$ROOT/ohos/arkagent/$f" "$pkg/$f"
 done
 cp -R "$ROOT/ohos/arkagent/src/main" "$pkg/src/main"
+# The consumer rules as ArkGuard ships them in a HAR (the module has one consumer file).
+cp "$ROOT/ohos/arkagent/consumer-rules.txt" "$pkg/obfuscation.txt"
+
+# compatibleSdkVersion "5.0.0(12)" -> API level 12; runtimeOS -> compatibleSdkType.
+profile="$ROOT/ohos/build-profile.json5"
+sdk_version="$(sed -n 's/.*"compatibleSdkVersion": *"[^"]*(\([0-9][0-9]*\))".*/\1/p' "$profile" | head -n 1)"
+sdk_type="$(sed -n 's/.*"runtimeOS": *"\([A-Za-z]*\)".*/\1/p' "$profile" | head -n 1)"
+{ [ -n "$sdk_version" ] && [ -n "$sdk_type" ]; } ||
+  die "no compatibleSdkVersion \"x.y.z(API)\" or runtimeOS in $profile"
+# Append the fields before the closing brace of oh-package.json5 (JSON5: a comma after
+# the last member is fine, but the member before them needs one).
+awk -v ver="$sdk_version" -v type="$sdk_type" '
+  { lines[NR] = $0 }
+  END {
+    last = NR
+    while (last > 0 && lines[last] !~ /^}[[:space:]]*$/) last--
+    if (last == 0) { print "pack-har: oh-package.json5 has no closing brace" > "/dev/stderr"; exit 1 }
+    prev = last - 1
+    while (prev > 0 && lines[prev] ~ /^[[:space:]]*$/) prev--
+    for (i = 1; i < last; i++) {
+      line = lines[i]
+      if (i == prev && line !~ /[,{][[:space:]]*$/) line = line ","
+      print line
+    }
+    print "  \"compatibleSdkVersion\": " ver ","
+    print "  \"compatibleSdkType\": \"" type "\","
+    print "  \"obfuscated\": false,"
+    print "  \"nativeComponents\": ["
+    print "    { \"name\": \"libarkagent.so\", \"compatibleSdkVersion\": " ver ", \"compatibleSdkType\": \"" type "\" }"
+    print "  ]"
+    for (i = last; i <= NR; i++) print lines[i]
+  }' "$ROOT/ohos/arkagent/oh-package.json5" >"$pkg/oh-package.json5" || die "could not write the packed oh-package.json5"
 for abi in "${!libs[@]}"; do
   mkdir -p "$pkg/libs/$abi"
   cp "${libs[$abi]}" "$pkg/libs/$abi/libarkagent.so"

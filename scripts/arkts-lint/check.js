@@ -15,6 +15,12 @@
  *
  *   PATH              an .ets / .d.ets file, a .d.ts file (checked as .d.ets), or a
  *                     directory (every .ets / .d.ets below it; oh_modules, build skipped)
+ *   --sdk DIR         the declarations of a real SDK, laid out as the SDK ships them (DIR
+ *                     is its `ets` folder): DIR/api, DIR/kits, DIR/arkts hold the modules
+ *                     (`@ohos.net.http.d.ts` -> '@ohos.net.http', `@kit.NetworkKit.d.ts`
+ *                     -> '@kit.NetworkKit'), DIR/component ArkUI's globals (as --stubs
+ *                     DIR/component). Repeatable (HarmonyOS: openharmony/ets, hms/ets);
+ *                     a --stubs DIR given too only adds what the SDK lacks (@ohos/hypium)
  *   --stubs DIR       declaration stubs: DIR/<specifier>.d.ts or DIR/<specifier>/index.d.ts
  *                     resolves `import ... from '<specifier>'` (e.g. @ohos/hypium,
  *                     @kit.NetworkKit); mapped with compilerOptions.paths. DIR/component/
@@ -44,7 +50,7 @@ try {
   process.exit(2);
 }
 
-const USAGE = 'usage: node check.js [--stubs DIR] [--module NAME=FILE]... ' +
+const USAGE = 'usage: node check.js [--sdk DIR]... [--stubs DIR] [--module NAME=FILE]... ' +
   '[--reexports FILE=NAME]... [--summary] PATH...';
 
 class UsageError extends Error {}
@@ -60,10 +66,13 @@ function splitPair(option, spec) {
 }
 
 function parseArgs(argv) {
-  const args = { stubs: [], modules: [], reexports: [], summary: false, paths: [] };
+  const args = { sdk: [], stubs: [], modules: [], reexports: [], summary: false, paths: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === '--stubs') {
+    if (a === '--sdk') {
+      if (i + 1 >= argv.length) usage('--sdk needs a directory');
+      args.sdk.push(path.resolve(argv[++i]));
+    } else if (a === '--stubs') {
       if (i + 1 >= argv.length) usage('--stubs needs a directory');
       args.stubs.push(path.resolve(argv[++i]));
     } else if (a === '--module') {
@@ -126,6 +135,42 @@ function collectStubs(dir, into, globals) {
       }
     }
   })(dir);
+}
+
+/**
+ * The declarations of a real SDK's `ets` folder (see --sdk): modules from api/, kits/ and
+ * arkts/ keyed by their path below that folder (`api/@ohos.net.http.d.ts` ->
+ * '@ohos.net.http', `api/application/Context.d.ts` -> 'application/Context', as the
+ * SDK's own imports name them), ArkUI's globals from component/. A key already taken (an
+ * earlier --sdk) is kept.
+ */
+function collectSdk(dir, into, globals) {
+  const found = ['api', 'kits', 'arkts', 'component'].filter((d) => fs.existsSync(path.join(dir, d)));
+  if (!found.includes('api') || !(found.includes('kits') || found.includes('component'))) {
+    usage('--sdk ' + dir + ': not an SDK ets folder (needs api/ and kits/ or component/)');
+  }
+  for (const sub of ['api', 'kits', 'arkts']) {
+    const base = path.join(dir, sub);
+    if (!fs.existsSync(base)) continue;
+    (function rec(d) {
+      for (const ent of fs.readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, ent.name);
+        if (ent.isDirectory()) {
+          // ArkUI's component declarations are globals (component/), not modules.
+          if (!(sub === 'api' && path.relative(base, p) === path.join('@internal', 'component'))) rec(p);
+        } else if (/\.d\.e?ts$/.test(ent.name)) {
+          const key = path.relative(base, p).split(path.sep).join('/').replace(/\.d\.e?ts$/, '').replace(/\/index$/, '');
+          if (!(key in into)) into[key] = [p];
+        }
+      }
+    })(base);
+  }
+  const component = path.join(dir, 'component');
+  if (fs.existsSync(component)) {
+    for (const f of fs.readdirSync(component).sort()) {
+      if (/\.d\.e?ts$/.test(f)) globals.push(path.join(component, f));
+    }
+  }
 }
 
 /**
@@ -237,9 +282,20 @@ function main() {
   const globals = [];
 
   try {
+    for (const dir of args.sdk) {
+      if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) usage('not a directory: ' + dir);
+      collectSdk(dir, paths, globals);
+    }
     for (const dir of args.stubs) {
       if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) usage('not a directory: ' + dir);
-      collectStubs(dir, paths, globals);
+      if (args.sdk.length > 0) {
+        // With an SDK the stubs only fill in what it lacks (ohpm packages: @ohos/hypium).
+        const extra = {};
+        collectStubs(dir, extra, []);
+        for (const [key, file] of Object.entries(extra)) if (!(key in paths)) paths[key] = file;
+      } else {
+        collectStubs(dir, paths, globals);
+      }
     }
 
     // A .d.ts gets plain tsc checks only; its .d.ets twin gets the arkts-* rules.

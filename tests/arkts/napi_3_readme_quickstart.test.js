@@ -1,8 +1,9 @@
 // SPEC NAPI-3 / STORE-6: the README's ArkTS quickstart type-checks as ArkTS against the HAR
 // (ohos/arkagent/Index.ets and the native index.d.ts) and the SDK stubs, with the same
 // checker as scripts/lint-arkts.sh. The snippet is printed as a fragment: its import goes
-// to the top of a generated .ets file, the rest into an async method of a class (so that
-// `getContext(this)` and `await` have a home, as in a page), `apiKey` its parameter.
+// to the top of a generated .ets file, the rest into an async method of an ArkUI component
+// (so that `this.getUIContext()` and `await` have a home, as in a page), `apiKey` its
+// parameter.
 // Needs scripts/arkts-lint's node_modules (scripts/lint-arkts.sh installs them).
 'use strict';
 const fs = require('node:fs');
@@ -24,7 +25,7 @@ function quickstartEts(readme, pattern = /## Quickstart: ArkTS[\s\S]*?```typescr
   assert.ok(cut > 0, 'the quickstart imports from @arkagent/arkagent');
   const imports = code.slice(0, cut + IMPORT_END.length);
   const body = code.slice(cut + IMPORT_END.length).replace(/^/gm, '    ');
-  return `${imports}\n\nexport class Quickstart {\n  async start(apiKey: string): Promise<void> {\n${body}\n  }\n}\n`;
+  return `${imports}\n\n@Component\nexport struct Quickstart {\n  build() {\n    Column() {\n    }\n  }\n\n  async start(apiKey: string): Promise<void> {\n${body}\n  }\n}\n`;
 }
 
 function check(source) {
@@ -44,7 +45,9 @@ function check(source) {
 
 test('napi_3_readme_arkts_quickstart_type_checks_against_the_har', () => {
   const source = quickstartEts(fs.readFileSync(path.join(root, 'README.md'), 'utf8'));
-  assert.match(source, /SessionStore\.open\(getContext\(this\)\.filesDir/, 'the quickstart opens a store');
+  assert.match(source, /this\.getUIContext\(\)\.getHostContext\(\)[\s\S]*SessionStore\.open\(context\.filesDir/, 'the quickstart opens a store in the ability\'s filesDir');
+  // getContext(this) is deprecated from API 18.
+  assert.doesNotMatch(source, /\bgetContext\(/);
   const ok = check(source);
   assert.equal(ok.status, 0, `the README's ArkTS quickstart has ArkTS errors:\n${ok.stdout}${ok.stderr}\n${source}`);
   // The same check rejects the snippet with a member the HAR does not have.

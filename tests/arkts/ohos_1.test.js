@@ -268,7 +268,7 @@ test('ohos_1_the_example_page_streams_shows_tools_usage_episodes_and_sub_agents_
     'the resume spot': /RESUME-HOOK \(OHOS-1\)/,
     // STORE-6: the chat resumes after a restart.
     'a session store in filesDir, opened at the resume spot':
-      /RESUME-HOOK \(OHOS-1\)[\s\S]*SessionStore\.open\(getContext\(this\)\.filesDir \+ '\/sessions\.db'\)[\s\S]*aboutToDisappear/,
+      /RESUME-HOOK \(OHOS-1\)[\s\S]*this\.getUIContext\(\)\.getHostContext\(\)[\s\S]*SessionStore\.open\(context\.filesDir \+ '\/sessions\.db'\)[\s\S]*aboutToDisappear/,
     'a saved session found by its fixed id, then the runtime built and its messages shown':
       /this\.store\.list\(\)\.find\([\s\S]*s\.id === CHAT_SESSION_ID[\s\S]*this\.showHistory\(this\.ensureRuntime\(\)\.historyJson\(\)\)/,
     'the runtime constructed with the store and the fixed session id':
@@ -277,6 +277,8 @@ test('ohos_1_the_example_page_streams_shows_tools_usage_episodes_and_sub_agents_
     'restored user and assistant texts shown': /private showHistory\(historyJson: string\)[\s\S]*this\.add\(message\.role, message\.content/,
   };
   for (const [what, re] of Object.entries(promised)) assert.match(page, re, what);
+  // getContext(this) is deprecated from API 18 (a warning on every current SDK).
+  assert.doesNotMatch(page.replace(/\/\/.*$/gm, ''), /\bgetContext\(/, 'the page uses the deprecated getContext()');
   assert.match(page, /const COMPRESSION_THRESHOLD: number = 6000;/, 'README says: automatic above 6000 prompt tokens');
   assert.doesNotMatch(page, /console\.|hilog/, 'the page logs nothing (the API key is never logged)');
 });
@@ -297,6 +299,9 @@ test('ohos_1_hvigorfiles_load_with_their_builtin_tasks', () => {
     const mod = { exports: {} };
     const req = (name) => {
       if (name === '@ohos/hvigor-ohos-plugin') return plugin;
+      // example/hvigorfile.ts checks the HAR's libraries (ohos_5_example_build.test.js).
+      if (name === 'fs' || name === 'path') return require(name);
+      if (name === '@ohos/hvigor') return {};
       throw new Error(`${rel} imports ${name}`);
     };
     new Function('require', 'module', 'exports', '__filename', '__dirname', out.outputText)(

@@ -7,7 +7,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const nodeHttp = require('node:http');
 
-const { http, ERRORS } = require('./http');
+const { http, ERRORS, setEventOrder } = require('./http');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -142,7 +142,7 @@ test('ohos_8_sim_read_timeout_limits_the_whole_transfer', async () => {
   await server.close();
 });
 
-test('ohos_8_sim_destroy_mid_stream_silences_events_and_aborts_at_the_next_bytes', async () => {
+test('ohos_8_sim_destroy_mid_stream_aborts_at_the_next_bytes', async () => {
   let res;
   const server = await serve((req, r) => { res = r; r.writeHead(200, { 'Content-Type': 'text/event-stream' }); r.write('data: a\n\n'); });
   const client = http.createHttp();
@@ -159,8 +159,42 @@ test('ohos_8_sim_destroy_mid_stream_silences_events_and_aborts_at_the_next_bytes
   assert.equal(error.code, ERRORS.WRITE_ERROR[0]);
   await sleep(20);
   assert.equal(server.closes[0].closed, true, 'the next bytes abort the transfer and close the socket');
-  assert.deepEqual(log.map((e) => e[0]), ['headersReceive', 'dataReceive'], 'no event after destroy()');
+  assert.deepEqual(log.map((e) => e[0]), ['headersReceive', 'dataReceive'], 'bytes after destroy() make no event');
   await server.close();
+});
+
+// Issue 18 item 2: destroy() only sets a flag (HttpRequest::Destroy → SetEventDestroy):
+// the listeners stay registered and events netstack queued before it still fire.
+test('ohos_8_sim_destroy_keeps_listeners_and_queued_events_still_fire', async () => {
+  const server = await serve((req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    res.end('data: a\n\n');
+  });
+  // The headers come after the first body event: destroy() there, with the rest of the
+  // transfer (dataEnd, the status) already in.
+  setEventOrder({ headersAfter: 1 });
+  try {
+    const client = http.createHttp();
+    const log = [];
+    client.on('headersReceive', () => {
+      log.push('headersReceive');
+      client.destroy();
+    });
+    client.on('dataReceive', () => log.push('dataReceive'));
+    client.on('dataEnd', () => log.push('dataEnd'));
+    const outcome = await client.requestInStream(server.url, {}).then((c) => ['resolved', c], (e) => ['rejected', e.code]);
+    await sleep(20);
+    assert.deepEqual(log, ['dataReceive', 'headersReceive', 'dataEnd'], 'dataEnd, queued before destroy(), still fires');
+    assert.deepEqual(outcome, ['resolved', 200]);
+    // Nothing cleared the listeners: a destroyed object still calls them.
+    let late = 0;
+    client.on('dataEnd', () => { late += 1; });
+    client.emit('dataEnd');
+    assert.equal(late, 1);
+  } finally {
+    setEventOrder(null);
+    await server.close();
+  }
 });
 
 test('ohos_8_sim_destroy_before_the_first_byte_aborts_when_headers_come_or_at_read_timeout', async () => {
@@ -199,18 +233,14 @@ test('ohos_8_sim_methods_bodies_and_connection_errors', async () => {
   // Default GET; GET extraData goes into the query.
   await http.createHttp().request(server.url + '/a');
   await http.createHttp().request(server.url + '/b', { extraData: 'x=1' });
-  // A string method outside RequestMethod is sent as is; POST-like bodies default to JSON.
-  await http.createHttp().request(server.url + '/c', { method: 'PATCH' });
   await http.createHttp().request(server.url + '/d', { method: http.RequestMethod.POST, extraData: '{"k":1}' });
+  await http.createHttp().request(server.url + '/f', { method: http.RequestMethod.DELETE });
   assert.deepEqual(seen, [
     { method: 'GET', url: '/a', body: '', type: undefined },
     { method: 'GET', url: '/b?x=1', body: '', type: undefined },
-    { method: 'PATCH', url: '/c', body: '', type: undefined },
     { method: 'POST', url: '/d', body: '{"k":1}', type: 'application/json' },
+    { method: 'DELETE', url: '/f', body: '', type: undefined },
   ]);
-  // API 12 refuses a PATCH body: a parse error, nothing sent.
-  await assert.rejects(http.createHttp().request(server.url + '/e', { method: 'PATCH', extraData: '{}' }), (e) => e.code === 401 && e.message === 'Parameter error');
-  assert.equal(seen.length, 4);
   await server.close();
   // Nobody listening.
   await assert.rejects(http.createHttp().requestInStream(server.url), (e) => e.code === ERRORS.COULDNT_CONNECT[0]);
@@ -221,7 +251,25 @@ test('ohos_8_sim_methods_bodies_and_connection_errors', async () => {
   await new Promise((r) => rude.close(r));
 });
 
-test('ohos_8_sim_on_off', async () => {
+// Issue 18 item 4: at API 12 and 6.0 HttpExec::SetOption refuses a method outside the
+// GET / POST families: PATCH never goes out, with or without a body.
+test('ohos_8_sim_api_12_never_sends_patch', async () => {
+  const seen = [];
+  const server = await serve((req, res) => { seen.push(req.method); res.end('ok'); });
+  // Without a body: SetOption fails; JS sees 2300999 "Unknown Other Error".
+  for (const call of [(c) => c.request(server.url + '/p', { method: 'PATCH' }), (c) => c.requestInStream(server.url + '/p', { method: 'PATCH' })]) {
+    const error = await call(http.createHttp()).then(() => null, (e) => e);
+    assert.deepEqual(error, { code: 2300999, message: 'Unknown Other Error' });
+  }
+  // With a body: ParseExtraData fails first (401).
+  await assert.rejects(http.createHttp().request(server.url + '/e', { method: 'PATCH', extraData: '{}' }), (e) => e.code === 401 && e.message === 'Parameter error');
+  await sleep(20);
+  assert.deepEqual(seen, [], 'nothing reached the server');
+  await server.close();
+});
+
+// EventManager::AddListener removes every listener of the type first: one per type.
+test('ohos_8_sim_on_replaces_the_listener_of_a_type_and_off_removes_it', async () => {
   const server = await serve((req, res) => { res.writeHead(200, { 'Content-Type': 'text/event-stream' }); res.end('data: x\n\n'); });
   const client = http.createHttp();
   let a = 0;
@@ -229,15 +277,182 @@ test('ohos_8_sim_on_off', async () => {
   const fa = () => { a += 1; };
   const fb = () => { b += 1; };
   client.on('dataEnd', fa);
-  client.on('dataEnd', fa); // registered once
-  client.on('dataEnd', fb);
-  client.off('dataEnd', fb);
+  client.on('dataEnd', fb); // replaces fa
   await client.requestInStream(server.url);
-  assert.deepEqual([a, b], [1, 0]);
+  assert.deepEqual([a, b], [0, 1]);
   const other = http.createHttp();
   other.on('dataEnd', fa);
-  other.off('dataEnd'); // all of them
+  other.off('dataEnd', fb); // not registered: nothing changes
   await other.requestInStream(server.url);
   assert.equal(a, 1);
+  const third = http.createHttp();
+  third.on('dataEnd', fa);
+  third.off('dataEnd'); // all of them
+  await third.requestInStream(server.url);
+  assert.equal(a, 1);
+  await server.close();
+});
+
+/** Serves an event stream of `n` chunks, 15 ms apart, so that each is one dataReceive. */
+async function chunkedStream(n) {
+  return serve((req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    res.write('data: 0\n\n');
+    let i = 1;
+    const tick = setInterval(() => {
+      if (i === n) { clearInterval(tick); res.end(); return; }
+      res.write(`data: ${i}\n\n`);
+      i += 1;
+    }, 15);
+  });
+}
+
+async function orderOf(server) {
+  const client = http.createHttp();
+  const log = record(client);
+  await client.requestInStream(server.url, {}).then((c) => log.push(['resolved', c]));
+  await sleep(30); // a header event held past the end
+  return log;
+}
+
+// Issue 18 item 1: headersReceive and the body travel through different uv queues
+// (EmitByUvWithoutCheck vs CreateUvQueueWorkByModuleId): a body chunk may come first.
+test('ohos_8_sim_event_order_headers_may_come_after_body_events', async () => {
+  const server = await chunkedStream(3);
+  try {
+    // Default: arrival order.
+    assert.deepEqual((await orderOf(server)).map((e) => e[0]),
+      ['headersReceive', 'dataReceive', 'dataReceive', 'dataReceive', 'dataEnd', 'resolved']);
+    setEventOrder({ headersAfter: 1 });
+    assert.deepEqual((await orderOf(server)).map((e) => e[0]),
+      ['dataReceive', 'headersReceive', 'dataReceive', 'dataReceive', 'dataEnd', 'resolved']);
+    setEventOrder({ headersAfter: Infinity });
+    assert.deepEqual((await orderOf(server)).map((e) => e[0]),
+      ['dataReceive', 'dataReceive', 'dataReceive', 'dataEnd', 'resolved', 'headersReceive']);
+    // Seeded: every position occurs over a few requests; the body keeps its order and
+    // dataEnd still comes right before the settlement.
+    setEventOrder({ seed: 18 });
+    const positions = new Set();
+    for (let i = 0; i < 16; i += 1) {
+      const log = await orderOf(server);
+      const kinds = log.map((e) => e[0]);
+      positions.add(kinds.indexOf('headersReceive'));
+      const body = kinds.filter((k) => k !== 'headersReceive');
+      assert.deepEqual(body, ['dataReceive', 'dataReceive', 'dataReceive', 'dataEnd', 'resolved']);
+      assert.equal(log.filter((e) => e[0] === 'dataReceive').map((e) => e[1]).join(''), 'data: 0\n\ndata: 1\n\ndata: 2\n\n');
+    }
+    assert.ok(positions.has(0) && positions.has(1) && positions.has(5), `positions seen: ${[...positions]}`);
+  } finally {
+    setEventOrder(null);
+    await server.close();
+  }
+});
+
+// Issue 18 item 8: one headersReceive per header block (OnWritingMemoryHeader at each
+// "\r\n\r\n"), each with everything parsed so far; redirects are followed
+// (CURLOPT_FOLLOWLOCATION) with the same method string; a redirect's body is not delivered.
+test('ohos_8_sim_headers_receive_once_per_header_block_and_redirects_followed', async () => {
+  const seen = [];
+  const server = await serve((req, res, body) => {
+    seen.push([req.method, req.url, body]);
+    if (req.url === '/continue') {
+      res.writeContinue();
+      res.writeHead(200, { 'Content-Type': 'text/plain', 'X-Final': '1' });
+      res.end('done');
+    } else if (req.url === '/r303') {
+      res.writeHead(303, { Location: '/r307', 'Set-Cookie': 'a=1', 'X-Hop': '303' });
+      res.end('redirect body');
+    } else if (req.url === '/r307') {
+      res.writeHead(307, { Location: '/end', 'X-Hop': '307' });
+      res.end();
+    } else {
+      res.writeHead(200, { 'Content-Type': 'text/plain', 'Set-Cookie': 'b=2' });
+      res.end('final');
+    }
+  });
+  try {
+    const first = http.createHttp();
+    const blocks = [];
+    first.on('headersReceive', (h) => blocks.push(h));
+    const r1 = await first.request(server.url + '/continue', { method: 'POST', extraData: 'x' });
+    await sleep(10);
+    assert.equal(blocks.length, 2, JSON.stringify(blocks));
+    assert.equal(blocks[0]['x-final'], undefined);
+    assert.equal(blocks[1]['x-final'], '1');
+    assert.equal(r1.result, 'done');
+
+    const second = http.createHttp();
+    const hops = [];
+    second.on('headersReceive', (h) => hops.push(h));
+    const r2 = await second.request(server.url + '/r303', { method: 'POST', extraData: '{"q":1}' });
+    await sleep(10);
+    assert.equal(r2.responseCode, 200);
+    assert.equal(r2.result, 'final', 'only the final body');
+    assert.equal(hops.length, 3);
+    // Accumulated: a later block keeps the earlier names; set-cookie lines of earlier
+    // blocks repeat (ParseHeaders appends them again at each block).
+    assert.equal(hops[2]['x-hop'], '307');
+    assert.deepEqual(hops[0]['set-cookie'], ['a=1']);
+    assert.deepEqual(hops[2]['set-cookie'], ['a=1', 'a=1', 'a=1', 'b=2']);
+    assert.deepEqual(r2.header['set-cookie'], hops[2]['set-cookie']);
+    // The method string on every hop; the body only on the 307.
+    assert.deepEqual(seen.slice(1), [['POST', '/r303', '{"q":1}'], ['POST', '/r307', ''], ['POST', '/end', '']]);
+  } finally {
+    await server.close();
+  }
+});
+
+// Issue 18 item 8: OnWritingMemoryBody checks the limit before appending: a write that
+// crosses maxLimit is taken; the next one fails.
+test('ohos_8_sim_max_limit_is_checked_before_appending', async () => {
+  const part = 'x'.repeat(1000);
+  const serveParts = (n) => serve((req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    let i = 0;
+    const tick = setInterval(() => {
+      if (i === n) { clearInterval(tick); res.end(); return; }
+      res.write(part);
+      i += 1;
+    }, 20);
+  });
+  const two = await serveParts(2);
+  const response = await http.createHttp().request(two.url, { maxLimit: 1024 });
+  assert.equal(response.result.length, 2000, 'the write crossing 1024 is still taken');
+  const three = await serveParts(3);
+  await assert.rejects(http.createHttp().request(three.url, { maxLimit: 1024 }), (e) => e.code === ERRORS.WRITE_ERROR[0]);
+  // One write larger than the limit fails at once.
+  const big = await serve((req, res) => res.end('y'.repeat(4096)));
+  await assert.rejects(http.createHttp().request(big.url, { maxLimit: 1024 }), (e) => e.code === ERRORS.WRITE_ERROR[0]);
+  await two.close();
+  await three.close();
+  await big.close();
+});
+
+// Issue 18 item 8: without expectDataType the result's type follows content-type
+// (BuildRequestCallback): octet-stream and image/* give an ArrayBuffer, anything else a
+// string; OBJECT with a body that is not JSON falls back to that rule.
+test('ohos_8_sim_result_type_from_content_type_without_expect_data_type', async () => {
+  const server = await serve((req, res) => {
+    const type = { '/bin': 'application/octet-stream', '/png': 'image/png', '/json': 'application/json', '/text': 'text/plain' }[req.url];
+    res.writeHead(200, { 'Content-Type': type });
+    res.end(req.url === '/json' ? '{"a":1}' : 'not json');
+  });
+  const get = (p, options = {}) => http.createHttp().request(server.url + p, options);
+  for (const p of ['/bin', '/png']) {
+    const r = await get(p);
+    assert.equal(r.resultType, http.HttpDataType.ARRAY_BUFFER, p);
+    assert.ok(r.result instanceof ArrayBuffer, p);
+  }
+  for (const p of ['/json', '/text']) {
+    const r = await get(p);
+    assert.equal(r.resultType, http.HttpDataType.STRING, p);
+    assert.equal(typeof r.result, 'string', p);
+  }
+  const parsed = await get('/json', { expectDataType: http.HttpDataType.OBJECT });
+  assert.deepEqual([parsed.resultType, parsed.result], [http.HttpDataType.OBJECT, { a: 1 }]);
+  const notJson = await get('/text', { expectDataType: http.HttpDataType.OBJECT });
+  assert.deepEqual([notJson.resultType, notJson.result], [http.HttpDataType.STRING, 'not json']);
+  const binary = await get('/bin', { expectDataType: http.HttpDataType.OBJECT });
+  assert.equal(binary.resultType, http.HttpDataType.ARRAY_BUFFER);
   await server.close();
 });

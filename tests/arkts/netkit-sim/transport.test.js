@@ -15,6 +15,7 @@ const { harIndex, kits } = require(path.join(__dirname, '../../../scripts/run-oh
 
 const har = harIndex();
 const sim = kits['@kit.NetworkKit'].http;
+const { setEventOrder } = require('./http');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -82,12 +83,16 @@ async function provider(script) {
   };
 }
 
-/** A runtime on NetworkKitTransport; `tune(model)` adjusts the ModelConfig. */
-function runtime(server, tune = () => {}) {
+/**
+ * A runtime on NetworkKitTransport; `tune(model)` adjusts the ModelConfig, `options` the
+ * NetworkKitTransportOptions.
+ */
+function runtime(server, tune = () => {}, options = {}) {
   const model = new har.ModelConfig(server.baseUrl, 'sk-netkit-test-0000', 'm');
   model.maxAttempts = 1;
   tune(model);
-  const transport = new har.NetworkKitTransport().asTransport();
+  const transportOptions = Object.assign(new har.NetworkKitTransportOptions(), options);
+  const transport = new har.NetworkKitTransport(transportOptions).asTransport();
   return new har.AgentRuntime(new har.AgentRuntimeConfig(model), transport, new har.ToolRegistry());
 }
 
@@ -234,24 +239,31 @@ test('ohos_8_netkit_cancel_before_the_first_byte_destroys_the_request', async ()
   }
 });
 
-test('ohos_8_netkit_patch_is_sent_as_patch', async () => {
+// Issue 18 item 4: API 12 (and 6.0) netstack sends no PATCH (HttpExec::SetOption); the
+// transport passes the method through, so PATCH rejects — never goes out as POST.
+test('ohos_8_netkit_patch_rejects_on_api_12_and_is_never_sent_as_post', async () => {
   const server = await provider([(req, res) => { res.writeHead(200, { 'Content-Type': 'application/json' }); res.end('{}'); }]);
   const transport = new har.NetworkKitTransport().asTransport();
   // A request of the transport contract, with a stand-in sink (only onCancel is used).
   const sink = { onCancel: () => {} };
-  const request = (body) => ({ method: 'PATCH', url: server.baseUrl + '/x', headers: [], body, stream: false });
-  const response = await transport(request(''), sink);
-  assert.equal(response.status, 200);
-  assert.equal(server.requests[0].method, 'PATCH');
-  // netstack (API 12 … 6.1) refuses a PATCH body: a rejection, never a POST.
+  const request = (body, stream = false) => ({ method: 'PATCH', url: server.baseUrl + '/x', headers: [], body, stream });
+  await assert.rejects(transport(request(''), sink), (e) => e.code === 'llm_transport' && /2300999/.test(e.message));
+  await assert.rejects(transport(request('', true), sink), (e) => e.code === 'llm_transport' && /2300999/.test(e.message));
   await assert.rejects(transport(request('{"a":1}'), sink), (e) => e.code === 'llm_transport' && /401/.test(e.message));
-  assert.equal(server.requests.length, 1);
+  await sleep(20);
+  assert.equal(server.requests.length, 0, 'nothing was sent');
+  // Other methods go out as themselves.
+  for (const method of ['GET', 'PUT', 'DELETE']) {
+    const response = await transport({ method, url: server.baseUrl + '/y', headers: [], body: '', stream: false }, sink);
+    assert.equal(response.status, 200);
+  }
+  assert.deepEqual(server.requests.map((r) => r.method), ['GET', 'PUT', 'DELETE']);
   await server.close();
 });
 
 // README (OHOS-6): "a stream's NetworkKit `readTimeout` (a limit on the whole transfer) is
-// one hour (`streamReadTimeoutMs`)"; a request that does not stream gets `readTimeoutMs`.
-test('ohos_8_netkit_read_timeout_is_one_hour_for_a_stream_and_read_timeout_ms_otherwise', async () => {
+// 10 minutes (`streamReadTimeoutMs`)"; a request that does not stream gets `readTimeoutMs`.
+test('ohos_8_netkit_read_timeout_is_ten_minutes_for_a_stream_and_read_timeout_ms_otherwise', async () => {
   const seen = [];
   const previous = sim.createHttp;
   sim.createHttp = () => {
@@ -279,12 +291,133 @@ test('ohos_8_netkit_read_timeout_is_one_hour_for_a_stream_and_read_timeout_ms_ot
     assert.equal((await runtime(server, (m) => { m.stream = true; }).run('hi')).finalText, 'ok');
     assert.equal((await runtime(server).run('hi')).finalText, 'whole');
     assert.deepEqual(seen, [
-      { name: 'requestInStream', readTimeout: 3600000 },
+      { name: 'requestInStream', readTimeout: 600000 },
       { name: 'request', readTimeout: new har.NetworkKitTransportOptions().readTimeoutMs },
     ]);
-    assert.equal(new har.NetworkKitTransportOptions().streamReadTimeoutMs, 3600000);
+    assert.equal(new har.NetworkKitTransportOptions().streamReadTimeoutMs, 600000);
   } finally {
     sim.createHttp = previous;
+    await server.close();
+  }
+});
+
+// Issue 18 item 2: after an idle-timeout cancel of a silent stream, netstack keeps the
+// socket until readTimeout (destroy() only sets a flag): streamReadTimeoutMs bounds it.
+test('ohos_8_netkit_an_idle_timeout_cancel_holds_the_socket_at_most_stream_read_timeout_ms', async () => {
+  const server = await provider([(req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    res.write(chunk({ role: 'assistant', content: 'thinking' })); // then silence, for ever
+  }]);
+  const before = clients.length;
+  const rt = runtime(server, (m) => { m.stream = true; m.idleTimeoutMs = 100; }, { streamReadTimeoutMs: 600 });
+  const started = Date.now();
+  await assert.rejects(rt.run('hi'), (e) => e.code === 'llm_timeout');
+  const entry = clients[before];
+  await waitFor(() => entry.destroyedAt > 0, 'destroy()');
+  await sleep(150);
+  assert.equal(server.sockets[0].closedAt, 0, 'destroy() alone leaves the socket open');
+  await waitFor(() => server.sockets[0].closedAt > 0, 'the socket to close at readTimeout', 3000);
+  const held = server.sockets[0].closedAt - started;
+  assert.ok(held >= 550 && held < 2000, `closed after ${held} ms`);
+  await server.close();
+});
+
+/** One streamed run's answer and its deltas, on a server writing the chunks apart. */
+async function streamedRun() {
+  const server = await provider([(req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    res.write(chunk({ role: 'assistant', content: 'Hel' }));
+    setTimeout(() => res.write(chunk({ content: 'lo ' })), 15);
+    setTimeout(() => { res.write(chunk({ content: '世界' })); res.end('data: [DONE]\n\n'); }, 30);
+  }]);
+  try {
+    const rt = runtime(server, (m) => { m.stream = true; });
+    const deltas = [];
+    rt.subscribe((e) => { if (e.type === 'text_delta') deltas.push(JSON.parse(e.payloadJson).delta); });
+    const result = await rt.run('hi');
+    await waitFor(() => deltas.join('') === result.finalText, 'the deltas');
+    return { text: result.finalText, deltas: deltas.join('') };
+  } finally {
+    await server.close();
+  }
+}
+
+// Issue 18 item 1: a body chunk may reach JS before 'headersReceive' (netstack's two uv
+// queues); the first bytes of the stream must not vanish, in any order netstack can deliver.
+test('ohos_8_netkit_body_chunks_before_the_headers_are_not_lost', async () => {
+  try {
+    for (const order of [{ headersAfter: 1 }, { headersAfter: 2 }, { headersAfter: Infinity }]) {
+      setEventOrder(order);
+      assert.deepEqual(await streamedRun(), { text: 'Hello 世界', deltas: 'Hello 世界' }, JSON.stringify(order));
+    }
+    for (let seed = 1; seed <= 12; seed += 1) {
+      setEventOrder({ seed });
+      assert.deepEqual(await streamedRun(), { text: 'Hello 世界', deltas: 'Hello 世界' }, `seed ${seed}`);
+    }
+  } finally {
+    setEventOrder(null);
+  }
+});
+
+// Issue 18 item 3: the library cancels after netstack finished but before its late
+// resolve reached the transport: the transport's Promise still settles, once.
+test('ohos_8_netkit_a_cancel_before_a_late_resolve_still_settles_the_promise', async () => {
+  const server = await provider([(req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(completion('whole'));
+  }]);
+  let cancel = null;
+  const sink = { onCancel: (f) => { cancel = f; }, writeBytes: () => true, end: () => {}, fail: () => {} };
+  const previous = sim.createHttp;
+  sim.createHttp = () => {
+    const client = previous();
+    const call = client.requestInStream.bind(client);
+    // netstack is done ('dataEnd' emitted, the status on its way) when the library cancels.
+    client.requestInStream = (url, options) => call(url, options).then((code) => { cancel(); return code; });
+    return client;
+  };
+  try {
+    const transport = new har.NetworkKitTransport().asTransport();
+    const outcome = await Promise.race([
+      transport({ method: 'POST', url: server.baseUrl + '/chat/completions', headers: [], body: '{}', stream: true }, sink)
+        .then((r) => ({ resolved: r }), (e) => ({ rejected: e.code })),
+      sleep(2000).then(() => ({ pending: true })),
+    ]);
+    assert.deepEqual(outcome, { rejected: 'cancelled' });
+  } finally {
+    sim.createHttp = previous;
+    await server.close();
+  }
+});
+
+// Issue 18 items 1 and 8: a 100 Continue block gives its own headersReceive, and header
+// events may overtake each other and the body: a whole error answer still reaches the core
+// with its final headers (Retry-After) and status when the final block's event comes before
+// the end. (Not handled: the 1xx block's event alone arriving after dataEnd and the status,
+// the final one later still — the answer then carries the 1xx block's headers.)
+test('ohos_8_netkit_header_events_overtaking_each_other_keep_the_fullest_headers', async () => {
+  const server = await provider([(req, res) => {
+    res.writeContinue();
+    res.writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': '7' });
+    res.end(JSON.stringify({ error: { message: 'slow down' } }));
+  }]);
+  const sink = { onCancel: () => {}, writeBytes: () => true, end: () => {}, fail: () => {} };
+  const transport = new har.NetworkKitTransport().asTransport();
+  const request = { method: 'POST', url: server.baseUrl + '/chat/completions', headers: [], body: '{}', stream: true };
+  try {
+    // [2, 0]: the 100 block's event overtaken by the final block's and the body.
+    for (const order of [null, { headersAfter: 1 }, { headersAfter: [2, 0] }]) {
+      setEventOrder(order);
+      for (let i = 0; i < 3; i += 1) {
+        const response = await transport(request, sink);
+        const what = `${JSON.stringify(order)} #${i}`;
+        assert.equal(response.status, 429, what);
+        assert.ok(response.headers.some((h) => h.name === 'retry-after' && h.value === '7'), `${what}: ${JSON.stringify(response.headers)}`);
+        assert.equal(JSON.parse(response.body).error.message, 'slow down', what);
+      }
+    }
+  } finally {
+    setEventOrder(null);
     await server.close();
   }
 });

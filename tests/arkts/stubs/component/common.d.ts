@@ -1,6 +1,6 @@
 /*
  * Minimal stub of ArkUI's common.d.ts (global declarations, like the SDK's ets/component/ dir
- * that ets-loader loads for every .ets file): the struct base class, the decorators, getContext() and the common attributes the example app uses.
+ * that ets-loader loads for every .ets file): the struct base class (with getUIContext()), the decorators, getContext() and the common attributes the example app uses.
  *
  * Source: interface_sdk-js api/@internal/component/ets/common.d.ts @ OpenHarmony-v5.0.0-Release
  *   (https://github.com/openharmony/interface_sdk-js, API 12, the HAR's minimum).
@@ -17,6 +17,8 @@ declare const State: PropertyDecorator;
 declare function getContext(component?: Object): Context;
 
 declare type Context = import('../api/application/Context').default;
+
+declare type UIContext = import('../api/@ohos.arkui.UIContext').UIContext;
 
 declare interface ComponentOptions {
 }
@@ -51,6 +53,7 @@ declare class DynamicNode<T> {}
 
 declare class CustomComponent extends CommonAttribute {
   build(): void;
+  getUIContext(): UIContext;
   aboutToAppear?(): void;
   aboutToDisappear?(): void;
 }

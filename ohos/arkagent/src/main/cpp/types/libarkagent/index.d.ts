@@ -595,7 +595,8 @@ export interface SessionSummary {
 /**
  * Durable sessions (STORE-6): where runtimes commit their sessions so that an app killed
  * at any instant loses nothing committed. One SQLite file (WAL journal), e.g.
- * `getContext(this).filesDir + '/sessions.db'`. Pass it as the 4th argument of the
+ * `context.filesDir + '/sessions.db'` (in a page, `context` is
+ * `this.getUIContext().getHostContext()`). Pass it as the 4th argument of the
  * AgentRuntime constructor. The API key is never written to it.
  *
  * Every method is synchronous: opening a store takes a few milliseconds, list() is one
