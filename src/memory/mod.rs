@@ -21,7 +21,7 @@ pub use default_compressor::{
 };
 pub use episode::{validate_episodic_memory_ids, EpisodicMemory};
 pub use estimate::{estimate_message_tokens, estimate_request_tokens, estimate_tokens};
-pub use foreign::{ForeignCompression, ForeignCompressor, ForeignCompressorCall};
+pub use foreign::{foreign_compressor_state_json, ForeignCompression, ForeignCompressor, ForeignCompressorCall};
 pub use namespaced::{MemoryTier, NamespaceStats, NamespacedMemoryStore, ScopedMemory, GLOBAL_NAMESPACE};
 pub use retrieve::{retrieve_memory_definition, RetrieveMemoryTool, DEFAULT_MEMORY_LIMIT, MAX_MEMORY_LIMIT, RETRIEVE_MEMORY_TOOL_NAME};
 pub use service::{MemoryService, RuntimeMemoryService};

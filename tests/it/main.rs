@@ -18,5 +18,6 @@ mod llm_retry;
 mod llm_secrets;
 mod llm_stream;
 mod numbers;
+mod parity;
 mod ohos_6_timeouts;
 mod perf_7;

@@ -497,7 +497,9 @@ export class DecomposedResult {
 /** Runtime settings. */
 /**
  * A context compressor written in ArkTS/JS (CMP-1): gets the state (as exportState() gives
- * it) and `{"estimated_prompt_tokens": number | null, "force": boolean}`, and resolves with
+ * it, except that each episode comes without its archived_messages: its id, summary,
+ * created_at_ms and message_count are what a new summary folds in) and
+ * `{"estimated_prompt_tokens": number | null, "force": boolean}`, and resolves with
  * a JSON text `{"outcome": "skipped" | "failed" | "compressed", "reason"?: code,
  * "split_index"?: number, "summary"?: string, "episode_id"?: string, "usage"?: {…},
  * "error_code"?: string}`. "compressed" needs split_index (the messages before it move into
@@ -513,7 +515,12 @@ export class AgentRuntimeConfig {
   constructor(model: ModelConfig);
   /**
    * Compresses with `compress` instead of the default compressor (contextCompressor is
-   * then ignored); undefined removes it. `threshold` is only reported in events. Throws
+   * then ignored); undefined removes it. `threshold` (default 64000, the default
+   * compressor's) is the runtime's trigger: before a model call and after a turn,
+   * `compress` is called only when the prompt size (as in the "model_request" event)
+   * reaches it and the last usage is not a compression's own; otherwise the runtime skips
+   * ("below_threshold", "last_usage_is_compression") without calling it. compressNow() and
+   * a context overflow always call it. The threshold is reported in events. Throws
    * "invalid_argument" for a threshold that is not a non-negative integer.
    */
   setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;

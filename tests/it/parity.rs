@@ -1,0 +1,127 @@
+//! PAR-1 (issue 17, items 10–14): what the seeds give an app is reachable from every
+//! surface. The Rust side of the behaviour changes; the C and JS sides are in
+//! tests/c/parity.c and tests/js/par_1_parity.test.js.
+
+use std::sync::{Arc, Mutex};
+
+use arkagent::memory::{foreign_compressor_state_json, CompressOutcome, ForeignCompressor, ForeignCompressorCall};
+use arkagent::runtime::Compression;
+use arkagent::{AgentRuntime, AgentRuntimeConfig, ModelConfig, SequentialIdGenerator, ToolRegistry};
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use crate::support::*;
+
+type Answer = Box<dyn Fn(usize, &Value) -> String + Send + Sync>;
+
+/// A host compressor that records each call's state and context JSON and answers with
+/// `answer(call_index, state)`.
+struct Host {
+    seen: Mutex<Vec<(String, String)>>,
+    answer: Answer,
+}
+
+struct HostRef(Arc<Host>);
+
+#[async_trait]
+impl ForeignCompressorCall for HostRef {
+    async fn compress_json(&self, state: String, context: String, _cancel: arkagent::CancellationToken) -> Result<String, String> {
+        let parsed: Value = serde_json::from_str(&state).unwrap();
+        let mut seen = self.0.seen.lock().unwrap();
+        let index = seen.len();
+        seen.push((state, context));
+        Ok((self.0.answer)(index, &parsed))
+    }
+}
+
+fn config(host: &Arc<Host>, threshold: Option<u64>) -> AgentRuntimeConfig {
+    let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "test-model"));
+    c.session_id = Some("par".into());
+    c.id_generator = Arc::new(SequentialIdGenerator::new("id"));
+    c.model.retry = arkagent::llm::RetryPolicy::none();
+    c.tools = ToolRegistry::new();
+    c.compression = Some(Compression::Custom(Arc::new(ForeignCompressor::new(HostRef(host.clone()), threshold))));
+    c
+}
+
+/// Issue 17 item 12: before every model call and after every turn a custom compressor used
+/// to get the whole state, archived originals included, only to answer "skipped". Now the
+/// runtime asks it only when its own threshold policy says a compression is due, and the
+/// state it sends leaves the archive out.
+#[tokio::test]
+async fn perf_3_a_custom_compressor_is_asked_only_when_due_and_never_gets_the_archive() {
+    const MARKER: &str = "ARCHIVED-ORIGINAL";
+    let big = format!("{MARKER} {}", "lorem ipsum dolor sit amet ".repeat(600)); // ~16 KB, > 2000 tokens
+    let host = Arc::new(Host {
+        seen: Mutex::default(),
+        answer: Box::new(|index, state| {
+            let n = state["history"]["messages"].as_array().unwrap().len();
+            match index {
+                // Pre-flight of the big turn: only the input is there yet.
+                0 => json!({"outcome": "skipped", "reason": "history_too_short"}).to_string(),
+                // After the big turn: archive the whole exchange.
+                1 => json!({"outcome": "compressed", "split_index": n, "summary": "a long text was discussed"}).to_string(),
+                _ => json!({"outcome": "skipped", "reason": "below_threshold"}).to_string(),
+            }
+        }),
+    });
+    let model = ScriptedModel::with(|_, _| text_reply("ok", 40));
+    let rt = AgentRuntime::new(config(&host, Some(2_000)), model.clone()).unwrap();
+    rt.run(&big).await.unwrap();
+    assert_eq!(host.seen.lock().unwrap().len(), 2, "asked before and after the turn that reached the threshold");
+    assert_eq!(rt.episodic_memories().len(), 1);
+    assert!(rt.messages().is_empty());
+    // A long chat under the threshold: the host is never asked (it was asked 2× a turn).
+    for i in 0..20 {
+        rt.run(&format!("short question {i}")).await.unwrap();
+    }
+    assert_eq!(host.seen.lock().unwrap().len(), 2, "20 turns below the threshold ask nothing");
+    // A manual attempt always asks; the state it gets has no archived originals.
+    let result = rt.compress_now().await.unwrap();
+    assert_eq!(result.outcome, CompressOutcome::Skipped);
+    let seen = host.seen.lock().unwrap();
+    assert_eq!(seen.len(), 3);
+    let (state_json, context_json) = &seen[2];
+    let export = rt.export_state().unwrap();
+    assert!(export.contains(MARKER), "the archive is in the state");
+    assert!(!state_json.contains(MARKER) && !state_json.contains("archived_messages"), "but not in what the compressor gets");
+    assert!(export.len() - state_json.len() >= big.len(), "{} vs {} bytes", state_json.len(), export.len());
+    let sent: Value = serde_json::from_str(state_json).unwrap();
+    let exported: Value = serde_json::from_str(&export).unwrap();
+    assert_eq!(sent["history"]["messages"], exported["history"]["messages"]);
+    assert_eq!(sent["usages"], exported["usages"]);
+    let episode = &sent["history"]["episodic_memories"][0];
+    assert_eq!(episode["summary"], "a long text was discussed");
+    assert_eq!(episode["message_count"], 2);
+    assert_eq!(serde_json::from_str::<Value>(context_json).unwrap(), json!({"estimated_prompt_tokens": null, "force": false}));
+    assert_eq!(*state_json, foreign_compressor_state_json(&rt.state()).unwrap());
+    assert_eq!(model.request_count(), 21);
+}
+
+/// Item 12: right after a compression (the last usage is the compression's own) the
+/// runtime does not ask again, even above the threshold (CMP-7's loop guard applied by
+/// the runtime).
+#[tokio::test]
+async fn cmp_7_a_custom_compressor_is_not_asked_right_after_its_own_compression() {
+    let host = Arc::new(Host {
+        seen: Mutex::default(),
+        answer: Box::new(|_, state| {
+            let n = state["history"]["messages"].as_array().unwrap().len();
+            json!({"outcome": "compressed", "split_index": n, "summary": "s",
+                   "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}})
+            .to_string()
+        }),
+    });
+    // The provider reports a prompt above the threshold on every call.
+    let model = ScriptedModel::with(|_, _| text_reply("ok", 5_000));
+    let rt = AgentRuntime::new(config(&host, Some(1_000)), model).unwrap();
+    rt.run("hello").await.unwrap();
+    // Pre-flight: no usage yet but the estimate is under 1000 → not asked. After the turn
+    // the provider's 5000 count → asked, compressed; nothing else in this run.
+    assert_eq!(host.seen.lock().unwrap().len(), 1);
+    assert_eq!(rt.usages().last().unwrap().source(), Some(arkagent::memory::COMPRESSION_USAGE_SOURCE));
+    // The next run's pre-flight: the last usage is the compression's → not asked.
+    rt.run("again").await.unwrap();
+    let seen = host.seen.lock().unwrap().len();
+    assert_eq!(seen, 2, "asked once more, after the second turn only");
+}
