@@ -19,7 +19,7 @@ pub use compressor::{
 pub use default_compressor::{
     default_summarizer_window, ContextCompressorConfig, DefaultContextCompressor, DEFAULT_SUMMARY_PROMPT, MIN_DEFAULT_SUMMARIZER_WINDOW,
 };
-pub use episode::{validate_episodic_memory_ids, EpisodicMemory};
+pub use episode::{first_invalid_episode_id, validate_episodic_memory_ids, EpisodicMemory};
 pub use estimate::{estimate_message_tokens, estimate_request_tokens, estimate_tokens};
 pub use foreign::{foreign_compressor_state_json, ForeignCompression, ForeignCompressor, ForeignCompressorCall};
 pub use namespaced::{MemoryTier, NamespaceStats, NamespacedMemoryStore, ScopedMemory, GLOBAL_NAMESPACE};
