@@ -125,3 +125,65 @@ async fn cmp_7_a_custom_compressor_is_not_asked_right_after_its_own_compression(
     let seen = host.seen.lock().unwrap().len();
     assert_eq!(seen, 2, "asked once more, after the second turn only");
 }
+
+/// Item 14: README's seed mapping names, on each surface, only what exists there.
+#[test]
+fn par_1_readme_seed_mapping_names_exist_on_each_surface() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = readme.split("\n## Seed mapping\n").nth(1).expect("README has a Seed mapping section");
+    let section = section.split("\n## ").next().unwrap();
+    let mut rust_src = String::new();
+    let mut dirs = vec![root.join("src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                rust_src.push_str(&std::fs::read_to_string(path).unwrap());
+            }
+        }
+    }
+    let header = std::fs::read_to_string(root.join("include/arkagent.h")).unwrap();
+    let dts = std::fs::read_to_string(root.join("ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts")).unwrap();
+    let surfaces = [("Rust", &rust_src), ("C", &header), ("ArkTS", &dts)];
+    let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| `")).collect();
+    assert!(rows.len() >= 15, "{rows:?}");
+    for row in rows {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(cells.len(), 6, "{row}");
+        for (cell, (surface, text)) in cells[2..5].iter().zip(surfaces) {
+            let names: Vec<&str> = cell.split('`').skip(1).step_by(2).collect();
+            assert!(!names.is_empty(), "{surface} cell of {row}");
+            for name in names {
+                for ident in name.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|s| !s.is_empty()) {
+                    let declared = match surface {
+                        "Rust" => ["fn ", "struct ", "trait ", "enum ", "const ", "type "].iter().any(|k| text.contains(&format!("{k}{ident}"))),
+                        "C" => text.contains(&format!("{ident}(")) || text.contains(&format!("#define {ident} ")) || text.contains(&format!("(*{ident})")),
+                        _ => ["function ", "class ", "const ", "type ", "interface "].iter().any(|k| text.contains(&format!("{k}{ident}")))
+                            || text.contains(&format!("  {ident}(")) || text.contains(&format!("  static {ident}(")) || text.contains(&format!("readonly {ident}:")),
+                    };
+                    assert!(declared, "README's seed mapping names `{name}` for {surface}, which does not declare {ident}");
+                }
+            }
+        }
+    }
+}
+
+/// Item 14: `spawn_sub_agent` is folded into `delegate_task` (README, seed mapping): the
+/// model is offered `delegate_task` with seed 000's required arguments and seed 003's
+/// optional `role` and `context`, never a `spawn_sub_agent` tool.
+#[test]
+fn sub_1_spawn_sub_agent_is_folded_into_delegate_task() {
+    let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "test-model"));
+    c.delegation = Some(arkagent::subagent::DelegationConfig { allow_clone: true, ..Default::default() });
+    let rt = AgentRuntime::new(c, ScriptedModel::new(vec![])).unwrap();
+    let names: Vec<&str> = rt.tool_definitions().iter().map(|d| d.name.as_str()).collect();
+    assert!(names.contains(&arkagent::subagent::DELEGATE_TASK_TOOL_NAME) && !names.contains(&"spawn_sub_agent"), "{names:?}");
+    let delegate = rt.tool_definitions().iter().find(|d| d.name == "delegate_task").unwrap();
+    assert_eq!(delegate.parameters["required"], json!(["assignee", "task_description"]));
+    for optional in ["role", "context"] {
+        assert!(delegate.parameters["properties"][optional].is_object(), "{optional}");
+    }
+}

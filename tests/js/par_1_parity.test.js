@@ -160,7 +160,7 @@ test('mem_1 mem_4 every JS tool gets the MemoryService and its runtime namespace
   assert.throws(() => memory.ids('long_term'), (e) => e.code === 'invalid_argument');
 });
 
-test('iso_1 iso_4 sub_1 sub_7 forceCompleteSubAgent(id, reason), cleanupSubAgents(maxAgeMs), SubAgentChildEvent and the seed constants', async () => {
+test('iso_1 iso_4 sub_1 sub_7 par_1 forceCompleteSubAgent(id, reason), cleanupSubAgents(maxAgeMs), SubAgentChildEvent and the seed constants', async () => {
   assert.deepEqual([native.DELEGATE_TASK_TOOL_NAME, native.CLONE_ASSIGNEE, native.SUB_AGENT_SERVICE_ID],
     ['delegate_task', 'clone', 'arkagent.sub_agent']);
   let childInFlight = false;
@@ -185,6 +185,15 @@ test('iso_1 iso_4 sub_1 sub_7 forceCompleteSubAgent(id, reason), cleanupSubAgent
   await waitFor(() => childInFlight, 'the child is running');
   const [child] = runtime.activeChildren();
   assert.ok(child, 'a running child');
+  // README, seed mapping: one registry per runtime tree, not a process singleton — another
+  // runtime neither lists nor force-completes nor cleans up this one's child.
+  const otherConfig = runtimeConfig();
+  otherConfig.allowClone = true;
+  const other = new native.AgentRuntime(otherConfig, new ScriptedModel([]).transport, new native.ToolRegistry());
+  assert.deepEqual([other.activeChildren().length, other.subAgents().active.length, other.subAgents().stats.active], [0, 0, 0]);
+  assert.equal(other.forceCompleteSubAgent(child, 'not yours'), false);
+  assert.equal(other.cleanupSubAgents(0), 0);
+  assert.deepEqual(runtime.activeChildren(), [child], 'still running');
   assert.throws(() => runtime.forceCompleteSubAgent(child, ' '), (e) => e.code === 'invalid_argument');
   assert.equal(runtime.forceCompleteSubAgent('nobody', 'user-stopped'), false);
   assert.equal(runtime.forceCompleteSubAgent(child, 'user-stopped'), true);
