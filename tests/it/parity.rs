@@ -187,3 +187,26 @@ fn sub_1_spawn_sub_agent_is_folded_into_delegate_task() {
         assert!(delegate.parameters["properties"][optional].is_object(), "{optional}");
     }
 }
+
+/// Item 10 (new core API behind `validateEpisodicMemoryIds` / `EpisodeIdValidation`):
+/// the first blank or repeated id, the one `validate_episodic_memory_ids` reports.
+#[test]
+fn mem_3_first_invalid_episode_id_names_the_offending_id() {
+    use arkagent::memory::{first_invalid_episode_id, validate_episodic_memory_ids};
+    use arkagent::EpisodicMemory;
+    let episode = |id: &str| EpisodicMemory {
+        id: id.into(),
+        summary: "s".into(),
+        created_at_ms: 1,
+        message_count: 0,
+        archived_messages: Arc::default(),
+    };
+    assert_eq!(first_invalid_episode_id(&[episode("a"), episode("b")]), None);
+    assert!(validate_episodic_memory_ids(&[episode("a"), episode("b")]).is_ok());
+    for (episodes, bad) in [(vec![episode("a"), episode("b"), episode("a")], "a"), (vec![episode("a"), episode(" ")], " ")] {
+        assert_eq!(first_invalid_episode_id(&episodes), Some(bad));
+        let e = validate_episodic_memory_ids(&episodes).unwrap_err();
+        assert_eq!(e.code(), "invalid_state");
+        assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
+    }
+}
