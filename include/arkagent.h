@@ -27,6 +27,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// The seed's names (SUB-1), as the library uses them: the delegation tool, the assignee
+// that clones the parent, and the service id in a delegate_task result's metadata
+// ("service"). Equal to the Rust core's constants (tests/it/header.rs checks).
+#define ARKAGENT_DELEGATE_TASK_TOOL_NAME "delegate_task"
+#define ARKAGENT_CLONE_ASSIGNEE "clone"
+#define ARKAGENT_SUB_AGENT_SERVICE_ID "arkagent.sub_agent"
+
+
 // Result of every C call. 0 is success.
 typedef enum ArkAgentResult {
   // Success.
@@ -172,10 +180,20 @@ typedef struct ArkAgentWorkerBuilder ArkAgentWorkerBuilder;
 // [`arkagent_workers_free`] (a runtime keeps its own copy).
 typedef struct ArkAgentWorkers ArkAgentWorkers;
 
+// Draws a fresh id for [`arkagent_allocate_isolated_session_id`]: returns a
+// NUL-terminated UTF-8 string that stays valid until the next call or until
+// `arkagent_allocate_isolated_session_id` returns (the library copies it at once).
+// NULL fails the allocation (`ARK_AGENT_RESULT_INVALID_ARGUMENT`). Called on the
+// calling thread, at most 17 times.
+typedef const char *(*ArkAgentNextIdCallback)(void *userdata);
+
 // Runs a tool. Called on the thread running `arkagent_runtime_run`; several calls of
 // one turn may be outstanding at once. `call_json` (`{"call_id","name","arguments":{…},
 // "session_id","run_id"}`) is valid only during the call. Finish `completion` inside the
-// callback or later from any thread.
+// callback or later from any thread. Until it is finished, `completion` also reaches the
+// calling runtime's read-only episodic memory and its memory namespace (seed 000 §3:
+// every tool gets the MemoryService): `arkagent_tool_episodes`,
+// `arkagent_tool_find_episode`, `arkagent_tool_memory_store`, `arkagent_tool_memory_recall`.
 typedef void (*ArkAgentToolCallback)(void *userdata, const char *call_json, struct ArkAgentToolCompletion *completion);
 
 // One request header: `name` and `value` are NUL-terminated UTF-8, borrowed from the
@@ -264,17 +282,20 @@ typedef struct ArkAgentHttp {
 // A context compressor written in C (CMP-1), given to
 // `arkagent_runtime_new_with_compressor`. Called on the thread running
 // `arkagent_runtime_run`, `arkagent_runtime_compress_now` or
-// `arkagent_runtime_run_decomposed` — before each model call (pre-flight), after a turn,
-// on a context overflow, and for `compress_now`; a delegated `clone` child inherits the
-// compressor and calls it with its own state. Answer `{"outcome":"skipped"}` when there
-// is nothing to do. Do not call blocking arkagent functions from it
-// (`ARK_AGENT_RESULT_REENTRANT`).
+// `arkagent_runtime_run_decomposed` — before a model call (pre-flight) and after a turn
+// only when the prompt size reaches the runtime's `threshold` (see
+// `arkagent_runtime_new_with_compressor`), on a context overflow, and for
+// `compress_now`; a delegated `clone` child inherits the compressor and calls it with
+// its own state. Answer `{"outcome":"skipped"}` when there is nothing to do. Do not
+// call blocking arkagent functions from it (`ARK_AGENT_RESULT_REENTRANT`).
 //
 // - `userdata`: the `compress_userdata` given with the callback; used from library
 //   threads until the runtime is freed and no run is active.
-// - `state_json`: the whole state exactly as `arkagent_runtime_export_state` writes it
+// - `state_json`: the state as `arkagent_runtime_export_state` writes it
 //   (`{"version","session_id","usages":[…],"history":{"messages":[…],
-//   "episodic_memories":[…]},…}`); borrowed, valid only during the call.
+//   "episodic_memories":[…]},…}`) except that each episode comes without its
+//   `archived_messages` (id, summary, created_at_ms, message_count: what a new summary
+//   folds in); borrowed, valid only during the call.
 // - `context_json`: `{"estimated_prompt_tokens": n | null, "force": bool}` (`force` is
 //   true after the model refused the context as too long); borrowed, valid only during
 //   the call.
@@ -416,6 +437,133 @@ enum ArkAgentResult arkagent_compress_complete(struct ArkAgentCompressCompletion
 // `message` NULL or a NUL-terminated string.
 enum ArkAgentResult arkagent_compress_fail(struct ArkAgentCompressCompletion *completion, const char *message);
 
+// CMP-4, the seed's `computeSafeSplitIndex`: the largest index `s` (1 ≤ s ≤ n −
+// `keep_recent`) at which both `messages[..s]` and `messages[s..]` keep every tool call
+// paired with its result — what a custom compressor answers as `split_index` — or -1
+// when there is none (n ≤ `keep_recent`, or every cut splits a pair). O(n).
+// `messages_json` is a JSON array of messages as `arkagent_runtime_messages` writes
+// them (the `history.messages` of the compressor's `state_json`); anything else gives
+// `ARK_AGENT_RESULT_INVALID_JSON`. Any thread; needs no runtime.
+//
+// # Safety
+// `messages_json` a NUL-terminated string; `out_index` valid for one write.
+enum ArkAgentResult arkagent_compute_safe_split_index(const char *messages_json, size_t keep_recent, int64_t *out_index);
+
+// CORE-2, the seed's `HistoryInvariants.toolCallsPaired`: `*out_paired` gets 1 when,
+// within `messages_json` (as for [`arkagent_compute_safe_split_index`]), every tool call
+// has exactly one result after it, every result answers an earlier call and no id
+// repeats; else 0. Any thread; needs no runtime.
+//
+// # Safety
+// `messages_json` a NUL-terminated string; `out_paired` valid for one write.
+enum ArkAgentResult arkagent_tool_calls_paired(const char *messages_json, int32_t *out_paired);
+
+// MEM-3, the seed's `validateEpisodicMemoryIds`: `ARK_AGENT_RESULT_OK` when every
+// episode of `episodes_json` (a JSON array as `arkagent_runtime_episodes` writes it;
+// `archived_messages` may be left out) has a non-blank id and no id repeats, else
+// `ARK_AGENT_RESULT_INVALID_STATE` (the message names the offending id) — the check
+// `arkagent_runtime_import_state` makes. Any thread; needs no runtime.
+//
+// # Safety
+// `episodes_json` a NUL-terminated string.
+enum ArkAgentResult arkagent_validate_episodic_memory_ids(const char *episodes_json);
+
+// SUB-9, the seed's `allocateIsolatedSessionId`: the trimmed `requested` when it is
+// non-empty, not the trimmed `parent_session_id` and not in `active_ids_json` (a JSON
+// array of strings); otherwise `{parent}_w_{next_id()}`, drawn again while it is the
+// parent's id or active, at most 16 more times. `*out` gets it; free with
+// `arkagent_string_free`. `userdata` (may be NULL) is passed to `next_id`. Any thread;
+// needs no runtime.
+//
+// # Safety
+// `parent_session_id`, `requested` and `active_ids_json` NUL-terminated strings;
+// `out` valid for one pointer write.
+enum ArkAgentResult arkagent_allocate_isolated_session_id(const char *parent_session_id, const char *requested, const char *active_ids_json, ArkAgentNextIdCallback next_id, void *userdata, char **out);
+
+// MEM-1: writes the episode with this snapshot id (`{"id","summary","created_at_ms",
+// "message_count","archived_messages":[…]}`), or `null` when there is none, to `*out`
+// (the find next to `arkagent_runtime_episodes`' list); free with `arkagent_string_free`.
+//
+// # Safety
+// `snapshot_id` a NUL-terminated string; `out` valid for one pointer write.
+enum ArkAgentResult arkagent_runtime_find_episode(struct ArkAgentRuntime *runtime, const char *snapshot_id, char **out);
+
+// MEM-1 for a C tool (seed 000 §3: every tool gets the read-only MemoryService): writes
+// the calling runtime's episodes, oldest first, over its live state, as
+// `arkagent_runtime_episodes` does, to `*out`; free with `arkagent_string_free`.
+// `completion` is the tool call's own, while it is not finished (then
+// `ARK_AGENT_RESULT_ALREADY_COMPLETED`). Any thread.
+//
+// # Safety
+// `out` valid for one pointer write.
+enum ArkAgentResult arkagent_tool_episodes(struct ArkAgentToolCompletion *completion, char **out);
+
+// MEM-1 for a C tool: the calling runtime's episode with this snapshot id, or `null`,
+// as [`arkagent_runtime_find_episode`] writes it. `completion` as for
+// [`arkagent_tool_episodes`].
+//
+// # Safety
+// `snapshot_id` a NUL-terminated string; `out` valid for one pointer write.
+enum ArkAgentResult arkagent_tool_find_episode(struct ArkAgentToolCompletion *completion, const char *snapshot_id, char **out);
+
+// MEM-4 for a C tool: stores `entry_json` under `id` in the calling runtime's memory
+// namespace (a sub-agent's tool writes to the sub-agent's own). `tier` as for
+// `arkagent_runtime_memory_store`. `completion` as for [`arkagent_tool_episodes`].
+//
+// # Safety
+// `id` and `entry_json` NUL-terminated strings.
+enum ArkAgentResult arkagent_tool_memory_store(struct ArkAgentToolCompletion *completion, int32_t tier, const char *id, const char *entry_json);
+
+// MEM-4 for a C tool: reads `id` from the calling runtime's memory namespace into
+// `*out_json` (`null` when absent). As [`arkagent_tool_memory_store`].
+//
+// # Safety
+// `id` a NUL-terminated string; `out_json` valid for one pointer write.
+enum ArkAgentResult arkagent_tool_memory_recall(struct ArkAgentToolCompletion *completion, int32_t tier, const char *id, char **out_json);
+
+// MEM-4: removes `id` from this runtime's memory namespace; `*out_removed` (may be
+// NULL) gets 1 when it was there, else 0. `tier` as for `arkagent_runtime_memory_store`.
+//
+// # Safety
+// `id` a NUL-terminated string; `out_removed` NULL or valid for one write.
+enum ArkAgentResult arkagent_runtime_memory_forget(struct ArkAgentRuntime *runtime, int32_t tier, const char *id, int32_t *out_removed);
+
+// MEM-4: writes the ids in this runtime's memory namespace and `tier`, sorted, as a JSON
+// array to `*out_json`; free with `arkagent_string_free`.
+//
+// # Safety
+// `out_json` valid for one pointer write.
+enum ArkAgentResult arkagent_runtime_memory_ids(struct ArkAgentRuntime *runtime, int32_t tier, char **out_json);
+
+// MEM-4: writes this runtime's memory namespace and its entry counts,
+// `{"namespace","working","short_term"}` (`"global"` for a root runtime), to
+// `*out_json`; free with `arkagent_string_free`.
+//
+// # Safety
+// `out_json` valid for one pointer write.
+enum ArkAgentResult arkagent_runtime_memory_stats(struct ArkAgentRuntime *runtime, char **out_json);
+
+// ISO-1 / ISO-4, the seed's per-child `forceComplete(reason)`: ends the running sub-agent
+// `id` (a child session id from `arkagent_runtime_sub_agents`' `"active"`) of this
+// runtime's delegation tree with the non-blank `reason` (its record's `forced_reason`)
+// and cancels its run; the parent's `delegate_task` call is answered as forced.
+// `*out_found` (may be NULL) gets 1 when it was running, 0 otherwise (unknown, already
+// ended, or no delegation configured). A blank `reason` gives
+// `ARK_AGENT_RESULT_INVALID_ARGUMENT`. Any thread, including from a callback.
+//
+// # Safety
+// `id` and `reason` NUL-terminated strings; `out_found` NULL or valid for one write.
+enum ArkAgentResult arkagent_runtime_force_complete_sub_agent(struct ArkAgentRuntime *runtime, const char *id, const char *reason, int32_t *out_found);
+
+// ISO-4, the seed's `cleanup(maxAgeMs)`: drops ended sub-agents that ended more than
+// `max_age_ms` ago from this runtime's registry history, and force-completes running
+// ones started more than `max_age_ms` ago (reason `stale`). `*out_count` (may be NULL)
+// gets how many were dropped or ended (0 without delegation). Any thread.
+//
+// # Safety
+// `out_count` NULL or valid for one write.
+enum ArkAgentResult arkagent_runtime_cleanup_sub_agents(struct ArkAgentRuntime *runtime, uint64_t max_age_ms, size_t *out_count);
+
 // Stops the library's executor threads (named "arkagent") and waits up to one second for
 // them to exit. Call it before unloading the library (`dlclose`), after every blocking
 // call (`arkagent_runtime_run`, `_compress_now`, `_run_decomposed`) has returned;
@@ -475,9 +623,13 @@ enum ArkAgentResult arkagent_runtime_new(const char *config_json, const struct A
 // C (CMP-1). `compress` (required) is called as described at [`ArkAgentCompressCallback`]
 // and answered through `arkagent_compress_complete` / `arkagent_compress_fail`;
 // `compress_userdata` (may be NULL) is passed back to it and must stay valid until the
-// runtime is freed and no run is active. `http` as for `arkagent_runtime_new`. `threshold` is only reported in the
-// `compression` events (`"threshold"`); 0 means none (`null`). The compressor decides
-// itself when to compress (answer `{"outcome":"skipped"}` otherwise).
+// runtime is freed and no run is active. `http` as for `arkagent_runtime_new`.
+// `threshold` is the runtime's trigger (0: 64000, the default compressor's): before a
+// model call and after a turn the compressor is called only when the prompt size
+// reaches it (and the last usage is not a compression's own); below it the runtime
+// skips (`below_threshold`) without calling. `arkagent_runtime_compress_now` and a
+// context overflow always call it. It is reported in the `compression` and
+// `model_request` events (`"threshold"`, `"compression_threshold"`).
 //
 // The custom compressor wins over the config's `"compression"`: that key is still
 // checked (`ARK_AGENT_RESULT_INVALID_CONFIG` / `_INVALID_JSON` as for

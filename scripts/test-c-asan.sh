@@ -17,7 +17,7 @@ target_root=${CARGO_TARGET_DIR:-$PWD/target}
 host=$(rustc -vV | sed -n 's/^host: //p')
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-programs=(scenario bad_input correctness transport store)
+programs=(scenario bad_input correctness transport store parity)
 failures=0
 cc=${CC:-cc}
 

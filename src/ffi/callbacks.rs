@@ -133,7 +133,10 @@ pub struct ArkAgentHttp {
 /// Runs a tool. Called on the thread running `arkagent_runtime_run`; several calls of
 /// one turn may be outstanding at once. `call_json` (`{"call_id","name","arguments":{…},
 /// "session_id","run_id"}`) is valid only during the call. Finish `completion` inside the
-/// callback or later from any thread.
+/// callback or later from any thread. Until it is finished, `completion` also reaches the
+/// calling runtime's read-only episodic memory and its memory namespace (seed 000 §3:
+/// every tool gets the MemoryService): `arkagent_tool_episodes`,
+/// `arkagent_tool_find_episode`, `arkagent_tool_memory_store`, `arkagent_tool_memory_recall`.
 pub type ArkAgentToolCallback =
     Option<unsafe extern "C" fn(userdata: *mut c_void, call_json: *const c_char, completion: *mut ArkAgentToolCompletion)>;
 
@@ -636,6 +639,8 @@ pub unsafe extern "C" fn arkagent_http_stream_end(
 
 pub(crate) struct ToolCompletionState {
     reply: Mutex<Option<oneshot::Sender<ToolResult>>>,
+    /// The calling runtime's services (MEM-1, MEM-4) for `arkagent_tool_*` while open.
+    pub(crate) context: Option<ToolContext>,
 }
 
 pub(crate) struct HostTool {
@@ -651,12 +656,13 @@ impl ToolExecutor for HostTool {
             "call_id": call.call_id, "name": call.name, "arguments": call.arguments,
             "session_id": ctx.session_id, "run_id": ctx.run_id,
         });
+        let context = Some(ctx);
         let Ok(json) = CString::new(payload.to_string()) else {
             return ToolResult::error("tool_failed", "the call could not be encoded");
         };
         let completion = handles::insert::<ArkAgentToolCompletion, _>(
             Kind::ToolCompletion,
-            Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)) }),
+            Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)), context }),
         );
         // SAFETY: the host registered this callback and promised userdata stays valid.
         unsafe { (self.callback)(self.userdata.0, json.as_ptr(), completion) };
@@ -986,7 +992,7 @@ mod tests {
         for _ in 0..ITERATIONS {
             let (tx, mut rx) = oneshot::channel();
             let handle: *mut ArkAgentToolCompletion =
-                handles::insert(Kind::ToolCompletion, Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)) }));
+                handles::insert(Kind::ToolCompletion, Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)), context: None }));
             winner(&racers.race(Op::ToolComplete, Op::ToolComplete, handle as usize));
             assert!(rx.try_recv().is_ok(), "the winner's result reached the run");
             assert_eq!(call(Op::ToolComplete, handle as usize), ArkAgentResult::AlreadyCompleted);
@@ -999,7 +1005,7 @@ mod tests {
         for _ in 0..ITERATIONS {
             let (tx, mut rx) = oneshot::channel();
             let handle: *mut ArkAgentToolCompletion =
-                handles::insert(Kind::ToolCompletion, Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)) }));
+                handles::insert(Kind::ToolCompletion, Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)), context: None }));
             let won = winner(&racers.race(Op::ToolComplete, Op::ToolFail, handle as usize));
             let result = rx.try_recv().expect("the winner's result reached the run");
             match won {
@@ -1016,7 +1022,7 @@ mod tests {
     fn ffi_2_tool_fail_refuses_a_blank_code_and_leaves_the_call_open() {
         let (tx, mut rx) = oneshot::channel();
         let handle: *mut ArkAgentToolCompletion =
-            handles::insert(Kind::ToolCompletion, Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)) }));
+            handles::insert(Kind::ToolCompletion, Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)), context: None }));
         // SAFETY: static strings; the handle is a number.
         unsafe {
             assert_eq!(arkagent_tool_fail(handle, c" ".as_ptr(), c"m".as_ptr()), ArkAgentResult::InvalidArgument);

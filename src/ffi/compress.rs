@@ -28,17 +28,20 @@ pub struct ArkAgentCompressCompletion {
 /// A context compressor written in C (CMP-1), given to
 /// `arkagent_runtime_new_with_compressor`. Called on the thread running
 /// `arkagent_runtime_run`, `arkagent_runtime_compress_now` or
-/// `arkagent_runtime_run_decomposed` — before each model call (pre-flight), after a turn,
-/// on a context overflow, and for `compress_now`; a delegated `clone` child inherits the
-/// compressor and calls it with its own state. Answer `{"outcome":"skipped"}` when there
-/// is nothing to do. Do not call blocking arkagent functions from it
-/// (`ARK_AGENT_RESULT_REENTRANT`).
+/// `arkagent_runtime_run_decomposed` — before a model call (pre-flight) and after a turn
+/// only when the prompt size reaches the runtime's `threshold` (see
+/// `arkagent_runtime_new_with_compressor`), on a context overflow, and for
+/// `compress_now`; a delegated `clone` child inherits the compressor and calls it with
+/// its own state. Answer `{"outcome":"skipped"}` when there is nothing to do. Do not
+/// call blocking arkagent functions from it (`ARK_AGENT_RESULT_REENTRANT`).
 ///
 /// - `userdata`: the `compress_userdata` given with the callback; used from library
 ///   threads until the runtime is freed and no run is active.
-/// - `state_json`: the whole state exactly as `arkagent_runtime_export_state` writes it
+/// - `state_json`: the state as `arkagent_runtime_export_state` writes it
 ///   (`{"version","session_id","usages":[…],"history":{"messages":[…],
-///   "episodic_memories":[…]},…}`); borrowed, valid only during the call.
+///   "episodic_memories":[…]},…}`) except that each episode comes without its
+///   `archived_messages` (id, summary, created_at_ms, message_count: what a new summary
+///   folds in); borrowed, valid only during the call.
 /// - `context_json`: `{"estimated_prompt_tokens": n | null, "force": bool}` (`force` is
 ///   true after the model refused the context as too long); borrowed, valid only during
 ///   the call.

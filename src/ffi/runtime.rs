@@ -100,7 +100,7 @@ pub extern "C" fn arkagent_shutdown() -> ArkAgentResult {
 ///
 /// # Safety
 /// `out` NULL or valid for one pointer write.
-unsafe fn write_out_json<T: serde::Serialize + ?Sized>(out: *mut *mut c_char, value: &T) -> FfiResult<()> {
+pub(crate) unsafe fn write_out_json<T: serde::Serialize + ?Sized>(out: *mut *mut c_char, value: &T) -> FfiResult<()> {
     let json = serde_json::to_string(value).map_err(crate::ArkAgentError::from)?;
     // SAFETY: forwarded contract.
     unsafe { write_out_string(out, json) }
@@ -111,7 +111,7 @@ fn null(what: &str) -> FfiError {
 }
 
 /// Checks an out-pointer before anything is created for it.
-fn out_arg<T>(out: *mut T, what: &str) -> FfiResult<*mut T> {
+pub(crate) fn out_arg<T>(out: *mut T, what: &str) -> FfiResult<*mut T> {
     if out.is_null() {
         Err(null(what))
     } else {
@@ -259,9 +259,13 @@ unsafe fn new_runtime(
 /// C (CMP-1). `compress` (required) is called as described at [`ArkAgentCompressCallback`]
 /// and answered through `arkagent_compress_complete` / `arkagent_compress_fail`;
 /// `compress_userdata` (may be NULL) is passed back to it and must stay valid until the
-/// runtime is freed and no run is active. `http` as for `arkagent_runtime_new`. `threshold` is only reported in the
-/// `compression` events (`"threshold"`); 0 means none (`null`). The compressor decides
-/// itself when to compress (answer `{"outcome":"skipped"}` otherwise).
+/// runtime is freed and no run is active. `http` as for `arkagent_runtime_new`.
+/// `threshold` is the runtime's trigger (0: 64000, the default compressor's): before a
+/// model call and after a turn the compressor is called only when the prompt size
+/// reaches it (and the last usage is not a compression's own); below it the runtime
+/// skips (`below_threshold`) without calling. `arkagent_runtime_compress_now` and a
+/// context overflow always call it. It is reported in the `compression` and
+/// `model_request` events (`"threshold"`, `"compression_threshold"`).
 ///
 /// The custom compressor wins over the config's `"compression"`: that key is still
 /// checked (`ARK_AGENT_RESULT_INVALID_CONFIG` / `_INVALID_JSON` as for
@@ -541,7 +545,7 @@ pub enum ArkAgentMemoryTier {
 }
 
 impl ArkAgentMemoryTier {
-    fn from_c(value: i32) -> FfiResult<Self> {
+    pub(crate) fn from_c(value: i32) -> FfiResult<Self> {
         match value {
             0 => Ok(Self::Working),
             1 => Ok(Self::ShortTerm),

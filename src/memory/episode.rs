@@ -24,14 +24,15 @@ pub struct EpisodicMemory {
 
 /// MEM-3: episode ids must be non-empty and unique (checked when state is imported).
 pub fn validate_episodic_memory_ids(episodes: &[EpisodicMemory]) -> Result<(), ArkAgentError> {
-    let mut seen = HashSet::new();
-    for episode in episodes {
-        if episode.id.trim().is_empty() || !seen.insert(episode.id.as_str()) {
-            return Err(ArkAgentError::InvalidState(format!(
-                "episodic memory ids must be non-empty and unique (got {:?})",
-                episode.id
-            )));
-        }
+    match first_invalid_episode_id(episodes) {
+        Some(id) => Err(ArkAgentError::InvalidState(format!("episodic memory ids must be non-empty and unique (got {id:?})"))),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// MEM-3's verdict as the seed's `EpisodeIdValidation` gives it: the first id that is
+/// blank or repeats an earlier one, `None` when all are valid.
+pub fn first_invalid_episode_id(episodes: &[EpisodicMemory]) -> Option<&str> {
+    let mut seen = HashSet::new();
+    episodes.iter().map(|e| e.id.as_str()).find(|id| id.trim().is_empty() || !seen.insert(*id))
 }

@@ -2,6 +2,11 @@
 //! the state as JSON and answers with a [`ForeignCompression`] as JSON; everything it
 //! says is checked here and again at commit ([`super::apply_compression`]), so a foreign
 //! compressor is exactly as transactional as the default one.
+//!
+//! PERF-3 / ARCHITECTURE.md's no-copy snapshot: an automatic attempt (before a model call,
+//! after a turn) asks the host only when the runtime's own trigger policy — the default
+//! compressor's checks against the threshold — says a compression is due, and the state
+//! it gets leaves out the episodes' archived originals ([`ForeignCompressor`]).
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -9,7 +14,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::compressor::{CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression, COMPRESSION_USAGE_SOURCE};
-use crate::history::{AgentState, ModelUsage};
+use super::ContextCompressorConfig;
+use crate::history::{AgentState, Message, ModelUsage};
+use crate::subagent::ChildUsageRecord;
 
 /// What a foreign compressor answers (JSON, snake_case):
 /// `{"outcome": "skipped" | "failed" | "compressed", "reason"?: "<CMP-2 code>",
@@ -105,7 +112,8 @@ fn tag(mut usage: ModelUsage) -> ModelUsage {
     usage
 }
 
-/// The host side of a foreign compressor: gets the state JSON and the context JSON
+/// The host side of a foreign compressor: gets the state JSON (as `export_state` writes
+/// it, but each episode without its `archived_messages`) and the context JSON
 /// (`{"estimated_prompt_tokens": n | null, "force": bool}`) and answers a
 /// [`ForeignCompression`] as JSON, or an error message (the attempt then fails with
 /// `compressor_error`). `cancel` fires when the run is cancelled.
@@ -117,22 +125,96 @@ pub trait ForeignCompressorCall: Send + Sync {
 
 /// A [`ContextCompressor`] over a [`ForeignCompressorCall`] (what the C ABI and the
 /// N-API module give the runtime for a host compressor).
+///
+/// When the host is asked: an automatic attempt (pre-flight or post-turn: the context
+/// has an estimate and no `force`) runs the default compressor's trigger checks first —
+/// `below_threshold` while the prompt size is under the threshold, and
+/// `last_usage_is_compression` right after a compression — and answers those itself,
+/// without calling the host. A manual attempt (`compress_now`) and an overflow (`force`)
+/// always ask the host.
 pub struct ForeignCompressor<F> {
     call: F,
-    threshold: Option<u64>,
+    threshold: u64,
 }
 
 impl<F: ForeignCompressorCall> ForeignCompressor<F> {
-    /// A compressor over `call`; `threshold` is only reported in events.
+    /// A compressor over `call`; automatic attempts ask it from `threshold` prompt tokens
+    /// on (`None`: the default compressor's 64000).
     pub fn new(call: F, threshold: Option<u64>) -> Self {
+        let threshold = threshold.unwrap_or_else(|| ContextCompressorConfig::default().total_token_threshold);
         Self { call, threshold }
     }
+
+    /// The runtime's trigger policy for an automatic attempt (CMP-3's checks that need no
+    /// compressor settings); `None` when the host should be asked.
+    fn skip_reason(&self, state: &AgentState, ctx: &CompressContext) -> Option<CompressReason> {
+        let estimate = ctx.estimated_prompt_tokens?;
+        if ctx.force {
+            return None;
+        }
+        if estimate < self.threshold {
+            return Some(CompressReason::BelowThreshold);
+        }
+        if state.usages.last().and_then(ModelUsage::source) == Some(COMPRESSION_USAGE_SOURCE) {
+            return Some(CompressReason::LastUsageIsCompression);
+        }
+        None
+    }
+}
+
+/// The state as a foreign compressor gets it: `export_state`'s JSON with every episode's
+/// archived originals left out (borrowed: nothing is copied to build it).
+#[derive(Serialize)]
+struct CompressorState<'a> {
+    version: u32,
+    session_id: &'a str,
+    history: CompressorHistory<'a>,
+    usages: &'a [ModelUsage],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    child_usages: &'a [ChildUsageRecord],
+}
+
+#[derive(Serialize)]
+struct CompressorHistory<'a> {
+    messages: &'a [Message],
+    episodic_memories: Vec<CompressorEpisode<'a>>,
+}
+
+#[derive(Serialize)]
+struct CompressorEpisode<'a> {
+    id: &'a str,
+    summary: &'a str,
+    created_at_ms: u64,
+    message_count: usize,
+}
+
+/// The JSON a foreign compressor gets for `state` (see [`ForeignCompressorCall`]).
+pub fn foreign_compressor_state_json(state: &AgentState) -> Result<String, serde_json::Error> {
+    let view = CompressorState {
+        version: state.version,
+        session_id: &state.session_id,
+        history: CompressorHistory {
+            messages: &state.history.messages,
+            episodic_memories: state
+                .history
+                .episodic_memories
+                .iter()
+                .map(|e| CompressorEpisode { id: &e.id, summary: &e.summary, created_at_ms: e.created_at_ms, message_count: e.message_count })
+                .collect(),
+        },
+        usages: &state.usages,
+        child_usages: &state.child_usages,
+    };
+    serde_json::to_string(&view)
 }
 
 #[async_trait]
 impl<F: ForeignCompressorCall> ContextCompressor for ForeignCompressor<F> {
     async fn compress(&self, state: &AgentState, ctx: &CompressContext) -> CompressResult {
-        let Ok(state_json) = state.to_json() else {
+        if let Some(reason) = self.skip_reason(state, ctx) {
+            return CompressResult::skipped(reason);
+        }
+        let Ok(state_json) = foreign_compressor_state_json(state) else {
             return CompressResult::failed(CompressReason::CompressorError, None);
         };
         let context_json = serde_json::json!({"estimated_prompt_tokens": ctx.estimated_prompt_tokens, "force": ctx.force}).to_string();
@@ -151,6 +233,6 @@ impl<F: ForeignCompressorCall> ContextCompressor for ForeignCompressor<F> {
     }
 
     fn threshold(&self) -> Option<u64> {
-        self.threshold
+        Some(self.threshold)
     }
 }

@@ -19,9 +19,9 @@ pub use compressor::{
 pub use default_compressor::{
     default_summarizer_window, ContextCompressorConfig, DefaultContextCompressor, DEFAULT_SUMMARY_PROMPT, MIN_DEFAULT_SUMMARIZER_WINDOW,
 };
-pub use episode::{validate_episodic_memory_ids, EpisodicMemory};
+pub use episode::{first_invalid_episode_id, validate_episodic_memory_ids, EpisodicMemory};
 pub use estimate::{estimate_message_tokens, estimate_request_tokens, estimate_tokens};
-pub use foreign::{ForeignCompression, ForeignCompressor, ForeignCompressorCall};
+pub use foreign::{foreign_compressor_state_json, ForeignCompression, ForeignCompressor, ForeignCompressorCall};
 pub use namespaced::{MemoryTier, NamespaceStats, NamespacedMemoryStore, ScopedMemory, GLOBAL_NAMESPACE};
 pub use retrieve::{retrieve_memory_definition, RetrieveMemoryTool, DEFAULT_MEMORY_LIMIT, MAX_MEMORY_LIMIT, RETRIEVE_MEMORY_TOOL_NAME};
 pub use service::{MemoryService, RuntimeMemoryService};

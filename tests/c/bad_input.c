@@ -284,6 +284,25 @@ static void probe_cb(void *userdata, const char *call_json, ArkAgentToolCompleti
   EXPECT(arkagent_tool_fail(FORGED(ArkAgentToolCompletion), "code", "m"), BAD_HANDLE);
   EXPECT(arkagent_tool_fail(FORGED2(ArkAgentToolCompletion), "code", "m"), BAD_HANDLE);
   EXPECT(arkagent_compress_complete((ArkAgentCompressCompletion *)completion, "{}"), BAD_HANDLE);
+  /* PAR-1: the tool's MemoryService and namespace, through its own open completion. */
+  char *mem = NULL;
+  EXPECT(arkagent_tool_episodes(NULL, &mem), NULL_ARG);
+  EXPECT(arkagent_tool_episodes(completion, NULL), NULL_ARG);
+  EXPECT(arkagent_tool_episodes(FORGED(ArkAgentToolCompletion), &mem), BAD_HANDLE);
+  EXPECT(arkagent_tool_find_episode(completion, NULL, &mem), NULL_ARG);
+  EXPECT(arkagent_tool_find_episode(completion, "e", NULL), NULL_ARG);
+  EXPECT(arkagent_tool_find_episode(completion, BAD_UTF8_STR, &mem), BAD_UTF8);
+  EXPECT(arkagent_tool_find_episode((ArkAgentToolCompletion *)FORGED2(ArkAgentHttpCompletion), "e", &mem), BAD_HANDLE);
+  EXPECT(arkagent_tool_memory_store(completion, ARK_AGENT_MEMORY_TIER_WORKING, NULL, "1"), NULL_ARG);
+  EXPECT(arkagent_tool_memory_store(completion, ARK_AGENT_MEMORY_TIER_WORKING, "k", NOT_JSON), BAD_JSON);
+  EXPECT(arkagent_tool_memory_store(FORGED(ArkAgentToolCompletion), ARK_AGENT_MEMORY_TIER_WORKING, "k", "1"), BAD_HANDLE);
+  EXPECT(arkagent_tool_memory_recall(completion, ARK_AGENT_MEMORY_TIER_WORKING, "k", NULL), NULL_ARG);
+  EXPECT(arkagent_tool_memory_recall(completion, ARK_AGENT_MEMORY_TIER_WORKING, BAD_UTF8_STR, &mem), BAD_UTF8);
+  for (size_t i = 0; i < N_BAD_ENUMS; i++) {
+    EXPECT(arkagent_tool_memory_store(completion, BAD_ENUMS[i], "k", "1"), BAD_ARG);
+    EXPECT(arkagent_tool_memory_recall(completion, BAD_ENUMS[i], "k", &mem), BAD_ARG);
+  }
+  CHECK(mem == NULL, "refused tool-context calls write no output");
   if (p->race) {
     race(NULL, completion);
   } else {
@@ -291,6 +310,9 @@ static void probe_cb(void *userdata, const char *call_json, ArkAgentToolCompleti
   }
   EXPECT(arkagent_tool_complete(completion, "again", 0), DONE);
   EXPECT(arkagent_tool_fail(completion, "again", NULL), DONE);
+  EXPECT(arkagent_tool_episodes(completion, &mem), DONE);
+  EXPECT(arkagent_tool_memory_store(completion, ARK_AGENT_MEMORY_TIER_WORKING, "k", "1"), DONE);
+  CHECK(mem == NULL, "a finished call reaches no memory");
 }
 
 static void tools_checks(void) {
@@ -449,7 +471,14 @@ static void bad_runtime_handle(ArkAgentRuntime *rt, int code) {
   EXPECT(arkagent_runtime_session_id(rt, &out), code);
   EXPECT(arkagent_runtime_subscribe(rt, event_cb, NULL, &id), code);
   EXPECT(arkagent_runtime_unsubscribe(rt, 1), code);
-  CHECK(out == NULL && count == 0 && id == 0, "refused calls write no output");
+  int32_t flag = 7;
+  EXPECT(arkagent_runtime_find_episode(rt, "e", &out), code);
+  EXPECT(arkagent_runtime_memory_forget(rt, ARK_AGENT_MEMORY_TIER_WORKING, "k", &flag), code);
+  EXPECT(arkagent_runtime_memory_ids(rt, ARK_AGENT_MEMORY_TIER_WORKING, &out), code);
+  EXPECT(arkagent_runtime_memory_stats(rt, &out), code);
+  EXPECT(arkagent_runtime_force_complete_sub_agent(rt, "c", "stop", &flag), code);
+  EXPECT(arkagent_runtime_cleanup_sub_agents(rt, 0, &count), code);
+  CHECK(out == NULL && count == 0 && id == 0 && flag == 7, "refused calls write no output");
   arkagent_runtime_free(rt); /* ignored */
 }
 
@@ -504,10 +533,31 @@ static void runtime_checks(void) {
   EXPECT(arkagent_runtime_import_state(rt, NOT_JSON), BAD_JSON);
   EXPECT(arkagent_runtime_import_state(rt, "{\"version\":1,\"session_id\":\"s\",\"usages\":[],\"history\":{\"messages\":[{\"role\":\"tool\",\"tool_call_id\":\"x\",\"content\":\"\"}]}}"),
          ARK_AGENT_RESULT_INVALID_STATE);
+  /* PAR-1 exports: NULL, bad UTF-8, a blank reason. */
+  EXPECT(arkagent_runtime_find_episode(rt, NULL, &out), NULL_ARG);
+  EXPECT(arkagent_runtime_find_episode(rt, "e", NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_find_episode(rt, BAD_UTF8_STR, &out), BAD_UTF8);
+  EXPECT(arkagent_runtime_memory_forget(rt, ARK_AGENT_MEMORY_TIER_WORKING, NULL, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_memory_forget(rt, ARK_AGENT_MEMORY_TIER_WORKING, BAD_UTF8_STR, NULL), BAD_UTF8);
+  EXPECT(arkagent_runtime_memory_ids(rt, ARK_AGENT_MEMORY_TIER_WORKING, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_memory_stats(rt, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_force_complete_sub_agent(rt, NULL, "stop", NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_force_complete_sub_agent(rt, "c", NULL, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_force_complete_sub_agent(rt, BAD_UTF8_STR, "stop", NULL), BAD_UTF8);
+  EXPECT(arkagent_runtime_force_complete_sub_agent(rt, "c", " ", NULL), BAD_ARG);
+  int32_t found = 7;
+  EXPECT(arkagent_runtime_force_complete_sub_agent(rt, "c", "stop", &found), OK);
+  CHECK(found == 0, "no such child");
+  size_t cleaned = 7;
+  EXPECT(arkagent_runtime_cleanup_sub_agents(rt, UINT64_MAX, &cleaned), OK);
+  EXPECT(arkagent_runtime_cleanup_sub_agents(rt, 0, NULL), OK);
+  CHECK(cleaned == 0, "nothing to clean up without delegation");
   /* Out-of-range enumerations. */
   for (size_t i = 0; i < N_BAD_ENUMS; i++) {
     EXPECT(arkagent_runtime_memory_store(rt, BAD_ENUMS[i], "k", "1"), BAD_ARG);
     EXPECT(arkagent_runtime_memory_recall(rt, BAD_ENUMS[i], "k", &out), BAD_ARG);
+    EXPECT(arkagent_runtime_memory_forget(rt, BAD_ENUMS[i], "k", NULL), BAD_ARG);
+    EXPECT(arkagent_runtime_memory_ids(rt, BAD_ENUMS[i], &out), BAD_ARG);
   }
   CHECK(out == NULL, "refused calls write no output");
   EXPECT(arkagent_runtime_memory_store(rt, ARK_AGENT_MEMORY_TIER_SHORT_TERM, "k", "\"v\""), OK);
@@ -746,6 +796,21 @@ static void compressor_checks(void) {
 
 /* ------------------------------------------------------------- plain functions */
 
+static const char *next_id_cb(void *userdata) {
+  (void)userdata;
+  return "1";
+}
+
+static const char *null_id_cb(void *userdata) {
+  (void)userdata;
+  return NULL;
+}
+
+static const char *bad_id_cb(void *userdata) {
+  (void)userdata;
+  return BAD_UTF8_STR;
+}
+
 static void plain_checks(void) {
   const char *version = arkagent_version();
   CHECK(version != NULL && strlen(version) > 0, "version");
@@ -768,6 +833,35 @@ static void plain_checks(void) {
   CHECK(arkagent_last_error_message(one, 1) == len && one[0] == 0, "one byte: just the NUL");
   char small[5];
   CHECK(arkagent_last_error_message(small, sizeof small) == len && strlen(small) == 4, "cut to fit");
+  /* PAR-1 helpers: NULL, bad UTF-8, bad JSON. */
+  int64_t index = 7;
+  int32_t paired = 7;
+  char *id = NULL;
+  EXPECT(arkagent_compute_safe_split_index(NULL, 1, &index), NULL_ARG);
+  EXPECT(arkagent_compute_safe_split_index("[]", 1, NULL), NULL_ARG);
+  EXPECT(arkagent_compute_safe_split_index(BAD_UTF8_STR, 1, &index), BAD_UTF8);
+  EXPECT(arkagent_compute_safe_split_index(NOT_JSON, 1, &index), BAD_JSON);
+  EXPECT(arkagent_compute_safe_split_index("[{\"role\":\"nobody\"}]", 0, &index), BAD_JSON);
+  EXPECT(arkagent_tool_calls_paired(NULL, &paired), NULL_ARG);
+  EXPECT(arkagent_tool_calls_paired("[]", NULL), NULL_ARG);
+  EXPECT(arkagent_tool_calls_paired(BAD_UTF8_STR, &paired), BAD_UTF8);
+  EXPECT(arkagent_tool_calls_paired("{}", &paired), BAD_JSON);
+  CHECK(index == 7 && paired == 7, "refused helpers write nothing");
+  EXPECT(arkagent_compute_safe_split_index("[]", SIZE_MAX, &index), OK);
+  CHECK(index == -1, "no split in an empty history");
+  EXPECT(arkagent_validate_episodic_memory_ids(NULL), NULL_ARG);
+  EXPECT(arkagent_validate_episodic_memory_ids(BAD_UTF8_STR), BAD_UTF8);
+  EXPECT(arkagent_validate_episodic_memory_ids(NOT_JSON), BAD_JSON);
+  EXPECT(arkagent_allocate_isolated_session_id(NULL, "r", "[]", next_id_cb, NULL, &id), NULL_ARG);
+  EXPECT(arkagent_allocate_isolated_session_id("p", NULL, "[]", next_id_cb, NULL, &id), NULL_ARG);
+  EXPECT(arkagent_allocate_isolated_session_id("p", "r", NULL, next_id_cb, NULL, &id), NULL_ARG);
+  EXPECT(arkagent_allocate_isolated_session_id("p", "r", "[]", NULL, NULL, &id), NULL_ARG);
+  EXPECT(arkagent_allocate_isolated_session_id("p", "r", "[]", next_id_cb, NULL, NULL), NULL_ARG);
+  EXPECT(arkagent_allocate_isolated_session_id(BAD_UTF8_STR, "r", "[]", next_id_cb, NULL, &id), BAD_UTF8);
+  EXPECT(arkagent_allocate_isolated_session_id("p", "r", "[1]", next_id_cb, NULL, &id), BAD_JSON);
+  EXPECT(arkagent_allocate_isolated_session_id("p", "", "[]", null_id_cb, NULL, &id), BAD_ARG);
+  EXPECT(arkagent_allocate_isolated_session_id("p", "", "[]", bad_id_cb, NULL, &id), BAD_UTF8);
+  CHECK(id == NULL, "a refused allocation writes nothing");
   /* Shutdown with nothing running is fine, and idempotent. */
   EXPECT(arkagent_shutdown(), OK);
   EXPECT(arkagent_shutdown(), OK);

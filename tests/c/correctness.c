@@ -452,8 +452,10 @@ static void c_compressor_failures_change_nothing(void) {
 }
 
 static void c_compressor_in_a_run(void) {
-  /* The compressor is asked before the model call and after the turn; "skipped" goes on. */
-  Model m = {{0}, {REPLY("answered", "30")}, 0, {0}};
+  /* The compressor is asked only when the prompt size reaches its threshold (1000): not
+   * before the call (a short history), but after the turn whose reported prompt is 3000;
+   * "skipped" goes on. */
+  Model m = {{0}, {REPLY("answered", "3000")}, 0, {0}};
   Squeezer s = {0};
   /* (below_threshold would be a quiet skip with no event.) */
   s.answer = "{\"outcome\":\"skipped\",\"reason\":\"no_safe_split\"}";
@@ -465,7 +467,7 @@ static void c_compressor_in_a_run(void) {
   EXPECT(arkagent_runtime_run(rt, "hello", &outcome), OK);
   CHECK(outcome && strstr(outcome, "answered"), "the run finished");
   arkagent_string_free(outcome);
-  CHECK(s.calls >= 2, "asked pre-flight and after the turn");
+  CHECK(s.calls == 1, "asked after the turn only: the pre-flight estimate was below the threshold");
   CHECK(strstr(s.context, "\"estimated_prompt_tokens\":") && strstr(s.context, "null") == NULL, "automatic attempts carry an estimate");
   CHECK(m.n_requests == 1, "only the chat call reached the model");
   CHECK(strstr(w.types, "compression") != NULL, "compression events");

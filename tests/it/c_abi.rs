@@ -72,6 +72,12 @@ fn ffi_4_c_correctness_program_passes() {
     assert!(passed > 300, "{stdout}");
 }
 
+/// PAR-1 through the C ABI: tests/c/parity.c (issue 17 items 10–13).
+#[test]
+fn par_1_c_parity_program_passes() {
+    compile_and_run("parity");
+}
+
 /// The exported function names the header declares.
 fn header_exports() -> BTreeSet<String> {
     let header = std::fs::read_to_string(root().join("include/arkagent.h")).unwrap();
@@ -122,6 +128,7 @@ fn ffi_5_every_constant_the_header_and_readme_name_is_defined() {
         .filter(|l| !l.starts_with("//"))
         .filter_map(|l| l.split_once(" = ").map(|(name, _)| name.to_owned()))
         .filter(|n| n.starts_with("ARK_AGENT_"))
+        .chain(header.lines().filter_map(|l| l.strip_prefix("#define ")).filter_map(|l| l.split_whitespace().next().map(str::to_owned)))
         .collect();
     assert!(defined.contains("ARK_AGENT_RESULT_INVALID_ARGUMENT"), "{defined:?}");
     let named = constant_names(&header);

@@ -18,6 +18,7 @@ mod llm_retry;
 mod llm_secrets;
 mod llm_stream;
 mod numbers;
+mod parity;
 mod ohos_6_timeouts;
 mod perf_2_memory;
 mod perf_7;

@@ -54,6 +54,11 @@ function parseDts(text) {
   while ((match = constant.exec(source)) !== null) {
     declarations.set(match[1], { kind: 'const', name: match[1], type: match[2].trim(), members: [] });
   }
+  // `export function name(…): type;` — module-level functions.
+  const fn = /export\s+(?:declare\s+)?function\s+([A-Za-z_$][\w$]*)\s*\(/g;
+  while ((match = fn.exec(source)) !== null) {
+    declarations.set(match[1], { kind: 'function', name: match[1], members: [] });
+  }
   return declarations;
 }
 
@@ -61,6 +66,7 @@ const declarations = parseDts(fs.readFileSync(DTS_PATH, 'utf8'));
 const classes = [...declarations.values()].filter((d) => d.kind === 'class');
 const interfaces = new Map([...declarations.values()].filter((d) => d.kind === 'interface').map((d) => [d.name, d]));
 const constants = [...declarations.values()].filter((d) => d.kind === 'const');
+const functions = [...declarations.values()].filter((d) => d.kind === 'function');
 
 test('dts_sync_parser_sees_the_declarations', () => {
   // Guards the parser itself: a broken regex must not make every check vacuous.
@@ -103,11 +109,22 @@ test('dts_sync_declared_constants_exist_with_their_type', () => {
   }
 });
 
+test('dts_sync_declared_functions_exist', () => {
+  assert.ok(functions.some((f) => f.name === 'computeSafeSplitIndex'), 'the parser sees the functions');
+  for (const f of functions) {
+    assert.equal(typeof native[f.name], 'function', `function ${f.name} is exported`);
+  }
+});
+
 test('dts_sync_every_module_export_and_member_is_declared', () => {
   for (const [name, value] of Object.entries(native)) {
     const declared = declarations.get(name);
     if (declared && declared.kind === 'const') {
       assert.equal(typeof value, declared.type, `export ${name} has the declared type`);
+      continue;
+    }
+    if (declared && declared.kind === 'function') {
+      assert.equal(typeof value, 'function', `export ${name} is a function as declared`);
       continue;
     }
     assert.ok(declared && declared.kind === 'class', `export ${name} is declared as a class (or const) in index.d.ts`);

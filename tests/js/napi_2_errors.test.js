@@ -45,6 +45,15 @@ const KINDS = {
       [{ promptTokens: 1.5, completionTokens: 0, totalTokens: 0 }], MISSING, null],
   },
   'string[]|null': { valid: () => ['a'], bad: () => ['a', [1], {}, 5] },
+  'string[]': { valid: () => ['a'], bad: () => ['a', [1], {}, 5, null, MISSING] },
+  'usage?': {
+    valid: () => ({ promptTokens: 1, completionTokens: 1, totalTokens: 2 }),
+    bad: () => [5, 'x', {}, { promptTokens: -1, completionTokens: 0, totalTokens: 0 }],
+  },
+  event: {
+    valid: () => ({ type: 'run_started', sessionId: 's', runId: 'r', seq: 1, payloadJson: '{}' }),
+    bad: () => [5, 'x', {}, null, MISSING],
+  },
   tasks: {
     valid: () => [{ assignee: 'w', taskDescription: 't' }],
     bad: () => [5, 'x', [5], [{}], [{ assignee: 1, taskDescription: 't' }], [{ assignee: 'w' }], MISSING, null],
@@ -154,8 +163,17 @@ const CONSTRUCTORS = {
 const PRIVATE = [
   'HttpBodySink', 'CompressResult', 'WorkerConfig', 'SubAgentDefinition', 'ChildUsageSummary', 'UsageTotals',
   'SubAgentContext', 'SubAgentStats', 'SubAgentRegistryView', 'DecomposedResult', 'EpisodicMemory',
-  'SessionStore',
+  'SessionStore', 'EpisodeIdValidation', 'CompressContext', 'CompressOutcome', 'NamespaceStats', 'MemoryNamespace',
+  'ToolContext', 'SubAgentChildEvent',
 ];
+
+/** Module functions (PAR-1): argument kinds (refusals throw invalid_argument). */
+const FUNCTIONS = {
+  computeSafeSplitIndex: [KINDS.string, KINDS.int],
+  toolCallsPaired: [KINDS.string],
+  validateEpisodicMemoryIds: [KINDS.string],
+  allocateIsolatedSessionId: [KINDS.string, KINDS.string, KINDS['string[]'], KINDS.function],
+};
 
 /** Every method: argument kinds (refusals throw invalid_argument). */
 const METHODS = {
@@ -174,7 +192,14 @@ const METHODS = {
     unsubscribe: [KINDS.u32], totalUsage: [], activeChildren: [], subAgents: [], closeSubAgents: [],
     runDecomposed: [KINDS.tasks, KINDS['int?']], memoryStore: [KINDS.string, KINDS.string, KINDS.string],
     memoryRecall: [KINDS.string, KINDS.string], detachStore: [],
+    forceCompleteSubAgent: [KINDS.string, KINDS.string], cleanupSubAgents: [KINDS.int], memory: [],
   },
+  MemoryNamespace: {
+    store: [KINDS.string, KINDS.string, KINDS.string], recall: [KINDS.string, KINDS.string],
+    forget: [KINDS.string, KINDS.string], ids: [KINDS.string], stats: [],
+  },
+  ToolContext: { listEpisodes: [], findEpisode: [KINDS.string] },
+  CompressOutcome: { toJson: [] },
   SessionStore: { list: [], delete: [KINDS.string] },
   HttpBodySink: {
     write: [KINDS.string], writeBytes: [KINDS.bytes], end: [], fail: [KINDS.string, KINDS['string?']], onCancel: [KINDS.function],
@@ -186,6 +211,12 @@ const STATICS = {
   SubAgentDefinition: { create: [KINDS.string, KINDS.string, KINDS.function] },
   ChildUsageSummary: { fromUsages: [KINDS.usages] },
   SessionStore: { open: [KINDS.string], openMemory: [] },
+  CompressContext: { parse: [KINDS.string] },
+  CompressOutcome: {
+    skipped: [KINDS['string?']], failed: [KINDS['string?'], KINDS['string?']],
+    compressed: [KINDS.int, KINDS.string, KINDS['string?'], KINDS['usage?']],
+  },
+  SubAgentChildEvent: { from: [KINDS.event] },
 };
 
 // ---- the walkers ---------------------------------------------------------------------
@@ -235,7 +266,7 @@ function methodsOf(proto) {
     .filter((k) => k !== 'constructor' && typeof Object.getOwnPropertyDescriptor(proto, k).value === 'function');
 }
 
-const classes = Object.entries(native).filter(([, v]) => typeof v === 'function');
+const classes = Object.entries(native).filter(([name, v]) => typeof v === 'function' && !(name in FUNCTIONS));
 
 // ---- tests ---------------------------------------------------------------------------
 
@@ -324,6 +355,17 @@ test('napi_2_errors_methods_refuse_wrong_missing_and_out_of_range_arguments_with
   walkMethods('ChildUsageSummary', native.ChildUsageSummary.fromUsages([]));
   walkArguments(STATICS.SessionStore.open, ARGUMENT, 'SessionStore.open', (a) => native.SessionStore.open(...a));
   walkMethods('SessionStore', native.SessionStore.openMemory());
+  for (const [name, kinds] of Object.entries(FUNCTIONS)) {
+    assert.equal(typeof native[name], 'function', `${name} is exported`);
+    walkArguments(kinds, ARGUMENT, name, (a) => native[name](...a));
+  }
+  for (const cls of ['CompressContext', 'CompressOutcome', 'SubAgentChildEvent']) {
+    for (const [method, kinds] of Object.entries(STATICS[cls])) {
+      walkArguments(kinds, ARGUMENT, `${cls}.${method}`, (a) => native[cls][method](...a));
+    }
+  }
+  walkMethods('CompressOutcome', native.CompressOutcome.skipped());
+  walkMethods('MemoryNamespace', new native.AgentRuntime(runtimeConfig(), async () => ({ status: 500 }), new native.ToolRegistry()).memory());
   const config = runtimeConfig();
   config.registerSubAgent(native.SubAgentDefinition.create('w', 'd', () => {}));
   let calls = 0;

@@ -316,7 +316,8 @@ impl AgentRuntimeConfig {
     }
 
     /// A compressor written in ArkTS/JS (CMP-1) in place of the default one; `undefined`
-    /// removes it. `threshold` is only reported in events. Throws `invalid_argument` for a
+    /// removes it. `threshold` (default 64000) is the runtime's trigger: automatic
+    /// attempts call `compress` only from there on. Throws `invalid_argument` for a
     /// threshold that is not a non-negative integer (or a `compress` that is no function).
     #[napi(ts_args_type = "compress: CustomCompressor | undefined, threshold?: number")]
     pub fn set_custom_compressor(

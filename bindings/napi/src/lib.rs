@@ -17,6 +17,7 @@ mod events;
 mod host_fix;
 mod memory;
 mod numbers;
+mod parity;
 mod runtime;
 mod store;
 mod sub_agents;

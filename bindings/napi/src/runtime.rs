@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use arkagent::memory::{MemoryService, MemoryTier};
+use arkagent::memory::MemoryService;
 use arkagent::subagent::DEFAULT_DECOMPOSE_CONCURRENCY;
 use arkagent::runtime::RunSlot;
 use arkagent::{ModelUsage, RunOutcome, Subscription};
@@ -19,6 +19,7 @@ use crate::error::{internal, rejection, thrown, CodedError, Thrown};
 use crate::events::{JsAgentEvent, JsObserver};
 use crate::memory::EpisodicMemory;
 use crate::numbers::argument;
+use crate::parity::memory_tier;
 use crate::store::SessionStore;
 use crate::sub_agents::{DecomposedResult, JsDecomposedTask, SubAgentRegistryView, UsageTotals};
 use crate::tools::ToolRegistry;
@@ -323,6 +324,40 @@ impl AgentRuntime {
         u32::try_from(closed).unwrap_or(u32::MAX)
     }
 
+    /// ISO-1/ISO-4, the seed's per-child `forceComplete(reason)`: ends the running
+    /// sub-agent `id` with `reason` and cancels it; false when it is not running. Throws
+    /// `invalid_argument` for a blank reason.
+    #[napi]
+    pub fn force_complete_sub_agent(&self, id: Arg<String>, reason: Arg<String>) -> Result<bool, Thrown> {
+        if reason.0.trim().is_empty() {
+            return Err(napi_ohos::Error::new("invalid_argument".to_owned(), "reason is blank".to_owned()));
+        }
+        let now_ms = self.core.config().clock.now_ms();
+        Ok(self
+            .core
+            .sub_agent_registry()
+            .is_some_and(|r| r.force_complete(&id.0, &reason.0, now_ms)))
+    }
+
+    /// ISO-4, the seed's `cleanup(maxAgeMs)`: drops sub-agents that ended more than
+    /// `maxAgeMs` ago and force-completes ("stale") running ones started more than
+    /// `maxAgeMs` ago; returns how many.
+    #[napi]
+    pub fn cleanup_sub_agents(&self, max_age_ms: Arg<f64>) -> Result<f64, Thrown> {
+        let max_age_ms: u64 = argument(max_age_ms.0, "maxAgeMs")?;
+        let now_ms = self.core.config().clock.now_ms();
+        Ok(self
+            .core
+            .sub_agent_registry()
+            .map_or(0, |r| r.cleanup(max_age_ms, now_ms)) as f64)
+    }
+
+    /// This runtime's memory namespace (MEM-4), a live handle.
+    #[napi]
+    pub fn memory(&self) -> crate::parity::MemoryNamespace {
+        self.core.working_memory().into()
+    }
+
     /// ISO-7: runs the tasks through delegation in parallel batches of `maxConcurrency`
     /// (default 3, capped by the policy), one batch at a time; a failing task never
     /// cancels its siblings; results keep the input order. It counts as a run: it claims
@@ -400,16 +435,6 @@ impl AgentRuntime {
                 .map(|entry| entry.to_string()),
         ))
     }
-}
-
-/// The core tier by its serde name ("working", "short_term").
-fn memory_tier(name: &str) -> Result<MemoryTier, Thrown> {
-    serde_json::from_value(serde_json::Value::String(name.to_owned())).map_err(|_| {
-        napi_ohos::Error::new(
-            "invalid_argument".to_owned(),
-            format!("unknown memory tier {name:?}; use \"working\" or \"short_term\""),
-        )
-    })
 }
 
 impl AgentRuntime {

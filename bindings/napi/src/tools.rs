@@ -7,7 +7,7 @@ use arkagent::{ToolContext, ToolExecutor, ToolInvocation};
 use async_trait::async_trait;
 use napi_derive_ohos::napi;
 
-use napi_ohos::bindgen_prelude::{ClassInstance, This};
+use napi_ohos::bindgen_prelude::{ClassInstance, FnArgs, This};
 use napi_ohos::Env;
 
 use crate::args::{constructing, Arg};
@@ -59,16 +59,20 @@ impl From<JsFailure> for arkagent::ToolResult {
     }
 }
 
+/// The arguments of a JS tool executor: the call and its `ToolContext` (seed 000 §3: every
+/// tool gets the MemoryService).
+pub type ToolArgs = FnArgs<(JsToolCall, crate::parity::ToolContext)>;
+
 /// [`ToolExecutor`] over a JS function.
 struct JsToolExecutor {
-    execute: JsAsyncFn<JsToolCall, JsToolResult>,
+    execute: JsAsyncFn<ToolArgs, JsToolResult>,
 }
 
 #[async_trait]
 impl ToolExecutor for JsToolExecutor {
     // Cancellation is handled by the core, which stops awaiting this future.
-    async fn execute(&self, call: ToolInvocation, _ctx: ToolContext) -> arkagent::ToolResult {
-        match self.execute.call(call.into()).await {
+    async fn execute(&self, call: ToolInvocation, ctx: ToolContext) -> arkagent::ToolResult {
+        match self.execute.call(FnArgs::from((call.into(), ctx.into()))).await {
             Ok(result) => result.into(),
             Err(failure) => failure.into(),
         }
@@ -141,7 +145,7 @@ impl ToolRegistry {
     pub fn register(
         &self,
         definition: Arg<ClassInstance<'_, ToolDefinition>>,
-        executor: Arg<JsFunction<'_, JsToolCall>>,
+        executor: Arg<JsFunction<'_, ToolArgs>>,
     ) -> Result<(), Thrown> {
         let (definition, executor) = (definition.0, executor.0);
         let parameters =

@@ -128,10 +128,54 @@ export interface ToolResult {
 /**
  * A host tool: resolves with the result the model will see. A rejection is reported to the
  * model as a failed result carrying the error's message; with a string `code` the model
- * sees `{"error":{"code":…,"message":…}}`. A tool may read episodic memory during a run
- * through the runtime's read-only `listEpisodes()` / `findEpisode()` (live state).
+ * sees `{"error":{"code":…,"message":…}}`. Its `context` (seed 000 §3: every tool gets the
+ * MemoryService) reads the calling runtime's episodic memory over its live state and
+ * reaches its memory namespace — for a sub-agent's tool, the sub-agent's own.
  */
-export type ToolExecutor = (call: ToolCall) => Promise<ToolResult>;
+export type ToolExecutor = (call: ToolCall, context: ToolContext) => Promise<ToolResult>;
+
+/** Entry counts of one memory namespace (MEM-4; read-only). */
+export class NamespaceStats {
+  /** Instances come from `MemoryNamespace.stats()`. */
+  private constructor();
+  readonly working: number;
+  readonly shortTerm: number;
+}
+
+/**
+ * One runtime's working and short-term memory (MEM-4): "global" for a root runtime, the
+ * child's session id for a sub-agent; namespaces never see each other's entries. A live
+ * handle. `tier`: "working" | "short_term" (else "invalid_argument").
+ */
+export class MemoryNamespace {
+  /** Instances come from `AgentRuntime.memory()` and `ToolContext.memory`. */
+  private constructor();
+  readonly namespace: string;
+  /** Stores (or replaces) an entry (JSON text). Throws "invalid_argument", "invalid_json". */
+  store(tier: string, id: string, entryJson: string): void;
+  /** The entry (JSON text), if any. */
+  recall(tier: string, id: string): string | undefined;
+  /** Removes an entry; true when it was there. */
+  forget(tier: string, id: string): boolean;
+  /** The ids of a tier, sorted. */
+  ids(tier: string): string[];
+  stats(): NamespaceStats;
+}
+
+/** What a tool executor gets besides the call (read-only services; never the state). */
+export class ToolContext {
+  /** Instances are handed to tool executors. */
+  private constructor();
+  /** The calling runtime's session id. */
+  readonly sessionId: string;
+  readonly runId: string;
+  /** The calling runtime's episodes over its live state, oldest first (MEM-1). */
+  listEpisodes(): EpisodicMemory[];
+  /** The episode with this snapshot id, if any (MEM-1). */
+  findEpisode(snapshotId: string): EpisodicMemory | undefined;
+  /** The calling runtime's memory namespace. */
+  readonly memory: MemoryNamespace;
+}
 
 /**
  * A runtime event. `payloadJson` is the event's JSON: its `type` and type-specific fields
@@ -168,6 +212,31 @@ export interface AgentEvent {
  * always a run's last event. A listener that throws is ignored.
  */
 export type AgentEventListener = (event: AgentEvent) => void;
+
+/**
+ * A "sub_agent" event, typed (SUB-7): the parent's and the child's session and run ids,
+ * the assignee, the task, the child's depth (1 for a child of the root) and the child's
+ * own event.
+ */
+export class SubAgentChildEvent {
+  /** Instances come from `SubAgentChildEvent.from()`. */
+  private constructor();
+  /**
+   * The typed view of an event a listener got; undefined for any type but "sub_agent".
+   * Throws "invalid_json" when a "sub_agent" event's payloadJson does not parse.
+   */
+  static from(event: AgentEvent): SubAgentChildEvent | undefined;
+  readonly parentSessionId: string;
+  readonly parentRunId: string;
+  readonly childSessionId: string;
+  readonly childRunId: string;
+  /** A worker name or CLONE_ASSIGNEE. */
+  readonly assignee: string;
+  readonly taskDescription: string;
+  readonly depth: number;
+  /** The child's own event. */
+  readonly event: AgentEvent;
+}
 
 /** Token usage of one model call. */
 export interface ModelUsage {
@@ -494,10 +563,103 @@ export class DecomposedResult {
   readonly metadataJson?: string;
 }
 
+/** The delegation tool's name (SUB-1): "delegate_task". */
+export const DELEGATE_TASK_TOOL_NAME: string;
+/** The assignee that clones the parent (SUB-1): "clone". */
+export const CLONE_ASSIGNEE: string;
+/** The service id in a delegate_task result's metadata (`service`; SUB-1): "arkagent.sub_agent". */
+export const SUB_AGENT_SERVICE_ID: string;
+
+/**
+ * CMP-4, the seed's computeSafeSplitIndex: the largest index s (1 ≤ s ≤ n −
+ * keepRecentMessageCount) at which both messages[0, s) and messages[s, n) keep every tool
+ * call paired with its result — what a custom compressor answers as split_index — or -1
+ * when there is none. O(n). `messagesJson`: a JSON array of messages as historyJson()
+ * gives them (the `history.messages` of a compressor's stateJson). Throws "invalid_json",
+ * "invalid_argument".
+ */
+export function computeSafeSplitIndex(messagesJson: string, keepRecentMessageCount: number): number;
+
+/**
+ * CORE-2, the seed's HistoryInvariants.toolCallsPaired: within the messages (as for
+ * computeSafeSplitIndex), every tool call has exactly one result after it, every result
+ * answers an earlier call and no id repeats. Throws "invalid_json".
+ */
+export function toolCallsPaired(messagesJson: string): boolean;
+
+/** The verdict of validateEpisodicMemoryIds (read-only). */
+export class EpisodeIdValidation {
+  /** Instances come from `validateEpisodicMemoryIds()`. */
+  private constructor();
+  /** Every id is non-blank and unique. */
+  readonly valid: boolean;
+  /** The first id that is blank or repeats an earlier one. */
+  readonly id?: string;
+}
+
+/**
+ * MEM-3, the seed's validateEpisodicMemoryIds — the check importState() makes.
+ * `episodesJson`: a JSON array of episodes (`{"id","summary","created_at_ms",
+ * "message_count","archived_messages"?}`, e.g. the `history.episodic_memories` of a
+ * compressor's stateJson). Throws "invalid_json".
+ */
+export function validateEpisodicMemoryIds(episodesJson: string): EpisodeIdValidation;
+
+/** Draws a fresh id for allocateIsolatedSessionId. */
+export type NextId = () => string;
+
+/**
+ * SUB-9, the seed's allocateIsolatedSessionId: the trimmed `requested` when it is
+ * non-empty, not the trimmed parent id and not in `activeIds`; otherwise
+ * `${parent}_w_${nextId()}`, drawn again while it is the parent's id or active, at most 16
+ * more times. `nextId` is called synchronously; when it throws or returns something else
+ * than a string, this throws "invalid_argument" (the message carries what it threw).
+ */
+export function allocateIsolatedSessionId(parentSessionId: string, requested: string, activeIds: string[],
+  nextId: NextId): string;
+
+/** A custom compressor's `contextJson`, typed (seed 000 §2: CompressContext). */
+export class CompressContext {
+  /** Instances come from `CompressContext.parse()`. */
+  private constructor();
+  /** Parses a CustomCompressor's contextJson. Throws "invalid_json". */
+  static parse(contextJson: string): CompressContext;
+  /** The next prompt's size for an automatic attempt; unset for compressNow() and overflow. */
+  readonly estimatedPromptTokens?: number;
+  /** True after the model refused the context as too long: compress whatever the size. */
+  readonly force: boolean;
+}
+
+/**
+ * A custom compressor's answer, typed (seed 000 §2: CompressOutcome skipped | compressed |
+ * failed); a CustomCompressor resolves with its toJson().
+ */
+export class CompressOutcome {
+  /** Instances come from the static constructors. */
+  private constructor();
+  /** Nothing to do; reason a CMP-2 skip code (default "below_threshold"). */
+  static skipped(reason?: string): CompressOutcome;
+  /** The attempt failed; reason a CMP-2 failure code (default "llm_error"). */
+  static failed(reason?: string, errorCode?: string): CompressOutcome;
+  /**
+   * The messages before `splitIndex` move into a new episode with `summary` (episodeId
+   * default: a fresh id; usage: the summarizer's). Throws "invalid_argument" for a split
+   * index that is not a non-negative integer or a usage with a bad count.
+   */
+  static compressed(splitIndex: number, summary: string, episodeId?: string, usage?: ModelUsage): CompressOutcome;
+  /** "skipped" | "failed" | "compressed". */
+  readonly outcome: string;
+  readonly reason?: string;
+  /** The JSON text a CustomCompressor resolves with. */
+  toJson(): string;
+}
+
 /** Runtime settings. */
 /**
  * A context compressor written in ArkTS/JS (CMP-1): gets the state (as exportState() gives
- * it) and `{"estimated_prompt_tokens": number | null, "force": boolean}`, and resolves with
+ * it, except that each episode comes without its archived_messages: its id, summary,
+ * created_at_ms and message_count are what a new summary folds in) and
+ * `{"estimated_prompt_tokens": number | null, "force": boolean}`, and resolves with
  * a JSON text `{"outcome": "skipped" | "failed" | "compressed", "reason"?: code,
  * "split_index"?: number, "summary"?: string, "episode_id"?: string, "usage"?: {…},
  * "error_code"?: string}`. "compressed" needs split_index (the messages before it move into
@@ -506,6 +668,8 @@ export class DecomposedResult {
  * unusable, a throw or a rejection fails the attempt ("compressor_error", or
  * "invalid_split_index", "post_commit_pairing_violation", "invalid_episode_id",
  * "empty_summary") and changes nothing. Its usage is tagged "context_compression".
+ * CompressContext.parse(contextJson) and CompressOutcome give both typed; the helpers
+ * computeSafeSplitIndex and toolCallsPaired pick a split the runtime accepts.
  */
 export type CustomCompressor = (stateJson: string, contextJson: string) => Promise<string>;
 
@@ -513,7 +677,12 @@ export class AgentRuntimeConfig {
   constructor(model: ModelConfig);
   /**
    * Compresses with `compress` instead of the default compressor (contextCompressor is
-   * then ignored); undefined removes it. `threshold` is only reported in events. Throws
+   * then ignored); undefined removes it. `threshold` (default 64000, the default
+   * compressor's) is the runtime's trigger: before a model call and after a turn,
+   * `compress` is called only when the prompt size (as in the "model_request" event)
+   * reaches it and the last usage is not a compression's own; otherwise the runtime skips
+   * ("below_threshold", "last_usage_is_compression") without calling it. compressNow() and
+   * a context overflow always call it. The threshold is reported in events. Throws
    * "invalid_argument" for a threshold that is not a non-negative integer.
    */
   setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;
@@ -712,6 +881,22 @@ export class AgentRuntime {
    * activeChildren() lists, even one still being built (that one never starts).
    */
   closeSubAgents(): number;
+  /**
+   * ISO-1, the seed's per-child forceComplete(reason): ends the running sub-agent `id` (a
+   * session id from activeChildren() or subAgents().active) with `reason` (its
+   * forcedReason) and cancels its run; the delegate_task call is answered as forced.
+   * false when it is not running (or delegation is off). Throws "invalid_argument" for a
+   * blank reason.
+   */
+  forceCompleteSubAgent(id: string, reason: string): boolean;
+  /**
+   * ISO-4, the seed's registry cleanup(maxAgeMs): drops sub-agents that ended more than
+   * `maxAgeMs` ago from subAgents().history and force-completes ("stale") running ones
+   * started more than `maxAgeMs` ago; returns how many.
+   */
+  cleanupSubAgents(maxAgeMs: number): number;
+  /** This runtime's memory namespace (MEM-4): store, recall, forget, ids, stats. */
+  memory(): MemoryNamespace;
   /**
    * Runs the tasks through delegation in parallel batches of maxConcurrency (default 3,
    * capped by the policy's maxConcurrentChildren), one batch at a time (ISO-7); a failing

@@ -1,0 +1,228 @@
+'use strict';
+// PAR-1 (issue 17, items 10-13) through the N-API surface: the seed's helpers for custom
+// compressors and a typed CompressContext / CompressOutcome; a custom compressor asked
+// only when a compression is due and never sent the archive (PERF-3); the MemoryService
+// and memory namespace every tool gets; namespace access; per-child forceComplete,
+// registry cleanup, a typed SubAgentChildEvent and the seed's constants.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+
+const { native, completion, ScriptedModel, runtimeConfig, waitFor } = require('./support');
+
+const usage = (prompt) => ({ prompt_tokens: prompt, completion_tokens: 2, total_tokens: prompt + 2 });
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const call = (id) => ({ id, name: 't', arguments: '{}' });
+const HISTORY = JSON.stringify([
+  { role: 'user', content: 'a' },
+  { role: 'assistant', tool_calls: [call('k1')] },
+  { role: 'tool', tool_call_id: 'k1', content: 'ok' },
+  { role: 'assistant', content: 'done' },
+]);
+
+test('par_1 the seed helpers for custom compressors: computeSafeSplitIndex, toolCallsPaired, validateEpisodicMemoryIds, allocateIsolatedSessionId', () => {
+  assert.equal(native.computeSafeSplitIndex(HISTORY, 2), 1, 'keep 2 would cut the pair: the split moves before it');
+  assert.equal(native.computeSafeSplitIndex(HISTORY, 1), 3);
+  assert.equal(native.computeSafeSplitIndex(HISTORY, 4), -1, 'none: -1 as in the seed');
+  assert.equal(native.toolCallsPaired(HISTORY), true);
+  assert.equal(native.toolCallsPaired(JSON.stringify([{ role: 'assistant', tool_calls: [call('k1')] }])), false);
+  assert.equal(native.toolCallsPaired(JSON.stringify([{ role: 'tool', tool_call_id: 'x', content: '' }])), false);
+  assert.throws(() => native.toolCallsPaired('{'), (e) => e.code === 'invalid_json');
+
+  const episode = (id) => ({ id, summary: 's', created_at_ms: 1, message_count: 1 });
+  const ok = native.validateEpisodicMemoryIds(JSON.stringify([episode('a'), episode('b')]));
+  assert.ok(ok instanceof native.EpisodeIdValidation);
+  assert.deepEqual([ok.valid, ok.id], [true, undefined]);
+  const repeated = native.validateEpisodicMemoryIds(JSON.stringify([episode('a'), episode('a')]));
+  assert.deepEqual([repeated.valid, repeated.id], [false, 'a']);
+  const blank = native.validateEpisodicMemoryIds(JSON.stringify([episode(' ')]));
+  assert.deepEqual([blank.valid, blank.id], [false, ' ']);
+
+  let n = 0;
+  const next = () => String(n += 1);
+  assert.equal(native.allocateIsolatedSessionId('p', ' mine ', ['p_w_1'], next), 'mine');
+  assert.equal(n, 0, 'a free request draws no id');
+  assert.equal(native.allocateIsolatedSessionId('p', 'p', ['p_w_1'], next), 'p_w_2', 'parent id refused, active candidate drawn again');
+  assert.throws(() => native.allocateIsolatedSessionId('p', '', [], () => { throw new RangeError('no ids'); }),
+    (e) => e.code === 'invalid_argument' && e.message.includes('no ids'), 'a throwing nextId: invalid_argument naming it');
+  assert.throws(() => native.allocateIsolatedSessionId('p', '', [], () => 5), (e) => e.code === 'invalid_argument');
+});
+
+test('par_1 a custom compressor written with CompressContext, computeSafeSplitIndex and CompressOutcome commits', async () => {
+  const contexts = [];
+  const config = runtimeConfig();
+  config.setCustomCompressor(async (stateJson, contextJson) => {
+    const context = native.CompressContext.parse(contextJson);
+    contexts.push(context);
+    const messages = JSON.parse(stateJson).history.messages;
+    const split = native.computeSafeSplitIndex(JSON.stringify(messages), 2);
+    if (split < 0) return native.CompressOutcome.skipped('no_safe_split').toJson();
+    return native.CompressOutcome.compressed(split, 'typed summary', 'ep-typed', { promptTokens: 5, completionTokens: 1, totalTokens: 6 }).toJson();
+  }, 1000);
+  const runtime = new native.AgentRuntime(config, new ScriptedModel([]).transport, new native.ToolRegistry());
+  runtime.importState(JSON.stringify({ version: 1, session_id: 'typed', history: { messages: JSON.parse(HISTORY), episodic_memories: [] }, usages: [] }));
+  const result = await runtime.compressNow();
+  assert.deepEqual([result.outcome, result.episodeId, result.messagesArchived], ['compressed', 'ep-typed', 1]);
+  assert.equal(JSON.parse(runtime.historyJson()).length, 3);
+  assert.equal(runtime.usages().at(-1).source, 'context_compression');
+  assert.ok(contexts[0] instanceof native.CompressContext);
+  assert.deepEqual([contexts[0].estimatedPromptTokens, contexts[0].force], [undefined, false]);
+  assert.equal(native.CompressContext.parse('{"estimated_prompt_tokens":7,"force":true}').estimatedPromptTokens, 7);
+  assert.throws(() => native.CompressContext.parse('{"force":"yes"}'), (e) => e.code === 'invalid_json');
+  const skipped = native.CompressOutcome.skipped('below_threshold');
+  assert.deepEqual([skipped.outcome, skipped.reason], ['skipped', 'below_threshold']);
+  assert.deepEqual(JSON.parse(native.CompressOutcome.failed('llm_error', 'llm_auth').toJson()),
+    { outcome: 'failed', reason: 'llm_error', split_index: null, summary: null, episode_id: null, usage: null, error_code: 'llm_auth' });
+});
+
+test('perf_3 a custom compressor is asked only when the threshold says a compression is due, and never gets the archive', async () => {
+  const MARKER = 'ARCHIVED-ORIGINAL';
+  const big = `${MARKER} ${'lorem ipsum dolor sit amet '.repeat(600)}`;
+  const seen = [];
+  const config = runtimeConfig();
+  config.setCustomCompressor(async (stateJson, contextJson) => {
+    const index = seen.length;
+    seen.push({ stateJson, contextJson, at: process.hrtime.bigint() });
+    if (index === 0) return native.CompressOutcome.skipped('history_too_short').toJson();
+    if (index === 1) {
+      const n = JSON.parse(stateJson).history.messages.length;
+      return native.CompressOutcome.compressed(n, 'a long text was discussed').toJson();
+    }
+    return native.CompressOutcome.skipped('below_threshold').toJson();
+  }, 2000);
+  const turns = Array.from({ length: 21 }, () => () => completion({ content: 'ok', usage: usage(40) }));
+  const model = new ScriptedModel(turns);
+  const runtime = new native.AgentRuntime(config, model.transport, new native.ToolRegistry());
+  await runtime.run(big);
+  assert.equal(seen.length, 2, 'asked before and after the turn that reached the threshold');
+  assert.equal(runtime.listEpisodes().length, 1);
+  for (let i = 0; i < 20; i += 1) await runtime.run(`short question ${i}`);
+  assert.deepEqual(model.problems, []);
+  assert.equal(seen.length, 2, '20 turns below the threshold ask nothing (it was asked twice a turn)');
+  const result = await runtime.compressNow();
+  assert.equal(result.outcome, 'skipped');
+  assert.equal(seen.length, 3, 'compressNow() always asks');
+  const { stateJson, contextJson } = seen[2];
+  const exported = runtime.exportState();
+  assert.ok(exported.includes(MARKER), 'the archive is in the state');
+  assert.ok(!stateJson.includes(MARKER) && !stateJson.includes('archived_messages'), 'but not in what the compressor gets');
+  assert.ok(exported.length - stateJson.length >= big.length, `${stateJson.length} vs ${exported.length} bytes`);
+  const sent = JSON.parse(stateJson);
+  assert.deepEqual(sent.history.messages, JSON.parse(exported).history.messages);
+  assert.deepEqual(Object.keys(sent.history.episodic_memories[0]).sort(), ['created_at_ms', 'id', 'message_count', 'summary']);
+  assert.deepEqual(JSON.parse(contextJson), { estimated_prompt_tokens: null, force: false });
+  console.log(`perf_3: compressor state ${stateJson.length} B vs exported ${exported.length} B; 3 calls in 21 turns + compressNow`);
+});
+
+test('mem_1 mem_4 every JS tool gets the MemoryService and its runtime namespace in its context', async () => {
+  const contexts = [];
+  const tools = new native.ToolRegistry();
+  tools.register(new native.ToolDefinition('recall', 'Recalls', '{"type":"object"}'), async (toolCall, context) => {
+    contexts.push(context);
+    const episodes = context.listEpisodes();
+    const found = context.findEpisode('ep1');
+    context.memory.store('working', 'note', '{"v":1}');
+    return { content: `${episodes.length}:${found.summary}:${JSON.parse(found.archivedMessagesJson)[0].content}:${context.findEpisode('nope') === undefined}` };
+  });
+  const model = new ScriptedModel([
+    () => completion({ toolCalls: [{ id: 'a', name: 'recall', arguments: {} }], usage: usage(10) }),
+    () => completion({ content: 'ok', usage: usage(10) }),
+  ]);
+  const runtime = new native.AgentRuntime(runtimeConfig(), model.transport, tools);
+  runtime.importState(JSON.stringify({
+    version: 1,
+    session_id: 'mem-ctx',
+    history: { messages: [], episodic_memories: [{ id: 'ep1', summary: 'trip plan', created_at_ms: 1, message_count: 1, archived_messages: [{ role: 'user', content: 'Beijing in May' }] }] },
+    usages: [],
+  }));
+  const result = await runtime.run('what was planned?');
+  assert.equal(result.status, 'completed');
+  assert.deepEqual(model.problems, []);
+  const toolMessage = JSON.parse(runtime.historyJson()).find((m) => m.role === 'tool');
+  assert.equal(toolMessage.content, '1:trip plan:Beijing in May:true');
+  assert.ok(contexts[0] instanceof native.ToolContext);
+  assert.equal(contexts[0].sessionId, 'mem-ctx');
+  assert.equal(contexts[0].runId, result.runId);
+  assert.equal(contexts[0].memory.namespace, 'global');
+  // The runtime's namespace handle sees what the tool stored: ids, stats, forget.
+  const memory = runtime.memory();
+  assert.ok(memory instanceof native.MemoryNamespace);
+  assert.equal(memory.recall('working', 'note'), '{"v":1}');
+  memory.store('short_term', 'fact', '"x"');
+  assert.deepEqual(memory.ids('working'), ['note']);
+  const stats = memory.stats();
+  assert.deepEqual([stats.working, stats.shortTerm], [1, 1]);
+  assert.equal(memory.forget('working', 'note'), true);
+  assert.equal(memory.forget('working', 'note'), false);
+  assert.deepEqual(memory.ids('working'), []);
+  assert.equal(runtime.memoryRecall('short_term', 'fact'), '"x"', 'the same namespace as memoryStore/memoryRecall');
+  assert.throws(() => memory.ids('long_term'), (e) => e.code === 'invalid_argument');
+});
+
+test('iso_1 iso_4 sub_1 sub_7 par_1 forceCompleteSubAgent(id, reason), cleanupSubAgents(maxAgeMs), SubAgentChildEvent and the seed constants', async () => {
+  assert.deepEqual([native.DELEGATE_TASK_TOOL_NAME, native.CLONE_ASSIGNEE, native.SUB_AGENT_SERVICE_ID],
+    ['delegate_task', 'clone', 'arkagent.sub_agent']);
+  let childInFlight = false;
+  const model = new ScriptedModel([
+    () => completion({
+      toolCalls: [{ id: 'd1', name: native.DELEGATE_TASK_TOOL_NAME, arguments: { assignee: native.CLONE_ASSIGNEE, task_description: 'dig' } }],
+      usage: usage(20),
+    }),
+    // The child's call: in flight until the library cancels it.
+    (body, index, sink) => new Promise((resolve) => {
+      childInFlight = true;
+      sink.onCancel(() => resolve({ status: 500, body: '' }));
+    }),
+    () => completion({ content: 'the child was stopped', usage: usage(30) }),
+  ]);
+  const config = runtimeConfig();
+  config.allowClone = true;
+  const runtime = new native.AgentRuntime(config, model.transport, new native.ToolRegistry());
+  const events = [];
+  runtime.subscribe((e) => events.push(e));
+  const run = runtime.run('dig into it');
+  await waitFor(() => childInFlight, 'the child is running');
+  const [child] = runtime.activeChildren();
+  assert.ok(child, 'a running child');
+  // README, seed mapping: one registry per runtime tree, not a process singleton — another
+  // runtime neither lists nor force-completes nor cleans up this one's child.
+  const otherConfig = runtimeConfig();
+  otherConfig.allowClone = true;
+  const other = new native.AgentRuntime(otherConfig, new ScriptedModel([]).transport, new native.ToolRegistry());
+  assert.deepEqual([other.activeChildren().length, other.subAgents().active.length, other.subAgents().stats.active], [0, 0, 0]);
+  assert.equal(other.forceCompleteSubAgent(child, 'not yours'), false);
+  assert.equal(other.cleanupSubAgents(0), 0);
+  assert.deepEqual(runtime.activeChildren(), [child], 'still running');
+  assert.throws(() => runtime.forceCompleteSubAgent(child, ' '), (e) => e.code === 'invalid_argument');
+  assert.equal(runtime.forceCompleteSubAgent('nobody', 'user-stopped'), false);
+  assert.equal(runtime.forceCompleteSubAgent(child, 'user-stopped'), true);
+  const result = await run;
+  assert.equal(result.status, 'completed');
+  await waitFor(() => events.some((e) => e.type === 'run_finished' && e.runId === result.runId), 'run_finished');
+  assert.deepEqual(model.problems, []);
+  assert.equal(runtime.forceCompleteSubAgent(child, 'user-stopped'), false, 'no longer running');
+  const [record] = runtime.subAgents().history;
+  assert.deepEqual([record.id, record.forcedReason, runtime.activeChildren().length], [child, 'user-stopped', 0]);
+  assert.ok(model.requests[0].body.tools.some((t) => t.function.name === native.DELEGATE_TASK_TOOL_NAME));
+  const finished = events.find((e) => e.type === 'tool_call_finished' && e.runId === result.runId);
+  assert.equal(JSON.parse(finished.payloadJson).metadata.service, native.SUB_AGENT_SERVICE_ID);
+  // A typed view of the child's events.
+  const typed = events.map((e) => native.SubAgentChildEvent.from(e)).filter((e) => e !== undefined);
+  assert.ok(typed.length > 0, 'sub_agent events');
+  assert.equal(events.filter((e) => e.type === 'sub_agent').length, typed.length, 'every sub_agent event, and only those');
+  for (const e of typed) {
+    assert.ok(e instanceof native.SubAgentChildEvent);
+    assert.deepEqual([e.parentSessionId, e.parentRunId, e.childSessionId, e.assignee, e.taskDescription, e.depth],
+      [runtime.sessionId, result.runId, child, native.CLONE_ASSIGNEE, 'dig', 1]);
+    assert.equal(e.event.sessionId, child);
+    assert.equal(e.event.runId, e.childRunId);
+    assert.equal(typeof JSON.parse(e.event.payloadJson).type, 'string');
+  }
+  assert.equal(typed[0].event.type, 'run_started');
+  // ISO-4 cleanup(maxAgeMs).
+  assert.equal(runtime.cleanupSubAgents(3600000), 0, 'nothing an hour old');
+  await sleep(5);
+  assert.equal(runtime.cleanupSubAgents(0), 1, 'the ended child is dropped');
+  assert.equal(runtime.subAgents().history.length, 0);
+});
