@@ -7,6 +7,7 @@ const os = require('node:os');
 const path = require('node:path');
 const assert = require('node:assert/strict');
 const { test } = require('node:test');
+const { loadHvigorfile, registeredTasks } = require('./hvigor-loader');
 
 const root = path.resolve(__dirname, '../..');
 const ts = require(path.join(root, 'scripts/arkts-lint/node_modules/ohos-typescript'));
@@ -101,35 +102,13 @@ test('ohos_5_rules_go_stale_when_index_dts_grows', () => {
   assert.notEqual(gen.generate(source), fs.readFileSync(rulesPath, 'utf8'));
 });
 
-// hvigorfile.ts transpiled as hvigor would run it, with stand-ins for the hvigor packages.
-function loadHvigorfile() {
-  const file = path.join(root, 'ohos/arkagent/hvigorfile.ts');
-  const out = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
-    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2021 },
-    fileName: file,
-    reportDiagnostics: true,
-  });
-  assert.deepEqual((out.diagnostics || []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')), []);
-  const harTasks = { name: 'harTasks stand-in' };
-  const modules = { fs, path, '@ohos/hvigor-ohos-plugin': { harTasks }, '@ohos/hvigor': {} };
-  const mod = { exports: {} };
-  const requireShim = (name) => {
-    if (name in modules) return modules[name];
-    throw new Error(`hvigorfile.ts imports ${name}`);
-  };
-  new Function('require', 'module', 'exports', '__filename', '__dirname', out.outputText)(
-    requireShim, mod, mod.exports, file, path.dirname(file));
-  return { hvigorfile: mod.exports, harTasks };
-}
-
-function registeredTasks(plugin) {
-  const tasks = [];
-  plugin.apply({ registerTask: (t) => tasks.push(t) });
-  return tasks;
+function loadHarHvigorfile() {
+  const { hvigorfile, tasks } = loadHvigorfile('ohos/arkagent/hvigorfile.ts', 'harTasks');
+  return { hvigorfile, harTasks: tasks };
 }
 
 test('ohos_5_har_without_native_library_fails_the_build', () => {
-  const { hvigorfile, harTasks } = loadHvigorfile();
+  const { hvigorfile, harTasks } = loadHarHvigorfile();
   const config = hvigorfile.default;
   assert.equal(config.system, harTasks);
   assert.equal(config.plugins.length, 1);

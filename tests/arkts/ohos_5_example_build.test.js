@@ -10,35 +10,13 @@ const os = require('node:os');
 const path = require('node:path');
 const assert = require('node:assert/strict');
 const { test } = require('node:test');
+const { loadHvigorfile, registeredTasks } = require('./hvigor-loader');
 
 const root = path.resolve(__dirname, '../..');
-const ts = require(path.join(root, 'scripts/arkts-lint/node_modules/ohos-typescript'));
 
-// ohos/example/hvigorfile.ts transpiled as hvigor would run it, with stand-ins for hvigor.
 function loadExampleHvigorfile() {
-  const file = path.join(root, 'ohos/example/hvigorfile.ts');
-  const out = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
-    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2021 },
-    fileName: file,
-    reportDiagnostics: true,
-  });
-  assert.deepEqual((out.diagnostics || []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')), []);
-  const hapTasks = { name: 'hapTasks stand-in' };
-  const modules = { fs, path, '@ohos/hvigor-ohos-plugin': { hapTasks }, '@ohos/hvigor': {} };
-  const mod = { exports: {} };
-  const requireShim = (name) => {
-    if (name in modules) return modules[name];
-    throw new Error(`hvigorfile.ts imports ${name}`);
-  };
-  new Function('require', 'module', 'exports', '__filename', '__dirname', out.outputText)(
-    requireShim, mod, mod.exports, file, path.dirname(file));
-  return { hvigorfile: mod.exports, hapTasks };
-}
-
-function registeredTasks(plugin) {
-  const tasks = [];
-  plugin.apply({ registerTask: (t) => tasks.push(t) });
-  return tasks;
+  const { hvigorfile, tasks } = loadHvigorfile('ohos/example/hvigorfile.ts', 'hapTasks');
+  return { hvigorfile, hapTasks: tasks };
 }
 
 test('ohos_5_example_build_fails_before_prebuild_without_the_native_library_naming_the_command', () => {
