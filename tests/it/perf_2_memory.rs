@@ -115,7 +115,7 @@ async fn perf_2_memory_report_names_the_history_and_a_cache_of_one_body_with_lit
     // The cache is one body (the last one, lent and taken back) with ≤ 12.5 % + 4 KiB slack.
     assert!(report.encoding_cache >= body, "{report}, body {body}");
     assert!(report.encoding_cache <= body + body / 8 + 4096 + 8192, "{report}, body {body}");
-    assert_eq!(report.usages > 0, true);
+    assert!(report.usages > 0);
     assert_eq!(report.total(), report.history + report.episodes + report.usages + report.encoding_cache + report.fixed_encodings);
     assert!(report.to_string().contains("encoding cache"));
 }
