@@ -602,7 +602,11 @@ enum ArkAgentResult arkagent_runtime_cancel(struct ArkAgentRuntime *runtime);
 enum ArkAgentResult arkagent_runtime_export_state(struct ArkAgentRuntime *runtime, char **out);
 
 // Replaces the state with an exported one (validated: `ARK_AGENT_RESULT_INVALID_JSON`,
-// `ARK_AGENT_RESULT_INVALID_STATE`; the old state is kept on error).
+// `ARK_AGENT_RESULT_INVALID_STATE`; `ARK_AGENT_RESULT_RUN_IN_PROGRESS` during a run; the
+// old state is kept on error). With a store attached the import is written to it first,
+// replacing the stored session, on the calling thread; when that write fails
+// (`ARK_AGENT_RESULT_STORE_FULL`, `_STORE_READ_ONLY`, `_STORE_IO`, …) the old state is
+// kept, in memory and in the store.
 //
 // # Safety
 // `state_json` a NUL-terminated string.

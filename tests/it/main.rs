@@ -10,6 +10,7 @@ mod isolation;
 mod runtime;
 mod runtime_correctness;
 mod store;
+mod store_import;
 mod store_kill;
 mod support;
 mod llm_fake;

@@ -227,9 +227,25 @@ impl AgentRuntime {
         self.core.export_state().map_err(thrown)
     }
 
-    #[napi]
-    pub fn import_state(&self, state_json: Arg<String>) -> Result<(), Thrown> {
-        self.core.import_state(&state_json.0).map_err(thrown)
+    /// Validates and claims the run slot here, on the JS thread (throwing `invalid_json`,
+    /// `invalid_state`, `run_in_progress`); without a store the state is replaced before
+    /// this returns. With one, the store write runs off the JS thread and the state is
+    /// replaced only when it succeeded (else the Promise rejects with the store's code and
+    /// the old state stays); the slot is freed as the Promise settles.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn import_state<'env>(
+        &self,
+        env: &'env Env,
+        state_json: Arg<String>,
+    ) -> Result<PromiseRaw<'env, ()>, Thrown> {
+        let import = self.core.start_import_state_holding_slot(&state_json.0).map_err(thrown)?;
+        env.spawn_future_with_callback(
+            async move { Ok(import.await) },
+            move |env: &'env Env, (result, _slot): (Result<(), arkagent::ArkAgentError>, Option<RunSlot>)| {
+                result.map_err(|e| rejection(env, CodedError::from(e)))
+            },
+        )
+        .map_err(internal)
     }
 
     #[napi]

@@ -680,8 +680,17 @@ export class AgentRuntime {
    * when a tool, the model or the input echoed it (replaced by "<redacted>").
    */
   exportState(): string;
-  /** Replaces the state with an exported one. Throws "invalid_json" or "invalid_state". */
-  importState(stateJson: string): void;
+  /**
+   * Replaces the state with an exported one. Throws "invalid_json", "invalid_state" or
+   * "run_in_progress" (nothing changes). Without a store the state is replaced before this
+   * returns and the Promise resolves. With one, the import is first written to the store
+   * (replacing the stored session) off the JS thread and the state is replaced only when
+   * that write succeeded; otherwise the Promise rejects with the store's code
+   * ("store_full", "store_read_only", "store_io", "store_corrupt") and the old state is
+   * kept, in memory and stored. Until it settles, run() and compressNow() are refused
+   * with "run_in_progress".
+   */
+  importState(stateJson: string): Promise<void>;
   /** The messages as JSON (an array). */
   historyJson(): string;
   /** The episodes compressed out of the live history, oldest first. */
