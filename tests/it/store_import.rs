@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use arkagent::store::{Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, StoreError};
-use arkagent::{AgentRuntime, MemoryStore};
+use arkagent::{AgentRuntime, MemoryStore, SqliteStore};
 
-use crate::store::{busy_model, store_config};
+use crate::store::{busy_model, store_config, temp_dir};
 use crate::support::*;
 
 /// A memory store whose commits fail with `store_full` while `fail` is set.
@@ -96,6 +96,36 @@ async fn store_4_a_successful_import_with_a_store_is_stored_at_once() {
     assert_eq!(rt.state().history, donor.history);
     drop(rt);
     assert_eq!(mem.open_session("mine").unwrap().state.unwrap().history, donor.history);
+}
+
+#[tokio::test]
+async fn store_1_store_4_migrated_titles_are_the_first_line_trimmed_to_80_characters() {
+    let dir = temp_dir("migrate-title");
+    let path = dir.join("v1.db");
+    SqliteStore::create_at_version(&path, 1).unwrap();
+    let long: String = "长".repeat(100);
+    SqliteStore::execute_raw(
+        &path,
+        &format!(
+            r#"INSERT INTO sessions(id, created_ms, updated_ms, seq, message_count, total_tokens) VALUES ('lines', 1, 3, 1, 1, 0);
+               INSERT INTO messages VALUES ('lines', 0, '{{"role":"user","content":"\n  plan the trip\nday 1: Hangzhou\nday 2: Suzhou"}}');
+               INSERT INTO sessions(id, created_ms, updated_ms, seq, message_count, total_tokens) VALUES ('long', 1, 2, 1, 1, 0);
+               INSERT INTO messages VALUES ('long', 0, '{{"role":"user","content":"{long}"}}');"#
+        ),
+    )
+    .unwrap();
+    let store = SqliteStore::open(&path).unwrap();
+    let titles: Vec<(String, String)> = store.list_sessions().unwrap().into_iter().map(|s| (s.id, s.title)).collect();
+    assert_eq!(titles, vec![("lines".into(), "plan the trip".into()), ("long".into(), "长".repeat(80))]);
+    // The same rule as a session stored today.
+    let fresh = MemoryStore::new();
+    let rt = AgentRuntime::new(
+        store_config(Arc::new(fresh.clone()), "new", false),
+        ScriptedModel::new(vec![text_reply("ok", 10)]),
+    )
+    .unwrap();
+    rt.run("\n  plan the trip\nday 1: Hangzhou\nday 2: Suzhou").await.unwrap();
+    assert_eq!(fresh.list_sessions().unwrap()[0].title, "plan the trip");
 }
 
 /// The same through the C ABI, with a real SQLite write failure (another process holds the
