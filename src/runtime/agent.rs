@@ -246,13 +246,23 @@ impl AgentRuntime {
         Self::new_at_depth(config, transport, depth.max(1), Some(budget))
     }
 
+    /// The checks [`new`](Self::new) makes before it builds anything (SUB-3: a delegation
+    /// runs them before it reserves a slot, so a worker that cannot be built consumes none).
+    pub(crate) fn check_buildable(config: &AgentRuntimeConfig) -> Result<(), ArkAgentError> {
+        config.validate()?;
+        if config.compression.is_some() && config.tools.has(RETRIEVE_MEMORY_TOOL_NAME) {
+            return Err(ArkAgentError::config("tool_name_duplicate", format!("tool {RETRIEVE_MEMORY_TOOL_NAME:?} is already registered")));
+        }
+        Ok(())
+    }
+
     fn new_at_depth(
         config: AgentRuntimeConfig,
         transport: Arc<dyn HttpTransport>,
         depth: u32,
         budget: Option<Arc<DelegationBudget>>,
     ) -> Result<Self, ArkAgentError> {
-        config.validate()?;
+        Self::check_buildable(&config)?;
         let session_id = config.session_id.clone().unwrap_or_else(|| config.id_generator.next_id());
         let client = ChatClient::new(Arc::clone(&transport), config.model.clone());
         let state: StateCell = Arc::new(Mutex::new(Arc::new(AgentState::new(session_id))));

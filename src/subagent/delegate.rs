@@ -542,6 +542,21 @@ impl ToolExecutor for DelegateTaskTool {
         // `general` role restricts nothing of its own, so it never widens the parent's.
         let allowed = intersect_tools([&whitelist, &worker.allowed_tools, &service.parent_config.allowed_tools]);
         let max_iterations = worker.max_iterations;
+        let depth = service.depth + 1;
+        // The child's final config (its session id comes with the reservation), checked
+        // before anything is reserved: a worker that cannot be built consumes nothing.
+        let mut config = force_worker_config(worker, "child".to_owned());
+        config.allowed_tools = allowed.clone();
+        // SUB-3 / ADR-0013: below max_depth the child may delegate once more, with the
+        // parent's delegation settings and the tree's shared budgets; at max_depth it
+        // stays hard-stripped (SUB-4). A whitelist without delegate_task keeps it a worker.
+        let may_delegate = config.allowed_tools.as_ref().is_none_or(|a| a.iter().any(|t| t == DELEGATE_TASK_TOOL_NAME));
+        if depth < service.config.policy.max_depth && may_delegate {
+            config.delegation = Some(service.config.clone());
+        }
+        if let Err(e) = AgentRuntime::check_buildable(&config) {
+            return ToolResult::error(e.code(), "the sub-agent could not be created");
+        }
         let clock = &service.parent_config.clock;
         let started_at_ms = clock.now_ms();
         // Cancelling the parent's run, a forced completion in the registry (session
@@ -575,16 +590,8 @@ impl ToolExecutor for DelegateTaskTool {
             ended: false,
         };
 
-        let depth = service.depth + 1;
-        let mut config = force_worker_config(worker, session_id.clone());
-        config.allowed_tools = allowed;
-        // SUB-3 / ADR-0013: below max_depth the child may delegate once more, with the
-        // parent's delegation settings and the tree's shared budgets; at max_depth it
-        // stays hard-stripped (SUB-4). A whitelist without delegate_task keeps it a worker.
-        let may_delegate = config.allowed_tools.as_ref().is_none_or(|a| a.iter().any(|t| t == DELEGATE_TASK_TOOL_NAME));
-        if depth < service.config.policy.max_depth && may_delegate {
-            config.delegation = Some(service.config.clone());
-        }
+        config.memory_namespace = session_id.clone();
+        config.session_id = Some(session_id.clone());
         let child = match AgentRuntime::new_child(config, Arc::clone(&service.transport), depth, Arc::clone(&service.budget)) {
             Ok(child) => child,
             Err(e) => {

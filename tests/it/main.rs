@@ -12,6 +12,7 @@ mod runtime_correctness;
 mod store;
 mod store_import;
 mod store_kill;
+mod sub_nested;
 mod support;
 mod llm_fake;
 mod llm_providers;
