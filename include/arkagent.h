@@ -721,7 +721,10 @@ bool arkagent_log_to_hilog(uint32_t max_level);
 // `out` valid for one pointer write.
 enum ArkAgentResult arkagent_workers_new(struct ArkAgentWorkers **out);
 
-// Adds a named worker. Errors: `ARK_AGENT_RESULT_SUBAGENT_NAME_EMPTY`,
+// Adds a named worker. Its factory configures a copy of the delegating runtime's
+// settings, its tools included, but never its C custom compressor (only a `clone` child
+// inherits that; a worker without one does not compress). Errors:
+// `ARK_AGENT_RESULT_SUBAGENT_NAME_EMPTY`,
 // `ARK_AGENT_RESULT_SUBAGENT_NAME_RESERVED` ("clone" in any case),
 // `ARK_AGENT_RESULT_SUBAGENT_NAME_DUPLICATE`. `userdata` must stay valid until every
 // runtime created with these workers is freed.
