@@ -178,7 +178,7 @@ pub struct SubAgentChildEvent {
 
 /// The budgets one delegation tree shares (SUB-3): a root runtime and every descendant
 /// it delegates to, at any depth. Running children are counted in the registry (the one
-/// source of truth); the per-run count lives here.
+/// source of truth) per depth of the tree; the per-run count lives here.
 pub(crate) struct DelegationBudget {
     tree: u64,
     this_run: Mutex<u32>,
@@ -268,7 +268,7 @@ impl SubAgentService {
         if *self.budget.this_run() >= policy.max_delegations_per_run {
             return Err("subagent_run_budget_exceeded");
         }
-        if self.config.registry.active_in_tree(self.budget.tree) >= policy.max_concurrent_children as usize {
+        if self.config.registry.active_in_tree(self.budget.tree, self.depth + 1) >= policy.max_concurrent_children as usize {
             return Err("subagent_concurrent_budget_exceeded");
         }
         Ok(())
@@ -295,7 +295,7 @@ impl SubAgentService {
         // allocate again (bounded like SUB-9's own retries).
         for _ in 0..=16 {
             let id = allocate_isolated_session_id(&parent_session_id, "", &registry.active_ids(), &mut || ids.next_id());
-            match registry.try_register(self.budget.tree, policy.max_concurrent_children as usize, make(id.clone()), cancel.clone()) {
+            match registry.try_register(self.budget.tree, self.depth + 1, policy.max_concurrent_children as usize, make(id.clone()), cancel.clone()) {
                 Ok(()) => {
                     *this_run += 1;
                     return Ok(id);

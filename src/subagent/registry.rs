@@ -33,9 +33,10 @@ pub struct SubAgentStats {
 struct Active {
     context: SubAgentContext,
     cancel: CancellationToken,
-    /// The delegation tree (one root runtime and its descendants) whose concurrency
-    /// budget this child counts against; `None` for entries registered by hand.
-    tree: Option<u64>,
+    /// The delegation tree (one root runtime and its descendants) and the depth in it
+    /// (1: a child of the root) whose concurrency budget this child counts against;
+    /// `None` for entries registered by hand.
+    tree: Option<(u64, u32)>,
 }
 
 #[derive(Default)]
@@ -73,18 +74,18 @@ impl SubAgentRegistry {
         self.lock().active.insert(context.id.clone(), Active { context, cancel, tree: None });
     }
 
-    /// Registers a child of delegation tree `tree` unless `limit` of that tree's children
-    /// are running (`Err(true)`) or its id is taken by a running one (`Err(false)`).
-    /// Check and insert happen under one lock.
-    pub(crate) fn try_register(&self, tree: u64, limit: usize, context: SubAgentContext, cancel: CancellationToken) -> Result<(), bool> {
+    /// Registers a child at `depth` of delegation tree `tree` unless `limit` of that
+    /// tree's children at that depth are running (`Err(true)`) or its id is taken by a
+    /// running one (`Err(false)`). Check and insert happen under one lock.
+    pub(crate) fn try_register(&self, tree: u64, depth: u32, limit: usize, context: SubAgentContext, cancel: CancellationToken) -> Result<(), bool> {
         let mut inner = self.lock();
-        if inner.active.values().filter(|a| a.tree == Some(tree)).count() >= limit {
+        if inner.active.values().filter(|a| a.tree == Some((tree, depth))).count() >= limit {
             return Err(true);
         }
         if inner.active.contains_key(&context.id) {
             return Err(false);
         }
-        inner.active.insert(context.id.clone(), Active { context, cancel, tree: Some(tree) });
+        inner.active.insert(context.id.clone(), Active { context, cancel, tree: Some((tree, depth)) });
         Ok(())
     }
 
@@ -98,9 +99,9 @@ impl SubAgentRegistry {
         self.active().into_iter().filter(|c| c.parent_id.as_deref() == Some(parent_session_id)).map(|c| c.id).collect()
     }
 
-    /// Running children of delegation tree `tree`.
-    pub(crate) fn active_in_tree(&self, tree: u64) -> usize {
-        self.lock().active.values().filter(|a| a.tree == Some(tree)).count()
+    /// Running children at `depth` of delegation tree `tree`.
+    pub(crate) fn active_in_tree(&self, tree: u64, depth: u32) -> usize {
+        self.lock().active.values().filter(|a| a.tree == Some((tree, depth))).count()
     }
 
     /// True while `id` is running.

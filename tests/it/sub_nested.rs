@@ -110,3 +110,38 @@ fn cmp_1_sub_1_c_named_workers_do_not_inherit_the_c_compressor() {
     let stdout = crate::c_abi::compile_and_run("worker_compressor");
     assert!(stdout.contains("worker_compressor: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
 }
+
+/// SUB-3: the concurrency cap counts each depth of the tree, so the documented defaults
+/// (`max_concurrent_children` 2) reach any `max_depth`: with `max_depth` 3 a chain root →
+/// child → grandchild → great-grandchild runs to the end (over the whole tree the cap
+/// would refuse the grandchild's delegation: three running at once).
+#[tokio::test]
+async fn sub_3_default_concurrency_reaches_max_depth_three() {
+    let model = ScriptedModel::with(|body, _| {
+        let task = last_user(body);
+        let first = last_role(body) == "user";
+        let (next, done) = match task.split('\n').next().unwrap_or_default() {
+            "level three" => {
+                assert!(!offers_delegation(body), "a worker at max_depth was offered delegate_task");
+                return text_reply("three done", 5);
+            }
+            "level two" => ("level three", "two done"),
+            "level one" => ("level two", "one done"),
+            _ => ("level one", "root done"),
+        };
+        assert!(offers_delegation(body), "below max_depth a runtime may delegate ({task})");
+        if first { delegate(&[("d", "clone", next)]) } else { text_reply(done, 5) }
+    });
+    let policy = SubAgentPolicy { max_depth: 3, ..Default::default() };
+    assert_eq!(policy.max_concurrent_children, 2, "the documented default");
+    let rt = AgentRuntime::new(root_config(policy, vec![]), model).unwrap();
+    let outcome = rt.run("go").await.unwrap();
+    assert_eq!(outcome.final_text.as_deref(), Some("root done"));
+    let history = rt.sub_agent_registry().unwrap().history();
+    let mut results: Vec<(String, Option<String>)> =
+        history.iter().map(|c| (c.task.split('\n').next().unwrap().to_owned(), c.result.as_ref().and_then(|r| r.error_code.clone()))).collect();
+    results.sort();
+    assert_eq!(results, vec![("level one".into(), None), ("level three".into(), None), ("level two".into(), None)]);
+    let two = history.iter().find(|c| c.task.starts_with("level two")).unwrap();
+    assert_eq!(tool_contents(&two.messages), vec!["three done".to_owned()]);
+}

@@ -321,13 +321,16 @@ export class SubAgentPolicy {
   /**
    * Delegation depth (default 1: the runtime delegates, its workers never do). Above 1 a
    * child at depth d < maxDepth may delegate too, under the root's budgets: the per-run
-   * and concurrency caps count the whole tree. A child at maxDepth never delegates.
+   * cap counts the whole tree, the concurrency cap each depth of it (so the defaults
+   * reach any maxDepth). A child at maxDepth never delegates.
    */
   maxDepth: number;
   /** Delegations one run may start (default 4), children's included. An unknown
    * assignee or a failing factory consumes none. */
   maxDelegationsPerRun: number;
-  /** Children running at once (default 2), descendants included; more are refused, not queued. */
+  /** Children running at once at each depth of the delegation tree (default 2: the root's
+   * children; their children together; …), so at most maxDepth × maxConcurrentChildren in
+   * all; more are refused, not queued. */
   maxConcurrentChildren: number;
   /** Parent messages a child sees as context (default 10; a pairing-safe slice). */
   parentContextMessageCount: number;
