@@ -39,7 +39,8 @@ pub struct DelegationConfig {
     /// parent may use: a child's tools are always the parent's allowed tools ∩ its
     /// factory's ∩ its role's, so no role widens what the parent may use.
     pub role_whitelists: BTreeMap<String, ToolWhitelist>,
-    /// Tokens one child may use before it is force-completed (ISO-5); `None` = no cap.
+    /// Tokens one child may use before it is force-completed (ISO-5), its own
+    /// sub-agents' included (`max_depth` > 1); `None` = no cap.
     pub child_token_budget: Option<u64>,
     /// Where sub-agents are tracked (ISO-4); share one across runtimes to see them all.
     pub registry: Arc<SubAgentRegistry>,
@@ -420,7 +421,9 @@ impl AgentObserver for Bridge {
     }
 }
 
-/// Tracks a child's tokens, tools and model calls; trips the budget (ISO-5).
+/// Tracks a child's tokens, tools and model calls; trips the budget (ISO-5). The budget
+/// covers the child's whole subtree: its own children's calls (`max_depth` > 1) reach it
+/// as `sub_agent` events and count too.
 struct Meter {
     budget: Option<u64>,
     tokens: Mutex<MeterState>,
@@ -430,12 +433,20 @@ struct Meter {
 #[derive(Default)]
 struct MeterState {
     spent: u64,
-    /// The current call's prompt estimate plus what it has streamed so far.
-    pending_estimate: u64,
-    in_call: bool,
+    /// Per runtime of the subtree (by session id) with a call in flight: that call's
+    /// prompt estimate plus what it has streamed so far.
+    pending: std::collections::HashMap<String, u64>,
     tools_used: Vec<String>,
+    /// The child's own model calls (its children's are in their usage summaries).
     model_calls: u64,
     tripped: bool,
+}
+
+impl MeterState {
+    /// The estimates of the calls in flight (a call cut off mid-stream reports no usage).
+    fn in_flight(&self) -> u64 {
+        self.pending.values().fold(0, |a, b| a.saturating_add(*b))
+    }
 }
 
 impl Meter {
@@ -443,55 +454,62 @@ impl Meter {
         self.tokens.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Trips the budget when `spent + extra` reaches it: cancels the child's run, and
-    /// with it the call in flight.
-    fn charge(&self, state: &mut MeterState, extra: u64) {
+    /// Trips the budget when what was spent plus the calls in flight reaches it: cancels
+    /// the child's run, and with it the calls in flight.
+    fn charge(&self, state: &mut MeterState) {
         if let Some(budget) = self.budget {
-            if state.spent.saturating_add(extra) >= budget && !state.tripped {
+            if state.spent.saturating_add(state.in_flight()) >= budget && !state.tripped {
                 state.tripped = true;
                 self.force.cancel();
             }
         }
     }
 
-    /// A streamed delta of the call in flight: counted as it arrives (ISO-5).
-    fn streamed(&self, state: &mut MeterState, text: &str) {
-        if state.in_call {
-            state.pending_estimate = state.pending_estimate.saturating_add(estimate_tokens(text));
-            let extra = state.pending_estimate;
-            self.charge(state, extra);
+    /// A streamed delta of a call in flight: counted as it arrives (ISO-5).
+    fn streamed(&self, state: &mut MeterState, session: &str, text: &str) {
+        if let Some(pending) = state.pending.get_mut(session) {
+            *pending = pending.saturating_add(estimate_tokens(text));
+            self.charge(state);
         }
     }
 }
 
 impl AgentObserver for Meter {
     fn on_event(&self, event: &AgentEvent) {
+        // A descendant's event arrives wrapped once per level below the child.
+        let mut inner = event;
+        while let EventKind::SubAgent(child) = &inner.kind {
+            inner = &child.event;
+        }
+        let own = std::ptr::eq(inner, event);
+        let session = inner.session_id.as_str();
         let mut state = self.lock();
-        match &event.kind {
+        match &inner.kind {
             // Before the call: stop it if the prompt alone would cross the budget.
             EventKind::ModelRequest { estimated_prompt_tokens, .. } => {
-                state.in_call = true;
-                state.pending_estimate = *estimated_prompt_tokens;
-                let extra = state.pending_estimate;
-                self.charge(&mut state, extra);
+                state.pending.insert(session.to_owned(), *estimated_prompt_tokens);
+                self.charge(&mut state);
             }
             // While the answer streams in: it may cross the budget mid-call.
-            EventKind::TextDelta { delta, .. } | EventKind::ReasoningDelta { delta, .. } => self.streamed(&mut state, delta),
+            EventKind::TextDelta { delta, .. } | EventKind::ReasoningDelta { delta, .. } => self.streamed(&mut state, session, delta),
             EventKind::ToolCallDelta { name, arguments_delta, .. } => {
                 let text = format!("{}{arguments_delta}", name.as_deref().unwrap_or_default());
-                self.streamed(&mut state, &text);
+                self.streamed(&mut state, session, &text);
             }
             // Real usage where reported, the estimate otherwise.
             EventKind::ModelResponse { usage, .. } => {
-                let used = usage.as_ref().map_or(state.pending_estimate, |u| u.total_tokens);
+                let estimate = state.pending.remove(session).unwrap_or_default();
+                let used = usage.as_ref().map_or(estimate, |u| u.total_tokens);
                 state.spent = state.spent.saturating_add(used);
-                state.pending_estimate = 0;
-                state.in_call = false;
-                state.model_calls += 1;
-                self.charge(&mut state, 0);
+                if own {
+                    state.model_calls += 1;
+                }
+                self.charge(&mut state);
             }
-            EventKind::Compression { usage: Some(usage), .. } => state.model_calls = state.model_calls.saturating_add(calls_in(usage)),
-            EventKind::ToolCallStarted { name, .. } if !state.tools_used.contains(name) => state.tools_used.push(name.clone()),
+            EventKind::Compression { usage: Some(usage), .. } if own => {
+                state.model_calls = state.model_calls.saturating_add(calls_in(usage));
+            }
+            EventKind::ToolCallStarted { name, .. } if own && !state.tools_used.contains(name) => state.tools_used.push(name.clone()),
             _ => {}
         }
     }
@@ -632,8 +650,7 @@ impl ToolExecutor for DelegateTaskTool {
         let (tokens, tools_used, budget_tripped) = {
             let m = meter.lock();
             // A call cut off mid-stream reports no usage: its estimate so far counts.
-            let cut = if m.in_call { m.pending_estimate } else { 0 };
-            (m.spent.saturating_add(cut).max(usage.total_tokens), m.tools_used.clone(), m.tripped)
+            (m.spent.saturating_add(m.in_flight()).max(usage.total_tokens), m.tools_used.clone(), m.tripped)
         };
 
         // Why it ended, as a code (SUB-8: codes only, never the child's raw error text).

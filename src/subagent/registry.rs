@@ -26,7 +26,8 @@ pub struct SubAgentStats {
     pub history: usize,
     /// Completed or failed since the registry was created.
     pub completed_count: u64,
-    /// Tokens used by every ended sub-agent.
+    /// Tokens used by every ended sub-agent, each call counted once (a nested child's
+    /// tokens are in its parent's `token_count` too, but counted here once).
     pub total_tokens: u64,
 }
 
@@ -45,6 +46,10 @@ struct Inner {
     completed: VecDeque<SubAgentContext>,
     total_tokens: u64,
     completed_count: u64,
+    /// Tokens of ended sub-agents whose parent is still running, by parent id: a
+    /// parent's `token_count` covers its subtree, so `total_tokens` adds only the part
+    /// that is its own (each call counted once).
+    descendant_tokens: HashMap<String, u64>,
 }
 
 /// The registry.
@@ -214,7 +219,13 @@ impl SubAgentRegistry {
 
     fn archive(inner: &mut Inner, context: SubAgentContext) {
         inner.completed_count += 1;
-        inner.total_tokens = inner.total_tokens.saturating_add(context.result.as_ref().map_or(0, |r| r.token_count));
+        let subtree = context.result.as_ref().map_or(0, |r| r.token_count);
+        let descendants = inner.descendant_tokens.remove(&context.id).unwrap_or_default();
+        inner.total_tokens = inner.total_tokens.saturating_add(subtree.saturating_sub(descendants));
+        if let Some(parent) = context.parent_id.as_ref().filter(|p| inner.active.contains_key(*p)) {
+            let entry = inner.descendant_tokens.entry(parent.clone()).or_default();
+            *entry = entry.saturating_add(subtree);
+        }
         if inner.completed.len() == REGISTRY_HISTORY_CAPACITY {
             inner.completed.pop_front();
         }

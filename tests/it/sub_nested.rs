@@ -145,3 +145,66 @@ async fn sub_3_default_concurrency_reaches_max_depth_three() {
     let two = history.iter().find(|c| c.task.starts_with("level two")).unwrap();
     assert_eq!(tool_contents(&two.messages), vec!["three done".to_owned()]);
 }
+
+fn usage_reply(text: &str, total: u64) -> Reply {
+    Reply::Json(json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": total - 10, "completion_tokens": 10, "total_tokens": total}}))
+}
+
+/// Root → child → grandchild (`max_depth` 2): the child's two calls cost 200 each, the
+/// grandchild's one call 500.
+fn tree_model() -> Arc<ScriptedModel> {
+    ScriptedModel::with(|body, _| {
+        let task = last_user(body);
+        let first = last_role(body) == "user";
+        match task.split('\n').next().unwrap_or_default() {
+            "grandchild task" => usage_reply("grandchild done", 500),
+            "child task" if first => {
+                let calls = [("g", DELEGATE_TASK_TOOL_NAME, json!({"assignee": "clone", "task_description": "grandchild task"}))];
+                let mut reply = tool_calls_reply(&calls, 190);
+                if let Reply::Json(v) = &mut reply {
+                    v["usage"]["total_tokens"] = json!(200);
+                }
+                reply
+            }
+            "child task" => usage_reply("child done", 200),
+            _ if first => delegate(&[("c", "clone", "child task")]),
+            _ => text_reply("root done", 5),
+        }
+    })
+}
+
+/// ISO-4/SUB-6: with nesting every total counts each call once: the registry's
+/// `total_tokens` equals the root's children total (the child's `token_count` covers its
+/// subtree, the grandchild's record its own calls; the stats add each once).
+#[tokio::test]
+async fn iso_4_sub_6_nested_totals_count_each_call_once() {
+    let policy = SubAgentPolicy { max_depth: 2, ..Default::default() };
+    let rt = AgentRuntime::new(root_config(policy, vec![]), tree_model()).unwrap();
+    rt.run("go").await.unwrap();
+    let registry = rt.sub_agent_registry().unwrap();
+    let history = registry.history();
+    let tokens = |task: &str| history.iter().find(|c| c.task.starts_with(task)).unwrap().result.as_ref().unwrap().token_count;
+    assert_eq!(tokens("grandchild task"), 500);
+    assert_eq!(tokens("child task"), 900, "the child's token count covers its subtree");
+    assert_eq!(rt.total_usage().children.total_tokens, 900);
+    assert_eq!(registry.stats().total_tokens, 900, "each call once");
+}
+
+/// ISO-5: a child's token budget covers its whole subtree: the grandchild's 500 tokens
+/// count against the child's budget of 800, so the child's second call (200 + 500 + its
+/// prompt) trips it, though its own calls stay far below.
+#[tokio::test]
+async fn iso_5_a_childs_token_budget_covers_its_grandchildren() {
+    let policy = SubAgentPolicy { max_depth: 2, ..Default::default() };
+    let mut config = root_config(policy, vec![]);
+    config.delegation.as_mut().unwrap().child_token_budget = Some(800);
+    let rt = AgentRuntime::new(config, tree_model()).unwrap();
+    rt.run("go").await.unwrap();
+    let history = rt.sub_agent_registry().unwrap().history();
+    let record = |task: &str| history.iter().find(|c| c.task.starts_with(task)).unwrap().clone();
+    assert_eq!(record("grandchild task").result.unwrap().forced_reason, None, "the grandchild stayed within its own budget");
+    let child = record("child task").result.unwrap();
+    assert_eq!(child.forced_reason.as_deref(), Some("token-budget-exceeded"), "{child:?}");
+    assert!(tool_contents(&rt.messages())[0].contains("token-budget-exceeded"));
+}

@@ -423,7 +423,7 @@ export class SubAgentContext {
   readonly status: string;
   /** The three-level summary the parent received (ISO-3); "" while active. */
   readonly summary: string;
-  /** Tokens used (reported, else estimated); 0 while active. */
+  /** Tokens used (reported, else estimated) by it and its own sub-agents; 0 while active. */
   readonly tokenCount: number;
   /** Distinct tools it called, in first-use order. */
   readonly toolsUsed: string[];
@@ -452,7 +452,8 @@ export class SubAgentStats {
   readonly history: number;
   /** Ended since the runtime was created. */
   readonly completedCount: number;
-  /** Tokens used by every ended sub-agent. */
+  /** Tokens used by every ended sub-agent, each call counted once (a nested child's calls
+   * are in its parent's tokenCount too, but not counted twice here). */
   readonly totalTokens: number;
 }
 
@@ -547,7 +548,9 @@ export class AgentRuntimeConfig {
   allowClone: boolean;
   /**
    * Tokens one child may use before it is force-completed ("token-budget-exceeded"); unset:
-   * no cap. Streamed deltas count as they arrive: the call in flight is cancelled mid-stream.
+   * no cap. The budget covers the child's whole subtree: with maxDepth above 1 its own
+   * sub-agents' calls count against it too. Streamed deltas count as they arrive: the call
+   * in flight is cancelled mid-stream.
    */
   childTokenBudget?: number;
   /**
