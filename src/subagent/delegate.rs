@@ -16,7 +16,7 @@ use super::{
     ToolWhitelist, CLONE_ASSIGNEE, DELEGATE_TASK_TOOL_NAME, GENERAL_ROLE, SUB_AGENT_SERVICE_ID,
 };
 use super::usage::calls_in;
-use crate::memory::estimate_tokens;
+use crate::memory::{estimate_tokens, CompressOutcome};
 use crate::error::ArkAgentError;
 use crate::history::{HistoryInvariants, Message};
 use crate::llm::HttpTransport;
@@ -348,13 +348,16 @@ struct Registered<'a> {
 
 impl Registered<'_> {
     /// The child's usage (SUB-6): its own calls — `call_count` is every model call it
-    /// made, counted as they happened — plus its own children's (`max_depth` > 1), so
-    /// the root's total covers the whole tree, each call once.
+    /// made that the model answered (usage reported or not) or that was cut off
+    /// mid-answer, plus the summarizer calls of its committed compressions — plus its own
+    /// children's (`max_depth` > 1), so the root's total covers the whole tree, each call
+    /// once.
     fn usage(&self) -> ChildUsageSummary {
         let Some(child) = &self.child else { return ChildUsageSummary::default() };
         let mut own = ChildUsageSummary::from_usages(&child.usages());
         if let Some(meter) = &self.meter {
-            own.call_count = meter.lock().model_calls;
+            let m = meter.lock();
+            own.call_count = m.model_calls.saturating_add(u64::from(m.cut_off));
         }
         own.plus(child.total_usage().children)
     }
@@ -437,8 +440,12 @@ struct MeterState {
     /// prompt estimate plus what it has streamed so far.
     pending: std::collections::HashMap<String, u64>,
     tools_used: Vec<String>,
-    /// The child's own model calls (its children's are in their usage summaries).
+    /// The child's own model calls answered (its children's are in their usage
+    /// summaries).
     model_calls: u64,
+    /// The child's own call in flight has streamed part of its answer: when the run ends
+    /// this way (budget, cancel), it was a call made though no usage came (SUB-6).
+    cut_off: bool,
     tripped: bool,
 }
 
@@ -488,11 +495,18 @@ impl AgentObserver for Meter {
             // Before the call: stop it if the prompt alone would cross the budget.
             EventKind::ModelRequest { estimated_prompt_tokens, .. } => {
                 state.pending.insert(session.to_owned(), *estimated_prompt_tokens);
+                if own {
+                    state.cut_off = false;
+                }
                 self.charge(&mut state);
             }
             // While the answer streams in: it may cross the budget mid-call.
-            EventKind::TextDelta { delta, .. } | EventKind::ReasoningDelta { delta, .. } => self.streamed(&mut state, session, delta),
+            EventKind::TextDelta { delta, .. } | EventKind::ReasoningDelta { delta, .. } => {
+                state.cut_off |= own && state.pending.contains_key(session);
+                self.streamed(&mut state, session, delta);
+            }
             EventKind::ToolCallDelta { name, arguments_delta, .. } => {
+                state.cut_off |= own && state.pending.contains_key(session);
                 let text = format!("{}{arguments_delta}", name.as_deref().unwrap_or_default());
                 self.streamed(&mut state, session, &text);
             }
@@ -503,10 +517,13 @@ impl AgentObserver for Meter {
                 state.spent = state.spent.saturating_add(used);
                 if own {
                     state.model_calls += 1;
+                    state.cut_off = false;
                 }
                 self.charge(&mut state);
             }
-            EventKind::Compression { usage: Some(usage), .. } if own => {
+            // Only a committed compression's calls count, as in the parent's own total
+            // (a failed or skipped attempt records no usage: CMP-6, CMP-7).
+            EventKind::Compression { outcome: CompressOutcome::Compressed, usage: Some(usage), .. } if own => {
                 state.model_calls = state.model_calls.saturating_add(calls_in(usage));
             }
             EventKind::ToolCallStarted { name, .. } if own && !state.tools_used.contains(name) => state.tools_used.push(name.clone()),

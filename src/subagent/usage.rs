@@ -12,8 +12,12 @@ pub struct ChildUsageSummary {
     pub completion_tokens: u64,
     /// Sum of total tokens.
     pub total_tokens: u64,
-    /// Model calls made: every call of the run loop (usage reported or not) and every
-    /// summarizer call of a compression (a summary written in N chunks is N calls).
+    /// Model calls made: every call of the run loop the model answered (usage reported
+    /// or not) or cut off mid-answer, and every summarizer call of a committed
+    /// compression (a summary written in N chunks is N calls). Summed from usages
+    /// ([`from_usages`](Self::from_usages), and so a runtime's own `parent` total) it
+    /// counts the calls whose usage was recorded: a call whose provider reported no usage
+    /// is missing there.
     pub call_count: u64,
 }
 

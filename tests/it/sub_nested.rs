@@ -208,3 +208,50 @@ async fn iso_5_a_childs_token_budget_covers_its_grandchildren() {
     assert_eq!(child.forced_reason.as_deref(), Some("token-budget-exceeded"), "{child:?}");
     assert!(tool_contents(&rt.messages())[0].contains("token-budget-exceeded"));
 }
+
+/// A compressor whose every attempt fails after two summarizer calls (their usage is
+/// reported with the failure, never recorded: CMP-6, CMP-7).
+struct AlwaysFails;
+#[async_trait::async_trait]
+impl arkagent::memory::ContextCompressor for AlwaysFails {
+    async fn compress(&self, _: &arkagent::AgentState, _: &arkagent::memory::CompressContext) -> arkagent::memory::CompressResult {
+        use arkagent::memory::{CompressReason, CompressResult, COMPRESSION_USAGE_SOURCE};
+        let mut usage = arkagent::ModelUsage { prompt_tokens: 30, completion_tokens: 9, total_tokens: 39, ..Default::default() };
+        usage.raw.insert("source".into(), json!(COMPRESSION_USAGE_SOURCE));
+        usage.raw.insert("calls".into(), json!(2));
+        CompressResult::failed(CompressReason::MalformedSummary, Some(usage))
+    }
+}
+
+/// SUB-6: a child's call_count is the rule of the parent's own: a failed compression's
+/// summarizer calls are not counted (its usage is never recorded), the run loop's calls are.
+#[tokio::test]
+async fn sub_6_a_childs_failed_compressions_are_not_counted() {
+    let failing = SubAgentDefinition::create(
+        "failing",
+        "compresses and fails",
+        Arc::new(|parent: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, ArkAgentError> {
+            let mut c = parent.clone();
+            c.compression = Some(arkagent::Compression::Custom(Arc::new(AlwaysFails)));
+            c.tools.register(ToolDefinition::new("get_weather", "w", json!({"type": "object"})), Arc::new(WeatherTool::default()))?;
+            Ok(c)
+        }),
+    )
+    .unwrap();
+    let model = ScriptedModel::with(|body, _| {
+        if offers_delegation(body) {
+            return if last_role(body) == "user" { delegate(&[("d1", "failing", "look it up")]) } else { text_reply("parent done", 1) };
+        }
+        if last_role(body) == "user" {
+            return tool_calls_reply(&[("w1", "get_weather", json!({"city": "Oslo"}))], 10);
+        }
+        text_reply("sunny", 10)
+    });
+    let rt = AgentRuntime::new(root_config(SubAgentPolicy::default(), vec![failing]), model).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _s = rt.subscribe(recorder.clone());
+    rt.run("go").await.unwrap();
+    let failed = recorder.0.lock().unwrap().iter().filter(|e| matches!(&e.kind, arkagent::EventKind::SubAgent(c) if c.event.kind.type_name() == "compression")).count();
+    assert!(failed >= 1, "the child tried to compress");
+    assert_eq!(rt.total_usage().children.call_count, 2, "the child's two model calls, no failed summarizer call");
+}

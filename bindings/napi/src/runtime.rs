@@ -63,6 +63,9 @@ pub struct JsModelUsage {
     pub cached_tokens: Option<f64>,
     pub reasoning_tokens: Option<f64>,
     pub source: Option<String>,
+    /// `raw.calls`: the model calls this usage stands for when more than one (a summary
+    /// written in N chunks), so `ChildUsageSummary.fromUsages` counts them as Rust and C do.
+    pub calls: Option<f64>,
 }
 
 impl JsModelUsage {
@@ -80,6 +83,9 @@ impl JsModelUsage {
         if let Some(source) = &self.source {
             usage.raw.insert("source".into(), serde_json::Value::String(source.clone()));
         }
+        if let Some(calls) = self.calls {
+            usage.raw.insert("calls".into(), serde_json::Value::from(tokens(calls, "calls")?));
+        }
         Ok(usage)
     }
 }
@@ -94,6 +100,7 @@ impl From<&ModelUsage> for JsModelUsage {
             cached_tokens: usage.cached_tokens.map(|t| t as f64),
             reasoning_tokens: usage.reasoning_tokens.map(|t| t as f64),
             source: usage.source().map(str::to_owned),
+            calls: usage.raw.get("calls").and_then(serde_json::Value::as_u64).map(|c| c as f64),
         }
     }
 }

@@ -178,6 +178,9 @@ export interface ModelUsage {
   reasoningTokens?: number;
   /** `raw.source` when set, e.g. "context_compression". */
   source?: string;
+  /** `raw.calls`: the model calls this usage stands for when more than one (a compression
+   * whose summary was written in N chunks); absent: one call. */
+  calls?: number;
 }
 
 /** The outcome of one run. status: "completed" | "cancelled" | "max_iterations". */
@@ -380,15 +383,19 @@ export class ChildUsageSummary {
   /** Instances come from `fromUsages()`, `AgentRuntime.totalUsage()` and `DecomposedResult.childUsage`. */
   private constructor();
   /**
-   * Sums model usages (e.g. `runtime.usages()`); callCount is the number of usages. Throws
-   * "invalid_argument" for a token count that is not a non-negative integer.
+   * Sums model usages (e.g. `runtime.usages()`); callCount is the number of model calls
+   * they stand for (a usage with `calls` counts that many, any other usage one), as in
+   * Rust and C. Throws "invalid_argument" for a token count that is not a non-negative integer.
    */
   static fromUsages(usages: ModelUsage[]): ChildUsageSummary;
   readonly promptTokens: number;
   readonly completionTokens: number;
   readonly totalTokens: number;
-  /** Model calls made: each call of the run loop (usage reported or not) and each
-   * summarizer call of a compression (a summary written in N chunks counts N). */
+  /** Model calls made: each call of the run loop the model answered (usage reported or
+   * not) or cut off mid-answer, and each summarizer call of a committed compression (a
+   * summary written in N chunks counts N). Summed from usages (fromUsages(), and so
+   * UsageTotals.parent) it counts the calls whose usage was recorded: a call whose
+   * provider reported no usage is missing there. */
   readonly callCount: number;
   /** `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`. */
   toJson(): string;
