@@ -619,6 +619,8 @@ enum ArkAgentResult arkagent_runtime_import_state(struct ArkAgentRuntime *runtim
 enum ArkAgentResult arkagent_runtime_messages(struct ArkAgentRuntime *runtime, char **out);
 
 // Writes the recorded usages as a JSON array to `*out`; free with `arkagent_string_free`.
+// One per model call made: a call whose provider reported no usage is a zero usage with
+// `"raw":{"source":"unreported"}`, so `"call_count"` summed from them counts it.
 //
 // # Safety
 // `out` valid for one pointer write.

@@ -620,6 +620,8 @@ pub unsafe extern "C" fn arkagent_runtime_messages(runtime: *mut ArkAgentRuntime
 }
 
 /// Writes the recorded usages as a JSON array to `*out`; free with `arkagent_string_free`.
+/// One per model call made: a call whose provider reported no usage is a zero usage with
+/// `"raw":{"source":"unreported"}`, so `"call_count"` summed from them counts it.
 ///
 /// # Safety
 /// `out` valid for one pointer write.

@@ -1087,9 +1087,11 @@ impl Inner {
                     estimated_prompt_tokens: estimate,
                     compression_threshold: threshold,
                 });
+                let answered = std::sync::atomic::AtomicBool::new(false);
                 let streamed = if self.config.model.stream {
                     // LLM-2: deltas reach observers as they arrive, not after the turn.
                     let on_delta = |delta: StreamDelta| {
+                        answered.store(true, Ordering::Relaxed);
                         let kind = match delta {
                             StreamDelta::Text(delta) => EventKind::TextDelta { iteration, delta },
                             StreamDelta::Reasoning(delta) => EventKind::ReasoningDelta { iteration, delta },
@@ -1108,7 +1110,13 @@ impl Inner {
                 };
                 match streamed {
                     Ok(r) => break r,
-                    Err(LlmError::Cancelled) => return Ok(self.finish(run_id, RunStatus::Cancelled, iteration, None)),
+                    Err(LlmError::Cancelled) => {
+                        // SUB-6: a call cut off mid-answer was made; its usage never came.
+                        if answered.load(Ordering::Relaxed) {
+                            self.append(|state| state.usages.push(ModelUsage::unreported()));
+                        }
+                        return Ok(self.finish(run_id, RunStatus::Cancelled, iteration, None));
+                    }
                     Err(LlmError::ContextOverflow) if self.compressor.is_some() && !overflow_retried => {
                         overflow_retried = true;
                         let result = self.maybe_compress_context(run_id, cancel, CompressionTrigger::Overflow, None).await;
@@ -1124,6 +1132,10 @@ impl Inner {
             let calls = if calls.is_empty() { calls } else { message.tool_calls().to_vec() };
             let text = message.text().map(str::to_owned);
             self.append(|state| {
+                // SUB-6: every call made has its usage entry, reported or not.
+                if response.usage.is_none() {
+                    state.usages.push(ModelUsage::unreported());
+                }
                 if let Some(usage) = &response.usage {
                     state.usages.push(usage.clone());
                     if usage.source() != Some(crate::memory::COMPRESSION_USAGE_SOURCE) {

@@ -13,11 +13,10 @@ pub struct ChildUsageSummary {
     /// Sum of total tokens.
     pub total_tokens: u64,
     /// Model calls made: every call of the run loop the model answered (usage reported
-    /// or not) or cut off mid-answer, and every summarizer call of a committed
-    /// compression (a summary written in N chunks is N calls). Summed from usages
-    /// ([`from_usages`](Self::from_usages), and so a runtime's own `parent` total) it
-    /// counts the calls whose usage was recorded: a call whose provider reported no usage
-    /// is missing there.
+    /// or not: a call without reported usage is recorded as a zero usage with source
+    /// `"unreported"`) or cut off mid-answer, and every summarizer call of a committed
+    /// compression (a summary written in N chunks is N calls). The same number whether
+    /// summed from usages ([`from_usages`](Self::from_usages)) or read from a total.
     pub call_count: u64,
 }
 

@@ -255,3 +255,33 @@ async fn sub_6_a_childs_failed_compressions_are_not_counted() {
     assert!(failed >= 1, "the child tried to compress");
     assert_eq!(rt.total_usage().children.call_count, 2, "the child's two model calls, no failed summarizer call");
 }
+
+/// SUB-6: a call whose provider reported no usage is still a call made: it is recorded as
+/// a zero usage with source "unreported", so every total summed from usages counts it
+/// (the runtime's own, `from_usages`, C and ArkTS alike), and compression's trigger
+/// ignores it (it says nothing about the prompt's size).
+#[tokio::test]
+async fn sub_6_a_call_without_reported_usage_counts_in_the_parents_total() {
+    let silent = Reply::Json(json!({"choices": [{"message": {"role": "assistant", "content": "no usage here"}, "finish_reason": "stop"}]}));
+    let model = ScriptedModel::new(vec![text_reply("with usage", 40), silent]);
+    let mut config = root_config(SubAgentPolicy::default(), vec![]);
+    config.delegation = None;
+    let rt = AgentRuntime::new(config, model).unwrap();
+    rt.run("one").await.unwrap();
+    rt.run("two").await.unwrap();
+    let usages = rt.usages();
+    assert_eq!(usages.len(), 2);
+    assert_eq!(usages[1].source(), Some(arkagent::history::UNREPORTED_USAGE_SOURCE));
+    assert_eq!(usages[1].total_tokens, 0);
+    let totals = rt.total_usage();
+    assert_eq!(totals.parent.call_count, 2, "both calls were made");
+    assert_eq!(totals.parent, arkagent::subagent::ChildUsageSummary::from_usages(&usages));
+    assert_eq!(totals.parent.total_tokens, usages[0].total_tokens);
+}
+
+/// The same through the C ABI: tests/c/usage_count.c.
+#[test]
+fn sub_6_c_a_call_without_reported_usage_counts() {
+    let stdout = crate::c_abi::compile_and_run("usage_count");
+    assert!(stdout.contains("usage_count: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
+}

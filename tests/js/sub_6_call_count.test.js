@@ -53,3 +53,22 @@ test('sub_6 ModelUsage carries calls: fromUsages(usages()) counts a chunked comp
   assert.throws(() => native.ChildUsageSummary.fromUsages([{ promptTokens: 1, completionTokens: 1, totalTokens: 2, calls: -1 }]),
     (e) => e.code === 'invalid_argument');
 });
+
+test('sub_6 a call whose provider reported no usage counts: usages() holds it as source "unreported"', async () => {
+  const model = new ScriptedModel([
+    () => completion({ content: 'with usage', usage: { prompt_tokens: 30, completion_tokens: 2, total_tokens: 32 } }),
+    () => completion({ content: 'no usage' }),
+  ]);
+  const runtime = new native.AgentRuntime(runtimeConfig(), model.transport, new native.ToolRegistry());
+  await runtime.run('one');
+  await runtime.run('two');
+  assert.deepEqual(model.problems, []);
+  const usages = runtime.usages();
+  assert.equal(usages.length, 2);
+  assert.equal(usages[1].source, 'unreported');
+  assert.equal(usages[1].totalTokens, 0);
+  const parent = runtime.totalUsage().parent;
+  assert.equal(parent.callCount, 2, 'both calls were made');
+  assert.equal(parent.totalTokens, 32);
+  assert.equal(native.ChildUsageSummary.fromUsages(usages).callCount, 2);
+});

@@ -176,7 +176,9 @@ export interface ModelUsage {
   totalTokens: number;
   cachedTokens?: number;
   reasoningTokens?: number;
-  /** `raw.source` when set, e.g. "context_compression". */
+  /** `raw.source` when set: "context_compression" for a compression's summarizer calls,
+   * "unreported" for a call whose provider reported no usage (recorded with 0 tokens, so
+   * every call made is in usages()). */
   source?: string;
   /** `raw.calls`: the model calls this usage stands for when more than one (a compression
    * whose summary was written in N chunks); absent: one call. */
@@ -393,9 +395,8 @@ export class ChildUsageSummary {
   readonly totalTokens: number;
   /** Model calls made: each call of the run loop the model answered (usage reported or
    * not) or cut off mid-answer, and each summarizer call of a committed compression (a
-   * summary written in N chunks counts N). Summed from usages (fromUsages(), and so
-   * UsageTotals.parent) it counts the calls whose usage was recorded: a call whose
-   * provider reported no usage is missing there. */
+   * summary written in N chunks counts N). The same number whether summed with
+   * fromUsages() or read from a total. */
   readonly callCount: number;
   /** `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`. */
   toJson(): string;
