@@ -519,7 +519,7 @@ impl AgentRuntime {
         // LLM-4: a state that carries the key (saved by an older version, or edited) does
         // not bring it in. The replacement has no JSON metacharacters, so the text stays
         // the same JSON.
-        Ok(AgentState::from_json(&self.inner.config.model.redact_cow(state_json))?)
+        AgentState::from_json(&self.inner.config.model.redact_cow(state_json))
     }
 
     /// The body of the next model request for the current state, encoded from scratch
