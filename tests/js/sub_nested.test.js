@@ -74,3 +74,50 @@ test('sub_3 a worker rejected after its factory succeeded consumes no delegation
   assert.equal(results[1].content, 'result of real work', 'the one delegation of the run was still available');
   assert.equal(runtime.subAgents().stats.history, 1, 'the rejected worker was never registered');
 });
+
+/** Root → child → grandchild (maxDepth 2): the child's two calls cost 200 each, the grandchild's one 500. */
+function treeModel() {
+  return dispatching((body) => {
+    const task = firstLine(lastUserText(body));
+    const first = lastRole(body) === 'user';
+    const cost = (total) => ({ prompt_tokens: total - 10, completion_tokens: 10, total_tokens: total });
+    if (task === 'grandchild task') return completion({ content: 'grandchild done', usage: cost(500) });
+    if (task === 'child task') {
+      return first
+        ? completion({ toolCalls: [{ id: 'g', name: 'delegate_task', arguments: { assignee: 'clone', task_description: 'grandchild task' } }], usage: cost(200) })
+        : completion({ content: 'child done', usage: cost(200) });
+    }
+    return first ? delegateTo('clone', 'child task') : completion({ content: 'root done', usage });
+  });
+}
+
+function treeRuntime(model, budget) {
+  const config = runtimeConfig();
+  config.allowClone = true;
+  config.subAgentPolicy = new native.SubAgentPolicy(2);
+  if (budget !== undefined) config.childTokenBudget = budget;
+  return new native.AgentRuntime(config, model.transport, new native.ToolRegistry());
+}
+
+test('iso_4 sub_6 with nesting tokenCount covers the subtree and stats.totalTokens counts each call once', async () => {
+  const model = treeModel();
+  const runtime = treeRuntime(model);
+  await runtime.run('go');
+  assert.deepEqual(model.problems, []);
+  const view = runtime.subAgents();
+  const byTask = Object.fromEntries(view.history.map((c) => [firstLine(c.task), c]));
+  assert.equal(byTask['grandchild task'].tokenCount, 500);
+  assert.equal(byTask['child task'].tokenCount, 900, "the child's tokenCount covers its subtree");
+  assert.equal(runtime.totalUsage().children.totalTokens, 900);
+  assert.equal(view.stats.totalTokens, 900, 'each call once');
+});
+
+test('iso_5 childTokenBudget covers the child\'s own sub-agents', async () => {
+  const model = treeModel();
+  const runtime = treeRuntime(model, 800);
+  await runtime.run('go');
+  assert.deepEqual(model.problems, []);
+  const byTask = Object.fromEntries(runtime.subAgents().history.map((c) => [firstLine(c.task), c]));
+  assert.equal(byTask['grandchild task'].forcedReason, undefined, 'the grandchild stayed within its own budget');
+  assert.equal(byTask['child task'].forcedReason, 'token-budget-exceeded');
+});
