@@ -285,3 +285,11 @@ fn sub_6_c_a_call_without_reported_usage_counts() {
     let stdout = crate::c_abi::compile_and_run("usage_count");
     assert!(stdout.contains("usage_count: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
 }
+
+/// SUB-3/ISO-4 through the C ABI: the default concurrency cap reaches max_depth 3, and
+/// the registry's stats count each call once: tests/c/nested.c.
+#[test]
+fn sub_3_iso_4_c_nested_depth_and_totals() {
+    let stdout = crate::c_abi::compile_and_run("nested");
+    assert!(stdout.contains("nested: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
+}
