@@ -754,7 +754,11 @@ enum ArkAgentResult arkagent_runtime_cancel(struct ArkAgentRuntime *runtime);
 enum ArkAgentResult arkagent_runtime_export_state(struct ArkAgentRuntime *runtime, char **out);
 
 // Replaces the state with an exported one (validated: `ARK_AGENT_RESULT_INVALID_JSON`,
-// `ARK_AGENT_RESULT_INVALID_STATE`; the old state is kept on error).
+// `ARK_AGENT_RESULT_INVALID_STATE`; `ARK_AGENT_RESULT_RUN_IN_PROGRESS` during a run; the
+// old state is kept on error). With a store attached the import is written to it first,
+// replacing the stored session, on the calling thread; when that write fails
+// (`ARK_AGENT_RESULT_STORE_FULL`, `_STORE_READ_ONLY`, `_STORE_IO`, …) the old state is
+// kept, in memory and in the store.
 //
 // # Safety
 // `state_json` a NUL-terminated string.
@@ -767,6 +771,8 @@ enum ArkAgentResult arkagent_runtime_import_state(struct ArkAgentRuntime *runtim
 enum ArkAgentResult arkagent_runtime_messages(struct ArkAgentRuntime *runtime, char **out);
 
 // Writes the recorded usages as a JSON array to `*out`; free with `arkagent_string_free`.
+// One per model call made: a call whose provider reported no usage is a zero usage with
+// `"raw":{"source":"unreported"}`, so `"call_count"` summed from them counts it.
 //
 // # Safety
 // `out` valid for one pointer write.
@@ -869,7 +875,10 @@ bool arkagent_log_to_hilog(uint32_t max_level);
 // `out` valid for one pointer write.
 enum ArkAgentResult arkagent_workers_new(struct ArkAgentWorkers **out);
 
-// Adds a named worker. Errors: `ARK_AGENT_RESULT_SUBAGENT_NAME_EMPTY`,
+// Adds a named worker. Its factory configures a copy of the delegating runtime's
+// settings, its tools included, but never its C custom compressor (only a `clone` child
+// inherits that; a worker without one does not compress). Errors:
+// `ARK_AGENT_RESULT_SUBAGENT_NAME_EMPTY`,
 // `ARK_AGENT_RESULT_SUBAGENT_NAME_RESERVED` ("clone" in any case),
 // `ARK_AGENT_RESULT_SUBAGENT_NAME_DUPLICATE`. `userdata` must stay valid until every
 // runtime created with these workers is freed.

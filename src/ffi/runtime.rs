@@ -591,7 +591,11 @@ pub unsafe extern "C" fn arkagent_runtime_export_state(runtime: *mut ArkAgentRun
 }
 
 /// Replaces the state with an exported one (validated: `ARK_AGENT_RESULT_INVALID_JSON`,
-/// `ARK_AGENT_RESULT_INVALID_STATE`; the old state is kept on error).
+/// `ARK_AGENT_RESULT_INVALID_STATE`; `ARK_AGENT_RESULT_RUN_IN_PROGRESS` during a run; the
+/// old state is kept on error). With a store attached the import is written to it first,
+/// replacing the stored session, on the calling thread; when that write fails
+/// (`ARK_AGENT_RESULT_STORE_FULL`, `_STORE_READ_ONLY`, `_STORE_IO`, …) the old state is
+/// kept, in memory and in the store.
 ///
 /// # Safety
 /// `state_json` a NUL-terminated string.
@@ -620,6 +624,8 @@ pub unsafe extern "C" fn arkagent_runtime_messages(runtime: *mut ArkAgentRuntime
 }
 
 /// Writes the recorded usages as a JSON array to `*out`; free with `arkagent_string_free`.
+/// One per model call made: a call whose provider reported no usage is a zero usage with
+/// `"raw":{"source":"unreported"}`, so `"call_count"` summed from them counts it.
 ///
 /// # Safety
 /// `out` valid for one pointer write.

@@ -10,7 +10,7 @@ use super::codes::ArkAgentResult;
 use super::handles::{self, Kind};
 use super::strings::str_arg;
 use crate::error::ArkAgentError;
-use crate::runtime::AgentRuntimeConfig;
+use crate::runtime::{AgentRuntimeConfig, Compression};
 use crate::subagent::{SubAgentDefinition, SubAgentFactory};
 
 /// Opaque: the named workers a runtime may delegate to. Owned by the caller; free with
@@ -45,7 +45,13 @@ struct HostWorkerFactory {
 #[async_trait::async_trait]
 impl SubAgentFactory for HostWorkerFactory {
     async fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError> {
-        let cell = Arc::new(Mutex::new(Some(parent.clone())));
+        // A named worker starts from the parent's settings without a custom (C)
+        // compressor: only a `clone` child inherits that (the header's promise).
+        let mut start = parent.clone();
+        if matches!(start.compression, Some(Compression::Custom(_))) {
+            start.compression = None;
+        }
+        let cell = Arc::new(Mutex::new(Some(start)));
         let builder = handles::insert::<ArkAgentWorkerBuilder, _>(Kind::WorkerBuilder, Arc::clone(&cell));
         // SAFETY: the host registered this callback and promised userdata stays valid.
         let result = unsafe { (self.callback)(self.userdata.0, self.name.as_ptr(), builder) };
@@ -75,7 +81,10 @@ pub unsafe extern "C" fn arkagent_workers_new(out: *mut *mut ArkAgentWorkers) ->
     })
 }
 
-/// Adds a named worker. Errors: `ARK_AGENT_RESULT_SUBAGENT_NAME_EMPTY`,
+/// Adds a named worker. Its factory configures a copy of the delegating runtime's
+/// settings, its tools included, but never its C custom compressor (only a `clone` child
+/// inherits that; a worker without one does not compress). Errors:
+/// `ARK_AGENT_RESULT_SUBAGENT_NAME_EMPTY`,
 /// `ARK_AGENT_RESULT_SUBAGENT_NAME_RESERVED` ("clone" in any case),
 /// `ARK_AGENT_RESULT_SUBAGENT_NAME_DUPLICATE`. `userdata` must stay valid until every
 /// runtime created with these workers is freed.

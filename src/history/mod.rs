@@ -8,4 +8,4 @@ mod usage;
 pub use invariants::HistoryInvariants;
 pub use message::{Message, ToolCall};
 pub use state::{AgentState, History, STATE_FORMAT_VERSION};
-pub use usage::ModelUsage;
+pub use usage::{ModelUsage, UNREPORTED_USAGE_SOURCE};

@@ -25,9 +25,26 @@ pub struct ModelUsage {
     pub raw: Map<String, Value>,
 }
 
+/// `raw.source` of the usage recorded for a model call whose provider reported none
+/// (SUB-6: every call made is in the usages, so counts summed from them see it).
+pub const UNREPORTED_USAGE_SOURCE: &str = "unreported";
+
 impl ModelUsage {
     /// `raw.source` as a string, if set.
     pub fn source(&self) -> Option<&str> {
         self.raw.get("source").and_then(Value::as_str)
+    }
+
+    /// The usage recorded for a call made without reported usage: zero tokens, source
+    /// [`UNREPORTED_USAGE_SOURCE`].
+    pub fn unreported() -> Self {
+        let mut usage = Self::default();
+        usage.raw.insert("source".into(), Value::String(UNREPORTED_USAGE_SOURCE.into()));
+        usage
+    }
+
+    /// False for the placeholder of a call without reported usage.
+    pub fn is_reported(&self) -> bool {
+        self.source() != Some(UNREPORTED_USAGE_SOURCE)
     }
 }

@@ -116,7 +116,8 @@ impl DefaultContextCompressor {
                 Ok(())
             };
         }
-        let last = state.usages.last();
+        // A call without reported usage says nothing about the prompt's size.
+        let last = state.usages.iter().rev().find(|u| u.is_reported());
         if last.is_none() && ctx.estimated_prompt_tokens.is_none() {
             return Err(CompressReason::NoUsage);
         }

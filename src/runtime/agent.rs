@@ -279,13 +279,23 @@ impl AgentRuntime {
         Self::new_at_depth(config, transport, depth.max(1), Some(budget))
     }
 
+    /// The checks [`new`](Self::new) makes before it builds anything (SUB-3: a delegation
+    /// runs them before it reserves a slot, so a worker that cannot be built consumes none).
+    pub(crate) fn check_buildable(config: &AgentRuntimeConfig) -> Result<(), ArkAgentError> {
+        config.validate()?;
+        if config.compression.is_some() && config.tools.has(RETRIEVE_MEMORY_TOOL_NAME) {
+            return Err(ArkAgentError::config("tool_name_duplicate", format!("tool {RETRIEVE_MEMORY_TOOL_NAME:?} is already registered")));
+        }
+        Ok(())
+    }
+
     fn new_at_depth(
         config: AgentRuntimeConfig,
         transport: Arc<dyn HttpTransport>,
         depth: u32,
         budget: Option<Arc<DelegationBudget>>,
     ) -> Result<Self, ArkAgentError> {
-        config.validate()?;
+        Self::check_buildable(&config)?;
         let session_id = config.session_id.clone().unwrap_or_else(|| config.id_generator.next_id());
         let client = ChatClient::new(Arc::clone(&transport), config.model.clone());
         let state: StateCell = Arc::new(Mutex::new(Arc::new(AgentState::new(session_id))));
@@ -514,34 +524,47 @@ impl AgentRuntime {
     /// Replaces the state with an exported one after validating it. With a session store
     /// the imported state also replaces the stored session, in one commit, and keeps the
     /// attached session's id (the exported one is not taken over). Errors:
-    /// `invalid_json`, `invalid_state`, `run_in_progress`, the store's codes (the state is
-    /// then imported in memory and written at the next commit point).
+    /// `invalid_json`, `invalid_state`, `run_in_progress`, the store's codes: then the
+    /// store write failed and the runtime keeps its old state (in memory and stored).
     pub fn import_state(&self, state_json: &str) -> Result<(), ArkAgentError> {
+        let state = self.parse_import(state_json)?;
+        let active = self.claim()?;
+        active.inner.import_claimed(state)
+    }
+
+    /// [`import_state`](Self::import_state) for bindings that must not write the store on
+    /// their caller's thread: validates and claims the run slot *now* (errors:
+    /// `invalid_json`, `invalid_state`, `run_in_progress`). Without a store the state is
+    /// replaced and the slot freed before this returns. With one, the returned future
+    /// writes the store and swaps the state only when the write succeeded; the slot stays
+    /// taken until the [`RunSlot`] it hands over is dropped.
+    #[allow(clippy::type_complexity)]
+    pub fn start_import_state_holding_slot(
+        &self,
+        state_json: &str,
+    ) -> Result<impl Future<Output = (Result<(), ArkAgentError>, Option<RunSlot>)> + Send + 'static, ArkAgentError> {
+        let state = self.parse_import(state_json)?;
+        let active = self.claim()?;
+        let stored = self.inner.lock_persist().is_some();
+        let (pending, done) = if stored {
+            (Some((state, active)), None)
+        } else {
+            (None, Some(active.inner.import_claimed(state)))
+        };
+        Ok(async move {
+            match (pending, done) {
+                (Some((state, active)), _) => (active.inner.import_claimed(state), Some(RunSlot { _active: active })),
+                (None, Some(done)) => (done, None),
+                (None, None) => (Ok(()), None),
+            }
+        })
+    }
+
+    fn parse_import(&self, state_json: &str) -> Result<AgentState, ArkAgentError> {
         // LLM-4: a state that carries the key (saved by an older version, or edited) does
         // not bring it in. The replacement has no JSON metacharacters, so the text stays
         // the same JSON.
-        let mut state = AgentState::from_json(&self.inner.config.model.redact_cow(state_json))?;
-        let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
-        if slot.is_some() {
-            return Err(ArkAgentError::RunInProgress);
-        }
-        // STORE-4: with a store the import is written under the attached session, so the
-        // runtime keeps that session's id (resuming `session_id()` finds the import).
-        if self.inner.lock_persist().is_some() {
-            state.session_id = self.inner.snapshot().session_id.clone();
-        }
-        *self.inner.lock_state() = Arc::new(state);
-        if let Ok(mut backoff) = self.inner.compression_failed_at.lock() {
-            *backoff = None;
-        }
-        self.inner.forget_provider_count();
-        drop(slot);
-        // STORE-2: with a store, the imported state replaces the stored session at once.
-        if let Some(p) = self.inner.lock_persist().as_mut() {
-            p.replace_all = true;
-        }
-        self.inner.commit_point("")?;
-        Ok(())
+        AgentState::from_json(&self.inner.config.model.redact_cow(state_json))
     }
 
     /// The body of the next model request for the current state, encoded from scratch
@@ -768,6 +791,36 @@ impl AgentRuntime {
 impl Inner {
     fn lock_persist(&self) -> MutexGuard<'_, Option<Persist>> {
         self.persist.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Swaps in an imported state (the caller holds the run slot). With a store it is
+    /// written at once, replacing the stored session; when that write fails, the old state,
+    /// the store cursor and the compression backoff are put back: nothing changed.
+    fn import_claimed(&self, mut state: AgentState) -> Result<(), ArkAgentError> {
+        // STORE-4: with a store the import is written under the attached session, so the
+        // runtime keeps that session's id (resuming `session_id()` finds the import).
+        let cursor = self.lock_persist().as_ref().map(|p| (p.end, p.episodes, p.usages, p.child_usages, p.replace_all));
+        if cursor.is_some() {
+            state.session_id = self.snapshot().session_id.clone();
+        }
+        let old_state = std::mem::replace(&mut *self.lock_state(), Arc::new(state));
+        let old_backoff = self.compression_failed_at.lock().ok().and_then(|mut b| b.take());
+        self.forget_provider_count();
+        // STORE-2: with a store, the imported state replaces the stored session at once.
+        if let Some(p) = self.lock_persist().as_mut() {
+            p.replace_all = true;
+        }
+        let committed = self.commit_point("");
+        if committed.is_err() {
+            *self.lock_state() = old_state;
+            if let Ok(mut backoff) = self.compression_failed_at.lock() {
+                *backoff = old_backoff;
+            }
+            if let (Some(p), Some((end, episodes, usages, child_usages, replace_all))) = (self.lock_persist().as_mut(), cursor) {
+                (p.end, p.episodes, p.usages, p.child_usages, p.replace_all) = (end, episodes, usages, child_usages, replace_all);
+            }
+        }
+        committed
     }
 
     /// STORE-2: commits what is new since the last commit point — paired messages only
@@ -1099,9 +1152,11 @@ impl Inner {
                     estimated_prompt_tokens: estimate,
                     compression_threshold: threshold,
                 });
+                let answered = std::sync::atomic::AtomicBool::new(false);
                 let streamed = if self.config.model.stream {
                     // LLM-2: deltas reach observers as they arrive, not after the turn.
                     let on_delta = |delta: StreamDelta| {
+                        answered.store(true, Ordering::Relaxed);
                         let kind = match delta {
                             StreamDelta::Text(delta) => EventKind::TextDelta { iteration, delta },
                             StreamDelta::Reasoning(delta) => EventKind::ReasoningDelta { iteration, delta },
@@ -1120,7 +1175,13 @@ impl Inner {
                 };
                 match streamed {
                     Ok(r) => break r,
-                    Err(LlmError::Cancelled) => return Ok(self.finish(run_id, RunStatus::Cancelled, iteration, None)),
+                    Err(LlmError::Cancelled) => {
+                        // SUB-6: a call cut off mid-answer was made; its usage never came.
+                        if answered.load(Ordering::Relaxed) {
+                            self.append(|state| state.usages.push(ModelUsage::unreported()));
+                        }
+                        return Ok(self.finish(run_id, RunStatus::Cancelled, iteration, None));
+                    }
                     Err(LlmError::ContextOverflow) if self.compressor.is_some() && !overflow_retried => {
                         overflow_retried = true;
                         let result = self.maybe_compress_context(run_id, cancel, CompressionTrigger::Overflow, None).await;
@@ -1136,6 +1197,10 @@ impl Inner {
             let calls = if calls.is_empty() { calls } else { message.tool_calls().to_vec() };
             let text = message.text().map(str::to_owned);
             self.append(|state| {
+                // SUB-6: every call made has its usage entry, reported or not.
+                if response.usage.is_none() {
+                    state.usages.push(ModelUsage::unreported());
+                }
                 if let Some(usage) = &response.usage {
                     state.usages.push(usage.clone());
                     if usage.source() != Some(crate::memory::COMPRESSION_USAGE_SOURCE) {

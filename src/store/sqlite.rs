@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 
-use super::{checked_state, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, StoreError};
+use super::{checked_state, title_of, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, StoreError};
 use crate::history::{AgentState, Message, ModelUsage};
 use crate::memory::EpisodicMemory;
 use crate::subagent::ChildUsageRecord;
@@ -40,12 +40,29 @@ const MIGRATIONS: [&str; 2] = [
         PRIMARY KEY(session_id, ord)) WITHOUT ROWID;
      CREATE TABLE child_usages(session_id TEXT NOT NULL, ord INTEGER NOT NULL, json TEXT NOT NULL,
         PRIMARY KEY(session_id, ord)) WITHOUT ROWID;",
-    // 2: a stored title (the first user text), backfilled for existing sessions.
-    "ALTER TABLE sessions ADD COLUMN title TEXT;
-     UPDATE sessions SET title = (SELECT substr(json_extract(m.json, '$.content'), 1, 80)
-        FROM messages m WHERE m.session_id = sessions.id AND json_extract(m.json, '$.role') = 'user'
-        ORDER BY m.pos LIMIT 1);",
+    // 2: a stored title (the first user text), backfilled for existing sessions by
+    // `backfill_titles` (the rule of `title_of`: first line, trimmed, 80 characters).
+    "ALTER TABLE sessions ADD COLUMN title TEXT;",
 ];
+
+/// Migration 2's backfill: each existing session's title from its first user text, by the
+/// same rule as a new session's ([`title_of`]).
+fn backfill_titles(conn: &Connection) -> Result<(), rusqlite::Error> {
+    let firsts: Vec<(String, Option<String>)> = conn
+        .prepare(
+            "SELECT s.id, (SELECT json_extract(m.json, '$.content') FROM messages m
+                WHERE m.session_id = s.id AND json_extract(m.json, '$.role') = 'user'
+                ORDER BY m.pos LIMIT 1) FROM sessions s",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (id, first) in firsts {
+        if let Some(text) = first {
+            conn.execute("UPDATE sessions SET title = ?1 WHERE id = ?2", params![title_of(&text), id])?;
+        }
+    }
+    Ok(())
+}
 
 /// `PRAGMA synchronous` for the WAL. See BENCHMARKS.md for the measurement behind the
 /// default.
@@ -277,13 +294,18 @@ fn migrate(conn: &Connection, from: i64, to: i64) -> Result<(), rusqlite::Error>
     for version in from..to {
         let Some(sql) = usize::try_from(version).ok().and_then(|v| MIGRATIONS.get(v)) else { break };
         let next = version + 1;
-        conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {sql}; PRAGMA application_id = {APPLICATION_ID};
-             INSERT INTO arkagent_schema(version) VALUES ({next}); COMMIT;"
-        ))
-        .inspect_err(|_| {
-            let _ = conn.execute_batch("ROLLBACK");
-        })?;
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        conn.execute_batch(sql)
+            .and_then(|()| if next == 2 { backfill_titles(conn) } else { Ok(()) })
+            .and_then(|()| {
+                conn.execute_batch(&format!(
+                    "PRAGMA application_id = {APPLICATION_ID};
+                     INSERT INTO arkagent_schema(version) VALUES ({next}); COMMIT;"
+                ))
+            })
+            .inspect_err(|_| {
+                let _ = conn.execute_batch("ROLLBACK");
+            })?;
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ use super::{
     ToolWhitelist, CLONE_ASSIGNEE, DELEGATE_TASK_TOOL_NAME, GENERAL_ROLE, SUB_AGENT_SERVICE_ID,
 };
 use super::usage::calls_in;
-use crate::memory::estimate_tokens;
+use crate::memory::{estimate_tokens, CompressOutcome};
 use crate::error::ArkAgentError;
 use crate::history::{HistoryInvariants, Message};
 use crate::llm::HttpTransport;
@@ -39,7 +39,8 @@ pub struct DelegationConfig {
     /// parent may use: a child's tools are always the parent's allowed tools ∩ its
     /// factory's ∩ its role's, so no role widens what the parent may use.
     pub role_whitelists: BTreeMap<String, ToolWhitelist>,
-    /// Tokens one child may use before it is force-completed (ISO-5); `None` = no cap.
+    /// Tokens one child may use before it is force-completed (ISO-5), its own
+    /// sub-agents' included (`max_depth` > 1); `None` = no cap.
     pub child_token_budget: Option<u64>,
     /// Where sub-agents are tracked (ISO-4); share one across runtimes to see them all.
     pub registry: Arc<SubAgentRegistry>,
@@ -178,7 +179,7 @@ pub struct SubAgentChildEvent {
 
 /// The budgets one delegation tree shares (SUB-3): a root runtime and every descendant
 /// it delegates to, at any depth. Running children are counted in the registry (the one
-/// source of truth); the per-run count lives here.
+/// source of truth) per depth of the tree; the per-run count lives here.
 pub(crate) struct DelegationBudget {
     tree: u64,
     this_run: Mutex<u32>,
@@ -268,7 +269,7 @@ impl SubAgentService {
         if *self.budget.this_run() >= policy.max_delegations_per_run {
             return Err("subagent_run_budget_exceeded");
         }
-        if self.config.registry.active_in_tree(self.budget.tree) >= policy.max_concurrent_children as usize {
+        if self.config.registry.active_in_tree(self.budget.tree, self.depth + 1) >= policy.max_concurrent_children as usize {
             return Err("subagent_concurrent_budget_exceeded");
         }
         Ok(())
@@ -295,7 +296,7 @@ impl SubAgentService {
         // allocate again (bounded like SUB-9's own retries).
         for _ in 0..=16 {
             let id = allocate_isolated_session_id(&parent_session_id, "", &registry.active_ids(), &mut || ids.next_id());
-            match registry.try_register(self.budget.tree, policy.max_concurrent_children as usize, make(id.clone()), cancel.clone()) {
+            match registry.try_register(self.budget.tree, self.depth + 1, policy.max_concurrent_children as usize, make(id.clone()), cancel.clone()) {
                 Ok(()) => {
                     *this_run += 1;
                     return Ok(id);
@@ -347,13 +348,16 @@ struct Registered<'a> {
 
 impl Registered<'_> {
     /// The child's usage (SUB-6): its own calls — `call_count` is every model call it
-    /// made, counted as they happened — plus its own children's (`max_depth` > 1), so
-    /// the root's total covers the whole tree, each call once.
+    /// made that the model answered (usage reported or not) or that was cut off
+    /// mid-answer, plus the summarizer calls of its committed compressions — plus its own
+    /// children's (`max_depth` > 1), so the root's total covers the whole tree, each call
+    /// once.
     fn usage(&self) -> ChildUsageSummary {
         let Some(child) = &self.child else { return ChildUsageSummary::default() };
         let mut own = ChildUsageSummary::from_usages(&child.usages());
         if let Some(meter) = &self.meter {
-            own.call_count = meter.lock().model_calls;
+            let m = meter.lock();
+            own.call_count = m.model_calls.saturating_add(u64::from(m.cut_off));
         }
         own.plus(child.total_usage().children)
     }
@@ -420,7 +424,9 @@ impl AgentObserver for Bridge {
     }
 }
 
-/// Tracks a child's tokens, tools and model calls; trips the budget (ISO-5).
+/// Tracks a child's tokens, tools and model calls; trips the budget (ISO-5). The budget
+/// covers the child's whole subtree: its own children's calls (`max_depth` > 1) reach it
+/// as `sub_agent` events and count too.
 struct Meter {
     budget: Option<u64>,
     tokens: Mutex<MeterState>,
@@ -430,12 +436,24 @@ struct Meter {
 #[derive(Default)]
 struct MeterState {
     spent: u64,
-    /// The current call's prompt estimate plus what it has streamed so far.
-    pending_estimate: u64,
-    in_call: bool,
+    /// Per runtime of the subtree (by session id) with a call in flight: that call's
+    /// prompt estimate plus what it has streamed so far.
+    pending: std::collections::HashMap<String, u64>,
     tools_used: Vec<String>,
+    /// The child's own model calls answered (its children's are in their usage
+    /// summaries).
     model_calls: u64,
+    /// The child's own call in flight has streamed part of its answer: when the run ends
+    /// this way (budget, cancel), it was a call made though no usage came (SUB-6).
+    cut_off: bool,
     tripped: bool,
+}
+
+impl MeterState {
+    /// The estimates of the calls in flight (a call cut off mid-stream reports no usage).
+    fn in_flight(&self) -> u64 {
+        self.pending.values().fold(0, |a, b| a.saturating_add(*b))
+    }
 }
 
 impl Meter {
@@ -443,55 +461,72 @@ impl Meter {
         self.tokens.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Trips the budget when `spent + extra` reaches it: cancels the child's run, and
-    /// with it the call in flight.
-    fn charge(&self, state: &mut MeterState, extra: u64) {
+    /// Trips the budget when what was spent plus the calls in flight reaches it: cancels
+    /// the child's run, and with it the calls in flight.
+    fn charge(&self, state: &mut MeterState) {
         if let Some(budget) = self.budget {
-            if state.spent.saturating_add(extra) >= budget && !state.tripped {
+            if state.spent.saturating_add(state.in_flight()) >= budget && !state.tripped {
                 state.tripped = true;
                 self.force.cancel();
             }
         }
     }
 
-    /// A streamed delta of the call in flight: counted as it arrives (ISO-5).
-    fn streamed(&self, state: &mut MeterState, text: &str) {
-        if state.in_call {
-            state.pending_estimate = state.pending_estimate.saturating_add(estimate_tokens(text));
-            let extra = state.pending_estimate;
-            self.charge(state, extra);
+    /// A streamed delta of a call in flight: counted as it arrives (ISO-5).
+    fn streamed(&self, state: &mut MeterState, session: &str, text: &str) {
+        if let Some(pending) = state.pending.get_mut(session) {
+            *pending = pending.saturating_add(estimate_tokens(text));
+            self.charge(state);
         }
     }
 }
 
 impl AgentObserver for Meter {
     fn on_event(&self, event: &AgentEvent) {
+        // A descendant's event arrives wrapped once per level below the child.
+        let mut inner = event;
+        while let EventKind::SubAgent(child) = &inner.kind {
+            inner = &child.event;
+        }
+        let own = std::ptr::eq(inner, event);
+        let session = inner.session_id.as_str();
         let mut state = self.lock();
-        match &event.kind {
+        match &inner.kind {
             // Before the call: stop it if the prompt alone would cross the budget.
             EventKind::ModelRequest { estimated_prompt_tokens, .. } => {
-                state.in_call = true;
-                state.pending_estimate = *estimated_prompt_tokens;
-                let extra = state.pending_estimate;
-                self.charge(&mut state, extra);
+                state.pending.insert(session.to_owned(), *estimated_prompt_tokens);
+                if own {
+                    state.cut_off = false;
+                }
+                self.charge(&mut state);
             }
             // While the answer streams in: it may cross the budget mid-call.
-            EventKind::TextDelta { delta, .. } | EventKind::ReasoningDelta { delta, .. } => self.streamed(&mut state, delta),
+            EventKind::TextDelta { delta, .. } | EventKind::ReasoningDelta { delta, .. } => {
+                state.cut_off |= own && state.pending.contains_key(session);
+                self.streamed(&mut state, session, delta);
+            }
             EventKind::ToolCallDelta { name, arguments_delta, .. } => {
+                state.cut_off |= own && state.pending.contains_key(session);
                 let text = format!("{}{arguments_delta}", name.as_deref().unwrap_or_default());
-                self.streamed(&mut state, &text);
+                self.streamed(&mut state, session, &text);
             }
             // Real usage where reported, the estimate otherwise.
             EventKind::ModelResponse { usage, .. } => {
-                let used = usage.as_ref().map_or(state.pending_estimate, |u| u.total_tokens);
+                let estimate = state.pending.remove(session).unwrap_or_default();
+                let used = usage.as_ref().map_or(estimate, |u| u.total_tokens);
                 state.spent = state.spent.saturating_add(used);
-                state.pending_estimate = 0;
-                state.in_call = false;
-                state.model_calls += 1;
-                self.charge(&mut state, 0);
+                if own {
+                    state.model_calls += 1;
+                    state.cut_off = false;
+                }
+                self.charge(&mut state);
             }
-            EventKind::Compression { usage: Some(usage), .. } => state.model_calls = state.model_calls.saturating_add(calls_in(usage)),
-            EventKind::ToolCallStarted { name, .. } if !state.tools_used.contains(name) => state.tools_used.push(name.clone()),
+            // Only a committed compression's calls count, as in the parent's own total
+            // (a failed or skipped attempt records no usage: CMP-6, CMP-7).
+            EventKind::Compression { outcome: CompressOutcome::Compressed, usage: Some(usage), .. } if own => {
+                state.model_calls = state.model_calls.saturating_add(calls_in(usage));
+            }
+            EventKind::ToolCallStarted { name, .. } if own && !state.tools_used.contains(name) => state.tools_used.push(name.clone()),
             _ => {}
         }
     }
@@ -542,6 +577,21 @@ impl ToolExecutor for DelegateTaskTool {
         // `general` role restricts nothing of its own, so it never widens the parent's.
         let allowed = intersect_tools([&whitelist, &worker.allowed_tools, &service.parent_config.allowed_tools]);
         let max_iterations = worker.max_iterations;
+        let depth = service.depth + 1;
+        // The child's final config (its session id comes with the reservation), checked
+        // before anything is reserved: a worker that cannot be built consumes nothing.
+        let mut config = force_worker_config(worker, "child".to_owned());
+        config.allowed_tools = allowed.clone();
+        // SUB-3 / ADR-0013: below max_depth the child may delegate once more, with the
+        // parent's delegation settings and the tree's shared budgets; at max_depth it
+        // stays hard-stripped (SUB-4). A whitelist without delegate_task keeps it a worker.
+        let may_delegate = config.allowed_tools.as_ref().is_none_or(|a| a.iter().any(|t| t == DELEGATE_TASK_TOOL_NAME));
+        if depth < service.config.policy.max_depth && may_delegate {
+            config.delegation = Some(service.config.clone());
+        }
+        if let Err(e) = AgentRuntime::check_buildable(&config) {
+            return ToolResult::error(e.code(), "the sub-agent could not be created");
+        }
         let clock = &service.parent_config.clock;
         let started_at_ms = clock.now_ms();
         // Cancelling the parent's run, a forced completion in the registry (session
@@ -575,16 +625,8 @@ impl ToolExecutor for DelegateTaskTool {
             ended: false,
         };
 
-        let depth = service.depth + 1;
-        let mut config = force_worker_config(worker, session_id.clone());
-        config.allowed_tools = allowed;
-        // SUB-3 / ADR-0013: below max_depth the child may delegate once more, with the
-        // parent's delegation settings and the tree's shared budgets; at max_depth it
-        // stays hard-stripped (SUB-4). A whitelist without delegate_task keeps it a worker.
-        let may_delegate = config.allowed_tools.as_ref().is_none_or(|a| a.iter().any(|t| t == DELEGATE_TASK_TOOL_NAME));
-        if depth < service.config.policy.max_depth && may_delegate {
-            config.delegation = Some(service.config.clone());
-        }
+        config.memory_namespace = session_id.clone();
+        config.session_id = Some(session_id.clone());
         let child = match AgentRuntime::new_child(config, Arc::clone(&service.transport), depth, Arc::clone(&service.budget)) {
             Ok(child) => child,
             Err(e) => {
@@ -625,8 +667,7 @@ impl ToolExecutor for DelegateTaskTool {
         let (tokens, tools_used, budget_tripped) = {
             let m = meter.lock();
             // A call cut off mid-stream reports no usage: its estimate so far counts.
-            let cut = if m.in_call { m.pending_estimate } else { 0 };
-            (m.spent.saturating_add(cut).max(usage.total_tokens), m.tools_used.clone(), m.tripped)
+            (m.spent.saturating_add(m.in_flight()).max(usage.total_tokens), m.tools_used.clone(), m.tripped)
         };
 
         // Why it ended, as a code (SUB-8: codes only, never the child's raw error text).

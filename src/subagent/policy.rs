@@ -7,10 +7,12 @@ use crate::error::ArkAgentError;
 /// `max_depth` greater than 1 works (it is not refused): a child at depth `d <
 /// max_depth` gets its own `delegate_task`, backed by a delegation service of its own
 /// that shares the root's budgets — `max_delegations_per_run` counts every delegation
-/// in the tree during one run of the root, and `max_concurrent_children` caps every
-/// running descendant of the root together. Chosen over refusing because nested
-/// delegation is what the setting promises, and the shared budgets keep a tree exactly
-/// as bounded as a single level. A child at `max_depth` is a worker: the three-layer
+/// in the tree during one run of the root, and `max_concurrent_children` caps the
+/// children running at once at each depth of the tree (so at most `max_depth ×
+/// max_concurrent_children` run in all, and the defaults can reach any `max_depth`: a
+/// chain of one child per level is never refused for concurrency). Chosen over refusing
+/// because nested delegation is what the setting promises, and the shared budgets keep a
+/// tree bounded. A child at `max_depth` is a worker: the three-layer
 /// ban applies to it (no `delegate_task` in its registry, a hard-stripped config, and
 /// the runtime answering a `delegate_task` call with `subagent_worker_cannot_delegate`).
 /// Nested children inherit the parent's delegation settings (workers, clone, roles,
@@ -25,7 +27,8 @@ pub struct SubAgentPolicy {
     pub max_depth: u32,
     /// Delegations one run of the parent may start.
     pub max_delegations_per_run: u32,
-    /// Children running at once; calls beyond are rejected, not queued.
+    /// Children running at once at each depth of the delegation tree (the root's
+    /// children; their children together; …); calls beyond are rejected, not queued.
     pub max_concurrent_children: u32,
     /// Parent messages a child sees as context (a pairing-safe slice).
     pub parent_context_message_count: usize,

@@ -26,16 +26,18 @@ pub struct SubAgentStats {
     pub history: usize,
     /// Completed or failed since the registry was created.
     pub completed_count: u64,
-    /// Tokens used by every ended sub-agent.
+    /// Tokens used by every ended sub-agent, each call counted once (a nested child's
+    /// tokens are in its parent's `token_count` too, but counted here once).
     pub total_tokens: u64,
 }
 
 struct Active {
     context: SubAgentContext,
     cancel: CancellationToken,
-    /// The delegation tree (one root runtime and its descendants) whose concurrency
-    /// budget this child counts against; `None` for entries registered by hand.
-    tree: Option<u64>,
+    /// The delegation tree (one root runtime and its descendants) and the depth in it
+    /// (1: a child of the root) whose concurrency budget this child counts against;
+    /// `None` for entries registered by hand.
+    tree: Option<(u64, u32)>,
 }
 
 #[derive(Default)]
@@ -44,6 +46,10 @@ struct Inner {
     completed: VecDeque<SubAgentContext>,
     total_tokens: u64,
     completed_count: u64,
+    /// Tokens of ended sub-agents whose parent is still running, by parent id: a
+    /// parent's `token_count` covers its subtree, so `total_tokens` adds only the part
+    /// that is its own (each call counted once).
+    descendant_tokens: HashMap<String, u64>,
 }
 
 /// The registry.
@@ -73,18 +79,18 @@ impl SubAgentRegistry {
         self.lock().active.insert(context.id.clone(), Active { context, cancel, tree: None });
     }
 
-    /// Registers a child of delegation tree `tree` unless `limit` of that tree's children
-    /// are running (`Err(true)`) or its id is taken by a running one (`Err(false)`).
-    /// Check and insert happen under one lock.
-    pub(crate) fn try_register(&self, tree: u64, limit: usize, context: SubAgentContext, cancel: CancellationToken) -> Result<(), bool> {
+    /// Registers a child at `depth` of delegation tree `tree` unless `limit` of that
+    /// tree's children at that depth are running (`Err(true)`) or its id is taken by a
+    /// running one (`Err(false)`). Check and insert happen under one lock.
+    pub(crate) fn try_register(&self, tree: u64, depth: u32, limit: usize, context: SubAgentContext, cancel: CancellationToken) -> Result<(), bool> {
         let mut inner = self.lock();
-        if inner.active.values().filter(|a| a.tree == Some(tree)).count() >= limit {
+        if inner.active.values().filter(|a| a.tree == Some((tree, depth))).count() >= limit {
             return Err(true);
         }
         if inner.active.contains_key(&context.id) {
             return Err(false);
         }
-        inner.active.insert(context.id.clone(), Active { context, cancel, tree: Some(tree) });
+        inner.active.insert(context.id.clone(), Active { context, cancel, tree: Some((tree, depth)) });
         Ok(())
     }
 
@@ -98,9 +104,9 @@ impl SubAgentRegistry {
         self.active().into_iter().filter(|c| c.parent_id.as_deref() == Some(parent_session_id)).map(|c| c.id).collect()
     }
 
-    /// Running children of delegation tree `tree`.
-    pub(crate) fn active_in_tree(&self, tree: u64) -> usize {
-        self.lock().active.values().filter(|a| a.tree == Some(tree)).count()
+    /// Running children at `depth` of delegation tree `tree`.
+    pub(crate) fn active_in_tree(&self, tree: u64, depth: u32) -> usize {
+        self.lock().active.values().filter(|a| a.tree == Some((tree, depth))).count()
     }
 
     /// True while `id` is running.
@@ -213,7 +219,13 @@ impl SubAgentRegistry {
 
     fn archive(inner: &mut Inner, context: SubAgentContext) {
         inner.completed_count += 1;
-        inner.total_tokens = inner.total_tokens.saturating_add(context.result.as_ref().map_or(0, |r| r.token_count));
+        let subtree = context.result.as_ref().map_or(0, |r| r.token_count);
+        let descendants = inner.descendant_tokens.remove(&context.id).unwrap_or_default();
+        inner.total_tokens = inner.total_tokens.saturating_add(subtree.saturating_sub(descendants));
+        if let Some(parent) = context.parent_id.as_ref().filter(|p| inner.active.contains_key(*p)) {
+            let entry = inner.descendant_tokens.entry(parent.clone()).or_default();
+            *entry = entry.saturating_add(subtree);
+        }
         if inner.completed.len() == REGISTRY_HISTORY_CAPACITY {
             inner.completed.pop_front();
         }

@@ -12,8 +12,11 @@ pub struct ChildUsageSummary {
     pub completion_tokens: u64,
     /// Sum of total tokens.
     pub total_tokens: u64,
-    /// Model calls made: every call of the run loop (usage reported or not) and every
-    /// summarizer call of a compression (a summary written in N chunks is N calls).
+    /// Model calls made: every call of the run loop the model answered (usage reported
+    /// or not: a call without reported usage is recorded as a zero usage with source
+    /// `"unreported"`) or cut off mid-answer, and every summarizer call of a committed
+    /// compression (a summary written in N chunks is N calls). The same number whether
+    /// summed from usages ([`from_usages`](Self::from_usages)) or read from a total.
     pub call_count: u64,
 }
 

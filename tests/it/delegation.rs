@@ -566,14 +566,15 @@ async fn sub_3_max_depth_two_lets_a_child_delegate_once_more() {
     assert!(rt.sub_agent_registry().unwrap().active().is_empty());
     assert_eq!(rt.total_usage().children.call_count, 4, "the child's two calls and the grandchild's two, each once");
 
-    // Concurrency is shared with the root too: with one slot, the child holds it.
+    // Concurrency is counted per depth of the tree: with one slot, the running child
+    // (depth 1) does not block its own children (depth 2), which share depth 2's slot.
     let policy = SubAgentPolicy { max_depth: 2, max_delegations_per_run: 4, max_concurrent_children: 1, ..Default::default() };
     let rt = AgentRuntime::new(parent_config(policy, vec![]), model).unwrap();
     rt.run("go").await.unwrap();
     let ended = ended_by_task(&rt);
-    assert_eq!(ended.len(), 1);
     let results = tool_contents(&ended["level one"].messages);
-    assert!(results.iter().all(|c| c.contains("subagent_concurrent_budget_exceeded")), "{results:?}");
+    assert!(results.iter().any(|c| c == "two done"), "{results:?}");
+    assert!(results.iter().all(|c| c == "two done" || c.contains("subagent_concurrent_budget_exceeded")), "{results:?}");
 }
 
 #[test]

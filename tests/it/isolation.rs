@@ -780,6 +780,8 @@ async fn iso_5_token_budget_trips_mid_stream() {
     assert!((450..450 + 2 * 100).contains(&tokens), "the cut call's streamed tokens count, and stop soon after the budget ({tokens})");
     let tool = rt.messages().iter().find_map(|m| if let Message::Tool { content, .. } = m { Some(content.clone()) } else { None }).unwrap();
     assert!(tool.contains(TOKEN_BUDGET_EXCEEDED));
+    // SUB-6: the call cut off mid-answer was a model call made, though no usage came.
+    assert_eq!(rt.total_usage().children.call_count, 1, "the cut-off call counts");
 }
 
 /// A tool that writes a note to the caller's namespace and records which namespaces

@@ -126,7 +126,7 @@ if (process.env.STORE6_CHILD) {
     assert.equal(first.sessionId, 'chat-1');
     const events = [];
     first.subscribe((e) => events.push(e));
-    first.importState(stateJson('chat-1'));
+    await first.importState(stateJson('chat-1'));
     const compressed = await first.compressNow();
     assert.equal(compressed.outcome, 'compressed');
     await first.run('What next?');

@@ -151,7 +151,24 @@ enum Outcome {
 
 impl Outcome {
     /// Reads the outcome on the JS thread, in the scope its values belong to.
+    ///
+    /// Reading a host value can throw in JS (a property read on `undefined` or `null`, a
+    /// throwing getter, a Symbol turned into a string); such an exception is cleared here,
+    /// after the read: left pending, it would reject the `then` chain nobody handles (an
+    /// unhandled rejection that ends a Node process) or surface as an uncaught exception.
     fn into_result<R: FromNapiValue>(self) -> Result<R, JsFailure> {
+        let env = match &self {
+            Self::Value(env, _) | Self::Thrown(env, _) => Some(*env),
+            Self::Failed(_) => None,
+        };
+        let result = self.read();
+        if let Some(env) = env {
+            clear_pending_exception(env);
+        }
+        result
+    }
+
+    fn read<R: FromNapiValue>(self) -> Result<R, JsFailure> {
         match self {
             // SAFETY: `value` is live in the current scope (see `Outcome`); `R`'s conversion
             // checks the type and fails cleanly on a mismatch.
@@ -165,6 +182,19 @@ impl Outcome {
                 }))
             }
             Self::Failed(failure) => Err(failure),
+        }
+    }
+}
+
+/// Clears a JS exception left pending on `env` by reading a host value (on the JS thread).
+fn clear_pending_exception(env: sys::napi_env) {
+    let mut pending = false;
+    // SAFETY: `env` is live on this (the JS) thread; both calls only query or clear its
+    // exception state.
+    unsafe {
+        if sys::napi_is_exception_pending(env, &mut pending) == sys::Status::napi_ok && pending {
+            let mut exception = std::ptr::null_mut();
+            let _ = sys::napi_get_and_clear_last_exception(env, &mut exception);
         }
     }
 }

@@ -64,6 +64,9 @@ pub struct JsModelUsage {
     pub cached_tokens: Option<f64>,
     pub reasoning_tokens: Option<f64>,
     pub source: Option<String>,
+    /// `raw.calls`: the model calls this usage stands for when more than one (a summary
+    /// written in N chunks), so `ChildUsageSummary.fromUsages` counts them as Rust and C do.
+    pub calls: Option<f64>,
 }
 
 impl JsModelUsage {
@@ -81,6 +84,9 @@ impl JsModelUsage {
         if let Some(source) = &self.source {
             usage.raw.insert("source".into(), serde_json::Value::String(source.clone()));
         }
+        if let Some(calls) = self.calls {
+            usage.raw.insert("calls".into(), serde_json::Value::from(tokens(calls, "calls")?));
+        }
         Ok(usage)
     }
 }
@@ -95,6 +101,7 @@ impl From<&ModelUsage> for JsModelUsage {
             cached_tokens: usage.cached_tokens.map(|t| t as f64),
             reasoning_tokens: usage.reasoning_tokens.map(|t| t as f64),
             source: usage.source().map(str::to_owned),
+            calls: usage.raw.get("calls").and_then(serde_json::Value::as_u64).map(|c| c as f64),
         }
     }
 }
@@ -228,9 +235,25 @@ impl AgentRuntime {
         self.core.export_state().map_err(thrown)
     }
 
-    #[napi]
-    pub fn import_state(&self, state_json: Arg<String>) -> Result<(), Thrown> {
-        self.core.import_state(&state_json.0).map_err(thrown)
+    /// Validates and claims the run slot here, on the JS thread (throwing `invalid_json`,
+    /// `invalid_state`, `run_in_progress`); without a store the state is replaced before
+    /// this returns. With one, the store write runs off the JS thread and the state is
+    /// replaced only when it succeeded (else the Promise rejects with the store's code and
+    /// the old state stays); the slot is freed as the Promise settles.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn import_state<'env>(
+        &self,
+        env: &'env Env,
+        state_json: Arg<String>,
+    ) -> Result<PromiseRaw<'env, ()>, Thrown> {
+        let import = self.core.start_import_state_holding_slot(&state_json.0).map_err(thrown)?;
+        env.spawn_future_with_callback(
+            async move { Ok(import.await) },
+            move |env: &'env Env, (result, _slot): (Result<(), arkagent::ArkAgentError>, Option<RunSlot>)| {
+                result.map_err(|e| rejection(env, CodedError::from(e)))
+            },
+        )
+        .map_err(internal)
     }
 
     #[napi]

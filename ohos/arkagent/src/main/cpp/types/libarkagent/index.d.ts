@@ -245,8 +245,13 @@ export interface ModelUsage {
   totalTokens: number;
   cachedTokens?: number;
   reasoningTokens?: number;
-  /** `raw.source` when set, e.g. "context_compression". */
+  /** `raw.source` when set: "context_compression" for a compression's summarizer calls,
+   * "unreported" for a call whose provider reported no usage (recorded with 0 tokens, so
+   * every call made is in usages()). */
   source?: string;
+  /** `raw.calls`: the model calls this usage stands for when more than one (a compression
+   * whose summary was written in N chunks); absent: one call. */
+  calls?: number;
 }
 
 /** The outcome of one run. status: "completed" | "cancelled" | "max_iterations". */
@@ -390,13 +395,16 @@ export class SubAgentPolicy {
   /**
    * Delegation depth (default 1: the runtime delegates, its workers never do). Above 1 a
    * child at depth d < maxDepth may delegate too, under the root's budgets: the per-run
-   * and concurrency caps count the whole tree. A child at maxDepth never delegates.
+   * cap counts the whole tree, the concurrency cap each depth of it (so the defaults
+   * reach any maxDepth). A child at maxDepth never delegates.
    */
   maxDepth: number;
   /** Delegations one run may start (default 4), children's included. An unknown
    * assignee or a failing factory consumes none. */
   maxDelegationsPerRun: number;
-  /** Children running at once (default 2), descendants included; more are refused, not queued. */
+  /** Children running at once at each depth of the delegation tree (default 2: the root's
+   * children; their children together; …), so at most maxDepth × maxConcurrentChildren in
+   * all; more are refused, not queued. */
   maxConcurrentChildren: number;
   /** Parent messages a child sees as context (default 10; a pairing-safe slice). */
   parentContextMessageCount: number;
@@ -446,15 +454,18 @@ export class ChildUsageSummary {
   /** Instances come from `fromUsages()`, `AgentRuntime.totalUsage()` and `DecomposedResult.childUsage`. */
   private constructor();
   /**
-   * Sums model usages (e.g. `runtime.usages()`); callCount is the number of usages. Throws
-   * "invalid_argument" for a token count that is not a non-negative integer.
+   * Sums model usages (e.g. `runtime.usages()`); callCount is the number of model calls
+   * they stand for (a usage with `calls` counts that many, any other usage one), as in
+   * Rust and C. Throws "invalid_argument" for a token count that is not a non-negative integer.
    */
   static fromUsages(usages: ModelUsage[]): ChildUsageSummary;
   readonly promptTokens: number;
   readonly completionTokens: number;
   readonly totalTokens: number;
-  /** Model calls made: each call of the run loop (usage reported or not) and each
-   * summarizer call of a compression (a summary written in N chunks counts N). */
+  /** Model calls made: each call of the run loop the model answered (usage reported or
+   * not) or cut off mid-answer, and each summarizer call of a committed compression (a
+   * summary written in N chunks counts N). The same number whether summed with
+   * fromUsages() or read from a total. */
   readonly callCount: number;
   /** `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`. */
   toJson(): string;
@@ -489,7 +500,7 @@ export class SubAgentContext {
   readonly status: string;
   /** The three-level summary the parent received (ISO-3); "" while active. */
   readonly summary: string;
-  /** Tokens used (reported, else estimated); 0 while active. */
+  /** Tokens used (reported, else estimated) by it and its own sub-agents; 0 while active. */
   readonly tokenCount: number;
   /** Distinct tools it called, in first-use order. */
   readonly toolsUsed: string[];
@@ -518,7 +529,8 @@ export class SubAgentStats {
   readonly history: number;
   /** Ended since the runtime was created. */
   readonly completedCount: number;
-  /** Tokens used by every ended sub-agent. */
+  /** Tokens used by every ended sub-agent, each call counted once (a nested child's calls
+   * are in its parent's tokenCount too, but not counted twice here). */
   readonly totalTokens: number;
 }
 
@@ -713,7 +725,9 @@ export class AgentRuntimeConfig {
   allowClone: boolean;
   /**
    * Tokens one child may use before it is force-completed ("token-budget-exceeded"); unset:
-   * no cap. Streamed deltas count as they arrive: the call in flight is cancelled mid-stream.
+   * no cap. The budget covers the child's whole subtree: with maxDepth above 1 its own
+   * sub-agents' calls count against it too. Streamed deltas count as they arrive: the call
+   * in flight is cancelled mid-stream.
    */
   childTokenBudget?: number;
   /**
@@ -850,8 +864,17 @@ export class AgentRuntime {
    * when a tool, the model or the input echoed it (replaced by "<redacted>").
    */
   exportState(): string;
-  /** Replaces the state with an exported one. Throws "invalid_json" or "invalid_state". */
-  importState(stateJson: string): void;
+  /**
+   * Replaces the state with an exported one. Throws "invalid_json", "invalid_state" or
+   * "run_in_progress" (nothing changes). Without a store the state is replaced before this
+   * returns and the Promise resolves. With one, the import is first written to the store
+   * (replacing the stored session) off the JS thread and the state is replaced only when
+   * that write succeeded; otherwise the Promise rejects with the store's code
+   * ("store_full", "store_read_only", "store_io", "store_corrupt") and the old state is
+   * kept, in memory and stored. Until it settles, run() and compressNow() are refused
+   * with "run_in_progress".
+   */
+  importState(stateJson: string): Promise<void>;
   /** The messages as JSON (an array). */
   historyJson(): string;
   /** The episodes compressed out of the live history, oldest first. */

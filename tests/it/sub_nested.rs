@@ -1,0 +1,295 @@
+//! Issue 17 delegation items through the public Rust API: a worker that cannot be built
+//! consumes no delegation (SUB-3), the delegation prompt states the budget's real scope
+//! (SUB-3/ISO-8), nested trees under the documented defaults, token budgets and totals
+//! over a whole subtree (ISO-4/ISO-5/SUB-6).
+
+use std::sync::Arc;
+
+use arkagent::subagent::{DelegationConfig, SubAgentDefinition, SubAgentPolicy, DELEGATE_TASK_TOOL_NAME};
+use arkagent::{AgentRuntime, AgentRuntimeConfig, ArkAgentError, Message, ModelConfig, SequentialIdGenerator, ToolDefinition};
+use serde_json::{json, Value};
+
+use crate::support::*;
+
+fn offers_delegation(body: &Value) -> bool {
+    body["tools"].as_array().into_iter().flatten().any(|t| t["function"]["name"] == DELEGATE_TASK_TOOL_NAME)
+}
+
+fn last_user(body: &Value) -> String {
+    body["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").and_then(|m| m["content"].as_str()).unwrap_or_default().to_owned()
+}
+
+fn last_role(body: &Value) -> String {
+    body["messages"].as_array().unwrap().last().unwrap()["role"].as_str().unwrap().to_owned()
+}
+
+fn system(body: &Value) -> String {
+    body["messages"][0]["content"].as_str().unwrap_or_default().to_owned()
+}
+
+fn delegate(calls: &[(&str, &str, &str)]) -> Reply {
+    let calls: Vec<(&str, &str, Value)> =
+        calls.iter().map(|(id, who, task)| (*id, DELEGATE_TASK_TOOL_NAME, json!({"assignee": who, "task_description": task}))).collect();
+    tool_calls_reply(&calls, 100)
+}
+
+fn root_config(policy: SubAgentPolicy, workers: Vec<SubAgentDefinition>) -> AgentRuntimeConfig {
+    let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "test-model"));
+    c.session_id = Some("root".into());
+    c.id_generator = Arc::new(SequentialIdGenerator::new("id"));
+    c.max_parallel_tools = 8;
+    let mut d = DelegationConfig { policy, allow_clone: true, ..Default::default() };
+    for w in workers {
+        d.register(w).unwrap();
+    }
+    c.delegation = Some(d);
+    c
+}
+
+fn tool_contents(messages: &[Message]) -> Vec<String> {
+    messages.iter().filter_map(|m| if let Message::Tool { content, .. } = m { Some(content.clone()) } else { None }).collect()
+}
+
+/// SUB-3: a worker whose factory succeeded but whose config cannot be built (it registers
+/// `retrieve_memory` while compression is on: `tool_name_duplicate`) consumes none of the
+/// run's delegations and is never registered.
+#[tokio::test]
+async fn sub_3_a_worker_rejected_after_its_factory_consumes_no_delegation() {
+    let clashing = SubAgentDefinition::create(
+        "clashing",
+        "registers retrieve_memory itself",
+        Arc::new(|parent: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, ArkAgentError> {
+            let mut c = parent.clone();
+            c.compression = Some(arkagent::Compression::default_compressor());
+            c.tools.register(ToolDefinition::new("retrieve_memory", "mine", json!({"type": "object"})), Arc::new(WeatherTool::default()))?;
+            Ok(c)
+        }),
+    )
+    .unwrap();
+    let model = ScriptedModel::with(|body, _| {
+        if !offers_delegation(body) {
+            return text_reply(&format!("result of {}", last_user(body)), 10);
+        }
+        let done = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").count();
+        match done {
+            0 => delegate(&[("d1", "clashing", "t")]),
+            1 => delegate(&[("d2", "clone", "real work")]),
+            _ => text_reply("done", 1),
+        }
+    });
+    let policy = SubAgentPolicy { max_delegations_per_run: 1, ..Default::default() };
+    let rt = AgentRuntime::new(root_config(policy, vec![clashing]), model).unwrap();
+    rt.run("go").await.unwrap();
+    let results = tool_contents(&rt.messages());
+    assert_eq!(results.len(), 2);
+    assert!(results[0].contains("tool_name_duplicate"), "{results:?}");
+    assert_eq!(results[1], "result of real work", "the one delegation of the run was still available");
+    let registry = rt.sub_agent_registry().unwrap();
+    assert_eq!((registry.stats().active, registry.stats().history), (0, 1), "the rejected worker was never registered");
+}
+
+/// SUB-3/ISO-8: the delegation section of the system prompt names the budget's scope as
+/// it is enforced: per user request (run of the root), across the tree — not "per turn".
+#[tokio::test]
+async fn sub_3_iso_8_the_delegation_prompt_states_the_budget_per_request_across_the_tree() {
+    let model = ScriptedModel::with(|_, _| text_reply("fine", 10));
+    let rt = AgentRuntime::new(root_config(SubAgentPolicy::default(), vec![]), model.clone()).unwrap();
+    rt.run("hello").await.unwrap();
+    let body = model.requests.lock().unwrap()[0].clone();
+    let prompt = system(&body);
+    assert!(prompt.contains("## Delegating to sub-agents"), "{prompt}");
+    assert!(!prompt.contains("per turn"), "{prompt}");
+    assert!(prompt.contains("the delegations of one user request"), "{prompt}");
+    assert!(prompt.contains("sub-agents delegating further included"), "{prompt}");
+}
+
+/// CMP-1/SUB-1 through the C ABI: the C custom compressor is inherited by a `clone` child
+/// only, never by a named worker: tests/c/worker_compressor.c.
+#[test]
+fn cmp_1_sub_1_c_named_workers_do_not_inherit_the_c_compressor() {
+    let stdout = crate::c_abi::compile_and_run("worker_compressor");
+    assert!(stdout.contains("worker_compressor: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+/// SUB-3: the concurrency cap counts each depth of the tree, so the documented defaults
+/// (`max_concurrent_children` 2) reach any `max_depth`: with `max_depth` 3 a chain root →
+/// child → grandchild → great-grandchild runs to the end (over the whole tree the cap
+/// would refuse the grandchild's delegation: three running at once).
+#[tokio::test]
+async fn sub_3_default_concurrency_reaches_max_depth_three() {
+    let model = ScriptedModel::with(|body, _| {
+        let task = last_user(body);
+        let first = last_role(body) == "user";
+        let (next, done) = match task.split('\n').next().unwrap_or_default() {
+            "level three" => {
+                assert!(!offers_delegation(body), "a worker at max_depth was offered delegate_task");
+                return text_reply("three done", 5);
+            }
+            "level two" => ("level three", "two done"),
+            "level one" => ("level two", "one done"),
+            _ => ("level one", "root done"),
+        };
+        assert!(offers_delegation(body), "below max_depth a runtime may delegate ({task})");
+        if first { delegate(&[("d", "clone", next)]) } else { text_reply(done, 5) }
+    });
+    let policy = SubAgentPolicy { max_depth: 3, ..Default::default() };
+    assert_eq!(policy.max_concurrent_children, 2, "the documented default");
+    let rt = AgentRuntime::new(root_config(policy, vec![]), model).unwrap();
+    let outcome = rt.run("go").await.unwrap();
+    assert_eq!(outcome.final_text.as_deref(), Some("root done"));
+    let history = rt.sub_agent_registry().unwrap().history();
+    let mut results: Vec<(String, Option<String>)> =
+        history.iter().map(|c| (c.task.split('\n').next().unwrap().to_owned(), c.result.as_ref().and_then(|r| r.error_code.clone()))).collect();
+    results.sort();
+    assert_eq!(results, vec![("level one".into(), None), ("level three".into(), None), ("level two".into(), None)]);
+    let two = history.iter().find(|c| c.task.starts_with("level two")).unwrap();
+    assert_eq!(tool_contents(&two.messages), vec!["three done".to_owned()]);
+}
+
+fn usage_reply(text: &str, total: u64) -> Reply {
+    Reply::Json(json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": total - 10, "completion_tokens": 10, "total_tokens": total}}))
+}
+
+/// Root → child → grandchild (`max_depth` 2): the child's two calls cost 200 each, the
+/// grandchild's one call 500.
+fn tree_model() -> Arc<ScriptedModel> {
+    ScriptedModel::with(|body, _| {
+        let task = last_user(body);
+        let first = last_role(body) == "user";
+        match task.split('\n').next().unwrap_or_default() {
+            "grandchild task" => usage_reply("grandchild done", 500),
+            "child task" if first => {
+                let calls = [("g", DELEGATE_TASK_TOOL_NAME, json!({"assignee": "clone", "task_description": "grandchild task"}))];
+                let mut reply = tool_calls_reply(&calls, 190);
+                if let Reply::Json(v) = &mut reply {
+                    v["usage"]["total_tokens"] = json!(200);
+                }
+                reply
+            }
+            "child task" => usage_reply("child done", 200),
+            _ if first => delegate(&[("c", "clone", "child task")]),
+            _ => text_reply("root done", 5),
+        }
+    })
+}
+
+/// ISO-4/SUB-6: with nesting every total counts each call once: the registry's
+/// `total_tokens` equals the root's children total (the child's `token_count` covers its
+/// subtree, the grandchild's record its own calls; the stats add each once).
+#[tokio::test]
+async fn iso_4_sub_6_nested_totals_count_each_call_once() {
+    let policy = SubAgentPolicy { max_depth: 2, ..Default::default() };
+    let rt = AgentRuntime::new(root_config(policy, vec![]), tree_model()).unwrap();
+    rt.run("go").await.unwrap();
+    let registry = rt.sub_agent_registry().unwrap();
+    let history = registry.history();
+    let tokens = |task: &str| history.iter().find(|c| c.task.starts_with(task)).unwrap().result.as_ref().unwrap().token_count;
+    assert_eq!(tokens("grandchild task"), 500);
+    assert_eq!(tokens("child task"), 900, "the child's token count covers its subtree");
+    assert_eq!(rt.total_usage().children.total_tokens, 900);
+    assert_eq!(registry.stats().total_tokens, 900, "each call once");
+}
+
+/// ISO-5: a child's token budget covers its whole subtree: the grandchild's 500 tokens
+/// count against the child's budget of 800, so the child's second call (200 + 500 + its
+/// prompt) trips it, though its own calls stay far below.
+#[tokio::test]
+async fn iso_5_a_childs_token_budget_covers_its_grandchildren() {
+    let policy = SubAgentPolicy { max_depth: 2, ..Default::default() };
+    let mut config = root_config(policy, vec![]);
+    config.delegation.as_mut().unwrap().child_token_budget = Some(800);
+    let rt = AgentRuntime::new(config, tree_model()).unwrap();
+    rt.run("go").await.unwrap();
+    let history = rt.sub_agent_registry().unwrap().history();
+    let record = |task: &str| history.iter().find(|c| c.task.starts_with(task)).unwrap().clone();
+    assert_eq!(record("grandchild task").result.unwrap().forced_reason, None, "the grandchild stayed within its own budget");
+    let child = record("child task").result.unwrap();
+    assert_eq!(child.forced_reason.as_deref(), Some("token-budget-exceeded"), "{child:?}");
+    assert!(tool_contents(&rt.messages())[0].contains("token-budget-exceeded"));
+}
+
+/// A compressor whose every attempt fails after two summarizer calls (their usage is
+/// reported with the failure, never recorded: CMP-6, CMP-7).
+struct AlwaysFails;
+#[async_trait::async_trait]
+impl arkagent::memory::ContextCompressor for AlwaysFails {
+    async fn compress(&self, _: &arkagent::AgentState, _: &arkagent::memory::CompressContext) -> arkagent::memory::CompressResult {
+        use arkagent::memory::{CompressReason, CompressResult, COMPRESSION_USAGE_SOURCE};
+        let mut usage = arkagent::ModelUsage { prompt_tokens: 30, completion_tokens: 9, total_tokens: 39, ..Default::default() };
+        usage.raw.insert("source".into(), json!(COMPRESSION_USAGE_SOURCE));
+        usage.raw.insert("calls".into(), json!(2));
+        CompressResult::failed(CompressReason::MalformedSummary, Some(usage))
+    }
+}
+
+/// SUB-6: a child's call_count is the rule of the parent's own: a failed compression's
+/// summarizer calls are not counted (its usage is never recorded), the run loop's calls are.
+#[tokio::test]
+async fn sub_6_a_childs_failed_compressions_are_not_counted() {
+    let failing = SubAgentDefinition::create(
+        "failing",
+        "compresses and fails",
+        Arc::new(|parent: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, ArkAgentError> {
+            let mut c = parent.clone();
+            c.compression = Some(arkagent::Compression::Custom(Arc::new(AlwaysFails)));
+            c.tools.register(ToolDefinition::new("get_weather", "w", json!({"type": "object"})), Arc::new(WeatherTool::default()))?;
+            Ok(c)
+        }),
+    )
+    .unwrap();
+    let model = ScriptedModel::with(|body, _| {
+        if offers_delegation(body) {
+            return if last_role(body) == "user" { delegate(&[("d1", "failing", "look it up")]) } else { text_reply("parent done", 1) };
+        }
+        if last_role(body) == "user" {
+            return tool_calls_reply(&[("w1", "get_weather", json!({"city": "Oslo"}))], 10);
+        }
+        text_reply("sunny", 10)
+    });
+    let rt = AgentRuntime::new(root_config(SubAgentPolicy::default(), vec![failing]), model).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _s = rt.subscribe(recorder.clone());
+    rt.run("go").await.unwrap();
+    let failed = recorder.0.lock().unwrap().iter().filter(|e| matches!(&e.kind, arkagent::EventKind::SubAgent(c) if c.event.kind.type_name() == "compression")).count();
+    assert!(failed >= 1, "the child tried to compress");
+    assert_eq!(rt.total_usage().children.call_count, 2, "the child's two model calls, no failed summarizer call");
+}
+
+/// SUB-6: a call whose provider reported no usage is still a call made: it is recorded as
+/// a zero usage with source "unreported", so every total summed from usages counts it
+/// (the runtime's own, `from_usages`, C and ArkTS alike), and compression's trigger
+/// ignores it (it says nothing about the prompt's size).
+#[tokio::test]
+async fn sub_6_a_call_without_reported_usage_counts_in_the_parents_total() {
+    let silent = Reply::Json(json!({"choices": [{"message": {"role": "assistant", "content": "no usage here"}, "finish_reason": "stop"}]}));
+    let model = ScriptedModel::new(vec![text_reply("with usage", 40), silent]);
+    let mut config = root_config(SubAgentPolicy::default(), vec![]);
+    config.delegation = None;
+    let rt = AgentRuntime::new(config, model).unwrap();
+    rt.run("one").await.unwrap();
+    rt.run("two").await.unwrap();
+    let usages = rt.usages();
+    assert_eq!(usages.len(), 2);
+    assert_eq!(usages[1].source(), Some(arkagent::history::UNREPORTED_USAGE_SOURCE));
+    assert_eq!(usages[1].total_tokens, 0);
+    let totals = rt.total_usage();
+    assert_eq!(totals.parent.call_count, 2, "both calls were made");
+    assert_eq!(totals.parent, arkagent::subagent::ChildUsageSummary::from_usages(&usages));
+    assert_eq!(totals.parent.total_tokens, usages[0].total_tokens);
+}
+
+/// The same through the C ABI: tests/c/usage_count.c.
+#[test]
+fn sub_6_c_a_call_without_reported_usage_counts() {
+    let stdout = crate::c_abi::compile_and_run("usage_count");
+    assert!(stdout.contains("usage_count: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+/// SUB-3/ISO-4 through the C ABI: the default concurrency cap reaches max_depth 3, and
+/// the registry's stats count each call once: tests/c/nested.c.
+#[test]
+fn sub_3_iso_4_c_nested_depth_and_totals() {
+    let stdout = crate::c_abi::compile_and_run("nested");
+    assert!(stdout.contains("nested: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
+}

@@ -1,0 +1,89 @@
+'use strict';
+// STORE-2/CORE-6 through the N-API surface: importState() with a store attached writes the
+// store off the JS thread and is one transaction. While another process holds the store's
+// write lock (SQLite's WAL write lock, byte 120 of the -shm file, taken with python3's
+// fcntl) the write fails after the store's 5 s busy timeout: the Promise rejects with
+// "store_io" and the runtime keeps its old state; meanwhile the JS thread stays free and
+// run() is refused with "run_in_progress". Without a store the import is synchronous.
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawn, spawnSync } = require('node:child_process');
+const test = require('node:test');
+const assert = require('node:assert/strict');
+
+const { native, completion, ScriptedModel, runtimeConfig } = require('./support');
+
+const HAS_PYTHON = spawnSync('python3', ['-c', 'import fcntl'], { stdio: 'ignore' }).status === 0;
+
+/** A python3 process holding the WAL write lock of `shm`; resolves once it holds it. */
+function holdWriteLock(shm) {
+  const holder = spawn('python3', ['-c', [
+    'import fcntl, sys',
+    'f = open(sys.argv[1], "r+b")',
+    'fcntl.lockf(f, fcntl.LOCK_EX, 1, 120, 0)',
+    'print("locked", flush=True)',
+    'sys.stdin.read()',
+  ].join('\n'), shm], { stdio: ['pipe', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    holder.stdout.once('data', () => resolve(holder));
+    holder.once('exit', (code) => reject(new Error(`lock holder exited with ${code}`)));
+  });
+}
+
+function answering(text) {
+  return () => completion({ content: text, usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } });
+}
+
+test('core_6 importState without a store replaces the state before it returns', async () => {
+  const donor = new native.AgentRuntime(runtimeConfig(), new ScriptedModel([answering('theirs')]).transport, new native.ToolRegistry());
+  await donor.run('a different conversation');
+  const runtime = new native.AgentRuntime(runtimeConfig(), new ScriptedModel([]).transport, new native.ToolRegistry());
+  const settled = runtime.importState(donor.exportState());
+  assert.ok(settled instanceof Promise);
+  assert.equal(runtime.exportState().includes('a different conversation'), true, 'replaced synchronously');
+  await settled;
+});
+
+test('store_2 core_6 importState with a store: a failed store write rejects with its code and keeps the old state', { skip: !HAS_PYTHON && 'python3 with fcntl is needed to hold the lock' }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arkagent-js-import-'));
+  const dbPath = path.join(dir, 'sessions.db');
+  const donor = new native.AgentRuntime(runtimeConfig(), new ScriptedModel([answering('theirs')]).transport, new native.ToolRegistry());
+  await donor.run('a different conversation');
+  const imported = donor.exportState();
+
+  const store = native.SessionStore.open(dbPath);
+  const config = runtimeConfig();
+  config.sessionId = 'mine';
+  const model = new ScriptedModel([answering('mine'), answering('again')]);
+  const runtime = new native.AgentRuntime(config, model.transport, new native.ToolRegistry(), store);
+  await runtime.run('my own conversation');
+  const before = runtime.exportState();
+
+  const holder = await holdWriteLock(`${dbPath}-shm`);
+  try {
+    const started = Date.now();
+    const importing = runtime.importState(imported);
+    assert.ok(Date.now() - started < 1000, 'the store write does not block the JS thread');
+    await assert.rejects(runtime.run('too early'), (e) => e.code === 'run_in_progress');
+    await assert.rejects(importing, (e) => e instanceof Error && e.code === 'store_io');
+    assert.equal(runtime.exportState(), before, 'the old state is kept');
+  } finally {
+    holder.stdin.end();
+  }
+  await new Promise((r) => holder.once('exit', r));
+
+  await runtime.run('my own conversation, continued');
+  assert.deepEqual(model.problems, []);
+  assert.equal(runtime.detachStore(), true);
+  const resumed = new native.AgentRuntime(config, new ScriptedModel([]).transport, new native.ToolRegistry(), store);
+  const stored = JSON.parse(resumed.historyJson());
+  assert.deepEqual(stored.filter((m) => m.role === 'user').map((m) => m.content), ['my own conversation', 'my own conversation, continued']);
+
+  // Without the lock the same import succeeds and is stored.
+  await resumed.importState(imported);
+  assert.equal(resumed.detachStore(), true);
+  const again = new native.AgentRuntime(config, new ScriptedModel([]).transport, new native.ToolRegistry(), store);
+  assert.deepEqual(JSON.parse(again.historyJson()).filter((m) => m.role === 'user').map((m) => m.content), ['a different conversation']);
+});

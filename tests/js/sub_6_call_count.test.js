@@ -1,0 +1,74 @@
+'use strict';
+// SUB-6 through the N-API surface: a ModelUsage carries `calls` (raw.calls: the summarizer
+// calls of a compression written in N chunks), so ChildUsageSummary.fromUsages(usages())
+// counts model calls as Rust and C do and agrees with totalUsage().
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+
+const { native, completion, snapshot, ScriptedModel, runtimeConfig } = require('./support');
+
+const longText = (label) => `${label}: ${'details of the plan for the trip to Hangzhou and Suzhou '.repeat(40)}`;
+
+function stateJson() {
+  return JSON.stringify({
+    version: 1,
+    session_id: 'calls',
+    history: {
+      messages: [
+        { role: 'user', content: longText('the goal') },
+        { role: 'assistant', content: longText('a first answer') },
+        { role: 'user', content: longText('a follow-up') },
+        { role: 'assistant', content: longText('a second answer') },
+        { role: 'user', content: 'and now?' },
+        { role: 'assistant', content: 'KEPT' },
+      ],
+      episodic_memories: [],
+    },
+    usages: [{ prompt_tokens: 5000, completion_tokens: 40, total_tokens: 5040 }],
+  });
+}
+
+test('sub_6 ModelUsage carries calls: fromUsages(usages()) counts a chunked compression as its N calls', async () => {
+  const model = new ScriptedModel([], {
+    summarizer: () => completion({ content: snapshot(), usage: { prompt_tokens: 1500, completion_tokens: 90, total_tokens: 1590 } }),
+  });
+  const compressor = new native.ContextCompressor(1000, 2, undefined, 1);
+  compressor.summarizerMaxInputTokens = 1200;
+  const runtime = new native.AgentRuntime(runtimeConfig({ contextCompressor: compressor }), model.transport, new native.ToolRegistry());
+  await runtime.importState(stateJson());
+  const result = await runtime.compressNow();
+  assert.deepEqual(model.problems, []);
+  assert.equal(result.outcome, 'compressed');
+  const chunks = model.summaryRequests.length;
+  assert.ok(chunks > 1, `${chunks} summary calls`);
+  assert.equal(result.usage.calls, chunks);
+  const usages = runtime.usages();
+  assert.equal(usages.at(-1).calls, chunks);
+  assert.equal(usages[0].calls, undefined, 'a plain call stands for one');
+  const summed = native.ChildUsageSummary.fromUsages(usages);
+  assert.equal(summed.callCount, 1 + chunks);
+  assert.equal(summed.callCount, runtime.totalUsage().parent.callCount, 'the same number as the runtime');
+  assert.equal(native.ChildUsageSummary.fromUsages([{ promptTokens: 1, completionTokens: 1, totalTokens: 2, calls: 3 }]).callCount, 3);
+  assert.throws(() => native.ChildUsageSummary.fromUsages([{ promptTokens: 1, completionTokens: 1, totalTokens: 2, calls: -1 }]),
+    (e) => e.code === 'invalid_argument');
+});
+
+test('sub_6 a call whose provider reported no usage counts: usages() holds it as source "unreported"', async () => {
+  const model = new ScriptedModel([
+    () => completion({ content: 'with usage', usage: { prompt_tokens: 30, completion_tokens: 2, total_tokens: 32 } }),
+    () => completion({ content: 'no usage' }),
+  ]);
+  const runtime = new native.AgentRuntime(runtimeConfig(), model.transport, new native.ToolRegistry());
+  await runtime.run('one');
+  await runtime.run('two');
+  assert.deepEqual(model.problems, []);
+  const usages = runtime.usages();
+  assert.equal(usages.length, 2);
+  assert.equal(usages[1].source, 'unreported');
+  assert.equal(usages[1].totalTokens, 0);
+  const parent = runtime.totalUsage().parent;
+  assert.equal(parent.callCount, 2, 'both calls were made');
+  assert.equal(parent.totalTokens, 32);
+  assert.equal(native.ChildUsageSummary.fromUsages(usages).callCount, 2);
+});
