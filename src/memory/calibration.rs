@@ -136,6 +136,12 @@ impl Default for TokenCalibration {
     }
 }
 
+/// `v` to a multiple of 10⁻⁶: such a number prints and parses back to the same `f64`
+/// (serde_json's default parser is exact for it), so a resumed calibration is identical.
+fn quantized(v: f64) -> f64 {
+    (v * 1e6).round() / 1e6
+}
+
 /// Index of (i, j), i ≤ j, in the packed upper triangle.
 fn packed(i: usize, j: usize) -> usize {
     i * CLASSES - i * (i + 1) / 2 + j
@@ -245,8 +251,9 @@ impl TokenCalibration {
             b[i] = self.fit[moments + i] + d;
         }
         if let Some(f) = solve(a, b) {
-            [self.ascii, self.digits, self.cjk, self.other] = f.map(bounded);
+            [self.ascii, self.digits, self.cjk, self.other] = f.map(|v| quantized(bounded(v)));
         }
+        self.fit = self.fit.map(quantized);
         self.observations = self.observations.saturating_add(1);
         true
     }
@@ -294,6 +301,22 @@ mod tests {
             assert!(c.observe(&counts(100, 100, 0), 8 + 50));
         }
         assert!(c.estimate(&counts(100, 100, 100)) >= 8 + 75);
+    }
+
+    #[test]
+    fn a_calibration_round_trips_through_json_bit_identical() {
+        let mut cal = TokenCalibration::default();
+        let mut seed = 7u64;
+        for _ in 0..500 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let pick = |shift: u32| (seed >> shift) % 5000;
+            let c = TokenCounts { ascii: pick(1), digits: pick(13) / 10, cjk: pick(25), other: pick(37) / 7, framing: 40 };
+            cal.observe(&c, 40 + (c.total() - 40) * (50 + pick(49) % 100) / 100);
+            let json = serde_json::to_string(&cal).unwrap_or_default();
+            let back: TokenCalibration = serde_json::from_str(&json).unwrap_or_default();
+            assert_eq!(back, cal, "{json}");
+        }
+        assert!(cal.observations > 400);
     }
 
     #[test]
