@@ -1104,9 +1104,17 @@ impl Inner {
                         }
                         // CMP-12: learn from the provider's count of the request just sent
                         // (a missing or implausible count teaches nothing).
-                        let mut calibration = self.calibration(state);
-                        if calibration.observe(&sent_counts, usage.prompt_tokens) {
-                            state.token_calibration.insert(self.config.model.model.clone(), calibration);
+                        let model = &self.config.model.model;
+                        match state.token_calibration.get_mut(model) {
+                            Some(calibration) => {
+                                calibration.observe(&sent_counts, usage.prompt_tokens);
+                            }
+                            None => {
+                                let mut calibration = TokenCalibration::default();
+                                if calibration.observe(&sent_counts, usage.prompt_tokens) {
+                                    state.token_calibration.insert(model.clone(), calibration);
+                                }
+                            }
                         }
                     }
                 }
