@@ -142,6 +142,10 @@ pub type ArkAgentToolCallback =
 
 /// Receives one event (`{"session_id","run_id","seq","at_ms","type",…}`), in order, on
 /// the thread running `arkagent_runtime_run`. `event_json` is valid only during the call.
+/// A `"model_request"` event's `"prompt_size_source"` names the figure that decided its
+/// `"estimated_prompt_tokens"`: `"estimate"`, `"calibrated"` (corrected from the model's
+/// earlier `prompt_tokens`; exported with the state as `"token_calibration"`) or
+/// `"provider"`.
 /// Do not call blocking arkagent functions from it. A runtime with a session store
 /// (`arkagent_runtime_attach_store`) also emits `"session_committed"` (`commit_seq`,
 /// `message_count`) after each commit: what it covers survives the process being killed.

@@ -2,7 +2,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{HistoryInvariants, Message, ModelUsage};
 use crate::error::ArkAgentError;
-use crate::memory::EpisodicMemory;
+use crate::memory::{EpisodicMemory, TokenCalibrations};
 use crate::subagent::{ChildUsageRecord, ChildUsageSummary, UsageTotals};
 
 /// Version written into exported state; import accepts this version only.
@@ -32,6 +32,11 @@ pub struct AgentState {
     /// One summary per finished delegation (SUB-6).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub child_usages: Vec<ChildUsageRecord>,
+    /// CMP-12: the learned correction of the prompt-size estimate, per model name. Absent
+    /// in exports without calibration (and in those of earlier versions): the static
+    /// estimate stands until the next provider count.
+    #[serde(default, skip_serializing_if = "TokenCalibrations::is_empty")]
+    pub token_calibration: TokenCalibrations,
 }
 
 impl AgentState {

@@ -2,6 +2,7 @@
 //! device). Deliberately conservative: over-estimating compresses a little early,
 //! under-estimating overflows.
 
+use super::calibration::TokenCounts;
 use crate::history::Message;
 use crate::tools::ToolDefinition;
 
@@ -17,21 +18,42 @@ const MESSAGE_OVERHEAD: u64 = 4;
 /// assert_eq!(estimate_tokens("法棍失重率"), 5);
 /// ```
 pub fn estimate_tokens(text: &str) -> u64 {
+    count_tokens(text).total()
+}
+
+/// [`estimate_tokens`] split by script class (CMP-12): what a calibration scales.
+///
+/// ```
+/// use arkagent::memory::count_tokens;
+/// let c = count_tokens("法棍 ok 😀 20261208");
+/// assert_eq!((c.ascii, c.digits, c.cjk, c.other, c.framing), (2, 2, 2, 1, 0));
+/// ```
+pub fn count_tokens(text: &str) -> TokenCounts {
     if text.is_ascii() {
         // The common case, checked a word at a time: every char is one ASCII byte.
-        return (text.len() as u64).div_ceil(4);
+        let digits = text.bytes().filter(u8::is_ascii_digit).count() as u64;
+        return ascii_counts(text.len() as u64, digits);
     }
-    let (mut ascii, mut cjk, mut other) = (0u64, 0u64, 0u64);
+    let (mut ascii, mut digits, mut cjk, mut other) = (0u64, 0u64, 0u64, 0u64);
     for c in text.chars() {
         if c.is_ascii() {
             ascii += 1;
+            digits += u64::from(c.is_ascii_digit());
         } else if is_cjk(c) {
             cjk += 1;
         } else {
             other += 1;
         }
     }
-    ascii.div_ceil(4) + cjk + other.div_ceil(2)
+    TokenCounts { cjk, other: other.div_ceil(2), ..ascii_counts(ascii, digits) }
+}
+
+/// `chars` ASCII characters, `digits` of them digits: `chars / 4` tokens (rounded up),
+/// split between digits and the rest by their characters.
+fn ascii_counts(chars: u64, digits: u64) -> TokenCounts {
+    let tokens = chars.div_ceil(4);
+    let digit_tokens = (tokens * digits).checked_div(chars).unwrap_or(0);
+    TokenCounts { ascii: tokens - digit_tokens, digits: digit_tokens, ..TokenCounts::default() }
 }
 
 pub(crate) fn is_cjk(c: char) -> bool {
@@ -49,20 +71,34 @@ pub(crate) fn is_cjk(c: char) -> bool {
 
 /// Estimated tokens of one message, including tool calls and framing.
 pub fn estimate_message_tokens(message: &Message) -> u64 {
-    let calls: u64 = message
+    count_message_tokens(message).total()
+}
+
+/// [`estimate_message_tokens`] split by script class (CMP-12).
+pub fn count_message_tokens(message: &Message) -> TokenCounts {
+    let calls: TokenCounts = message
         .tool_calls()
         .iter()
-        .map(|c| estimate_tokens(&c.name) + estimate_tokens(&c.arguments) + estimate_tokens(&c.id) + MESSAGE_OVERHEAD)
+        .map(|c| count_tokens(&c.name) + count_tokens(&c.arguments) + count_tokens(&c.id) + framing())
         .sum();
-    MESSAGE_OVERHEAD + message.text().map_or(0, estimate_tokens) + calls
+    framing() + message.text().map(count_tokens).unwrap_or_default() + calls
+}
+
+fn framing() -> TokenCounts {
+    TokenCounts { framing: MESSAGE_OVERHEAD, ..TokenCounts::default() }
 }
 
 /// Estimated prompt tokens of a request with these parts.
 pub fn estimate_request_tokens(system_prompt: &str, context: &[Message], messages: &[Message], tools: &[ToolDefinition]) -> u64 {
-    let tools: u64 = tools
+    count_request_tokens(system_prompt, context, messages, tools).total()
+}
+
+/// [`estimate_request_tokens`] split by script class (CMP-12).
+pub fn count_request_tokens(system_prompt: &str, context: &[Message], messages: &[Message], tools: &[ToolDefinition]) -> TokenCounts {
+    let tools: TokenCounts = tools
         .iter()
-        .map(|t| estimate_tokens(&t.name) + estimate_tokens(&t.description) + estimate_tokens(&t.parameters.to_string()) + MESSAGE_OVERHEAD)
+        .map(|t| count_tokens(&t.name) + count_tokens(&t.description) + count_tokens(&t.parameters.to_string()) + framing())
         .sum();
-    let system = if system_prompt.is_empty() { 0 } else { MESSAGE_OVERHEAD + estimate_tokens(system_prompt) };
-    system + context.iter().chain(messages).map(estimate_message_tokens).sum::<u64>() + tools
+    let system = if system_prompt.is_empty() { TokenCounts::default() } else { framing() + count_tokens(system_prompt) };
+    system + context.iter().chain(messages).map(count_message_tokens).sum::<TokenCounts>() + tools
 }

@@ -18,9 +18,9 @@ use crate::history::{AgentState, HistoryInvariants, Message, ModelUsage, ToolCal
 use crate::llm::wire::{self, BodyTemplate};
 use crate::llm::{ChatClient, ChatRequest, HttpTransport, LlmError, StreamDelta};
 use crate::memory::{
-    apply_compression, estimate_message_tokens, estimate_request_tokens, retrieve_memory_definition, CompressContext, CompressOutcome,
-    CompressReason, CompressResult, ContextCompressor, DefaultContextCompressor, EpisodicMemory, MemoryService,
-    RetrieveMemoryTool, RuntimeMemoryService,
+    apply_compression, count_message_tokens, count_request_tokens, retrieve_memory_definition, CompressContext, CompressOutcome,
+    CompressReason, CompressResult, ContextCompressor, DefaultContextCompressor, EpisodicMemory, MemoryService, PromptSizeSource,
+    RetrieveMemoryTool, RuntimeMemoryService, TokenCalibration, TokenCounts,
 };
 use crate::memory::{ScopedMemory, RETRIEVE_MEMORY_TOOL_NAME};
 use crate::subagent::{
@@ -137,8 +137,9 @@ struct FixedEncodings {
     template: BodyTemplate,
     /// The system prompt message ("" when there is none).
     system: String,
-    /// Estimated tokens of the system prompt and tools (CMP-11's estimate, fixed part).
-    tokens: u64,
+    /// Estimated tokens of the system prompt and tools (CMP-11's estimate, fixed part),
+    /// per script class (CMP-12).
+    tokens: TokenCounts,
 }
 
 /// PERF-7: the encodings of the history's first `history_len` messages and of the
@@ -164,9 +165,9 @@ struct EncodingCache {
     any: bool,
     /// The body lent to the last request, and the length of its part before the tail.
     lent: Option<(Arc<String>, usize)>,
-    context_tokens: u64,
+    context_tokens: TokenCounts,
     history_len: usize,
-    history_tokens: u64,
+    history_tokens: TokenCounts,
     /// Their tool call ids (fresh ids are checked against them).
     call_ids: HashSet<String>,
 }
@@ -338,7 +339,7 @@ impl AgentRuntime {
         let fixed = FixedEncodings {
             template: BodyTemplate::new(&config.model, &tool_definitions, config.tool_choice.as_ref()),
             system: if system_prompt.is_empty() { String::new() } else { wire::encode_system(&system_prompt) },
-            tokens: estimate_request_tokens(&system_prompt, &[], &[], &tool_definitions),
+            tokens: count_request_tokens(&system_prompt, &[], &[], &tool_definitions),
         };
         let runtime = Self {
             inner: Arc::new(Inner {
@@ -847,6 +848,7 @@ impl Inner {
         if !p.replace_all && episodes.is_empty() && usages.is_empty() && child_usages.is_empty() && new_messages.is_empty() && end == end_before {
             return Ok(());
         }
+        let usages_is_empty = usages.is_empty();
         let commit = Commit {
             replace_all: p.replace_all,
             episodes_from,
@@ -858,6 +860,8 @@ impl Inner {
             usages,
             child_usages_from: child_from,
             child_usages,
+            // CMP-12: the calibration changes only with a new usage.
+            token_calibration: (p.replace_all || !usages_is_empty).then(|| state.token_calibration.clone()),
             now_ms: self.config.clock.now_ms(),
         };
         let commit_seq = match p.lease.commit(&commit) {
@@ -921,14 +925,14 @@ impl Inner {
             cache.body.push('[');
             cache.any = !self.fixed.system.is_empty();
             cache.body.push_str(&self.fixed.system);
-            cache.context_tokens = 0;
+            cache.context_tokens = TokenCounts::default();
             if let Some(m) = Self::memory_context(state) {
                 if cache.any {
                     cache.body.push(',');
                 }
                 cache.body.push_str(&wire::encode_message(&m));
                 cache.any = true;
-                cache.context_tokens += estimate_message_tokens(&m);
+                cache.context_tokens += count_message_tokens(&m);
             }
             cache.built = true;
         }
@@ -941,7 +945,7 @@ impl Inner {
             }
             cache.body.push_str(&encoded);
             cache.any = true;
-            cache.history_tokens += estimate_message_tokens(m);
+            cache.history_tokens += count_message_tokens(m);
             cache.call_ids.extend(m.tool_calls().iter().map(|c| c.id.clone()));
         }
         cache.history_len = messages.len();
@@ -952,8 +956,9 @@ impl Inner {
         self.encodings.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The local prompt estimate of the next request (CMP-11), from the cache.
-    fn estimate(&self, state: &AgentState, generation: u64) -> u64 {
+    /// The local prompt estimate of the next request (CMP-11), per script class, from the
+    /// cache.
+    fn estimate(&self, state: &AgentState, generation: u64) -> TokenCounts {
         let mut cache = self.lock_encodings();
         let cache = self.sync_encodings(&mut cache, state, generation);
         let local = self.fixed.tokens + cache.context_tokens + cache.history_tokens;
@@ -961,14 +966,15 @@ impl Inner {
         local
     }
 
-    fn estimate_from_scratch(&self, state: &AgentState) -> u64 {
+    fn estimate_from_scratch(&self, state: &AgentState) -> TokenCounts {
         let context: Vec<Message> = Self::memory_context(state).into_iter().collect();
-        estimate_request_tokens(&self.system_prompt, &context, &state.history.messages, &self.tool_definitions)
+        count_request_tokens(&self.system_prompt, &context, &state.history.messages, &self.tool_definitions)
     }
 
     /// PERF-7: the request body for `state`, assembled from cached encodings, and the
-    /// local prompt estimate. PERF-2: the body is the cache itself, lent (no copy).
-    fn request_body(&self, state: &AgentState, generation: u64) -> (Arc<String>, u64) {
+    /// local prompt estimate per script class. PERF-2: the body is the cache itself, lent
+    /// (no copy).
+    fn request_body(&self, state: &AgentState, generation: u64) -> (Arc<String>, TokenCounts) {
         let mut cache = self.lock_encodings();
         let cache = self.sync_encodings(&mut cache, state, generation);
         let len = cache.body.len();
@@ -1053,23 +1059,38 @@ impl Inner {
         }
     }
 
-    /// The next prompt's size (CMP-3, CMP-11): the larger of the local estimate and the
-    /// provider's count of the last request plus an estimate of the messages appended
-    /// since — a provider that counts tool schemas, system text or CJK differently than
-    /// the estimator still triggers compression on its own numbers.
-    fn prompt_size(&self, state: &AgentState, local: u64) -> u64 {
+    /// The next prompt's size (CMP-3, CMP-11, CMP-12) and which figure decided it: the
+    /// larger of the local estimate (calibrated for this model once the provider reported
+    /// a count) and the provider's count of the last request plus an estimate of the
+    /// messages appended since — a provider that counts tool schemas, system text or CJK
+    /// differently than the estimator still triggers compression on its own numbers, and
+    /// a calibration never takes the size below what the provider counted.
+    fn prompt_size(&self, state: &AgentState, counts: TokenCounts) -> (u64, PromptSizeSource) {
+        let calibration = self.calibration(state);
+        let local = calibration.estimate(&counts);
+        let source = if calibration.is_calibrated() { PromptSizeSource::Calibrated } else { PromptSizeSource::Estimate };
         let Some(count) = self.provider_count.lock().ok().and_then(|c| *c) else {
-            return local;
+            return (local, source);
         };
         let messages = &state.history.messages;
         if count.messages_sent > messages.len() {
-            return local;
+            return (local, source);
         }
-        let since = messages[count.messages_sent..].iter().fold(0u64, |acc, m| acc.saturating_add(estimate_message_tokens(m)));
-        local.max(count.prompt_tokens.saturating_add(since))
+        let since: TokenCounts = messages[count.messages_sent..].iter().map(count_message_tokens).sum();
+        let floor = count.prompt_tokens.saturating_add(calibration.estimate(&since));
+        if floor > local {
+            (floor, PromptSizeSource::Provider)
+        } else {
+            (local, source)
+        }
     }
 
-    fn next_prompt_size(&self) -> u64 {
+    /// CMP-12: this model's calibration in `state` (the identity until one is learned).
+    fn calibration(&self, state: &AgentState) -> TokenCalibration {
+        state.token_calibration.get(&self.config.model.model).copied().unwrap_or_default()
+    }
+
+    fn next_prompt_size(&self) -> (u64, PromptSizeSource) {
         let (state, generation) = self.snapshot_with_generation();
         let local = self.estimate(&state, generation);
         self.prompt_size(&state, local)
@@ -1132,17 +1153,20 @@ impl Inner {
             let mut preflight_estimate = None;
             if self.compressor.is_some() {
                 let estimate = self.next_prompt_size();
-                let result = self.maybe_compress_context(run_id, cancel, CompressionTrigger::Preflight, Some(estimate)).await;
+                let result = self.maybe_compress_context(run_id, cancel, CompressionTrigger::Preflight, Some(estimate.0)).await;
                 if result.outcome != CompressOutcome::Compressed {
                     preflight_estimate = Some(estimate);
                 }
             }
             let mut overflow_retried = false;
+            // CMP-12: the static counts of the request sent, to learn from its usage.
+            let mut sent_counts: TokenCounts;
             let response = loop {
-                let (http, message_count, estimate) = {
+                let (http, message_count, (estimate, source)) = {
                     let (state, generation) = self.snapshot_with_generation();
-                    let (body, local) = self.request_body(&state, generation);
-                    let estimate = preflight_estimate.take().unwrap_or_else(|| self.prompt_size(&state, local));
+                    let (body, counts) = self.request_body(&state, generation);
+                    sent_counts = counts;
+                    let estimate = preflight_estimate.take().unwrap_or_else(|| self.prompt_size(&state, counts));
                     (self.client.http_request_with_shared_body(body), state.history.messages.len(), estimate)
                 };
                 self.emit(run_id, EventKind::ModelRequest {
@@ -1151,6 +1175,7 @@ impl Inner {
                     tool_count: self.tool_definitions.len(),
                     estimated_prompt_tokens: estimate,
                     compression_threshold: threshold,
+                    prompt_size_source: source,
                 });
                 let answered = std::sync::atomic::AtomicBool::new(false);
                 let streamed = if self.config.model.stream {
@@ -1208,6 +1233,20 @@ impl Inner {
                             let messages_sent = state.history.messages.len();
                             *count = Some(ProviderCount { prompt_tokens: usage.prompt_tokens, messages_sent });
                         }
+                        // CMP-12: learn from the provider's count of the request just sent
+                        // (a missing or implausible count teaches nothing).
+                        let model = &self.config.model.model;
+                        match state.token_calibration.get_mut(model) {
+                            Some(calibration) => {
+                                calibration.observe(&sent_counts, usage.prompt_tokens);
+                            }
+                            None => {
+                                let mut calibration = TokenCalibration::default();
+                                if calibration.observe(&sent_counts, usage.prompt_tokens) {
+                                    state.token_calibration.insert(model.clone(), calibration);
+                                }
+                            }
+                        }
                     }
                 }
                 state.history.messages.push(message);
@@ -1230,7 +1269,7 @@ impl Inner {
                 // final answer as after every other turn.
                 if self.compressor.is_some() && !cancel.is_cancelled() {
                     let size = self.next_prompt_size();
-                    self.maybe_compress_context(run_id, cancel, CompressionTrigger::PostTurn, Some(size)).await;
+                    self.maybe_compress_context(run_id, cancel, CompressionTrigger::PostTurn, Some(size.0)).await;
                 }
                 return Ok(self.finish(run_id, RunStatus::Completed, iteration, text));
             }
@@ -1285,7 +1324,7 @@ impl Inner {
             }
             if self.compressor.is_some() {
                 let size = self.next_prompt_size();
-                self.maybe_compress_context(run_id, cancel, CompressionTrigger::PostTurn, Some(size)).await;
+                self.maybe_compress_context(run_id, cancel, CompressionTrigger::PostTurn, Some(size.0)).await;
             }
         }
         Ok(self.finish(run_id, RunStatus::MaxIterations, self.config.max_iterations, None))

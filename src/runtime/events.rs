@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Clock, CompressionTrigger, RunStatus, StateCell};
 use crate::history::ModelUsage;
-use crate::memory::CompressOutcome;
+use crate::memory::{CompressOutcome, PromptSizeSource};
 use crate::subagent::SubAgentChildEvent;
 
 /// One runtime event (CORE-5), with correlation fields. Serialized flat:
@@ -43,12 +43,17 @@ pub enum EventKind {
         message_count: usize,
         /// Tools offered.
         tool_count: usize,
-        /// The prompt's size in tokens as the compression trigger sees it (CMP-3, CMP-11):
-        /// the larger of the CJK-aware estimate and, after a call that reported usage, the
+        /// The prompt's size in tokens as the compression trigger sees it (CMP-3, CMP-11,
+        /// CMP-12): the larger of the CJK-aware estimate (calibrated per model once the
+        /// provider reported prompt tokens) and, after a call that reported usage, the
         /// provider's prompt tokens plus an estimate of the messages appended since.
         estimated_prompt_tokens: u64,
         /// The compression threshold, when compression is on: how close the UI is to it.
         compression_threshold: Option<u64>,
+        /// Which figure decided `estimated_prompt_tokens` (CMP-12): the static estimate,
+        /// the estimate calibrated from this model's earlier counts, or the provider's
+        /// count of the previous request plus what was appended since.
+        prompt_size_source: PromptSizeSource,
     },
     /// A model response was parsed and appended.
     ModelResponse {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{checked_state, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, StoreError};
 use crate::history::{AgentState, Message, ModelUsage};
-use crate::memory::EpisodicMemory;
+use crate::memory::{EpisodicMemory, TokenCalibrations};
 use crate::subagent::ChildUsageRecord;
 
 #[derive(Default)]
@@ -15,6 +15,7 @@ struct Stored {
     episodes: Vec<EpisodicMemory>,
     usages: Vec<ModelUsage>,
     child_usages: Vec<ChildUsageRecord>,
+    token_calibration: TokenCalibrations,
     seq: u64,
     updated_ms: u64,
     title: Option<String>,
@@ -70,6 +71,7 @@ impl SessionStore for MemoryStore {
                 state.history.episodic_memories = s.episodes.clone();
                 state.usages = s.usages.clone();
                 state.child_usages = s.child_usages.clone();
+                state.token_calibration = s.token_calibration.clone();
                 match checked_state(state) {
                     Ok(state) => Some(state),
                     Err(e) => {
@@ -135,6 +137,9 @@ impl SessionLease for MemoryLease {
         }
         put(&mut s.usages, c.usages_from, &c.usages);
         put(&mut s.child_usages, c.child_usages_from, &c.child_usages);
+        if let Some(calibration) = &c.token_calibration {
+            s.token_calibration = calibration.clone();
+        }
         if s.title.is_none() {
             s.title = c.title_candidate();
         }

@@ -18,7 +18,7 @@ pub use sqlite::{SqliteStore, SqliteSync, SCHEMA_VERSION};
 
 use crate::error::ErrorCode;
 use crate::history::{AgentState, Message, ModelUsage};
-use crate::memory::EpisodicMemory;
+use crate::memory::{EpisodicMemory, TokenCalibrations};
 use crate::subagent::ChildUsageRecord;
 
 /// Errors of a session store. Every variant has a stable code ([`StoreError::code`]).
@@ -101,6 +101,9 @@ pub struct Commit {
     pub child_usages_from: usize,
     /// New sub-agent records.
     pub child_usages: Vec<ChildUsageRecord>,
+    /// The session's token calibration (CMP-12) when it may have changed; `None` keeps
+    /// the stored one.
+    pub token_calibration: Option<TokenCalibrations>,
     /// The runtime clock's time.
     pub now_ms: u64,
 }

@@ -11,18 +11,18 @@ use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Tran
 
 use super::{checked_state, title_of, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, StoreError};
 use crate::history::{AgentState, Message, ModelUsage};
-use crate::memory::EpisodicMemory;
+use crate::memory::{EpisodicMemory, TokenCalibrations};
 use crate::subagent::ChildUsageRecord;
 
 /// The schema version this library writes. Files of any earlier version are migrated
 /// forward when opened; a newer file gives `store_newer_schema` and is left untouched.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// `PRAGMA application_id` of an arkagent store ("ARKA").
 const APPLICATION_ID: i64 = 0x4152_4b41;
 
 /// The forward migrations: `MIGRATIONS[i]` takes a file from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     // 1: the first schema.
     "CREATE TABLE arkagent_schema(version INTEGER PRIMARY KEY NOT NULL);
      CREATE TABLE sessions(id TEXT PRIMARY KEY NOT NULL, created_ms INTEGER NOT NULL,
@@ -43,6 +43,9 @@ const MIGRATIONS: [&str; 2] = [
     // 2: a stored title (the first user text), backfilled for existing sessions by
     // `backfill_titles` (the rule of `title_of`: first line, trimmed, 80 characters).
     "ALTER TABLE sessions ADD COLUMN title TEXT;",
+    // 3: the session's token calibration (CMP-12), JSON; none for existing sessions (the
+    // static estimate stands until the next provider count).
+    "ALTER TABLE sessions ADD COLUMN token_calibration TEXT;",
 ];
 
 /// Migration 2's backfill: each existing session's title from its first user text, by the
@@ -386,12 +389,17 @@ fn i64_of(v: u64) -> i64 {
 impl SqliteStore {
     fn load(&self, session_id: &str) -> Result<Option<AgentState>, StoreError> {
         let conn = self.conn();
-        let exists: Option<i64> =
-            conn.query_row("SELECT seq FROM sessions WHERE id = ?1", [session_id], |r| r.get(0)).optional().map_err(map_err)?;
-        if exists.is_none() {
+        let exists: Option<Option<String>> = conn
+            .query_row("SELECT token_calibration FROM sessions WHERE id = ?1", [session_id], |r| r.get(0))
+            .optional()
+            .map_err(map_err)?;
+        let Some(calibration) = exists else {
             return Ok(None);
-        }
+        };
         let mut state = AgentState::new(session_id);
+        if let Some(json) = calibration {
+            state.token_calibration = from_json::<TokenCalibrations>(&json)?;
+        }
         for json in json_rows(&conn, "SELECT json FROM messages WHERE session_id = ?1 ORDER BY pos", [session_id])? {
             state.history.messages.push(from_json::<Message>(&json)?);
         }
@@ -433,6 +441,7 @@ impl SqliteStore {
         let messages: Vec<String> = c.messages.iter().map(to_json).collect::<Result<_, _>>()?;
         let usages: Vec<String> = c.usages.iter().map(to_json).collect::<Result<_, _>>()?;
         let children: Vec<String> = c.child_usages.iter().map(to_json).collect::<Result<_, _>>()?;
+        let calibration: Option<String> = c.token_calibration.as_ref().map(to_json).transpose()?;
         let mut episodes = Vec::with_capacity(c.episodes.len());
         for e in &c.episodes {
             let archived: Vec<String> = e.archived_messages.iter().map(to_json).collect::<Result<_, _>>()?;
@@ -446,7 +455,8 @@ impl SqliteStore {
                 for table in ["messages", "episodes", "archived", "usages", "child_usages"] {
                     tx.execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [id]).map_err(map_err)?;
                 }
-                tx.execute("UPDATE sessions SET total_tokens = 0, title = NULL WHERE id = ?1", [id]).map_err(map_err)?;
+                tx.execute("UPDATE sessions SET total_tokens = 0, title = NULL, token_calibration = NULL WHERE id = ?1", [id])
+                    .map_err(map_err)?;
             }
             tx.prepare_cached(
                 "INSERT OR IGNORE INTO sessions(id, created_ms, updated_ms, seq, message_count, total_tokens)
@@ -501,11 +511,15 @@ impl SqliteStore {
             }
             tx.prepare_cached(
                 "UPDATE sessions SET seq = seq + 1, updated_ms = ?2, message_count = ?3,
-                    total_tokens = total_tokens + ?4, title = coalesce(title, ?5)
+                    total_tokens = total_tokens + ?4, title = coalesce(title, ?5),
+                    token_calibration = coalesce(?6, token_calibration)
                  WHERE id = ?1 RETURNING seq",
             )
             .and_then(|mut s| {
-                s.query_row(params![id, i64_of(c.now_ms), i64_of(c.end()), i64_of(c.tokens()), c.title_candidate()], |r| r.get(0))
+                s.query_row(
+                    params![id, i64_of(c.now_ms), i64_of(c.end()), i64_of(c.tokens()), c.title_candidate(), calibration],
+                    |r| r.get(0),
+                )
             })
             .map_err(map_err)?
         };

@@ -109,6 +109,8 @@ static void tool_cb(void *userdata, const char *call_json, ArkAgentToolCompletio
 typedef struct {
   char types[1024];
   int n;
+  /* CMP-12: each model_request's prompt_size_source, comma-separated. */
+  char sources[256];
 } Events;
 
 static void event_cb(void *userdata, const char *event_json) {
@@ -121,6 +123,16 @@ static void event_cb(void *userdata, const char *event_json) {
   if (end && len + (size_t)(end - p) + 2 < sizeof e->types) {
     if (len) strcat(e->types, ",");
     strncat(e->types, p, (size_t)(end - p));
+  }
+  const char *src = strstr(event_json, "\"prompt_size_source\":\"");
+  if (src && strncmp(p, "model_request\"", 14) == 0) {
+    src += 22;
+    const char *src_end = strchr(src, '"');
+    size_t slen = strlen(e->sources);
+    if (src_end && slen + (size_t)(src_end - src) + 2 < sizeof e->sources) {
+      if (slen) strcat(e->sources, ",");
+      strncat(e->sources, src, (size_t)(src_end - src));
+    }
   }
   e->n++;
 }
@@ -147,7 +159,7 @@ static ArkAgentRuntime *make_runtime(Model *model, Tool *tool) {
 static void scenario(int chunked) {
   Model model = {{TOOL_CALLS_REPLY, FINAL_REPLY}, {0}, 0, chunked, {0}};
   Tool tool = {0};
-  Events events = {{0}, 0};
+  Events events = {{0}, 0, {0}};
   ArkAgentRuntime *rt = make_runtime(&model, &tool);
   uint64_t sub = 0;
   CHECK(arkagent_runtime_subscribe(rt, event_cb, &events, &sub) == ARK_AGENT_RESULT_OK, "subscribe");
@@ -179,6 +191,10 @@ static void scenario(int chunked) {
                "run_started,model_request,model_response,tool_call_started,tool_call_finished,tool_call_started,"
                "tool_call_finished,model_request,model_response,text_delta,run_finished") == 0,
         "events in order");
+  /* CMP-12: the first request is sized by the static estimate; the provider's count of it
+     decides or calibrates the second. */
+  CHECK(strcmp(events.sources, "estimate,calibrated") == 0 || strcmp(events.sources, "estimate,provider") == 0,
+        "model_request names the figure that decided");
   CHECK(arkagent_runtime_unsubscribe(rt, sub) == ARK_AGENT_RESULT_OK, "unsubscribe");
   CHECK(arkagent_runtime_unsubscribe(rt, sub) == ARK_AGENT_RESULT_INVALID_HANDLE, "unsubscribe twice");
 
@@ -190,9 +206,14 @@ static void scenario(int chunked) {
                    "\"usage\":{\"prompt_tokens\":200,\"completion_tokens\":4,\"total_tokens\":204}}"},
                   {0}, 0, chunked, {0}};
   ArkAgentRuntime *rt2 = make_runtime(&model2, &tool);
+  CHECK(state && strstr(state, "\"token_calibration\":{\"test-model\":"), "the export carries the calibration");
   CHECK(arkagent_runtime_import_state(rt2, state) == ARK_AGENT_RESULT_OK, "import");
   arkagent_string_free(state);
+  Events events2 = {{0}, 0, {0}};
+  uint64_t sub2 = 0;
+  CHECK(arkagent_runtime_subscribe(rt2, event_cb, &events2, &sub2) == ARK_AGENT_RESULT_OK, "subscribe rt2");
   CHECK(arkagent_runtime_run(rt2, "What did I ask?", NULL) == ARK_AGENT_RESULT_OK, "second run");
+  CHECK(strcmp(events2.sources, "calibrated") == 0, "the imported calibration sizes the first request after resume");
   CHECK(strstr(model2.last_request, "Weather in Beijing and Shenzhen?") != NULL, "resumed request carries the old history");
   messages = NULL;
   CHECK(arkagent_runtime_messages(rt2, &messages) == ARK_AGENT_RESULT_OK && messages && count(messages, "\"role\":") == 7, "seven messages after resume");
@@ -388,7 +409,7 @@ static void streaming_http(void *userdata, const ArkAgentHttpRequest *request, A
 static void streaming(void) {
   static const char *STREAM_CONFIG =
       "{\"model\":{\"base_url\":\"http://127.0.0.1:9/v1\",\"api_key\":\"" API_KEY "\",\"model\":\"m\",\"stream\":true}}";
-  Events events = {{0}, 0};
+  Events events = {{0}, 0, {0}};
   Streamer st = {NULL, &events, 0};
   ArkAgentRuntime *rt = NULL;
   CHECK(arkagent_runtime_new(STREAM_CONFIG, NULL, NULL, HTTP(streaming_http, &st), &rt) == ARK_AGENT_RESULT_OK, "streaming runtime");
@@ -489,7 +510,7 @@ static void delegation(void) {
 
   /* Delegation works: parent delegates, the child answers, the parent finishes. */
   Family fam = {{{delegate_researcher, CHILD_ANSWER, FINAL_REPLY}, {0}, 0, 0, {0}}, {0}};
-  Events events = {{0}, 0};
+  Events events = {{0}, 0, {0}};
   ArkAgentRuntime *rt = NULL;
   CHECK(arkagent_runtime_new(DELEGATION_CONFIG, NULL, workers, HTTP(family_http, &fam), &rt) == ARK_AGENT_RESULT_OK, "runtime with workers");
   uint64_t sub = 0;
@@ -517,7 +538,7 @@ static void delegation(void) {
 
   /* The malicious factory: its delegate_task executor never runs. */
   Family evil = {{{delegate_sneaky, CHILD_DELEGATES_REPLY, CHILD_ANSWER, FINAL_REPLY}, {0}, 0, 0, {0}}, {0}};
-  Events evil_events = {{0}, 0};
+  Events evil_events = {{0}, 0, {0}};
   CHECK(arkagent_runtime_new(DELEGATION_CONFIG, NULL, workers, HTTP(family_http, &evil), &rt) == ARK_AGENT_RESULT_OK, "runtime");
   arkagent_runtime_subscribe(rt, event_cb, &evil_events, &sub);
   CHECK(arkagent_runtime_run(rt, "Escalate.", NULL) == ARK_AGENT_RESULT_OK, "run with a malicious worker");

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod c_abi;
+mod cmp_calibration;
 mod compression;
 mod delegation;
 mod fuzz_replay;

@@ -81,6 +81,22 @@ pub fn busy_model() -> Arc<ScriptedModel> {
     })
 }
 
+/// `busy_model`'s script, reporting 0.8 prompt tokens per estimated token of the
+/// messages (CMP-12: a count the calibration learns from).
+fn tokenizer_model() -> Arc<ScriptedModel> {
+    let busy = busy_model();
+    ScriptedModel::with(move |body: &Value, i| {
+        let estimate = arkagent::memory::estimate_tokens(&body["messages"].to_string());
+        match busy.respond(body, i) {
+            Reply::Json(mut v) => {
+                v["usage"]["prompt_tokens"] = json!(estimate * 4 / 5);
+                Reply::Json(v)
+            }
+            other => other,
+        }
+    })
+}
+
 fn sqlite(path: &Path) -> Arc<dyn SessionStore> {
     Arc::new(SqliteStore::open(path).unwrap())
 }
@@ -116,13 +132,19 @@ async fn store_1_migration_from_every_earlier_version() {
         let dir = temp_dir("migrate");
         let path = dir.join("old.db");
         SqliteStore::create_at_version(&path, version).unwrap();
-        // A session as version 1 stored it.
+        // A session as version 1 stored it (version 2 also stored its title).
+        let session = if version >= 2 {
+            "INSERT INTO sessions(id, created_ms, updated_ms, seq, message_count, total_tokens, title)
+                VALUES ('old', 1, 2, 1, 2, 30, 'hello from v1');"
+        } else {
+            "INSERT INTO sessions(id, created_ms, updated_ms, seq, message_count, total_tokens) VALUES ('old', 1, 2, 1, 2, 30);"
+        };
         SqliteStore::execute_raw(
             &path,
-            r#"INSERT INTO sessions(id, created_ms, updated_ms, seq, message_count, total_tokens) VALUES ('old', 1, 2, 1, 2, 30);
-               INSERT INTO messages VALUES ('old', 0, '{"role":"user","content":"hello from v1"}');
+            &(session.to_owned()
+                + r#"INSERT INTO messages VALUES ('old', 0, '{"role":"user","content":"hello from v1"}');
                INSERT INTO messages VALUES ('old', 1, '{"role":"assistant","content":"hi"}');
-               INSERT INTO usages VALUES ('old', 0, '{"prompt_tokens":20,"completion_tokens":10,"total_tokens":30}');"#,
+               INSERT INTO usages VALUES ('old', 0, '{"prompt_tokens":20,"completion_tokens":10,"total_tokens":30}');"#),
         )
         .unwrap();
         let store = SqliteStore::open(&path).unwrap();
@@ -138,12 +160,16 @@ async fn store_1_migration_from_every_earlier_version() {
         let opened = store.open_session("old").unwrap();
         let state = opened.state.clone().unwrap();
         assert_eq!(state.history.messages, vec![Message::user("hello from v1"), Message::assistant("hi")]);
+        assert!(state.token_calibration.is_empty(), "CMP-12: a migrated session starts uncalibrated");
         drop(opened);
-        // The migrated file resumes and takes new commits.
+        // The migrated file resumes and takes new commits, the calibration (CMP-12) included.
         let store: Arc<dyn SessionStore> = Arc::new(store);
-        let rt = AgentRuntime::new(store_config(store.clone(), "old", false), busy_model()).unwrap();
+        let rt = AgentRuntime::new(store_config(store.clone(), "old", false), tokenizer_model()).unwrap();
         rt.run("again").await.unwrap();
+        let calibration = rt.state().token_calibration;
+        assert!(calibration["test-model"].is_calibrated(), "{calibration:?}");
         drop(rt);
+        assert_eq!(store.open_session("old").unwrap().state.unwrap().token_calibration, calibration);
         let list = store.list_sessions().unwrap();
         assert_eq!(list[0].commit_seq, 5, "v1's commit, then the run start, two tool turns and the answer");
     }

@@ -45,6 +45,12 @@ impl ScriptedModel {
         Arc::new(Self { replies: Mutex::default(), responder: Some(Box::new(f)), requests: Mutex::default() })
     }
 
+    /// The reply of a model built with [`ScriptedModel::with`] to `body` (no request is
+    /// recorded).
+    pub fn respond(&self, body: &Value, index: usize) -> Reply {
+        (self.responder.as_ref().expect("a model built with ScriptedModel::with"))(body, index)
+    }
+
     pub fn request_count(&self) -> usize {
         self.requests.lock().unwrap().len()
     }

@@ -182,7 +182,11 @@ export class ToolContext {
  * (snake_case). Types: "run_started", "model_request" (iteration, message_count,
  * tool_count, estimated_prompt_tokens — the prompt size the compression trigger uses: the
  * larger of the local estimate and the provider's last count plus what was added since —
- * and compression_threshold when compression is on),
+ * compression_threshold when compression is on, and prompt_size_source: which figure
+ * decided, "estimate" (the static CJK-aware estimate), "calibrated" (that estimate
+ * corrected per script class from this model's earlier prompt_tokens; the correction is
+ * kept in exportState() as token_calibration) or "provider" (the provider's last count
+ * plus what was added since)),
  * "model_response", "text_delta" (iteration, delta: each piece as it streams in, or the
  * whole text once for a non-streamed answer), "reasoning_delta" (iteration, delta;
  * streaming only), "tool_call_delta" (iteration, index, name on a call's first delta,
