@@ -80,7 +80,9 @@ int main(void) {
   EXPECT(arkagent_runtime_new_with_compressor(
              "{\"model\":{\"base_url\":\"http://127.0.0.1:9/v1\",\"api_key\":\"sk-c-wc\",\"model\":\"m\"},"
              "\"delegation\":{\"allow_clone\":true}}",
-             NULL, workers, HTTP(http_cb, NULL), compress_cb, &calls, 0, &rt),
+             /* threshold 1: a compression is always due, so every runtime that has the
+                compressor is asked (it is asked only when due, PERF-3). */
+             NULL, workers, HTTP(http_cb, NULL), compress_cb, &calls, 1, &rt),
          OK);
   char *outcome = NULL;
   EXPECT(arkagent_runtime_run(rt, "start", &outcome), OK);
