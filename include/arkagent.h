@@ -525,6 +525,29 @@ enum ArkAgentResult arkagent_tool_memory_store(struct ArkAgentToolCompletion *co
 // `id` a NUL-terminated string; `out_json` valid for one pointer write.
 enum ArkAgentResult arkagent_tool_memory_recall(struct ArkAgentToolCompletion *completion, int32_t tier, const char *id, char **out_json);
 
+// MEM-4 for a C tool: removes `id` from the calling runtime's memory namespace, as
+// `arkagent_runtime_memory_forget` does. `completion` as for [`arkagent_tool_episodes`].
+//
+// # Safety
+// `id` a NUL-terminated string; `out_removed` NULL or valid for one write.
+enum ArkAgentResult arkagent_tool_memory_forget(struct ArkAgentToolCompletion *completion, int32_t tier, const char *id, int32_t *out_removed);
+
+// MEM-4 for a C tool: the ids in the calling runtime's memory namespace and `tier`, as
+// `arkagent_runtime_memory_ids` writes them. `completion` as for
+// [`arkagent_tool_episodes`].
+//
+// # Safety
+// `out_json` valid for one pointer write.
+enum ArkAgentResult arkagent_tool_memory_ids(struct ArkAgentToolCompletion *completion, int32_t tier, char **out_json);
+
+// MEM-4 for a C tool: the calling runtime's memory namespace and its entry counts, as
+// `arkagent_runtime_memory_stats` writes them (a sub-agent's tool sees the sub-agent's
+// namespace). `completion` as for [`arkagent_tool_episodes`].
+//
+// # Safety
+// `out_json` valid for one pointer write.
+enum ArkAgentResult arkagent_tool_memory_stats(struct ArkAgentToolCompletion *completion, char **out_json);
+
 // MEM-4: removes `id` from this runtime's memory namespace; `*out_removed` (may be
 // NULL) gets 1 when it was there, else 0. `tier` as for `arkagent_runtime_memory_store`.
 //

@@ -269,6 +269,61 @@ pub unsafe extern "C" fn arkagent_tool_memory_recall(completion: *mut ArkAgentTo
     })
 }
 
+/// MEM-4 for a C tool: removes `id` from the calling runtime's memory namespace, as
+/// `arkagent_runtime_memory_forget` does. `completion` as for [`arkagent_tool_episodes`].
+///
+/// # Safety
+/// `id` a NUL-terminated string; `out_removed` NULL or valid for one write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_tool_memory_forget(completion: *mut ArkAgentToolCompletion, tier: i32, id: *const c_char, out_removed: *mut i32) -> ArkAgentResult {
+    boundary(|| {
+        let ctx = tool_context(completion)?;
+        let tier = ArkAgentMemoryTier::from_c(tier)?;
+        // SAFETY: forwarded contract.
+        let id = unsafe { str_arg(id, "id") }?;
+        let removed = ctx.memory.forget(tier.into(), id);
+        // SAFETY: forwarded contract.
+        unsafe { write_flag(out_removed, removed) };
+        Ok(())
+    })
+}
+
+/// MEM-4 for a C tool: the ids in the calling runtime's memory namespace and `tier`, as
+/// `arkagent_runtime_memory_ids` writes them. `completion` as for
+/// [`arkagent_tool_episodes`].
+///
+/// # Safety
+/// `out_json` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_tool_memory_ids(completion: *mut ArkAgentToolCompletion, tier: i32, out_json: *mut *mut c_char) -> ArkAgentResult {
+    boundary(|| {
+        let ctx = tool_context(completion)?;
+        let tier = ArkAgentMemoryTier::from_c(tier)?;
+        let out_json = out_arg(out_json, "out_json")?;
+        let ids = ctx.memory.ids(tier.into());
+        // SAFETY: checked non-NULL.
+        unsafe { write_out_json(out_json, &ids) }
+    })
+}
+
+/// MEM-4 for a C tool: the calling runtime's memory namespace and its entry counts, as
+/// `arkagent_runtime_memory_stats` writes them (a sub-agent's tool sees the sub-agent's
+/// namespace). `completion` as for [`arkagent_tool_episodes`].
+///
+/// # Safety
+/// `out_json` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_tool_memory_stats(completion: *mut ArkAgentToolCompletion, out_json: *mut *mut c_char) -> ArkAgentResult {
+    boundary(|| {
+        let ctx = tool_context(completion)?;
+        let out_json = out_arg(out_json, "out_json")?;
+        let stats = ctx.memory.stats();
+        let json = serde_json::json!({"namespace": ctx.memory.namespace(), "working": stats.working, "short_term": stats.short_term});
+        // SAFETY: checked non-NULL.
+        unsafe { write_out_json(out_json, &json) }
+    })
+}
+
 /// MEM-4: removes `id` from this runtime's memory namespace; `*out_removed` (may be
 /// NULL) gets 1 when it was there, else 0. `tier` as for `arkagent_runtime_memory_store`.
 ///

@@ -301,7 +301,16 @@ static void probe_cb(void *userdata, const char *call_json, ArkAgentToolCompleti
   for (size_t i = 0; i < N_BAD_ENUMS; i++) {
     EXPECT(arkagent_tool_memory_store(completion, BAD_ENUMS[i], "k", "1"), BAD_ARG);
     EXPECT(arkagent_tool_memory_recall(completion, BAD_ENUMS[i], "k", &mem), BAD_ARG);
+    EXPECT(arkagent_tool_memory_forget(completion, BAD_ENUMS[i], "k", NULL), BAD_ARG);
+    EXPECT(arkagent_tool_memory_ids(completion, BAD_ENUMS[i], &mem), BAD_ARG);
   }
+  EXPECT(arkagent_tool_memory_forget(completion, ARK_AGENT_MEMORY_TIER_WORKING, NULL, NULL), NULL_ARG);
+  EXPECT(arkagent_tool_memory_forget(completion, ARK_AGENT_MEMORY_TIER_WORKING, BAD_UTF8_STR, NULL), BAD_UTF8);
+  EXPECT(arkagent_tool_memory_forget(FORGED(ArkAgentToolCompletion), ARK_AGENT_MEMORY_TIER_WORKING, "k", NULL), BAD_HANDLE);
+  EXPECT(arkagent_tool_memory_ids(completion, ARK_AGENT_MEMORY_TIER_WORKING, NULL), NULL_ARG);
+  EXPECT(arkagent_tool_memory_ids(FORGED(ArkAgentToolCompletion), ARK_AGENT_MEMORY_TIER_WORKING, &mem), BAD_HANDLE);
+  EXPECT(arkagent_tool_memory_stats(completion, NULL), NULL_ARG);
+  EXPECT(arkagent_tool_memory_stats(NULL, &mem), NULL_ARG);
   CHECK(mem == NULL, "refused tool-context calls write no output");
   if (p->race) {
     race(NULL, completion);
@@ -312,6 +321,9 @@ static void probe_cb(void *userdata, const char *call_json, ArkAgentToolCompleti
   EXPECT(arkagent_tool_fail(completion, "again", NULL), DONE);
   EXPECT(arkagent_tool_episodes(completion, &mem), DONE);
   EXPECT(arkagent_tool_memory_store(completion, ARK_AGENT_MEMORY_TIER_WORKING, "k", "1"), DONE);
+  EXPECT(arkagent_tool_memory_forget(completion, ARK_AGENT_MEMORY_TIER_WORKING, "k", NULL), DONE);
+  EXPECT(arkagent_tool_memory_ids(completion, ARK_AGENT_MEMORY_TIER_WORKING, &mem), DONE);
+  EXPECT(arkagent_tool_memory_stats(completion, &mem), DONE);
   CHECK(mem == NULL, "a finished call reaches no memory");
 }
 
