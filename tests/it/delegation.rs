@@ -17,19 +17,19 @@ use serde_json::{json, Value};
 
 use crate::support::*;
 
-fn offers_delegation(body: &Value) -> bool {
+pub(crate) fn offers_delegation(body: &Value) -> bool {
     body["tools"].as_array().into_iter().flatten().any(|t| t["function"]["name"] == DELEGATE_TASK_TOOL_NAME)
 }
 
-fn last_user(body: &Value) -> String {
+pub(crate) fn last_user(body: &Value) -> String {
     body["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").and_then(|m| m["content"].as_str()).unwrap_or_default().to_owned()
 }
 
-fn last_role(body: &Value) -> String {
+pub(crate) fn last_role(body: &Value) -> String {
     body["messages"].as_array().unwrap().last().unwrap()["role"].as_str().unwrap().to_owned()
 }
 
-fn delegate_calls(calls: &[(&str, &str, &str)]) -> Reply {
+pub(crate) fn delegate_calls(calls: &[(&str, &str, &str)]) -> Reply {
     let calls: Vec<(&str, &str, Value)> = calls.iter().map(|(id, who, task)| (*id, DELEGATE_TASK_TOOL_NAME, json!({"assignee": who, "task_description": task}))).collect();
     tool_calls_reply(&calls, 100)
 }
@@ -48,7 +48,7 @@ fn researcher() -> SubAgentDefinition {
     .unwrap()
 }
 
-fn parent_config(policy: SubAgentPolicy, workers: Vec<SubAgentDefinition>) -> AgentRuntimeConfig {
+pub(crate) fn parent_config(policy: SubAgentPolicy, workers: Vec<SubAgentDefinition>) -> AgentRuntimeConfig {
     let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "test-model"));
     c.session_id = Some("parent".into());
     c.id_generator = Arc::new(SequentialIdGenerator::new("id"));

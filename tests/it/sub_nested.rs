@@ -5,44 +5,23 @@
 
 use std::sync::Arc;
 
-use arkagent::subagent::{DelegationConfig, SubAgentDefinition, SubAgentPolicy, DELEGATE_TASK_TOOL_NAME};
-use arkagent::{AgentRuntime, AgentRuntimeConfig, ArkAgentError, Message, ModelConfig, SequentialIdGenerator, ToolDefinition};
+use arkagent::subagent::{SubAgentDefinition, SubAgentPolicy, DELEGATE_TASK_TOOL_NAME};
+use arkagent::{AgentRuntime, AgentRuntimeConfig, ArkAgentError, Message, ToolDefinition};
 use serde_json::{json, Value};
 
 use crate::support::*;
 
-fn offers_delegation(body: &Value) -> bool {
-    body["tools"].as_array().into_iter().flatten().any(|t| t["function"]["name"] == DELEGATE_TASK_TOOL_NAME)
-}
-
-fn last_user(body: &Value) -> String {
-    body["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").and_then(|m| m["content"].as_str()).unwrap_or_default().to_owned()
-}
-
-fn last_role(body: &Value) -> String {
-    body["messages"].as_array().unwrap().last().unwrap()["role"].as_str().unwrap().to_owned()
-}
+// The delegation tests' request readers and configuration, shared.
+use crate::delegation::{delegate_calls as delegate, last_role, last_user, offers_delegation, parent_config};
 
 fn system(body: &Value) -> String {
     body["messages"][0]["content"].as_str().unwrap_or_default().to_owned()
 }
 
-fn delegate(calls: &[(&str, &str, &str)]) -> Reply {
-    let calls: Vec<(&str, &str, Value)> =
-        calls.iter().map(|(id, who, task)| (*id, DELEGATE_TASK_TOOL_NAME, json!({"assignee": who, "task_description": task}))).collect();
-    tool_calls_reply(&calls, 100)
-}
-
+/// `delegation`'s parent configuration with the session id "root".
 fn root_config(policy: SubAgentPolicy, workers: Vec<SubAgentDefinition>) -> AgentRuntimeConfig {
-    let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "test-model"));
+    let mut c = parent_config(policy, workers);
     c.session_id = Some("root".into());
-    c.id_generator = Arc::new(SequentialIdGenerator::new("id"));
-    c.max_parallel_tools = 8;
-    let mut d = DelegationConfig { policy, allow_clone: true, ..Default::default() };
-    for w in workers {
-        d.register(w).unwrap();
-    }
-    c.delegation = Some(d);
     c
 }
 
