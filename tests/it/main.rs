@@ -6,6 +6,7 @@ mod cmp_calibration;
 mod compression;
 mod delegation;
 mod fuzz_replay;
+mod glossary;
 mod header;
 mod isolation;
 mod runtime;
