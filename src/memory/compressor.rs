@@ -13,6 +13,25 @@ use crate::runtime::{Clock, IdGenerator};
 /// `raw.source` of the usage a compression call produced (CMP-7).
 pub const COMPRESSION_USAGE_SOURCE: &str = "context_compression";
 
+/// The last usage the provider reported (CMP-3, CMP-7): a call recorded without reported
+/// usage (SUB-6) says nothing about the prompt's size nor about a compression.
+pub(crate) fn last_reported_usage(state: &AgentState) -> Option<&ModelUsage> {
+    state.usages.iter().rev().find(|u| u.is_reported())
+}
+
+/// CMP-3's threshold checks of an automatic attempt, in the seed's order, shared by the
+/// default compressor and a foreign one: below `threshold` prompt tokens it is not due,
+/// nor right after a compression's own call (CMP-7's loop guard).
+pub(crate) fn check_due(state: &AgentState, prompt_tokens: u64, threshold: u64) -> Result<(), CompressReason> {
+    if prompt_tokens < threshold {
+        return Err(CompressReason::BelowThreshold);
+    }
+    if last_reported_usage(state).and_then(ModelUsage::source) == Some(COMPRESSION_USAGE_SOURCE) {
+        return Err(CompressReason::LastUsageIsCompression);
+    }
+    Ok(())
+}
+
 /// What a compression attempt did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -5,7 +5,10 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::compressor::{CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression, COMPRESSION_USAGE_SOURCE};
+use super::compressor::{
+    check_due, last_reported_usage, CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression,
+    COMPRESSION_USAGE_SOURCE,
+};
 use super::estimate::{estimate_message_tokens, estimate_tokens, is_cjk};
 use super::snapshot::{validate_snapshot, SnapshotError};
 use super::split::compute_safe_split_index;
@@ -116,8 +119,7 @@ impl DefaultContextCompressor {
                 Ok(())
             };
         }
-        // A call without reported usage says nothing about the prompt's size.
-        let last = state.usages.iter().rev().find(|u| u.is_reported());
+        let last = last_reported_usage(state);
         if last.is_none() && ctx.estimated_prompt_tokens.is_none() {
             return Err(CompressReason::NoUsage);
         }
@@ -125,13 +127,7 @@ impl DefaultContextCompressor {
             return Err(CompressReason::HistoryTooShort);
         }
         let prompt_tokens = ctx.estimated_prompt_tokens.or(last.map(|u| u.prompt_tokens)).unwrap_or(0);
-        if prompt_tokens < self.config.total_token_threshold {
-            return Err(CompressReason::BelowThreshold);
-        }
-        if last.and_then(ModelUsage::source) == Some(COMPRESSION_USAGE_SOURCE) {
-            return Err(CompressReason::LastUsageIsCompression);
-        }
-        Ok(())
+        check_due(state, prompt_tokens, self.config.total_token_threshold)
     }
 
     /// One summarizer call: the previous snapshot (if any) plus one chunk of transcript.

@@ -152,13 +152,7 @@ impl<F: ForeignCompressorCall> ForeignCompressor<F> {
         if ctx.force {
             return None;
         }
-        if estimate < self.threshold {
-            return Some(CompressReason::BelowThreshold);
-        }
-        if state.usages.last().and_then(ModelUsage::source) == Some(COMPRESSION_USAGE_SOURCE) {
-            return Some(CompressReason::LastUsageIsCompression);
-        }
-        None
+        super::compressor::check_due(state, estimate, self.threshold).err()
     }
 }
 
@@ -234,5 +228,56 @@ impl<F: ForeignCompressorCall> ContextCompressor for ForeignCompressor<F> {
 
     fn threshold(&self) -> Option<u64> {
         Some(self.threshold)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::runtime::{SequentialIdGenerator, SystemClock};
+
+    struct Counting(Arc<AtomicUsize>);
+
+    #[async_trait]
+    impl ForeignCompressorCall for Counting {
+        async fn compress_json(&self, _state: String, _ctx: String, _cancel: CancellationToken) -> Result<String, String> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(r#"{"outcome":"skipped","reason":"below_threshold"}"#.into())
+        }
+    }
+
+    fn ctx(estimate: u64) -> CompressContext {
+        CompressContext {
+            id_generator: Arc::new(SequentialIdGenerator::new("e")),
+            clock: Arc::new(SystemClock),
+            cancel: CancellationToken::new(),
+            estimated_prompt_tokens: Some(estimate),
+            force: false,
+        }
+    }
+
+    /// CMP-7 through a host compressor: right after a compression, a call recorded without
+    /// reported usage (SUB-6) does not hide the compression's own usage, so the host is not
+    /// asked again (the same checks as the default compressor's).
+    #[tokio::test]
+    async fn cmp_7_an_unreported_call_after_a_compression_does_not_reopen_the_trigger() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let compressor = ForeignCompressor::new(Counting(Arc::clone(&calls)), Some(100));
+        let mut state = AgentState::new("s");
+        state.usages.push(tag(ModelUsage::default()));
+        state.usages.push(ModelUsage::unreported());
+        let result = compressor.compress(&state, &ctx(1_000)).await;
+        assert_eq!(result.reason, CompressReason::LastUsageIsCompression);
+        assert_eq!(calls.load(Ordering::Relaxed), 0);
+        // Below the threshold the host is not asked either; above it, once the last
+        // reported usage is a model call's, it is.
+        assert_eq!(compressor.compress(&state, &ctx(99)).await.reason, CompressReason::BelowThreshold);
+        state.usages.push(ModelUsage { prompt_tokens: 10, ..ModelUsage::default() });
+        compressor.compress(&state, &ctx(1_000)).await;
+        assert_eq!(calls.load(Ordering::Relaxed), 1);
     }
 }
