@@ -546,17 +546,12 @@ impl AgentRuntime {
     ) -> Result<impl Future<Output = (Result<(), ArkAgentError>, Option<RunSlot>)> + Send + 'static, ArkAgentError> {
         let state = self.parse_import(state_json)?;
         let active = self.claim()?;
-        let stored = self.inner.lock_persist().is_some();
-        let (pending, done) = if stored {
-            (Some((state, active)), None)
-        } else {
-            (None, Some(active.inner.import_claimed(state)))
-        };
+        // With a store: the import waits for the future (Ok). Without: done now (Err).
+        let pending = if self.inner.lock_persist().is_some() { Ok((state, active)) } else { Err(active.inner.import_claimed(state)) };
         Ok(async move {
-            match (pending, done) {
-                (Some((state, active)), _) => (active.inner.import_claimed(state), Some(RunSlot { _active: active })),
-                (None, Some(done)) => (done, None),
-                (None, None) => (Ok(()), None),
+            match pending {
+                Ok((state, active)) => (active.inner.import_claimed(state), Some(RunSlot { _active: active })),
+                Err(done) => (done, None),
             }
         })
     }
@@ -1223,9 +1218,6 @@ impl Inner {
             let text = message.text().map(str::to_owned);
             self.append(|state| {
                 // SUB-6: every call made has its usage entry, reported or not.
-                if response.usage.is_none() {
-                    state.usages.push(ModelUsage::unreported());
-                }
                 if let Some(usage) = &response.usage {
                     state.usages.push(usage.clone());
                     if usage.source() != Some(crate::memory::COMPRESSION_USAGE_SOURCE) {
@@ -1248,6 +1240,8 @@ impl Inner {
                             }
                         }
                     }
+                } else {
+                    state.usages.push(ModelUsage::unreported());
                 }
                 state.history.messages.push(message);
             });

@@ -133,9 +133,14 @@ pub fn force_worker_config(mut config: AgentRuntimeConfig, session_id: String) -
     }
     config.tools = tools;
     config.delegation = None;
+    bind_child_session(&mut config, session_id);
+    config
+}
+
+/// A child's session id, which is also its memory namespace (ISO-3).
+fn bind_child_session(config: &mut AgentRuntimeConfig, session_id: String) {
     config.memory_namespace = session_id.clone();
     config.session_id = Some(session_id);
-    config
 }
 
 /// SUB-5: at most the last `count` messages of `messages`, as the largest window that is
@@ -578,9 +583,9 @@ impl ToolExecutor for DelegateTaskTool {
         let allowed = intersect_tools([&whitelist, &worker.allowed_tools, &service.parent_config.allowed_tools]);
         let max_iterations = worker.max_iterations;
         let depth = service.depth + 1;
-        // The child's final config (its session id comes with the reservation), checked
-        // before anything is reserved: a worker that cannot be built consumes nothing.
-        let mut config = force_worker_config(worker, "child".to_owned());
+        // The child's final config, checked before anything is reserved (a worker that
+        // cannot be built consumes nothing); its session id comes with the reservation.
+        let mut config = force_worker_config(worker, "child".to_owned()); // bound below
         config.allowed_tools = allowed.clone();
         // SUB-3 / ADR-0013: below max_depth the child may delegate once more, with the
         // parent's delegation settings and the tree's shared budgets; at max_depth it
@@ -625,8 +630,7 @@ impl ToolExecutor for DelegateTaskTool {
             ended: false,
         };
 
-        config.memory_namespace = session_id.clone();
-        config.session_id = Some(session_id.clone());
+        bind_child_session(&mut config, session_id.clone());
         let child = match AgentRuntime::new_child(config, Arc::clone(&service.transport), depth, Arc::clone(&service.budget)) {
             Ok(child) => child,
             Err(e) => {
