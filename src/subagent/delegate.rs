@@ -15,8 +15,7 @@ use super::{
     ChildUsageSummary, SubAgentContext, SubAgentDefinition, SubAgentPolicy, SubAgentRegistry, SubAgentResult, SubAgentStatus,
     ToolWhitelist, CLONE_ASSIGNEE, DELEGATE_TASK_TOOL_NAME, GENERAL_ROLE, SUB_AGENT_SERVICE_ID,
 };
-use super::usage::calls_in;
-use crate::memory::{estimate_tokens, CompressOutcome};
+use crate::memory::estimate_tokens;
 use crate::error::ArkAgentError;
 use crate::history::{HistoryInvariants, Message};
 use crate::llm::HttpTransport;
@@ -359,12 +358,7 @@ impl Registered<'_> {
     /// once.
     fn usage(&self) -> ChildUsageSummary {
         let Some(child) = &self.child else { return ChildUsageSummary::default() };
-        let mut own = ChildUsageSummary::from_usages(&child.usages());
-        if let Some(meter) = &self.meter {
-            let m = meter.lock();
-            own.call_count = m.model_calls.saturating_add(u64::from(m.cut_off));
-        }
-        own.plus(child.total_usage().children)
+        ChildUsageSummary::from_usages(&child.usages()).plus(child.total_usage().children)
     }
 
     fn end(&mut self, usage: ChildUsageSummary) {
@@ -445,12 +439,6 @@ struct MeterState {
     /// prompt estimate plus what it has streamed so far.
     pending: std::collections::HashMap<String, u64>,
     tools_used: Vec<String>,
-    /// The child's own model calls answered (its children's are in their usage
-    /// summaries).
-    model_calls: u64,
-    /// The child's own call in flight has streamed part of its answer: when the run ends
-    /// this way (budget, cancel), it was a call made though no usage came (SUB-6).
-    cut_off: bool,
     tripped: bool,
 }
 
@@ -500,18 +488,13 @@ impl AgentObserver for Meter {
             // Before the call: stop it if the prompt alone would cross the budget.
             EventKind::ModelRequest { estimated_prompt_tokens, .. } => {
                 state.pending.insert(session.to_owned(), *estimated_prompt_tokens);
-                if own {
-                    state.cut_off = false;
-                }
                 self.charge(&mut state);
             }
             // While the answer streams in: it may cross the budget mid-call.
             EventKind::TextDelta { delta, .. } | EventKind::ReasoningDelta { delta, .. } => {
-                state.cut_off |= own && state.pending.contains_key(session);
                 self.streamed(&mut state, session, delta);
             }
             EventKind::ToolCallDelta { name, arguments_delta, .. } => {
-                state.cut_off |= own && state.pending.contains_key(session);
                 let text = format!("{}{arguments_delta}", name.as_deref().unwrap_or_default());
                 self.streamed(&mut state, session, &text);
             }
@@ -520,16 +503,7 @@ impl AgentObserver for Meter {
                 let estimate = state.pending.remove(session).unwrap_or_default();
                 let used = usage.as_ref().map_or(estimate, |u| u.total_tokens);
                 state.spent = state.spent.saturating_add(used);
-                if own {
-                    state.model_calls += 1;
-                    state.cut_off = false;
-                }
                 self.charge(&mut state);
-            }
-            // Only a committed compression's calls count, as in the parent's own total
-            // (a failed or skipped attempt records no usage: CMP-6, CMP-7).
-            EventKind::Compression { outcome: CompressOutcome::Compressed, usage: Some(usage), .. } if own => {
-                state.model_calls = state.model_calls.saturating_add(calls_in(usage));
             }
             EventKind::ToolCallStarted { name, .. } if own && !state.tools_used.contains(name) => state.tools_used.push(name.clone()),
             _ => {}
