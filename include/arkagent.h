@@ -193,7 +193,8 @@ typedef const char *(*ArkAgentNextIdCallback)(void *userdata);
 // callback or later from any thread. Until it is finished, `completion` also reaches the
 // calling runtime's read-only episodic memory and its memory namespace (seed 000 §3:
 // every tool gets the MemoryService): `arkagent_tool_episodes`,
-// `arkagent_tool_find_episode`, `arkagent_tool_memory_store`, `arkagent_tool_memory_recall`.
+// `arkagent_tool_find_episode`, `arkagent_tool_memory_store`, `arkagent_tool_memory_recall`,
+// `arkagent_tool_memory_forget`, `arkagent_tool_memory_ids`, `arkagent_tool_memory_stats`.
 typedef void (*ArkAgentToolCallback)(void *userdata, const char *call_json, struct ArkAgentToolCompletion *completion);
 
 // One request header: `name` and `value` are NUL-terminated UTF-8, borrowed from the

@@ -136,7 +136,8 @@ pub struct ArkAgentHttp {
 /// callback or later from any thread. Until it is finished, `completion` also reaches the
 /// calling runtime's read-only episodic memory and its memory namespace (seed 000 §3:
 /// every tool gets the MemoryService): `arkagent_tool_episodes`,
-/// `arkagent_tool_find_episode`, `arkagent_tool_memory_store`, `arkagent_tool_memory_recall`.
+/// `arkagent_tool_find_episode`, `arkagent_tool_memory_store`, `arkagent_tool_memory_recall`,
+/// `arkagent_tool_memory_forget`, `arkagent_tool_memory_ids`, `arkagent_tool_memory_stats`.
 pub type ArkAgentToolCallback =
     Option<unsafe extern "C" fn(userdata: *mut c_void, call_json: *const c_char, completion: *mut ArkAgentToolCompletion)>;
 

@@ -69,6 +69,12 @@ static const char *next_id(void *userdata) {
   return buf;
 }
 
+/* Always the same id: every draw collides with an active one. */
+static const char *same_id(void *userdata) {
+  ++*(int *)userdata;
+  return "x";
+}
+
 static void helper_checks(void) {
   /* CMP-4: 4 messages, the 2nd and 3rd a paired call: keeping 2 would cut the pair. */
   const char *history =
@@ -116,6 +122,12 @@ static void helper_checks(void) {
   next_counter = 0;
   EXPECT(arkagent_allocate_isolated_session_id("p", "mine", "[\"mine\"]", next_id, &next_counter, &id), OK);
   CHECK(id && strcmp(id, "p_w_1") == 0, "an active request is refused");
+  arkagent_string_free(id);
+  /* The header's bound: next_id is called at most 17 times, even when every draw collides. */
+  static int same_calls = 0;
+  same_calls = 0;
+  EXPECT(arkagent_allocate_isolated_session_id("p", "", "[\"p_w_x\"]", same_id, &same_calls, &id), OK);
+  CHECK(same_calls == 17, "next_id is called at most 17 times");
   arkagent_string_free(id);
 }
 
