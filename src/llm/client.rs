@@ -5,52 +5,13 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::classify::MAX_ERROR_BODY_BYTES;
+use super::request::{ChatRequest, ChatResponse};
 use super::retry::Jitter;
 use super::sse::MAX_EVENT_BYTES;
 use super::stream::{StreamDelta, StreamParser};
 use super::transport::{HttpBody, HttpRequest, HttpTransport, TransportError, TransportErrorKind};
 use super::{openai, LlmError, ModelConfig};
-use crate::history::{Message, ModelUsage};
-use crate::tools::ToolDefinition;
-
-/// How the model may use tools.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ToolChoice {
-    /// The model decides.
-    Auto,
-    /// No tool calls.
-    None,
-    /// At least one tool call.
-    Required,
-    /// This tool.
-    Function(String),
-}
-
-/// One chat completion request, borrowing the history (no copy per turn).
-#[derive(Debug, Clone, Copy)]
-pub struct ChatRequest<'a> {
-    /// System prompt, sent first when non-empty.
-    pub system_prompt: Option<&'a str>,
-    /// Extra context messages placed after the system prompt (e.g. memory context).
-    pub context_messages: &'a [Message],
-    /// The conversation.
-    pub messages: &'a [Message],
-    /// Tools offered to the model.
-    pub tools: &'a [ToolDefinition],
-    /// Tool choice; only sent when tools are offered.
-    pub tool_choice: Option<&'a ToolChoice>,
-}
-
-/// A parsed completion.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChatResponse {
-    /// The assistant message (text, tool calls, reasoning).
-    pub message: Message,
-    /// Usage, when the provider reported it.
-    pub usage: Option<ModelUsage>,
-    /// `finish_reason`, when present.
-    pub finish_reason: Option<String>,
-}
+use crate::history::Message;
 
 /// Talks to one model through the host transport: builds requests, sends them with the
 /// configured timeout and retries (LLM-3), and parses whole or streamed answers (LLM-2).
@@ -85,7 +46,7 @@ impl ChatClient {
     }
 
     /// The HTTP request carrying an already encoded `body` (the runtime assembles bodies
-    /// from cached encodings, [`wire::assemble_body`](super::wire::assemble_body)).
+    /// from cached encodings, [`BodyTemplate::assemble`](super::wire::BodyTemplate::assemble)).
     pub fn http_request_with_body(&self, body: String) -> HttpRequest {
         self.http_request_with_shared_body(Arc::new(body))
     }

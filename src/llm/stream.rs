@@ -8,15 +8,12 @@
 //! or inside the choice (Moonshot); DeepSeek `reasoning_content` (or `reasoning`, Ollama and
 //! vLLM) kept apart from the answer; an error object in the middle of a stream.
 
-use std::borrow::Cow;
-
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::classify::classify_error_object;
-use super::client::ChatResponse;
-use super::openai::{finish_message, json_error, Args, Obj, Text, UsageWire};
+use super::request::ChatResponse;
 use super::sse::{SseDecoder, SseError, SseEvent};
+use super::wire::{finish_message, json_error, Args, ChunkWire, DeltaWire, Obj, Text, ToolCallDeltaWire};
 use super::LlmError;
 use crate::history::{ModelUsage, ToolCall};
 
@@ -319,66 +316,6 @@ impl Accumulator {
             finish_reason: self.finish_reason,
         })
     }
-}
-
-// Wire shapes of one chunk. Strings borrow from the event data when they have no escapes,
-// so the common text delta costs one allocation (the delta handed out) or none. The
-// structural fields are strict (a chunk whose `choices` is not an array fails); text,
-// usage and arguments are read like the whole-body parser reads them (`openai::Text`,
-// `UsageWire`, `Args`): a text field of another type is ignored, not fatal.
-
-#[derive(Deserialize)]
-struct ChunkWire<'a> {
-    #[serde(default, borrow)]
-    choices: Option<Vec<ChoiceWire<'a>>>,
-    /// Typed; a value that is not an object is checked as JSON and ignored.
-    #[serde(default)]
-    usage: Option<Obj<UsageWire>>,
-    /// A cold path (an error in a 200 stream): kept as a tree for the classifier.
-    #[serde(default)]
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct ChoiceWire<'a> {
-    #[serde(default)]
-    index: Option<u32>,
-    #[serde(default, borrow)]
-    delta: Option<DeltaWire<'a>>,
-    #[serde(default, borrow)]
-    finish_reason: Option<Cow<'a, str>>,
-    #[serde(default)]
-    usage: Option<Obj<UsageWire>>,
-}
-
-#[derive(Deserialize)]
-struct DeltaWire<'a> {
-    #[serde(default, borrow)]
-    content: Text<'a>,
-    #[serde(default, borrow)]
-    reasoning_content: Text<'a>,
-    #[serde(default, borrow)]
-    reasoning: Text<'a>,
-    #[serde(default, borrow)]
-    tool_calls: Option<Vec<ToolCallDeltaWire<'a>>>,
-}
-
-#[derive(Deserialize)]
-struct ToolCallDeltaWire<'a> {
-    #[serde(default)]
-    index: Option<u32>,
-    #[serde(default, borrow)]
-    id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    function: Option<FunctionDeltaWire<'a>>,
-}
-
-#[derive(Deserialize)]
-struct FunctionDeltaWire<'a> {
-    #[serde(default, borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    arguments: Option<Args<'a>>,
 }
 
 #[cfg(test)]

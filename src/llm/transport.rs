@@ -41,7 +41,7 @@ impl fmt::Debug for HttpRequest {
 
 /// Parses headers a host passes as JSON: `[{"name": …, "value": …}, …]` or
 /// `[[name, value], …]`. Errors: `invalid_json`.
-pub fn parse_host_headers(json: &str) -> Result<Vec<(String, String)>, crate::ArkAgentError> {
+pub fn parse_host_headers(json: &str) -> Result<Vec<(String, String)>, crate::error::ArkAgentError> {
     #[derive(serde::Deserialize)]
     #[serde(untagged)]
     enum Header {

@@ -9,9 +9,9 @@
 use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
 
-use super::client::{ChatRequest, ToolChoice};
-use super::ModelConfig;
 use crate::history::{Message, ToolCall};
+use crate::llm::config::ModelConfig;
+use crate::llm::request::{ChatRequest, ToolChoice};
 use crate::tools::ToolDefinition;
 
 /// The request object. `M` is the messages array, `T` the tools array.
