@@ -2,7 +2,8 @@
 //! the C ABI maps codes to numbers in `ffi/codes.rs`, the N-API layer puts them on
 //! `error.code`. Codes are never renamed.
 
-use crate::llm::LlmError;
+mod llm;
+pub use llm::LlmError;
 use crate::store::StoreError;
 
 /// A stable error code string, e.g. `"invalid_json"`.

@@ -10,7 +10,7 @@
 use serde_json::{json, Value};
 
 use super::transport::HttpResponse;
-use super::LlmError;
+use crate::error::LlmError;
 
 /// The largest error body inspected; the rest is not read.
 pub(crate) const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;

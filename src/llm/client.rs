@@ -5,12 +5,14 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::classify::MAX_ERROR_BODY_BYTES;
+use super::config::ModelConfig;
+use super::openai;
 use super::request::{ChatRequest, ChatResponse};
 use super::retry::Jitter;
 use super::sse::MAX_EVENT_BYTES;
 use super::stream::{StreamDelta, StreamParser};
 use super::transport::{HttpBody, HttpRequest, HttpTransport, TransportError, TransportErrorKind};
-use super::{openai, LlmError, ModelConfig};
+use crate::error::LlmError;
 use crate::history::Message;
 
 /// Talks to one model through the host transport: builds requests, sends them with the

@@ -59,14 +59,14 @@ pub struct ModelConfig {
     /// not stream (`stream` false) until the end of its whole body; `0` means no limit.
     /// A streamed body has no total limit: [`idle_timeout_ms`](Self::idle_timeout_ms)
     /// guards it, so a long reasoning stream that keeps sending is never cut. A
-    /// timed-out attempt is retried like any [`LlmError::Timeout`](super::LlmError::Timeout)
+    /// timed-out attempt is retried like any [`LlmError::Timeout`](crate::error::LlmError::Timeout)
     /// unless part of a streamed answer was already delivered.
     #[serde(default = "default_request_timeout_ms")]
     pub request_timeout_ms: u64,
     /// Longest silence of a streamed body in milliseconds (OHOS-6): when a streamed
     /// request's response has arrived and no chunk follows for this long (SSE comments
     /// and keep-alives count as chunks), the attempt fails with
-    /// [`LlmError::Timeout`](super::LlmError::Timeout) and the host's request is cancelled;
+    /// [`LlmError::Timeout`](crate::error::LlmError::Timeout) and the host's request is cancelled;
     /// `0` means no limit. Default 120000.
     #[serde(default = "default_idle_timeout_ms")]
     pub idle_timeout_ms: u64,

@@ -17,10 +17,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub use super::classify::{classify_error_object, classify_http_error, classify_status, parse_retry_after, retry_after_ms};
+use super::config::ModelConfig;
 use super::request::{ChatRequest, ChatResponse};
 pub use super::stream::parse_stream;
 use super::wire::{finish_message, json_error, Args, CallWire, ChoiceWire, CompletionWire, First, List, Obj, UsageWire};
-use super::{LlmError, ModelConfig};
+use crate::error::LlmError;
 use crate::history::{ModelUsage, ToolCall};
 
 /// Builds the JSON body of a chat completions request from scratch (typed wire structs,

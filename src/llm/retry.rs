@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LlmError;
+use crate::error::LlmError;
 
 /// Default attempts per model call (the first try included).
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;

@@ -14,7 +14,7 @@ use super::classify::classify_error_object;
 use super::request::ChatResponse;
 use super::sse::{SseDecoder, SseError, SseEvent};
 use super::wire::{finish_message, json_error, Args, ChunkWire, DeltaWire, Obj, Text, ToolCallDeltaWire};
-use super::LlmError;
+use crate::error::LlmError;
 use crate::history::{ModelUsage, ToolCall};
 
 /// A piece of a streamed answer, delivered as soon as it is parsed.

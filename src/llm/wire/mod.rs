@@ -4,7 +4,7 @@
 //! response and chunk shapes with their lenient JSON readers (LLM-2).
 //!
 //! Everything here sits below the codec: it depends only on the request types
-//! ([`ChatRequest`](super::ChatRequest)), the model config and [`LlmError`](super::LlmError).
+//! ([`ChatRequest`](super::ChatRequest)), the model config and [`LlmError`](crate::error::LlmError).
 
 mod chunk;
 mod encode;

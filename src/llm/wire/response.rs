@@ -10,8 +10,8 @@ use serde::de::MapAccess;
 use serde_json::{Map, Value};
 
 use super::lenient::{Args, Count, Fields, First, IsNull, List, Obj, Skip, Text};
+use crate::error::LlmError;
 use crate::history::{Message, ModelUsage, ToolCall};
-use crate::llm::error::LlmError;
 
 /// The assistant message of a completion; shared with the stream parser so both paths
 /// build identical messages. Empty text beside tool calls is dropped.
