@@ -2,12 +2,12 @@
 //! DeepSeek, Qwen (DashScope compatible mode), Moonshot, Zhipu GLM and Ollama speak the
 //! same shape with small extensions handled here (`reasoning_content`, cache-hit fields).
 //!
-//! Responses are read into typed wire structs in one pass, borrowing every string that
-//! has no escapes; no `serde_json::Value` tree is built for a completion. The structs are
-//! exactly as lenient as reading the fields out of a `Value` was: a field of an
-//! unexpected type reads as absent, a repeated key takes its last value, and every byte
-//! of the body (fields we do not read included) must still be valid JSON, so a body is
-//! accepted or rejected exactly as before. `Value` remains only on cold paths: error
+//! Responses are read into typed wire structs (`wire`) in one pass, borrowing every
+//! string that has no escapes; no `serde_json::Value` tree is built for a completion.
+//! The structs are exactly as lenient as reading the fields out of a `Value` was: a field
+//! of an unexpected type reads as absent, a repeated key takes its last value, and every
+//! byte of the body (fields we do not read included) must still be valid JSON, so a body
+//! is accepted or rejected exactly as before. `Value` remains only on cold paths: error
 //! objects, and tool arguments sent as a JSON object instead of a JSON text (kept in their
 //! compact serialization, as before).
 
