@@ -5,6 +5,23 @@
 //! JS callbacks (HTTP transport, tool executors, event listeners, sub-agent factories) all
 //! go through [`callback`]; every error reaching JS carries a stable `code` ([`error`]),
 //! argument-type errors included ([`args`]).
+//!
+//! Layers, bottom to top: a module uses (`crate::…`, in code or docs) only modules of a
+//! lower layer, so the crate has no import circle (tests/js/napi_layers.test.js holds the
+//! files to this list; a new file must be added to it):
+//!
+//! 0. `error`, `convert`, `callback`, `host_fix` (ground: codes, shared conversions, JS calls)
+//! 1. `args` (arguments and settings coming in from JS)
+//! 2. `numbers` (range checks of JS numbers)
+//! 3. `usage`, `model_config`, `memory`, `events`, `store`, `transport`
+//! 4. `parity`, `tools`
+//! 5. `compression`, `delegation`, `sub_agents`
+//! 6. `config` (`AgentRuntimeConfig`)
+//! 7. `runtime` (`AgentRuntime`)
+//! 8. `runtime_delegation` (`AgentRuntime`'s delegation methods)
+//!
+//! Each module declares its JS API in a `ts` block at its end; scripts/gen-dts.sh assembles
+//! them into index.d.ts.
 
 mod args;
 mod callback;
