@@ -9,7 +9,6 @@ use crate::args::Arg;
 use crate::error::{private_constructor, Thrown};
 use crate::numbers::argument;
 
-
 /// Token usage of one model call.
 #[napi(object, js_name = "ModelUsage")]
 pub struct JsModelUsage {
