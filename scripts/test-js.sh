@@ -4,6 +4,11 @@
 #
 #   scripts/test-js.sh            debug build
 #   PROFILE=release scripts/test-js.sh
+#
+# ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts is generated from the `ts` blocks
+# of bindings/napi/src: regenerate it with scripts/gen-dts.sh. It is checked first (and by
+# tests/js/dts_generated.test.js): a hand edit, or a block changed without regenerating,
+# fails here.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,6 +21,8 @@ if [[ "$profile" == "release" ]]; then
 fi
 
 command -v node >/dev/null || { echo "test-js: node not found" >&2; exit 1; }
+
+node scripts/gen-dts.js --check
 
 cargo build "${cargo_flags[@]}"
 

@@ -9,7 +9,7 @@
 //!   (`ModelConfig`, `AgentRuntimeConfig`, `ContextCompressor`, `SubAgentPolicy`,
 //!   `WorkerConfig`); refused with `invalid_config`.
 //!
-//! Numbers come in as `f64` and are range-checked by [`crate::numbers`] with the same
+//! Numbers come in as `f64` and are range-checked by the `numbers` module with the same
 //! two codes. Public constructors also check they were called with `new`
 //! ([`constructing`]).
 

@@ -9,10 +9,11 @@ use napi_ohos::Env;
 
 use crate::args::{constructing, Setting};
 use crate::callback::{JsAsyncFn, JsFunction};
-use crate::config::{optional, ModelConfig, Optional};
+use crate::convert::{optional, serde_name, Optional};
 use crate::error::{private_constructor, Thrown};
+use crate::model_config::ModelConfig;
 use crate::numbers::setting;
-use crate::runtime::{serde_name, JsModelUsage};
+use crate::usage::JsModelUsage;
 
 /// The core's structured summary prompt (CMP-8).
 // Only the napi registration reads it, and napi-derive leaves that out under cfg(test),
@@ -236,3 +237,94 @@ impl ForeignCompressorCall for JsCompressCall {
             .map_err(|failure| failure.message)
     }
 }
+
+// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
+// tests keep). scripts/gen-dts.sh assembles these blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+/* ts
+/**
+ * The structured summary prompt of the default compressor (CMP-8): it asks for one
+ * `<state_snapshot>` with overall_goal, key_knowledge, file_system_state, recent_actions
+ * and current_plan; a reply without all five is rejected ("malformed_summary").
+ */
+export const DEFAULT_SUMMARY_PROMPT: string;
+
+/**
+ * Transactional context compression into episodic memory (the default compressor's
+ * settings). Before every model call and after every turn (the final answer's too) the
+ * runtime checks the prompt size — the larger of its own CJK-aware estimate and the
+ * provider's reported prompt tokens of the last call plus an estimate of the messages
+ * added since — and when it reaches `totalTokenThreshold` the older messages are summarized into a
+ * `<state_snapshot>` and moved into an `EpisodicMemory`; the last
+ * `keepRecentMessageCount` messages stay (never splitting a tool call from its result).
+ * A failed or skipped attempt changes nothing. With a compressor configured the model is
+ * also offered the `retrieve_memory` tool to read the archived messages.
+ * Counts must be non-negative safe integers (else code "invalid_config").
+ */
+export class ContextCompressor {
+  constructor(totalTokenThreshold?: number, keepRecentMessageCount?: number, summaryPrompt?: string,
+    minMessagesToSummarize?: number);
+  /** Prompt tokens that trigger a compression (default 64000). */
+  totalTokenThreshold: number;
+  /** Messages kept verbatim at the end (default 10). */
+  keepRecentMessageCount: number;
+  /** The summary instructions (default DEFAULT_SUMMARY_PROMPT). */
+  summaryPrompt: string;
+  /** Fewer messages than this to summarize: skipped (default 3). */
+  minMessagesToSummarize: number;
+  /**
+   * Input tokens one summary request may use; longer parts are summarized in chunks.
+   * Unset: the threshold, but at least 4096 (room for the summary prompt and a chunk).
+   * A value too small for the summary prompt and one chunk makes the runtime constructor
+   * throw "invalid_config".
+   */
+  summarizerMaxInputTokens?: number;
+  /** A different model for summaries (same transport); unset: the runtime's model. Reading gives a copy. */
+  summarizerModel?: ModelConfig;
+}
+
+/** What one compression attempt did (read-only). */
+export class CompressResult {
+  /** Instances come from `AgentRuntime.compressNow()`. */
+  private constructor();
+  /** "skipped" | "compressed" | "failed". */
+  readonly outcome: string;
+  /**
+   * The reason code. skipped: "no_usage", "history_too_short", "below_threshold",
+   * "last_usage_is_compression", "no_safe_split", "backing_off_after_failure" (an
+   * automatic attempt within 3 model calls of a failed one is held back; announced in a
+   * "compression" event); compressed: "compressed"; failed:
+   * "llm_error", "empty_summary", "malformed_summary", "summary_not_smaller", "summarizer_window_too_small",
+   * "post_commit_pairing_violation", "cancelled", "compressor_panicked", "state_changed"
+   * (the state changed while the compressor worked), "invalid_episode_id" (blank or already
+   * used), "invalid_split_index" (0, past the end, or nothing staged).
+   */
+  readonly reason: string;
+  /** The new episode's snapshot id, when compressed. */
+  readonly episodeId?: string;
+  /** The model error's code when reason is "llm_error". */
+  readonly errorCode?: string;
+  /** Messages moved into the episode (or that would have been). */
+  readonly messagesArchived: number;
+  /** The summary calls' usage (source "context_compression"); recorded in usages() only when compressed. */
+  readonly usage?: ModelUsage;
+}
+
+/**
+ * A context compressor written in ArkTS/JS (CMP-1): gets the state (as exportState() gives
+ * it, except that each episode comes without its archived_messages: its id, summary,
+ * created_at_ms and message_count are what a new summary folds in) and
+ * `{"estimated_prompt_tokens": number | null, "force": boolean}`, and resolves with
+ * a JSON text `{"outcome": "skipped" | "failed" | "compressed", "reason"?: code,
+ * "split_index"?: number, "summary"?: string, "episode_id"?: string, "usage"?: {…},
+ * "error_code"?: string}`. "compressed" needs split_index (the messages before it move into
+ * a new episode with summary) and a non-blank summary. The runtime checks everything before
+ * it commits, so a custom compressor is as transactional as the default one: anything
+ * unusable, a throw or a rejection fails the attempt ("compressor_error", or
+ * "invalid_split_index", "post_commit_pairing_violation", "invalid_episode_id",
+ * "empty_summary") and changes nothing. Its usage is tagged "context_compression".
+ * CompressContext.parse(contextJson) and CompressOutcome give both typed; the helpers
+ * computeSafeSplitIndex and toolCallsPaired pick a split the runtime accepts.
+ */
+export type CustomCompressor = (stateJson: string, contextJson: string) => Promise<string>;
+*/

@@ -1,7 +1,8 @@
-//! `ModelConfig` and `AgentRuntimeConfig`: JS classes holding the core configs.
+//! `AgentRuntimeConfig`: the JS class holding the core runtime config (its model is a
+//! `ModelConfig`, see `model_config`).
 
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::{ClassInstance, Either, This, Undefined};
+use napi_ohos::bindgen_prelude::{ClassInstance, This};
 use napi_ohos::Env;
 
 use std::sync::Arc;
@@ -12,166 +13,11 @@ use arkagent::Compression;
 use crate::args::{constructing, Arg, Setting};
 use crate::callback::JsFunction;
 use crate::compression::{CompressArgs, ContextCompressor, JsCompressCall};
+use crate::convert::{optional, Optional};
 use crate::delegation::{SubAgentDefinition, SubAgentPolicy};
 use crate::error::{internal, thrown, Thrown};
-use crate::numbers::{argument, finite_setting_f32, setting};
-
-/// An optional property reads as `undefined` when unset (napi-ohos would give `null`,
-/// which the `?: number` declaration does not allow).
-pub type Optional<T> = Either<T, Undefined>;
-
-pub fn optional<T>(value: Option<T>) -> Optional<T> {
-    value.map_or(Either::B(()), Either::A)
-}
-
-/// Where and how to reach an OpenAI-compatible endpoint. The API key is write-only: no
-/// getter exposes it (LLM-4).
-#[napi]
-pub struct ModelConfig {
-    inner: arkagent::ModelConfig,
-}
-
-impl From<arkagent::ModelConfig> for ModelConfig {
-    fn from(inner: arkagent::ModelConfig) -> Self {
-        Self { inner }
-    }
-}
-
-impl ModelConfig {
-    /// A copy of the core config.
-    pub fn core(&self) -> arkagent::ModelConfig {
-        self.inner.clone()
-    }
-}
-
-#[napi]
-impl ModelConfig {
-    #[napi(constructor)]
-    pub fn new(
-        env: &Env,
-        this: This<'_>,
-        base_url: Setting<String>,
-        api_key: Setting<String>,
-        model: Setting<String>,
-    ) -> Result<Self, Thrown> {
-        constructing::<Self>(env, &this, "ModelConfig")?;
-        Ok(Self {
-            inner: arkagent::ModelConfig::new(base_url.0, api_key.0, model.0),
-        })
-    }
-
-    #[napi(getter)]
-    pub fn base_url(&self) -> String {
-        self.inner.base_url.clone()
-    }
-
-    #[napi(setter)]
-    pub fn set_base_url(&mut self, value: Setting<String>) {
-        self.inner.base_url = value.0;
-    }
-
-    #[napi(getter)]
-    pub fn model(&self) -> String {
-        self.inner.model.clone()
-    }
-
-    #[napi(setter)]
-    pub fn set_model(&mut self, value: Setting<String>) {
-        self.inner.model = value.0;
-    }
-
-    #[napi(getter)]
-    pub fn temperature(&self) -> Optional<f64> {
-        optional(self.inner.temperature.map(f64::from))
-    }
-
-    #[napi(setter)]
-    pub fn set_temperature(&mut self, value: Setting<Option<f64>>) -> Result<(), Thrown> {
-        // JS numbers are f64; the core keeps the provider's f32.
-        self.inner.temperature = value
-            .0
-            .map(|v| finite_setting_f32(v, "temperature"))
-            .transpose()?;
-        Ok(())
-    }
-
-    #[napi(getter)]
-    pub fn max_tokens(&self) -> Optional<u32> {
-        optional(self.inner.max_tokens)
-    }
-
-    #[napi(setter)]
-    pub fn set_max_tokens(&mut self, value: Setting<Option<f64>>) -> Result<(), Thrown> {
-        self.inner.max_tokens = value.0.map(|v| setting(v, "maxTokens")).transpose()?;
-        Ok(())
-    }
-
-    #[napi(getter)]
-    pub fn stream(&self) -> bool {
-        self.inner.stream
-    }
-
-    #[napi(setter)]
-    pub fn set_stream(&mut self, value: Setting<bool>) {
-        self.inner.stream = value.0;
-    }
-
-    /// Attempts per model call, the first included (core `RetryPolicy::max_attempts`).
-    #[napi(getter)]
-    pub fn max_attempts(&self) -> u32 {
-        self.inner.retry.max_attempts
-    }
-
-    #[napi(setter)]
-    pub fn set_max_attempts(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
-        self.inner.retry.max_attempts = setting(value.0, "maxAttempts")?;
-        Ok(())
-    }
-
-    #[napi(getter)]
-    pub fn initial_backoff_ms(&self) -> f64 {
-        self.inner.retry.initial_backoff_ms as f64
-    }
-
-    #[napi(setter)]
-    pub fn set_initial_backoff_ms(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
-        self.inner.retry.initial_backoff_ms = setting(value.0, "initialBackoffMs")?;
-        Ok(())
-    }
-
-    #[napi(getter)]
-    pub fn max_backoff_ms(&self) -> f64 {
-        self.inner.retry.max_backoff_ms as f64
-    }
-
-    #[napi(setter)]
-    pub fn set_max_backoff_ms(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
-        self.inner.retry.max_backoff_ms = setting(value.0, "maxBackoffMs")?;
-        Ok(())
-    }
-
-    #[napi(getter)]
-    pub fn request_timeout_ms(&self) -> f64 {
-        self.inner.request_timeout_ms as f64
-    }
-
-    #[napi(setter)]
-    pub fn set_request_timeout_ms(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
-        self.inner.request_timeout_ms = setting(value.0, "requestTimeoutMs")?;
-        Ok(())
-    }
-
-    #[napi(getter)]
-    pub fn idle_timeout_ms(&self) -> f64 {
-        self.inner.idle_timeout_ms as f64
-    }
-
-    #[napi(setter)]
-    pub fn set_idle_timeout_ms(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
-        self.inner.idle_timeout_ms = setting(value.0, "idleTimeoutMs")?;
-        Ok(())
-    }
-}
+use crate::model_config::ModelConfig;
+use crate::numbers::{argument, setting};
 
 /// Runtime settings; wraps the core `AgentRuntimeConfig` (its tools come from the
 /// `ToolRegistry` given to `AgentRuntime`, its compression from `contextCompressor`).
@@ -201,7 +47,7 @@ impl AgentRuntimeConfig {
     ) -> Result<Self, Thrown> {
         constructing::<Self>(env, &this, "AgentRuntimeConfig")?;
         Ok(Self {
-            inner: arkagent::AgentRuntimeConfig::new(model.0.inner.clone()),
+            inner: arkagent::AgentRuntimeConfig::new(model.0.core()),
             compressor: None,
             custom_compressor: None,
             delegation: DelegationConfig::default(),
@@ -404,3 +250,67 @@ impl AgentRuntimeConfig {
         config
     }
 }
+
+// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
+// tests keep). scripts/gen-dts.sh assembles these blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+/* ts
+/** Runtime settings. */
+export class AgentRuntimeConfig {
+  constructor(model: ModelConfig);
+  /**
+   * Compresses with `compress` instead of the default compressor (contextCompressor is
+   * then ignored); undefined removes it. `threshold` (default 64000, the default
+   * compressor's) is the runtime's trigger: before a model call and after a turn,
+   * `compress` is called only when the prompt size (as in the "model_request" event)
+   * reaches it and the last usage is not a compression's own; otherwise the runtime skips
+   * ("below_threshold", "last_usage_is_compression") without calling it. compressNow() and
+   * a context overflow always call it. The threshold is reported in events. Throws
+   * "invalid_argument" for a threshold that is not a non-negative integer.
+   */
+  setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;
+  /** Whether a custom compressor is set. */
+  readonly hasCustomCompressor: boolean;
+  systemPrompt: string;
+  /** Model calls per run at most (default 16). */
+  maxIterations: number;
+  /** Tool calls of one turn that run at once at most (default 4). */
+  maxParallelTools: number;
+  /** Fixed session id; empty means generated. */
+  sessionId: string;
+  /**
+   * Context compression; unset (the default) turns it off. Assigning stores a copy of
+   * the compressor's settings and reading gives a copy: to change a setting, assign again.
+   */
+  contextCompressor?: ContextCompressor;
+  /** Delegation budgets. Assigning stores a copy; reading gives a copy. */
+  subAgentPolicy: SubAgentPolicy;
+  /**
+   * Adds a worker; the model is offered `delegate_task` once a worker is registered or
+   * `allowClone` is set. Throws "subagent_name_duplicate".
+   */
+  registerSubAgent(definition: SubAgentDefinition): void;
+  /** The registered workers' names, in registration order. */
+  subAgentNames(): string[];
+  /** Whether the model may delegate to "clone", a copy of this runtime's settings (default false). */
+  allowClone: boolean;
+  /**
+   * Tokens one child may use before it is force-completed ("token-budget-exceeded"); unset:
+   * no cap. The budget covers the child's whole subtree: with maxDepth above 1 its own
+   * sub-agents' calls count against it too. Streamed deltas count as they arrive: the call
+   * in flight is cancelled mid-stream.
+   */
+  childTokenBudget?: number;
+  /**
+   * Adds or replaces a role's tool whitelist (ISO-2); null: every tool the parent may use
+   * (a role never widens the parent's tools). A child delegated with that role is
+   * neither shown nor allowed any other tool. Built in: "code-review",
+   * "code-generation", "data-analysis", "document", "testing", "general" (every tool).
+   */
+  setRoleWhitelist(role: string, tools: string[] | null): void;
+  /** The role names, sorted. */
+  roles(): string[];
+  /** A role's whitelist; null: every tool. Throws "subagent_unknown_role". */
+  roleWhitelist(role: string): string[] | null;
+}
+*/

@@ -20,8 +20,8 @@ use napi_ohos::Env;
 
 use crate::args::{constructing, Arg, Setting};
 use crate::callback::{JsAsyncFn, JsFunction};
-use crate::config::ModelConfig;
 use crate::error::{internal, private_constructor, thrown, Thrown};
+use crate::model_config::ModelConfig;
 use crate::numbers::setting;
 use crate::tools::ToolRegistry;
 
@@ -310,3 +310,74 @@ impl SubAgentDefinition {
         self.inner.clone()
     }
 }
+
+// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
+// tests keep). scripts/gen-dts.sh assembles these blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+/* ts
+/**
+ * Delegation budgets (SUB-3). Violations are answered to the model as tool errors:
+ * "subagent_depth_exceeded", "subagent_run_budget_exceeded",
+ * "subagent_concurrent_budget_exceeded". Values must be non-negative integers up to
+ * 4294967295 (parentContextMessageCount: safe integers) (else code "invalid_config"); maxConcurrentChildren 0 is refused when the runtime is created.
+ */
+export class SubAgentPolicy {
+  constructor(maxDepth?: number, maxDelegationsPerRun?: number, maxConcurrentChildren?: number,
+    parentContextMessageCount?: number);
+  /**
+   * Delegation depth (default 1: the runtime delegates, its workers never do). Above 1 a
+   * child at depth d < maxDepth may delegate too, under the root's budgets: the per-run
+   * cap counts the whole tree, the concurrency cap each depth of it (so the defaults
+   * reach any maxDepth). A child at maxDepth never delegates.
+   */
+  maxDepth: number;
+  /** Delegations one run may start (default 4), children's included. An unknown
+   * assignee or a failing factory consumes none. */
+  maxDelegationsPerRun: number;
+  /** Children running at once at each depth of the delegation tree (default 2: the root's
+   * children; their children together; …), so at most maxDepth × maxConcurrentChildren in
+   * all; more are refused, not queued. */
+  maxConcurrentChildren: number;
+  /** Parent messages a child sees as context (default 10; a pairing-safe slice). */
+  parentContextMessageCount: number;
+}
+
+/**
+ * The worker a SubAgentFactory configures. It starts as a copy of the parent runtime's
+ * settings (its tools included) and is read once the factory returned or its Promise
+ * settled; later changes have no effect. Whatever it is given, `delegate_task` is
+ * stripped: workers never delegate (below a maxDepth above 1, the runtime gives a child
+ * the parent's own delegation settings instead). The tools it may use are the parent's
+ * allowed tools ∩ the worker's ∩ the role's whitelist: never one its parent is barred from.
+ */
+export class WorkerConfig {
+  /** Instances are handed to a SubAgentFactory. */
+  private constructor();
+  /** The worker's name (the delegate_task assignee). */
+  readonly name: string;
+  systemPrompt: string;
+  maxIterations: number;
+  maxParallelTools: number;
+  /** A copy of the worker's model; assign to use another model. */
+  model: ModelConfig;
+  /** The worker's tools, live: register into or unregister from it. */
+  readonly tools: ToolRegistry;
+}
+
+/**
+ * Configures one worker each time the model delegates to it, on the JS thread. A throw or
+ * rejection fails that delegation ("subagent_factory_failed").
+ */
+export type SubAgentFactory = (worker: WorkerConfig) => void | Promise<void>;
+
+/** A named worker (SUB-2). */
+export class SubAgentDefinition {
+  /** Instances come from `SubAgentDefinition.create()`. */
+  private constructor();
+  /** The name is trimmed. Throws "subagent_name_empty", "subagent_name_reserved" ("clone" in any case). */
+  static create(name: string, description: string, factory: SubAgentFactory): SubAgentDefinition;
+  readonly name: string;
+  /** What it is good at; shown to the model in the delegate_task description. */
+  readonly description: string;
+}
+*/

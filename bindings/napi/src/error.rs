@@ -1,9 +1,9 @@
 //! Errors as JS sees them: an `Error` whose `code` property is a stable code, thrown by
 //! sync methods and used to reject Promises. The codes: the core's
 //! (`ArkAgentError::code`); `invalid_argument` / `invalid_config` for a refused JS value
-//! ([`crate::args`], [`crate::numbers`]); `private_constructor` for `new` on a class
+//! (the `args` and `numbers` modules); `private_constructor` for `new` on a class
 //! whose instances only the module creates; `invalid_call` for a public constructor
-//! called without `new` ([`crate::args::constructing`]); `internal` for a napi failure
+//! called without `new` (`args::constructing`); `internal` for a napi failure
 //! that is not the caller's fault.
 
 use arkagent::ArkAgentError;

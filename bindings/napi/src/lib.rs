@@ -5,21 +5,168 @@
 //! JS callbacks (HTTP transport, tool executors, event listeners, sub-agent factories) all
 //! go through [`callback`]; every error reaching JS carries a stable `code` ([`error`]),
 //! argument-type errors included ([`args`]).
+//!
+//! Layers, bottom to top: a module uses (`crate::…`, in code or docs) only modules of a
+//! lower layer, so the crate has no import circle (tests/js/napi_layers.test.js holds the
+//! files to this list; a new file must be added to it):
+//!
+//! 0. `error`, `convert`, `callback`, `host_fix` (ground: codes, shared conversions, JS calls)
+//! 1. `args` (arguments and settings coming in from JS)
+//! 2. `numbers` (range checks of JS numbers)
+//! 3. `usage`, `model_config`, `memory`, `events`, `store`, `transport`
+//! 4. `parity`, `tools`
+//! 5. `compression`, `delegation`, `sub_agents`
+//! 6. `config` (`AgentRuntimeConfig`)
+//! 7. `runtime` (`AgentRuntime`)
+//! 8. `runtime_delegation` (`AgentRuntime`'s delegation methods)
+//!
+//! Each module declares its JS API in a `ts` block at its end; scripts/gen-dts.sh assembles
+//! them into index.d.ts.
 
 mod args;
 mod callback;
 mod compression;
 mod config;
+mod convert;
 mod delegation;
 mod error;
 mod events;
 #[cfg(all(not(target_env = "ohos"), target_os = "linux"))]
 mod host_fix;
 mod memory;
+mod model_config;
 mod numbers;
 mod parity;
 mod runtime;
+mod runtime_delegation;
 mod store;
 mod sub_agents;
 mod tools;
 mod transport;
+mod usage;
+
+// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
+// tests keep). scripts/gen-dts.sh assembles these blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+/* ts
+/*
+ * Type declarations of the native module libarkagent.so (N-API, built with napi-ohos
+ * from bindings/napi). Held to ArkTS rules: no any/unknown, no object-literal types,
+ * no index signatures. Every async method returns a Promise; every error thrown or
+ * rejected by the module is an Error whose `code` property is a stable string code
+ * (e.g. "invalid_json", "run_in_progress", "llm_auth").
+ *
+ * Refused inputs. A missing argument, a value of the wrong type, an object that is not an
+ * instance of the declared class, and a number that is negative, fractional, NaN,
+ * ±Infinity, 2 ** 53 or more, or too large for its field (maxTokens, maxAttempts,
+ * maxIterations, maxParallelTools, maxDepth, maxDelegationsPerRun, maxConcurrentChildren
+ * and subscription ids stop at 4294967295) is never converted; it throws, before
+ * anything changes:
+ *   "invalid_config"   when assigned to a property, or passed to the constructor of a
+ *                      settings class (ModelConfig, AgentRuntimeConfig, ContextCompressor,
+ *                      SubAgentPolicy; WorkerConfig properties);
+ *   "invalid_argument" when passed to a method, a static method or another constructor
+ *                      (ToolDefinition, AgentRuntime). Methods that return a Promise throw
+ *                      these synchronously.
+ * `temperature` takes any finite number. Other codes of the module itself:
+ *   "private_constructor" `new` on a class declared with a private constructor: its
+ *                      instances are created by the module.
+ *   "invalid_call"     a public constructor called without `new` (or on an existing
+ *                      instance, `Class.call(instance)`); subclassing with super(…) works.
+ *   "internal"         the JS engine refused an operation the module needed (not caused by
+ *                      the arguments).
+ * The other codes come from the library core and are listed where they can occur. An
+ * exception thrown by the caller's own code while an argument is read (a throwing getter
+ * of a DecomposedTask) propagates unchanged.
+ *
+ * Keep in sync with bindings/napi/src: tests/js/dts_sync.test.js fails when a class,
+ * method or property exists on one side only.
+ *
+ * Generated: this file is assembled by scripts/gen-dts.sh from the `ts` comment blocks
+ * beside the Rust code of each bindings/napi/src module; edit those and regenerate.
+ * tests/js/dts_generated.test.js fails when this file differs from them.
+ */
+*/
+
+// The declarations of `transport` (HttpHeader … HttpTransport): kept here while
+// transport.rs is rewritten (issue 19 item 3); they belong at the end of transport.rs.
+/* ts
+/** One HTTP header. */
+export interface HttpHeader {
+  name: string;
+  value: string;
+}
+
+/** A request the host must send. `body` is UTF-8 JSON. */
+export interface HttpRequest {
+  method: string;
+  url: string;
+  headers: HttpHeader[];
+  body: string;
+  /** true when the library asked the provider for an SSE stream. */
+  stream: boolean;
+}
+
+/**
+ * What the host received. Either the whole body as text in `body`, or `streamed: true`
+ * (resolved as soon as the headers arrived; `body` is then ignored) with the body written
+ * to the request's HttpBodySink as it arrives. A missing `body` is an empty body.
+ */
+export interface HttpResponse {
+  status: number;
+  headers?: HttpHeader[];
+  body?: string;
+  /** true: the body follows through the HttpBodySink. */
+  streamed?: boolean;
+}
+
+/**
+ * Where the transport writes a streamed response body (LLM-2): after resolving with
+ * `streamed: true`, call `write`/`writeBytes` for each piece as it arrives, then `end()`,
+ * or `fail()` when the body broke off. Chunk boundaries may fall anywhere, also inside a
+ * UTF-8 character (writeBytes). Writes never block; they return false once the library
+ * stopped reading (answer complete, timeout, cancel) or after end()/fail(): stop
+ * receiving then. Each request gets its own sink.
+ */
+export class HttpBodySink {
+  /** Instances come with each transport call. */
+  private constructor();
+  /** Appends text (sent as UTF-8). */
+  write(text: string): boolean;
+  /**
+   * Appends bytes: an ArrayBuffer, or a Uint8Array (a Node Buffer included) — exactly
+   * the view's bytes, also when it is a window into a larger buffer.
+   */
+  writeBytes(data: ArrayBuffer | Uint8Array): boolean;
+  /** The body is complete. */
+  end(): void;
+  /**
+   * The body broke off: the model call fails like a transport rejection with this code
+   * ("timeout" is a timeout, "cancelled" cancelled, anything else "llm_transport").
+   */
+  fail(message: string, code?: string): void;
+  /**
+   * Registers a callback run once, on the JS thread, when the library stops wanting this
+   * response before the host finished the request (OHOS-7): the run was cancelled or
+   * timed out (requestTimeoutMs, idleTimeoutMs), or the rest of the body is not needed (the answer's `[DONE]` arrived before end()). Abort the
+   * request there (NetworkKit: `destroy()`); this covers non-streamed requests and
+   * streams that have not received a byte yet. Registered after the cancellation, the
+   * callback runs soon (asynchronously). Never called when the host finished first:
+   * the transport resolved with a whole body or rejected, or end()/fail() was called.
+   * A callback that throws is ignored.
+   */
+  onCancel(callback: () => void): void;
+  /** True once the library stopped wanting this response before the host finished it. */
+  readonly cancelled: boolean;
+}
+
+/**
+ * The host's HTTP transport: sends the request and resolves with the response (any
+ * status; the library classifies error statuses), either with the whole body or, for
+ * `request.stream`, preferably streamed through `sink` so text deltas reach listeners
+ * while the model is still writing. Reject when no response arrived: an Error whose
+ * `code` is "timeout" counts as a timeout, "cancelled" as cancelled, anything else as a
+ * network failure (error code "llm_transport").
+ */
+export type HttpTransport = (request: HttpRequest, sink: HttpBodySink) => Promise<HttpResponse>;
+*/

@@ -1,7 +1,12 @@
-//! `EpisodicMemory`: a read-only view of one compressed stretch of conversation.
+//! Memory as JS sees it: `EpisodicMemory`, a read-only view of one compressed stretch of
+//! conversation; `MemoryNamespace` (MEM-4) with its `NamespaceStats`; and the
+//! `ToolContext` every tool gets (seed 000 §3: the MemoryService and the namespace).
 
+use arkagent::memory::{MemoryTier, ScopedMemory};
 use napi_derive_ohos::napi;
 
+use crate::args::Arg;
+use crate::convert::{optional, Optional};
 use crate::error::{private_constructor, thrown, Thrown};
 
 /// One episode of the history, as the core stores it (CMP-8).
@@ -51,3 +56,219 @@ impl EpisodicMemory {
         serde_json::to_string(&self.inner.archived_messages).map_err(|e| thrown(e.into()))
     }
 }
+
+/// Entry counts of one memory namespace (read-only).
+#[napi]
+pub struct NamespaceStats {
+    inner: arkagent::memory::NamespaceStats,
+}
+
+#[napi]
+impl NamespaceStats {
+    /// Instances come from `MemoryNamespace.stats()`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("NamespaceStats"))
+    }
+
+    #[napi(getter)]
+    pub fn working(&self) -> f64 {
+        self.inner.working as f64
+    }
+
+    #[napi(getter)]
+    pub fn short_term(&self) -> f64 {
+        self.inner.short_term as f64
+    }
+}
+
+/// The core tier by its serde name ("working", "short_term").
+pub fn memory_tier(name: &str) -> Result<MemoryTier, Thrown> {
+    serde_json::from_value(serde_json::Value::String(name.to_owned())).map_err(|_| {
+        napi_ohos::Error::new(
+            "invalid_argument".to_owned(),
+            format!("unknown memory tier {name:?}; use \"working\" or \"short_term\""),
+        )
+    })
+}
+
+/// One runtime's memory namespace (MEM-4): a handle, live.
+#[napi]
+pub struct MemoryNamespace {
+    inner: ScopedMemory,
+}
+
+impl From<ScopedMemory> for MemoryNamespace {
+    fn from(inner: ScopedMemory) -> Self {
+        Self { inner }
+    }
+}
+
+#[napi]
+impl MemoryNamespace {
+    /// Instances come from `AgentRuntime.memory()` and `ToolContext.memory`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("MemoryNamespace"))
+    }
+
+    #[napi(getter)]
+    pub fn namespace(&self) -> String {
+        self.inner.namespace().to_owned()
+    }
+
+    /// Stores (or replaces) an entry (JSON text). Throws `invalid_argument`, `invalid_json`.
+    #[napi]
+    pub fn store(&self, tier: Arg<String>, id: Arg<String>, entry_json: Arg<String>) -> Result<(), Thrown> {
+        let tier = memory_tier(&tier.0)?;
+        let entry: serde_json::Value = serde_json::from_str(&entry_json.0).map_err(|e| thrown(e.into()))?;
+        self.inner.store(tier, &id.0, entry);
+        Ok(())
+    }
+
+    /// The entry (JSON text), if any.
+    #[napi]
+    pub fn recall(&self, tier: Arg<String>, id: Arg<String>) -> Result<Optional<String>, Thrown> {
+        let tier = memory_tier(&tier.0)?;
+        Ok(optional(self.inner.recall(tier, &id.0).map(|e| e.to_string())))
+    }
+
+    /// Removes an entry; true when it was there.
+    #[napi]
+    pub fn forget(&self, tier: Arg<String>, id: Arg<String>) -> Result<bool, Thrown> {
+        Ok(self.inner.forget(memory_tier(&tier.0)?, &id.0))
+    }
+
+    /// The ids of a tier, sorted.
+    #[napi]
+    pub fn ids(&self, tier: Arg<String>) -> Result<Vec<String>, Thrown> {
+        Ok(self.inner.ids(memory_tier(&tier.0)?))
+    }
+
+    #[napi]
+    pub fn stats(&self) -> NamespaceStats {
+        NamespaceStats { inner: self.inner.stats() }
+    }
+}
+
+/// What a tool executor gets besides the call (seed 000 §3: the MemoryService).
+#[napi]
+pub struct ToolContext {
+    inner: arkagent::ToolContext,
+}
+
+impl From<arkagent::ToolContext> for ToolContext {
+    fn from(inner: arkagent::ToolContext) -> Self {
+        Self { inner }
+    }
+}
+
+#[napi]
+impl ToolContext {
+    /// Instances are handed to tool executors.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("ToolContext"))
+    }
+
+    #[napi(getter)]
+    pub fn session_id(&self) -> String {
+        self.inner.session_id.clone()
+    }
+
+    #[napi(getter)]
+    pub fn run_id(&self) -> String {
+        self.inner.run_id.clone()
+    }
+
+    /// The calling runtime's episodes over its live state, oldest first.
+    #[napi]
+    pub fn list_episodes(&self) -> Vec<EpisodicMemory> {
+        self.inner
+            .episodes
+            .as_ref()
+            .map(|m| m.list_episodes().into_iter().map(EpisodicMemory::from).collect())
+            .unwrap_or_default()
+    }
+
+    #[napi]
+    pub fn find_episode(&self, snapshot_id: Arg<String>) -> Optional<EpisodicMemory> {
+        optional(
+            self.inner
+                .episodes
+                .as_ref()
+                .and_then(|m| m.find_episode(&snapshot_id.0))
+                .map(EpisodicMemory::from),
+        )
+    }
+
+    /// The calling runtime's memory namespace (a sub-agent's tool: the sub-agent's).
+    #[napi(getter)]
+    pub fn memory(&self) -> MemoryNamespace {
+        self.inner.memory.clone().into()
+    }
+}
+
+// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
+// tests keep). scripts/gen-dts.sh assembles these blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+/* ts
+/** One compressed stretch of conversation (read-only). */
+export class EpisodicMemory {
+  /** Instances come from `AgentRuntime.episodicMemories()`, `listEpisodes()` and `findEpisode()`. */
+  private constructor();
+  /** Snapshot id, unique within the session. */
+  readonly id: string;
+  /** The `<state_snapshot>` summary. */
+  readonly summary: string;
+  /** Creation time, milliseconds since the Unix epoch. */
+  readonly createdAtMs: number;
+  /** How many messages the episode covers. */
+  readonly messageCount: number;
+  /** The archived original messages as JSON (an array). */
+  readonly archivedMessagesJson: string;
+}
+
+/** Entry counts of one memory namespace (MEM-4; read-only). */
+export class NamespaceStats {
+  /** Instances come from `MemoryNamespace.stats()`. */
+  private constructor();
+  readonly working: number;
+  readonly shortTerm: number;
+}
+
+/**
+ * One runtime's working and short-term memory (MEM-4): "global" for a root runtime, the
+ * child's session id for a sub-agent; namespaces never see each other's entries. A live
+ * handle. `tier`: "working" | "short_term" (else "invalid_argument").
+ */
+export class MemoryNamespace {
+  /** Instances come from `AgentRuntime.memory()` and `ToolContext.memory`. */
+  private constructor();
+  readonly namespace: string;
+  /** Stores (or replaces) an entry (JSON text). Throws "invalid_argument", "invalid_json". */
+  store(tier: string, id: string, entryJson: string): void;
+  /** The entry (JSON text), if any. */
+  recall(tier: string, id: string): string | undefined;
+  /** Removes an entry; true when it was there. */
+  forget(tier: string, id: string): boolean;
+  /** The ids of a tier, sorted. */
+  ids(tier: string): string[];
+  stats(): NamespaceStats;
+}
+
+/** What a tool executor gets besides the call (read-only services; never the state). */
+export class ToolContext {
+  /** Instances are handed to tool executors. */
+  private constructor();
+  /** The calling runtime's session id. */
+  readonly sessionId: string;
+  readonly runId: string;
+  /** The calling runtime's episodes over its live state, oldest first (MEM-1). */
+  listEpisodes(): EpisodicMemory[];
+  /** The episode with this snapshot id, if any (MEM-1). */
+  findEpisode(snapshotId: string): EpisodicMemory | undefined;
+  /** The calling runtime's memory namespace. */
+  readonly memory: MemoryNamespace;
+}
+*/

@@ -1,26 +1,23 @@
 //! PAR-1 for ArkTS/JS (issue 17 items 10–13): the seeds' helpers for custom compressors
 //! (`computeSafeSplitIndex`, `toolCallsPaired`, `validateEpisodicMemoryIds`,
-//! `allocateIsolatedSessionId`), a typed `CompressContext` / `CompressOutcome`, the
-//! `ToolContext` every tool gets (MemoryService and memory namespace), `MemoryNamespace`,
-//! a typed `SubAgentChildEvent`, and the seed's constants. Conversions only: each calls
-//! the core.
+//! `allocateIsolatedSessionId`), a typed `CompressContext` / `CompressOutcome`, and the
+//! seed's constants. Conversions only: each calls the core. (The `ToolContext` every tool
+//! gets and `MemoryNamespace` are in `memory`, the typed `SubAgentChildEvent` in `events`.)
 
 // The module functions are read only by the napi registration, which napi-derive leaves
 // out under cfg(test) (`cargo clippy --all-targets` still compiles that).
 #![cfg_attr(test, allow(dead_code))]
 
-use arkagent::memory::{ForeignCompression, MemoryTier, ScopedMemory};
-use arkagent::{EventKind, Message};
+use arkagent::memory::ForeignCompression;
+use arkagent::Message;
 use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::Function;
 
 use crate::args::Arg;
-use crate::config::{optional, Optional};
+use crate::convert::{optional, Optional};
 use crate::error::{private_constructor, thrown, Thrown};
-use crate::events::JsAgentEvent;
-use crate::memory::EpisodicMemory;
 use crate::numbers::argument;
-use crate::runtime::JsModelUsage;
+use crate::usage::JsModelUsage;
 
 /// The delegation tool's name (SUB-1).
 #[napi]
@@ -248,224 +245,98 @@ impl CompressOutcome {
     }
 }
 
-/// Entry counts of one memory namespace (read-only).
-#[napi]
-pub struct NamespaceStats {
-    inner: arkagent::memory::NamespaceStats,
+// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
+// tests keep). scripts/gen-dts.sh assembles these blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+/* ts
+/** The delegation tool's name (SUB-1): "delegate_task". */
+export const DELEGATE_TASK_TOOL_NAME: string;
+/** The assignee that clones the parent (SUB-1): "clone". */
+export const CLONE_ASSIGNEE: string;
+/** The service id in a delegate_task result's metadata (`service`; SUB-1): "arkagent.sub_agent". */
+export const SUB_AGENT_SERVICE_ID: string;
+
+/**
+ * CMP-4, the seed's computeSafeSplitIndex: the largest index s (1 ≤ s ≤ n −
+ * keepRecentMessageCount) at which both messages[0, s) and messages[s, n) keep every tool
+ * call paired with its result — what a custom compressor answers as split_index — or -1
+ * when there is none. O(n). `messagesJson`: a JSON array of messages as historyJson()
+ * gives them (the `history.messages` of a compressor's stateJson). Throws "invalid_json",
+ * "invalid_argument".
+ */
+export function computeSafeSplitIndex(messagesJson: string, keepRecentMessageCount: number): number;
+
+/**
+ * CORE-2, the seed's HistoryInvariants.toolCallsPaired: within the messages (as for
+ * computeSafeSplitIndex), every tool call has exactly one result after it, every result
+ * answers an earlier call and no id repeats. Throws "invalid_json".
+ */
+export function toolCallsPaired(messagesJson: string): boolean;
+
+/** The verdict of validateEpisodicMemoryIds (read-only). */
+export class EpisodeIdValidation {
+  /** Instances come from `validateEpisodicMemoryIds()`. */
+  private constructor();
+  /** Every id is non-blank and unique. */
+  readonly valid: boolean;
+  /** The first id that is blank or repeats an earlier one. */
+  readonly id?: string;
 }
 
-#[napi]
-impl NamespaceStats {
-    /// Instances come from `MemoryNamespace.stats()`.
-    #[napi(constructor)]
-    pub fn private() -> Result<Self, Thrown> {
-        Err(private_constructor("NamespaceStats"))
-    }
+/**
+ * MEM-3, the seed's validateEpisodicMemoryIds — the check importState() makes.
+ * `episodesJson`: a JSON array of episodes (`{"id","summary","created_at_ms",
+ * "message_count","archived_messages"?}`, e.g. the `history.episodic_memories` of a
+ * compressor's stateJson). Throws "invalid_json".
+ */
+export function validateEpisodicMemoryIds(episodesJson: string): EpisodeIdValidation;
 
-    #[napi(getter)]
-    pub fn working(&self) -> f64 {
-        self.inner.working as f64
-    }
+/** Draws a fresh id for allocateIsolatedSessionId. */
+export type NextId = () => string;
 
-    #[napi(getter)]
-    pub fn short_term(&self) -> f64 {
-        self.inner.short_term as f64
-    }
+/**
+ * SUB-9, the seed's allocateIsolatedSessionId: the trimmed `requested` when it is
+ * non-empty, not the trimmed parent id and not in `activeIds`; otherwise
+ * `${parent}_w_${nextId()}`, drawn again while it is the parent's id or active, at most 16
+ * more times. `nextId` is called synchronously; when it throws or returns something else
+ * than a string, this throws "invalid_argument" (the message carries what it threw).
+ */
+export function allocateIsolatedSessionId(parentSessionId: string, requested: string, activeIds: string[],
+  nextId: NextId): string;
+
+/** A custom compressor's `contextJson`, typed (seed 000 §2: CompressContext). */
+export class CompressContext {
+  /** Instances come from `CompressContext.parse()`. */
+  private constructor();
+  /** Parses a CustomCompressor's contextJson. Throws "invalid_json". */
+  static parse(contextJson: string): CompressContext;
+  /** The next prompt's size for an automatic attempt; unset for compressNow() and overflow. */
+  readonly estimatedPromptTokens?: number;
+  /** True after the model refused the context as too long: compress whatever the size. */
+  readonly force: boolean;
 }
 
-/// The core tier by its serde name ("working", "short_term").
-pub fn memory_tier(name: &str) -> Result<MemoryTier, Thrown> {
-    serde_json::from_value(serde_json::Value::String(name.to_owned())).map_err(|_| {
-        napi_ohos::Error::new(
-            "invalid_argument".to_owned(),
-            format!("unknown memory tier {name:?}; use \"working\" or \"short_term\""),
-        )
-    })
+/**
+ * A custom compressor's answer, typed (seed 000 §2: CompressOutcome skipped | compressed |
+ * failed); a CustomCompressor resolves with its toJson().
+ */
+export class CompressOutcome {
+  /** Instances come from the static constructors. */
+  private constructor();
+  /** Nothing to do; reason a CMP-2 skip code (default "below_threshold"). */
+  static skipped(reason?: string): CompressOutcome;
+  /** The attempt failed; reason a CMP-2 failure code (default "llm_error"). */
+  static failed(reason?: string, errorCode?: string): CompressOutcome;
+  /**
+   * The messages before `splitIndex` move into a new episode with `summary` (episodeId
+   * default: a fresh id; usage: the summarizer's). Throws "invalid_argument" for a split
+   * index that is not a non-negative integer or a usage with a bad count.
+   */
+  static compressed(splitIndex: number, summary: string, episodeId?: string, usage?: ModelUsage): CompressOutcome;
+  /** "skipped" | "failed" | "compressed". */
+  readonly outcome: string;
+  readonly reason?: string;
+  /** The JSON text a CustomCompressor resolves with. */
+  toJson(): string;
 }
-
-/// One runtime's memory namespace (MEM-4): a handle, live.
-#[napi]
-pub struct MemoryNamespace {
-    inner: ScopedMemory,
-}
-
-impl From<ScopedMemory> for MemoryNamespace {
-    fn from(inner: ScopedMemory) -> Self {
-        Self { inner }
-    }
-}
-
-#[napi]
-impl MemoryNamespace {
-    /// Instances come from `AgentRuntime.memory()` and `ToolContext.memory`.
-    #[napi(constructor)]
-    pub fn private() -> Result<Self, Thrown> {
-        Err(private_constructor("MemoryNamespace"))
-    }
-
-    #[napi(getter)]
-    pub fn namespace(&self) -> String {
-        self.inner.namespace().to_owned()
-    }
-
-    /// Stores (or replaces) an entry (JSON text). Throws `invalid_argument`, `invalid_json`.
-    #[napi]
-    pub fn store(&self, tier: Arg<String>, id: Arg<String>, entry_json: Arg<String>) -> Result<(), Thrown> {
-        let tier = memory_tier(&tier.0)?;
-        let entry: serde_json::Value = serde_json::from_str(&entry_json.0).map_err(|e| thrown(e.into()))?;
-        self.inner.store(tier, &id.0, entry);
-        Ok(())
-    }
-
-    /// The entry (JSON text), if any.
-    #[napi]
-    pub fn recall(&self, tier: Arg<String>, id: Arg<String>) -> Result<Optional<String>, Thrown> {
-        let tier = memory_tier(&tier.0)?;
-        Ok(optional(self.inner.recall(tier, &id.0).map(|e| e.to_string())))
-    }
-
-    /// Removes an entry; true when it was there.
-    #[napi]
-    pub fn forget(&self, tier: Arg<String>, id: Arg<String>) -> Result<bool, Thrown> {
-        Ok(self.inner.forget(memory_tier(&tier.0)?, &id.0))
-    }
-
-    /// The ids of a tier, sorted.
-    #[napi]
-    pub fn ids(&self, tier: Arg<String>) -> Result<Vec<String>, Thrown> {
-        Ok(self.inner.ids(memory_tier(&tier.0)?))
-    }
-
-    #[napi]
-    pub fn stats(&self) -> NamespaceStats {
-        NamespaceStats { inner: self.inner.stats() }
-    }
-}
-
-/// What a tool executor gets besides the call (seed 000 §3: the MemoryService).
-#[napi]
-pub struct ToolContext {
-    inner: arkagent::ToolContext,
-}
-
-impl From<arkagent::ToolContext> for ToolContext {
-    fn from(inner: arkagent::ToolContext) -> Self {
-        Self { inner }
-    }
-}
-
-#[napi]
-impl ToolContext {
-    /// Instances are handed to tool executors.
-    #[napi(constructor)]
-    pub fn private() -> Result<Self, Thrown> {
-        Err(private_constructor("ToolContext"))
-    }
-
-    #[napi(getter)]
-    pub fn session_id(&self) -> String {
-        self.inner.session_id.clone()
-    }
-
-    #[napi(getter)]
-    pub fn run_id(&self) -> String {
-        self.inner.run_id.clone()
-    }
-
-    /// The calling runtime's episodes over its live state, oldest first.
-    #[napi]
-    pub fn list_episodes(&self) -> Vec<EpisodicMemory> {
-        self.inner
-            .episodes
-            .as_ref()
-            .map(|m| m.list_episodes().into_iter().map(EpisodicMemory::from).collect())
-            .unwrap_or_default()
-    }
-
-    #[napi]
-    pub fn find_episode(&self, snapshot_id: Arg<String>) -> Optional<EpisodicMemory> {
-        optional(
-            self.inner
-                .episodes
-                .as_ref()
-                .and_then(|m| m.find_episode(&snapshot_id.0))
-                .map(EpisodicMemory::from),
-        )
-    }
-
-    /// The calling runtime's memory namespace (a sub-agent's tool: the sub-agent's).
-    #[napi(getter)]
-    pub fn memory(&self) -> MemoryNamespace {
-        self.inner.memory.clone().into()
-    }
-}
-
-/// A "sub_agent" event, typed (SUB-7).
-#[napi]
-pub struct SubAgentChildEvent {
-    inner: arkagent::subagent::SubAgentChildEvent,
-}
-
-#[napi]
-impl SubAgentChildEvent {
-    /// Instances come from `SubAgentChildEvent.from()`.
-    #[napi(constructor)]
-    pub fn private() -> Result<Self, Thrown> {
-        Err(private_constructor("SubAgentChildEvent"))
-    }
-
-    /// The typed view of a "sub_agent" event; undefined for any other event. Throws
-    /// `invalid_json` when its payloadJson does not parse.
-    #[napi]
-    pub fn from(event: Arg<JsAgentEvent>) -> Result<Optional<SubAgentChildEvent>, Thrown> {
-        if event.0.kind != "sub_agent" {
-            return Ok(optional(None));
-        }
-        let kind: EventKind = serde_json::from_str(&event.0.payload_json).map_err(|e| thrown(e.into()))?;
-        Ok(optional(match kind {
-            EventKind::SubAgent(inner) => Some(Self { inner }),
-            _ => None,
-        }))
-    }
-
-    #[napi(getter)]
-    pub fn parent_session_id(&self) -> String {
-        self.inner.parent_session_id.clone()
-    }
-
-    #[napi(getter)]
-    pub fn parent_run_id(&self) -> String {
-        self.inner.parent_run_id.clone()
-    }
-
-    #[napi(getter)]
-    pub fn child_session_id(&self) -> String {
-        self.inner.child_session_id.clone()
-    }
-
-    #[napi(getter)]
-    pub fn child_run_id(&self) -> String {
-        self.inner.child_run_id.clone()
-    }
-
-    #[napi(getter)]
-    pub fn assignee(&self) -> String {
-        self.inner.assignee.clone()
-    }
-
-    #[napi(getter)]
-    pub fn task_description(&self) -> String {
-        self.inner.task_description.clone()
-    }
-
-    #[napi(getter)]
-    pub fn depth(&self) -> u32 {
-        self.inner.depth
-    }
-
-    /// The child's own event.
-    #[napi(getter)]
-    pub fn event(&self) -> JsAgentEvent {
-        JsAgentEvent::from(self.inner.event.as_ref())
-    }
-}
+*/

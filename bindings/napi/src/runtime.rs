@@ -4,9 +4,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use arkagent::memory::MemoryService;
-use arkagent::subagent::DEFAULT_DECOMPOSE_CONCURRENCY;
 use arkagent::runtime::RunSlot;
-use arkagent::{ModelUsage, RunOutcome, Subscription};
+use arkagent::{RunOutcome, Subscription};
 use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::{ClassInstance, PromiseRaw, This};
 use napi_ohos::Env;
@@ -14,16 +13,16 @@ use napi_ohos::Env;
 use crate::args::{constructing, Arg};
 use crate::callback::JsFunction;
 use crate::compression::CompressResult;
-use crate::config::{optional, AgentRuntimeConfig, Optional};
+use crate::config::AgentRuntimeConfig;
+use crate::convert::{optional, serde_name, Optional};
 use crate::error::{internal, rejection, thrown, CodedError, Thrown};
 use crate::events::{JsAgentEvent, JsObserver};
-use crate::memory::EpisodicMemory;
+use crate::memory::{memory_tier, EpisodicMemory, MemoryNamespace};
 use crate::numbers::argument;
-use crate::parity::memory_tier;
 use crate::store::SessionStore;
-use crate::sub_agents::{DecomposedResult, JsDecomposedTask, SubAgentRegistryView, UsageTotals};
 use crate::tools::ToolRegistry;
 use crate::transport::{JsTransport, TransportArgs};
+use crate::usage::JsModelUsage;
 
 /// The outcome of one run.
 #[napi(object, js_name = "RunResult")]
@@ -32,16 +31,6 @@ pub struct JsRunResult {
     pub status: String,
     pub final_text: Option<String>,
     pub iterations: u32,
-}
-
-/// The core's serde name of a unit enum value ("completed", "max_iterations", …), given
-/// `serde_json::to_value(value)`, so JS sees the same strings as exported state and
-/// event payloads.
-pub fn serde_name(value: serde_json::Result<serde_json::Value>) -> String {
-    match value {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => String::new(),
-    }
 }
 
 impl From<RunOutcome> for JsRunResult {
@@ -54,58 +43,6 @@ impl From<RunOutcome> for JsRunResult {
         }
     }
 }
-
-/// Token usage of one model call.
-#[napi(object, js_name = "ModelUsage")]
-pub struct JsModelUsage {
-    pub prompt_tokens: f64,
-    pub completion_tokens: f64,
-    pub total_tokens: f64,
-    pub cached_tokens: Option<f64>,
-    pub reasoning_tokens: Option<f64>,
-    pub source: Option<String>,
-    /// `raw.calls`: the model calls this usage stands for when more than one (a summary
-    /// written in N chunks), so `ChildUsageSummary.fromUsages` counts them as Rust and C do.
-    pub calls: Option<f64>,
-}
-
-impl JsModelUsage {
-    /// The core usage; counts must be non-negative integers (`invalid_argument`).
-    pub fn core(&self) -> Result<ModelUsage, Thrown> {
-        let tokens = |v: f64, name: &str| crate::numbers::argument::<u64>(v, name);
-        let mut usage = ModelUsage {
-            prompt_tokens: tokens(self.prompt_tokens, "promptTokens")?,
-            completion_tokens: tokens(self.completion_tokens, "completionTokens")?,
-            total_tokens: tokens(self.total_tokens, "totalTokens")?,
-            cached_tokens: self.cached_tokens.map(|v| tokens(v, "cachedTokens")).transpose()?,
-            reasoning_tokens: self.reasoning_tokens.map(|v| tokens(v, "reasoningTokens")).transpose()?,
-            ..ModelUsage::default()
-        };
-        if let Some(source) = &self.source {
-            usage.raw.insert("source".into(), serde_json::Value::String(source.clone()));
-        }
-        if let Some(calls) = self.calls {
-            usage.raw.insert("calls".into(), serde_json::Value::from(tokens(calls, "calls")?));
-        }
-        Ok(usage)
-    }
-}
-
-// JS numbers: token counts are exact below 2^53.
-impl From<&ModelUsage> for JsModelUsage {
-    fn from(usage: &ModelUsage) -> Self {
-        Self {
-            prompt_tokens: usage.prompt_tokens as f64,
-            completion_tokens: usage.completion_tokens as f64,
-            total_tokens: usage.total_tokens as f64,
-            cached_tokens: usage.cached_tokens.map(|t| t as f64),
-            reasoning_tokens: usage.reasoning_tokens.map(|t| t as f64),
-            source: usage.source().map(str::to_owned),
-            calls: usage.raw.get("calls").and_then(serde_json::Value::as_u64).map(|c| c as f64),
-        }
-    }
-}
-
 /// One conversation with a model and tools.
 #[napi]
 pub struct AgentRuntime {
@@ -315,115 +252,10 @@ impl AgentRuntime {
         Ok(self.lock_subscriptions().remove(&id).is_some())
     }
 
-    /// The one documented total of what this session cost (SUB-6): its own calls
-    /// (compression included) plus every delegated child's.
-    #[napi]
-    pub fn total_usage(&self) -> UsageTotals {
-        self.core.total_usage().into()
-    }
-
-    /// Session ids of the sub-agents running now.
-    #[napi]
-    pub fn active_children(&self) -> Vec<String> {
-        self.core.active_children()
-    }
-
-    /// This runtime's sub-agents: running, ended (the last 100) and totals (ISO-4). Empty
-    /// when no worker is registered and clone is off.
-    #[napi]
-    pub fn sub_agents(&self) -> SubAgentRegistryView {
-        SubAgentRegistryView::of(self.core.sub_agent_registry().as_deref())
-    }
-
-    /// Force-completes every running sub-agent of this session ("session-closed") and
-    /// cancels it; returns how many. Call when the session closes.
-    #[napi]
-    pub fn close_sub_agents(&self) -> u32 {
-        let Some(registry) = self.core.sub_agent_registry() else {
-            return 0;
-        };
-        let now_ms = self.core.config().clock.now_ms();
-        let closed = registry.force_complete_all(&self.core.session_id(), now_ms);
-        u32::try_from(closed).unwrap_or(u32::MAX)
-    }
-
-    /// ISO-1/ISO-4, the seed's per-child `forceComplete(reason)`: ends the running
-    /// sub-agent `id` with `reason` and cancels it; false when it is not running. Throws
-    /// `invalid_argument` for a blank reason.
-    #[napi]
-    pub fn force_complete_sub_agent(&self, id: Arg<String>, reason: Arg<String>) -> Result<bool, Thrown> {
-        if reason.0.trim().is_empty() {
-            return Err(napi_ohos::Error::new("invalid_argument".to_owned(), "reason is blank".to_owned()));
-        }
-        let now_ms = self.core.config().clock.now_ms();
-        Ok(self
-            .core
-            .sub_agent_registry()
-            .is_some_and(|r| r.force_complete(&id.0, &reason.0, now_ms)))
-    }
-
-    /// ISO-4, the seed's `cleanup(maxAgeMs)`: drops sub-agents that ended more than
-    /// `maxAgeMs` ago and force-completes ("stale") running ones started more than
-    /// `maxAgeMs` ago; returns how many.
-    #[napi]
-    pub fn cleanup_sub_agents(&self, max_age_ms: Arg<f64>) -> Result<f64, Thrown> {
-        let max_age_ms: u64 = argument(max_age_ms.0, "maxAgeMs")?;
-        let now_ms = self.core.config().clock.now_ms();
-        Ok(self
-            .core
-            .sub_agent_registry()
-            .map_or(0, |r| r.cleanup(max_age_ms, now_ms)) as f64)
-    }
-
     /// This runtime's memory namespace (MEM-4), a live handle.
     #[napi]
-    pub fn memory(&self) -> crate::parity::MemoryNamespace {
+    pub fn memory(&self) -> MemoryNamespace {
         self.core.working_memory().into()
-    }
-
-    /// ISO-7: runs the tasks through delegation in parallel batches of `maxConcurrency`
-    /// (default 3, capped by the policy), one batch at a time; a failing task never
-    /// cancels its siblings; results keep the input order. It counts as a run: it claims
-    /// the run slot here (a `run()` meanwhile is refused with `run_in_progress`), per-run
-    /// budgets apply and `cancel()` stops it. Rejects with `run_in_progress` or
-    /// `delegation_not_configured`.
-    #[napi(
-        ts_args_type = "tasks: DecomposedTask[], maxConcurrency?: number",
-        ts_return_type = "Promise<DecomposedResult[]>"
-    )]
-    pub fn run_decomposed<'env>(
-        &self,
-        env: &'env Env,
-        tasks: Arg<Vec<JsDecomposedTask>>,
-        max_concurrency: Arg<Option<f64>>,
-    ) -> Result<PromiseRaw<'env, Vec<DecomposedResult>>, Thrown> {
-        let tasks = tasks.0;
-        let concurrency = match max_concurrency.0 {
-            Some(v) => argument(v, "maxConcurrency")?,
-            None => DEFAULT_DECOMPOSE_CONCURRENCY,
-        };
-        let tasks = tasks.into_iter().map(Into::into).collect();
-        let started = self
-            .core
-            .start_run_decomposed_holding_slot(tasks, concurrency)
-            .map_err(CodedError::from);
-        env.spawn_future_with_callback(
-            async move {
-                Ok(match started {
-                    Ok(run) => {
-                        let (outcome, slot) = run.await;
-                        (outcome.map_err(CodedError::from), Some(slot))
-                    }
-                    Err(e) => (Err(e), None),
-                })
-            },
-            move |env: &'env Env, (outcome, _slot): (Result<Vec<arkagent::ToolResult>, CodedError>, Option<RunSlot>)| {
-                outcome
-                    .map(|results| results.into_iter().map(DecomposedResult::from).collect())
-                    .map_err(|e| rejection(env, e))
-            },
-        )
-        .map_err(internal)
     }
 
     /// Stores `entryJson` under `id` in this runtime's own memory namespace (MEM-4).
@@ -461,6 +293,11 @@ impl AgentRuntime {
 }
 
 impl AgentRuntime {
+    /// The core runtime (for the delegation methods in `runtime_delegation`).
+    pub fn core(&self) -> &arkagent::AgentRuntime {
+        &self.core
+    }
+
     fn lock_subscriptions(&self) -> MutexGuard<'_, HashMap<u32, Subscription>> {
         // The map holds no invariant a panic could break.
         self.subscriptions
@@ -468,3 +305,145 @@ impl AgentRuntime {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
+
+// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
+// tests keep). scripts/gen-dts.sh assembles these blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+/* ts
+/** The outcome of one run. status: "completed" | "cancelled" | "max_iterations". */
+export interface RunResult {
+  runId: string;
+  status: string;
+  finalText?: string;
+  iterations: number;
+}
+
+/** One conversation with a model and tools. */
+export class AgentRuntime {
+  /**
+   * With `store`, the runtime opens the session `config.sessionId` in it — set a fixed
+   * id to resume a chat after a restart; when it is empty a new id is generated, so a new
+   * session is created every time (read it back from `sessionId`). A session with commits
+   * is resumed: its history, episodes (retrieve_memory reaches their archived originals)
+   * and usages replace the new runtime's empty state; the loading is synchronous (a few
+   * ms for a normal chat, 38 ms at 10,000 messages). From then on every commit point (the
+   * user message with the run start, each assistant message with its tool results, each
+   * compression, usages) is written in one transaction, off the JS thread, and reported
+   * by a "session_committed" event. Throws "session_locked" while another runtime (in
+   * this process or another) has the session — until that runtime's detachStore() or its
+   * garbage collection — and the SessionStore codes. Without `store` nothing is persisted
+   * (exportState()/importState() remain).
+   */
+  constructor(config: AgentRuntimeConfig, transport: HttpTransport, tools: ToolRegistry, store?: SessionStore);
+  readonly sessionId: string;
+  /**
+   * Runs until a final answer, max iterations or cancel(). The run is registered before
+   * the Promise is returned: a cancel() right after run() cancels it, and a run() (or
+   * compressNow()) while a run is active rejects with code "run_in_progress".
+   * When it rejects with a model error and the model had produced nothing in this run (its
+   * first call failed), the input is taken out again: the history is as before the run
+   * (a compression committed meanwhile stays), so a retry never sends the input twice and
+   * an input too large for the model cannot wedge the session. After a later call fails,
+   * the history ends with the last tool results, paired.
+   */
+  run(input: string): Promise<RunResult>;
+  /**
+   * One compression attempt now, with the compressor's usual checks; resolves "skipped"
+   * ("no_usage") when no compressor is configured. Like run(), it takes the run slot
+   * before the Promise is returned: it rejects with "run_in_progress" while a run is
+   * active, and a run() (or compressNow()) called before it settles is refused the same
+   * way. A failed or skipped attempt leaves exportState() byte-identical.
+   */
+  compressNow(): Promise<CompressResult>;
+  /**
+   * Releases this runtime's session in its SessionStore, so that another runtime can open
+   * it now (on a page rebuilt, say) rather than when this one is garbage-collected.
+   * What was committed stays; nothing more is committed. false when no store is attached.
+   * Throws "run_in_progress" during a run.
+   */
+  detachStore(): boolean;
+  /** Cancels the active run, if any: in-flight HTTP and tools stop, history stays paired. */
+  cancel(): void;
+  /**
+   * The whole state (history, episodic memories, usages, session id) as JSON. Callable at
+   * any moment — from a tool, a listener at any event, while a run is in flight — and
+   * always accepted by importState(): while a turn's tools are running, it holds the last
+   * consistent history (without that open turn). The API key never appears in it, even
+   * when a tool, the model or the input echoed it (replaced by "<redacted>").
+   */
+  exportState(): string;
+  /**
+   * Replaces the state with an exported one. Throws "invalid_json", "invalid_state" or
+   * "run_in_progress" (nothing changes). Without a store the state is replaced before this
+   * returns and the Promise resolves. With one, the import is first written to the store
+   * (replacing the stored session) off the JS thread and the state is replaced only when
+   * that write succeeded; otherwise the Promise rejects with the store's code
+   * ("store_full", "store_read_only", "store_io", "store_corrupt") and the old state is
+   * kept, in memory and stored. Until it settles, run() and compressNow() are refused
+   * with "run_in_progress".
+   */
+  importState(stateJson: string): Promise<void>;
+  /** The messages as JSON (an array). */
+  historyJson(): string;
+  /** The episodes compressed out of the live history, oldest first. */
+  episodicMemories(): EpisodicMemory[];
+  /** The episodes over the live state (after compressions and imports), oldest first. */
+  listEpisodes(): EpisodicMemory[];
+  /** The episode with this snapshot id, if any. */
+  findEpisode(snapshotId: string): EpisodicMemory | undefined;
+  usages(): ModelUsage[];
+  /** Returns a subscription id. */
+  subscribe(listener: AgentEventListener): number;
+  /** false for an unknown id; "invalid_argument" for one that is not an integer in 0..4294967295. */
+  unsubscribe(subscriptionId: number): boolean;
+  /** The one total of what this session cost (SUB-6): its own calls plus every delegated child's. */
+  totalUsage(): UsageTotals;
+  /**
+   * Session ids of this runtime's sub-agents running now — a view of the registry, so each
+   * is in subAgents().active and closeSubAgents() reaches it. After cancel(), a child is
+   * gone from both by the time run() resolves.
+   */
+  activeChildren(): string[];
+  /** This runtime's sub-agents: running, ended, totals (ISO-4). Empty without delegation. */
+  subAgents(): SubAgentRegistryView;
+  /**
+   * Force-completes (and cancels) every running sub-agent of this session, and theirs, with
+   * "session-closed"; returns how many direct children. It reaches every child
+   * activeChildren() lists, even one still being built (that one never starts).
+   */
+  closeSubAgents(): number;
+  /**
+   * ISO-1, the seed's per-child forceComplete(reason): ends the running sub-agent `id` (a
+   * session id from activeChildren() or subAgents().active) with `reason` (its
+   * forcedReason) and cancels its run; the delegate_task call is answered as forced.
+   * false when it is not running (or delegation is off). Throws "invalid_argument" for a
+   * blank reason.
+   */
+  forceCompleteSubAgent(id: string, reason: string): boolean;
+  /**
+   * ISO-4, the seed's registry cleanup(maxAgeMs): drops sub-agents that ended more than
+   * `maxAgeMs` ago from subAgents().history and force-completes ("stale") running ones
+   * started more than `maxAgeMs` ago; returns how many.
+   */
+  cleanupSubAgents(maxAgeMs: number): number;
+  /** This runtime's memory namespace (MEM-4): store, recall, forget, ids, stats. */
+  memory(): MemoryNamespace;
+  /**
+   * Runs the tasks through delegation in parallel batches of maxConcurrency (default 3,
+   * capped by the policy's maxConcurrentChildren), one batch at a time (ISO-7); a failing
+   * task never cancels its siblings; results keep the input order. It counts as a run: it
+   * takes the run slot like run(), per-run budgets apply and cancel() stops it: no worker
+   * is built after cancel(), and the tasks not yet started answer "cancelled". Rejects
+   * with "run_in_progress", or "delegation_not_configured" without workers or clone.
+   */
+  runDecomposed(tasks: DecomposedTask[], maxConcurrency?: number): Promise<DecomposedResult[]>;
+  /**
+   * Stores an entry (JSON text) in this runtime's own memory namespace (MEM-4; a
+   * sub-agent's namespace is freed when it ends, and reads never create one); tier:
+   * "working" | "short_term". Throws "invalid_argument" for another tier, "invalid_json".
+   */
+  memoryStore(tier: string, id: string, entryJson: string): void;
+  /** The entry (JSON text) stored under `id` in this runtime's namespace, if any. */
+  memoryRecall(tier: string, id: string): string | undefined;
+}
+*/

@@ -96,3 +96,59 @@ impl SessionStore {
         Arc::clone(&self.core)
     }
 }
+
+// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
+// tests keep). scripts/gen-dts.sh assembles these blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+/* ts
+/** One session of a SessionStore, as list() returns it. */
+export interface SessionSummary {
+  /** Session id (AgentRuntimeConfig.sessionId). */
+  id: string;
+  /** The first user text's first line, at most 80 characters; "" before the first run. */
+  title: string;
+  /** Time of the last commit, milliseconds since the Unix epoch. */
+  updatedMs: number;
+  /** Messages the session ever had: live plus archived by compressions. */
+  messageCount: number;
+  /** Total tokens: the session's own model calls plus its sub-agents'. */
+  totalTokens: number;
+  /** Sequence number of the last commit (1 for the first). */
+  commitSeq: number;
+}
+
+/**
+ * Durable sessions (STORE-6): where runtimes commit their sessions so that an app killed
+ * at any instant loses nothing committed. One SQLite file (WAL journal), e.g.
+ * `context.filesDir + '/sessions.db'` (in a page, `context` is
+ * `this.getUIContext().getHostContext()`). Pass it as the 4th argument of the
+ * AgentRuntime constructor. The API key is never written to it.
+ *
+ * Every method is synchronous: opening a store takes a few milliseconds, list() is one
+ * query, delete() one transaction — below a frame for normal sizes.
+ * Errors (the `code` of the thrown Error): "store_corrupt" (not a readable SQLite file:
+ * corrupt, truncated or something else), "store_foreign" (another application's
+ * database), "store_newer_schema" (written by a newer library; left untouched),
+ * "store_read_only" (the file or its directory cannot be written), "store_full" (the disk
+ * is full; nothing committed is damaged), "store_io" (any other failure, e.g. the path is
+ * a directory), "session_locked" (a runtime has the session open).
+ */
+export class SessionStore {
+  /** Instances come from `open()` and `openMemory()`. */
+  private constructor();
+  /**
+   * Opens the store at `path`, creating the file if absent; an older schema is migrated
+   * forward. "invalid_argument" for an empty path; the store codes above.
+   */
+  static open(path: string): SessionStore;
+  /** A store in memory, gone with the process (tests, previews). */
+  static openMemory(): SessionStore;
+  /** Every session, most recently updated first. */
+  list(): SessionSummary[];
+  /**
+   * Deletes a session with its episodes, archived originals and usages; false when it did
+   * not exist. "session_locked" while a runtime has it open.
+   */
+  delete(sessionId: string): boolean;
+}
+*/

@@ -1,112 +1,13 @@
-//! Read-only views of delegation results (SUB-6, ISO-1, ISO-4, ISO-7): usage summaries,
-//! the sub-agent registry, and decomposed tasks and their results.
+//! Read-only views of delegation results (ISO-1, ISO-4, ISO-7): the sub-agent registry,
+//! and decomposed tasks and their results (usage sums are in `usage`).
 
-use arkagent::subagent::{ChildUsageSummary as CoreUsage, UsageTotals as CoreTotals};
+use arkagent::subagent::ChildUsageSummary as CoreUsage;
 use napi_derive_ohos::napi;
 use serde_json::Value;
 
-use arkagent::ModelUsage;
-
-use crate::args::Arg;
-use crate::config::{optional, Optional};
+use crate::convert::{optional, serde_name, Optional};
 use crate::error::{private_constructor, Thrown};
-use crate::runtime::{serde_name, JsModelUsage};
-
-/// Summed usage of model calls (SUB-6); read-only.
-#[napi]
-pub struct ChildUsageSummary {
-    inner: CoreUsage,
-}
-
-impl From<CoreUsage> for ChildUsageSummary {
-    fn from(inner: CoreUsage) -> Self {
-        Self { inner }
-    }
-}
-
-// JS numbers: token counts are exact below 2^53.
-#[napi]
-impl ChildUsageSummary {
-    /// Instances come from `fromUsages()`, `UsageTotals` and `DecomposedResult.childUsage`;
-    /// `new` throws `private_constructor`.
-    #[napi(constructor)]
-    pub fn private() -> Result<Self, Thrown> {
-        Err(private_constructor("ChildUsageSummary"))
-    }
-
-    /// Sums model usages, e.g. `runtime.usages()` (SUB-6). Throws `invalid_argument` for a
-    /// token count that is not a non-negative integer.
-    #[napi(factory)]
-    pub fn from_usages(usages: Arg<Vec<JsModelUsage>>) -> Result<Self, Thrown> {
-        let core: Vec<ModelUsage> = usages.0.iter().map(JsModelUsage::core).collect::<Result<_, _>>()?;
-        Ok(CoreUsage::from_usages(&core).into())
-    }
-
-    /// `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`.
-    #[napi]
-    pub fn to_json(&self) -> String {
-        self.inner.to_json()
-    }
-
-    #[napi(getter)]
-    pub fn prompt_tokens(&self) -> f64 {
-        self.inner.prompt_tokens as f64
-    }
-
-    #[napi(getter)]
-    pub fn completion_tokens(&self) -> f64 {
-        self.inner.completion_tokens as f64
-    }
-
-    #[napi(getter)]
-    pub fn total_tokens(&self) -> f64 {
-        self.inner.total_tokens as f64
-    }
-
-    #[napi(getter)]
-    pub fn call_count(&self) -> f64 {
-        self.inner.call_count as f64
-    }
-}
-
-/// What a session cost (SUB-6): its own calls plus every delegated child's; read-only.
-#[napi]
-pub struct UsageTotals {
-    inner: CoreTotals,
-}
-
-impl From<CoreTotals> for UsageTotals {
-    fn from(inner: CoreTotals) -> Self {
-        Self { inner }
-    }
-}
-
-#[napi]
-impl UsageTotals {
-    /// Instances come from `AgentRuntime.totalUsage()`; `new` throws `private_constructor`.
-    #[napi(constructor)]
-    pub fn private() -> Result<Self, Thrown> {
-        Err(private_constructor("UsageTotals"))
-    }
-
-    /// The runtime's own model calls (compression included).
-    #[napi(getter)]
-    pub fn parent(&self) -> ChildUsageSummary {
-        self.inner.parent.into()
-    }
-
-    /// All delegated children's model calls.
-    #[napi(getter)]
-    pub fn children(&self) -> ChildUsageSummary {
-        self.inner.children.into()
-    }
-
-    /// `parent + children`.
-    #[napi(getter)]
-    pub fn total(&self) -> ChildUsageSummary {
-        self.inner.total.into()
-    }
-}
+use crate::usage::ChildUsageSummary;
 
 /// One sub-agent as the registry records it (ISO-1); read-only.
 #[napi]
@@ -431,3 +332,100 @@ impl DecomposedResult {
         optional(self.inner.metadata.as_ref().map(Value::to_string))
     }
 }
+
+// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
+// tests keep). scripts/gen-dts.sh assembles these blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+/* ts
+/** One sub-agent as the registry records it (ISO-1; read-only). */
+export class SubAgentContext {
+  /** Instances come from `AgentRuntime.subAgents()`. */
+  private constructor();
+  /** The child's session id. */
+  readonly id: string;
+  /** The parent's session id. */
+  readonly parentId: string;
+  /** Role (tool whitelist); "general" when none was given. */
+  readonly role: string;
+  /** Worker name or "clone". */
+  readonly assignee: string;
+  readonly task: string;
+  /** "active" | "completed" | "failed". */
+  readonly status: string;
+  /** The three-level summary the parent received (ISO-3); "" while active. */
+  readonly summary: string;
+  /** Tokens used (reported, else estimated) by it and its own sub-agents; 0 while active. */
+  readonly tokenCount: number;
+  /** Distinct tools it called, in first-use order. */
+  readonly toolsUsed: string[];
+  /** Why it was force-completed: "token-budget-exceeded", "max-iterations", "cancelled", "session-closed", … */
+  readonly forcedReason?: string;
+  /** The error code when it failed. */
+  readonly errorCode?: string;
+  /** Tools it may use; null: every tool. */
+  readonly allowedTools: string[] | null;
+  readonly maxIterations: number;
+  /** Start time, ms since the Unix epoch. */
+  readonly startedAtMs: number;
+  /** End time, ms since the Unix epoch. */
+  readonly endedAtMs?: number;
+  /** The whole record as JSON, the child's own messages included. */
+  toJson(): string;
+}
+
+/** Registry totals (ISO-4; read-only). */
+export class SubAgentStats {
+  /** Instances come from `SubAgentRegistryView.stats`. */
+  private constructor();
+  /** Running now. */
+  readonly active: number;
+  /** Kept in the history (at most 100). */
+  readonly history: number;
+  /** Ended since the runtime was created. */
+  readonly completedCount: number;
+  /** Tokens used by every ended sub-agent, each call counted once (a nested child's calls
+   * are in its parent's tokenCount too, but not counted twice here). */
+  readonly totalTokens: number;
+}
+
+/** A snapshot of a runtime's sub-agents (ISO-4; read-only). */
+export class SubAgentRegistryView {
+  /** Instances come from `AgentRuntime.subAgents()`. */
+  private constructor();
+  /** Running, oldest first. */
+  readonly active: SubAgentContext[];
+  /** The last (at most 100) ended, oldest first. */
+  readonly history: SubAgentContext[];
+  readonly stats: SubAgentStats;
+}
+
+/** One task of a decomposed job (ISO-7). */
+export interface DecomposedTask {
+  /** A worker name or "clone". */
+  assignee: string;
+  taskDescription: string;
+  /** Role (tool whitelist); default "general". */
+  role?: string;
+  /** What the child needs to know; by default it inherits a condensed view of the conversation. */
+  context?: string;
+}
+
+/** The result of one decomposed task (read-only). */
+export class DecomposedResult {
+  /** Instances come from `AgentRuntime.runDecomposed()`. */
+  private constructor();
+  /** The child's summarized answer, or the error as JSON text. */
+  readonly content: string;
+  readonly isError: boolean;
+  /** The code when it failed, e.g. "subagent_unknown_assignee", "llm_auth", "token-budget-exceeded". */
+  readonly errorCode?: string;
+  /** "completed" | "forced" | "failed"; unset when it was refused before a child started. */
+  readonly status?: string;
+  /** The child's session id, when a child started. */
+  readonly childSessionId?: string;
+  /** The child's usage, when a child started. */
+  readonly childUsage?: ChildUsageSummary;
+  /** The result metadata as JSON (service, assignee, role, child ids, status, reason, child_usage). */
+  readonly metadataJson?: string;
+}
+*/

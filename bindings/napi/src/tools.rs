@@ -61,7 +61,7 @@ impl From<JsFailure> for arkagent::ToolResult {
 
 /// The arguments of a JS tool executor: the call and its `ToolContext` (seed 000 §3: every
 /// tool gets the MemoryService).
-pub type ToolArgs = FnArgs<(JsToolCall, crate::parity::ToolContext)>;
+pub type ToolArgs = FnArgs<(JsToolCall, crate::memory::ToolContext)>;
 
 /// [`ToolExecutor`] over a JS function.
 struct JsToolExecutor {
@@ -208,3 +208,49 @@ impl ToolRegistry {
         }
     }
 }
+
+// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
+// tests keep). scripts/gen-dts.sh assembles these blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+/* ts
+/** A tool call the model made, handed to a tool executor. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** The arguments as a JSON object text (already validated as JSON). */
+  argumentsJson: string;
+}
+
+/** What a tool executor resolves with. */
+export interface ToolResult {
+  content: string;
+  isError?: boolean;
+}
+
+/**
+ * A host tool: resolves with the result the model will see. A rejection is reported to the
+ * model as a failed result carrying the error's message; with a string `code` the model
+ * sees `{"error":{"code":…,"message":…}}`. Its `context` (seed 000 §3: every tool gets the
+ * MemoryService) reads the calling runtime's episodic memory over its live state and
+ * reaches its memory namespace — for a sub-agent's tool, the sub-agent's own.
+ */
+export type ToolExecutor = (call: ToolCall, context: ToolContext) => Promise<ToolResult>;
+
+/** Describes a tool to the model. `parametersJson` is a JSON Schema object text. */
+export class ToolDefinition {
+  constructor(name: string, description: string, parametersJson: string);
+  readonly name: string;
+  readonly description: string;
+  readonly parametersJson: string;
+}
+
+/** Tools by name. */
+export class ToolRegistry {
+  constructor();
+  /** Throws code "tool_name_duplicate" when the name is taken, "invalid_json" on bad parameters. */
+  register(definition: ToolDefinition, executor: ToolExecutor): void;
+  unregister(name: string): boolean;
+  has(name: string): boolean;
+  names(): string[];
+}
+*/

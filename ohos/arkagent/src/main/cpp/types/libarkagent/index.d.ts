@@ -30,6 +30,10 @@
  *
  * Keep in sync with bindings/napi/src: tests/js/dts_sync.test.js fails when a class,
  * method or property exists on one side only.
+ *
+ * Generated: this file is assembled by scripts/gen-dts.sh from the `ts` comment blocks
+ * beside the Rust code of each bindings/napi/src module; edit those and regenerate.
+ * tests/js/dts_generated.test.js fails when this file differs from them.
  */
 
 /** One HTTP header. */
@@ -133,6 +137,40 @@ export interface ToolResult {
  * reaches its memory namespace — for a sub-agent's tool, the sub-agent's own.
  */
 export type ToolExecutor = (call: ToolCall, context: ToolContext) => Promise<ToolResult>;
+
+/** Describes a tool to the model. `parametersJson` is a JSON Schema object text. */
+export class ToolDefinition {
+  constructor(name: string, description: string, parametersJson: string);
+  readonly name: string;
+  readonly description: string;
+  readonly parametersJson: string;
+}
+
+/** Tools by name. */
+export class ToolRegistry {
+  constructor();
+  /** Throws code "tool_name_duplicate" when the name is taken, "invalid_json" on bad parameters. */
+  register(definition: ToolDefinition, executor: ToolExecutor): void;
+  unregister(name: string): boolean;
+  has(name: string): boolean;
+  names(): string[];
+}
+
+/** One compressed stretch of conversation (read-only). */
+export class EpisodicMemory {
+  /** Instances come from `AgentRuntime.episodicMemories()`, `listEpisodes()` and `findEpisode()`. */
+  private constructor();
+  /** Snapshot id, unique within the session. */
+  readonly id: string;
+  /** The `<state_snapshot>` summary. */
+  readonly summary: string;
+  /** Creation time, milliseconds since the Unix epoch. */
+  readonly createdAtMs: number;
+  /** How many messages the episode covers. */
+  readonly messageCount: number;
+  /** The archived original messages as JSON (an array). */
+  readonly archivedMessagesJson: string;
+}
 
 /** Entry counts of one memory namespace (MEM-4; read-only). */
 export class NamespaceStats {
@@ -258,30 +296,38 @@ export interface ModelUsage {
   calls?: number;
 }
 
-/** The outcome of one run. status: "completed" | "cancelled" | "max_iterations". */
-export interface RunResult {
-  runId: string;
-  status: string;
-  finalText?: string;
-  iterations: number;
+/** Summed usage of model calls (SUB-6; read-only). */
+export class ChildUsageSummary {
+  /** Instances come from `fromUsages()`, `AgentRuntime.totalUsage()` and `DecomposedResult.childUsage`. */
+  private constructor();
+  /**
+   * Sums model usages (e.g. `runtime.usages()`); callCount is the number of model calls
+   * they stand for (a usage with `calls` counts that many, any other usage one), as in
+   * Rust and C. Throws "invalid_argument" for a token count that is not a non-negative integer.
+   */
+  static fromUsages(usages: ModelUsage[]): ChildUsageSummary;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly totalTokens: number;
+  /** Model calls made: each call of the run loop the model answered (usage reported or
+   * not) or cut off mid-answer, and each summarizer call of a committed compression (a
+   * summary written in N chunks counts N). The same number whether summed with
+   * fromUsages() or read from a total. */
+  readonly callCount: number;
+  /** `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`. */
+  toJson(): string;
 }
 
-/** Describes a tool to the model. `parametersJson` is a JSON Schema object text. */
-export class ToolDefinition {
-  constructor(name: string, description: string, parametersJson: string);
-  readonly name: string;
-  readonly description: string;
-  readonly parametersJson: string;
-}
-
-/** Tools by name. */
-export class ToolRegistry {
-  constructor();
-  /** Throws code "tool_name_duplicate" when the name is taken, "invalid_json" on bad parameters. */
-  register(definition: ToolDefinition, executor: ToolExecutor): void;
-  unregister(name: string): boolean;
-  has(name: string): boolean;
-  names(): string[];
+/** What a session cost (SUB-6; read-only). */
+export class UsageTotals {
+  /** Instances come from `AgentRuntime.totalUsage()`. */
+  private constructor();
+  /** The runtime's own model calls, compression included. */
+  readonly parent: ChildUsageSummary;
+  /** Every delegated child's model calls. */
+  readonly children: ChildUsageSummary;
+  /** parent + children. */
+  readonly total: ChildUsageSummary;
 }
 
 /** Where and how to reach an OpenAI-compatible Chat Completions endpoint. */
@@ -388,6 +434,83 @@ export class CompressResult {
 }
 
 /**
+ * A context compressor written in ArkTS/JS (CMP-1): gets the state (as exportState() gives
+ * it, except that each episode comes without its archived_messages: its id, summary,
+ * created_at_ms and message_count are what a new summary folds in) and
+ * `{"estimated_prompt_tokens": number | null, "force": boolean}`, and resolves with
+ * a JSON text `{"outcome": "skipped" | "failed" | "compressed", "reason"?: code,
+ * "split_index"?: number, "summary"?: string, "episode_id"?: string, "usage"?: {…},
+ * "error_code"?: string}`. "compressed" needs split_index (the messages before it move into
+ * a new episode with summary) and a non-blank summary. The runtime checks everything before
+ * it commits, so a custom compressor is as transactional as the default one: anything
+ * unusable, a throw or a rejection fails the attempt ("compressor_error", or
+ * "invalid_split_index", "post_commit_pairing_violation", "invalid_episode_id",
+ * "empty_summary") and changes nothing. Its usage is tagged "context_compression".
+ * CompressContext.parse(contextJson) and CompressOutcome give both typed; the helpers
+ * computeSafeSplitIndex and toolCallsPaired pick a split the runtime accepts.
+ */
+export type CustomCompressor = (stateJson: string, contextJson: string) => Promise<string>;
+
+/** Runtime settings. */
+export class AgentRuntimeConfig {
+  constructor(model: ModelConfig);
+  /**
+   * Compresses with `compress` instead of the default compressor (contextCompressor is
+   * then ignored); undefined removes it. `threshold` (default 64000, the default
+   * compressor's) is the runtime's trigger: before a model call and after a turn,
+   * `compress` is called only when the prompt size (as in the "model_request" event)
+   * reaches it and the last usage is not a compression's own; otherwise the runtime skips
+   * ("below_threshold", "last_usage_is_compression") without calling it. compressNow() and
+   * a context overflow always call it. The threshold is reported in events. Throws
+   * "invalid_argument" for a threshold that is not a non-negative integer.
+   */
+  setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;
+  /** Whether a custom compressor is set. */
+  readonly hasCustomCompressor: boolean;
+  systemPrompt: string;
+  /** Model calls per run at most (default 16). */
+  maxIterations: number;
+  /** Tool calls of one turn that run at once at most (default 4). */
+  maxParallelTools: number;
+  /** Fixed session id; empty means generated. */
+  sessionId: string;
+  /**
+   * Context compression; unset (the default) turns it off. Assigning stores a copy of
+   * the compressor's settings and reading gives a copy: to change a setting, assign again.
+   */
+  contextCompressor?: ContextCompressor;
+  /** Delegation budgets. Assigning stores a copy; reading gives a copy. */
+  subAgentPolicy: SubAgentPolicy;
+  /**
+   * Adds a worker; the model is offered `delegate_task` once a worker is registered or
+   * `allowClone` is set. Throws "subagent_name_duplicate".
+   */
+  registerSubAgent(definition: SubAgentDefinition): void;
+  /** The registered workers' names, in registration order. */
+  subAgentNames(): string[];
+  /** Whether the model may delegate to "clone", a copy of this runtime's settings (default false). */
+  allowClone: boolean;
+  /**
+   * Tokens one child may use before it is force-completed ("token-budget-exceeded"); unset:
+   * no cap. The budget covers the child's whole subtree: with maxDepth above 1 its own
+   * sub-agents' calls count against it too. Streamed deltas count as they arrive: the call
+   * in flight is cancelled mid-stream.
+   */
+  childTokenBudget?: number;
+  /**
+   * Adds or replaces a role's tool whitelist (ISO-2); null: every tool the parent may use
+   * (a role never widens the parent's tools). A child delegated with that role is
+   * neither shown nor allowed any other tool. Built in: "code-review",
+   * "code-generation", "data-analysis", "document", "testing", "general" (every tool).
+   */
+  setRoleWhitelist(role: string, tools: string[] | null): void;
+  /** The role names, sorted. */
+  roles(): string[];
+  /** A role's whitelist; null: every tool. Throws "subagent_unknown_role". */
+  roleWhitelist(role: string): string[] | null;
+}
+
+/**
  * Delegation budgets (SUB-3). Violations are answered to the model as tool errors:
  * "subagent_depth_exceeded", "subagent_run_budget_exceeded",
  * "subagent_concurrent_budget_exceeded". Values must be non-negative integers up to
@@ -451,40 +574,6 @@ export class SubAgentDefinition {
   readonly name: string;
   /** What it is good at; shown to the model in the delegate_task description. */
   readonly description: string;
-}
-
-/** Summed usage of model calls (SUB-6; read-only). */
-export class ChildUsageSummary {
-  /** Instances come from `fromUsages()`, `AgentRuntime.totalUsage()` and `DecomposedResult.childUsage`. */
-  private constructor();
-  /**
-   * Sums model usages (e.g. `runtime.usages()`); callCount is the number of model calls
-   * they stand for (a usage with `calls` counts that many, any other usage one), as in
-   * Rust and C. Throws "invalid_argument" for a token count that is not a non-negative integer.
-   */
-  static fromUsages(usages: ModelUsage[]): ChildUsageSummary;
-  readonly promptTokens: number;
-  readonly completionTokens: number;
-  readonly totalTokens: number;
-  /** Model calls made: each call of the run loop the model answered (usage reported or
-   * not) or cut off mid-answer, and each summarizer call of a committed compression (a
-   * summary written in N chunks counts N). The same number whether summed with
-   * fromUsages() or read from a total. */
-  readonly callCount: number;
-  /** `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`. */
-  toJson(): string;
-}
-
-/** What a session cost (SUB-6; read-only). */
-export class UsageTotals {
-  /** Instances come from `AgentRuntime.totalUsage()`. */
-  private constructor();
-  /** The runtime's own model calls, compression included. */
-  readonly parent: ChildUsageSummary;
-  /** Every delegated child's model calls. */
-  readonly children: ChildUsageSummary;
-  /** parent + children. */
-  readonly total: ChildUsageSummary;
 }
 
 /** One sub-agent as the registry records it (ISO-1; read-only). */
@@ -670,99 +759,6 @@ export class CompressOutcome {
   toJson(): string;
 }
 
-/** Runtime settings. */
-/**
- * A context compressor written in ArkTS/JS (CMP-1): gets the state (as exportState() gives
- * it, except that each episode comes without its archived_messages: its id, summary,
- * created_at_ms and message_count are what a new summary folds in) and
- * `{"estimated_prompt_tokens": number | null, "force": boolean}`, and resolves with
- * a JSON text `{"outcome": "skipped" | "failed" | "compressed", "reason"?: code,
- * "split_index"?: number, "summary"?: string, "episode_id"?: string, "usage"?: {…},
- * "error_code"?: string}`. "compressed" needs split_index (the messages before it move into
- * a new episode with summary) and a non-blank summary. The runtime checks everything before
- * it commits, so a custom compressor is as transactional as the default one: anything
- * unusable, a throw or a rejection fails the attempt ("compressor_error", or
- * "invalid_split_index", "post_commit_pairing_violation", "invalid_episode_id",
- * "empty_summary") and changes nothing. Its usage is tagged "context_compression".
- * CompressContext.parse(contextJson) and CompressOutcome give both typed; the helpers
- * computeSafeSplitIndex and toolCallsPaired pick a split the runtime accepts.
- */
-export type CustomCompressor = (stateJson: string, contextJson: string) => Promise<string>;
-
-export class AgentRuntimeConfig {
-  constructor(model: ModelConfig);
-  /**
-   * Compresses with `compress` instead of the default compressor (contextCompressor is
-   * then ignored); undefined removes it. `threshold` (default 64000, the default
-   * compressor's) is the runtime's trigger: before a model call and after a turn,
-   * `compress` is called only when the prompt size (as in the "model_request" event)
-   * reaches it and the last usage is not a compression's own; otherwise the runtime skips
-   * ("below_threshold", "last_usage_is_compression") without calling it. compressNow() and
-   * a context overflow always call it. The threshold is reported in events. Throws
-   * "invalid_argument" for a threshold that is not a non-negative integer.
-   */
-  setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;
-  /** Whether a custom compressor is set. */
-  readonly hasCustomCompressor: boolean;
-  systemPrompt: string;
-  /** Model calls per run at most (default 16). */
-  maxIterations: number;
-  /** Tool calls of one turn that run at once at most (default 4). */
-  maxParallelTools: number;
-  /** Fixed session id; empty means generated. */
-  sessionId: string;
-  /**
-   * Context compression; unset (the default) turns it off. Assigning stores a copy of
-   * the compressor's settings and reading gives a copy: to change a setting, assign again.
-   */
-  contextCompressor?: ContextCompressor;
-  /** Delegation budgets. Assigning stores a copy; reading gives a copy. */
-  subAgentPolicy: SubAgentPolicy;
-  /**
-   * Adds a worker; the model is offered `delegate_task` once a worker is registered or
-   * `allowClone` is set. Throws "subagent_name_duplicate".
-   */
-  registerSubAgent(definition: SubAgentDefinition): void;
-  /** The registered workers' names, in registration order. */
-  subAgentNames(): string[];
-  /** Whether the model may delegate to "clone", a copy of this runtime's settings (default false). */
-  allowClone: boolean;
-  /**
-   * Tokens one child may use before it is force-completed ("token-budget-exceeded"); unset:
-   * no cap. The budget covers the child's whole subtree: with maxDepth above 1 its own
-   * sub-agents' calls count against it too. Streamed deltas count as they arrive: the call
-   * in flight is cancelled mid-stream.
-   */
-  childTokenBudget?: number;
-  /**
-   * Adds or replaces a role's tool whitelist (ISO-2); null: every tool the parent may use
-   * (a role never widens the parent's tools). A child delegated with that role is
-   * neither shown nor allowed any other tool. Built in: "code-review",
-   * "code-generation", "data-analysis", "document", "testing", "general" (every tool).
-   */
-  setRoleWhitelist(role: string, tools: string[] | null): void;
-  /** The role names, sorted. */
-  roles(): string[];
-  /** A role's whitelist; null: every tool. Throws "subagent_unknown_role". */
-  roleWhitelist(role: string): string[] | null;
-}
-
-/** One compressed stretch of conversation (read-only). */
-export class EpisodicMemory {
-  /** Instances come from `AgentRuntime.episodicMemories()`, `listEpisodes()` and `findEpisode()`. */
-  private constructor();
-  /** Snapshot id, unique within the session. */
-  readonly id: string;
-  /** The `<state_snapshot>` summary. */
-  readonly summary: string;
-  /** Creation time, milliseconds since the Unix epoch. */
-  readonly createdAtMs: number;
-  /** How many messages the episode covers. */
-  readonly messageCount: number;
-  /** The archived original messages as JSON (an array). */
-  readonly archivedMessagesJson: string;
-}
-
 /** One session of a SessionStore, as list() returns it. */
 export interface SessionSummary {
   /** Session id (AgentRuntimeConfig.sessionId). */
@@ -812,6 +808,14 @@ export class SessionStore {
    * not exist. "session_locked" while a runtime has it open.
    */
   delete(sessionId: string): boolean;
+}
+
+/** The outcome of one run. status: "completed" | "cancelled" | "max_iterations". */
+export interface RunResult {
+  runId: string;
+  status: string;
+  finalText?: string;
+  iterations: number;
 }
 
 /** One conversation with a model and tools. */

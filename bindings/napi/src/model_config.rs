@@ -1,0 +1,199 @@
+//! `ModelConfig`: where and how to reach the model, a JS class holding the core config.
+
+use napi_derive_ohos::napi;
+use napi_ohos::bindgen_prelude::This;
+use napi_ohos::Env;
+
+use crate::args::{constructing, Setting};
+use crate::convert::{optional, Optional};
+use crate::error::Thrown;
+use crate::numbers::{finite_setting_f32, setting};
+
+/// Where and how to reach an OpenAI-compatible endpoint. The API key is write-only: no
+/// getter exposes it (LLM-4).
+#[napi]
+pub struct ModelConfig {
+    inner: arkagent::ModelConfig,
+}
+
+impl From<arkagent::ModelConfig> for ModelConfig {
+    fn from(inner: arkagent::ModelConfig) -> Self {
+        Self { inner }
+    }
+}
+
+impl ModelConfig {
+    /// A copy of the core config.
+    pub fn core(&self) -> arkagent::ModelConfig {
+        self.inner.clone()
+    }
+}
+
+#[napi]
+impl ModelConfig {
+    #[napi(constructor)]
+    pub fn new(
+        env: &Env,
+        this: This<'_>,
+        base_url: Setting<String>,
+        api_key: Setting<String>,
+        model: Setting<String>,
+    ) -> Result<Self, Thrown> {
+        constructing::<Self>(env, &this, "ModelConfig")?;
+        Ok(Self {
+            inner: arkagent::ModelConfig::new(base_url.0, api_key.0, model.0),
+        })
+    }
+
+    #[napi(getter)]
+    pub fn base_url(&self) -> String {
+        self.inner.base_url.clone()
+    }
+
+    #[napi(setter)]
+    pub fn set_base_url(&mut self, value: Setting<String>) {
+        self.inner.base_url = value.0;
+    }
+
+    #[napi(getter)]
+    pub fn model(&self) -> String {
+        self.inner.model.clone()
+    }
+
+    #[napi(setter)]
+    pub fn set_model(&mut self, value: Setting<String>) {
+        self.inner.model = value.0;
+    }
+
+    #[napi(getter)]
+    pub fn temperature(&self) -> Optional<f64> {
+        optional(self.inner.temperature.map(f64::from))
+    }
+
+    #[napi(setter)]
+    pub fn set_temperature(&mut self, value: Setting<Option<f64>>) -> Result<(), Thrown> {
+        // JS numbers are f64; the core keeps the provider's f32.
+        self.inner.temperature = value
+            .0
+            .map(|v| finite_setting_f32(v, "temperature"))
+            .transpose()?;
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn max_tokens(&self) -> Optional<u32> {
+        optional(self.inner.max_tokens)
+    }
+
+    #[napi(setter)]
+    pub fn set_max_tokens(&mut self, value: Setting<Option<f64>>) -> Result<(), Thrown> {
+        self.inner.max_tokens = value.0.map(|v| setting(v, "maxTokens")).transpose()?;
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn stream(&self) -> bool {
+        self.inner.stream
+    }
+
+    #[napi(setter)]
+    pub fn set_stream(&mut self, value: Setting<bool>) {
+        self.inner.stream = value.0;
+    }
+
+    /// Attempts per model call, the first included (core `RetryPolicy::max_attempts`).
+    #[napi(getter)]
+    pub fn max_attempts(&self) -> u32 {
+        self.inner.retry.max_attempts
+    }
+
+    #[napi(setter)]
+    pub fn set_max_attempts(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.retry.max_attempts = setting(value.0, "maxAttempts")?;
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn initial_backoff_ms(&self) -> f64 {
+        self.inner.retry.initial_backoff_ms as f64
+    }
+
+    #[napi(setter)]
+    pub fn set_initial_backoff_ms(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.retry.initial_backoff_ms = setting(value.0, "initialBackoffMs")?;
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn max_backoff_ms(&self) -> f64 {
+        self.inner.retry.max_backoff_ms as f64
+    }
+
+    #[napi(setter)]
+    pub fn set_max_backoff_ms(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.retry.max_backoff_ms = setting(value.0, "maxBackoffMs")?;
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn request_timeout_ms(&self) -> f64 {
+        self.inner.request_timeout_ms as f64
+    }
+
+    #[napi(setter)]
+    pub fn set_request_timeout_ms(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.request_timeout_ms = setting(value.0, "requestTimeoutMs")?;
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn idle_timeout_ms(&self) -> f64 {
+        self.inner.idle_timeout_ms as f64
+    }
+
+    #[napi(setter)]
+    pub fn set_idle_timeout_ms(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.idle_timeout_ms = setting(value.0, "idleTimeoutMs")?;
+        Ok(())
+    }
+}
+
+// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
+// tests keep). scripts/gen-dts.sh assembles these blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+/* ts
+/** Where and how to reach an OpenAI-compatible Chat Completions endpoint. */
+export class ModelConfig {
+  /** baseUrl e.g. "https://api.deepseek.com/v1"; the request goes to `${baseUrl}/chat/completions`. */
+  constructor(baseUrl: string, apiKey: string, model: string);
+  baseUrl: string;
+  model: string;
+  temperature?: number;
+  maxTokens?: number;
+  /** Ask for an SSE stream. */
+  stream: boolean;
+  /**
+   * Attempts per model call, the first included (default 3; 0 and 1 mean no retry).
+   * Retried: rate limits, server errors, timeouts, transport failures — never after a
+   * streamed answer started arriving, never past cancel().
+   */
+  maxAttempts: number;
+  /** Backoff ceiling before the first retry in ms (default 500); doubles per retry, with full jitter. */
+  initialBackoffMs: number;
+  /** Upper bound of one wait in ms, a server's Retry-After included (default 8000). */
+  maxBackoffMs: number;
+  /**
+   * Time limit of one attempt in ms until the response arrives — for a streamed request
+   * until the transport resolved, otherwise until the whole body is in (default 60000;
+   * 0: none). A streamed body has no total limit: idleTimeoutMs guards it.
+   */
+  requestTimeoutMs: number;
+  /**
+   * Longest silence of a streamed body in ms (default 120000; 0: none): when no chunk
+   * arrives for this long the attempt fails with "llm_timeout" (retried like a timeout
+   * unless part of the answer was shown) and the sink's onCancel callbacks run. A stream
+   * that keeps sending is never cut.
+   */
+  idleTimeoutMs: number;
+}
+*/

@@ -1,0 +1,212 @@
+//! Token usage (SUB-6): the `ModelUsage` object JS hands in and gets back, and the
+//! read-only sums `ChildUsageSummary` and `UsageTotals`.
+
+use arkagent::subagent::{ChildUsageSummary as CoreUsage, UsageTotals as CoreTotals};
+use arkagent::ModelUsage;
+use napi_derive_ohos::napi;
+
+use crate::args::Arg;
+use crate::error::{private_constructor, Thrown};
+use crate::numbers::argument;
+
+/// Token usage of one model call.
+#[napi(object, js_name = "ModelUsage")]
+pub struct JsModelUsage {
+    pub prompt_tokens: f64,
+    pub completion_tokens: f64,
+    pub total_tokens: f64,
+    pub cached_tokens: Option<f64>,
+    pub reasoning_tokens: Option<f64>,
+    pub source: Option<String>,
+    /// `raw.calls`: the model calls this usage stands for when more than one (a summary
+    /// written in N chunks), so `ChildUsageSummary.fromUsages` counts them as Rust and C do.
+    pub calls: Option<f64>,
+}
+
+impl JsModelUsage {
+    /// The core usage; counts must be non-negative integers (`invalid_argument`).
+    pub fn core(&self) -> Result<ModelUsage, Thrown> {
+        let tokens = |v: f64, name: &str| argument::<u64>(v, name);
+        let mut usage = ModelUsage {
+            prompt_tokens: tokens(self.prompt_tokens, "promptTokens")?,
+            completion_tokens: tokens(self.completion_tokens, "completionTokens")?,
+            total_tokens: tokens(self.total_tokens, "totalTokens")?,
+            cached_tokens: self.cached_tokens.map(|v| tokens(v, "cachedTokens")).transpose()?,
+            reasoning_tokens: self.reasoning_tokens.map(|v| tokens(v, "reasoningTokens")).transpose()?,
+            ..ModelUsage::default()
+        };
+        if let Some(source) = &self.source {
+            usage.raw.insert("source".into(), serde_json::Value::String(source.clone()));
+        }
+        if let Some(calls) = self.calls {
+            usage.raw.insert("calls".into(), serde_json::Value::from(tokens(calls, "calls")?));
+        }
+        Ok(usage)
+    }
+}
+
+// JS numbers: token counts are exact below 2^53.
+impl From<&ModelUsage> for JsModelUsage {
+    fn from(usage: &ModelUsage) -> Self {
+        Self {
+            prompt_tokens: usage.prompt_tokens as f64,
+            completion_tokens: usage.completion_tokens as f64,
+            total_tokens: usage.total_tokens as f64,
+            cached_tokens: usage.cached_tokens.map(|t| t as f64),
+            reasoning_tokens: usage.reasoning_tokens.map(|t| t as f64),
+            source: usage.source().map(str::to_owned),
+            calls: usage.raw.get("calls").and_then(serde_json::Value::as_u64).map(|c| c as f64),
+        }
+    }
+}
+
+/// Summed usage of model calls (SUB-6); read-only.
+#[napi]
+pub struct ChildUsageSummary {
+    inner: CoreUsage,
+}
+
+impl From<CoreUsage> for ChildUsageSummary {
+    fn from(inner: CoreUsage) -> Self {
+        Self { inner }
+    }
+}
+
+// JS numbers: token counts are exact below 2^53.
+#[napi]
+impl ChildUsageSummary {
+    /// Instances come from `fromUsages()`, `UsageTotals` and `DecomposedResult.childUsage`;
+    /// `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("ChildUsageSummary"))
+    }
+
+    /// Sums model usages, e.g. `runtime.usages()` (SUB-6). Throws `invalid_argument` for a
+    /// token count that is not a non-negative integer.
+    #[napi(factory)]
+    pub fn from_usages(usages: Arg<Vec<JsModelUsage>>) -> Result<Self, Thrown> {
+        let core: Vec<ModelUsage> = usages.0.iter().map(JsModelUsage::core).collect::<Result<_, _>>()?;
+        Ok(CoreUsage::from_usages(&core).into())
+    }
+
+    /// `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`.
+    #[napi]
+    pub fn to_json(&self) -> String {
+        self.inner.to_json()
+    }
+
+    #[napi(getter)]
+    pub fn prompt_tokens(&self) -> f64 {
+        self.inner.prompt_tokens as f64
+    }
+
+    #[napi(getter)]
+    pub fn completion_tokens(&self) -> f64 {
+        self.inner.completion_tokens as f64
+    }
+
+    #[napi(getter)]
+    pub fn total_tokens(&self) -> f64 {
+        self.inner.total_tokens as f64
+    }
+
+    #[napi(getter)]
+    pub fn call_count(&self) -> f64 {
+        self.inner.call_count as f64
+    }
+}
+
+/// What a session cost (SUB-6): its own calls plus every delegated child's; read-only.
+#[napi]
+pub struct UsageTotals {
+    inner: CoreTotals,
+}
+
+impl From<CoreTotals> for UsageTotals {
+    fn from(inner: CoreTotals) -> Self {
+        Self { inner }
+    }
+}
+
+#[napi]
+impl UsageTotals {
+    /// Instances come from `AgentRuntime.totalUsage()`; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("UsageTotals"))
+    }
+
+    /// The runtime's own model calls (compression included).
+    #[napi(getter)]
+    pub fn parent(&self) -> ChildUsageSummary {
+        self.inner.parent.into()
+    }
+
+    /// All delegated children's model calls.
+    #[napi(getter)]
+    pub fn children(&self) -> ChildUsageSummary {
+        self.inner.children.into()
+    }
+
+    /// `parent + children`.
+    #[napi(getter)]
+    pub fn total(&self) -> ChildUsageSummary {
+        self.inner.total.into()
+    }
+}
+
+// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
+// tests keep). scripts/gen-dts.sh assembles these blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+/* ts
+/** Token usage of one model call. */
+export interface ModelUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  cachedTokens?: number;
+  reasoningTokens?: number;
+  /** `raw.source` when set: "context_compression" for a compression's summarizer calls,
+   * "unreported" for a call whose provider reported no usage (recorded with 0 tokens, so
+   * every call made is in usages()). */
+  source?: string;
+  /** `raw.calls`: the model calls this usage stands for when more than one (a compression
+   * whose summary was written in N chunks); absent: one call. */
+  calls?: number;
+}
+
+/** Summed usage of model calls (SUB-6; read-only). */
+export class ChildUsageSummary {
+  /** Instances come from `fromUsages()`, `AgentRuntime.totalUsage()` and `DecomposedResult.childUsage`. */
+  private constructor();
+  /**
+   * Sums model usages (e.g. `runtime.usages()`); callCount is the number of model calls
+   * they stand for (a usage with `calls` counts that many, any other usage one), as in
+   * Rust and C. Throws "invalid_argument" for a token count that is not a non-negative integer.
+   */
+  static fromUsages(usages: ModelUsage[]): ChildUsageSummary;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly totalTokens: number;
+  /** Model calls made: each call of the run loop the model answered (usage reported or
+   * not) or cut off mid-answer, and each summarizer call of a committed compression (a
+   * summary written in N chunks counts N). The same number whether summed with
+   * fromUsages() or read from a total. */
+  readonly callCount: number;
+  /** `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`. */
+  toJson(): string;
+}
+
+/** What a session cost (SUB-6; read-only). */
+export class UsageTotals {
+  /** Instances come from `AgentRuntime.totalUsage()`. */
+  private constructor();
+  /** The runtime's own model calls, compression included. */
+  readonly parent: ChildUsageSummary;
+  /** Every delegated child's model calls. */
+  readonly children: ChildUsageSummary;
+  /** parent + children. */
+  readonly total: ChildUsageSummary;
+}
+*/
