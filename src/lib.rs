@@ -25,6 +25,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod compress;
 pub mod error;
 pub mod ffi;
 #[doc(hidden)]

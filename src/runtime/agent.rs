@@ -17,11 +17,11 @@ use crate::error::ArkAgentError;
 use crate::history::{AgentState, HistoryInvariants, Message, ModelUsage, ToolCall};
 use crate::llm::wire::{self, BodyTemplate};
 use crate::llm::{ChatClient, ChatRequest, HttpTransport, LlmError, StreamDelta};
-use crate::memory::{
-    apply_compression, count_message_tokens, count_request_tokens, retrieve_memory_definition, CompressContext, CompressOutcome,
-    CompressReason, CompressResult, ContextCompressor, DefaultContextCompressor, EpisodicMemory, MemoryService, PromptSizeSource,
-    RetrieveMemoryTool, RuntimeMemoryService, TokenCalibration, TokenCounts,
+use crate::compress::{
+    apply_compression, count_message_tokens, count_request_tokens, CompressContext, CompressOutcome, CompressReason,
+    CompressResult, ContextCompressor, DefaultContextCompressor, PromptSizeSource, TokenCalibration, TokenCounts,
 };
+use crate::memory::{retrieve_memory_definition, EpisodicMemory, MemoryService, RetrieveMemoryTool, RuntimeMemoryService};
 use crate::memory::{ScopedMemory, RETRIEVE_MEMORY_TOOL_NAME};
 use crate::subagent::{
     delegate_task_definition, run_decomposed_tasks, DecomposedTask, DelegateTaskTool, DelegationBudget, SubAgentRegistry, SubAgentService,
@@ -1220,7 +1220,7 @@ impl Inner {
                 // SUB-6: every call made has its usage entry, reported or not.
                 if let Some(usage) = &response.usage {
                     state.usages.push(usage.clone());
-                    if usage.source() != Some(crate::memory::COMPRESSION_USAGE_SOURCE) {
+                    if usage.source() != Some(crate::compress::COMPRESSION_USAGE_SOURCE) {
                         if let Ok(mut count) = self.provider_count.lock() {
                             let messages_sent = state.history.messages.len();
                             *count = Some(ProviderCount { prompt_tokens: usage.prompt_tokens, messages_sent });
@@ -1536,7 +1536,7 @@ fn last_consistent_len(messages: &[Message]) -> usize {
 mod tests {
     use super::*;
     use crate::llm::{HttpRequest, HttpResponse, ModelConfig, TransportError};
-    use crate::memory::StagedCompression;
+    use crate::compress::StagedCompression;
 
     struct NoNetwork;
     #[async_trait::async_trait]

@@ -5,7 +5,8 @@ use serde::Deserialize;
 use super::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
 use crate::error::ArkAgentError;
 use crate::llm::{ModelConfig, ToolChoice};
-use crate::memory::{default_summarizer_window, ContextCompressor, ContextCompressorConfig, NamespacedMemoryStore, GLOBAL_NAMESPACE};
+use crate::compress::{default_summarizer_window, ContextCompressor, ContextCompressorConfig};
+use crate::memory::{NamespacedMemoryStore, GLOBAL_NAMESPACE};
 use crate::subagent::{DelegationConfig, SubAgentPolicy};
 use crate::tools::ToolRegistry;
 
@@ -17,7 +18,7 @@ pub const DEFAULT_MAX_PARALLEL_TOOLS: usize = 4;
 /// How the runtime compresses its context.
 #[derive(Clone)]
 pub enum Compression {
-    /// The [`DefaultContextCompressor`](crate::memory::DefaultContextCompressor),
+    /// The [`DefaultContextCompressor`](crate::compress::DefaultContextCompressor),
     /// summarizing with the runtime's own model and transport (or `summarizer` if set).
     Default {
         /// Thresholds and prompt.

@@ -17,8 +17,7 @@ pub use memory::MemoryStore;
 pub use sqlite::{SqliteStore, SqliteSync, SCHEMA_VERSION};
 
 use crate::error::ErrorCode;
-use crate::history::{AgentState, Message, ModelUsage};
-use crate::memory::{EpisodicMemory, TokenCalibrations};
+use crate::history::{AgentState, EpisodicMemory, Message, ModelUsage, TokenCalibrations};
 use crate::subagent::ChildUsageRecord;
 
 /// Errors of a session store. Every variant has a stable code ([`StoreError::code`]).

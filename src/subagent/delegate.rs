@@ -15,7 +15,7 @@ use super::{
     ChildUsageSummary, SubAgentContext, SubAgentDefinition, SubAgentPolicy, SubAgentRegistry, SubAgentResult, SubAgentStatus,
     ToolWhitelist, CLONE_ASSIGNEE, DELEGATE_TASK_TOOL_NAME, GENERAL_ROLE, SUB_AGENT_SERVICE_ID,
 };
-use crate::memory::estimate_tokens;
+use crate::compress::estimate_tokens;
 use crate::error::ArkAgentError;
 use crate::history::{HistoryInvariants, Message};
 use crate::llm::HttpTransport;

@@ -2,9 +2,11 @@
 //! maps names to both. An unknown tool or invalid arguments become a tool error the
 //! model sees ([`ToolResult::error`]), never a panic.
 
+mod namespaced;
 mod registry;
 mod result;
 
+pub use namespaced::{MemoryTier, NamespaceStats, NamespacedMemoryStore, ScopedMemory, GLOBAL_NAMESPACE};
 pub use registry::{RegisteredTool, ToolRegistry};
 pub use result::ToolResult;
 
@@ -53,10 +55,10 @@ pub struct ToolContext {
     /// Fires when the run is cancelled; long tools should stop early.
     pub cancel: CancellationToken,
     /// Working and short-term memory of the calling runtime's namespace (MEM-4).
-    pub memory: crate::memory::ScopedMemory,
+    pub memory: ScopedMemory,
     /// Read-only episodic memory of the calling runtime over its live state (MEM-1, seed
     /// 000 §3): `list_episodes`, `find_episode`. Always set by the runtime.
-    pub episodes: Option<std::sync::Arc<dyn crate::memory::MemoryService>>,
+    pub episodes: Option<std::sync::Arc<dyn crate::history::MemoryService>>,
 }
 
 impl std::fmt::Debug for ToolContext {

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use arkagent::memory::{ContextCompressorConfig, COMPRESSION_USAGE_SOURCE};
+use arkagent::compress::{ContextCompressorConfig, COMPRESSION_USAGE_SOURCE};
 use arkagent::runtime::Compression;
 use arkagent::store::{Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, SqliteSync, StoreError, SCHEMA_VERSION};
 use arkagent::{
@@ -86,7 +86,7 @@ pub fn busy_model() -> Arc<ScriptedModel> {
 fn tokenizer_model() -> Arc<ScriptedModel> {
     let busy = busy_model();
     ScriptedModel::with(move |body: &Value, i| {
-        let estimate = arkagent::memory::estimate_tokens(&body["messages"].to_string());
+        let estimate = arkagent::compress::estimate_tokens(&body["messages"].to_string());
         match busy.respond(body, i) {
             Reply::Json(mut v) => {
                 v["usage"]["prompt_tokens"] = json!(estimate * 4 / 5);

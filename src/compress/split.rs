@@ -17,7 +17,7 @@ use crate::history::Message;
 ///
 /// ```
 /// use arkagent::{Message, ToolCall};
-/// use arkagent::memory::compute_safe_split_index;
+/// use arkagent::compress::compute_safe_split_index;
 /// let call = |id: &str| ToolCall { id: id.into(), name: "t".into(), arguments: "{}".into() };
 /// let h = vec![
 ///     Message::user("a"),
