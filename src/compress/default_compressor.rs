@@ -158,7 +158,7 @@ impl DefaultContextCompressor {
         match self.client.send(http, &ctx.cancel).await {
             Ok(response) => Ok((response.message.text().unwrap_or_default().to_owned(), response.usage)),
             Err(LlmError::Cancelled) => Err((CompressReason::Cancelled, None)),
-            Err(e) => Err((CompressReason::LlmError, Some(e.code().to_owned()))),
+            Err(e) => Err((CompressReason::LlmError, Some(e.code().as_str().to_owned()))),
         }
     }
 

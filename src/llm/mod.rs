@@ -6,7 +6,6 @@
 mod classify;
 mod client;
 mod config;
-mod error;
 pub mod openai;
 mod retry;
 mod sse;
@@ -16,7 +15,7 @@ pub mod wire;
 
 pub use client::{ChatClient, ChatRequest, ChatResponse, ToolChoice};
 pub use config::{ModelConfig, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS};
-pub use error::LlmError;
+pub use crate::error::LlmError;
 pub use retry::{Jitter, RetryPolicy, DEFAULT_INITIAL_BACKOFF_MS, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_BACKOFF_MS};
 pub use sse::{SseDecoder, SseError, SseEvent, MAX_EVENT_BYTES, MAX_EVENT_NAME_BYTES};
 pub use stream::{parse_stream, DeltaSink, StreamDelta, StreamParser};

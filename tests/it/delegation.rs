@@ -597,7 +597,7 @@ async fn sub_3_unknown_assignee_and_failing_factory_do_not_consume_a_delegation(
         "always fails to build",
         Arc::new(move |_: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, ArkAgentError> {
             a.fetch_add(1, Ordering::SeqCst);
-            Err(ArkAgentError::config("invalid_config", "cannot build"))
+            Err(ArkAgentError::config(arkagent::ErrorCode::InvalidConfig, "cannot build"))
         }),
     )
     .unwrap();

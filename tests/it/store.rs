@@ -415,7 +415,7 @@ async fn store_5_the_api_key_never_reaches_the_database_file_or_its_wal() {
 }
 
 fn open_code(path: &Path) -> &'static str {
-    SqliteStore::open(path).map(|_| ()).unwrap_err().code()
+    SqliteStore::open(path).map(|_| ()).unwrap_err().code().as_str()
 }
 
 /// A store with one committed session; returns its state.
@@ -490,7 +490,7 @@ async fn store_5_a_full_store_fails_the_commit_and_keeps_what_was_committed() {
     let mut code = None;
     for _ in 0..40 {
         if let Err(e) = rt.run(&big).await {
-            code = Some(e.code());
+            code = Some(e.code().as_str());
             break;
         }
     }
