@@ -1,6 +1,6 @@
 //! Durable sessions (STORE-1..6): the [`SessionStore`] interface the runtime writes to at
-//! its commit points, with an embedded SQLite implementation ([`SqliteStore`], the
-//! default) and an in-memory one ([`MemoryStore`]).
+//! its commit points, with an embedded SQLite implementation (`SqliteStore`, the
+//! default; it needs the default `sqlite` feature) and an in-memory one ([`MemoryStore`]).
 //!
 //! The runtime never rewrites a session: each [`Commit`] appends what is new since the
 //! last one (messages, episodes with their archived originals, usages, sub-agent records)
@@ -9,11 +9,13 @@
 //! same session again (in this process or another) fails with `session_locked`.
 
 mod memory;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 
 use std::sync::Arc;
 
 pub use memory::MemoryStore;
+#[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, SqliteSync, SCHEMA_VERSION};
 
 pub use crate::error::StoreError;
@@ -141,4 +143,19 @@ pub type SharedStore = Arc<dyn SessionStore>;
 pub(crate) fn checked_state(state: AgentState) -> Result<AgentState, StoreError> {
     state.validate().map_err(|e| StoreError::Corrupt(format!("stored session is inconsistent: {e}")))?;
     Ok(state)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    /// README: `SqliteStore` needs the default `sqlite` feature, which gates rusqlite.
+    #[test]
+    fn store_1_sqlite_is_a_default_feature_gating_rusqlite() {
+        let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
+        assert!(manifest.lines().any(|l| l.trim() == r#"default = ["sqlite"]"#), "sqlite is not a default feature");
+        assert!(manifest.lines().any(|l| l.trim() == r#"sqlite = ["dep:rusqlite"]"#), "the sqlite feature does not gate rusqlite");
+        let rusqlite = manifest.lines().find(|l| l.starts_with("rusqlite =")).unwrap();
+        assert!(rusqlite.contains("optional = true"), "{rusqlite}");
+    }
 }
