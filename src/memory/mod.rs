@@ -1,6 +1,6 @@
 //! Episodic memory and reading it back (seed 000 §3: MEM-1..MEM-4): the read-only
 //! [`MemoryService`], the `retrieve_memory` tool, namespaced working memory and the
-//! `<state_snapshot>` check. Compression itself lives in [`crate::compress`].
+//! `<state_snapshot>` check. Compression itself lives in `compress/`.
 
 mod retrieve;
 mod service;
