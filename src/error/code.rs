@@ -16,7 +16,8 @@ use serde::{Serialize, Serializer};
 /// assert_eq!(ErrorCode::StoreFull.to_string(), "store_full");
 /// assert_eq!(serde_json::to_string(&ErrorCode::LlmAuth).unwrap(), "\"llm_auth\"");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// `Debug` prints the string, quoted, as it did when codes were `&'static str`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
     // Configuration (`ArkAgentError::Config`).
     /// `invalid_config`: a configuration value is out of range or missing.
@@ -148,6 +149,12 @@ impl ErrorCode {
     }
 }
 
+impl fmt::Debug for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -226,6 +233,7 @@ mod tests {
             assert!(strings.insert(s), "two codes share {s:?}");
             assert!(!s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'), "{s:?} is not snake_case");
             assert_eq!(code.to_string(), s);
+            assert_eq!(format!("{code:?}"), format!("{s:?}"));
             assert_eq!(serde_json::to_value(code).unwrap(), serde_json::Value::String(s.to_owned()));
             assert_eq!(code, s);
             assert_eq!(ErrorCode::ALL.iter().find(|c| c.as_str() == s), Some(&code), "{s:?} does not name {code:?} back");
