@@ -8,7 +8,8 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 
 /// A stable error code, e.g. [`ErrorCode::InvalidJson`] (`"invalid_json"`). Serializes as
-/// its string; compares equal to it (`code == "invalid_json"`).
+/// its string; compares equal to it (`code == "invalid_json"`); `Debug` prints the
+/// string, quoted, as it did when codes were `&'static str`.
 ///
 /// ```
 /// use arkagent::ErrorCode;
@@ -16,7 +17,6 @@ use serde::{Serialize, Serializer};
 /// assert_eq!(ErrorCode::StoreFull.to_string(), "store_full");
 /// assert_eq!(serde_json::to_string(&ErrorCode::LlmAuth).unwrap(), "\"llm_auth\"");
 /// ```
-/// `Debug` prints the string, quoted, as it did when codes were `&'static str`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
     // Configuration (`ArkAgentError::Config`).
