@@ -196,7 +196,7 @@ impl ArkAgentResult {
 }
 
 impl From<&ArkAgentError> for ArkAgentResult {
-    /// Every core error has its own C code ([`ArkAgentResult::for_core_code`]); `INTERNAL`
+    /// Every core error has its own C code (`ArkAgentResult::for_core_code`); `INTERNAL`
     /// is left for library faults.
     fn from(e: &ArkAgentError) -> Self {
         Self::for_core_code(e.code())

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 
-use super::{checked_state, title_of, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, StoreError};
+use super::session::{checked_state, title_of, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary};
+use crate::error::StoreError;
 use crate::history::{AgentState, EpisodicMemory, Message, ModelUsage, TokenCalibrations};
 use crate::subagent::ChildUsageRecord;
 

@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use super::{ToolDefinition, ToolExecutor};
+use super::definition::{ToolDefinition, ToolExecutor};
 use crate::error::{ArkAgentError, ErrorCode};
 
 /// A definition with its executor.
