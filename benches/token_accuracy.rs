@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 
-use arkagent::memory::{count_request_tokens, TokenCalibration, TokenCounts};
+use arkagent::compress::{count_request_tokens, TokenCalibration, TokenCounts};
 use arkagent::Message;
 use serde_json::Value;
 

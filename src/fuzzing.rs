@@ -16,7 +16,7 @@ use crate::llm::{
     parse_stream, ChatResponse, HttpRequest, HttpResponse, HttpTransport, LlmError, SseDecoder, SseError, StreamDelta, StreamParser,
     TransportError,
 };
-use crate::memory::compute_safe_split_index;
+use crate::compress::compute_safe_split_index;
 use crate::runtime::{AgentRuntime, AgentRuntimeConfig};
 use crate::tools::ToolRegistry;
 use crate::CancellationToken;

@@ -25,7 +25,10 @@
 //! # Ok(()) }
 //! ```
 
+pub mod compress;
 pub mod error;
+// The C ABI opens `SqliteStore`s, so it needs the default `sqlite` feature.
+#[cfg(feature = "sqlite")]
 pub mod ffi;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -49,7 +52,9 @@ pub use runtime::{
     AgentEvent, AgentObserver, AgentRuntime, AgentRuntimeConfig, Clock, Compression, CompressionTrigger, EventKind, IdGenerator,
     RunOutcome, RunStatus, SequentialIdGenerator, Subscription, SystemClock,
 };
-pub use store::{MemoryStore, SessionStore, SessionSummary, SqliteStore, StoreError};
+#[cfg(feature = "sqlite")]
+pub use store::SqliteStore;
+pub use store::{MemoryStore, SessionStore, SessionSummary, StoreError};
 pub use tools::{
     ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult,
 };

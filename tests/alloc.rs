@@ -8,7 +8,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use arkagent::memory::{CompressOutcome, CompressReason, ContextCompressorConfig};
+use arkagent::compress::{CompressOutcome, CompressReason, ContextCompressorConfig};
 use arkagent::runtime::Compression;
 use arkagent::{
     AgentRuntime, AgentRuntimeConfig, AgentState, CancellationToken, HttpRequest, HttpResponse, HttpTransport, Message,

@@ -1,4 +1,7 @@
-use crate::error::ErrorCode;
+//! The model call's errors (LLM-3), on the ground so that [`super::ArkAgentError`] wraps
+//! them without importing `llm/`; `llm/` re-exports [`LlmError`].
+
+use super::ErrorCode;
 
 /// A classified model-call failure (LLM-3). Messages never contain the API key, the
 /// Authorization value or a provider's raw error body (LLM-4): only status codes and the
@@ -57,15 +60,15 @@ impl LlmError {
     /// The stable code.
     pub fn code(&self) -> ErrorCode {
         match self {
-            Self::Auth { .. } => "llm_auth",
-            Self::RateLimited { .. } => "llm_rate_limited",
-            Self::Server { .. } => "llm_server",
-            Self::Timeout => "llm_timeout",
-            Self::ContextOverflow => "llm_context_overflow",
-            Self::BadRequest { .. } => "llm_bad_request",
-            Self::MalformedResponse(_) => "llm_malformed_response",
-            Self::Cancelled => "cancelled",
-            Self::Transport(_) => "llm_transport",
+            Self::Auth { .. } => ErrorCode::LlmAuth,
+            Self::RateLimited { .. } => ErrorCode::LlmRateLimited,
+            Self::Server { .. } => ErrorCode::LlmServer,
+            Self::Timeout => ErrorCode::LlmTimeout,
+            Self::ContextOverflow => ErrorCode::LlmContextOverflow,
+            Self::BadRequest { .. } => ErrorCode::LlmBadRequest,
+            Self::MalformedResponse(_) => ErrorCode::LlmMalformedResponse,
+            Self::Cancelled => ErrorCode::Cancelled,
+            Self::Transport(_) => ErrorCode::LlmTransport,
         }
     }
 

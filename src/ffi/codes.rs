@@ -3,7 +3,7 @@
 
 use std::ffi::{c_char, CStr};
 
-use crate::error::ArkAgentError;
+use crate::error::{ArkAgentError, ErrorCode};
 
 /// Result of every C call. 0 is success.
 #[repr(C)]
@@ -118,38 +118,38 @@ impl ArkAgentTransportError {
 }
 
 impl ArkAgentResult {
-    /// The C code for a core error code; `None` for a code this file does not know (a
-    /// test enumerates every code the core produces, so `None` is a bug here).
-    pub(crate) fn for_core_code(code: &str) -> Option<Self> {
-        Some(match code {
-            "invalid_json" => Self::InvalidJson,
-            "invalid_state" => Self::InvalidState,
-            "invalid_config" => Self::InvalidConfig,
-            "run_in_progress" => Self::RunInProgress,
-            "tool_name_invalid" | "tool_name_duplicate" | "tool_parameters_invalid" => Self::InvalidTool,
-            "llm_auth" => Self::LlmAuth,
-            "llm_rate_limited" => Self::LlmRateLimited,
-            "llm_server" => Self::LlmServer,
-            "llm_timeout" => Self::LlmTimeout,
-            "llm_context_overflow" => Self::LlmContextOverflow,
-            "llm_bad_request" => Self::LlmBadRequest,
-            "llm_malformed_response" => Self::LlmMalformedResponse,
-            "llm_transport" => Self::LlmTransport,
-            "cancelled" => Self::Cancelled,
-            "subagent_name_empty" => Self::SubagentNameEmpty,
-            "subagent_name_reserved" => Self::SubagentNameReserved,
-            "subagent_name_duplicate" => Self::SubagentNameDuplicate,
-            "delegation_not_configured" => Self::DelegationNotConfigured,
-            "subagent_factory_failed" => Self::SubagentFactoryFailed,
-            "session_locked" => Self::SessionLocked,
-            "store_corrupt" => Self::StoreCorrupt,
-            "store_foreign" => Self::StoreForeign,
-            "store_newer_schema" => Self::StoreNewerSchema,
-            "store_full" => Self::StoreFull,
-            "store_read_only" => Self::StoreReadOnly,
-            "store_io" => Self::StoreIo,
-            _ => return None,
-        })
+    /// The C code for a core error code. Exhaustive: a new core code does not compile
+    /// until it has its C code here (the three tool-registration codes share
+    /// `INVALID_TOOL`).
+    pub(crate) fn for_core_code(code: ErrorCode) -> Self {
+        match code {
+            ErrorCode::InvalidJson => Self::InvalidJson,
+            ErrorCode::InvalidState => Self::InvalidState,
+            ErrorCode::InvalidConfig => Self::InvalidConfig,
+            ErrorCode::RunInProgress => Self::RunInProgress,
+            ErrorCode::ToolNameInvalid | ErrorCode::ToolNameDuplicate | ErrorCode::ToolParametersInvalid => Self::InvalidTool,
+            ErrorCode::LlmAuth => Self::LlmAuth,
+            ErrorCode::LlmRateLimited => Self::LlmRateLimited,
+            ErrorCode::LlmServer => Self::LlmServer,
+            ErrorCode::LlmTimeout => Self::LlmTimeout,
+            ErrorCode::LlmContextOverflow => Self::LlmContextOverflow,
+            ErrorCode::LlmBadRequest => Self::LlmBadRequest,
+            ErrorCode::LlmMalformedResponse => Self::LlmMalformedResponse,
+            ErrorCode::LlmTransport => Self::LlmTransport,
+            ErrorCode::Cancelled => Self::Cancelled,
+            ErrorCode::SubagentNameEmpty => Self::SubagentNameEmpty,
+            ErrorCode::SubagentNameReserved => Self::SubagentNameReserved,
+            ErrorCode::SubagentNameDuplicate => Self::SubagentNameDuplicate,
+            ErrorCode::DelegationNotConfigured => Self::DelegationNotConfigured,
+            ErrorCode::SubagentFactoryFailed => Self::SubagentFactoryFailed,
+            ErrorCode::SessionLocked => Self::SessionLocked,
+            ErrorCode::StoreCorrupt => Self::StoreCorrupt,
+            ErrorCode::StoreForeign => Self::StoreForeign,
+            ErrorCode::StoreNewerSchema => Self::StoreNewerSchema,
+            ErrorCode::StoreFull => Self::StoreFull,
+            ErrorCode::StoreReadOnly => Self::StoreReadOnly,
+            ErrorCode::StoreIo => Self::StoreIo,
+        }
     }
 
     /// The stable string code (the core's code where one exists), NUL-terminated.
@@ -196,10 +196,10 @@ impl ArkAgentResult {
 }
 
 impl From<&ArkAgentError> for ArkAgentResult {
-    /// A core code this file does not know is a library bug, so it is the one case that
-    /// gives `INTERNAL`.
+    /// Every core error has its own C code (`ArkAgentResult::for_core_code`); `INTERNAL`
+    /// is left for library faults.
     fn from(e: &ArkAgentError) -> Self {
-        Self::for_core_code(e.code()).unwrap_or(Self::Internal)
+        Self::for_core_code(e.code())
     }
 }
 
@@ -261,7 +261,7 @@ mod tests {
     /// new variant does not compile until it is listed here.
     fn one_of_each_variant() -> Vec<ArkAgentError> {
         let all = vec![
-            ArkAgentError::config("invalid_config", "x"),
+            ArkAgentError::config(ErrorCode::InvalidConfig, "x"),
             ArkAgentError::InvalidJson("x".into()),
             ArkAgentError::InvalidState("x".into()),
             ArkAgentError::RunInProgress,
@@ -313,67 +313,76 @@ mod tests {
         all
     }
 
-    /// Every `ArkAgentError::config("code", …)` / `Config { code: "code", … }` in the
-    /// crate's sources (the only way a free-form code enters an error).
-    fn config_codes_in_sources() -> Vec<String> {
-        fn walk(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
-            for entry in std::fs::read_dir(dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    walk(&path, files);
-                } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("ffi/codes.rs") {
-                    files.push(path);
-                }
-            }
-        }
-        let mut files = Vec::new();
-        walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
-        let mut codes = Vec::new();
-        for file in files {
-            let text = std::fs::read_to_string(&file).unwrap();
-            for marker in ["ArkAgentError::config(", "ArkAgentError::Config { code:"] {
-                for (at, _) in text.match_indices(marker) {
-                    let rest = text[at + marker.len()..].trim_start();
-                    let literal = rest.strip_prefix('"').and_then(|r| r.split_once('"')).map(|(code, _)| code);
-                    let code = literal.unwrap_or_else(|| {
-                        panic!("{}: {marker} with a non-literal code; list it in codes.rs's test", file.display())
-                    });
-                    codes.push(code.to_owned());
-                }
-            }
-        }
-        codes.sort();
-        codes.dedup();
-        codes
-    }
+    /// Today's C number of every core code: numbers are never renumbered.
+    const NUMBERS: [(&str, i32); 28] = [
+        ("invalid_config", 104),
+        ("tool_name_invalid", 109),
+        ("tool_name_duplicate", 109),
+        ("tool_parameters_invalid", 109),
+        ("subagent_name_empty", 300),
+        ("subagent_name_reserved", 301),
+        ("subagent_name_duplicate", 302),
+        ("delegation_not_configured", 303),
+        ("subagent_factory_failed", 304),
+        ("invalid_json", 102),
+        ("invalid_state", 105),
+        ("run_in_progress", 106),
+        ("llm_auth", 200),
+        ("llm_rate_limited", 201),
+        ("llm_server", 202),
+        ("llm_timeout", 203),
+        ("llm_context_overflow", 204),
+        ("llm_bad_request", 205),
+        ("llm_malformed_response", 206),
+        ("cancelled", 208),
+        ("llm_transport", 207),
+        ("session_locked", 400),
+        ("store_corrupt", 401),
+        ("store_foreign", 402),
+        ("store_newer_schema", 403),
+        ("store_full", 404),
+        ("store_read_only", 405),
+        ("store_io", 406),
+    ];
 
     #[test]
     fn ffi_5_every_core_error_code_has_its_own_c_code() {
-        let mut codes: Vec<String> = one_of_each_variant().iter().map(|e| e.code().to_owned()).collect();
-        let scanned = config_codes_in_sources();
-        // The scan must see the codes we know exist, or it scans nothing.
-        for known in ["delegation_not_configured", "tool_name_duplicate", "subagent_name_reserved"] {
-            assert!(scanned.iter().any(|c| c == known), "source scan missed {known}: {scanned:?}");
-        }
-        codes.extend(scanned);
+        let mut codes: Vec<ErrorCode> = one_of_each_variant().iter().map(ArkAgentError::code).collect();
+        codes.extend(ErrorCode::ALL);
         for code in &codes {
-            let mapped = ArkAgentResult::for_core_code(code);
-            assert!(mapped.is_some(), "core code {code:?} has no C result code in src/ffi/codes.rs");
-            let mapped = mapped.unwrap();
+            let mapped = ArkAgentResult::for_core_code(*code);
             assert!(
                 !matches!(mapped, ArkAgentResult::Internal | ArkAgentResult::Panic | ArkAgentResult::Ok),
                 "core code {code:?} maps to {mapped:?}; INTERNAL/PANIC are for library faults only"
             );
         }
-        let e = ArkAgentError::config("delegation_not_configured", "x");
+        // Distinct numbers, except the three tool-registration codes sharing INVALID_TOOL.
+        let mut numbers = std::collections::HashMap::new();
+        for code in ErrorCode::ALL {
+            let n = ArkAgentResult::for_core_code(code) as i32;
+            if let Some(other) = numbers.insert(n, code) {
+                assert_eq!(n, ArkAgentResult::InvalidTool as i32, "{code:?} and {other:?} share C code {n}");
+            }
+        }
+        assert_eq!(numbers.len(), ErrorCode::ALL.len() - 2);
+        // Today's numbers.
+        for code in ErrorCode::ALL {
+            let (_, n) = NUMBERS.iter().find(|(s, _)| *s == code.as_str()).expect("listed in NUMBERS");
+            assert_eq!(ArkAgentResult::for_core_code(code) as i32, *n, "{code:?} was renumbered");
+        }
+        let e = ArkAgentError::config(ErrorCode::DelegationNotConfigured, "x");
         assert_eq!(ArkAgentResult::from(&e), ArkAgentResult::DelegationNotConfigured);
         assert_eq!(ArkAgentResult::DelegationNotConfigured as i32, 303);
     }
 
+    /// `INTERNAL` is for library faults: no core error reaches it (before the typed
+    /// `ErrorCode`, an unknown code string did; now the exhaustive match rules it out).
     #[test]
-    fn ffi_5_an_unknown_core_code_is_reported_as_internal() {
-        let e = ArkAgentError::config("no_such_code_anywhere", "x");
-        assert_eq!(ArkAgentResult::from(&e), ArkAgentResult::Internal);
+    fn ffi_5_no_core_error_is_reported_as_internal() {
+        for e in one_of_each_variant().iter().chain(&ErrorCode::ALL.map(|c| ArkAgentError::config(c, "x"))) {
+            assert_ne!(ArkAgentResult::from(e), ArkAgentResult::Internal, "{e:?}");
+        }
+        assert_eq!(ArkAgentResult::Internal.name().to_str().unwrap(), "internal");
     }
 
     #[test]
@@ -385,8 +394,15 @@ mod tests {
         assert_eq!(names.len(), before, "two results share a name");
         // Core codes keep their own spelling as the C name.
         for r in ALL {
-            if let Some(back) = ArkAgentResult::for_core_code(r.name().to_str().unwrap()) {
-                assert_eq!(back, r);
+            if let Some(code) = ErrorCode::ALL.into_iter().find(|c| c.as_str() == r.name().to_str().unwrap()) {
+                assert_eq!(ArkAgentResult::for_core_code(code), r);
+            }
+        }
+        for code in ErrorCode::ALL {
+            let r = ArkAgentResult::for_core_code(code);
+            assert!(ALL.contains(&r), "{r:?} missing from ALL");
+            if r != ArkAgentResult::InvalidTool {
+                assert_eq!(r.name().to_str().unwrap(), code.as_str());
             }
         }
     }

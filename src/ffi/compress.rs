@@ -1,7 +1,7 @@
 //! CMP-1 for C: a context compressor written by the host. The library hands it the state
 //! and a context as JSON; the host answers a `ForeignCompression` JSON through a
 //! completion handle. The core checks the answer and commits it transactionally
-//! ([`crate::memory::ForeignCompressor`]); this file only moves strings.
+//! ([`crate::compress::ForeignCompressor`]); this file only moves strings.
 
 use std::ffi::{c_char, c_void, CString};
 use std::sync::{Arc, Mutex};
@@ -15,7 +15,7 @@ use super::callbacks::{poisoned, UserData};
 use super::codes::ArkAgentResult;
 use super::handles::{self, Kind};
 use super::strings::{opt_str_arg, str_arg};
-use crate::memory::ForeignCompressorCall;
+use crate::compress::ForeignCompressorCall;
 
 /// Opaque: one compression attempt the host must finish with exactly one of
 /// [`arkagent_compress_complete`] or [`arkagent_compress_fail`]; later calls give

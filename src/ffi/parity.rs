@@ -12,7 +12,8 @@ use super::handles::{self, Kind};
 use super::runtime::{out_arg, runtime_handle, write_out_json, ArkAgentMemoryTier, ArkAgentRuntime};
 use super::strings::{str_arg, write_out_string};
 use crate::history::{HistoryInvariants, Message};
-use crate::memory::{compute_safe_split_index, validate_episodic_memory_ids, EpisodicMemory, MemoryService};
+use crate::compress::compute_safe_split_index;
+use crate::memory::{validate_episodic_memory_ids, EpisodicMemory, MemoryService};
 use crate::subagent::allocate_isolated_session_id;
 use crate::tools::ToolContext;
 

@@ -11,7 +11,7 @@ use super::compress::{ArkAgentCompressCallback, HostCompressor};
 use super::handles::{self, Kind};
 use super::strings::{str_arg, write_out_string};
 use super::workers::{workers_arg, ArkAgentWorkers};
-use crate::memory::ForeignCompressor;
+use crate::compress::ForeignCompressor;
 use crate::runtime::{AgentRuntime, AgentRuntimeConfig, Compression, Subscription};
 use crate::subagent::DelegationConfig;
 use crate::tools::ToolRegistry;

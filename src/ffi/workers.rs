@@ -9,7 +9,7 @@ use super::callbacks::{register_host_tool, ArkAgentToolCallback, UserData};
 use super::codes::ArkAgentResult;
 use super::handles::{self, Kind};
 use super::strings::str_arg;
-use crate::error::ArkAgentError;
+use crate::error::{ArkAgentError, ErrorCode};
 use crate::runtime::{AgentRuntimeConfig, Compression};
 use crate::subagent::{SubAgentDefinition, SubAgentFactory};
 
@@ -59,7 +59,7 @@ impl SubAgentFactory for HostWorkerFactory {
         let config = cell.lock().ok().and_then(|mut c| c.take());
         match (result, config) {
             (0, Some(config)) => Ok(config),
-            _ => Err(ArkAgentError::config("subagent_factory_failed", "the host's worker factory failed")),
+            _ => Err(ArkAgentError::config(ErrorCode::SubagentFactoryFailed, "the host's worker factory failed")),
         }
     }
 }
@@ -109,7 +109,7 @@ pub unsafe extern "C" fn arkagent_workers_add(
         let definition = SubAgentDefinition::create(name, description, host)?;
         let mut set = set.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
         if set.iter().any(|d| d.name == definition.name) {
-            return Err(ArkAgentError::config("subagent_name_duplicate", format!("sub-agent {:?} is already registered", definition.name)).into());
+            return Err(ArkAgentError::config(ErrorCode::SubagentNameDuplicate, format!("sub-agent {:?} is already registered", definition.name)).into());
         }
         set.push(definition);
         Ok(())

@@ -1,10 +1,15 @@
-//! Messages, the history with its invariants, token usage and the agent state.
+//! Messages, the history with its invariants, token usage, episode and calibration
+//! records, and the agent state.
 
+pub(crate) mod calibration;
+mod episode;
 mod invariants;
 mod message;
 mod state;
 mod usage;
 
+pub use calibration::{TokenCalibration, TokenCalibrations};
+pub use episode::{first_invalid_episode_id, validate_episodic_memory_ids, EpisodicMemory, MemoryService};
 pub use invariants::HistoryInvariants;
 pub use message::{Message, ToolCall};
 pub use state::{AgentState, History, STATE_FORMAT_VERSION};

@@ -1,8 +1,7 @@
 use serde::{Deserialize, Serialize};
 
-use super::{HistoryInvariants, Message, ModelUsage};
+use super::{EpisodicMemory, HistoryInvariants, Message, ModelUsage, TokenCalibrations};
 use crate::error::ArkAgentError;
-use crate::memory::{EpisodicMemory, TokenCalibrations};
 use crate::subagent::{ChildUsageRecord, ChildUsageSummary, UsageTotals};
 
 /// Version written into exported state; import accepts this version only.
@@ -80,7 +79,7 @@ impl AgentState {
         if !HistoryInvariants::tool_calls_paired(&self.history.messages) {
             return Err(ArkAgentError::InvalidState("history has unpaired tool calls".into()));
         }
-        crate::memory::validate_episodic_memory_ids(&self.history.episodic_memories)?;
+        super::validate_episodic_memory_ids(&self.history.episodic_memories)?;
         Ok(())
     }
 }

@@ -123,7 +123,7 @@ impl ChatClient {
             };
             let retry = attempt < attempts && error.is_retryable() && !delivered.load(Ordering::Relaxed);
             if !retry || cancel.is_cancelled() {
-                tracing::debug!(code = error.code(), attempt, "model call failed");
+                tracing::debug!(code = error.code().as_str(), attempt, "model call failed");
                 return Err(error);
             }
             let jitter = jitter.get_or_insert_with(|| match (self.jitter_seed, &http) {
@@ -132,7 +132,7 @@ impl ChatClient {
                 (None, None) => Jitter::seeded(0),
             });
             let delay_ms = policy.delay_ms(&error, attempt - 1, jitter);
-            tracing::debug!(code = error.code(), attempt, delay_ms, "retrying model call");
+            tracing::debug!(code = error.code().as_str(), attempt, delay_ms, "retrying model call");
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => return Err(LlmError::Cancelled),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::MemoryService;
+use crate::history::MemoryService;
 use crate::tools::{ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolResult};
 
 /// The tool's name.
@@ -67,7 +67,7 @@ impl RetrieveMemoryTool {
                     .find_episode(id.trim())
                     .ok_or_else(|| ToolResult::error("snapshot_not_found", &format!("no episode with snapshot_id {id:?}")))?;
                 let total = episode.archived_messages.len();
-                let page: Vec<&crate::Message> = episode.archived_messages.iter().skip(offset).take(limit).collect();
+                let page: Vec<&crate::history::Message> = episode.archived_messages.iter().skip(offset).take(limit).collect();
                 Ok(json!({
                     "snapshot_id": episode.id, "summary": episode.summary, "total_messages": total,
                     "offset": offset, "messages": page, "next_offset": next(offset, page.len(), total),

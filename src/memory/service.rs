@@ -3,16 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::EpisodicMemory;
-use crate::history::AgentState;
-
-/// Session-scoped read access to episodic memories.
-pub trait MemoryService: Send + Sync {
-    /// Every episode, oldest first.
-    fn list_episodes(&self) -> Vec<EpisodicMemory>;
-    /// The episode with this snapshot id.
-    fn find_episode(&self, snapshot_id: &str) -> Option<EpisodicMemory>;
-}
+use crate::history::{AgentState, EpisodicMemory, MemoryService};
 
 /// The runtime's [`MemoryService`]: reads the live state on every call, so it sees
 /// episodes added by compression or brought in by an import.

@@ -13,15 +13,15 @@ use tracing::Instrument;
 use super::config::{AgentRuntimeConfig, Compression};
 use super::events::{AgentObserver, Emitter, EventKind, Subscription};
 use super::tool_exec::{run_tool_calls, ExecPolicy};
-use crate::error::ArkAgentError;
+use crate::error::{ArkAgentError, ErrorCode};
 use crate::history::{AgentState, HistoryInvariants, Message, ModelUsage, ToolCall};
 use crate::llm::wire::{self, BodyTemplate};
 use crate::llm::{ChatClient, ChatRequest, HttpTransport, LlmError, StreamDelta};
-use crate::memory::{
-    apply_compression, count_message_tokens, count_request_tokens, retrieve_memory_definition, CompressContext, CompressOutcome,
-    CompressReason, CompressResult, ContextCompressor, DefaultContextCompressor, EpisodicMemory, MemoryService, PromptSizeSource,
-    RetrieveMemoryTool, RuntimeMemoryService, TokenCalibration, TokenCounts,
+use crate::compress::{
+    apply_compression, count_message_tokens, count_request_tokens, CompressContext, CompressOutcome, CompressReason,
+    CompressResult, ContextCompressor, DefaultContextCompressor, PromptSizeSource, TokenCalibration, TokenCounts,
 };
+use crate::memory::{retrieve_memory_definition, EpisodicMemory, MemoryService, RetrieveMemoryTool, RuntimeMemoryService};
 use crate::memory::{ScopedMemory, RETRIEVE_MEMORY_TOOL_NAME};
 use crate::subagent::{
     delegate_task_definition, run_decomposed_tasks, DecomposedTask, DelegateTaskTool, DelegationBudget, SubAgentRegistry, SubAgentService,
@@ -285,7 +285,7 @@ impl AgentRuntime {
     pub(crate) fn check_buildable(config: &AgentRuntimeConfig) -> Result<(), ArkAgentError> {
         config.validate()?;
         if config.compression.is_some() && config.tools.has(RETRIEVE_MEMORY_TOOL_NAME) {
-            return Err(ArkAgentError::config("tool_name_duplicate", format!("tool {RETRIEVE_MEMORY_TOOL_NAME:?} is already registered")));
+            return Err(ArkAgentError::config(ErrorCode::ToolNameDuplicate, format!("tool {RETRIEVE_MEMORY_TOOL_NAME:?} is already registered")));
         }
         Ok(())
     }
@@ -381,7 +381,7 @@ impl AgentRuntime {
     /// `invalid_config` when a store is already attached or a sub-agent asks.
     pub fn attach_store(&self, store: SharedStore, session_id: Option<&str>) -> Result<(), ArkAgentError> {
         if self.inner.depth > 0 {
-            return Err(ArkAgentError::config("invalid_config", "a sub-agent does not write to a store"));
+            return Err(ArkAgentError::config(ErrorCode::InvalidConfig, "a sub-agent does not write to a store"));
         }
         let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
         if slot.is_some() {
@@ -389,10 +389,10 @@ impl AgentRuntime {
         }
         let mut persist = self.inner.lock_persist();
         if persist.is_some() {
-            return Err(ArkAgentError::config("invalid_config", "a store is already attached"));
+            return Err(ArkAgentError::config(ErrorCode::InvalidConfig, "a store is already attached"));
         }
         let session_id = match session_id {
-            Some(id) if id.trim().is_empty() => return Err(ArkAgentError::config("invalid_config", "session_id is empty")),
+            Some(id) if id.trim().is_empty() => return Err(ArkAgentError::config(ErrorCode::InvalidConfig, "session_id is empty")),
             Some(id) => id.to_owned(),
             None => self.inner.snapshot().session_id.clone(),
         };
@@ -638,7 +638,7 @@ impl AgentRuntime {
         max_concurrency: usize,
     ) -> Result<impl Future<Output = (Result<Vec<ToolResult>, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
         let (Some(tool), Some(service)) = (self.inner.delegate.clone(), self.inner.sub_agents.clone()) else {
-            return Err(ArkAgentError::config("delegation_not_configured", "no workers and no clone: nothing to delegate to"));
+            return Err(ArkAgentError::config(ErrorCode::DelegationNotConfigured, "no workers and no clone: nothing to delegate to"));
         };
         let active = self.claim()?;
         service.start_run();
@@ -655,7 +655,7 @@ impl AgentRuntime {
             // STORE-2: the sub-agent records are a commit point. A failed commit is
             // retried at the next one (the records stay in the state).
             if let Err(e) = active.inner.commit_point(&ctx.run_id) {
-                tracing::warn!(code = e.code(), "could not commit sub-agent records; retried at the next commit point");
+                tracing::warn!(code = e.code().as_str(), "could not commit sub-agent records; retried at the next commit point");
             }
             (Ok(results), RunSlot { _active: active })
         })
@@ -1220,7 +1220,7 @@ impl Inner {
                 // SUB-6: every call made has its usage entry, reported or not.
                 if let Some(usage) = &response.usage {
                     state.usages.push(usage.clone());
-                    if usage.source() != Some(crate::memory::COMPRESSION_USAGE_SOURCE) {
+                    if usage.source() != Some(crate::compress::COMPRESSION_USAGE_SOURCE) {
                         if let Ok(mut count) = self.provider_count.lock() {
                             let messages_sent = state.history.messages.len();
                             *count = Some(ProviderCount { prompt_tokens: usage.prompt_tokens, messages_sent });
@@ -1327,7 +1327,7 @@ impl Inner {
     /// Ends a run with a model error. When the first call of a root's run failed, the
     /// model produced nothing: the input is taken out again (see [`AgentRuntime::run`]).
     fn fail(&self, run_id: &str, iteration: u32, input: &str, e: LlmError) -> ArkAgentError {
-        tracing::warn!(code = e.code(), "model call failed");
+        tracing::warn!(code = e.code().as_str(), "model call failed");
         // A sub-agent keeps its task: its history is a record (ISO-1), never run again.
         if iteration == 1 && self.depth == 0 {
             let mut expected = Message::user(input);
@@ -1339,24 +1339,24 @@ impl Inner {
             });
             // STORE-2: the committed input goes too (the store follows the history).
             if let Err(store) = self.commit_point(run_id) {
-                tracing::warn!(code = store.code(), "could not commit the rollback of a failed run's input");
+                tracing::warn!(code = store.code().as_str(), "could not commit the rollback of a failed run's input");
             }
         }
         self.emit(run_id, EventKind::RunFinished {
             status: RunStatus::Failed,
             iterations: iteration,
-            error_code: Some(e.code().to_owned()),
+            error_code: Some(e.code().as_str().to_owned()),
         });
         e.into()
     }
 
     /// A run ends because the store refused a commit: `run_finished` with the store's code.
     fn store_failed(&self, run_id: &str, iteration: u32, e: ArkAgentError) -> ArkAgentError {
-        tracing::warn!(code = e.code(), "session store commit failed");
+        tracing::warn!(code = e.code().as_str(), "session store commit failed");
         self.emit(run_id, EventKind::RunFinished {
             status: RunStatus::Failed,
             iterations: iteration,
-            error_code: Some(e.code().to_owned()),
+            error_code: Some(e.code().as_str().to_owned()),
         });
         e
     }
@@ -1429,7 +1429,7 @@ impl Inner {
             // usage in one store transaction. A failed commit is retried at the next
             // commit point (the in-memory compression stands).
             if let Err(e) = self.commit_point(run_id) {
-                tracing::warn!(code = e.code(), "could not commit a compression; retried at the next commit point");
+                tracing::warn!(code = e.code().as_str(), "could not commit a compression; retried at the next commit point");
             }
         }
         if let Ok(mut backoff) = self.compression_failed_at.lock() {
@@ -1536,7 +1536,7 @@ fn last_consistent_len(messages: &[Message]) -> usize {
 mod tests {
     use super::*;
     use crate::llm::{HttpRequest, HttpResponse, ModelConfig, TransportError};
-    use crate::memory::StagedCompression;
+    use crate::compress::StagedCompression;
 
     struct NoNetwork;
     #[async_trait::async_trait]

@@ -3,9 +3,10 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
-use crate::error::ArkAgentError;
+use crate::error::{ArkAgentError, ErrorCode};
 use crate::llm::{ModelConfig, ToolChoice};
-use crate::memory::{default_summarizer_window, ContextCompressor, ContextCompressorConfig, NamespacedMemoryStore, GLOBAL_NAMESPACE};
+use crate::compress::{default_summarizer_window, ContextCompressor, ContextCompressorConfig};
+use crate::memory::{NamespacedMemoryStore, GLOBAL_NAMESPACE};
 use crate::subagent::{DelegationConfig, SubAgentPolicy};
 use crate::tools::ToolRegistry;
 
@@ -17,7 +18,7 @@ pub const DEFAULT_MAX_PARALLEL_TOOLS: usize = 4;
 /// How the runtime compresses its context.
 #[derive(Clone)]
 pub enum Compression {
-    /// The [`DefaultContextCompressor`](crate::memory::DefaultContextCompressor),
+    /// The [`DefaultContextCompressor`](crate::compress::DefaultContextCompressor),
     /// summarizing with the runtime's own model and transport (or `summarizer` if set).
     Default {
         /// Thresholds and prompt.
@@ -112,7 +113,7 @@ impl AgentRuntimeConfig {
 
     /// Checks ranges; errors carry code `invalid_config`.
     pub fn validate(&self) -> Result<(), ArkAgentError> {
-        let bad = |m: &str| Err(ArkAgentError::config("invalid_config", m));
+        let bad = |m: &str| Err(ArkAgentError::config(ErrorCode::InvalidConfig, m));
         if self.model.base_url.trim().is_empty() {
             return bad("model base_url is empty");
         }
@@ -132,7 +133,7 @@ impl AgentRuntimeConfig {
             d.policy.validate()?;
         }
         if let Some(Compression::Default { config, .. }) = &self.compression {
-            config.validate().map_err(|m| ArkAgentError::config("invalid_config", &m))?;
+            config.validate().map_err(|m| ArkAgentError::config(ErrorCode::InvalidConfig, &m))?;
         }
         Ok(())
     }

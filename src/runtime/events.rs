@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Clock, CompressionTrigger, RunStatus, StateCell};
 use crate::history::ModelUsage;
-use crate::memory::{CompressOutcome, PromptSizeSource};
+use crate::compress::{CompressOutcome, PromptSizeSource};
 use crate::subagent::SubAgentChildEvent;
 
 /// One runtime event (CORE-5), with correlation fields. Serialized flat:

@@ -4,9 +4,9 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::{checked_state, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, StoreError};
-use crate::history::{AgentState, Message, ModelUsage};
-use crate::memory::{EpisodicMemory, TokenCalibrations};
+use super::session::{checked_state, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary};
+use crate::error::StoreError;
+use crate::history::{AgentState, EpisodicMemory, Message, ModelUsage, TokenCalibrations};
 use crate::subagent::ChildUsageRecord;
 
 #[derive(Default)]

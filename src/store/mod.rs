@@ -1,6 +1,6 @@
 //! Durable sessions (STORE-1..6): the [`SessionStore`] interface the runtime writes to at
-//! its commit points, with an embedded SQLite implementation ([`SqliteStore`], the
-//! default) and an in-memory one ([`MemoryStore`]).
+//! its commit points, with an embedded SQLite implementation (`SqliteStore`, the
+//! default; it needs the default `sqlite` feature) and an in-memory one ([`MemoryStore`]).
 //!
 //! The runtime never rewrites a session: each [`Commit`] appends what is new since the
 //! last one (messages, episodes with their archived originals, usages, sub-agent records)
@@ -9,190 +9,27 @@
 //! same session again (in this process or another) fails with `session_locked`.
 
 mod memory;
+mod session;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 
-use std::sync::Arc;
-
+pub use crate::error::StoreError;
 pub use memory::MemoryStore;
+pub use session::{Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, SharedStore};
+#[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, SqliteSync, SCHEMA_VERSION};
 
-use crate::error::ErrorCode;
-use crate::history::{AgentState, Message, ModelUsage};
-use crate::memory::{EpisodicMemory, TokenCalibrations};
-use crate::subagent::ChildUsageRecord;
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-/// Errors of a session store. Every variant has a stable code ([`StoreError::code`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum StoreError {
-    /// The session is open in another runtime (this process or another): `session_locked`.
-    #[error("session {0:?} is already open in another runtime")]
-    SessionLocked(String),
-    /// The file is not a readable SQLite database (corrupt, truncated or not SQLite at
-    /// all), or a stored record does not parse: `store_corrupt`.
-    #[error("the session store is corrupt: {0}")]
-    Corrupt(String),
-    /// The file is a SQLite database of some other application: `store_foreign`.
-    #[error("the file is not an arkagent session store: {0}")]
-    Foreign(String),
-    /// The file was written by a newer library (schema `found` > `supported`):
-    /// `store_newer_schema`. It is left untouched.
-    #[error("the session store has schema version {found}, newer than this library's {supported}")]
-    NewerSchema {
-        /// The file's schema version.
-        found: i64,
-        /// The newest version this library knows.
-        supported: i64,
-    },
-    /// The disk (or the store's size limit) is full; the commit was rolled back:
-    /// `store_full`.
-    #[error("the session store is full: {0}")]
-    Full(String),
-    /// The file or its directory cannot be written: `store_read_only`.
-    #[error("the session store is read-only: {0}")]
-    ReadOnly(String),
-    /// Any other I/O or SQLite failure: `store_io`.
-    #[error("session store I/O failed: {0}")]
-    Io(String),
-}
-
-impl StoreError {
-    /// The stable code of this error.
-    pub fn code(&self) -> ErrorCode {
-        match self {
-            Self::SessionLocked(_) => "session_locked",
-            Self::Corrupt(_) => "store_corrupt",
-            Self::Foreign(_) => "store_foreign",
-            Self::NewerSchema { .. } => "store_newer_schema",
-            Self::Full(_) => "store_full",
-            Self::ReadOnly(_) => "store_read_only",
-            Self::Io(_) => "store_io",
-        }
+    /// README: `SqliteStore` needs the default `sqlite` feature, which gates rusqlite.
+    #[test]
+    fn store_1_sqlite_is_a_default_feature_gating_rusqlite() {
+        let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
+        assert!(manifest.lines().any(|l| l.trim() == r#"default = ["sqlite"]"#), "sqlite is not a default feature");
+        assert!(manifest.lines().any(|l| l.trim() == r#"sqlite = ["dep:rusqlite"]"#), "the sqlite feature does not gate rusqlite");
+        let rusqlite = manifest.lines().find(|l| l.starts_with("rusqlite =")).unwrap();
+        assert!(rusqlite.contains("optional = true"), "{rusqlite}");
     }
-
-    /// Every code a store produces (the C and N-API code tables are tested against it).
-    pub const CODES: [ErrorCode; 7] =
-        ["session_locked", "store_corrupt", "store_foreign", "store_newer_schema", "store_full", "store_read_only", "store_io"];
-}
-
-/// What a runtime hands its store at one commit point: everything new since the previous
-/// commit, with absolute positions (a message's position counts every message the session
-/// ever had, archived ones included), applied in one transaction.
-#[derive(Debug, Clone, Default)]
-pub struct Commit {
-    /// Drop everything stored for the session first (after `import_state`).
-    pub replace_all: bool,
-    /// Index of `episodes[0]` among the session's episodes.
-    pub episodes_from: usize,
-    /// New episodes, oldest first, each with its archived originals.
-    pub episodes: Vec<EpisodicMemory>,
-    /// Absolute position of the first live message: stored live messages before it were
-    /// archived by `episodes` and are removed from the live history.
-    pub archived_through: u64,
-    /// Absolute position of `messages[0]`; stored live messages at or after it are
-    /// replaced (normally there are none: a commit appends).
-    pub messages_from: u64,
-    /// New live messages (a paired history: an open turn is never committed).
-    pub messages: Vec<Message>,
-    /// Index of `usages[0]` in the session's usages.
-    pub usages_from: usize,
-    /// New usages.
-    pub usages: Vec<ModelUsage>,
-    /// Index of `child_usages[0]` in the session's sub-agent records.
-    pub child_usages_from: usize,
-    /// New sub-agent records.
-    pub child_usages: Vec<ChildUsageRecord>,
-    /// The session's token calibration (CMP-12) when it may have changed; `None` keeps
-    /// the stored one.
-    pub token_calibration: Option<TokenCalibrations>,
-    /// The runtime clock's time.
-    pub now_ms: u64,
-}
-
-impl Commit {
-    /// The absolute position after the last live message once this commit is applied.
-    pub fn end(&self) -> u64 {
-        self.messages_from + self.messages.len() as u64
-    }
-
-    /// Tokens this commit adds to the session's total (own usages and sub-agent records).
-    pub fn tokens(&self) -> u64 {
-        let own = self.usages.iter().fold(0u64, |a, u| a.saturating_add(u.total_tokens));
-        self.child_usages.iter().fold(own, |a, r| a.saturating_add(r.usage.total_tokens))
-    }
-
-    /// The first user message's text, shortened to a title.
-    pub(crate) fn title_candidate(&self) -> Option<String> {
-        self.messages.iter().find_map(|m| match m {
-            Message::User { content } => Some(title_of(content)),
-            _ => None,
-        })
-    }
-}
-
-/// A title from a first user text: its first line, at most 80 characters.
-pub(crate) fn title_of(text: &str) -> String {
-    let line = text.trim().lines().next().unwrap_or_default();
-    line.chars().take(80).collect()
-}
-
-/// One row of [`SessionStore::list_sessions`].
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SessionSummary {
-    /// Session id.
-    pub id: String,
-    /// The first user text (first line, ≤ 80 characters); empty before the first run.
-    pub title: String,
-    /// Time of the last commit (runtime clock, ms since the epoch).
-    pub updated_ms: u64,
-    /// Messages the session ever had: live plus archived originals.
-    pub message_count: u64,
-    /// Total tokens: the session's own usages plus its sub-agents' records.
-    pub total_tokens: u64,
-    /// Sequence number of the last commit (1 for the first).
-    pub commit_seq: u64,
-}
-
-/// A session opened for writing. Dropping it releases the session.
-pub trait SessionLease: Send + Sync {
-    /// Applies one commit in one transaction; returns the session's new commit sequence
-    /// number. On error nothing of the commit is stored.
-    fn commit(&self, commit: &Commit) -> Result<u64, StoreError>;
-}
-
-/// A session opened with [`SessionStore::open_session`].
-pub struct OpenedSession {
-    /// Holds the session; commits go through it.
-    pub lease: Box<dyn SessionLease>,
-    /// The last committed state, `None` for a session never committed.
-    pub state: Option<AgentState>,
-}
-
-impl std::fmt::Debug for OpenedSession {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenedSession").field("state", &self.state.as_ref().map(|s| &s.session_id)).finish_non_exhaustive()
-    }
-}
-
-/// Where sessions are kept (STORE-1). Implementations are shared (`Arc<dyn SessionStore>`)
-/// and called from any thread; calls block (bindings call them off the UI thread).
-pub trait SessionStore: Send + Sync {
-    /// Opens `session_id` for writing and loads its last committed state. Errors:
-    /// `session_locked` while another lease on it is alive, `store_corrupt` for a stored
-    /// record that does not parse or a state that breaks an invariant, I/O codes.
-    fn open_session(&self, session_id: &str) -> Result<OpenedSession, StoreError>;
-    /// Every session, most recently updated first.
-    fn list_sessions(&self) -> Result<Vec<SessionSummary>, StoreError>;
-    /// Deletes a session with its episodes, originals and usages; false when it did not
-    /// exist. Errors: `session_locked` while it is open.
-    fn delete_session(&self, session_id: &str) -> Result<bool, StoreError>;
-}
-
-/// A shared store handle, as the runtime config holds it.
-pub type SharedStore = Arc<dyn SessionStore>;
-
-/// Builds the state a store loaded and checks it like an import (`store_corrupt` when it
-/// breaks an invariant).
-pub(crate) fn checked_state(state: AgentState) -> Result<AgentState, StoreError> {
-    state.validate().map_err(|e| StoreError::Corrupt(format!("stored session is inconsistent: {e}")))?;
-    Ok(state)
 }

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 
-use super::{checked_state, title_of, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, StoreError};
-use crate::history::{AgentState, Message, ModelUsage};
-use crate::memory::{EpisodicMemory, TokenCalibrations};
+use super::session::{checked_state, title_of, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary};
+use crate::error::StoreError;
+use crate::history::{AgentState, EpisodicMemory, Message, ModelUsage, TokenCalibrations};
 use crate::subagent::ChildUsageRecord;
 
 /// The schema version this library writes. Files of any earlier version are migrated

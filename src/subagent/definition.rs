@@ -3,7 +3,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::CLONE_ASSIGNEE;
-use crate::error::ArkAgentError;
+use crate::error::{ArkAgentError, ErrorCode};
 use crate::runtime::AgentRuntimeConfig;
 
 /// Builds a worker's configuration (SUB-2). The runtime then hard-strips delegation from
@@ -50,10 +50,10 @@ impl SubAgentDefinition {
     pub fn create(name: &str, description: impl Into<String>, factory: Arc<dyn SubAgentFactory>) -> Result<Self, ArkAgentError> {
         let trimmed = name.trim();
         if trimmed.is_empty() {
-            return Err(ArkAgentError::config("subagent_name_empty", "sub-agent name is empty"));
+            return Err(ArkAgentError::config(ErrorCode::SubagentNameEmpty, "sub-agent name is empty"));
         }
         if trimmed.to_lowercase() == CLONE_ASSIGNEE {
-            return Err(ArkAgentError::config("subagent_name_reserved", "Sub-agent name \"clone\" is reserved"));
+            return Err(ArkAgentError::config(ErrorCode::SubagentNameReserved, "Sub-agent name \"clone\" is reserved"));
         }
         Ok(Self { name: trimmed.to_owned(), description: description.into(), factory })
     }

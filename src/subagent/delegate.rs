@@ -15,8 +15,8 @@ use super::{
     ChildUsageSummary, SubAgentContext, SubAgentDefinition, SubAgentPolicy, SubAgentRegistry, SubAgentResult, SubAgentStatus,
     ToolWhitelist, CLONE_ASSIGNEE, DELEGATE_TASK_TOOL_NAME, GENERAL_ROLE, SUB_AGENT_SERVICE_ID,
 };
-use crate::memory::estimate_tokens;
-use crate::error::ArkAgentError;
+use crate::compress::estimate_tokens;
+use crate::error::{ArkAgentError, ErrorCode};
 use crate::history::{HistoryInvariants, Message};
 use crate::llm::HttpTransport;
 use crate::runtime::{AgentEvent, AgentObserver, AgentRuntime, AgentRuntimeConfig, Emitter, EventKind, RunStatus, StateCell};
@@ -77,7 +77,7 @@ impl DelegationConfig {
     /// Adds a worker. Errors: `subagent_name_duplicate`.
     pub fn register(&mut self, definition: SubAgentDefinition) -> Result<(), ArkAgentError> {
         if self.workers.iter().any(|w| w.name == definition.name) {
-            return Err(ArkAgentError::config("subagent_name_duplicate", format!("sub-agent {:?} is already registered", definition.name)));
+            return Err(ArkAgentError::config(ErrorCode::SubagentNameDuplicate, format!("sub-agent {:?} is already registered", definition.name)));
         }
         self.workers.push(definition);
         Ok(())
@@ -569,7 +569,7 @@ impl ToolExecutor for DelegateTaskTool {
             config.delegation = Some(service.config.clone());
         }
         if let Err(e) = AgentRuntime::check_buildable(&config) {
-            return ToolResult::error(e.code(), "the sub-agent could not be created");
+            return ToolResult::error(e.code().as_str(), "the sub-agent could not be created");
         }
         let clock = &service.parent_config.clock;
         let started_at_ms = clock.now_ms();
@@ -608,7 +608,7 @@ impl ToolExecutor for DelegateTaskTool {
         let child = match AgentRuntime::new_child(config, Arc::clone(&service.transport), depth, Arc::clone(&service.budget)) {
             Ok(child) => child,
             Err(e) => {
-                let code = e.code().to_owned();
+                let code = e.code().as_str().to_owned();
                 registered.finish(ChildUsageSummary::default(), SubAgentResult { error_code: Some(code.clone()), ..Default::default() });
                 return ToolResult::error(&code, "the sub-agent could not be created");
             }
@@ -655,7 +655,7 @@ impl ToolExecutor for DelegateTaskTool {
             Ok(o) if o.status == RunStatus::MaxIterations => ("forced", String::new(), Some("max-iterations".to_owned())),
             Ok(_) if force.is_cancelled() && !ctx.cancel.is_cancelled() => ("forced", String::new(), Some("force-completed".to_owned())),
             Ok(_) => ("forced", String::new(), Some("cancelled".to_owned())),
-            Err(e) => ("failed", String::new(), Some(e.code().to_owned())),
+            Err(e) => ("failed", String::new(), Some(e.code().as_str().to_owned())),
         };
         let summary = summarize_result(&final_text);
         let mut record = SubAgentResult {

@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::error::ArkAgentError;
+use crate::error::{ArkAgentError, ErrorCode};
 
 /// Delegation budgets (SUB-3, ADR-0013), with the seed's defaults.
 ///
@@ -44,7 +44,7 @@ impl SubAgentPolicy {
     /// `max_concurrent_children` of 0 could never run a child: rejected as `invalid_config`.
     pub fn validate(&self) -> Result<(), ArkAgentError> {
         if self.max_concurrent_children == 0 {
-            return Err(ArkAgentError::config("invalid_config", "max_concurrent_children must be at least 1"));
+            return Err(ArkAgentError::config(ErrorCode::InvalidConfig, "max_concurrent_children must be at least 1"));
         }
         Ok(())
     }

@@ -2,79 +2,12 @@
 //! maps names to both. An unknown tool or invalid arguments become a tool error the
 //! model sees ([`ToolResult::error`]), never a panic.
 
+mod definition;
+mod namespaced;
 mod registry;
 mod result;
 
+pub use definition::{ToolContext, ToolDefinition, ToolExecutor, ToolInvocation};
+pub use namespaced::{MemoryTier, NamespaceStats, NamespacedMemoryStore, ScopedMemory, GLOBAL_NAMESPACE};
 pub use registry::{RegisteredTool, ToolRegistry};
 pub use result::ToolResult;
-
-use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use tokio_util::sync::CancellationToken;
-
-/// A tool as the model sees it: name, description and a JSON Schema for the arguments.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolDefinition {
-    /// Unique name (`^[a-zA-Z0-9_-]{1,64}$`, as the providers require).
-    pub name: String,
-    /// What the tool does, for the model.
-    pub description: String,
-    /// JSON Schema of the arguments object.
-    pub parameters: Value,
-}
-
-impl ToolDefinition {
-    /// A definition.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
-        Self { name: name.into(), description: description.into(), parameters }
-    }
-}
-
-/// One call handed to an executor. `arguments` is already parsed and is a JSON object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolInvocation {
-    /// The call id from the model.
-    pub call_id: String,
-    /// Tool name.
-    pub name: String,
-    /// Parsed arguments.
-    pub arguments: Value,
-}
-
-/// What an executor gets besides the call: identifiers, cancellation and narrow read-only
-/// services. Tools never get a mutable agent state (ADR-0013).
-#[derive(Clone)]
-pub struct ToolContext {
-    /// Session id of the calling runtime.
-    pub session_id: String,
-    /// Id of the current run.
-    pub run_id: String,
-    /// Fires when the run is cancelled; long tools should stop early.
-    pub cancel: CancellationToken,
-    /// Working and short-term memory of the calling runtime's namespace (MEM-4).
-    pub memory: crate::memory::ScopedMemory,
-    /// Read-only episodic memory of the calling runtime over its live state (MEM-1, seed
-    /// 000 §3): `list_episodes`, `find_episode`. Always set by the runtime.
-    pub episodes: Option<std::sync::Arc<dyn crate::memory::MemoryService>>,
-}
-
-impl std::fmt::Debug for ToolContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolContext")
-            .field("session_id", &self.session_id)
-            .field("run_id", &self.run_id)
-            .field("cancel", &self.cancel)
-            .field("memory", &self.memory)
-            .field("episodes", &self.episodes.as_ref().map(|_| "MemoryService"))
-            .finish()
-    }
-}
-
-/// Runs a tool. Implementations must not panic; a panic is caught and turned into a
-/// tool error anyway.
-#[async_trait]
-pub trait ToolExecutor: Send + Sync {
-    /// Executes one call.
-    async fn execute(&self, call: ToolInvocation, ctx: ToolContext) -> ToolResult;
-}

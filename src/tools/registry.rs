@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
-use super::{ToolDefinition, ToolExecutor};
-use crate::error::ArkAgentError;
+use super::definition::{ToolDefinition, ToolExecutor};
+use crate::error::{ArkAgentError, ErrorCode};
 
 /// A definition with its executor.
 #[derive(Clone)]
@@ -36,13 +36,13 @@ impl ToolRegistry {
         let name = &definition.name;
         let valid = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if !valid {
-            return Err(ArkAgentError::config("tool_name_invalid", format!("invalid tool name {name:?}")));
+            return Err(ArkAgentError::config(ErrorCode::ToolNameInvalid, format!("invalid tool name {name:?}")));
         }
         if self.has(name) {
-            return Err(ArkAgentError::config("tool_name_duplicate", format!("tool {name:?} is already registered")));
+            return Err(ArkAgentError::config(ErrorCode::ToolNameDuplicate, format!("tool {name:?} is already registered")));
         }
         if !definition.parameters.is_object() {
-            return Err(ArkAgentError::config("tool_parameters_invalid", "tool parameters must be a JSON Schema object"));
+            return Err(ArkAgentError::config(ErrorCode::ToolParametersInvalid, "tool parameters must be a JSON Schema object"));
         }
         self.tools.push(RegisteredTool { definition, executor });
         Ok(())

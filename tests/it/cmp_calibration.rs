@@ -4,7 +4,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use arkagent::memory::{count_request_tokens, PromptSizeSource, TokenCalibration, TokenCounts, MAX_CALIBRATION_FACTOR, MIN_CALIBRATION_FACTOR};
+use arkagent::compress::{
+    count_request_tokens, PromptSizeSource, TokenCalibration, TokenCounts, MAX_CALIBRATION_FACTOR, MIN_CALIBRATION_FACTOR,
+};
 use arkagent::store::SessionStore;
 use arkagent::{AgentRuntime, AgentRuntimeConfig, EventKind, MemoryStore, Message, ModelConfig, SqliteStore};
 use serde_json::{json, Value};
@@ -166,10 +168,10 @@ async fn cmp_12_a_chinese_chat_no_longer_compresses_on_the_static_overestimate()
     // does not: after 3 calls the calibrated size decides and nothing is compressed.
     let compressing = |threshold| {
         let mut c = config(CHINESE_SYSTEM);
-        let compression = arkagent::memory::ContextCompressorConfig {
+        let compression = arkagent::compress::ContextCompressorConfig {
             keep_recent_message_count: 2,
             min_messages_to_summarize: 2,
-            ..arkagent::memory::ContextCompressorConfig::with_threshold(threshold)
+            ..arkagent::compress::ContextCompressorConfig::with_threshold(threshold)
         };
         c.compression = Some(arkagent::Compression::Default { config: compression, summarizer: None });
         c
@@ -184,7 +186,7 @@ async fn cmp_12_a_chinese_chat_no_longer_compresses_on_the_static_overestimate()
     let mut last = provider.model.requests.lock().unwrap()[3].clone();
     last["messages"].as_array_mut().unwrap().push(json!({"role": "assistant", "content": CHINESE_TURNS[3].1}));
     let real_last = o200k_prompt_tokens(&last);
-    let static_last = arkagent::memory::estimate_request_tokens(CHINESE_SYSTEM, &[], &probe.messages(), probe.tool_definitions());
+    let static_last = arkagent::compress::estimate_request_tokens(CHINESE_SYSTEM, &[], &probe.messages(), probe.tool_definitions());
     let threshold = (real_last as f64 * 1.06) as u64;
     assert!(static_last > threshold, "static {static_last} vs real {real_last}");
 
@@ -234,7 +236,7 @@ async fn cmp_12_a_provider_lying_wildly_cannot_push_the_estimate_out_of_bounds()
             assert!((MIN_CALIBRATION_FACTOR..=MAX_CALIBRATION_FACTOR).contains(&f), "{calibration:?}");
         }
         assert!((calibration.cjk - bound).abs() / bound < 0.1, "{scale}: {calibration:?}");
-        let static_last = arkagent::memory::estimate_request_tokens(CHINESE_SYSTEM, &[], &rt.messages()[..rt.messages().len() - 1], &[]);
+        let static_last = arkagent::compress::estimate_request_tokens(CHINESE_SYSTEM, &[], &rt.messages()[..rt.messages().len() - 1], &[]);
         let (last, _, _) = calls[calls.len() - 1];
         assert!(last as f64 <= static_last as f64 * MAX_CALIBRATION_FACTOR + 1.0, "{scale}: {last} vs static {static_last}");
         assert!(last as f64 >= static_last as f64 * MIN_CALIBRATION_FACTOR - 1.0, "{scale}: {last} vs static {static_last}");
@@ -256,7 +258,7 @@ async fn cmp_12_a_provider_that_reports_nothing_leaves_the_estimate_static() {
     let requests = requests(&recorder);
     assert!(requests.iter().all(|(_, s)| *s == PromptSizeSource::Estimate), "{requests:?}");
     let messages = rt.messages();
-    let static_last = arkagent::memory::estimate_request_tokens(CHINESE_SYSTEM, &[], &messages[..messages.len() - 1], &[]);
+    let static_last = arkagent::compress::estimate_request_tokens(CHINESE_SYSTEM, &[], &messages[..messages.len() - 1], &[]);
     assert_eq!(requests[2].0, static_last);
 }
 

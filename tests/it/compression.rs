@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arkagent::llm::TransportErrorKind;
-use arkagent::memory::{
+use arkagent::compress::{
     apply_compression, compute_safe_split_index, estimate_tokens, CompressContext, CompressOutcome, CompressReason,
     CompressResult, ContextCompressor, ContextCompressorConfig, StagedCompression, COMPRESSION_USAGE_SOURCE,
 };

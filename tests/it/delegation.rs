@@ -597,7 +597,7 @@ async fn sub_3_unknown_assignee_and_failing_factory_do_not_consume_a_delegation(
         "always fails to build",
         Arc::new(move |_: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, ArkAgentError> {
             a.fetch_add(1, Ordering::SeqCst);
-            Err(ArkAgentError::config("invalid_config", "cannot build"))
+            Err(ArkAgentError::config(arkagent::ErrorCode::InvalidConfig, "cannot build"))
         }),
     )
     .unwrap();
@@ -630,9 +630,9 @@ async fn sub_3_unknown_assignee_and_failing_factory_do_not_consume_a_delegation(
 #[derive(Default)]
 struct ChunkedSummary(std::sync::atomic::AtomicBool);
 #[async_trait]
-impl arkagent::memory::ContextCompressor for ChunkedSummary {
-    async fn compress(&self, state: &arkagent::AgentState, _ctx: &arkagent::memory::CompressContext) -> arkagent::memory::CompressResult {
-        use arkagent::memory::{CompressReason, CompressResult, StagedCompression, COMPRESSION_USAGE_SOURCE};
+impl arkagent::compress::ContextCompressor for ChunkedSummary {
+    async fn compress(&self, state: &arkagent::AgentState, _ctx: &arkagent::compress::CompressContext) -> arkagent::compress::CompressResult {
+        use arkagent::compress::{CompressReason, CompressResult, StagedCompression, COMPRESSION_USAGE_SOURCE};
         let messages = &state.history.messages;
         if self.0.load(Ordering::SeqCst) || !messages.iter().any(|m| matches!(m, Message::Tool { .. })) {
             return CompressResult::skipped(CompressReason::BelowThreshold);

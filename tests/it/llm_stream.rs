@@ -346,7 +346,7 @@ proptest! {
         }
         let (result, _) = parse_in_chunks(&body, &cuts);
         if let Err(e) = result {
-            prop_assert!(["llm_malformed_response", "llm_transport", "llm_bad_request", "llm_auth", "llm_rate_limited", "llm_server", "llm_context_overflow"].contains(&e.code()));
+            prop_assert!(["llm_malformed_response", "llm_transport", "llm_bad_request", "llm_auth", "llm_rate_limited", "llm_server", "llm_context_overflow"].contains(&e.code().as_str()));
         }
     }
 }

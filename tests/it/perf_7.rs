@@ -7,7 +7,9 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use arkagent::memory::{compute_safe_split_index, CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression};
+use arkagent::compress::{
+    compute_safe_split_index, CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression,
+};
 use arkagent::llm::ToolChoice;
 use arkagent::runtime::Compression;
 use arkagent::{

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use arkagent::memory::{
+use arkagent::compress::{
     apply_compression, compute_safe_split_index, CompressContext, CompressOutcome, CompressReason, CompressResult,
     ContextCompressor, ContextCompressorConfig, StagedCompression,
 };
@@ -90,7 +90,7 @@ async fn cmp_3_cmp_11_provider_count_above_threshold_compresses_though_the_estim
     let requests = model.requests.lock().unwrap().clone();
     // The local estimate of every normal request is far below the threshold.
     for r in requests.iter().filter(|r| !is_summary_request(r)) {
-        assert!(arkagent::memory::estimate_tokens(&r.to_string()) < threshold / 4);
+        assert!(arkagent::compress::estimate_tokens(&r.to_string()) < threshold / 4);
     }
     let summary_at = requests.iter().position(is_summary_request).expect("a summary request was made");
     let before = requests[..summary_at].iter().rev().find(|r| !is_summary_request(r)).unwrap();
@@ -597,7 +597,7 @@ struct HostCompressor {
 struct HostRef(Arc<HostCompressor>);
 
 #[async_trait]
-impl arkagent::memory::ForeignCompressorCall for HostRef {
+impl arkagent::compress::ForeignCompressorCall for HostRef {
     async fn compress_json(&self, state: String, context: String, _cancel: arkagent::CancellationToken) -> Result<String, String> {
         self.0.seen.lock().unwrap().push((state, context));
         self.0.answer.clone()
@@ -625,7 +625,7 @@ async fn cmp_1_a_foreign_compressor_is_validated_before_anything_commits() {
     for (answer, outcome, reason) in cases {
         let host = Arc::new(HostCompressor { answer, seen: Mutex::default() });
         let mut c = base_config(ToolRegistry::new());
-        c.compression = Some(Compression::Custom(Arc::new(arkagent::memory::ForeignCompressor::new(HostRef(host.clone()), Some(100)))));
+        c.compression = Some(Compression::Custom(Arc::new(arkagent::compress::ForeignCompressor::new(HostRef(host.clone()), Some(100)))));
         let rt = AgentRuntime::new(c, ScriptedModel::new(vec![])).unwrap();
         rt.import_state(&json).unwrap();
         let before = rt.export_state().unwrap();
@@ -638,7 +638,7 @@ async fn cmp_1_a_foreign_compressor_is_validated_before_anything_commits() {
             assert_eq!(rt.messages().len(), 2);
             let episode = &rt.episodic_memories()[0];
             assert_eq!((episode.summary.as_str(), episode.message_count), ("four messages", 4));
-            assert_eq!(rt.usages().last().unwrap().source(), Some(arkagent::memory::COMPRESSION_USAGE_SOURCE), "CMP-7 tag");
+            assert_eq!(rt.usages().last().unwrap().source(), Some(arkagent::compress::COMPRESSION_USAGE_SOURCE), "CMP-7 tag");
         } else {
             assert_eq!(rt.export_state().unwrap(), before, "{reason}: nothing changed");
         }

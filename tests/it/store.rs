@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use arkagent::memory::{ContextCompressorConfig, COMPRESSION_USAGE_SOURCE};
+use arkagent::compress::{ContextCompressorConfig, COMPRESSION_USAGE_SOURCE};
 use arkagent::runtime::Compression;
 use arkagent::store::{Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, SqliteSync, StoreError, SCHEMA_VERSION};
 use arkagent::{
@@ -86,7 +86,7 @@ pub fn busy_model() -> Arc<ScriptedModel> {
 fn tokenizer_model() -> Arc<ScriptedModel> {
     let busy = busy_model();
     ScriptedModel::with(move |body: &Value, i| {
-        let estimate = arkagent::memory::estimate_tokens(&body["messages"].to_string());
+        let estimate = arkagent::compress::estimate_tokens(&body["messages"].to_string());
         match busy.respond(body, i) {
             Reply::Json(mut v) => {
                 v["usage"]["prompt_tokens"] = json!(estimate * 4 / 5);
@@ -415,7 +415,7 @@ async fn store_5_the_api_key_never_reaches_the_database_file_or_its_wal() {
 }
 
 fn open_code(path: &Path) -> &'static str {
-    SqliteStore::open(path).map(|_| ()).unwrap_err().code()
+    SqliteStore::open(path).map(|_| ()).unwrap_err().code().as_str()
 }
 
 /// A store with one committed session; returns its state.
@@ -490,7 +490,7 @@ async fn store_5_a_full_store_fails_the_commit_and_keeps_what_was_committed() {
     let mut code = None;
     for _ in 0..40 {
         if let Err(e) = rt.run(&big).await {
-            code = Some(e.code());
+            code = Some(e.code().as_str());
             break;
         }
     }

@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arkagent::memory::COMPRESSION_USAGE_SOURCE;
+use arkagent::compress::COMPRESSION_USAGE_SOURCE;
 use arkagent::store::SessionStore;
 use arkagent::{AgentRuntime, HistoryInvariants, Message, SqliteStore};
 

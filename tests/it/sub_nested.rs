@@ -192,9 +192,9 @@ async fn iso_5_a_childs_token_budget_covers_its_grandchildren() {
 /// reported with the failure, never recorded: CMP-6, CMP-7).
 struct AlwaysFails;
 #[async_trait::async_trait]
-impl arkagent::memory::ContextCompressor for AlwaysFails {
-    async fn compress(&self, _: &arkagent::AgentState, _: &arkagent::memory::CompressContext) -> arkagent::memory::CompressResult {
-        use arkagent::memory::{CompressReason, CompressResult, COMPRESSION_USAGE_SOURCE};
+impl arkagent::compress::ContextCompressor for AlwaysFails {
+    async fn compress(&self, _: &arkagent::AgentState, _: &arkagent::compress::CompressContext) -> arkagent::compress::CompressResult {
+        use arkagent::compress::{CompressReason, CompressResult, COMPRESSION_USAGE_SOURCE};
         let mut usage = arkagent::ModelUsage { prompt_tokens: 30, completion_tokens: 9, total_tokens: 39, ..Default::default() };
         usage.raw.insert("source".into(), json!(COMPRESSION_USAGE_SOURCE));
         usage.raw.insert("calls".into(), json!(2));

@@ -1,7 +1,7 @@
 //! Context compression (NAPI-2, seed 000 §2): `ContextCompressor` (the default compressor's
 //! settings), `CompressResult`, and `DEFAULT_SUMMARY_PROMPT`.
 
-use arkagent::memory::{ContextCompressorConfig, ForeignCompressorCall};
+use arkagent::compress::{ContextCompressorConfig, ForeignCompressorCall};
 use arkagent::Compression;
 use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::{ClassInstance, FnArgs, This};
@@ -20,7 +20,7 @@ use crate::usage::JsModelUsage;
 // which `cargo clippy --all-targets` still compiles.
 #[cfg_attr(test, allow(dead_code))]
 #[napi]
-pub const DEFAULT_SUMMARY_PROMPT: &str = arkagent::memory::DEFAULT_SUMMARY_PROMPT;
+pub const DEFAULT_SUMMARY_PROMPT: &str = arkagent::compress::DEFAULT_SUMMARY_PROMPT;
 
 /// The default context compressor, as settings: the runtime builds the core
 /// `DefaultContextCompressor` from them (core `Compression::Default`). It summarizes with
@@ -150,7 +150,7 @@ impl ContextCompressor {
         let mut config = self.config.clone();
         config.summarizer_max_input_tokens = self
             .summarizer_max_input_tokens
-            .unwrap_or_else(|| arkagent::memory::default_summarizer_window(config.total_token_threshold));
+            .unwrap_or_else(|| arkagent::compress::default_summarizer_window(config.total_token_threshold));
         Compression::Default {
             config,
             summarizer: self.summarizer.clone(),
@@ -161,11 +161,11 @@ impl ContextCompressor {
 /// What one compression attempt did (CMP-2); read-only.
 #[napi]
 pub struct CompressResult {
-    inner: arkagent::memory::CompressResult,
+    inner: arkagent::compress::CompressResult,
 }
 
-impl From<arkagent::memory::CompressResult> for CompressResult {
-    fn from(inner: arkagent::memory::CompressResult) -> Self {
+impl From<arkagent::compress::CompressResult> for CompressResult {
+    fn from(inner: arkagent::compress::CompressResult) -> Self {
         Self { inner }
     }
 }

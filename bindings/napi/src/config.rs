@@ -28,7 +28,7 @@ pub struct AgentRuntimeConfig {
     /// what was set, unset optional fields included.
     compressor: Option<ContextCompressor>,
     /// A compressor written in JS (`setCustomCompressor`); wins over `compressor`.
-    custom_compressor: Option<Arc<dyn arkagent::memory::ContextCompressor>>,
+    custom_compressor: Option<Arc<dyn arkagent::compress::ContextCompressor>>,
     /// Workers, clone, budgets and role whitelists; its registry is replaced by a fresh
     /// one for each runtime (see [`AgentRuntimeConfig::core`]).
     delegation: DelegationConfig,
@@ -176,7 +176,7 @@ impl AgentRuntimeConfig {
             None => None,
             Some(f) => {
                 let call = JsCompressCall::new(f).map_err(internal)?;
-                Some(Arc::new(arkagent::memory::ForeignCompressor::new(call, threshold)))
+                Some(Arc::new(arkagent::compress::ForeignCompressor::new(call, threshold)))
             }
         };
         Ok(())

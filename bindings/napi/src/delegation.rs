@@ -242,7 +242,7 @@ impl arkagent::subagent::SubAgentFactory for JsSubAgentFactory {
         self.configure
             .call(worker)
             .await
-            .map_err(|failure| ArkAgentError::config("subagent_factory_failed", failure.message))?;
+            .map_err(|failure| ArkAgentError::config(arkagent::ErrorCode::SubagentFactoryFailed, failure.message))?;
         let settings = settings
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());

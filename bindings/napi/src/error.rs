@@ -23,7 +23,7 @@ pub struct CodedError {
 impl From<ArkAgentError> for CodedError {
     fn from(error: ArkAgentError) -> Self {
         Self {
-            code: error.code().to_owned(),
+            code: error.code().as_str().to_owned(),
             message: error.to_string(),
         }
     }

@@ -8,7 +8,7 @@
 // out under cfg(test) (`cargo clippy --all-targets` still compiles that).
 #![cfg_attr(test, allow(dead_code))]
 
-use arkagent::memory::ForeignCompression;
+use arkagent::compress::ForeignCompression;
 use arkagent::Message;
 use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::Function;
@@ -42,7 +42,7 @@ pub fn compute_safe_split_index(
 ) -> Result<f64, Thrown> {
     let keep: usize = argument(keep_recent_message_count.0, "keepRecentMessageCount")?;
     let messages = messages(&messages_json.0)?;
-    Ok(arkagent::memory::compute_safe_split_index(&messages, keep).map_or(-1.0, |s| s as f64))
+    Ok(arkagent::compress::compute_safe_split_index(&messages, keep).map_or(-1.0, |s| s as f64))
 }
 
 /// CORE-2: whether every tool call in the messages is paired. Throws `invalid_json`.

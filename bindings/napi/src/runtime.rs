@@ -144,7 +144,7 @@ impl AgentRuntime {
                     Err(e) => (Err(e), None),
                 })
             },
-            move |env: &'env Env, (result, _slot): (Result<arkagent::memory::CompressResult, CodedError>, Option<RunSlot>)| {
+            move |env: &'env Env, (result, _slot): (Result<arkagent::compress::CompressResult, CodedError>, Option<RunSlot>)| {
                 result
                     .map(CompressResult::from)
                     .map_err(|e| rejection(env, e))

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use arkagent::memory::CompressOutcome;
+use arkagent::compress::CompressOutcome;
 use arkagent::subagent::SubAgentChildEvent;
 use arkagent::{AgentEvent, AgentObserver, CompressionTrigger, EventKind, RunStatus};
 

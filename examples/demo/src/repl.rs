@@ -5,7 +5,7 @@
 use std::io::BufRead;
 use std::sync::Arc;
 
-use arkagent::memory::ContextCompressorConfig;
+use arkagent::compress::ContextCompressorConfig;
 use arkagent::subagent::{
     ChildUsageSummary, DelegationConfig, SubAgentContext, SubAgentDefinition, SubAgentStatus,
 };

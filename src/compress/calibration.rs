@@ -7,11 +7,13 @@
 //! runtime compares what the provider counted with the estimate of the same request, per
 //! class, and scales later estimates by what it learned. No tokenizer ships on device.
 
-use std::collections::BTreeMap;
 use std::iter::Sum;
 use std::ops::{Add, AddAssign};
 
 use serde::{Deserialize, Serialize};
+
+use crate::history::calibration::{CLASSES, FIT_LEN};
+pub use crate::history::{TokenCalibration, TokenCalibrations};
 
 /// The smallest correction factor a class can get: a provider cannot make the estimate
 /// fall below a quarter of the static one.
@@ -23,7 +25,7 @@ pub const MAX_CALIBRATION_FACTOR: f64 = 4.0;
 /// text (its digits apart: tokenizers such as Qwen's spend a token per digit), of CJK
 /// text (ideographs, kana, Hangul, full-width forms), of other text (emoji, other
 /// scripts), and of message framing (role and separators; never scaled).
-/// [`TokenCounts::total`] is the static estimate ([`crate::memory::estimate_tokens`]).
+/// [`TokenCounts::total`] is the static estimate ([`crate::compress::estimate_tokens`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TokenCounts {
     /// Estimated tokens of ASCII text other than digits (4 characters a token).
@@ -81,60 +83,11 @@ impl Sum for TokenCounts {
     }
 }
 
-/// A per-script-class correction of the static estimate for one model (CMP-12): each
-/// class's estimated tokens are multiplied by its factor, each factor kept within
-/// [[`MIN_CALIBRATION_FACTOR`], [`MAX_CALIBRATION_FACTOR`]]. Until a first observation it
-/// is the identity (the static estimate stands).
-///
-/// ```
-/// use arkagent::memory::{count_tokens, TokenCalibration};
-/// let text = "你好，今天北京的天气怎么样？我想去颐和园散步。";
-/// let mut calibration = TokenCalibration::default();
-/// assert_eq!(calibration.estimate(&count_tokens(text)), 23); // static: one per character
-/// assert!(calibration.observe(&count_tokens(text), 14)); // the provider counted 14
-/// assert_eq!(calibration.estimate(&count_tokens(text)), 15); // 14, damped toward 23
-/// assert!(!calibration.observe(&count_tokens(text), 1_000_000_000)); // implausible: ignored
-/// assert_eq!(calibration.estimate(&count_tokens(text)), 15);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct TokenCalibration {
-    /// Factor for ASCII text other than digits.
-    pub ascii: f64,
-    /// Factor for ASCII digits.
-    #[serde(default = "one")]
-    pub digits: f64,
-    /// Factor for CJK text.
-    pub cjk: f64,
-    /// Factor for other text.
-    pub other: f64,
-    /// Provider counts learned from (implausible ones are not counted).
-    pub observations: u32,
-    /// What the factors are fitted to: the decayed, size-weighted sums of the least-squares
-    /// fit over the observations (the Gram matrix's upper triangle, row by row, then the
-    /// moments). Kept so that later requests refine the fit instead of replacing it.
-    #[serde(default)]
-    pub fit: [f64; FIT_LEN],
-}
-
-fn one() -> f64 {
-    1.0
-}
-
-/// Classes with a factor: ASCII, digits, CJK, other.
-const CLASSES: usize = 4;
-/// The upper triangle of a 4 × 4 matrix, then a 4-vector.
-const FIT_LEN: usize = CLASSES * (CLASSES + 1) / 2 + CLASSES;
 /// Each observation's weight in the fit decays by this factor per later observation.
 const FORGETTING: f64 = 0.9;
 /// Damping toward the static estimate (factor 1), relative to a class's own evidence:
 /// a class seen little or only together with others stays near 1.
 const DAMPING: f64 = 0.02;
-
-impl Default for TokenCalibration {
-    fn default() -> Self {
-        Self { ascii: 1.0, digits: 1.0, cjk: 1.0, other: 1.0, observations: 0, fit: [0.0; FIT_LEN] }
-    }
-}
 
 /// `v` to a multiple of 10⁻⁶: such a number prints and parses back to the same `f64`
 /// (serde_json's default parser is exact for it), so a resumed calibration is identical.
@@ -258,9 +211,6 @@ impl TokenCalibration {
         true
     }
 }
-
-/// A session's calibrations, one per model name (CMP-12); persisted with the session.
-pub type TokenCalibrations = BTreeMap<String, TokenCalibration>;
 
 /// Which figure decided a prompt's size (CMP-12), as the `model_request` event reports
 /// it: why compression fired, or did not.

@@ -13,7 +13,7 @@ const MESSAGE_OVERHEAD: u64 = 4;
 /// Hangul and full-width forms ≈ 1 token each; other characters ≈ 2 a token.
 ///
 /// ```
-/// use arkagent::memory::estimate_tokens;
+/// use arkagent::compress::estimate_tokens;
 /// assert_eq!(estimate_tokens("abcdefgh"), 2);
 /// assert_eq!(estimate_tokens("法棍失重率"), 5);
 /// ```
@@ -24,7 +24,7 @@ pub fn estimate_tokens(text: &str) -> u64 {
 /// [`estimate_tokens`] split by script class (CMP-12): what a calibration scales.
 ///
 /// ```
-/// use arkagent::memory::count_tokens;
+/// use arkagent::compress::count_tokens;
 /// let c = count_tokens("法棍 ok 😀 20261208");
 /// assert_eq!((c.ascii, c.digits, c.cjk, c.other, c.framing), (2, 2, 2, 1, 0));
 /// ```

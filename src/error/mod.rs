@@ -1,13 +1,16 @@
-//! The crate's error type. Every variant has a stable string code ([`ArkAgentError::code`]);
-//! the C ABI maps codes to numbers in `ffi/codes.rs`, the N-API layer puts them on
-//! `error.code`. Codes are never renamed.
+//! The crate's error type, on the ground: every variant has a stable code
+//! ([`ArkAgentError::code`], a typed [`ErrorCode`]); the C ABI maps codes to numbers in
+//! `ffi/codes.rs`, the N-API layer puts [`ErrorCode::as_str`] on `error.code`. Codes are
+//! never renamed. The model call's and the store's errors live here too ([`LlmError`],
+//! [`StoreError`]; `llm/` and `store/` re-export them), so no layer above is imported.
 
+mod code;
 mod llm;
-pub use llm::LlmError;
-use crate::store::StoreError;
+mod store;
 
-/// A stable error code string, e.g. `"invalid_json"`.
-pub type ErrorCode = &'static str;
+pub use code::ErrorCode;
+pub use llm::LlmError;
+pub use store::StoreError;
 
 /// Errors of the public API.
 #[derive(Debug, thiserror::Error)]
@@ -15,7 +18,7 @@ pub enum ArkAgentError {
     /// A configuration value is out of range or missing. `code` is the specific code.
     #[error("{message}")]
     Config {
-        /// Stable code, e.g. `"invalid_config"` or `"tool_name_duplicate"`.
+        /// Stable code, e.g. [`ErrorCode::InvalidConfig`] or [`ErrorCode::ToolNameDuplicate`].
         code: ErrorCode,
         /// Human-readable detail (never contains secrets).
         message: String,
@@ -42,10 +45,10 @@ impl ArkAgentError {
     /// The stable code of this error.
     pub fn code(&self) -> ErrorCode {
         match self {
-            Self::Config { code, .. } => code,
-            Self::InvalidJson(_) => "invalid_json",
-            Self::InvalidState(_) => "invalid_state",
-            Self::RunInProgress => "run_in_progress",
+            Self::Config { code, .. } => *code,
+            Self::InvalidJson(_) => ErrorCode::InvalidJson,
+            Self::InvalidState(_) => ErrorCode::InvalidState,
+            Self::RunInProgress => ErrorCode::RunInProgress,
             Self::Llm(e) => e.code(),
             Self::Store(e) => e.code(),
         }

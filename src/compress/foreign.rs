@@ -14,7 +14,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::compressor::{CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression, COMPRESSION_USAGE_SOURCE};
-use super::ContextCompressorConfig;
+use super::default_compressor::ContextCompressorConfig;
 use crate::history::{AgentState, Message, ModelUsage};
 use crate::subagent::ChildUsageRecord;
 

@@ -1,10 +1,13 @@
+//! Episode records (CMP-8, MEM-3): one compressed stretch of conversation, the id check an
+//! import runs, and the read-only view tools get of them (MEM-1).
+
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::ArkAgentError;
-use crate::history::Message;
+use super::Message;
 
 /// One compressed stretch of conversation (CMP-8).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,4 +38,13 @@ pub fn validate_episodic_memory_ids(episodes: &[EpisodicMemory]) -> Result<(), A
 pub fn first_invalid_episode_id(episodes: &[EpisodicMemory]) -> Option<&str> {
     let mut seen = HashSet::new();
     episodes.iter().map(|e| e.id.as_str()).find(|id| id.trim().is_empty() || !seen.insert(*id))
+}
+
+/// Session-scoped read access to episodic memories (MEM-1; ADR-0013: tools never get a
+/// mutable agent state). The runtime's implementation is `memory::RuntimeMemoryService`.
+pub trait MemoryService: Send + Sync {
+    /// Every episode, oldest first.
+    fn list_episodes(&self) -> Vec<EpisodicMemory>;
+    /// The episode with this snapshot id.
+    fn find_episode(&self, snapshot_id: &str) -> Option<EpisodicMemory>;
 }

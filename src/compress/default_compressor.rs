@@ -10,10 +10,10 @@ use super::compressor::{
     COMPRESSION_USAGE_SOURCE,
 };
 use super::estimate::{estimate_message_tokens, estimate_tokens, is_cjk};
-use super::snapshot::{validate_snapshot, SnapshotError};
 use super::split::compute_safe_split_index;
 use crate::history::{AgentState, Message, ModelUsage};
 use crate::llm::{ChatClient, ChatRequest, LlmError};
+use crate::memory::{validate_snapshot, SnapshotError};
 
 /// The seed's structured summary prompt (CMP-8).
 pub const DEFAULT_SUMMARY_PROMPT: &str = include_str!("summary_prompt.md");
@@ -158,7 +158,7 @@ impl DefaultContextCompressor {
         match self.client.send(http, &ctx.cancel).await {
             Ok(response) => Ok((response.message.text().unwrap_or_default().to_owned(), response.usage)),
             Err(LlmError::Cancelled) => Err((CompressReason::Cancelled, None)),
-            Err(e) => Err((CompressReason::LlmError, Some(e.code().to_owned()))),
+            Err(e) => Err((CompressReason::LlmError, Some(e.code().as_str().to_owned()))),
         }
     }
 

@@ -6,8 +6,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use super::EpisodicMemory;
-use crate::history::{AgentState, HistoryInvariants, ModelUsage};
+use crate::history::{AgentState, EpisodicMemory, HistoryInvariants, ModelUsage};
 use crate::runtime::{Clock, IdGenerator};
 
 /// `raw.source` of the usage a compression call produced (CMP-7).
@@ -90,7 +89,7 @@ pub enum CompressReason {
     /// index of 0 or past the end of the history.
     InvalidSplitIndex,
     /// Failed: a foreign (ArkTS/JS or C) compressor threw, rejected, or answered
-    /// something that is not a valid [`super::ForeignCompression`].
+    /// something that is not a valid `ForeignCompression`.
     CompressorError,
 }
 

@@ -17,7 +17,7 @@ use crate::history::Message;
 ///
 /// ```
 /// use arkagent::{Message, ToolCall};
-/// use arkagent::memory::compute_safe_split_index;
+/// use arkagent::compress::compute_safe_split_index;
 /// let call = |id: &str| ToolCall { id: id.into(), name: "t".into(), arguments: "{}".into() };
 /// let h = vec![
 ///     Message::user("a"),
@@ -29,7 +29,7 @@ use crate::history::Message;
 /// assert_eq!(compute_safe_split_index(&h, 4), None);
 /// ```
 ///
-/// [`HistoryInvariants::tool_calls_paired`]: crate::HistoryInvariants::tool_calls_paired
+/// [`HistoryInvariants::tool_calls_paired`]: crate::history::HistoryInvariants::tool_calls_paired
 pub fn compute_safe_split_index(messages: &[Message], keep_recent: usize) -> Option<usize> {
     let n = messages.len();
     if n <= keep_recent {

@@ -1,0 +1,27 @@
+//! Transactional context compression into episodic memory (seed 000 §2: CMP-*): the
+//! token estimate and its calibration, the safe split index, the [`ContextCompressor`]
+//! interface with its staged result and atomic commit, the default compressor and a
+//! foreign (host) one.
+
+mod calibration;
+mod compressor;
+mod default_compressor;
+mod estimate;
+mod foreign;
+mod split;
+
+pub use compressor::{
+    apply_compression, CompressContext, CompressOutcome, CompressReason, CompressResult, ContextCompressor,
+    StagedCompression, COMPRESSION_USAGE_SOURCE,
+};
+pub use default_compressor::{
+    default_summarizer_window, ContextCompressorConfig, DefaultContextCompressor, DEFAULT_SUMMARY_PROMPT, MIN_DEFAULT_SUMMARIZER_WINDOW,
+};
+pub use calibration::{
+    PromptSizeSource, TokenCalibration, TokenCalibrations, TokenCounts, MAX_CALIBRATION_FACTOR, MIN_CALIBRATION_FACTOR,
+};
+pub use estimate::{
+    count_message_tokens, count_request_tokens, count_tokens, estimate_message_tokens, estimate_request_tokens, estimate_tokens,
+};
+pub use foreign::{foreign_compressor_state_json, ForeignCompression, ForeignCompressor, ForeignCompressorCall};
+pub use split::compute_safe_split_index;

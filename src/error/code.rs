@@ -1,0 +1,246 @@
+//! [`ErrorCode`]: every stable code an [`ArkAgentError`](super::ArkAgentError) can carry,
+//! as one enum, so each boundary maps codes with an exhaustive `match` (the C ABI to
+//! result numbers, the N-API layer to `error.code`). The strings ([`ErrorCode::as_str`])
+//! are the seeds' codes verbatim and never change; a new code is a new variant.
+
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+
+/// A stable error code, e.g. [`ErrorCode::InvalidJson`] (`"invalid_json"`). Serializes as
+/// its string; compares equal to it (`code == "invalid_json"`); `Debug` prints the
+/// string, quoted, as it did when codes were `&'static str`.
+///
+/// ```
+/// use arkagent::ErrorCode;
+/// assert_eq!(ErrorCode::ToolNameDuplicate.as_str(), "tool_name_duplicate");
+/// assert_eq!(ErrorCode::StoreFull.to_string(), "store_full");
+/// assert_eq!(serde_json::to_string(&ErrorCode::LlmAuth).unwrap(), "\"llm_auth\"");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    // Configuration (`ArkAgentError::Config`).
+    /// `invalid_config`: a configuration value is out of range or missing.
+    InvalidConfig,
+    /// `tool_name_invalid`: a tool name does not match `^[a-zA-Z0-9_-]{1,64}$`.
+    ToolNameInvalid,
+    /// `tool_name_duplicate`: a tool of that name is already registered.
+    ToolNameDuplicate,
+    /// `tool_parameters_invalid`: a tool's parameters are not a JSON Schema object.
+    ToolParametersInvalid,
+    /// `subagent_name_empty`: a worker name is empty.
+    SubagentNameEmpty,
+    /// `subagent_name_reserved`: a worker name is `"clone"` (reserved).
+    SubagentNameReserved,
+    /// `subagent_name_duplicate`: a worker of that name is already registered.
+    SubagentNameDuplicate,
+    /// `delegation_not_configured`: delegation was asked for without workers or clone.
+    DelegationNotConfigured,
+    /// `subagent_factory_failed`: the host's worker factory failed.
+    SubagentFactoryFailed,
+    // Inputs and the runtime.
+    /// `invalid_json`: a JSON input did not parse or had the wrong shape.
+    InvalidJson,
+    /// `invalid_state`: an imported state violates an invariant.
+    InvalidState,
+    /// `run_in_progress`: another run of the same runtime is active.
+    RunInProgress,
+    // The model call (`LlmError`, LLM-3).
+    /// `llm_auth`: 401/403.
+    LlmAuth,
+    /// `llm_rate_limited`: 429.
+    LlmRateLimited,
+    /// `llm_server`: 5xx or a provider's server-side error.
+    LlmServer,
+    /// `llm_timeout`: the request timed out.
+    LlmTimeout,
+    /// `llm_context_overflow`: the prompt exceeds the model's context window.
+    LlmContextOverflow,
+    /// `llm_bad_request`: another 4xx, or a non-retryable provider error.
+    LlmBadRequest,
+    /// `llm_malformed_response`: the response did not have the documented shape.
+    LlmMalformedResponse,
+    /// `cancelled`: the run was cancelled.
+    Cancelled,
+    /// `llm_transport`: the host transport failed.
+    LlmTransport,
+    // The session store (`StoreError`, STORE-1..5).
+    /// `session_locked`: the session is open in another runtime.
+    SessionLocked,
+    /// `store_corrupt`: the file is corrupt or a stored record does not parse.
+    StoreCorrupt,
+    /// `store_foreign`: the file is another application's SQLite database.
+    StoreForeign,
+    /// `store_newer_schema`: the file was written by a newer library.
+    StoreNewerSchema,
+    /// `store_full`: the disk (or the store's size limit) is full.
+    StoreFull,
+    /// `store_read_only`: the file or its directory cannot be written.
+    StoreReadOnly,
+    /// `store_io`: any other I/O or SQLite failure.
+    StoreIo,
+}
+
+impl ErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: [ErrorCode; 28] = [
+        Self::InvalidConfig,
+        Self::ToolNameInvalid,
+        Self::ToolNameDuplicate,
+        Self::ToolParametersInvalid,
+        Self::SubagentNameEmpty,
+        Self::SubagentNameReserved,
+        Self::SubagentNameDuplicate,
+        Self::DelegationNotConfigured,
+        Self::SubagentFactoryFailed,
+        Self::InvalidJson,
+        Self::InvalidState,
+        Self::RunInProgress,
+        Self::LlmAuth,
+        Self::LlmRateLimited,
+        Self::LlmServer,
+        Self::LlmTimeout,
+        Self::LlmContextOverflow,
+        Self::LlmBadRequest,
+        Self::LlmMalformedResponse,
+        Self::Cancelled,
+        Self::LlmTransport,
+        Self::SessionLocked,
+        Self::StoreCorrupt,
+        Self::StoreForeign,
+        Self::StoreNewerSchema,
+        Self::StoreFull,
+        Self::StoreReadOnly,
+        Self::StoreIo,
+    ];
+
+    /// The stable string, e.g. `"invalid_json"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidConfig => "invalid_config",
+            Self::ToolNameInvalid => "tool_name_invalid",
+            Self::ToolNameDuplicate => "tool_name_duplicate",
+            Self::ToolParametersInvalid => "tool_parameters_invalid",
+            Self::SubagentNameEmpty => "subagent_name_empty",
+            Self::SubagentNameReserved => "subagent_name_reserved",
+            Self::SubagentNameDuplicate => "subagent_name_duplicate",
+            Self::DelegationNotConfigured => "delegation_not_configured",
+            Self::SubagentFactoryFailed => "subagent_factory_failed",
+            Self::InvalidJson => "invalid_json",
+            Self::InvalidState => "invalid_state",
+            Self::RunInProgress => "run_in_progress",
+            Self::LlmAuth => "llm_auth",
+            Self::LlmRateLimited => "llm_rate_limited",
+            Self::LlmServer => "llm_server",
+            Self::LlmTimeout => "llm_timeout",
+            Self::LlmContextOverflow => "llm_context_overflow",
+            Self::LlmBadRequest => "llm_bad_request",
+            Self::LlmMalformedResponse => "llm_malformed_response",
+            Self::Cancelled => "cancelled",
+            Self::LlmTransport => "llm_transport",
+            Self::SessionLocked => "session_locked",
+            Self::StoreCorrupt => "store_corrupt",
+            Self::StoreForeign => "store_foreign",
+            Self::StoreNewerSchema => "store_newer_schema",
+            Self::StoreFull => "store_full",
+            Self::StoreReadOnly => "store_read_only",
+            Self::StoreIo => "store_io",
+        }
+    }
+}
+
+impl fmt::Debug for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for ErrorCode {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    /// `ALL` lists every variant: the match has no wildcard, so a new variant does not
+    /// compile until it is handled here (and then the count below catches `ALL`).
+    #[test]
+    fn all_lists_every_variant_once() {
+        let mut seen = std::collections::HashSet::new();
+        for code in ErrorCode::ALL {
+            match code {
+                ErrorCode::InvalidConfig
+                | ErrorCode::ToolNameInvalid
+                | ErrorCode::ToolNameDuplicate
+                | ErrorCode::ToolParametersInvalid
+                | ErrorCode::SubagentNameEmpty
+                | ErrorCode::SubagentNameReserved
+                | ErrorCode::SubagentNameDuplicate
+                | ErrorCode::DelegationNotConfigured
+                | ErrorCode::SubagentFactoryFailed
+                | ErrorCode::InvalidJson
+                | ErrorCode::InvalidState
+                | ErrorCode::RunInProgress
+                | ErrorCode::LlmAuth
+                | ErrorCode::LlmRateLimited
+                | ErrorCode::LlmServer
+                | ErrorCode::LlmTimeout
+                | ErrorCode::LlmContextOverflow
+                | ErrorCode::LlmBadRequest
+                | ErrorCode::LlmMalformedResponse
+                | ErrorCode::Cancelled
+                | ErrorCode::LlmTransport
+                | ErrorCode::SessionLocked
+                | ErrorCode::StoreCorrupt
+                | ErrorCode::StoreForeign
+                | ErrorCode::StoreNewerSchema
+                | ErrorCode::StoreFull
+                | ErrorCode::StoreReadOnly
+                | ErrorCode::StoreIo => assert!(seen.insert(code), "{code:?} listed twice in ALL"),
+            }
+        }
+        assert_eq!(seen.len(), 28);
+    }
+
+    #[test]
+    fn every_code_round_trips_to_a_distinct_stable_string() {
+        let mut strings = std::collections::HashSet::new();
+        for code in ErrorCode::ALL {
+            let s = code.as_str();
+            assert!(strings.insert(s), "two codes share {s:?}");
+            assert!(!s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'), "{s:?} is not snake_case");
+            assert_eq!(code.to_string(), s);
+            assert_eq!(format!("{code:?}"), format!("{s:?}"));
+            assert_eq!(serde_json::to_value(code).unwrap(), serde_json::Value::String(s.to_owned()));
+            assert_eq!(code, s);
+            assert_eq!(ErrorCode::ALL.iter().find(|c| c.as_str() == s), Some(&code), "{s:?} does not name {code:?} back");
+        }
+        // The seeds' spellings, which C and JS tests compare against.
+        assert_eq!(ErrorCode::ToolParametersInvalid.as_str(), "tool_parameters_invalid");
+        assert_eq!(ErrorCode::Cancelled.as_str(), "cancelled");
+        assert_eq!(ErrorCode::StoreNewerSchema.as_str(), "store_newer_schema");
+    }
+}
