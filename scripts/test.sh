@@ -43,6 +43,8 @@ clippy() {
 # run under Node below.
 step "rust core, C ABI and demo (cargo test --workspace)" cargo test --workspace
 step "clippy (cargo clippy --workspace --all-targets)" clippy
+# ARCH-1: SQLite sits behind the core's default `sqlite` feature; the core builds without it.
+step "core without default features (cargo check -p arkagent --no-default-features)" cargo check --quiet -p arkagent --no-default-features
 step "C tests under AddressSanitizer and valgrind (scripts/test-c-asan.sh)" bash scripts/test-c-asan.sh
 # REL-3: the fuzz seeds and regression inputs were replayed by cargo test above (stable);
 # here each cargo-fuzz target runs briefly (nightly; SKIPPED loudly without it).
