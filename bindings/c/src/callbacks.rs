@@ -13,13 +13,13 @@ use serde_json::json;
 use tokio::sync::{oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 
-use super::boundary::{boundary, FfiError, FfiResult};
-use super::codes::{ArkAgentResult, ArkAgentTransportError};
-use super::handles::{self, Kind};
-use super::strings::{opt_str_arg, str_arg};
-use crate::llm::{parse_host_headers, BodySender, BodyStream, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError, TransportErrorKind};
-use crate::runtime::{AgentEvent, AgentObserver};
-use crate::tools::{ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult};
+use crate::boundary::{boundary, FfiError, FfiResult};
+use crate::codes::{ArkAgentResult, ArkAgentTransportError};
+use crate::handles::{self, Kind};
+use crate::strings::{opt_str_arg, str_arg};
+use arkagent::llm::{parse_host_headers, BodySender, BodyStream, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError, TransportErrorKind};
+use arkagent::runtime::{AgentEvent, AgentObserver};
+use arkagent::tools::{ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult};
 
 /// Opaque: one HTTP request the host must finish with exactly one of
 /// [`arkagent_http_complete`], [`arkagent_http_fail`], or [`arkagent_http_stream_begin`]
@@ -756,7 +756,7 @@ pub(crate) fn register_host_tool(
     userdata: *mut c_void,
 ) -> FfiResult<()> {
     let callback = callback.ok_or_else(|| FfiError::new(ArkAgentResult::NullArgument, "callback is NULL"))?;
-    let definition: ToolDefinition = serde_json::from_str(definition_json).map_err(crate::ArkAgentError::from)?;
+    let definition: ToolDefinition = serde_json::from_str(definition_json).map_err(arkagent::ArkAgentError::from)?;
     registry.register(definition, Arc::new(HostTool { callback, userdata: UserData(userdata) }))?;
     Ok(())
 }
@@ -1056,6 +1056,6 @@ mod tests {
             assert!(rx.try_recv().is_err(), "nothing was answered yet");
             assert_eq!(arkagent_http_fail(handle, 1, c"slow".as_ptr()), ArkAgentResult::Ok);
         }
-        assert!(matches!(rx.try_recv(), Ok(Err(e)) if e.kind == crate::llm::TransportErrorKind::Timeout));
+        assert!(matches!(rx.try_recv(), Ok(Err(e)) if e.kind == arkagent::llm::TransportErrorKind::Timeout));
     }
 }

@@ -4,17 +4,17 @@ use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
-use super::boundary::{boundary, FfiError, FfiResult};
-use super::callbacks::{register_host_tool, CancelScope, ArkAgentEventCallback, ArkAgentHttp, ArkAgentToolCallback, HostObserver, HostTransport, UserData};
-use super::codes::ArkAgentResult;
-use super::compress::{ArkAgentCompressCallback, HostCompressor};
-use super::handles::{self, Kind};
-use super::strings::{str_arg, write_out_string};
-use super::workers::{workers_arg, ArkAgentWorkers};
-use crate::memory::ForeignCompressor;
-use crate::runtime::{AgentRuntime, AgentRuntimeConfig, Compression, Subscription};
-use crate::subagent::DelegationConfig;
-use crate::tools::ToolRegistry;
+use crate::boundary::{boundary, FfiError, FfiResult};
+use crate::callbacks::{register_host_tool, CancelScope, ArkAgentEventCallback, ArkAgentHttp, ArkAgentToolCallback, HostObserver, HostTransport, UserData};
+use crate::codes::ArkAgentResult;
+use crate::compress::{ArkAgentCompressCallback, HostCompressor};
+use crate::handles::{self, Kind};
+use crate::strings::{str_arg, write_out_string};
+use crate::workers::{workers_arg, ArkAgentWorkers};
+use arkagent::memory::ForeignCompressor;
+use arkagent::runtime::{AgentRuntime, AgentRuntimeConfig, Compression, Subscription};
+use arkagent::subagent::DelegationConfig;
+use arkagent::tools::ToolRegistry;
 
 /// Opaque: a set of host tools, built before the runtime. Owned by the caller; free with
 /// [`arkagent_tools_free`] (a runtime keeps its own copy, so freeing after
@@ -101,7 +101,7 @@ pub extern "C" fn arkagent_shutdown() -> ArkAgentResult {
 /// # Safety
 /// `out` NULL or valid for one pointer write.
 pub(crate) unsafe fn write_out_json<T: serde::Serialize + ?Sized>(out: *mut *mut c_char, value: &T) -> FfiResult<()> {
-    let json = serde_json::to_string(value).map_err(crate::ArkAgentError::from)?;
+    let json = serde_json::to_string(value).map_err(arkagent::ArkAgentError::from)?;
     // SAFETY: forwarded contract.
     unsafe { write_out_string(out, json) }
 }
@@ -408,7 +408,7 @@ pub unsafe extern "C" fn arkagent_child_usage_summary(usages_json: *const c_char
         // SAFETY: forwarded contract.
         let json = unsafe { str_arg(usages_json, "usages_json") }?;
         let out = out_arg(out_json, "out_json")?;
-        let summary = crate::subagent::ChildUsageSummary::from_usages_json(json)?;
+        let summary = arkagent::subagent::ChildUsageSummary::from_usages_json(json)?;
         // SAFETY: forwarded contract.
         unsafe { write_out_string(out, summary.to_json()) }
     })
@@ -427,7 +427,7 @@ pub unsafe extern "C" fn arkagent_runtime_sub_agents(runtime: *mut ArkAgentRunti
         let registry = runtime_handle(runtime)?.runtime.sub_agent_registry();
         let json = match registry {
             Some(r) => serde_json::json!({"active": r.active(), "history": r.history(), "stats": r.stats()}),
-            None => serde_json::json!({"active": [], "history": [], "stats": crate::subagent::SubAgentStats::default()}),
+            None => serde_json::json!({"active": [], "history": [], "stats": arkagent::subagent::SubAgentStats::default()}),
         };
         // SAFETY: forwarded contract.
         unsafe { write_out_string(out, json.to_string()) }
@@ -476,9 +476,9 @@ pub unsafe extern "C" fn arkagent_runtime_run_decomposed(
         let handle = runtime_handle(runtime)?;
         // SAFETY: forwarded contract.
         let json = unsafe { str_arg(tasks_json, "tasks_json") }?;
-        let tasks: Vec<crate::subagent::DecomposedTask> = serde_json::from_str(json).map_err(crate::ArkAgentError::from)?;
+        let tasks: Vec<arkagent::subagent::DecomposedTask> = serde_json::from_str(json).map_err(arkagent::ArkAgentError::from)?;
         let out_results_json = out_arg(out_results_json, "out_results_json")?;
-        let concurrency = if max_concurrency == 0 { crate::subagent::DEFAULT_DECOMPOSE_CONCURRENCY } else { max_concurrency };
+        let concurrency = if max_concurrency == 0 { arkagent::subagent::DEFAULT_DECOMPOSE_CONCURRENCY } else { max_concurrency };
         let results = block_on("arkagent_runtime_run_decomposed", handle.runtime.run_decomposed(&tasks, concurrency))??;
         // SAFETY: forwarded contract.
         unsafe { write_out_json(out_results_json, &results) }
@@ -503,7 +503,7 @@ pub unsafe extern "C" fn arkagent_runtime_memory_store(
         let tier = ArkAgentMemoryTier::from_c(tier)?;
         // SAFETY: forwarded contract.
         let (id, json) = unsafe { (str_arg(id, "id")?, str_arg(entry_json, "entry_json")?) };
-        let entry: serde_json::Value = serde_json::from_str(json).map_err(crate::ArkAgentError::from)?;
+        let entry: serde_json::Value = serde_json::from_str(json).map_err(arkagent::ArkAgentError::from)?;
         handle.runtime.working_memory().store(tier.into(), id, entry);
         Ok(())
     })
@@ -554,7 +554,7 @@ impl ArkAgentMemoryTier {
     }
 }
 
-impl From<ArkAgentMemoryTier> for crate::memory::MemoryTier {
+impl From<ArkAgentMemoryTier> for arkagent::memory::MemoryTier {
     fn from(t: ArkAgentMemoryTier) -> Self {
         match t {
             ArkAgentMemoryTier::Working => Self::Working,
@@ -707,8 +707,8 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
-    use crate::ffi::callbacks::{arkagent_http_fail, ArkAgentHttpCompletion, ArkAgentHttpRequest};
-    use crate::ffi::workers::arkagent_workers_new;
+    use crate::callbacks::{arkagent_http_fail, ArkAgentHttpCompletion, ArkAgentHttpRequest};
+    use crate::workers::arkagent_workers_new;
 
     const CONFIG: &std::ffi::CStr =
         c"{\"model\":{\"base_url\":\"http://x/v1\",\"api_key\":\"k\",\"model\":\"m\",\"retry\":{\"max_attempts\":1}},\"delegation\":{\"allow_clone\":true}}";
@@ -767,13 +767,13 @@ mod tests {
             let mut subs: *mut c_char = std::ptr::null_mut();
             assert_eq!(arkagent_runtime_sub_agents(rt, &mut subs), ArkAgentResult::Ok);
             let json = std::ffi::CStr::from_ptr(subs).to_str().unwrap().to_owned();
-            crate::ffi::arkagent_string_free(subs);
+            crate::arkagent_string_free(subs);
             assert!(json.contains("\"history\":[]") && json.contains("\"active\":[]"), "no child recorded: {json}");
             // The same call with an out pointer does run the task (so the check above is real).
             let mut out: *mut c_char = std::ptr::null_mut();
             assert_eq!(arkagent_runtime_run_decomposed(rt, tasks.as_ptr(), 0, &mut out), ArkAgentResult::Ok);
             assert!(calls.load(Ordering::SeqCst) > 0);
-            crate::ffi::arkagent_string_free(out);
+            crate::arkagent_string_free(out);
             arkagent_runtime_free(rt);
         }
     }
@@ -799,7 +799,7 @@ mod tests {
                 let mut out: *mut c_char = std::ptr::null_mut();
                 assert_eq!(arkagent_runtime_memory_recall(rt, tier, c"k".as_ptr(), &mut out), ArkAgentResult::Ok);
                 assert_eq!(std::ffi::CStr::from_ptr(out).to_str().unwrap(), want);
-                crate::ffi::arkagent_string_free(out);
+                crate::arkagent_string_free(out);
             }
             arkagent_runtime_free(rt);
         }

@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::boundary::{FfiError, FfiResult};
-use super::codes::ArkAgentResult;
+use crate::boundary::{FfiError, FfiResult};
+use crate::codes::ArkAgentResult;
 
 type Registry = Mutex<HashMap<usize, Arc<dyn Any + Send + Sync>>>;
 

@@ -3,8 +3,8 @@
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use super::codes::ArkAgentResult;
-use crate::error::ArkAgentError;
+use crate::codes::ArkAgentResult;
+use arkagent::error::ArkAgentError;
 
 thread_local! {
     static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };

@@ -3,7 +3,7 @@
 
 use std::ffi::{c_char, CStr};
 
-use crate::error::ArkAgentError;
+use arkagent::error::ArkAgentError;
 
 /// Result of every C call. 0 is success.
 #[repr(C)]
@@ -105,11 +105,11 @@ pub enum ArkAgentTransportError {
 
 impl ArkAgentTransportError {
     /// The kind for a number from C, or `INVALID_ARGUMENT`.
-    pub(crate) fn from_c(value: i32) -> Result<Self, super::boundary::FfiError> {
+    pub(crate) fn from_c(value: i32) -> Result<Self, crate::boundary::FfiError> {
         match value {
             0 => Ok(Self::Network),
             1 => Ok(Self::Timeout),
-            other => Err(super::boundary::FfiError::new(
+            other => Err(crate::boundary::FfiError::new(
                 ArkAgentResult::InvalidArgument,
                 format!("kind {other} is not an ArkAgentTransportError (0 or 1)"),
             )),
@@ -254,8 +254,8 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use crate::llm::LlmError;
-    use crate::store::StoreError;
+    use arkagent::llm::LlmError;
+    use arkagent::store::StoreError;
 
     /// One error of every variant the core can return. The matches have no wildcard, so a
     /// new variant does not compile until it is listed here.

@@ -2,8 +2,8 @@
 
 use std::ffi::{c_char, CStr, CString};
 
-use super::boundary::{last_error, FfiError, FfiResult};
-use super::codes::ArkAgentResult;
+use crate::boundary::{last_error, FfiError, FfiResult};
+use crate::codes::ArkAgentResult;
 
 /// Borrows a C string argument as UTF-8.
 ///
@@ -102,5 +102,5 @@ pub extern "C" fn arkagent_log_to_hilog(max_level: u32) -> bool {
         4 => tracing::Level::TRACE,
         _ => return false,
     };
-    std::panic::catch_unwind(|| crate::hilog::install(level)).unwrap_or(false)
+    std::panic::catch_unwind(|| arkagent::hilog::install(level)).unwrap_or(false)
 }
