@@ -7,6 +7,7 @@ mod classify;
 mod client;
 mod config;
 mod error;
+pub mod host_call;
 pub mod openai;
 mod retry;
 mod sse;

@@ -1,22 +1,19 @@
 //! Host callbacks (HTTP, tools, events) and the completion handles the host finishes
 //! requests with (FFI-3).
 
-use std::cell::Cell;
-use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CString};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::ThreadId;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::json;
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::boundary::{boundary, FfiError, FfiResult};
 use crate::codes::{ArkAgentResult, ArkAgentTransportError};
 use crate::handles::{self, Kind};
 use crate::strings::{opt_str_arg, str_arg};
+use arkagent::llm::host_call::{HostCall, HostCallPhase, HostCallView};
 use arkagent::llm::{parse_host_headers, BodySender, BodyStream, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError, TransportErrorKind};
 use arkagent::runtime::{AgentEvent, AgentObserver};
 use arkagent::tools::{ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult};
@@ -161,38 +158,37 @@ pub(crate) struct UserData(pub *mut c_void);
 unsafe impl Send for UserData {}
 unsafe impl Sync for UserData {}
 
+impl UserData {
+    /// The pointer (a method, so closures capture the whole `Send` wrapper).
+    pub(crate) fn get(self) -> *mut c_void {
+        self.0
+    }
+}
+
 // ---------------------------------------------------------------- HTTP
 
 type Reply = oneshot::Sender<Result<HttpResponse, TransportError>>;
 
-/// Where one HTTP request stands. Every completion call makes its transition under the
-/// one lock, so of any two calls racing on a handle exactly one wins (FFI-3).
-enum HttpPhase {
+/// What an open HTTP request keeps for its answer; the protocol around it (who wins a
+/// race, cancel at most once, late calls ignored: FFI-3, OHOS-7) is the core's
+/// [`HostCall`].
+enum Pending {
     /// Waiting for the host's answer.
     Waiting(Reply),
     /// `arkagent_http_stream_begin` answered; chunks flow until `_end` or `_fail`.
     Streaming(BodySender),
-    /// The library stopped wanting the response; the host's cancel callback is running
-    /// on this thread (OHOS-7).
-    Cancelling(ThreadId),
-    /// The library stopped wanting the response; the host's next finishing call is
-    /// ignored and releases the handle.
-    Cancelled,
-    /// Finished; the handle is (being) removed.
-    Done,
 }
 
+type HttpPhase = HostCallPhase<Pending>;
+
+/// One request's state behind its completion handle.
 pub(crate) struct HttpCompletionState {
-    phase: Mutex<HttpPhase>,
-    /// Signalled when a cancel callback has returned (finishing calls wait for it).
-    settled: Condvar,
-    /// Wakes the cancel watcher when the host finished the request.
-    finished: Notify,
+    call: Arc<HostCall<Pending>>,
 }
 
 impl HttpCompletionState {
     pub(crate) fn new(reply: Reply) -> Self {
-        Self { phase: Mutex::new(HttpPhase::Waiting(reply)), settled: Condvar::new(), finished: Notify::new() }
+        Self { call: Arc::new(HostCall::new(Pending::Waiting(reply))) }
     }
 }
 
@@ -238,7 +234,7 @@ impl HttpTransport for HostTransport {
         let strings = CStrings::new(&request)?;
         let state = Arc::new(HttpCompletionState::new(tx));
         let completion = handles::insert::<ArkAgentHttpCompletion, _>(Kind::HttpCompletion, Arc::clone(&state));
-        watch_for_cancel(state, completion, cancel.clone(), self.cancel, self.userdata);
+        watch_for_cancel(&state, completion, cancel.clone(), self.cancel, self.userdata);
         {
             let headers: Vec<ArkAgentHttpHeader> =
                 strings.headers.iter().map(|(name, value)| ArkAgentHttpHeader { name: name.as_ptr(), value: value.as_ptr() }).collect();
@@ -271,108 +267,25 @@ impl HttpTransport for HostTransport {
 
 // ------------------------------------------------ cancellation reaching the host (OHOS-7)
 
-/// The cancel watchers one blocking call started, by id, with their request's token: the
-/// call waits before it returns until none whose token fired is still running
-/// ([`CancelScope::settle`]), and never for another call's (OHOS-7).
-#[derive(Default)]
-pub(crate) struct CancelScope {
-    live: Mutex<HashMap<u64, CancellationToken>>,
-    exited: Notify,
-}
-
-tokio::task_local! {
-    /// The scope of the blocking call whose future is being polled.
-    static SCOPE: Arc<CancelScope>;
-}
-
-impl CancelScope {
-    /// Runs `future` in a fresh scope, then waits until every cancel watcher it started
-    /// whose request was cancelled has called the host and returned.
-    pub(crate) async fn run<F: std::future::Future>(future: F) -> F::Output {
-        let scope = Arc::new(Self::default());
-        let output = SCOPE.scope(Arc::clone(&scope), future).await;
-        scope.settle().await;
-        output
-    }
-
-    async fn settle(&self) {
-        loop {
-            // Created before the check, so an exit between the check and the wait wakes it.
-            let exited = self.exited.notified();
-            let pending = self.live.lock().map(|live| live.values().any(CancellationToken::is_cancelled)).unwrap_or(false);
-            if !pending {
-                return;
-            }
-            exited.await;
-        }
-    }
-}
-
-static NEXT_WATCHER: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    /// True on a thread running a host cancel callback: a finishing call made there never
-    /// waits for another cancel callback (two callbacks finishing each other's requests
-    /// would otherwise wait for each other).
-    static IN_CANCEL: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Spawns the task that tells the host when the library stops wanting this request's
-/// response: `cancel` fires (the core cancels it when the attempt ends early) before the
-/// host finished the request. Without an executor (not reached through a blocking call)
-/// nothing is watched.
+/// Tells the host (its cancel callback, on a library thread) when the library stops
+/// wanting this request's response before the host finished it ([`HostCall::watch`]).
 fn watch_for_cancel(
-    state: Arc<HttpCompletionState>,
+    state: &HttpCompletionState,
     completion: *mut ArkAgentHttpCompletion,
     cancel: CancellationToken,
     callback: ArkAgentHttpCancelCallback,
     userdata: UserData,
 ) {
-    let Ok(executor) = tokio::runtime::Handle::try_current() else { return };
-    // Outside a blocking call's scope nobody waits for the watcher.
-    let scope = SCOPE.try_with(Arc::clone).unwrap_or_default();
-    let id = NEXT_WATCHER.fetch_add(1, Ordering::Relaxed);
-    if let Ok(mut live) = scope.live.lock() {
-        live.insert(id, cancel.clone());
-    }
     let completion = completion as usize;
-    executor.spawn(async move {
-        tokio::select! {
-            biased;
-            () = state.finished.notified() => {}
-            () = cancel.cancelled() => cancel_request(&state, completion, callback, userdata),
-        }
-        if let Ok(mut live) = scope.live.lock() {
-            live.remove(&id);
-        }
-        scope.exited.notify_waiters();
-    });
+    state.call.watch(cancel, callback.map(|callback| move || call_cancel(callback, completion, userdata)));
 }
 
-/// Marks the request cancelled unless the host finished it first, then calls the host's
-/// cancel callback (outside the lock, so the callback may finish the request itself).
-fn cancel_request(state: &HttpCompletionState, completion: usize, callback: ArkAgentHttpCancelCallback, userdata: UserData) {
-    let Ok(mut phase) = state.phase.lock() else { return };
-    if !matches!(*phase, HttpPhase::Waiting(_) | HttpPhase::Streaming(_)) {
-        return;
-    }
-    let Some(callback) = callback else {
-        *phase = HttpPhase::Cancelled;
-        return;
-    };
-    *phase = HttpPhase::Cancelling(std::thread::current().id());
-    drop(phase);
-    IN_CANCEL.with(|c| c.set(true));
+type CancelFn = unsafe extern "C" fn(*mut c_void, *mut ArkAgentHttpCompletion);
+
+fn call_cancel(callback: CancelFn, completion: usize, userdata: UserData) {
     // SAFETY: the host registered this callback and promised userdata stays valid until
-    // no blocking call runs; the blocking call that started this task waits for it (CancelScope).
-    unsafe { callback(userdata.0, completion as *mut ArkAgentHttpCompletion) };
-    IN_CANCEL.with(|c| c.set(false));
-    if let Ok(mut phase) = state.phase.lock() {
-        if matches!(*phase, HttpPhase::Cancelling(_)) {
-            *phase = HttpPhase::Cancelled;
-        }
-    }
-    state.settled.notify_all();
+    // no blocking call runs; the blocking call that started the watch waits for it (CancelScope).
+    unsafe { callback(userdata.get(), completion as *mut ArkAgentHttpCompletion) };
 }
 
 /// Whether the library no longer wants `completion`'s response (OHOS-7), for hosts that
@@ -386,12 +299,11 @@ pub extern "C" fn arkagent_http_is_cancelled(completion: *const ArkAgentHttpComp
     let mut wanted = false;
     let _ = boundary(|| {
         let state: Arc<HttpCompletionState> = handles::get(Kind::HttpCompletion, completion)?;
-        let phase = state.phase.lock().map_err(|_| poisoned())?;
-        wanted = match &*phase {
-            HttpPhase::Waiting(reply) => !reply.is_closed(),
-            HttpPhase::Streaming(_) => true,
-            HttpPhase::Cancelling(_) | HttpPhase::Cancelled | HttpPhase::Done => false,
-        };
+        wanted = state.call.inspect(|phase| match phase {
+            HostCallView::Open(Pending::Waiting(reply)) => !reply.is_closed(),
+            HostCallView::Open(Pending::Streaming(_)) => true,
+            HostCallView::Requested | HostCallView::Cancelled | HostCallView::Done => false,
+        });
         Ok(())
     });
     !wanted
@@ -436,44 +348,20 @@ pub(crate) fn poisoned() -> FfiError {
     FfiError::new(ArkAgentResult::Internal, "a completion lock was poisoned")
 }
 
-/// Applies `step` to the request's phase under its lock; when the new phase is `Done`,
-/// unregisters the handle. All arguments are validated before this is called. A cancel
-/// callback running on another thread is waited out first (OHOS-7: once a finishing call
-/// returned, the cancel callback for it has returned or never runs); after a cancel,
-/// `step` sees `Cancelled`.
+/// Applies `step` to the request's phase ([`HostCall::finish`]: a cancel callback running
+/// on another thread is waited out first, and after a cancel `step` sees `Cancelled`);
+/// when the new phase is `Done`, unregisters the handle. All arguments are validated
+/// before this is called.
 fn transition(
     completion: *mut ArkAgentHttpCompletion,
     step: impl FnOnce(HttpPhase) -> (HttpPhase, FfiResult<()>),
 ) -> FfiResult<()> {
     let state: Arc<HttpCompletionState> = handles::get(Kind::HttpCompletion, completion)?;
-    let mut phase = state.phase.lock().map_err(|_| poisoned())?;
-    let me = std::thread::current().id();
-    while matches!(*phase, HttpPhase::Cancelling(t) if t != me) && !IN_CANCEL.with(Cell::get) {
-        phase = state.settled.wait(phase).map_err(|_| poisoned())?;
-    }
-    let current = std::mem::replace(&mut *phase, HttpPhase::Done);
-    let cancelling = match current {
-        HttpPhase::Cancelling(t) => Some(t),
-        _ => None,
-    };
-    let current = if cancelling.is_some() { HttpPhase::Cancelled } else { current };
-    let was_active = matches!(current, HttpPhase::Waiting(_) | HttpPhase::Streaming(_));
-    let (mut next, result) = step(current);
-    if let (Some(t), HttpPhase::Cancelled) = (cancelling, &next) {
-        // Still inside the cancel callback (on its thread): others keep waiting for it.
-        next = HttpPhase::Cancelling(t);
-    }
-    let done = matches!(next, HttpPhase::Done);
-    *phase = next;
-    if done {
-        // Under the phase lock, so a loser that already holds the state sees `Done`, and
-        // one that looks the handle up afterwards gets ALREADY_COMPLETED from the registry.
+    // Under the phase lock, so a loser that already holds the state sees `Done`, and one
+    // that looks the handle up afterwards gets ALREADY_COMPLETED from the registry.
+    state.call.finish(step, || {
         let _ = handles::remove::<_, HttpCompletionState>(Kind::HttpCompletion, completion);
-        if was_active {
-            state.finished.notify_one();
-        }
-    }
-    result
+    })
 }
 
 /// The step every finishing call takes on a cancelled request: ignored, and the handle is
@@ -504,7 +392,7 @@ pub unsafe extern "C" fn arkagent_http_complete(
         let headers = headers_arg(headers_json)?;
         let body = bytes_arg(body, body_len, "body")?;
         transition(completion, |phase| match phase {
-            HttpPhase::Waiting(reply) => {
+            HttpPhase::Open(Pending::Waiting(reply)) => {
                 // A closed receiver means the run stopped waiting (cancelled): ignore.
                 let _ = reply.send(Ok(HttpResponse { status, headers, body: HttpBody::Full(body) }));
                 (HttpPhase::Done, Ok(()))
@@ -538,11 +426,11 @@ pub unsafe extern "C" fn arkagent_http_fail(
             ArkAgentTransportError::Network => TransportError::network(message),
         };
         transition(completion, |phase| match phase {
-            HttpPhase::Waiting(reply) => {
+            HttpPhase::Open(Pending::Waiting(reply)) => {
                 let _ = reply.send(Err(error));
                 (HttpPhase::Done, Ok(()))
             }
-            HttpPhase::Streaming(sender) => {
+            HttpPhase::Open(Pending::Streaming(sender)) => {
                 sender.fail(error);
                 (HttpPhase::Done, Ok(()))
             }
@@ -571,10 +459,10 @@ pub unsafe extern "C" fn arkagent_http_stream_begin(
         let status = status_arg(status)?;
         let headers = headers_arg(headers_json)?;
         transition(completion, |phase| match phase {
-            HttpPhase::Waiting(reply) => {
+            HttpPhase::Open(Pending::Waiting(reply)) => {
                 let (sender, stream) = BodyStream::channel();
                 let _ = reply.send(Ok(HttpResponse { status, headers, body: HttpBody::Stream(stream) }));
-                (HttpPhase::Streaming(sender), Ok(()))
+                (HttpPhase::Open(Pending::Streaming(sender)), Ok(()))
             }
             // After a cancel the host may still begin; its chunks then get CANCELLED.
             HttpPhase::Cancelled => (HttpPhase::Cancelled, Ok(())),
@@ -599,15 +487,14 @@ pub unsafe extern "C" fn arkagent_http_stream_chunk(
     boundary(|| {
         let chunk = bytes_arg(data, len, "data")?;
         let state: Arc<HttpCompletionState> = handles::get(Kind::HttpCompletion, completion)?;
-        let phase = state.phase.lock().map_err(|_| poisoned())?;
-        match &*phase {
-            HttpPhase::Streaming(sender) if sender.send(chunk) => Ok(()),
-            HttpPhase::Streaming(_) | HttpPhase::Cancelling(_) | HttpPhase::Cancelled => {
+        state.call.inspect(|phase| match phase {
+            HostCallView::Open(Pending::Streaming(sender)) if sender.send(chunk) => Ok(()),
+            HostCallView::Open(Pending::Streaming(_)) | HostCallView::Requested | HostCallView::Cancelled => {
                 Err(FfiError::new(ArkAgentResult::Cancelled, "the request was cancelled"))
             }
-            HttpPhase::Waiting(_) => Err(not_streaming()),
-            HttpPhase::Done => Err(already_completed()),
-        }
+            HostCallView::Open(Pending::Waiting(_)) => Err(not_streaming()),
+            HostCallView::Done => Err(already_completed()),
+        })
     })
 }
 
@@ -627,13 +514,13 @@ pub unsafe extern "C" fn arkagent_http_stream_end(
         // SAFETY: forwarded contract.
         let error = unsafe { opt_str_arg(error_message, "error_message") }?;
         transition(completion, |phase| match phase {
-            HttpPhase::Streaming(sender) => {
+            HttpPhase::Open(Pending::Streaming(sender)) => {
                 if let Some(message) = error {
                     sender.fail(TransportError::network(message));
                 }
                 (HttpPhase::Done, Ok(()))
             }
-            HttpPhase::Waiting(reply) => (HttpPhase::Waiting(reply), Err(not_streaming())),
+            HttpPhase::Open(Pending::Waiting(reply)) => (HttpPhase::Open(Pending::Waiting(reply)), Err(not_streaming())),
             HttpPhase::Cancelled => ignored_after_cancel(),
             other => (other, Err(already_completed())),
         })
@@ -781,9 +668,16 @@ impl AgentObserver for HostObserver {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+    use std::sync::atomic::Ordering;
     use std::sync::{mpsc, Barrier};
 
     use super::*;
+
+    /// What the cancel watcher does when the token fires: cancels the request unless the
+    /// host finished it first, calling the host's cancel callback.
+    fn cancel_request(state: &HttpCompletionState, completion: usize, callback: ArkAgentHttpCancelCallback, userdata: UserData) {
+        state.call.cancel(callback.map(|callback| move || call_cancel(callback, completion, userdata)));
+    }
 
     const THREADS: usize = 8;
     const ITERATIONS: usize = 300;

@@ -327,7 +327,8 @@ mod tests {
             }
         }
         let mut files = Vec::new();
-        walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+        // The core's sources (this crate is bindings/c).
+        walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../src"), &mut files);
         let mut codes = Vec::new();
         for file in files {
             let text = std::fs::read_to_string(&file).unwrap();
@@ -358,7 +359,7 @@ mod tests {
         codes.extend(scanned);
         for code in &codes {
             let mapped = ArkAgentResult::for_core_code(code);
-            assert!(mapped.is_some(), "core code {code:?} has no C result code in src/ffi/codes.rs");
+            assert!(mapped.is_some(), "core code {code:?} has no C result code in bindings/c/src/codes.rs");
             let mapped = mapped.unwrap();
             assert!(
                 !matches!(mapped, ArkAgentResult::Internal | ArkAgentResult::Panic | ArkAgentResult::Ok),

@@ -5,12 +5,13 @@ use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
 use crate::boundary::{boundary, FfiError, FfiResult};
-use crate::callbacks::{register_host_tool, CancelScope, ArkAgentEventCallback, ArkAgentHttp, ArkAgentToolCallback, HostObserver, HostTransport, UserData};
+use crate::callbacks::{register_host_tool, ArkAgentEventCallback, ArkAgentHttp, ArkAgentToolCallback, HostObserver, HostTransport, UserData};
 use crate::codes::ArkAgentResult;
 use crate::compress::{ArkAgentCompressCallback, HostCompressor};
 use crate::handles::{self, Kind};
 use crate::strings::{str_arg, write_out_string};
 use crate::workers::{workers_arg, ArkAgentWorkers};
+use arkagent::llm::host_call::CancelScope;
 use arkagent::memory::ForeignCompressor;
 use arkagent::runtime::{AgentRuntime, AgentRuntimeConfig, Compression, Subscription};
 use arkagent::subagent::DelegationConfig;
