@@ -9,8 +9,8 @@ use serde_json::json;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::boundary::{boundary, FfiError, FfiResult};
-use crate::codes::{ArkAgentResult, ArkAgentTransportError};
+use crate::boundary::boundary;
+use crate::codes::{ArkAgentResult, ArkAgentTransportError, FfiError, FfiResult, poisoned};
 use crate::handles::{self, Kind};
 use crate::strings::{opt_str_arg, str_arg};
 use arkagent::llm::host_call::{HostCall, HostCallPhase, HostCallView};
@@ -342,10 +342,6 @@ fn already_completed() -> FfiError {
 
 fn not_streaming() -> FfiError {
     FfiError::new(ArkAgentResult::StreamNotStarted, "arkagent_http_stream_begin was not called")
-}
-
-pub(crate) fn poisoned() -> FfiError {
-    FfiError::new(ArkAgentResult::Internal, "a completion lock was poisoned")
 }
 
 /// Applies `step` to the request's phase ([`HostCall::finish`]: a cancel callback running

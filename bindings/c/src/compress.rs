@@ -10,9 +10,9 @@ use async_trait::async_trait;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::boundary::{boundary, FfiError, FfiResult};
-use crate::callbacks::{poisoned, UserData};
-use crate::codes::ArkAgentResult;
+use crate::boundary::boundary;
+use crate::callbacks::UserData;
+use crate::codes::{ArkAgentResult, FfiError, FfiResult, poisoned};
 use crate::handles::{self, Kind};
 use crate::strings::{opt_str_arg, str_arg};
 use arkagent::memory::ForeignCompressorCall;

@@ -5,12 +5,12 @@
 
 use std::ffi::{c_char, c_void, CStr};
 
-use crate::boundary::{boundary, FfiError, FfiResult};
+use crate::boundary::boundary;
 use crate::callbacks::{ArkAgentToolCompletion, ToolCompletionState};
-use crate::codes::ArkAgentResult;
+use crate::codes::{ArkAgentResult, FfiError, FfiResult};
 use crate::handles::{self, Kind};
-use crate::runtime::{out_arg, runtime_handle, write_out_json, ArkAgentMemoryTier, ArkAgentRuntime};
-use crate::strings::{str_arg, write_out_string};
+use crate::runtime::{runtime_handle, ArkAgentMemoryTier, ArkAgentRuntime};
+use crate::strings::{out_arg, str_arg, write_out_json, write_out_string};
 use arkagent::history::{HistoryInvariants, Message};
 use arkagent::memory::{compute_safe_split_index, validate_episodic_memory_ids, EpisodicMemory, MemoryService};
 use arkagent::subagent::allocate_isolated_session_id;

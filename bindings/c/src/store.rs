@@ -4,8 +4,8 @@
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use crate::boundary::{boundary, FfiError, FfiResult};
-use crate::codes::ArkAgentResult;
+use crate::boundary::boundary;
+use crate::codes::{ArkAgentResult, FfiError, FfiResult};
 use crate::handles::{self, Kind};
 use crate::runtime::{runtime_handle, ArkAgentRuntime};
 use crate::strings::{opt_str_arg, str_arg, write_out_string};

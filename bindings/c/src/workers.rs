@@ -4,9 +4,9 @@
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
-use crate::boundary::{boundary, FfiError, FfiResult};
+use crate::boundary::boundary;
 use crate::callbacks::{register_host_tool, ArkAgentToolCallback, UserData};
-use crate::codes::ArkAgentResult;
+use crate::codes::{ArkAgentResult, FfiError, FfiResult};
 use crate::handles::{self, Kind};
 use crate::strings::str_arg;
 use arkagent::error::ArkAgentError;
