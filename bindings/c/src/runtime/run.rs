@@ -3,11 +3,11 @@
 
 use std::ffi::c_char;
 
-use super::executor::block_on;
-use super::handle::{runtime_handle, ArkAgentRuntime};
 use crate::boundary::boundary;
 use crate::codes::{ArkAgentResult, FfiError, FfiResult};
 use crate::strings::{out_arg, str_arg, write_out_json, write_out_string};
+use super::executor::block_on;
+use super::handle::{runtime_handle, ArkAgentRuntime};
 
 /// Runs one user turn to the end, blocking the calling thread; callbacks are invoked on
 /// this thread. On success `*out_outcome_json` (if `out_outcome_json` is not NULL) gets

@@ -3,11 +3,11 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-use super::handle::{runtime_handle, ArkAgentRuntime};
 use crate::boundary::boundary;
 use crate::callbacks::{ArkAgentEventCallback, HostObserver, UserData};
 use crate::codes::{ArkAgentResult, FfiError};
 use crate::strings::{null, out_arg, str_arg, write_out_json, write_out_string};
+use super::handle::{runtime_handle, ArkAgentRuntime};
 
 /// Writes the whole state (history, episodic memories, usages, session id) as JSON to
 /// `*out`; free it with `arkagent_string_free`. Holds no API key. Callable at any moment

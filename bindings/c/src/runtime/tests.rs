@@ -4,11 +4,11 @@ use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use super::*;
-use crate::codes::ArkAgentResult;
 use crate::callbacks::{arkagent_http_fail, ArkAgentHttp, ArkAgentHttpCompletion, ArkAgentHttpRequest};
+use crate::codes::ArkAgentResult;
 use crate::handles::{self, Kind};
 use crate::workers::arkagent_workers_new;
+use super::*;
 
 const CONFIG: &std::ffi::CStr =
     c"{\"model\":{\"base_url\":\"http://x/v1\",\"api_key\":\"k\",\"model\":\"m\",\"retry\":{\"max_attempts\":1}},\"delegation\":{\"allow_clone\":true}}";
