@@ -16,7 +16,7 @@ use std::ffi::CString;
 use std::hint::black_box;
 use std::sync::Arc;
 
-use arkagent::ffi::{ArkAgentHttpHeader, ArkAgentHttpRequest};
+use arkagent_c::{ArkAgentHttpHeader, ArkAgentHttpRequest};
 use arkagent::HttpRequest;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use serde::{Deserialize, Serialize};

@@ -2,8 +2,8 @@
 # REL-3 / FFI-5: runs the C programs in tests/c/ (the acceptance scenario, the parity,
 # store, import, nested-delegation and usage programs, the
 # bad-input walk over every export and the runtime-correctness program) against the library
-#   1. under AddressSanitizer: libarkagent.so built with nightly `-Zsanitizer=address
-#      -Zbuild-std` (std instrumented too), the C program with gcc/clang
+#   1. under AddressSanitizer: libarkagent_c.so (the C ABI crate, bindings/c) built with
+#      nightly `-Zsanitizer=address -Zbuild-std` (std instrumented too), the C program with gcc/clang
 #      `-fsanitize=address`. Needs nightly + rust-src, installed here through
 #      scripts/nightly-rust-src.sh; without them it prints a loud SKIPPED and goes on.
 #   2. under valgrind (memcheck, definite leaks are errors) against the ordinary debug
@@ -45,7 +45,7 @@ run() {
 compile() { # out, lib dir, extra flags…
   local out=$1 libdir=$2 src=$3
   shift 3
-  "$cc" -std=c11 -Wall -Wextra -Werror -pthread -g "$@" "$src" -I include -L "$libdir" -larkagent \
+  "$cc" -std=c11 -Wall -Wextra -Werror -pthread -g "$@" "$src" -I include -L "$libdir" -larkagent_c \
     "-Wl,-rpath,$libdir" -o "$out"
 }
 
@@ -60,9 +60,9 @@ asan() {
   # shellcheck source=scripts/nightly-rust-src.sh
   source scripts/nightly-rust-src.sh
   local dir="$target_root/asan"
-  echo "building libarkagent.so with -Zsanitizer=address -Zbuild-std (target dir $dir)"
+  echo "building libarkagent_c.so with -Zsanitizer=address -Zbuild-std (target dir $dir)"
   if ! RUSTFLAGS="-Zsanitizer=address" RUSTDOCFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR="$dir" \
-    cargo +nightly build --quiet -p arkagent --lib -Zbuild-std --target "$host" >"$log" 2>&1; then
+    cargo +nightly build --quiet -p arkagent-c --lib -Zbuild-std --target "$host" >"$log" 2>&1; then
     tail -n 30 "$log"
     echo "FAILED: the ASan build"
     exit 1
@@ -84,7 +84,7 @@ valgrind_run() {
     banner "SKIPPED: C tests under valgrind — valgrind is not installed"
     return 0
   fi
-  cargo build --quiet -p arkagent --lib
+  cargo build --quiet -p arkagent-c --lib
   local libdir="$target_root/debug"
   for p in "${programs[@]}"; do
     compile "$libdir/c-valgrind-$p" "$libdir" "tests/c/$p.c"

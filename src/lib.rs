@@ -11,8 +11,9 @@
 //! timeouts and retry backoff use Tokio timers. The C ABI and the N-API module bring
 //! their own executor.
 //!
-//! The same core is exposed to C through [`ffi`] (`include/arkagent.h`) and to ArkTS /
-//! Node.js through the `arkagent-napi` crate under `bindings/napi`.
+//! The same core is exposed to C through the `arkagent-c` crate under `bindings/c`
+//! (`include/arkagent.h`) and to ArkTS / Node.js through the `arkagent-napi` crate under
+//! `bindings/napi`.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -27,9 +28,6 @@
 
 pub mod compress;
 pub mod error;
-// The C ABI opens `SqliteStore`s, so it needs the default `sqlite` feature.
-#[cfg(feature = "sqlite")]
-pub mod ffi;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod history;

@@ -18,6 +18,7 @@
 mod classify;
 mod client;
 mod config;
+pub mod host_call;
 pub mod openai;
 mod request;
 mod retry;

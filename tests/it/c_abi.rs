@@ -1,5 +1,5 @@
 //! FFI-4 / FFI-5 / REL-3: compiles the C programs in tests/c/ with the system C compiler against
-//! include/arkagent.h and the libarkagent.so cargo built for this test run, then runs
+//! include/arkagent.h and the libarkagent_c.so cargo built for this test run, then runs
 //! them; and checks that the header's text keeps its promises.
 
 use std::collections::BTreeSet;
@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use arkagent::ffi::{self, ArkAgentHttp, ArkAgentHttpCompletion, ArkAgentHttpRequest, ArkAgentResult, ArkAgentRuntime};
+use arkagent_c::{self as ffi, ArkAgentHttp, ArkAgentHttpCompletion, ArkAgentHttpRequest, ArkAgentResult, ArkAgentRuntime};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -24,9 +24,10 @@ pub(crate) fn compile_and_run(name: &str) -> String {
 /// Compiles `tests/c/<name>.c` against the header and the freshly built library; returns
 /// the executable.
 fn compile(name: &str) -> PathBuf {
-    // Integration test binaries live in target/<profile>/deps, next to the lib's cdylib.
+    // Integration test binaries live in target/<profile>/deps, next to the cdylib of the
+    // C ABI crate (bindings/c, a dev-dependency).
     let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    assert!(deps.join("libarkagent.so").exists(), "libarkagent.so not built in {}", deps.display());
+    assert!(deps.join("libarkagent_c.so").exists(), "libarkagent_c.so not built in {}", deps.display());
     let exe = deps.join(format!("arkagent-c-{name}"));
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let status = Command::new(&cc)
@@ -36,7 +37,7 @@ fn compile(name: &str) -> PathBuf {
         .arg(root().join("include"))
         .arg("-L")
         .arg(&deps)
-        .arg("-larkagent")
+        .arg("-larkagent_c")
         .arg(format!("-Wl,-rpath,{}", deps.display()))
         .arg("-o")
         .arg(&exe)
@@ -49,7 +50,7 @@ fn compile(name: &str) -> PathBuf {
 /// Runs a compiled C test program with `args`; asserts it passed and returns its stdout.
 fn run_program(exe: &Path, args: &[&str]) -> String {
     // Not cargo's LD_LIBRARY_PATH: it lists target/<profile> (where a stale
-    // libarkagent.so from an earlier `cargo build` may lie) before deps, and beats the
+    // libarkagent_c.so from an earlier `cargo build` may lie) before deps, and beats the
     // rpath the program was linked with.
     let out = Command::new(exe).args(args).env_remove("LD_LIBRARY_PATH").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();

@@ -8,7 +8,7 @@ fn ffi_1_committed_header_is_current() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml parses");
     let bindings = cbindgen::Builder::new()
-        .with_crate(root)
+        .with_crate(root.join("bindings/c"))
         .with_config(config)
         .generate()
         .expect("cbindgen generates the header");

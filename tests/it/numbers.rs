@@ -107,7 +107,7 @@ fn sub_6_imported_state_with_huge_usages_and_call_counts_totals_saturate() {
 fn ffi_5_total_usage_of_huge_imported_usages_is_ok_and_saturated() {
     use std::ffi::{c_void, CStr, CString};
 
-    use arkagent::ffi::{
+    use arkagent_c::{
         arkagent_runtime_free, arkagent_runtime_import_state, arkagent_runtime_new, arkagent_runtime_total_usage, arkagent_string_free,
         ArkAgentHttp, ArkAgentHttpCompletion, ArkAgentHttpRequest, ArkAgentResult,
     };

@@ -9,8 +9,9 @@
 //! library stops wanting a response the host has not finished, the sink's `onCancel`
 //! callbacks run on the JS thread so the host can abort its request at once.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
+use arkagent::llm::host_call::{HostCall, HostCallPhase, HostCallView};
 use arkagent::llm::{BodySender, TransportErrorKind};
 use arkagent::{BodyStream, CancellationToken, HttpBody, HttpTransport, TransportError};
 use async_trait::async_trait;
@@ -272,54 +273,42 @@ impl HttpBodySink {
 }
 
 /// The cancellation state of one transport call (OHOS-7), shared by its sink (JS thread)
-/// and the watch on its cancel token (a runtime thread). The host *finishes* a request by
+/// and the watch on its cancel token (a runtime thread): the core's [`HostCall`] with the
+/// sink's `onCancel` callbacks as its open value. The host *finishes* a request by
 /// resolving with a whole body, rejecting, or calling `end()`/`fail()`; the library
 /// *requests* cancellation when the token fires while the request is unfinished. The
 /// request counts as cancelled when, seen from the JS thread, the request came before the
-/// host finished; then every callback runs once. Otherwise none ever runs.
-#[derive(Default)]
+/// host finished (the two-step cancel, confirmed on the JS thread); then every callback
+/// runs once. Otherwise none ever runs.
 pub struct CancelState {
-    inner: Mutex<CancelInner>,
+    call: HostCall<Vec<JsListener<()>>>,
 }
 
-#[derive(Default)]
-struct CancelInner {
-    /// The host finished the request (before any confirmed cancellation).
-    finished: bool,
-    /// The token fired while the request was unfinished; the callbacks are queued.
-    requested: bool,
-    /// Confirmed on the JS thread: the request is cancelled for good.
-    cancelled: bool,
-    callbacks: Vec<JsListener<()>>,
+impl Default for CancelState {
+    fn default() -> Self {
+        Self {
+            call: HostCall::new(Vec::new()),
+        }
+    }
 }
 
 impl CancelState {
-    fn lock(&self) -> MutexGuard<'_, CancelInner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// The host finished the request: unless a cancellation was already confirmed, no
     /// callback will run.
     fn finish(&self) {
-        let mut inner = self.lock();
-        if !inner.cancelled {
-            inner.finished = true;
-            inner.callbacks.clear();
-        }
+        self.call.finish(
+            |phase| match phase {
+                HostCallPhase::Cancelled => (HostCallPhase::Cancelled, ()),
+                _ => (HostCallPhase::Done, ()),
+            },
+            || {},
+        );
     }
 
     /// The token fired (any thread): unless the host finished, the callbacks are queued
     /// to the JS thread, once.
     fn request(&self) {
-        let callbacks = {
-            let mut inner = self.lock();
-            if inner.finished || inner.requested {
-                return;
-            }
-            inner.requested = true;
-            std::mem::take(&mut inner.callbacks)
-        };
-        for callback in callbacks {
+        for callback in self.call.request_cancel().unwrap_or_default() {
             callback.notify(());
         }
     }
@@ -327,22 +316,22 @@ impl CancelState {
     /// On the JS thread: whether the request is cancelled (a request not overtaken by the
     /// host finishing); confirms it for good.
     fn confirm(&self) -> bool {
-        let mut inner = self.lock();
-        if inner.requested && !inner.finished {
-            inner.cancelled = true;
-        }
-        inner.cancelled
+        self.call.confirm_cancel()
     }
 
     /// Keeps `callback` for [`request`](Self::request); queues it at once when the
     /// cancellation was already requested, drops it when the host already finished.
     fn register(&self, callback: JsListener<()>) {
-        let mut inner = self.lock();
-        if inner.cancelled || (inner.requested && !inner.finished) {
-            drop(inner);
+        let now = self.call.inspect(|phase| match phase {
+            HostCallView::Open(callbacks) => {
+                callbacks.push(callback);
+                None
+            }
+            HostCallView::Requested | HostCallView::Cancelled => Some(callback),
+            HostCallView::Done => None,
+        });
+        if let Some(callback) = now {
             callback.notify(());
-        } else if !inner.finished {
-            inner.callbacks.push(callback);
         }
     }
 }

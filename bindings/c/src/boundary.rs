@@ -3,30 +3,11 @@
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use super::codes::ArkAgentResult;
-use crate::error::ArkAgentError;
+use crate::codes::{ArkAgentResult, FfiError, FfiResult};
 
 thread_local! {
     static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
 }
-
-/// An error on its way to C: the result code and a message for `arkagent_last_error_message`.
-#[derive(Debug)]
-pub(crate) struct FfiError(pub ArkAgentResult, pub String);
-
-impl FfiError {
-    pub(crate) fn new(code: ArkAgentResult, message: impl Into<String>) -> Self {
-        Self(code, message.into())
-    }
-}
-
-impl From<ArkAgentError> for FfiError {
-    fn from(e: ArkAgentError) -> Self {
-        Self(ArkAgentResult::from(&e), e.to_string())
-    }
-}
-
-pub(crate) type FfiResult<T> = Result<T, FfiError>;
 
 pub(crate) fn last_error() -> String {
     LAST_ERROR.with(|e| e.borrow().clone())

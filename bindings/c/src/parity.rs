@@ -5,20 +5,20 @@
 
 use std::ffi::{c_char, c_void, CStr};
 
-use super::boundary::{boundary, FfiError, FfiResult};
-use super::callbacks::{ArkAgentToolCompletion, ToolCompletionState};
-use super::codes::ArkAgentResult;
-use super::handles::{self, Kind};
-use super::runtime::{out_arg, runtime_handle, write_out_json, ArkAgentMemoryTier, ArkAgentRuntime};
-use super::strings::{str_arg, write_out_string};
-use crate::history::{HistoryInvariants, Message};
-use crate::compress::compute_safe_split_index;
-use crate::memory::{validate_episodic_memory_ids, EpisodicMemory, MemoryService};
-use crate::subagent::allocate_isolated_session_id;
-use crate::tools::ToolContext;
+use crate::boundary::boundary;
+use crate::callbacks::{ArkAgentToolCompletion, ToolCompletionState};
+use crate::codes::{ArkAgentResult, FfiError, FfiResult};
+use crate::handles::{self, Kind};
+use crate::runtime::{runtime_handle, ArkAgentMemoryTier, ArkAgentRuntime};
+use crate::strings::{out_arg, str_arg, write_out_json, write_out_string};
+use arkagent::history::{HistoryInvariants, Message};
+use arkagent::compress::compute_safe_split_index;
+use arkagent::memory::{validate_episodic_memory_ids, EpisodicMemory, MemoryService};
+use arkagent::subagent::allocate_isolated_session_id;
+use arkagent::tools::ToolContext;
 
 fn json_arg<T: serde::de::DeserializeOwned>(json: &str) -> FfiResult<T> {
-    serde_json::from_str(json).map_err(|e| crate::ArkAgentError::from(e).into())
+    serde_json::from_str(json).map_err(|e| arkagent::ArkAgentError::from(e).into())
 }
 
 /// Writes `flag` as 0/1 into `out` when it is not NULL.

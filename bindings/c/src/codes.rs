@@ -3,7 +3,30 @@
 
 use std::ffi::{c_char, CStr};
 
-use crate::error::{ArkAgentError, ErrorCode};
+use arkagent::error::{ArkAgentError, ErrorCode};
+
+/// An error on its way to C: the result code and a message for `arkagent_last_error_message`.
+#[derive(Debug)]
+pub(crate) struct FfiError(pub ArkAgentResult, pub String);
+
+impl FfiError {
+    pub(crate) fn new(code: ArkAgentResult, message: impl Into<String>) -> Self {
+        Self(code, message.into())
+    }
+}
+
+impl From<ArkAgentError> for FfiError {
+    fn from(e: ArkAgentError) -> Self {
+        Self(ArkAgentResult::from(&e), e.to_string())
+    }
+}
+
+pub(crate) type FfiResult<T> = Result<T, FfiError>;
+
+/// A lock that a panicking thread held (never expected: no callback runs under one).
+pub(crate) fn poisoned() -> FfiError {
+    FfiError::new(ArkAgentResult::Internal, "a completion lock was poisoned")
+}
 
 /// Result of every C call. 0 is success.
 #[repr(C)]
@@ -105,11 +128,11 @@ pub enum ArkAgentTransportError {
 
 impl ArkAgentTransportError {
     /// The kind for a number from C, or `INVALID_ARGUMENT`.
-    pub(crate) fn from_c(value: i32) -> Result<Self, super::boundary::FfiError> {
+    pub(crate) fn from_c(value: i32) -> Result<Self, FfiError> {
         match value {
             0 => Ok(Self::Network),
             1 => Ok(Self::Timeout),
-            other => Err(super::boundary::FfiError::new(
+            other => Err(FfiError::new(
                 ArkAgentResult::InvalidArgument,
                 format!("kind {other} is not an ArkAgentTransportError (0 or 1)"),
             )),
@@ -254,8 +277,8 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use crate::llm::LlmError;
-    use crate::store::StoreError;
+    use arkagent::llm::LlmError;
+    use arkagent::store::StoreError;
 
     /// One error of every variant the core can return. The matches have no wildcard, so a
     /// new variant does not compile until it is listed here.

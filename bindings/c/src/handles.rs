@@ -13,8 +13,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::boundary::{FfiError, FfiResult};
-use super::codes::ArkAgentResult;
+use crate::codes::{ArkAgentResult, FfiError, FfiResult};
 
 type Registry = Mutex<HashMap<usize, Arc<dyn Any + Send + Sync>>>;
 

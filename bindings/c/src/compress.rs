@@ -1,7 +1,7 @@
 //! CMP-1 for C: a context compressor written by the host. The library hands it the state
 //! and a context as JSON; the host answers a `ForeignCompression` JSON through a
 //! completion handle. The core checks the answer and commits it transactionally
-//! ([`crate::compress::ForeignCompressor`]); this file only moves strings.
+//! ([`arkagent::compress::ForeignCompressor`]); this file only moves strings.
 
 use std::ffi::{c_char, c_void, CString};
 use std::sync::{Arc, Mutex};
@@ -10,12 +10,12 @@ use async_trait::async_trait;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::boundary::{boundary, FfiError, FfiResult};
-use super::callbacks::{poisoned, UserData};
-use super::codes::ArkAgentResult;
-use super::handles::{self, Kind};
-use super::strings::{opt_str_arg, str_arg};
-use crate::compress::ForeignCompressorCall;
+use crate::boundary::boundary;
+use crate::callbacks::UserData;
+use crate::codes::{ArkAgentResult, FfiError, FfiResult, poisoned};
+use crate::handles::{self, Kind};
+use crate::strings::{opt_str_arg, str_arg};
+use arkagent::compress::ForeignCompressorCall;
 
 /// Opaque: one compression attempt the host must finish with exactly one of
 /// [`arkagent_compress_complete`] or [`arkagent_compress_fail`]; later calls give

@@ -4,13 +4,13 @@
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use super::boundary::{boundary, FfiError, FfiResult};
-use super::codes::ArkAgentResult;
-use super::handles::{self, Kind};
-use super::runtime::{runtime_handle, ArkAgentRuntime};
-use super::strings::{opt_str_arg, str_arg, write_out_string};
-use crate::error::ArkAgentError;
-use crate::store::{SessionStore, SqliteStore};
+use crate::boundary::boundary;
+use crate::codes::{ArkAgentResult, FfiError, FfiResult};
+use crate::handles::{self, Kind};
+use crate::runtime::{runtime_handle, ArkAgentRuntime};
+use crate::strings::{opt_str_arg, str_arg, write_out_string};
+use arkagent::error::ArkAgentError;
+use arkagent::store::{SessionStore, SqliteStore};
 
 /// Opaque: a session store (one SQLite file). Owned by the caller; free with
 /// [`arkagent_store_free`]. A runtime it was attached to keeps the store open on its own.

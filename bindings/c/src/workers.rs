@@ -4,14 +4,14 @@
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
-use super::boundary::{boundary, FfiError, FfiResult};
-use super::callbacks::{register_host_tool, ArkAgentToolCallback, UserData};
-use super::codes::ArkAgentResult;
-use super::handles::{self, Kind};
-use super::strings::str_arg;
-use crate::error::{ArkAgentError, ErrorCode};
-use crate::runtime::{AgentRuntimeConfig, Compression};
-use crate::subagent::{SubAgentDefinition, SubAgentFactory};
+use crate::boundary::boundary;
+use crate::callbacks::{register_host_tool, ArkAgentToolCallback, UserData};
+use crate::codes::{ArkAgentResult, FfiError, FfiResult};
+use crate::handles::{self, Kind};
+use crate::strings::str_arg;
+use arkagent::error::{ArkAgentError, ErrorCode};
+use arkagent::runtime::{AgentRuntimeConfig, Compression};
+use arkagent::subagent::{SubAgentDefinition, SubAgentFactory};
 
 /// Opaque: the named workers a runtime may delegate to. Owned by the caller; free with
 /// [`arkagent_workers_free`] (a runtime keeps its own copy).

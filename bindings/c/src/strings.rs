@@ -2,8 +2,8 @@
 
 use std::ffi::{c_char, CStr, CString};
 
-use super::boundary::{last_error, FfiError, FfiResult};
-use super::codes::ArkAgentResult;
+use crate::boundary::last_error;
+use crate::codes::{ArkAgentResult, FfiError, FfiResult};
 
 /// Borrows a C string argument as UTF-8.
 ///
@@ -102,5 +102,29 @@ pub extern "C" fn arkagent_log_to_hilog(max_level: u32) -> bool {
         4 => tracing::Level::TRACE,
         _ => return false,
     };
-    std::panic::catch_unwind(|| crate::hilog::install(level)).unwrap_or(false)
+    std::panic::catch_unwind(|| arkagent::hilog::install(level)).unwrap_or(false)
+}
+
+/// Serializes `value` into `*out` (NULL `out` is an error).
+///
+/// # Safety
+/// `out` NULL or valid for one pointer write.
+pub(crate) unsafe fn write_out_json<T: serde::Serialize + ?Sized>(out: *mut *mut c_char, value: &T) -> FfiResult<()> {
+    let json = serde_json::to_string(value).map_err(arkagent::ArkAgentError::from)?;
+    // SAFETY: forwarded contract.
+    unsafe { write_out_string(out, json) }
+}
+
+/// `NULL_ARGUMENT`: "`what` is NULL".
+pub(crate) fn null(what: &str) -> FfiError {
+    FfiError::new(ArkAgentResult::NullArgument, format!("{what} is NULL"))
+}
+
+/// Checks an out-pointer before anything is created for it.
+pub(crate) fn out_arg<T>(out: *mut T, what: &str) -> FfiResult<*mut T> {
+    if out.is_null() {
+        Err(null(what))
+    } else {
+        Ok(out)
+    }
 }

@@ -1,0 +1,137 @@
+//! Host tools: the tool callback as the core's tool executor, and the completion the
+//! host finishes a call with.
+
+use std::ffi::{c_char, c_void, CString};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::json;
+use tokio::sync::oneshot;
+
+use crate::boundary::boundary;
+use crate::codes::{ArkAgentResult, FfiError, FfiResult, poisoned};
+use crate::handles::{self, Kind};
+use crate::strings::{opt_str_arg, str_arg};
+use super::types::{ArkAgentToolCallback, ArkAgentToolCompletion, UserData};
+use arkagent::tools::{ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult};
+
+// ---------------------------------------------------------------- tools
+
+pub(crate) struct ToolCompletionState {
+    pub(crate) reply: Mutex<Option<oneshot::Sender<ToolResult>>>,
+    /// The calling runtime's services (MEM-1, MEM-4) for `arkagent_tool_*` while open.
+    pub(crate) context: Option<ToolContext>,
+}
+
+pub(crate) struct HostTool {
+    pub callback: unsafe extern "C" fn(*mut c_void, *const c_char, *mut ArkAgentToolCompletion),
+    pub userdata: UserData,
+}
+
+#[async_trait]
+impl ToolExecutor for HostTool {
+    async fn execute(&self, call: ToolInvocation, ctx: ToolContext) -> ToolResult {
+        let (tx, rx) = oneshot::channel();
+        let payload = json!({
+            "call_id": call.call_id, "name": call.name, "arguments": call.arguments,
+            "session_id": ctx.session_id, "run_id": ctx.run_id,
+        });
+        let context = Some(ctx);
+        let Ok(json) = CString::new(payload.to_string()) else {
+            return ToolResult::error("tool_failed", "the call could not be encoded");
+        };
+        let completion = handles::insert::<ArkAgentToolCompletion, _>(
+            Kind::ToolCompletion,
+            Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)), context }),
+        );
+        // SAFETY: the host registered this callback and promised userdata stays valid.
+        unsafe { (self.callback)(self.userdata.0, json.as_ptr(), completion) };
+        drop(json);
+        rx.await.unwrap_or_else(|_| ToolResult::error("tool_failed", "the host dropped the tool completion"))
+    }
+}
+
+/// Finishes a tool call with `content` (what the model sees). `is_error` is a plain
+/// integer flag: 0 success, 1 failure (anything else gives
+/// `ARK_AGENT_RESULT_INVALID_ARGUMENT` and leaves the call open). Consumes `completion`.
+/// Any thread. A call already finished (by this function or [`arkagent_tool_fail`])
+/// gives `ARK_AGENT_RESULT_ALREADY_COMPLETED`; of two racing calls exactly one returns
+/// `ARK_AGENT_RESULT_OK`.
+///
+/// # Safety
+/// `content` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_tool_complete(
+    completion: *mut ArkAgentToolCompletion,
+    content: *const c_char,
+    is_error: i32,
+) -> ArkAgentResult {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let content = unsafe { str_arg(content, "content") }?;
+        let is_error = match is_error {
+            0 => false,
+            1 => true,
+            other => return Err(FfiError::new(ArkAgentResult::InvalidArgument, format!("is_error {other} is not 0 or 1"))),
+        };
+        finish_tool(completion, if is_error { ToolResult::failure(content) } else { ToolResult::ok(content) })
+    })
+}
+
+/// Finishes a tool call as failed with a stable error code of the tool's own (CORE-2):
+/// the model sees `{"error":{"code":"<code>","message":"<message>"}}` and the
+/// `tool_call_finished` event carries `"is_error":true,"error_code":"<code>"`. `code`
+/// must be non-blank (`ARK_AGENT_RESULT_INVALID_ARGUMENT` otherwise, the call stays
+/// open); `message` may be NULL (then empty). Both are copied before the call returns.
+/// Consumes `completion`. Any thread. Races with [`arkagent_tool_complete`] and itself
+/// exactly as `arkagent_tool_complete` does: one winner, the others get
+/// `ARK_AGENT_RESULT_ALREADY_COMPLETED`; after the run was cancelled or the runtime freed
+/// it is allowed and ignored.
+///
+/// # Safety
+/// `code` a NUL-terminated string; `message` NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_tool_fail(
+    completion: *mut ArkAgentToolCompletion,
+    code: *const c_char,
+    message: *const c_char,
+) -> ArkAgentResult {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let code = unsafe { str_arg(code, "code") }?;
+        // SAFETY: forwarded contract.
+        let message = unsafe { opt_str_arg(message, "message") }?.unwrap_or("");
+        if code.trim().is_empty() {
+            return Err(FfiError::new(ArkAgentResult::InvalidArgument, "code is blank"));
+        }
+        finish_tool(completion, ToolResult::failure_with_code(code, message))
+    })
+}
+
+/// Hands `result` to the waiting call; exactly one caller per completion gets `Ok`.
+fn finish_tool(completion: *mut ArkAgentToolCompletion, result: ToolResult) -> FfiResult<()> {
+    let state: Arc<ToolCompletionState> = handles::get(Kind::ToolCompletion, completion)?;
+    let mut slot = state.reply.lock().map_err(|_| poisoned())?;
+    let reply = slot
+        .take()
+        .ok_or_else(|| FfiError::new(ArkAgentResult::AlreadyCompleted, "this tool call was already answered"))?;
+    // Under the lock, as for HTTP completions.
+    let _ = handles::remove::<_, ToolCompletionState>(Kind::ToolCompletion, completion);
+    drop(slot);
+    let _ = reply.send(result);
+    Ok(())
+}
+
+/// Registers a host tool from its JSON definition (shared by tool sets and workers).
+/// Checks every argument before registering anything.
+pub(crate) fn register_host_tool(
+    registry: &mut ToolRegistry,
+    definition_json: &str,
+    callback: ArkAgentToolCallback,
+    userdata: *mut c_void,
+) -> FfiResult<()> {
+    let callback = callback.ok_or_else(|| FfiError::new(ArkAgentResult::NullArgument, "callback is NULL"))?;
+    let definition: ToolDefinition = serde_json::from_str(definition_json).map_err(arkagent::ArkAgentError::from)?;
+    registry.register(definition, Arc::new(HostTool { callback, userdata: UserData(userdata) }))?;
+    Ok(())
+}

@@ -1,0 +1,224 @@
+//! Runtime and tool-set handles: create, register tools, free.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void};
+use std::sync::{Arc, Mutex};
+
+use crate::boundary::boundary;
+use crate::callbacks::{register_host_tool, ArkAgentHttp, ArkAgentToolCallback, HostTransport, UserData};
+use crate::codes::{ArkAgentResult, FfiError, FfiResult};
+use crate::compress::{ArkAgentCompressCallback, HostCompressor};
+use crate::handles::{self, Kind};
+use crate::strings::{null, out_arg, str_arg};
+use crate::workers::{workers_arg, ArkAgentWorkers};
+use arkagent::compress::ForeignCompressor;
+use arkagent::runtime::{AgentRuntime, AgentRuntimeConfig, Compression, Subscription};
+use arkagent::subagent::DelegationConfig;
+use arkagent::tools::ToolRegistry;
+
+/// Opaque: a set of host tools, built before the runtime. Owned by the caller; free with
+/// [`arkagent_tools_free`] (a runtime keeps its own copy, so freeing after
+/// [`arkagent_runtime_new`] is fine).
+pub struct ArkAgentTools {
+    _private: [u8; 0],
+}
+
+/// Opaque: one conversation. Owned by the caller; free with [`arkagent_runtime_free`].
+/// Thread-safe: `arkagent_runtime_cancel` may be called from any thread during a run.
+pub struct ArkAgentRuntime {
+    _private: [u8; 0],
+}
+
+pub(crate) struct RuntimeHandle {
+    pub(crate) runtime: AgentRuntime,
+    pub(crate) subscriptions: Mutex<HashMap<u64, Subscription>>,
+}
+
+/// Creates an empty tool set in `*out`.
+///
+/// # Safety
+/// `out` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_tools_new(out: *mut *mut ArkAgentTools) -> ArkAgentResult {
+    boundary(|| {
+        let out = out_arg(out, "out")?;
+        // SAFETY: checked non-NULL; the caller passes a writable pointer.
+        unsafe { *out = handles::insert(Kind::Tools, Arc::new(Mutex::new(ToolRegistry::new()))) };
+        Ok(())
+    })
+}
+
+/// Registers a host tool. `definition_json`: `{"name","description","parameters":{JSON
+/// Schema object}}`. `callback` runs the tool (see [`ArkAgentToolCallback`]); `userdata`
+/// must stay valid until every runtime created with these tools is freed.
+///
+/// # Safety
+/// `definition_json` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_tools_register(
+    tools: *mut ArkAgentTools,
+    definition_json: *const c_char,
+    callback: ArkAgentToolCallback,
+    userdata: *mut c_void,
+) -> ArkAgentResult {
+    boundary(|| {
+        let registry: Arc<Mutex<ToolRegistry>> = handles::get(Kind::Tools, tools)?;
+        // SAFETY: forwarded contract.
+        let json = unsafe { str_arg(definition_json, "definition_json") }?;
+        let mut registry = registry.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
+        register_host_tool(&mut registry, json, callback, userdata)
+    })
+}
+
+/// Frees a tool set. NULL and already-freed handles are ignored.
+#[no_mangle]
+pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
+    let _ = boundary(|| handles::remove::<_, Mutex<ToolRegistry>>(Kind::Tools, tools).map(drop));
+}
+
+/// Creates a runtime in `*out`. `config_json`: `{"model":{"base_url","api_key","model",
+/// "temperature"?,"max_tokens"?,"stream"?},"system_prompt"?,"max_iterations"?,
+/// "max_parallel_tools"?,"session_id"?,"compression"?:{"total_token_threshold"?,
+/// "keep_recent_message_count"?,"summary_prompt"?,"min_messages_to_summarize"?,
+/// "summarizer_max_input_tokens"?},"delegation"?:{"policy"?:{"max_depth"?,
+/// "max_delegations_per_run"?,"max_concurrent_children"?,"parent_context_message_count"?},
+/// "allow_clone"?,"child_token_budget"?,"role_whitelists"?:{"role":["tool",…]|null}}}`.
+/// Inside `"model"`: `"retry"?:{"max_attempts"?,"initial_backoff_ms"?,"max_backoff_ms"?}`
+/// (defaults 3 attempts in total, 500 ms, 8000 ms; exponential backoff with full jitter,
+/// only rate-limit, 5xx, timeout and transport failures are retried) and
+/// `"request_timeout_ms"?` (default 60000 per attempt until the response arrives — a
+/// streamed request's status and headers, otherwise the whole body; 0 = no limit) and
+/// `"idle_timeout_ms"?` (default 120000: longest silence of a streamed body, which has no
+/// total limit; 0 = none); a timed-out call ends the run with
+/// `ARK_AGENT_RESULT_LLM_TIMEOUT`. The same settings as the JS `ModelConfig`'s `retry`,
+/// `requestTimeoutMs` and `idleTimeoutMs`; also
+/// `"extra_headers"?:[["name","value"],…]`. Unknown keys give
+/// `ARK_AGENT_RESULT_INVALID_JSON`.
+/// `tools` and `workers` may be NULL; workers enable delegation with
+/// the default policy when the config has no `"delegation"`. `http` (required, copied
+/// during the call) is the host's HTTP client: `send` (required) sends requests,
+/// `cancel` (may be NULL) aborts them, and `userdata` must stay valid until the runtime
+/// is freed and no blocking call is running (see [`ArkAgentHttp`]).
+///
+/// # Safety
+/// `config_json` a NUL-terminated string; `http` NULL or valid for one read; `out` valid
+/// for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_new(
+    config_json: *const c_char,
+    tools: *const ArkAgentTools,
+    workers: *const ArkAgentWorkers,
+    http: *const ArkAgentHttp,
+    out: *mut *mut ArkAgentRuntime,
+) -> ArkAgentResult {
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe { new_runtime(config_json, tools, workers, http, None, out) })
+}
+
+/// A C compressor as `arkagent_runtime_new_with_compressor` received it.
+struct CompressorArg {
+    callback: ArkAgentCompressCallback,
+    userdata: *mut c_void,
+    threshold: u64,
+}
+
+/// Builds a runtime; every argument is checked before anything is built or registered.
+///
+/// # Safety
+/// As [`arkagent_runtime_new`].
+unsafe fn new_runtime(
+    config_json: *const c_char,
+    tools: *const ArkAgentTools,
+    workers: *const ArkAgentWorkers,
+    http: *const ArkAgentHttp,
+    compressor: Option<CompressorArg>,
+    out: *mut *mut ArkAgentRuntime,
+) -> FfiResult<()> {
+    // SAFETY: forwarded contract.
+    let json = unsafe { str_arg(config_json, "config_json") }?;
+    // SAFETY: forwarded contract.
+    let transport = unsafe { HostTransport::from_c(http) }?;
+    let compressor = match compressor {
+        None => None,
+        Some(c) => Some((c.callback.ok_or_else(|| null("compress callback"))?, c.userdata, c.threshold)),
+    };
+    let out = out_arg(out, "out")?;
+    let registry = match handles::check_optional::<_, Mutex<ToolRegistry>>(Kind::Tools, tools)? {
+        None => ToolRegistry::new(),
+        Some(shared) => shared.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?.clone(),
+    };
+    let mut config = AgentRuntimeConfig::from_json(json, registry)?;
+    let workers = workers_arg(workers)?;
+    if !workers.is_empty() {
+        let delegation = config.delegation.get_or_insert_with(DelegationConfig::default);
+        for worker in workers {
+            delegation.register(worker)?;
+        }
+    }
+    if let Some((callback, userdata, threshold)) = compressor {
+        // The custom compressor wins over the config's "compression" (checked above all
+        // the same, so a bad value is still refused).
+        let call = HostCompressor { callback, userdata: UserData(userdata) };
+        let threshold = (threshold != 0).then_some(threshold);
+        config.compression = Some(Compression::Custom(Arc::new(ForeignCompressor::new(call, threshold))));
+    }
+    let transport = Arc::new(transport);
+    let runtime = AgentRuntime::new(config, transport)?;
+    let handle = RuntimeHandle { runtime, subscriptions: Mutex::default() };
+    // SAFETY: checked non-NULL above; the caller passes a writable pointer.
+    unsafe { *out = handles::insert(Kind::Runtime, Arc::new(handle)) };
+    Ok(())
+}
+
+/// Creates a runtime like [`arkagent_runtime_new`] whose context compressor is written in
+/// C (CMP-1). `compress` (required) is called as described at [`ArkAgentCompressCallback`]
+/// and answered through `arkagent_compress_complete` / `arkagent_compress_fail`;
+/// `compress_userdata` (may be NULL) is passed back to it and must stay valid until the
+/// runtime is freed and no run is active. `http` as for `arkagent_runtime_new`.
+/// `threshold` is the runtime's trigger (0: 64000, the default compressor's): before a
+/// model call and after a turn the compressor is called only when the prompt size
+/// reaches it (and the last usage is not a compression's own); below it the runtime
+/// skips (`below_threshold`) without calling. `arkagent_runtime_compress_now` and a
+/// context overflow always call it. It is reported in the `compression` and
+/// `model_request` events (`"threshold"`, `"compression_threshold"`).
+///
+/// The custom compressor wins over the config's `"compression"`: that key is still
+/// checked (`ARK_AGENT_RESULT_INVALID_CONFIG` / `_INVALID_JSON` as for
+/// `arkagent_runtime_new`) but not used. `retrieve_memory` is offered to the model as
+/// with the default compressor. Every argument is checked before anything is created; a
+/// refused call writes nothing to `*out`.
+///
+/// # Safety
+/// `config_json` a NUL-terminated string; `http` NULL or valid for one read; `out` valid
+/// for one pointer write.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn arkagent_runtime_new_with_compressor(
+    config_json: *const c_char,
+    tools: *const ArkAgentTools,
+    workers: *const ArkAgentWorkers,
+    http: *const ArkAgentHttp,
+    compress: ArkAgentCompressCallback,
+    compress_userdata: *mut c_void,
+    threshold: u64,
+    out: *mut *mut ArkAgentRuntime,
+) -> ArkAgentResult {
+    let compressor = CompressorArg { callback: compress, userdata: compress_userdata, threshold };
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe { new_runtime(config_json, tools, workers, http, Some(compressor), out) })
+}
+
+/// Frees a runtime; an active run is cancelled and finishes on its own thread. NULL and
+/// already-freed handles are ignored.
+#[no_mangle]
+pub extern "C" fn arkagent_runtime_free(runtime: *mut ArkAgentRuntime) {
+    let _ = boundary(|| {
+        let handle = handles::remove::<_, RuntimeHandle>(Kind::Runtime, runtime)?;
+        handle.runtime.cancel();
+        Ok(())
+    });
+}
+
+pub(crate) fn runtime_handle(runtime: *const ArkAgentRuntime) -> FfiResult<Arc<RuntimeHandle>> {
+    handles::get(Kind::Runtime, runtime)
+}

@@ -1,0 +1,28 @@
+//! Runtime and tool-registry handles: the executor the blocking calls run on
+//! ([`executor`]), creating and freeing runtimes and tool sets ([`handle`]), the calls that
+//! run the model ([`run`]) and the ones that read or replace the state ([`state`]).
+
+mod executor;
+mod handle;
+mod run;
+mod state;
+
+pub use executor::arkagent_shutdown;
+pub(crate) use handle::runtime_handle;
+pub use handle::{
+    arkagent_runtime_free, arkagent_runtime_new, arkagent_runtime_new_with_compressor, arkagent_tools_free, arkagent_tools_new,
+    arkagent_tools_register, ArkAgentRuntime, ArkAgentTools,
+};
+pub use run::{
+    arkagent_child_usage_summary, arkagent_runtime_cancel, arkagent_runtime_close_sub_agents, arkagent_runtime_compress_now,
+    arkagent_runtime_episodes, arkagent_runtime_memory_recall, arkagent_runtime_memory_store, arkagent_runtime_run,
+    arkagent_runtime_run_decomposed, arkagent_runtime_sub_agents, arkagent_runtime_total_usage, ArkAgentMemoryTier,
+};
+pub use state::{
+    arkagent_runtime_export_state, arkagent_runtime_import_state, arkagent_runtime_messages, arkagent_runtime_session_id,
+    arkagent_runtime_subscribe, arkagent_runtime_unsubscribe, arkagent_runtime_usages,
+};
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;
