@@ -1,6 +1,7 @@
 //! Integration tests of the public Rust API. One binary; tests named after SPEC ids.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
+mod arch_imports;
 mod c_abi;
 mod cmp_calibration;
 mod compression;
