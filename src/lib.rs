@@ -31,6 +31,7 @@ pub mod ffi;
 pub mod fuzzing;
 pub mod history;
 pub mod hilog;
+pub mod ids;
 pub mod llm;
 pub mod memory;
 pub mod runtime;

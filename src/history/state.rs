@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 use super::{HistoryInvariants, Message, ModelUsage};
 use crate::error::ArkAgentError;
 use crate::memory::{EpisodicMemory, TokenCalibrations};
-use crate::subagent::{ChildUsageRecord, ChildUsageSummary, UsageTotals};
+use super::{ChildUsageRecord, ChildUsageSummary, UsageTotals};
 
 /// Version written into exported state; import accepts this version only.
 pub const STATE_FORMAT_VERSION: u32 = 1;

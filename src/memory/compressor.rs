@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::EpisodicMemory;
 use crate::history::{AgentState, HistoryInvariants, ModelUsage};
-use crate::runtime::{Clock, IdGenerator};
+use crate::ids::{Clock, IdGenerator};
 
 /// `raw.source` of the usage a compression call produced (CMP-7).
 pub const COMPRESSION_USAGE_SOURCE: &str = "context_compression";

@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
+use crate::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
 use crate::error::ArkAgentError;
 use crate::llm::{ModelConfig, ToolChoice};
 use crate::memory::{default_summarizer_window, ContextCompressor, ContextCompressorConfig, NamespacedMemoryStore, GLOBAL_NAMESPACE};

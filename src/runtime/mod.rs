@@ -4,7 +4,6 @@
 mod agent;
 mod config;
 mod events;
-mod ids;
 mod memory_report;
 mod tool_exec;
 
@@ -14,4 +13,4 @@ pub use events::{AgentEvent, AgentObserver, EventKind, Subscription};
 pub(crate) use agent::StateCell;
 pub(crate) use events::Emitter;
 pub use memory_report::MemoryReport;
-pub use ids::{Clock, DefaultIdGenerator, IdGenerator, ManualClock, SequentialIdGenerator, SystemClock};
+pub use crate::ids::{Clock, DefaultIdGenerator, IdGenerator, ManualClock, SequentialIdGenerator, SystemClock};

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::{checked_state, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, StoreError};
 use crate::history::{AgentState, Message, ModelUsage};
 use crate::memory::{EpisodicMemory, TokenCalibrations};
-use crate::subagent::ChildUsageRecord;
+use crate::history::ChildUsageRecord;
 
 #[derive(Default)]
 struct Stored {

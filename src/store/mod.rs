@@ -19,7 +19,7 @@ pub use sqlite::{SqliteStore, SqliteSync, SCHEMA_VERSION};
 use crate::error::ErrorCode;
 use crate::history::{AgentState, Message, ModelUsage};
 use crate::memory::{EpisodicMemory, TokenCalibrations};
-use crate::subagent::ChildUsageRecord;
+use crate::history::ChildUsageRecord;
 
 /// Errors of a session store. Every variant has a stable code ([`StoreError::code`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

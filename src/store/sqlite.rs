@@ -12,7 +12,7 @@ use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Tran
 use super::{checked_state, title_of, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, StoreError};
 use crate::history::{AgentState, Message, ModelUsage};
 use crate::memory::{EpisodicMemory, TokenCalibrations};
-use crate::subagent::ChildUsageRecord;
+use crate::history::ChildUsageRecord;
 
 /// The schema version this library writes. Files of any earlier version are migrated
 /// forward when opened; a newer file gives `store_newer_schema` and is left untouched.

@@ -18,7 +18,6 @@ mod registry;
 mod roles;
 mod session_id;
 mod summary;
-mod usage;
 
 pub use condense::condense_parent_context;
 pub use context::{SubAgentContext, SubAgentResult, SubAgentStatus};
@@ -33,7 +32,7 @@ pub use delegate::{
 pub(crate) use delegate::{run_decomposed_tasks, DelegateTaskTool, DelegationBudget, SubAgentService};
 pub use policy::SubAgentPolicy;
 pub use session_id::allocate_isolated_session_id;
-pub use usage::{ChildUsageRecord, ChildUsageSummary, UsageTotals};
+pub use crate::history::{ChildUsageRecord, ChildUsageSummary, UsageTotals};
 
 /// The delegation tool's name.
 pub const DELEGATE_TASK_TOOL_NAME: &str = "delegate_task";
