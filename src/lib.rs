@@ -35,6 +35,7 @@ pub mod ids;
 pub mod llm;
 pub mod memory;
 pub mod runtime;
+pub mod session;
 pub mod store;
 pub mod subagent;
 pub mod tools;

@@ -4,7 +4,9 @@ use std::sync::{Arc, Mutex, Weak};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Clock, CompressionTrigger, RunStatus, StateCell};
+use super::{CompressionTrigger, RunStatus};
+use crate::ids::Clock;
+use crate::session::StateView;
 use crate::history::ModelUsage;
 use crate::memory::{CompressOutcome, PromptSizeSource};
 use crate::subagent::SubAgentChildEvent;
@@ -256,11 +258,11 @@ pub(crate) struct Emitter {
     pub(crate) bus: Arc<EventBus>,
     seq: Arc<AtomicU64>,
     clock: Arc<dyn Clock>,
-    state: StateCell,
+    state: StateView,
 }
 
 impl Emitter {
-    pub(crate) fn new(clock: Arc<dyn Clock>, state: StateCell) -> Self {
+    pub(crate) fn new(clock: Arc<dyn Clock>, state: StateView) -> Self {
         Self { bus: Arc::new(EventBus::default()), seq: Arc::new(AtomicU64::new(0)), clock, state }
     }
 
@@ -280,7 +282,7 @@ impl Emitter {
         if !self.bus.has_observers() {
             return self.skip();
         }
-        let session_id = self.state.lock().unwrap_or_else(|p| p.into_inner()).session_id.clone();
+        let session_id = self.state.session_id();
         let event = AgentEvent {
             session_id,
             run_id: run_id.to_owned(),

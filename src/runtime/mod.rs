@@ -2,15 +2,20 @@
 //! and the injectable id generator and clock.
 
 mod agent;
+mod build;
+mod compression_step;
 mod config;
 mod events;
+mod import_export;
+mod inspect;
 mod memory_report;
+mod start;
 mod tool_exec;
 
-pub use agent::{AgentRuntime, CompressionTrigger, RunOutcome, RunSlot, RunStatus, COMPRESSION_BACKOFF_MODEL_CALLS};
+pub use agent::{AgentRuntime, CompressionTrigger, RunOutcome, RunStatus, COMPRESSION_BACKOFF_MODEL_CALLS};
+pub use start::RunSlot;
 pub use config::{AgentRuntimeConfig, Compression, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_PARALLEL_TOOLS};
 pub use events::{AgentEvent, AgentObserver, EventKind, Subscription};
-pub(crate) use agent::StateCell;
 pub(crate) use events::Emitter;
 pub use memory_report::MemoryReport;
 pub use crate::ids::{Clock, DefaultIdGenerator, IdGenerator, ManualClock, SequentialIdGenerator, SystemClock};

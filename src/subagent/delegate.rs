@@ -19,7 +19,8 @@ use crate::memory::estimate_tokens;
 use crate::error::ArkAgentError;
 use crate::history::{HistoryInvariants, Message};
 use crate::llm::HttpTransport;
-use crate::runtime::{AgentEvent, AgentObserver, AgentRuntime, AgentRuntimeConfig, Emitter, EventKind, RunStatus, StateCell};
+use crate::runtime::{AgentEvent, AgentObserver, AgentRuntime, AgentRuntimeConfig, Emitter, EventKind, RunStatus};
+use crate::session::StateView;
 use crate::tools::{ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult};
 
 /// The reason (and tool error code) when a child hits its token budget (ISO-5).
@@ -207,7 +208,7 @@ pub(crate) struct SubAgentService {
     config: DelegationConfig,
     parent_config: AgentRuntimeConfig,
     transport: Arc<dyn HttpTransport>,
-    state: StateCell,
+    state: StateView,
     emitter: Emitter,
     depth: u32,
     budget: Arc<DelegationBudget>,
@@ -221,7 +222,7 @@ impl SubAgentService {
     pub(crate) fn new(
         parent_config: AgentRuntimeConfig,
         transport: Arc<dyn HttpTransport>,
-        state: StateCell,
+        state: StateView,
         emitter: Emitter,
         depth: u32,
         budget: Option<Arc<DelegationBudget>>,
@@ -244,7 +245,7 @@ impl SubAgentService {
     }
 
     fn session_id(&self) -> String {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).session_id.clone()
+        self.state.session_id()
     }
 
     /// Session ids of this runtime's children running now: a view of the registry, so it
@@ -321,8 +322,7 @@ impl SubAgentService {
     }
 
     fn record_usage(&self, record: ChildUsageRecord) {
-        let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        Arc::make_mut(&mut guard).child_usages.push(record);
+        self.state.append_child_usage(record);
     }
 }
 
@@ -615,7 +615,7 @@ impl ToolExecutor for DelegateTaskTool {
         };
         registered.child = Some(child.clone());
         // SUB-5 slice as the child's starting history; ISO-6 context in its task.
-        let parent = Arc::clone(&service.state.lock().unwrap_or_else(|p| p.into_inner()));
+        let parent = service.state.snapshot();
         child.seed_history(parent_context_slice(&parent.history.messages, service.config.policy.parent_context_message_count));
         let inherited = string_arg(args, "context").map(str::to_owned).unwrap_or_else(|| condense_parent_context(&parent.history.messages));
         drop(parent);
