@@ -13,7 +13,7 @@ use super::strings::{str_arg, write_out_string};
 use super::workers::{workers_arg, ArkAgentWorkers};
 use crate::memory::ForeignCompressor;
 use crate::runtime::{AgentRuntime, AgentRuntimeConfig, Compression, Subscription};
-use crate::subagent::DelegationConfig;
+use crate::runtime::DelegationConfig;
 use crate::tools::ToolRegistry;
 
 /// Opaque: a set of host tools, built before the runtime. Owned by the caller; free with

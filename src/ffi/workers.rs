@@ -11,7 +11,7 @@ use super::handles::{self, Kind};
 use super::strings::str_arg;
 use crate::error::ArkAgentError;
 use crate::runtime::{AgentRuntimeConfig, Compression};
-use crate::subagent::{SubAgentDefinition, SubAgentFactory};
+use crate::runtime::{SubAgentDefinition, SubAgentFactory};
 
 /// Opaque: the named workers a runtime may delegate to. Owned by the caller; free with
 /// [`arkagent_workers_free`] (a runtime keeps its own copy).

@@ -17,7 +17,7 @@ use crate::history::{Message, ModelUsage, ToolCall};
 use crate::llm::{ChatClient, LlmError, StreamDelta};
 use crate::memory::{CompressOutcome, ContextCompressor, RuntimeMemoryService, ScopedMemory, TokenCounts};
 use crate::session::{Committed, Session};
-use crate::subagent::{DelegateTaskTool, SubAgentService};
+use super::delegation::{DelegateTaskTool, SubAgentService};
 use crate::tools::{ToolContext, ToolRegistry};
 
 pub use crate::session::COMPRESSION_BACKOFF_MODEL_CALLS;

@@ -15,7 +15,9 @@ use crate::memory::{
     RETRIEVE_MEMORY_TOOL_NAME,
 };
 use crate::session::{RequestShape, Session, StateView};
-use crate::subagent::{delegate_task_definition, DelegateTaskTool, DelegationBudget, SubAgentService, DELEGATION_PROMPT};
+use super::delegation::{DelegateTaskTool, SubAgentService};
+use super::delegation_config::delegate_task_definition;
+use crate::subagent::{DelegationBudget, DELEGATION_PROMPT};
 use crate::tools::ToolDefinition;
 
 impl AgentRuntime {

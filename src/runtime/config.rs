@@ -6,7 +6,8 @@ use crate::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
 use crate::error::ArkAgentError;
 use crate::llm::{ModelConfig, ToolChoice};
 use crate::memory::{default_summarizer_window, ContextCompressor, ContextCompressorConfig, NamespacedMemoryStore, GLOBAL_NAMESPACE};
-use crate::subagent::{DelegationConfig, SubAgentPolicy};
+use super::delegation_config::DelegationConfig;
+use crate::subagent::SubAgentPolicy;
 use crate::tools::ToolRegistry;
 
 /// Default model calls per run.

@@ -9,7 +9,6 @@ use crate::ids::Clock;
 use crate::session::StateView;
 use crate::history::ModelUsage;
 use crate::memory::{CompressOutcome, PromptSizeSource};
-use crate::subagent::SubAgentChildEvent;
 
 /// One runtime event (CORE-5), with correlation fields. Serialized flat:
 /// `{"session_id":…,"run_id":…,"seq":…,"at_ms":…,"type":"tool_call_started",…}`.
@@ -187,6 +186,27 @@ impl EventKind {
             Self::RunFinished { .. } => "run_finished",
         }
     }
+}
+
+/// A child event as the parent's observers see it (SUB-7).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubAgentChildEvent {
+    /// The parent's session.
+    pub parent_session_id: String,
+    /// The parent's run.
+    pub parent_run_id: String,
+    /// The child's session.
+    pub child_session_id: String,
+    /// The child's run.
+    pub child_run_id: String,
+    /// Worker name or `clone`.
+    pub assignee: String,
+    /// The delegated task.
+    pub task_description: String,
+    /// The child's depth (1 for a child of the root).
+    pub depth: u32,
+    /// The child's event, unchanged.
+    pub event: Box<AgentEvent>,
 }
 
 /// Receives events. Called synchronously on the thread running the loop, in order; a

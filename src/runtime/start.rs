@@ -181,7 +181,7 @@ impl AgentRuntime {
         };
         let batch = service.batch_size(max_concurrency);
         Ok(async move {
-            let results = run_decomposed_tasks(&tool, &tasks, batch, &ctx).await;
+            let results = run_decomposed_tasks(tool.as_ref(), &tasks, batch, &ctx).await;
             // STORE-2: the sub-agent records are a commit point. A failed commit is
             // retried at the next one (the records stay in the state).
             if let Err(e) = active.inner.commit_point(&ctx.run_id) {

@@ -403,7 +403,7 @@ impl ToolContext {
 /// A "sub_agent" event, typed (SUB-7).
 #[napi]
 pub struct SubAgentChildEvent {
-    inner: arkagent::subagent::SubAgentChildEvent,
+    inner: arkagent::runtime::SubAgentChildEvent,
 }
 
 #[napi]

@@ -1,207 +1,27 @@
-//! The `delegate_task` tool and the service behind it.
+//! The `delegate_task` tool and the service behind it: a worker built, run on its own
+//! history under the tree's budgets, its events bridged and metered, its result
+//! summarized (SUB-1..SUB-9, ISO-1..ISO-7). The pure parts (budgets, registry, meter,
+//! context slice) are in [`crate::subagent`].
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::{
-    allocate_isolated_session_id, condense_parent_context, default_role_whitelists, summarize_result, ChildUsageRecord,
-    ChildUsageSummary, SubAgentContext, SubAgentDefinition, SubAgentPolicy, SubAgentRegistry, SubAgentResult, SubAgentStatus,
-    ToolWhitelist, CLONE_ASSIGNEE, DELEGATE_TASK_TOOL_NAME, GENERAL_ROLE, SUB_AGENT_SERVICE_ID,
-};
-use crate::memory::estimate_tokens;
-use crate::error::ArkAgentError;
-use crate::history::{HistoryInvariants, Message};
+use super::delegation_config::{bind_child_session, force_worker_config, DelegationConfig};
+use super::events::{Emitter, SubAgentChildEvent};
+use super::{AgentEvent, AgentObserver, AgentRuntime, AgentRuntimeConfig, EventKind, RunStatus};
+use crate::history::{ChildUsageRecord, ChildUsageSummary};
 use crate::llm::HttpTransport;
-use crate::runtime::{AgentEvent, AgentObserver, AgentRuntime, AgentRuntimeConfig, Emitter, EventKind, RunStatus};
 use crate::session::StateView;
-use crate::tools::{ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult};
-
-/// The reason (and tool error code) when a child hits its token budget (ISO-5).
-pub const TOKEN_BUDGET_EXCEEDED: &str = "token-budget-exceeded";
-
-/// Who may be delegated to, and the budgets.
-#[derive(Clone, Debug)]
-pub struct DelegationConfig {
-    /// Budgets.
-    pub policy: SubAgentPolicy,
-    /// Named workers.
-    pub workers: Vec<SubAgentDefinition>,
-    /// Whether `clone` (a copy of the parent's config) may be used.
-    pub allow_clone: bool,
-    /// Tools per role (ISO-2); defaults to the seed's table. `None` = every tool the
-    /// parent may use: a child's tools are always the parent's allowed tools ∩ its
-    /// factory's ∩ its role's, so no role widens what the parent may use.
-    pub role_whitelists: BTreeMap<String, ToolWhitelist>,
-    /// Tokens one child may use before it is force-completed (ISO-5), its own
-    /// sub-agents' included (`max_depth` > 1); `None` = no cap.
-    pub child_token_budget: Option<u64>,
-    /// Where sub-agents are tracked (ISO-4); share one across runtimes to see them all.
-    pub registry: Arc<SubAgentRegistry>,
-}
-
-impl Default for DelegationConfig {
-    fn default() -> Self {
-        Self {
-            policy: SubAgentPolicy::default(),
-            workers: Vec::new(),
-            allow_clone: false,
-            role_whitelists: default_role_whitelists(),
-            child_token_budget: None,
-            registry: Arc::new(SubAgentRegistry::new()),
-        }
-    }
-}
-
-/// One task of a decomposed job (ISO-7).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DecomposedTask {
-    /// Worker name or `clone`.
-    pub assignee: String,
-    /// The task.
-    pub task_description: String,
-    /// Role (whitelist), default `general`.
-    #[serde(default)]
-    pub role: Option<String>,
-    /// Explicit inherited context.
-    #[serde(default)]
-    pub context: Option<String>,
-}
-
-impl DelegationConfig {
-    /// Adds a worker. Errors: `subagent_name_duplicate`.
-    pub fn register(&mut self, definition: SubAgentDefinition) -> Result<(), ArkAgentError> {
-        if self.workers.iter().any(|w| w.name == definition.name) {
-            return Err(ArkAgentError::config("subagent_name_duplicate", format!("sub-agent {:?} is already registered", definition.name)));
-        }
-        self.workers.push(definition);
-        Ok(())
-    }
-
-    /// True when `delegate_task` is offered (some worker, or clone).
-    pub fn is_enabled(&self) -> bool {
-        self.allow_clone || !self.workers.is_empty()
-    }
-}
-
-/// The `delegate_task` definition (SUB-1), listing the assignees.
-pub fn delegate_task_definition(config: &DelegationConfig) -> ToolDefinition {
-    let mut assignees: Vec<String> = config.workers.iter().map(|w| format!("\"{}\": {}", w.name, w.description)).collect();
-    if config.allow_clone {
-        assignees.push(format!("\"{CLONE_ASSIGNEE}\": a copy of yourself with a fresh context"));
-    }
-    let roles: Vec<&str> = config.role_whitelists.keys().map(String::as_str).collect();
-    ToolDefinition::new(
-        DELEGATE_TASK_TOOL_NAME,
-        format!("Delegate a sub-task to a worker sub-agent with isolated context. Assignees: {}.", assignees.join("; ")),
-        json!({
-            "type": "object",
-            "properties": {
-                "assignee": {"type": "string", "description": "Worker name or \"clone\". \"clone\" reuses the parent config."},
-                "task_description": {"type": "string", "description": "Natural-language task description."},
-                "role": {"type": "string", "enum": roles, "description": "Limits the sub-agent's tools (default \"general\": all)."},
-                "context": {"type": "string", "description": "What the sub-agent needs to know; by default it inherits a condensed view of this conversation."}
-            },
-            "required": ["assignee", "task_description"]
-        }),
-    )
-}
-
-/// SUB-4 layer 1: a worker's registry never contains `delegate_task` — excluded when
-/// copied, then unregistered again defensively.
-pub fn build_worker_tool_registry(source: &ToolRegistry) -> ToolRegistry {
-    let mut tools = ToolRegistry::new();
-    source.copy_into_excluding(&mut tools, &[DELEGATE_TASK_TOOL_NAME]);
-    tools.unregister(DELEGATE_TASK_TOOL_NAME);
-    tools
-}
-
-/// SUB-4 layer 2: the final worker config is hard-stripped, whatever the factory did:
-/// no `delegate_task`, no delegation settings, and the isolated session id. (Below
-/// `max_depth` the runtime then gives the child its parent's delegation settings — never
-/// the factory's.)
-pub fn force_worker_config(mut config: AgentRuntimeConfig, session_id: String) -> AgentRuntimeConfig {
-    let mut tools = build_worker_tool_registry(&config.tools);
-    if tools.has(DELEGATE_TASK_TOOL_NAME) {
-        tools.unregister(DELEGATE_TASK_TOOL_NAME);
-    }
-    config.tools = tools;
-    config.delegation = None;
-    bind_child_session(&mut config, session_id);
-    config
-}
-
-/// A child's session id, which is also its memory namespace (ISO-3).
-fn bind_child_session(config: &mut AgentRuntimeConfig, session_id: String) {
-    config.memory_namespace = session_id.clone();
-    config.session_id = Some(session_id);
-}
-
-/// SUB-5: at most the last `count` messages of `messages`, as the largest window that is
-/// paired on its own; the trailing assistant message whose calls are still running (the
-/// delegation itself) is never included.
-pub fn parent_context_slice(messages: &[Message], count: usize) -> Vec<Message> {
-    if count == 0 {
-        return Vec::new();
-    }
-    let len = messages.len();
-    for end in (len.saturating_sub(count + 4)..=len).rev() {
-        for start in end.saturating_sub(count)..end {
-            if HistoryInvariants::tool_calls_paired(&messages[start..end]) {
-                return messages[start..end].to_vec();
-            }
-        }
-    }
-    Vec::new()
-}
-
-/// A child event as the parent's observers see it (SUB-7).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SubAgentChildEvent {
-    /// The parent's session.
-    pub parent_session_id: String,
-    /// The parent's run.
-    pub parent_run_id: String,
-    /// The child's session.
-    pub child_session_id: String,
-    /// The child's run.
-    pub child_run_id: String,
-    /// Worker name or `clone`.
-    pub assignee: String,
-    /// The delegated task.
-    pub task_description: String,
-    /// The child's depth (1 for a child of the root).
-    pub depth: u32,
-    /// The child's event, unchanged.
-    pub event: Box<AgentEvent>,
-}
-
-/// The budgets one delegation tree shares (SUB-3): a root runtime and every descendant
-/// it delegates to, at any depth. Running children are counted in the registry (the one
-/// source of truth) per depth of the tree; the per-run count lives here.
-pub(crate) struct DelegationBudget {
-    tree: u64,
-    this_run: Mutex<u32>,
-}
-
-/// Tree ids are only compared, never shown: a process-wide counter suffices.
-static NEXT_TREE: AtomicU64 = AtomicU64::new(1);
-
-impl DelegationBudget {
-    fn new() -> Arc<Self> {
-        Arc::new(Self { tree: NEXT_TREE.fetch_add(1, Ordering::Relaxed), this_run: Mutex::new(0) })
-    }
-
-    fn this_run(&self) -> std::sync::MutexGuard<'_, u32> {
-        self.this_run.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
+use crate::subagent::{
+    cancelled, condense_parent_context, intersect_tools, parent_context_slice, summarize_result, DelegationBudget, Meter, SubAgentContext,
+    SubAgentRegistry, SubAgentResult, SubAgentStatus, CLONE_ASSIGNEE, DELEGATE_TASK_TOOL_NAME, GENERAL_ROLE, SUB_AGENT_SERVICE_ID,
+    TOKEN_BUDGET_EXCEEDED,
+};
+use crate::tools::{ToolContext, ToolExecutor, ToolInvocation, ToolResult};
 
 /// Everything `delegate_task` needs from its parent runtime.
 pub(crate) struct SubAgentService {
@@ -240,7 +60,7 @@ impl SubAgentService {
     /// runs never reset it (the budget is per run of the root).
     pub(crate) fn start_run(&self) {
         if self.depth == 0 {
-            *self.budget.this_run() = 0;
+            self.budget.start_run();
         }
     }
 
@@ -267,50 +87,16 @@ impl SubAgentService {
     /// SUB-3 in the seed's order, without reserving anything: lets a delegation fail
     /// before its worker is built.
     fn check(&self) -> Result<(), &'static str> {
-        let policy = &self.config.policy;
-        if self.depth >= policy.max_depth {
-            return Err("subagent_depth_exceeded");
-        }
-        if *self.budget.this_run() >= policy.max_delegations_per_run {
-            return Err("subagent_run_budget_exceeded");
-        }
-        if self.config.registry.active_in_tree(self.budget.tree, self.depth + 1) >= policy.max_concurrent_children as usize {
-            return Err("subagent_concurrent_budget_exceeded");
-        }
-        Ok(())
+        self.budget.check(&self.config.policy, &self.config.registry, self.depth)
     }
 
     /// SUB-3 again, authoritatively: counts one delegation of the run and registers the
-    /// child (with a fresh isolated session id, SUB-9) in the registry. Called only once
-    /// the worker's config exists, so a delegation that fails earlier (unknown assignee,
-    /// failing factory) consumes nothing. Host code (id generator) runs outside the
-    /// registry's lock.
+    /// child (with a fresh isolated session id, SUB-9) in the registry (see
+    /// [`DelegationBudget::reserve`]).
     fn reserve(&self, cancel: CancellationToken, make: impl Fn(String) -> SubAgentContext) -> Result<String, &'static str> {
-        let policy = &self.config.policy;
-        let registry = &self.config.registry;
-        let mut this_run = self.budget.this_run();
-        if self.depth >= policy.max_depth {
-            return Err("subagent_depth_exceeded");
-        }
-        if *this_run >= policy.max_delegations_per_run {
-            return Err("subagent_run_budget_exceeded");
-        }
         let parent_session_id = self.session_id();
-        let ids = &self.parent_config.id_generator;
-        // A sibling of another tree may take the id between allocation and registration:
-        // allocate again (bounded like SUB-9's own retries).
-        for _ in 0..=16 {
-            let id = allocate_isolated_session_id(&parent_session_id, "", &registry.active_ids(), &mut || ids.next_id());
-            match registry.try_register(self.budget.tree, self.depth + 1, policy.max_concurrent_children as usize, make(id.clone()), cancel.clone()) {
-                Ok(()) => {
-                    *this_run += 1;
-                    return Ok(id);
-                }
-                Err(true) => return Err("subagent_concurrent_budget_exceeded"),
-                Err(false) => continue,
-            }
-        }
-        Err("subagent_session_id_exhausted")
+        let ids = &*self.parent_config.id_generator;
+        self.budget.reserve(&self.config.policy, &self.config.registry, self.depth, &parent_session_id, ids, cancel, make)
     }
 
     async fn worker_config(&self, assignee: &str) -> Result<AgentRuntimeConfig, &'static str> {
@@ -326,16 +112,6 @@ impl SubAgentService {
     }
 }
 
-/// ISO-2: `None` = no restriction; otherwise the tools every list allows, in the order of
-/// the first list that restricts.
-fn intersect_tools(lists: [&ToolWhitelist; 3]) -> ToolWhitelist {
-    lists.into_iter().fold(None, |acc: ToolWhitelist, list| match (acc, list) {
-        (None, list) => list.clone(),
-        (Some(acc), Some(list)) => Some(acc.into_iter().filter(|t| list.contains(t)).collect()),
-        (acc, None) => acc,
-    })
-}
-
 /// One registered delegation, ended exactly once: by [`finish`](Self::finish), or — when
 /// the delegation future is dropped (the parent's run was cancelled) or it returns
 /// early — on drop, as force-completed with `cancelled`. Either way the child leaves the
@@ -346,7 +122,7 @@ struct Registered<'a> {
     call_id: String,
     assignee: String,
     child: Option<AgentRuntime>,
-    meter: Option<Arc<Meter>>,
+    meter: Option<Arc<MeterObserver>>,
     ended: bool,
 }
 
@@ -423,89 +199,27 @@ impl AgentObserver for Bridge {
     }
 }
 
-/// Tracks a child's tokens, tools and model calls; trips the budget (ISO-5). The budget
-/// covers the child's whole subtree: its own children's calls (`max_depth` > 1) reach it
-/// as `sub_agent` events and count too.
-struct Meter {
-    budget: Option<u64>,
-    tokens: Mutex<MeterState>,
-    force: CancellationToken,
-}
+/// Feeds a child's events to its [`Meter`] (ISO-5). A descendant's event arrives wrapped
+/// once per level below the child and counts too.
+struct MeterObserver(Meter);
 
-#[derive(Default)]
-struct MeterState {
-    spent: u64,
-    /// Per runtime of the subtree (by session id) with a call in flight: that call's
-    /// prompt estimate plus what it has streamed so far.
-    pending: std::collections::HashMap<String, u64>,
-    tools_used: Vec<String>,
-    tripped: bool,
-}
-
-impl MeterState {
-    /// The estimates of the calls in flight (a call cut off mid-stream reports no usage).
-    fn in_flight(&self) -> u64 {
-        self.pending.values().fold(0, |a, b| a.saturating_add(*b))
-    }
-}
-
-impl Meter {
-    fn lock(&self) -> std::sync::MutexGuard<'_, MeterState> {
-        self.tokens.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Trips the budget when what was spent plus the calls in flight reaches it: cancels
-    /// the child's run, and with it the calls in flight.
-    fn charge(&self, state: &mut MeterState) {
-        if let Some(budget) = self.budget {
-            if state.spent.saturating_add(state.in_flight()) >= budget && !state.tripped {
-                state.tripped = true;
-                self.force.cancel();
-            }
-        }
-    }
-
-    /// A streamed delta of a call in flight: counted as it arrives (ISO-5).
-    fn streamed(&self, state: &mut MeterState, session: &str, text: &str) {
-        if let Some(pending) = state.pending.get_mut(session) {
-            *pending = pending.saturating_add(estimate_tokens(text));
-            self.charge(state);
-        }
-    }
-}
-
-impl AgentObserver for Meter {
+impl AgentObserver for MeterObserver {
     fn on_event(&self, event: &AgentEvent) {
-        // A descendant's event arrives wrapped once per level below the child.
         let mut inner = event;
         while let EventKind::SubAgent(child) = &inner.kind {
             inner = &child.event;
         }
         let own = std::ptr::eq(inner, event);
         let session = inner.session_id.as_str();
-        let mut state = self.lock();
         match &inner.kind {
-            // Before the call: stop it if the prompt alone would cross the budget.
-            EventKind::ModelRequest { estimated_prompt_tokens, .. } => {
-                state.pending.insert(session.to_owned(), *estimated_prompt_tokens);
-                self.charge(&mut state);
-            }
-            // While the answer streams in: it may cross the budget mid-call.
-            EventKind::TextDelta { delta, .. } | EventKind::ReasoningDelta { delta, .. } => {
-                self.streamed(&mut state, session, delta);
-            }
+            EventKind::ModelRequest { estimated_prompt_tokens, .. } => self.0.requested(session, *estimated_prompt_tokens),
+            EventKind::TextDelta { delta, .. } | EventKind::ReasoningDelta { delta, .. } => self.0.streamed(session, delta),
             EventKind::ToolCallDelta { name, arguments_delta, .. } => {
                 let text = format!("{}{arguments_delta}", name.as_deref().unwrap_or_default());
-                self.streamed(&mut state, session, &text);
+                self.0.streamed(session, &text);
             }
-            // Real usage where reported, the estimate otherwise.
-            EventKind::ModelResponse { usage, .. } => {
-                let estimate = state.pending.remove(session).unwrap_or_default();
-                let used = usage.as_ref().map_or(estimate, |u| u.total_tokens);
-                state.spent = state.spent.saturating_add(used);
-                self.charge(&mut state);
-            }
-            EventKind::ToolCallStarted { name, .. } if own && !state.tools_used.contains(name) => state.tools_used.push(name.clone()),
+            EventKind::ModelResponse { usage, .. } => self.0.answered(session, usage.as_ref().map(|u| u.total_tokens)),
+            EventKind::ToolCallStarted { name, .. } if own => self.0.tool_started(name),
             _ => {}
         }
     }
@@ -518,10 +232,6 @@ pub(crate) struct DelegateTaskTool {
 
 fn string_arg<'a>(args: &'a Value, name: &str) -> Option<&'a str> {
     args.get(name).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty())
-}
-
-fn cancelled() -> ToolResult {
-    ToolResult::error("cancelled", "the sub-agent was cancelled")
 }
 
 #[async_trait]
@@ -621,7 +331,7 @@ impl ToolExecutor for DelegateTaskTool {
         drop(parent);
         let input = if inherited.is_empty() { task.to_owned() } else { format!("{task}\n\n## Inherited context\n{inherited}") };
 
-        let meter = Arc::new(Meter { budget: service.config.child_token_budget, tokens: Mutex::default(), force: force.clone() });
+        let meter = Arc::new(MeterObserver(Meter::new(service.config.child_token_budget, force.clone())));
         registered.meter = Some(Arc::clone(&meter));
         let _meter = child.subscribe(meter.clone());
         let _bridge = child.subscribe(Arc::new(Bridge {
@@ -643,9 +353,9 @@ impl ToolExecutor for DelegateTaskTool {
         };
         let usage = registered.usage();
         let (tokens, tools_used, budget_tripped) = {
-            let m = meter.lock();
+            let m = meter.0.lock();
             // A call cut off mid-stream reports no usage: its estimate so far counts.
-            (m.spent.saturating_add(m.in_flight()).max(usage.total_tokens), m.tools_used.clone(), m.tripped)
+            (m.spent().saturating_add(m.in_flight()).max(usage.total_tokens), m.tools_used.clone(), m.tripped)
         };
 
         // Why it ended, as a code (SUB-8: codes only, never the child's raw error text).
@@ -692,31 +402,4 @@ impl ToolExecutor for DelegateTaskTool {
         result.metadata = Some(metadata);
         result
     }
-}
-
-/// ISO-7: runs `tasks` through `delegate_task` in batches of `batch` (one mechanism for
-/// both), one batch at a time; a failure never cancels its siblings; results keep the
-/// input order.
-pub(crate) async fn run_decomposed_tasks(tool: &DelegateTaskTool, tasks: &[DecomposedTask], batch: usize, ctx: &ToolContext) -> Vec<ToolResult> {
-    let mut results = Vec::with_capacity(tasks.len());
-    for (b, chunk) in tasks.chunks(batch.max(1)).enumerate() {
-        // After cancel() no further batch starts: its tasks are answered `cancelled`.
-        if ctx.cancel.is_cancelled() {
-            results.extend(chunk.iter().map(|_| cancelled()));
-            continue;
-        }
-        let calls = chunk.iter().enumerate().map(|(i, t)| {
-            let mut args = json!({"assignee": t.assignee, "task_description": t.task_description});
-            if let Some(role) = &t.role {
-                args["role"] = json!(role);
-            }
-            if let Some(context) = &t.context {
-                args["context"] = json!(context);
-            }
-            let call = ToolInvocation { call_id: format!("decomposed-{}", b * batch + i), name: DELEGATE_TASK_TOOL_NAME.into(), arguments: args };
-            tool.execute(call, ctx.clone())
-        });
-        results.extend(futures::future::join_all(calls).await);
-    }
-    results
 }
