@@ -6,10 +6,10 @@ use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::config::AgentRuntimeConfig;
+use super::outcome::{CompressionTrigger, RunOutcome, RunStatus};
 use super::events::{Emitter, EventKind};
 use super::tool_exec::{run_tool_calls, ExecPolicy};
 use crate::error::ArkAgentError;
@@ -21,47 +21,6 @@ use super::delegation::{DelegateTaskTool, SubAgentService};
 use crate::tools::{ToolContext, ToolRegistry};
 
 pub use crate::session::COMPRESSION_BACKOFF_MODEL_CALLS;
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// The model gave a final answer.
-    Completed,
-    /// [`AgentRuntime::cancel`] was called; the history is paired.
-    Cancelled,
-    /// `max_iterations` model calls were made without a final answer.
-    MaxIterations,
-    /// The run failed (only in events; `run` returns the error).
-    Failed,
-}
-
-/// What started a compression attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CompressionTrigger {
-    /// Before a model call, from the prompt estimate (CMP-11).
-    Preflight,
-    /// After a loop turn, from the last usage (CORE-4, CMP-3).
-    PostTurn,
-    /// The provider reported a context overflow; forced once, then the call is retried.
-    Overflow,
-    /// [`AgentRuntime::compress_now`].
-    Manual,
-}
-
-/// The result of [`AgentRuntime::run`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunOutcome {
-    /// Run id.
-    pub run_id: String,
-    /// How it ended.
-    pub status: RunStatus,
-    /// The final answer text, when completed.
-    pub final_text: Option<String>,
-    /// Model calls made.
-    pub iterations: u32,
-}
 
 /// One conversation with a model and tools (CORE-4). Cheap to clone (shared inner);
 /// `Send + Sync`: `cancel` may be called from any thread while `run` is awaited elsewhere.
@@ -370,10 +329,6 @@ impl Inner {
         });
         e
     }
-
-    /// CMP-6: stage, then commit only a `compressed` result. The compressor reads a
-    /// shared snapshot (no copy); on `skipped` or `failed` nothing was touched, so history
-    /// and usages serialize byte-identical to before. The compression's usage is recorded
 
     /// Gives every tool call a unique, non-empty id: providers that omit ids (or repeat
     /// them) would otherwise break pairing.

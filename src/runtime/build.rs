@@ -16,7 +16,7 @@ use crate::memory::{
 };
 use crate::session::{RequestShape, Session, StateView};
 use super::delegation::{DelegateTaskTool, SubAgentService};
-use super::delegation_config::delegate_task_definition;
+use super::worker_config::delegate_task_definition;
 use crate::subagent::{DelegationBudget, DELEGATION_PROMPT};
 use crate::tools::ToolDefinition;
 

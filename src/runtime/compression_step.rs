@@ -8,7 +8,8 @@ use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::agent::{CompressionTrigger, Inner};
+use super::agent::Inner;
+use super::outcome::CompressionTrigger;
 use super::events::EventKind;
 use crate::memory::{CompressContext, CompressOutcome, CompressReason, CompressResult};
 
@@ -30,13 +31,11 @@ impl Inner {
         let snapshot = self.session.snapshot();
         let automatic = matches!(trigger, CompressionTrigger::Preflight | CompressionTrigger::PostTurn);
         let calls = snapshot.usages.len();
-        if automatic {
-            if self.session.compression_backing_off(calls) {
-                let result = CompressResult::skipped(CompressReason::BackingOffAfterFailure);
-                let messages = snapshot.history.messages.len();
-                self.emit_compression(run_id, trigger, &result, messages, messages, estimate, compressor.threshold());
-                return result;
-            }
+        if automatic && self.session.compression_backing_off(calls) {
+            let result = CompressResult::skipped(CompressReason::BackingOffAfterFailure);
+            let messages = snapshot.history.messages.len();
+            self.emit_compression(run_id, trigger, &result, messages, messages, estimate, compressor.threshold());
+            return result;
         }
         let ctx = CompressContext {
             id_generator: Arc::clone(&self.config.id_generator),

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use serde::{Deserialize, Serialize};
 
-use super::{CompressionTrigger, RunStatus};
+use super::outcome::{CompressionTrigger, RunStatus};
 use crate::ids::Clock;
 use crate::session::StateView;
 use crate::history::ModelUsage;

@@ -3,21 +3,26 @@
 
 mod agent;
 mod build;
+mod child_run;
 mod compression_step;
 mod config;
 mod delegation;
-mod delegation_config;
 mod events;
 mod import_export;
 mod inspect;
 mod memory_report;
+mod outcome;
 mod start;
 mod tool_exec;
+mod worker_config;
 
-pub use agent::{AgentRuntime, CompressionTrigger, RunOutcome, RunStatus, COMPRESSION_BACKOFF_MODEL_CALLS};
+pub use agent::{AgentRuntime, COMPRESSION_BACKOFF_MODEL_CALLS};
+pub use outcome::{CompressionTrigger, RunOutcome, RunStatus};
 pub use start::RunSlot;
-pub use config::{AgentRuntimeConfig, Compression, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_PARALLEL_TOOLS};
-pub use delegation_config::{delegate_task_definition, force_worker_config, DelegationConfig, SubAgentDefinition, SubAgentFactory};
+pub use config::{
+    AgentRuntimeConfig, Compression, DelegationConfig, SubAgentDefinition, SubAgentFactory, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_PARALLEL_TOOLS,
+};
+pub use worker_config::{delegate_task_definition, force_worker_config};
 pub use events::{AgentEvent, AgentObserver, EventKind, SubAgentChildEvent, Subscription};
 pub use memory_report::MemoryReport;
 pub use crate::ids::{Clock, DefaultIdGenerator, IdGenerator, ManualClock, SequentialIdGenerator, SystemClock};

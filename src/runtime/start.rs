@@ -10,7 +10,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::agent::{AgentRuntime, CompressionTrigger, Inner, RunOutcome};
+use super::agent::{AgentRuntime, Inner};
+use super::outcome::{CompressionTrigger, RunOutcome};
 use crate::error::ArkAgentError;
 use crate::memory::CompressResult;
 use crate::subagent::{run_decomposed_tasks, DecomposedTask};
@@ -193,7 +194,7 @@ impl AgentRuntime {
 
     /// Cancels the active run, if any: in-flight HTTP and tools stop being awaited, each
     /// unanswered tool call gets a `cancelled` tool result, and `run` returns
-    /// [`RunStatus::Cancelled`](super::RunStatus::Cancelled). Returns true when a run was
+    /// [`RunStatus::Cancelled`](super::outcome::RunStatus::Cancelled). Returns true when a run was
     /// active (or starting).
     pub fn cancel(&self) -> bool {
         match self.inner.active_run.lock() {

@@ -1,9 +1,8 @@
 //! PERF-2, PERF-7: the request body, encoded once per message and lent to the transport.
 
 use std::collections::HashSet;
-use std::sync::{Arc, MutexGuard};
+use std::sync::Arc;
 
-use super::Session;
 use crate::history::{AgentState, Message};
 use crate::llm::wire::{self, BodyTemplate};
 use crate::llm::{ChatRequest, ModelConfig, ToolChoice};
@@ -57,7 +56,7 @@ impl FixedEncodings {
 /// PERF-2: the cache *is* the request body up to the messages array's `]` (the template's
 /// head, `[`, the system prompt, the memory context, the history). A request closes it with
 /// the template's tail and lends it to the transport as the body itself; the next
-/// [`Session::sync_encodings`] takes it back (cutting the tail off) once the transport let
+/// `EncodingCache::sync` takes it back (cutting the tail off) once the transport let
 /// go, or copies the prefix if the host still holds it. So no turn copies the history's
 /// JSON: the session holds the messages once and their encoding once.
 #[derive(Default)]
@@ -95,7 +94,7 @@ impl EncodingCache {
     }
 
     /// Heap bytes held: the body (or the lent one), the ids.
-    fn heap_bytes(&self) -> usize {
+    pub(super) fn heap_bytes(&self) -> usize {
         let body = self.lent.as_ref().map_or(self.body.capacity(), |(b, _)| b.capacity());
         body + self.call_ids.capacity() * std::mem::size_of::<String>() + self.call_ids.iter().map(String::capacity).sum::<usize>()
     }
@@ -110,24 +109,42 @@ fn reserve_gently(s: &mut String, extra: usize) {
     }
 }
 
-impl Session {
+impl FixedEncodings {
     /// The tools every request offers.
-    pub fn tool_definitions(&self) -> &[ToolDefinition] {
-        &self.fixed.shape.tool_definitions
+    pub(super) fn tool_definitions(&self) -> &[ToolDefinition] {
+        &self.shape.tool_definitions
     }
 
-    /// Heap bytes of the encoding cache and of the fixed encodings (PERF-2's report).
-    pub fn encoding_heap_bytes(&self) -> (usize, usize) {
-        let cache = self.lock_encodings().heap_bytes();
-        (cache, self.fixed.template.heap_bytes() + self.fixed.system.capacity())
+    /// Heap bytes of the fixed encodings (PERF-2's report).
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.template.heap_bytes() + self.system.capacity()
     }
 
-    fn lock_encodings(&self) -> MutexGuard<'_, EncodingCache> {
-        self.encodings.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn estimate_from_scratch(&self, state: &AgentState) -> TokenCounts {
+        let context: Vec<Message> = memory_context(state).into_iter().collect();
+        count_request_tokens(&self.shape.system_prompt, &context, &state.history.messages, &self.shape.tool_definitions)
     }
 
-    /// Brings the encoding cache up to date with `state` at `generation`.
-    fn sync_encodings<'c>(&self, cache: &'c mut EncodingCache, state: &AgentState, generation: u64) -> &'c mut EncodingCache {
+    /// The body of the request for `state`, encoded from scratch with the typed wire
+    /// structs (the reference the cached bodies are checked against).
+    pub(super) fn body_from_scratch(&self, state: &AgentState) -> String {
+        let shape = &self.shape;
+        let context: Vec<Message> = memory_context(state).into_iter().collect();
+        let request = ChatRequest {
+            system_prompt: Some(shape.system_prompt.as_str()),
+            context_messages: &context,
+            messages: &state.history.messages,
+            tools: &shape.tool_definitions,
+            tool_choice: shape.tool_choice.as_ref(),
+        };
+        wire::encode_body(&shape.model, &request)
+    }
+}
+
+impl EncodingCache {
+    /// Brings the cache up to date with `state` at `generation`.
+    fn sync(&mut self, fixed: &FixedEncodings, state: &AgentState, generation: u64) -> &mut Self {
+        let cache = self;
         let messages = &state.history.messages;
         if cache.generation != generation || cache.history_len > messages.len() {
             *cache = EncodingCache { generation, ..EncodingCache::default() };
@@ -135,10 +152,10 @@ impl Session {
         cache.reclaim();
         if !cache.built {
             cache.body.clear();
-            cache.body.push_str(self.fixed.template.head());
+            cache.body.push_str(fixed.template.head());
             cache.body.push('[');
-            cache.any = !self.fixed.system.is_empty();
-            cache.body.push_str(&self.fixed.system);
+            cache.any = !fixed.system.is_empty();
+            cache.body.push_str(&fixed.system);
             cache.context_tokens = TokenCounts::default();
             if let Some(m) = memory_context(state) {
                 if cache.any {
@@ -150,7 +167,7 @@ impl Session {
             }
             cache.built = true;
         }
-        let tail = self.fixed.template.tail().len() + 2;
+        let tail = fixed.template.tail().len() + 2;
         for m in &messages[cache.history_len..] {
             let encoded = wire::encode_message(m);
             reserve_gently(&mut cache.body, encoded.len() + tail);
@@ -166,68 +183,43 @@ impl Session {
         cache
     }
 
-    /// Calls `f` with the tool call ids in `state`'s history, from the encoding cache
-    /// (PERF-7: no walk).
-    pub fn with_call_ids<R>(&self, state: &AgentState, generation: u64, f: impl FnOnce(&HashSet<String>) -> R) -> R {
-        let mut cache = self.lock_encodings();
-        let seen = &self.sync_encodings(&mut cache, state, generation).call_ids;
+    /// The tool call ids in `state`'s history, from the cache (PERF-7: no walk).
+    pub(super) fn call_ids(&mut self, fixed: &FixedEncodings, state: &AgentState, generation: u64) -> &HashSet<String> {
+        let seen = &self.sync(fixed, state, generation).call_ids;
         #[cfg(debug_assertions)]
         {
             let scratch: HashSet<&str> = state.history.messages.iter().flat_map(|m| m.tool_calls().iter().map(|c| c.id.as_str())).collect();
             assert_eq!(scratch, seen.iter().map(String::as_str).collect::<HashSet<&str>>());
         }
-        f(seen)
+        seen
     }
 
-    /// The local prompt estimate of the next request (CMP-11), per script class, from the
-    /// cache.
-    pub(super) fn estimate(&self, state: &AgentState, generation: u64) -> TokenCounts {
-        let mut cache = self.lock_encodings();
-        let cache = self.sync_encodings(&mut cache, state, generation);
-        let local = self.fixed.tokens + cache.context_tokens + cache.history_tokens;
-        debug_assert_eq!(local, self.estimate_from_scratch(state));
+    /// The local prompt estimate of the next request (CMP-11), per script class.
+    pub(super) fn estimate(&mut self, fixed: &FixedEncodings, state: &AgentState, generation: u64) -> TokenCounts {
+        let cache = self.sync(fixed, state, generation);
+        let local = fixed.tokens + cache.context_tokens + cache.history_tokens;
+        debug_assert_eq!(local, fixed.estimate_from_scratch(state));
         local
-    }
-
-    fn estimate_from_scratch(&self, state: &AgentState) -> TokenCounts {
-        let context: Vec<Message> = memory_context(state).into_iter().collect();
-        count_request_tokens(&self.fixed.shape.system_prompt, &context, &state.history.messages, &self.fixed.shape.tool_definitions)
     }
 
     /// PERF-7: the request body for `state`, assembled from cached encodings, and the
     /// local prompt estimate per script class. PERF-2: the body is the cache itself, lent
     /// (no copy).
-    pub fn request_body(&self, state: &AgentState, generation: u64) -> (Arc<String>, TokenCounts) {
-        let mut cache = self.lock_encodings();
-        let cache = self.sync_encodings(&mut cache, state, generation);
+    pub(super) fn request_body(&mut self, fixed: &FixedEncodings, state: &AgentState, generation: u64) -> (Arc<String>, TokenCounts) {
+        let cache = self.sync(fixed, state, generation);
         let len = cache.body.len();
-        reserve_gently(&mut cache.body, self.fixed.template.tail().len() + 1);
+        reserve_gently(&mut cache.body, fixed.template.tail().len() + 1);
         cache.body.push(']');
-        cache.body.push_str(self.fixed.template.tail());
+        cache.body.push_str(fixed.template.tail());
         let body = Arc::new(std::mem::take(&mut cache.body));
         cache.lent = Some((Arc::clone(&body), len));
-        let local = self.fixed.tokens + cache.context_tokens + cache.history_tokens;
+        let local = fixed.tokens + cache.context_tokens + cache.history_tokens;
         #[cfg(debug_assertions)]
         {
-            assert_eq!(*body, self.body_from_scratch(state), "PERF-7: the cached body differs from a from-scratch encoding");
-            assert_eq!(local, self.estimate_from_scratch(state));
+            assert_eq!(*body, fixed.body_from_scratch(state), "PERF-7: the cached body differs from a from-scratch encoding");
+            assert_eq!(local, fixed.estimate_from_scratch(state));
         }
         (body, local)
-    }
-
-    /// The body of the request for `state`, encoded from scratch with the typed wire
-    /// structs (the reference the cached bodies are checked against).
-    pub fn body_from_scratch(&self, state: &AgentState) -> String {
-        let shape = &self.fixed.shape;
-        let context: Vec<Message> = memory_context(state).into_iter().collect();
-        let request = ChatRequest {
-            system_prompt: Some(shape.system_prompt.as_str()),
-            context_messages: &context,
-            messages: &state.history.messages,
-            tools: &shape.tool_definitions,
-            tool_choice: shape.tool_choice.as_ref(),
-        };
-        wire::encode_body(&shape.model, &request)
     }
 }
 

@@ -13,17 +13,23 @@ mod cursor;
 mod encoding;
 mod prompt_size;
 
+use std::collections::HashSet;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::error::ArkAgentError;
 use crate::history::{AgentState, ChildUsageRecord, Message, ModelUsage};
 use crate::ids::Clock;
-use crate::memory::{apply_compression, CompressReason, StagedCompression, TokenCalibration, TokenCounts, COMPRESSION_USAGE_SOURCE};
+use crate::memory::{
+    apply_compression, CompressReason, PromptSizeSource, StagedCompression, TokenCalibration, TokenCounts, COMPRESSION_USAGE_SOURCE,
+};
+use crate::store::SharedStore;
+use crate::tools::ToolDefinition;
 
 pub use cursor::{last_consistent_len, Committed};
 pub use encoding::RequestShape;
-use cursor::Persist;
+use cursor::{Cursor, Persist};
 use encoding::{EncodingCache, FixedEncodings};
 use prompt_size::ProviderCount;
 
@@ -134,7 +140,7 @@ impl DerefMut for StateGuard<'_> {
 pub struct Replaced {
     state: Arc<AgentState>,
     backoff: Option<usize>,
-    cursor: Option<cursor::Cursor>,
+    cursor: Option<Cursor>,
 }
 
 impl Session {
@@ -311,5 +317,130 @@ impl Session {
         if let Ok(mut backoff) = self.compression_failed_at.lock() {
             *backoff = Some(calls);
         }
+    }
+}
+
+/// The request side: encodings (PERF-2, PERF-7) and the prompt size (CMP-3, CMP-11, CMP-12).
+impl Session {
+    /// The tools every request offers.
+    pub fn tool_definitions(&self) -> &[ToolDefinition] {
+        self.fixed.tool_definitions()
+    }
+
+    /// Heap bytes of the encoding cache and of the fixed encodings (PERF-2's report).
+    pub fn encoding_heap_bytes(&self) -> (usize, usize) {
+        (self.lock_encodings().heap_bytes(), self.fixed.heap_bytes())
+    }
+
+    fn lock_encodings(&self) -> MutexGuard<'_, EncodingCache> {
+        self.encodings.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Calls `f` with the tool call ids in `state`'s history, from the encoding cache
+    /// (PERF-7: no walk).
+    pub fn with_call_ids<R>(&self, state: &AgentState, generation: u64, f: impl FnOnce(&HashSet<String>) -> R) -> R {
+        f(self.lock_encodings().call_ids(&self.fixed, state, generation))
+    }
+
+    /// PERF-7: the request body for `state` at `generation`, assembled from cached
+    /// encodings, and the local prompt estimate per script class. PERF-2: the body is the
+    /// cache itself, lent (no copy); the next use of the cache takes it back.
+    pub fn request_body(&self, state: &AgentState, generation: u64) -> (Arc<String>, TokenCounts) {
+        self.lock_encodings().request_body(&self.fixed, state, generation)
+    }
+
+    /// The body of the request for `state`, encoded from scratch with the typed wire
+    /// structs (the reference the cached bodies are checked against).
+    pub fn body_from_scratch(&self, state: &AgentState) -> String {
+        self.fixed.body_from_scratch(state)
+    }
+
+    /// The next prompt's size (CMP-3, CMP-11, CMP-12) and which figure decided it: the
+    /// larger of the local estimate `counts` (calibrated for this model once the provider
+    /// reported a count) and the provider's count of the last request plus an estimate of
+    /// the messages appended since.
+    pub fn prompt_size(&self, state: &AgentState, counts: TokenCounts) -> (u64, PromptSizeSource) {
+        // CMP-12: this model's calibration in `state` (the identity until one is learned).
+        let calibration: TokenCalibration = state.token_calibration.get(&self.model).copied().unwrap_or_default();
+        let count = self.provider_count.lock().ok().and_then(|c| *c);
+        prompt_size::prompt_size(count, calibration, state, counts)
+    }
+
+    /// [`prompt_size`](Self::prompt_size) of the current state.
+    pub fn next_prompt_size(&self) -> (u64, PromptSizeSource) {
+        let (state, generation) = self.snapshot_with_generation();
+        let local = self.lock_encodings().estimate(&self.fixed, &state, generation);
+        self.prompt_size(&state, local)
+    }
+}
+
+/// The store side (STORE-2, STORE-3, STORE-4, STORE-6).
+impl Session {
+    fn lock_persist(&self) -> MutexGuard<'_, Option<Persist>> {
+        self.persist.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// True when a session store is attached.
+    pub fn has_store(&self) -> bool {
+        self.lock_persist().is_some()
+    }
+
+    /// Attaches `store` (STORE-4): opens `session_id` (default: this session's) in it. A
+    /// session with commits replaces the state (it is resumed); a new one starts from the
+    /// current state, written in full at the next commit. The caller holds the run slot.
+    /// Errors: `session_locked`, the store's codes, `invalid_config` when a store is
+    /// already attached or the id is empty.
+    pub fn attach(&self, store: SharedStore, session_id: Option<&str>) -> Result<(), ArkAgentError> {
+        let mut persist = self.lock_persist();
+        if persist.is_some() {
+            return Err(ArkAgentError::config("invalid_config", "a store is already attached"));
+        }
+        let session_id = match session_id {
+            Some(id) if id.trim().is_empty() => return Err(ArkAgentError::config("invalid_config", "session_id is empty")),
+            Some(id) => id.to_owned(),
+            None => self.snapshot().session_id.clone(),
+        };
+        let (opened, state) = Persist::open(&store, session_id, &self.snapshot())?;
+        *persist = Some(opened);
+        drop(persist);
+        self.replace(state, false);
+        Ok(())
+    }
+
+    /// Detaches the store (STORE-6), releasing the session's lock; true when one was
+    /// attached. The caller holds the run slot.
+    pub fn detach(&self) -> bool {
+        self.lock_persist().take().is_some()
+    }
+
+    /// The store cursor, when a store is attached.
+    fn cursor(&self) -> Option<Cursor> {
+        self.lock_persist().as_ref().map(|p| p.cursor)
+    }
+
+    /// Marks the stored session for a rewrite at the next commit; returns the cursor before.
+    fn mark_rewrite(&self) -> Option<Cursor> {
+        let mut persist = self.lock_persist();
+        let p = persist.as_mut()?;
+        let before = p.cursor;
+        p.cursor.replace_all = true;
+        Some(before)
+    }
+
+    fn set_cursor(&self, cursor: Cursor) {
+        if let Some(p) = self.lock_persist().as_mut() {
+            p.cursor = cursor;
+        }
+    }
+
+    /// STORE-2: commits what is new since the last commit point — paired messages only
+    /// (an open turn is cut, as in `export_state`), new episodes with their originals, new
+    /// usages and sub-agent records — in one store transaction. No store, or nothing new:
+    /// `Ok(None)`. On error nothing of this commit is stored and the cursor stays (lowered
+    /// to the new end when the history shrank), so the next commit point retries it.
+    pub fn commit(&self) -> Result<Option<Committed>, ArkAgentError> {
+        let mut guard = self.lock_persist();
+        let Some(p) = guard.as_mut() else { return Ok(None) };
+        p.commit(&self.snapshot(), &*self.clock)
     }
 }

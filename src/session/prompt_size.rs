@@ -1,6 +1,5 @@
 //! CMP-3, CMP-11, CMP-12: the next prompt's size as the compression trigger sees it.
 
-use super::Session;
 use crate::history::AgentState;
 use crate::memory::{count_message_tokens, PromptSizeSource, TokenCalibration, TokenCounts};
 
@@ -13,42 +12,32 @@ pub(super) struct ProviderCount {
     pub(super) messages_sent: usize,
 }
 
-impl Session {
-    /// The next prompt's size (CMP-3, CMP-11, CMP-12) and which figure decided it: the
-    /// larger of the local estimate `counts` (calibrated for this model once the provider
-    /// reported a count) and the provider's count of the last request plus an estimate of
-    /// the messages appended since — a provider that counts tool schemas, system text or
-    /// CJK differently than the estimator still triggers compression on its own numbers,
-    /// and a calibration never takes the size below what the provider counted.
-    pub fn prompt_size(&self, state: &AgentState, counts: TokenCounts) -> (u64, PromptSizeSource) {
-        let calibration = self.calibration(state);
-        let local = calibration.estimate(&counts);
-        let source = if calibration.is_calibrated() { PromptSizeSource::Calibrated } else { PromptSizeSource::Estimate };
-        let Some(count) = self.provider_count.lock().ok().and_then(|c| *c) else {
-            return (local, source);
-        };
-        let messages = &state.history.messages;
-        if count.messages_sent > messages.len() {
-            return (local, source);
-        }
-        let since: TokenCounts = messages[count.messages_sent..].iter().map(count_message_tokens).sum();
-        let floor = count.prompt_tokens.saturating_add(calibration.estimate(&since));
-        if floor > local {
-            (floor, PromptSizeSource::Provider)
-        } else {
-            (local, source)
-        }
+/// The next prompt's size (CMP-3, CMP-11, CMP-12) and which figure decided it: the
+/// larger of the local estimate `counts` (calibrated for this model once the provider
+/// reported a count) and the provider's count of the last request plus an estimate of
+/// the messages appended since — a provider that counts tool schemas, system text or
+/// CJK differently than the estimator still triggers compression on its own numbers,
+/// and a calibration never takes the size below what the provider counted.
+pub(super) fn prompt_size(
+    count: Option<ProviderCount>,
+    calibration: TokenCalibration,
+    state: &AgentState,
+    counts: TokenCounts,
+) -> (u64, PromptSizeSource) {
+    let local = calibration.estimate(&counts);
+    let source = if calibration.is_calibrated() { PromptSizeSource::Calibrated } else { PromptSizeSource::Estimate };
+    let Some(count) = count else {
+        return (local, source);
+    };
+    let messages = &state.history.messages;
+    if count.messages_sent > messages.len() {
+        return (local, source);
     }
-
-    /// CMP-12: this model's calibration in `state` (the identity until one is learned).
-    fn calibration(&self, state: &AgentState) -> TokenCalibration {
-        state.token_calibration.get(&self.model).copied().unwrap_or_default()
-    }
-
-    /// [`prompt_size`](Self::prompt_size) of the current state.
-    pub fn next_prompt_size(&self) -> (u64, PromptSizeSource) {
-        let (state, generation) = self.snapshot_with_generation();
-        let local = self.estimate(&state, generation);
-        self.prompt_size(&state, local)
+    let since: TokenCounts = messages[count.messages_sent..].iter().map(count_message_tokens).sum();
+    let floor = count.prompt_tokens.saturating_add(calibration.estimate(&since));
+    if floor > local {
+        (floor, PromptSizeSource::Provider)
+    } else {
+        (local, source)
     }
 }

@@ -5,7 +5,10 @@ use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{allocate_isolated_session_id, SubAgentContext, SubAgentPolicy, SubAgentRegistry};
+use super::context::SubAgentContext;
+use super::policy::SubAgentPolicy;
+use super::registry::SubAgentRegistry;
+use super::session_id::allocate_isolated_session_id;
 use crate::ids::IdGenerator;
 
 /// The budgets one delegation tree shares (SUB-3): a root runtime and every descendant

@@ -13,6 +13,7 @@ mod budget;
 mod condense;
 mod context;
 mod meter;
+mod names;
 mod policy;
 mod registry;
 mod roles;
@@ -29,18 +30,9 @@ pub use worker::{build_worker_tool_registry, parent_context_slice, DecomposedTas
 pub(crate) use budget::DelegationBudget;
 pub(crate) use meter::Meter;
 pub(crate) use worker::{cancelled, intersect_tools, run_decomposed_tasks};
+pub use names::{
+    CLONE_ASSIGNEE, DEFAULT_DECOMPOSE_CONCURRENCY, DELEGATE_TASK_TOOL_NAME, DELEGATION_PROMPT, SUB_AGENT_SERVICE_ID,
+};
 pub use policy::SubAgentPolicy;
 pub use session_id::allocate_isolated_session_id;
 pub use crate::history::{ChildUsageRecord, ChildUsageSummary, UsageTotals};
-
-/// The delegation tool's name.
-pub const DELEGATE_TASK_TOOL_NAME: &str = "delegate_task";
-/// The assignee that clones the parent's configuration.
-pub const CLONE_ASSIGNEE: &str = "clone";
-/// Service id of the sub-agent service (in tool result metadata).
-pub const SUB_AGENT_SERVICE_ID: &str = "arkagent.sub_agent";
-/// ISO-8: the system-prompt section on when to delegate, appended when `delegate_task`
-/// is offered.
-pub const DELEGATION_PROMPT: &str = include_str!("delegation_prompt.md");
-/// ISO-7: batch size of decomposed tasks by default.
-pub const DEFAULT_DECOMPOSE_CONCURRENCY: usize = 3;

@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{ToolWhitelist, DELEGATE_TASK_TOOL_NAME};
+use super::names::DELEGATE_TASK_TOOL_NAME;
+use super::roles::ToolWhitelist;
 use crate::history::{HistoryInvariants, Message};
 use crate::tools::{ToolContext, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult};
 
