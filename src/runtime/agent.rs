@@ -9,15 +9,15 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use super::config::AgentRuntimeConfig;
-use super::outcome::{CompressionTrigger, RunOutcome, RunStatus};
+use super::delegation::{DelegateTaskTool, SubAgentService};
 use super::events::{Emitter, EventKind};
+use super::outcome::{CompressionTrigger, RunOutcome, RunStatus};
 use super::tool_exec::{run_tool_calls, ExecPolicy};
 use crate::error::ArkAgentError;
 use crate::history::{Message, ModelUsage, ToolCall};
 use crate::llm::{ChatClient, LlmError, StreamDelta};
 use crate::memory::{CompressOutcome, ContextCompressor, RuntimeMemoryService, ScopedMemory, TokenCounts};
 use crate::session::{Committed, Session};
-use super::delegation::{DelegateTaskTool, SubAgentService};
 use crate::tools::{ToolContext, ToolRegistry};
 
 pub use crate::session::COMPRESSION_BACKOFF_MODEL_CALLS;
@@ -29,6 +29,7 @@ pub struct AgentRuntime {
     pub(super) inner: Arc<Inner>,
 }
 
+/// What a runtime is made of: its fixed parts, its [`Session`] and its run slot.
 pub(super) struct Inner {
     pub(super) config: AgentRuntimeConfig,
     pub(super) exec_policy: ExecPolicy,

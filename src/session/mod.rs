@@ -86,7 +86,7 @@ fn lock_cell(cell: &StateCell) -> MutexGuard<'_, Arc<AgentState>> {
 }
 
 /// One conversation: the state and everything derived from it. Lock order (never
-/// reversed): persist → state → provider count; the encoding cache is locked alone.
+/// reversed): persist → state → counts; the encoding cache is locked alone.
 pub struct Session {
     cell: StateCell,
     /// Bumped by every mutable access to the state except [`Session::append`] (see
@@ -99,11 +99,8 @@ pub struct Session {
     /// session's life), and the per-message encoding cache.
     fixed: FixedEncodings,
     encodings: Mutex<EncodingCache>,
-    /// The provider's own count of the last request (CMP-3, CMP-11); cleared whenever the
-    /// history is replaced (compression commit, import, seeding).
-    provider_count: Mutex<Option<ProviderCount>>,
-    /// Usages recorded when the last automatic compression attempt failed.
-    compression_failed_at: Mutex<Option<usize>>,
+    /// The provider's last count and the compression backoff, reset together.
+    counts: Mutex<Counts>,
     /// STORE-2: the session store this session commits to, and what it has committed.
     persist: Mutex<Option<Persist>>,
 }
@@ -135,6 +132,17 @@ impl DerefMut for StateGuard<'_> {
     }
 }
 
+/// What the provider counted and when compression last failed: what the reset ritual
+/// forgets.
+#[derive(Default)]
+struct Counts {
+    /// The provider's own count of the last request (CMP-3, CMP-11); cleared whenever the
+    /// history is replaced (compression commit, import, seeding).
+    provider: Option<ProviderCount>,
+    /// Usages recorded when the last automatic compression attempt failed.
+    compression_failed_at: Option<usize>,
+}
+
 /// What [`Session::replace`] replaced, to put back with [`Session::restore`] when the
 /// store refused the new state.
 pub struct Replaced {
@@ -155,8 +163,7 @@ impl Session {
             clock,
             fixed: FixedEncodings::new(shape),
             encodings: Mutex::new(EncodingCache::default()),
-            provider_count: Mutex::new(None),
-            compression_failed_at: Mutex::new(None),
+            counts: Mutex::new(Counts::default()),
             persist: Mutex::new(None),
         }
     }
@@ -219,10 +226,8 @@ impl Session {
             if let Some(usage) = usage {
                 state.usages.push(usage.clone());
                 if usage.source() != Some(COMPRESSION_USAGE_SOURCE) {
-                    if let Ok(mut count) = self.provider_count.lock() {
-                        let messages_sent = state.history.messages.len();
-                        *count = Some(ProviderCount { prompt_tokens: usage.prompt_tokens, messages_sent });
-                    }
+                    let messages_sent = state.history.messages.len();
+                    self.counts().provider = Some(ProviderCount { prompt_tokens: usage.prompt_tokens, messages_sent });
                     match state.token_calibration.get_mut(&self.model) {
                         Some(calibration) => {
                             calibration.observe(sent, usage.prompt_tokens);
@@ -264,9 +269,7 @@ impl Session {
     /// backoff and the store cursor (the provider's count stays forgotten).
     pub fn restore(&self, replaced: Replaced) {
         *self.lock() = replaced.state;
-        if let Ok(mut backoff) = self.compression_failed_at.lock() {
-            *backoff = replaced.backoff;
-        }
+        self.counts().compression_failed_at = replaced.backoff;
         if let Some(cursor) = replaced.cursor {
             self.set_cursor(cursor);
         }
@@ -275,14 +278,17 @@ impl Session {
     /// Forgets the provider's count and resets the compression backoff (the ritual's
     /// in-memory part); returns the backoff that was set.
     fn reset_counts(&self) -> Option<usize> {
-        self.forget_provider_count();
-        self.compression_failed_at.lock().ok().and_then(|mut b| b.take())
+        let mut counts = self.counts();
+        counts.provider = None;
+        counts.compression_failed_at.take()
     }
 
     fn forget_provider_count(&self) {
-        if let Ok(mut count) = self.provider_count.lock() {
-            *count = None;
-        }
+        self.counts().provider = None;
+    }
+
+    fn counts(&self) -> MutexGuard<'_, Counts> {
+        self.counts.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// CMP-6: commits a staged compression if the state is still `snapshot` (what the
@@ -308,15 +314,13 @@ impl Session {
     /// True while automatic compression attempts pause after a failure: fewer than
     /// [`COMPRESSION_BACKOFF_MODEL_CALLS`] calls since (`calls`: usages recorded now).
     pub fn compression_backing_off(&self, calls: usize) -> bool {
-        let failed_at = self.compression_failed_at.lock().ok().and_then(|b| *b);
+        let failed_at = self.counts().compression_failed_at;
         failed_at.is_some_and(|at| calls < at + COMPRESSION_BACKOFF_MODEL_CALLS)
     }
 
     /// An automatic compression attempt failed with `calls` usages recorded.
     pub fn compression_failed(&self, calls: usize) {
-        if let Ok(mut backoff) = self.compression_failed_at.lock() {
-            *backoff = Some(calls);
-        }
+        self.counts().compression_failed_at = Some(calls);
     }
 }
 
@@ -362,7 +366,7 @@ impl Session {
     pub fn prompt_size(&self, state: &AgentState, counts: TokenCounts) -> (u64, PromptSizeSource) {
         // CMP-12: this model's calibration in `state` (the identity until one is learned).
         let calibration: TokenCalibration = state.token_calibration.get(&self.model).copied().unwrap_or_default();
-        let count = self.provider_count.lock().ok().and_then(|c| *c);
+        let count = self.counts().provider;
         prompt_size::prompt_size(count, calibration, state, counts)
     }
 
