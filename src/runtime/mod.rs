@@ -1,5 +1,7 @@
-//! The agent runtime: configuration, the run loop, cancellation, events and observers,
-//! and the injectable id generator and clock.
+//! The agent runtime (layer L7): configuration, the run loop over a
+//! [`Session`](crate::session::Session), the ways to start it, cancellation, events and
+//! observers, tool execution, and delegation to child runtimes. The id generator and clock
+//! live on the ground ([`crate::ids`]) and are re-exported here.
 
 mod agent;
 mod build;

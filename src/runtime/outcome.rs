@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 pub enum RunStatus {
     /// The model gave a final answer.
     Completed,
-    /// [`AgentRuntime::cancel`] was called; the history is paired.
+    /// [`AgentRuntime::cancel`](crate::AgentRuntime::cancel) was called; the history is paired.
     Cancelled,
     /// `max_iterations` model calls were made without a final answer.
     MaxIterations,
@@ -27,11 +27,11 @@ pub enum CompressionTrigger {
     PostTurn,
     /// The provider reported a context overflow; forced once, then the call is retried.
     Overflow,
-    /// [`AgentRuntime::compress_now`].
+    /// [`AgentRuntime::compress_now`](crate::AgentRuntime::compress_now).
     Manual,
 }
 
-/// The result of [`AgentRuntime::run`].
+/// The result of [`AgentRuntime::run`](crate::AgentRuntime::run).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunOutcome {
     /// Run id.
