@@ -10,7 +10,8 @@ use std::time::Duration;
 use arkagent::llm::openai::build_request_body;
 use arkagent::llm::ChatRequest;
 use arkagent::compress::compute_safe_split_index;
-use arkagent::subagent::{DecomposedTask, DelegationConfig, SubAgentPolicy};
+use arkagent::runtime::DelegationConfig;
+use arkagent::subagent::{DecomposedTask, SubAgentPolicy};
 use arkagent::{
     AgentRuntime, AgentRuntimeConfig, AgentState, CancellationToken, HttpRequest, HttpResponse, HttpTransport, Message, ModelConfig,
     ToolCall, TransportError,

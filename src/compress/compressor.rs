@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::history::{AgentState, EpisodicMemory, HistoryInvariants, ModelUsage};
-use crate::runtime::{Clock, IdGenerator};
+use crate::ids::{Clock, IdGenerator};
 
 /// `raw.source` of the usage a compression call produced (CMP-7).
 pub const COMPRESSION_USAGE_SOURCE: &str = "context_compression";

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::compressor::{CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression, COMPRESSION_USAGE_SOURCE};
 use super::default_compressor::ContextCompressorConfig;
 use crate::history::{AgentState, Message, ModelUsage};
-use crate::subagent::ChildUsageRecord;
+use crate::history::ChildUsageRecord;
 
 /// What a foreign compressor answers (JSON, snake_case):
 /// `{"outcome": "skipped" | "failed" | "compressed", "reason"?: "<CMP-2 code>",
@@ -238,7 +238,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::runtime::{SequentialIdGenerator, SystemClock};
+    use crate::ids::{SequentialIdGenerator, SystemClock};
 
     struct Counting(Arc<AtomicUsize>);
 

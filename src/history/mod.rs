@@ -3,6 +3,7 @@
 
 pub(crate) mod calibration;
 mod episode;
+mod child_usage;
 mod invariants;
 mod message;
 mod state;
@@ -10,6 +11,7 @@ mod usage;
 
 pub use calibration::{TokenCalibration, TokenCalibrations};
 pub use episode::{first_invalid_episode_id, validate_episodic_memory_ids, EpisodicMemory, MemoryService};
+pub use child_usage::{ChildUsageRecord, ChildUsageSummary, UsageTotals};
 pub use invariants::HistoryInvariants;
 pub use message::{Message, ToolCall};
 pub use state::{AgentState, History, STATE_FORMAT_VERSION};

@@ -2,7 +2,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{EpisodicMemory, HistoryInvariants, Message, ModelUsage, TokenCalibrations};
 use crate::error::ArkAgentError;
-use crate::subagent::{ChildUsageRecord, ChildUsageSummary, UsageTotals};
+use super::{ChildUsageRecord, ChildUsageSummary, UsageTotals};
 
 /// Version written into exported state; import accepts this version only.
 pub const STATE_FORMAT_VERSION: u32 = 1;

@@ -1,13 +1,15 @@
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use serde::Deserialize;
 
-use super::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
+use crate::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
 use crate::error::{ArkAgentError, ErrorCode};
 use crate::llm::{ModelConfig, ToolChoice};
 use crate::compress::{default_summarizer_window, ContextCompressor, ContextCompressorConfig};
 use crate::memory::{NamespacedMemoryStore, GLOBAL_NAMESPACE};
-use crate::subagent::{DelegationConfig, SubAgentPolicy};
+use crate::subagent::{default_role_whitelists, SubAgentPolicy, SubAgentRegistry, ToolWhitelist, CLONE_ASSIGNEE};
 use crate::tools::ToolRegistry;
 
 /// Default model calls per run.
@@ -136,6 +138,108 @@ impl AgentRuntimeConfig {
             config.validate().map_err(|m| ArkAgentError::config(ErrorCode::InvalidConfig, &m))?;
         }
         Ok(())
+    }
+}
+
+/// Builds a worker's configuration (SUB-2). The runtime then hard-strips delegation from
+/// whatever it returns (SUB-4), so a factory cannot grant a worker `delegate_task`.
+/// Async so a host can build the worker on its own thread (a JS factory runs on the JS
+/// thread); a plain closure `Fn(&AgentRuntimeConfig) -> Result<AgentRuntimeConfig, _>`
+/// is a factory too.
+#[async_trait]
+pub trait SubAgentFactory: Send + Sync {
+    /// `parent` is a copy of the parent's config (API key included: the worker usually
+    /// talks to the same provider). Return the worker's config.
+    async fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError>;
+}
+
+#[async_trait]
+impl<F> SubAgentFactory for F
+where
+    F: Fn(&AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError> + Send + Sync,
+{
+    async fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError> {
+        self(parent)
+    }
+}
+
+/// A named worker.
+#[derive(Clone)]
+pub struct SubAgentDefinition {
+    /// Trimmed, non-empty, not `clone`.
+    pub name: String,
+    /// What it is good at (shown to the parent model in the delegate_task description).
+    pub description: String,
+    /// Builds its config.
+    pub factory: Arc<dyn SubAgentFactory>,
+}
+
+impl std::fmt::Debug for SubAgentDefinition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubAgentDefinition").field("name", &self.name).field("description", &self.description).finish_non_exhaustive()
+    }
+}
+
+impl SubAgentDefinition {
+    /// Errors: `subagent_name_empty`, `subagent_name_reserved` (`clone` in any case).
+    pub fn create(name: &str, description: impl Into<String>, factory: Arc<dyn SubAgentFactory>) -> Result<Self, ArkAgentError> {
+        let trimmed = name.trim();
+        if trimmed.is_empty() {
+            return Err(ArkAgentError::config(ErrorCode::SubagentNameEmpty, "sub-agent name is empty"));
+        }
+        if trimmed.to_lowercase() == CLONE_ASSIGNEE {
+            return Err(ArkAgentError::config(ErrorCode::SubagentNameReserved, "Sub-agent name \"clone\" is reserved"));
+        }
+        Ok(Self { name: trimmed.to_owned(), description: description.into(), factory })
+    }
+}
+
+/// Who may be delegated to, and the budgets.
+#[derive(Clone, Debug)]
+pub struct DelegationConfig {
+    /// Budgets.
+    pub policy: SubAgentPolicy,
+    /// Named workers.
+    pub workers: Vec<SubAgentDefinition>,
+    /// Whether `clone` (a copy of the parent's config) may be used.
+    pub allow_clone: bool,
+    /// Tools per role (ISO-2); defaults to the seed's table. `None` = every tool the
+    /// parent may use: a child's tools are always the parent's allowed tools ∩ its
+    /// factory's ∩ its role's, so no role widens what the parent may use.
+    pub role_whitelists: BTreeMap<String, ToolWhitelist>,
+    /// Tokens one child may use before it is force-completed (ISO-5), its own
+    /// sub-agents' included (`max_depth` > 1); `None` = no cap.
+    pub child_token_budget: Option<u64>,
+    /// Where sub-agents are tracked (ISO-4); share one across runtimes to see them all.
+    pub registry: Arc<SubAgentRegistry>,
+}
+
+impl Default for DelegationConfig {
+    fn default() -> Self {
+        Self {
+            policy: SubAgentPolicy::default(),
+            workers: Vec::new(),
+            allow_clone: false,
+            role_whitelists: default_role_whitelists(),
+            child_token_budget: None,
+            registry: Arc::new(SubAgentRegistry::new()),
+        }
+    }
+}
+
+impl DelegationConfig {
+    /// Adds a worker. Errors: `subagent_name_duplicate`.
+    pub fn register(&mut self, definition: SubAgentDefinition) -> Result<(), ArkAgentError> {
+        if self.workers.iter().any(|w| w.name == definition.name) {
+            return Err(ArkAgentError::config(ErrorCode::SubagentNameDuplicate, format!("sub-agent {:?} is already registered", definition.name)));
+        }
+        self.workers.push(definition);
+        Ok(())
+    }
+
+    /// True when `delegate_task` is offered (some worker, or clone).
+    pub fn is_enabled(&self) -> bool {
+        self.allow_clone || !self.workers.is_empty()
     }
 }
 

@@ -4,10 +4,11 @@ use std::sync::{Arc, Mutex, Weak};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Clock, CompressionTrigger, RunStatus, StateCell};
+use super::outcome::{CompressionTrigger, RunStatus};
+use crate::ids::Clock;
+use crate::session::StateView;
 use crate::history::ModelUsage;
 use crate::compress::{CompressOutcome, PromptSizeSource};
-use crate::subagent::SubAgentChildEvent;
 
 /// One runtime event (CORE-5), with correlation fields. Serialized flat:
 /// `{"session_id":…,"run_id":…,"seq":…,"at_ms":…,"type":"tool_call_started",…}`.
@@ -187,6 +188,27 @@ impl EventKind {
     }
 }
 
+/// A child event as the parent's observers see it (SUB-7).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubAgentChildEvent {
+    /// The parent's session.
+    pub parent_session_id: String,
+    /// The parent's run.
+    pub parent_run_id: String,
+    /// The child's session.
+    pub child_session_id: String,
+    /// The child's run.
+    pub child_run_id: String,
+    /// Worker name or `clone`.
+    pub assignee: String,
+    /// The delegated task.
+    pub task_description: String,
+    /// The child's depth (1 for a child of the root).
+    pub depth: u32,
+    /// The child's event, unchanged.
+    pub event: Box<AgentEvent>,
+}
+
 /// Receives events. Called synchronously on the thread running the loop, in order; a
 /// panic is caught and logged, and the run goes on.
 pub trait AgentObserver: Send + Sync {
@@ -256,11 +278,11 @@ pub(crate) struct Emitter {
     pub(crate) bus: Arc<EventBus>,
     seq: Arc<AtomicU64>,
     clock: Arc<dyn Clock>,
-    state: StateCell,
+    state: StateView,
 }
 
 impl Emitter {
-    pub(crate) fn new(clock: Arc<dyn Clock>, state: StateCell) -> Self {
+    pub(crate) fn new(clock: Arc<dyn Clock>, state: StateView) -> Self {
         Self { bus: Arc::new(EventBus::default()), seq: Arc::new(AtomicU64::new(0)), clock, state }
     }
 
@@ -280,7 +302,7 @@ impl Emitter {
         if !self.bus.has_observers() {
             return self.skip();
         }
-        let session_id = self.state.lock().unwrap_or_else(|p| p.into_inner()).session_id.clone();
+        let session_id = self.state.session_id();
         let event = AgentEvent {
             session_id,
             run_id: run_id.to_owned(),

@@ -99,7 +99,7 @@ pub(crate) fn state_report(state: &AgentState) -> MemoryReport {
         + state.history.episodic_memories.capacity() * size_of::<crate::EpisodicMemory>();
     let usages = state.usages.capacity() * size_of::<ModelUsage>()
         + state.usages.iter().map(usage_heap).sum::<usize>()
-        + state.child_usages.capacity() * size_of::<crate::subagent::ChildUsageRecord>()
+        + state.child_usages.capacity() * size_of::<crate::history::ChildUsageRecord>()
         + state
             .child_usages
             .iter()

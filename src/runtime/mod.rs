@@ -1,17 +1,30 @@
-//! The agent runtime: configuration, the run loop, cancellation, events and observers,
-//! and the injectable id generator and clock.
+//! The agent runtime (layer L7): configuration, the run loop over a
+//! [`Session`](crate::session::Session), the ways to start it, cancellation, events and
+//! observers, tool execution, and delegation to child runtimes. The id generator and clock
+//! live on the ground ([`crate::ids`]) and are re-exported here.
 
 mod agent;
+mod build;
+mod child_run;
+mod compression_step;
 mod config;
+mod delegation;
 mod events;
-mod ids;
+mod import_export;
+mod inspect;
 mod memory_report;
+mod outcome;
+mod start;
 mod tool_exec;
+mod worker_config;
 
-pub use agent::{AgentRuntime, CompressionTrigger, RunOutcome, RunSlot, RunStatus, COMPRESSION_BACKOFF_MODEL_CALLS};
-pub use config::{AgentRuntimeConfig, Compression, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_PARALLEL_TOOLS};
-pub use events::{AgentEvent, AgentObserver, EventKind, Subscription};
-pub(crate) use agent::StateCell;
-pub(crate) use events::Emitter;
+pub use agent::{AgentRuntime, COMPRESSION_BACKOFF_MODEL_CALLS};
+pub use outcome::{CompressionTrigger, RunOutcome, RunStatus};
+pub use start::RunSlot;
+pub use config::{
+    AgentRuntimeConfig, Compression, DelegationConfig, SubAgentDefinition, SubAgentFactory, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_PARALLEL_TOOLS,
+};
+pub use worker_config::{delegate_task_definition, force_worker_config};
+pub use events::{AgentEvent, AgentObserver, EventKind, SubAgentChildEvent, Subscription};
 pub use memory_report::MemoryReport;
-pub use ids::{Clock, DefaultIdGenerator, IdGenerator, ManualClock, SequentialIdGenerator, SystemClock};
+pub use crate::ids::{Clock, DefaultIdGenerator, IdGenerator, ManualClock, SequentialIdGenerator, SystemClock};

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::session::{checked_state, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary};
 use crate::error::StoreError;
 use crate::history::{AgentState, EpisodicMemory, Message, ModelUsage, TokenCalibrations};
-use crate::subagent::ChildUsageRecord;
+use crate::history::ChildUsageRecord;
 
 #[derive(Default)]
 struct Stored {

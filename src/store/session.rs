@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::error::StoreError;
 use crate::history::{AgentState, EpisodicMemory, Message, ModelUsage, TokenCalibrations};
-use crate::subagent::ChildUsageRecord;
+use crate::history::ChildUsageRecord;
 
 /// What a runtime hands its store at one commit point: everything new since the previous
 /// commit, with absolute positions (a message's position counts every message the session

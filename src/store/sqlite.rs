@@ -12,7 +12,7 @@ use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Tran
 use super::session::{checked_state, title_of, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary};
 use crate::error::StoreError;
 use crate::history::{AgentState, EpisodicMemory, Message, ModelUsage, TokenCalibrations};
-use crate::subagent::ChildUsageRecord;
+use crate::history::ChildUsageRecord;
 
 /// The schema version this library writes. Files of any earlier version are migrated
 /// forward when opened; a newer file gives `store_newer_schema` and is left untouched.

@@ -4,10 +4,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use arkagent::subagent::{
-    allocate_isolated_session_id, parent_context_slice, ChildUsageSummary, DelegationConfig, SubAgentChildEvent,
-    SubAgentDefinition, SubAgentPolicy, CLONE_ASSIGNEE, DELEGATE_TASK_TOOL_NAME, SUB_AGENT_SERVICE_ID,
-};
+use arkagent::runtime::{DelegationConfig, SubAgentChildEvent, SubAgentDefinition};
+use arkagent::subagent::{allocate_isolated_session_id, parent_context_slice, ChildUsageSummary, SubAgentPolicy, CLONE_ASSIGNEE, DELEGATE_TASK_TOOL_NAME, SUB_AGENT_SERVICE_ID};
 use arkagent::{
     AgentEvent, AgentRuntime, AgentRuntimeConfig, ArkAgentError, EventKind, HistoryInvariants, Message, ModelConfig, RunStatus,
     SequentialIdGenerator, ToolCall, ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolResult,
@@ -395,7 +393,7 @@ fn sub_5_parent_context_slice_is_paired_and_bounded() {
 
 #[test]
 fn sub_2_definition_names_are_trimmed_and_checked() {
-    let f: Arc<dyn arkagent::subagent::SubAgentFactory> = Arc::new(|p: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, ArkAgentError> { Ok(p.clone()) });
+    let f: Arc<dyn arkagent::runtime::SubAgentFactory> = Arc::new(|p: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, ArkAgentError> { Ok(p.clone()) });
     assert_eq!(SubAgentDefinition::create("  ", "", f.clone()).unwrap_err().code(), "subagent_name_empty");
     for reserved in ["clone", " Clone ", "CLONE"] {
         assert_eq!(SubAgentDefinition::create(reserved, "", f.clone()).unwrap_err().code(), "subagent_name_reserved");

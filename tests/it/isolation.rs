@@ -5,10 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arkagent::memory::{MemoryTier, NamespacedMemoryStore, GLOBAL_NAMESPACE};
-use arkagent::subagent::{
-    condense_parent_context, summarize_result, DecomposedTask, DelegationConfig, SubAgentContext, SubAgentPolicy, SubAgentRegistry,
-    SubAgentResult, SubAgentStatus, DELEGATE_TASK_TOOL_NAME, REGISTRY_HISTORY_CAPACITY, TOKEN_BUDGET_EXCEEDED,
-};
+use arkagent::runtime::DelegationConfig;
+use arkagent::subagent::{condense_parent_context, summarize_result, DecomposedTask, SubAgentContext, SubAgentPolicy, SubAgentRegistry, SubAgentResult, SubAgentStatus, DELEGATE_TASK_TOOL_NAME, REGISTRY_HISTORY_CAPACITY, TOKEN_BUDGET_EXCEEDED};
 use arkagent::{
     AgentRuntime, AgentRuntimeConfig, CancellationToken, Message, ModelConfig, SequentialIdGenerator, ToolContext, ToolDefinition,
     ToolExecutor, ToolInvocation, ToolRegistry, ToolResult,
@@ -508,7 +506,7 @@ async fn iso_2_general_role_clone_cannot_widen_the_parents_tools() {
     let mut delegation = clone_delegation();
     delegation
         .register(
-            arkagent::subagent::SubAgentDefinition::create(
+            arkagent::runtime::SubAgentDefinition::create(
                 "wide",
                 "asks for every tool",
                 Arc::new(|parent: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, arkagent::ArkAgentError> {
@@ -589,7 +587,7 @@ async fn iso_4_cancelled_child_leaves_the_active_set() {
 /// has "just started".
 struct SlowFactory(Arc<AtomicUsize>);
 #[async_trait]
-impl arkagent::subagent::SubAgentFactory for SlowFactory {
+impl arkagent::runtime::SubAgentFactory for SlowFactory {
     async fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, arkagent::ArkAgentError> {
         for _ in 0..3 {
             tokio::task::yield_now().await;
@@ -607,7 +605,7 @@ async fn iso_4_close_sub_agents_catches_a_child_that_just_started() {
         let registry = Arc::new(SubAgentRegistry::new());
         let built = Arc::new(AtomicUsize::new(0));
         let mut delegation = DelegationConfig { registry: registry.clone(), ..Default::default() };
-        delegation.register(arkagent::subagent::SubAgentDefinition::create("slow", "slow to build", Arc::new(SlowFactory(built.clone()))).unwrap()).unwrap();
+        delegation.register(arkagent::runtime::SubAgentDefinition::create("slow", "slow to build", Arc::new(SlowFactory(built.clone()))).unwrap()).unwrap();
         let model = ScriptedModel::with(|body, _| {
             if offers_delegation(body) {
                 return if last_role(body) == "user" { delegate(&[("d1", json!({"assignee": "slow", "task_description": "wait"}))]) } else { text_reply("done", 1) };
@@ -657,7 +655,7 @@ async fn iso_7_run_decomposed_builds_no_worker_after_cancel() {
         };
         delegation
             .register(
-                arkagent::subagent::SubAgentDefinition::create(
+                arkagent::runtime::SubAgentDefinition::create(
                     "counted",
                     "counts builds",
                     Arc::new(move |parent: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, arkagent::ArkAgentError> {
@@ -742,7 +740,7 @@ async fn iso_5_token_budget_trips_mid_stream() {
     let mut delegation = DelegationConfig { child_token_budget: Some(450), ..Default::default() };
     delegation
         .register(
-            arkagent::subagent::SubAgentDefinition::create(
+            arkagent::runtime::SubAgentDefinition::create(
                 "streamer",
                 "streams its answers",
                 Arc::new(|parent: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, arkagent::ArkAgentError> {

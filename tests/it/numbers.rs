@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use arkagent::llm::{openai, parse_stream};
-use arkagent::subagent::{DelegationConfig, SubAgentPolicy, CLONE_ASSIGNEE, DELEGATE_TASK_TOOL_NAME};
+use arkagent::runtime::DelegationConfig;
+use arkagent::subagent::{SubAgentPolicy, CLONE_ASSIGNEE, DELEGATE_TASK_TOOL_NAME};
 use arkagent::{AgentRuntime, AgentRuntimeConfig, ModelConfig, RunStatus, SequentialIdGenerator};
 use serde_json::{json, Value};
 

@@ -177,7 +177,7 @@ fn par_1_readme_seed_mapping_names_exist_on_each_surface() {
 #[test]
 fn sub_1_spawn_sub_agent_is_folded_into_delegate_task() {
     let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "test-model"));
-    c.delegation = Some(arkagent::subagent::DelegationConfig { allow_clone: true, ..Default::default() });
+    c.delegation = Some(arkagent::runtime::DelegationConfig { allow_clone: true, ..Default::default() });
     let rt = AgentRuntime::new(c, ScriptedModel::new(vec![])).unwrap();
     let names: Vec<&str> = rt.tool_definitions().iter().map(|d| d.name.as_str()).collect();
     assert!(names.contains(&arkagent::subagent::DELEGATE_TASK_TOOL_NAME) && !names.contains(&"spawn_sub_agent"), "{names:?}");

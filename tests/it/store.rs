@@ -639,7 +639,7 @@ async fn store_2_run_decomposed_commits_its_sub_agent_records() {
     // run_decomposed must find them, not only after the next run.
     let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
     let mut config = store_config(store.clone(), "dec", false);
-    config.delegation = Some(arkagent::subagent::DelegationConfig { allow_clone: true, ..Default::default() });
+    config.delegation = Some(arkagent::runtime::DelegationConfig { allow_clone: true, ..Default::default() });
     let rt = AgentRuntime::new(config, ScriptedModel::with(|_, _| text_reply("child answer", 7))).unwrap();
     let recorder = Arc::new(Recorder::default());
     let _sub = rt.subscribe(recorder.clone());

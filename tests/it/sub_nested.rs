@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use arkagent::subagent::{SubAgentDefinition, SubAgentPolicy, DELEGATE_TASK_TOOL_NAME};
+use arkagent::runtime::SubAgentDefinition;
+use arkagent::subagent::{SubAgentPolicy, DELEGATE_TASK_TOOL_NAME};
 use arkagent::{AgentRuntime, AgentRuntimeConfig, ArkAgentError, Message, ToolDefinition};
 use serde_json::{json, Value};
 

@@ -10,8 +10,7 @@ use crate::codes::{ArkAgentResult, FfiError, FfiResult};
 use crate::handles::{self, Kind};
 use crate::strings::str_arg;
 use arkagent::error::{ArkAgentError, ErrorCode};
-use arkagent::runtime::{AgentRuntimeConfig, Compression};
-use arkagent::subagent::{SubAgentDefinition, SubAgentFactory};
+use arkagent::runtime::{AgentRuntimeConfig, Compression, SubAgentDefinition, SubAgentFactory};
 
 /// Opaque: the named workers a runtime may delegate to. Owned by the caller; free with
 /// [`arkagent_workers_free`] (a runtime keeps its own copy).

@@ -7,7 +7,8 @@ use napi_ohos::Env;
 
 use std::sync::Arc;
 
-use arkagent::subagent::{DelegationConfig, SubAgentRegistry};
+use arkagent::runtime::DelegationConfig;
+use arkagent::subagent::SubAgentRegistry;
 use arkagent::Compression;
 
 use crate::args::{constructing, Arg, Setting};

@@ -214,14 +214,14 @@ impl WorkerConfig {
     }
 }
 
-/// [`arkagent::subagent::SubAgentFactory`] over a JS function (see the module docs).
+/// [`arkagent::runtime::SubAgentFactory`] over a JS function (see the module docs).
 struct JsSubAgentFactory {
     name: String,
     configure: JsAsyncFn<WorkerConfig, ()>,
 }
 
 #[async_trait]
-impl arkagent::subagent::SubAgentFactory for JsSubAgentFactory {
+impl arkagent::runtime::SubAgentFactory for JsSubAgentFactory {
     async fn create(
         &self,
         parent: &AgentRuntimeConfig,
@@ -259,7 +259,7 @@ impl arkagent::subagent::SubAgentFactory for JsSubAgentFactory {
 /// A named worker (SUB-2); wraps the core `SubAgentDefinition`.
 #[napi]
 pub struct SubAgentDefinition {
-    inner: arkagent::subagent::SubAgentDefinition,
+    inner: arkagent::runtime::SubAgentDefinition,
 }
 
 #[napi]
@@ -288,7 +288,7 @@ impl SubAgentDefinition {
             configure: JsAsyncFn::new(factory).map_err(internal)?,
         };
         let inner =
-            arkagent::subagent::SubAgentDefinition::create(&name, description, Arc::new(factory))
+            arkagent::runtime::SubAgentDefinition::create(&name, description, Arc::new(factory))
                 .map_err(thrown)?;
         Ok(Self { inner })
     }
@@ -306,7 +306,7 @@ impl SubAgentDefinition {
 
 impl SubAgentDefinition {
     /// The core definition (the factory is shared).
-    pub fn core(&self) -> arkagent::subagent::SubAgentDefinition {
+    pub fn core(&self) -> arkagent::runtime::SubAgentDefinition {
         self.inner.clone()
     }
 }

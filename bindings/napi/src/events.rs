@@ -57,7 +57,7 @@ impl AgentObserver for JsObserver {
 /// A "sub_agent" event, typed (SUB-7).
 #[napi]
 pub struct SubAgentChildEvent {
-    inner: arkagent::subagent::SubAgentChildEvent,
+    inner: arkagent::runtime::SubAgentChildEvent,
 }
 
 #[napi]

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use arkagent::compress::CompressOutcome;
-use arkagent::subagent::SubAgentChildEvent;
+use arkagent::runtime::SubAgentChildEvent;
 use arkagent::{AgentEvent, AgentObserver, CompressionTrigger, EventKind, RunStatus};
 
 struct Inner {

@@ -6,9 +6,8 @@ use std::io::BufRead;
 use std::sync::Arc;
 
 use arkagent::compress::ContextCompressorConfig;
-use arkagent::subagent::{
-    ChildUsageSummary, DelegationConfig, SubAgentContext, SubAgentDefinition, SubAgentStatus,
-};
+use arkagent::runtime::{DelegationConfig, SubAgentDefinition};
+use arkagent::subagent::{ChildUsageSummary, SubAgentContext, SubAgentStatus};
 use arkagent::{
     AgentRuntime, AgentRuntimeConfig, ArkAgentError, Compression, ModelConfig, RunStatus,
     Subscription,

@@ -13,7 +13,7 @@ use crate::strings::{null, out_arg, str_arg};
 use crate::workers::{workers_arg, ArkAgentWorkers};
 use arkagent::compress::ForeignCompressor;
 use arkagent::runtime::{AgentRuntime, AgentRuntimeConfig, Compression, Subscription};
-use arkagent::subagent::DelegationConfig;
+use arkagent::runtime::DelegationConfig;
 use arkagent::tools::ToolRegistry;
 
 /// Opaque: a set of host tools, built before the runtime. Owned by the caller; free with

@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::history::ModelUsage;
+use super::ModelUsage;
 
 /// A child's usage, summed (SUB-6). Goes into the delegate tool result's metadata and
 /// the parent's [`ChildUsageRecord`]s — never into the parent's own usages.

@@ -1,3 +1,5 @@
+//! The injectable id generator and clock (ground: every layer may use them).
+
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,0 +1,120 @@
+//! Building a runtime: its tools (host tools, `retrieve_memory`, `delegate_task`), its
+//! system prompt, its [`Session`] and, for a root with a store, the stored session.
+
+use std::sync::{Arc, Mutex};
+
+use super::agent::{AgentRuntime, Inner};
+use super::config::{AgentRuntimeConfig, Compression};
+use super::events::Emitter;
+use super::tool_exec::ExecPolicy;
+use crate::error::{ArkAgentError, ErrorCode};
+use crate::history::AgentState;
+use crate::llm::{ChatClient, HttpTransport};
+use crate::compress::{ContextCompressor, DefaultContextCompressor};
+use crate::memory::{retrieve_memory_definition, MemoryService, RetrieveMemoryTool, RuntimeMemoryService, RETRIEVE_MEMORY_TOOL_NAME};
+use crate::session::{RequestShape, Session, StateView};
+use super::delegation::{DelegateTaskTool, SubAgentService};
+use super::worker_config::delegate_task_definition;
+use crate::subagent::{DelegationBudget, DELEGATION_PROMPT};
+use crate::tools::ToolDefinition;
+
+impl AgentRuntime {
+    /// A runtime with an empty history. Errors: `invalid_config`, `tool_name_duplicate`
+    /// (a host tool named `retrieve_memory` while compression is on).
+    pub fn new(config: AgentRuntimeConfig, transport: Arc<dyn HttpTransport>) -> Result<Self, ArkAgentError> {
+        Self::new_at_depth(config, transport, 0, None)
+    }
+
+    /// A sub-agent runtime one level below its parent, in its parent's delegation tree
+    /// (`budget`: it delegates, if its depth allows, under the root's shared budgets).
+    pub(crate) fn new_child(
+        config: AgentRuntimeConfig,
+        transport: Arc<dyn HttpTransport>,
+        depth: u32,
+        budget: Arc<DelegationBudget>,
+    ) -> Result<Self, ArkAgentError> {
+        Self::new_at_depth(config, transport, depth.max(1), Some(budget))
+    }
+
+    /// The checks [`new`](Self::new) makes before it builds anything (SUB-3: a delegation
+    /// runs them before it reserves a slot, so a worker that cannot be built consumes none).
+    pub(crate) fn check_buildable(config: &AgentRuntimeConfig) -> Result<(), ArkAgentError> {
+        config.validate()?;
+        if config.compression.is_some() && config.tools.has(RETRIEVE_MEMORY_TOOL_NAME) {
+            return Err(ArkAgentError::config(ErrorCode::ToolNameDuplicate, format!("tool {RETRIEVE_MEMORY_TOOL_NAME:?} is already registered")));
+        }
+        Ok(())
+    }
+
+    fn new_at_depth(
+        config: AgentRuntimeConfig,
+        transport: Arc<dyn HttpTransport>,
+        depth: u32,
+        budget: Option<Arc<DelegationBudget>>,
+    ) -> Result<Self, ArkAgentError> {
+        Self::check_buildable(&config)?;
+        let session_id = config.session_id.clone().unwrap_or_else(|| config.id_generator.next_id());
+        let client = ChatClient::new(Arc::clone(&transport), config.model.clone());
+        let view = StateView::new(AgentState::new(session_id));
+        let emitter = Emitter::new(Arc::clone(&config.clock), view.clone());
+        let mut tools = config.tools.clone();
+        let compressor: Option<Arc<dyn ContextCompressor>> = match &config.compression {
+            None => None,
+            Some(Compression::Custom(c)) => Some(Arc::clone(c)),
+            Some(Compression::Default { config: c, summarizer }) => {
+                let model = summarizer.clone().unwrap_or_else(|| config.model.clone());
+                Some(Arc::new(DefaultContextCompressor::new(ChatClient::new(Arc::clone(&transport), model), c.clone())))
+            }
+        };
+        if compressor.is_some() {
+            // MEM-2: retrieve_memory is registered whenever a compressor is configured.
+            let memory: Arc<dyn MemoryService> = Arc::new(RuntimeMemoryService::new(view.shared_cell()));
+            tools.register(retrieve_memory_definition(), Arc::new(RetrieveMemoryTool::new(memory)))?;
+        }
+        // A root, or a child below max_depth (SUB-3), offers delegate_task; a worker at
+        // max_depth gets no service: its config has no delegation (SUB-4).
+        let sub_agents = SubAgentService::new(config.clone(), transport, view.clone(), emitter.clone(), depth, budget);
+        let mut system_prompt = config.system_prompt.clone();
+        let mut delegate = None;
+        if let (Some(service), Some(delegation)) = (&sub_agents, &config.delegation) {
+            let tool = Arc::new(DelegateTaskTool { service: Arc::clone(service) });
+            tools.register(delegate_task_definition(delegation), tool.clone())?;
+            delegate = Some(tool);
+            if !system_prompt.is_empty() {
+                system_prompt.push_str("\n\n");
+            }
+            system_prompt.push_str(DELEGATION_PROMPT);
+        }
+        // ISO-2: the model is shown only allowed tools (built-in memory retrieval stays).
+        let exec_policy = ExecPolicy {
+            is_sub_agent: depth > 0 && sub_agents.is_none(),
+            allowed: config.allowed_tools.as_ref().map(|a| a.iter().cloned().chain([RETRIEVE_MEMORY_TOOL_NAME.to_owned()]).collect()),
+        };
+        let tool_definitions: Vec<ToolDefinition> = tools.definitions().into_iter().filter(|d| exec_policy.allows(&d.name)).collect();
+        let memory = config.memory_store.scope(&config.memory_namespace);
+        let shape = RequestShape { model: config.model.clone(), system_prompt, tool_definitions, tool_choice: config.tool_choice.clone() };
+        let session = Session::new(&view, shape, Arc::clone(&config.clock));
+        let runtime = Self {
+            inner: Arc::new(Inner {
+                exec_policy,
+                memory,
+                delegate,
+                tools,
+                config,
+                client,
+                compressor,
+                sub_agents,
+                depth,
+                session,
+                emitter,
+                active_run: Mutex::new(None),
+            }),
+        };
+        if depth == 0 {
+            if let Some(store) = runtime.inner.config.store.clone() {
+                runtime.attach_store(store, None)?;
+            }
+        }
+        Ok(runtime)
+    }
+}

@@ -1,0 +1,140 @@
+//! The session's ways in and out: a session store attached or detached (STORE-4,
+//! STORE-6), the state exported (CORE-6) or imported.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use super::agent::{AgentRuntime, Inner};
+use super::config::AgentRuntimeConfig;
+use super::start::RunSlot;
+use crate::error::{ArkAgentError, ErrorCode};
+use crate::history::{AgentState, HistoryInvariants};
+use crate::llm::HttpTransport;
+use crate::session::last_consistent_len;
+use crate::store::SharedStore;
+
+impl AgentRuntime {
+    /// Attaches a session store (STORE-4) — what a config's `store` does at construction,
+    /// for hosts that attach one later (the C ABI): opens `session_id` (default: this
+    /// runtime's) in `store`. A session with commits replaces this runtime's state (the
+    /// runtime resumes it); a new session starts from the current state, written in full
+    /// at the next commit. Errors: `session_locked`, the store's codes, `run_in_progress`,
+    /// `invalid_config` when a store is already attached or a sub-agent asks.
+    pub fn attach_store(&self, store: SharedStore, session_id: Option<&str>) -> Result<(), ArkAgentError> {
+        if self.inner.depth > 0 {
+            return Err(ArkAgentError::config(ErrorCode::InvalidConfig, "a sub-agent does not write to a store"));
+        }
+        let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
+        if slot.is_some() {
+            return Err(ArkAgentError::RunInProgress);
+        }
+        self.inner.session.attach(store, session_id)
+    }
+
+    /// Detaches the session store (STORE-6): releases the session's lock so another
+    /// runtime (in this process or another) can open it, without waiting for this runtime
+    /// to be dropped (hosts with a garbage collector). Everything committed stays stored;
+    /// the runtime keeps its state but commits nothing more. False when no store was
+    /// attached. Errors: `run_in_progress` during a run.
+    pub fn detach_store(&self) -> Result<bool, ArkAgentError> {
+        let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
+        if slot.is_some() {
+            return Err(ArkAgentError::RunInProgress);
+        }
+        let detached = self.inner.session.detach();
+        drop(slot);
+        Ok(detached)
+    }
+
+    /// True when a session store is attached.
+    pub fn has_store(&self) -> bool {
+        self.inner.session.has_store()
+    }
+
+    /// A runtime resumed from exported state (CORE-6). Errors: `invalid_json`,
+    /// `invalid_state`, `invalid_config`.
+    pub fn resume(config: AgentRuntimeConfig, transport: Arc<dyn HttpTransport>, state_json: &str) -> Result<Self, ArkAgentError> {
+        let runtime = Self::new(config, transport)?;
+        runtime.import_state(state_json)?;
+        Ok(runtime)
+    }
+
+    /// The whole state as JSON: history, episodic memories, usages, session id. Holds no
+    /// secrets (the config is not part of it).
+    ///
+    /// Callable at any moment — from a tool, from an observer at any event, while a run is
+    /// in flight — and always importable (CORE-6): while a turn's tool calls are still
+    /// running, the export holds the last consistent history, without that open turn's
+    /// assistant message and the results that came in so far (a turn is committed only
+    /// when paired). Usages keep every call already made: it was paid for.
+    pub fn export_state(&self) -> Result<String, ArkAgentError> {
+        let snapshot = self.inner.session.snapshot();
+        if HistoryInvariants::tool_calls_paired(&snapshot.history.messages) {
+            return snapshot.to_json();
+        }
+        let mut consistent = (*snapshot).clone();
+        consistent.history.messages.truncate(last_consistent_len(&snapshot.history.messages));
+        consistent.to_json()
+    }
+
+    /// Replaces the state with an exported one after validating it. With a session store
+    /// the imported state also replaces the stored session, in one commit, and keeps the
+    /// attached session's id (the exported one is not taken over). Errors:
+    /// `invalid_json`, `invalid_state`, `run_in_progress`, the store's codes: then the
+    /// store write failed and the runtime keeps its old state (in memory and stored).
+    pub fn import_state(&self, state_json: &str) -> Result<(), ArkAgentError> {
+        let state = self.parse_import(state_json)?;
+        let active = self.claim()?;
+        active.inner.import_claimed(state)
+    }
+
+    /// [`import_state`](Self::import_state) for bindings that must not write the store on
+    /// their caller's thread: validates and claims the run slot *now* (errors:
+    /// `invalid_json`, `invalid_state`, `run_in_progress`). Without a store the state is
+    /// replaced and the slot freed before this returns. With one, the returned future
+    /// writes the store and swaps the state only when the write succeeded; the slot stays
+    /// taken until the [`RunSlot`] it hands over is dropped.
+    #[allow(clippy::type_complexity)]
+    pub fn start_import_state_holding_slot(
+        &self,
+        state_json: &str,
+    ) -> Result<impl Future<Output = (Result<(), ArkAgentError>, Option<RunSlot>)> + Send + 'static, ArkAgentError> {
+        let state = self.parse_import(state_json)?;
+        let active = self.claim()?;
+        // With a store: the import waits for the future (Ok). Without: done now (Err).
+        let pending = if self.inner.session.has_store() { Ok((state, active)) } else { Err(active.inner.import_claimed(state)) };
+        Ok(async move {
+            match pending {
+                Ok((state, active)) => (active.inner.import_claimed(state), Some(RunSlot::new(active))),
+                Err(done) => (done, None),
+            }
+        })
+    }
+
+    fn parse_import(&self, state_json: &str) -> Result<AgentState, ArkAgentError> {
+        // LLM-4: a state that carries the key (saved by an older version, or edited) does
+        // not bring it in. The replacement has no JSON metacharacters, so the text stays
+        // the same JSON.
+        AgentState::from_json(&self.inner.config.model.redact_cow(state_json))
+    }
+}
+
+impl Inner {
+    /// Swaps in an imported state (the caller holds the run slot). With a store it is
+    /// written at once, replacing the stored session; when that write fails, the old state,
+    /// the store cursor and the compression backoff are put back: nothing changed.
+    pub(super) fn import_claimed(&self, mut state: AgentState) -> Result<(), ArkAgentError> {
+        // STORE-4: with a store the import is written under the attached session, so the
+        // runtime keeps that session's id (resuming `session_id()` finds the import).
+        if self.session.has_store() {
+            state.session_id = self.session.snapshot().session_id.clone();
+        }
+        // STORE-2: with a store, the imported state replaces the stored session at once.
+        let replaced = self.session.replace(state, true);
+        let committed = self.commit_point("");
+        if committed.is_err() {
+            self.session.restore(replaced);
+        }
+        committed
+    }
+}

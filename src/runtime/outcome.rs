@@ -1,0 +1,45 @@
+//! How runs end and what starts a compression attempt: the small types the loop,
+//! events and delegation share.
+
+use serde::{Deserialize, Serialize};
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The model gave a final answer.
+    Completed,
+    /// [`AgentRuntime::cancel`](crate::AgentRuntime::cancel) was called; the history is paired.
+    Cancelled,
+    /// `max_iterations` model calls were made without a final answer.
+    MaxIterations,
+    /// The run failed (only in events; `run` returns the error).
+    Failed,
+}
+
+/// What started a compression attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompressionTrigger {
+    /// Before a model call, from the prompt estimate (CMP-11).
+    Preflight,
+    /// After a loop turn, from the last usage (CORE-4, CMP-3).
+    PostTurn,
+    /// The provider reported a context overflow; forced once, then the call is retried.
+    Overflow,
+    /// [`AgentRuntime::compress_now`](crate::AgentRuntime::compress_now).
+    Manual,
+}
+
+/// The result of [`AgentRuntime::run`](crate::AgentRuntime::run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunOutcome {
+    /// Run id.
+    pub run_id: String,
+    /// How it ended.
+    pub status: RunStatus,
+    /// The final answer text, when completed.
+    pub final_text: Option<String>,
+    /// Model calls made.
+    pub iterations: u32,
+}

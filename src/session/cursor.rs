@@ -1,0 +1,137 @@
+//! STORE-2, STORE-3: the attached session store and the cursor of what is committed.
+
+use crate::error::ArkAgentError;
+use crate::history::{AgentState, HistoryInvariants, Message};
+use crate::ids::Clock;
+use crate::store::{Commit, SessionLease, SharedStore};
+
+/// An open session in a store and the cursor of what is committed (absolute positions).
+pub(super) struct Persist {
+    lease: Box<dyn SessionLease>,
+    pub(super) cursor: Cursor,
+}
+
+/// What is committed (absolute positions), and whether the next commit rewrites all.
+#[derive(Clone, Copy)]
+pub(super) struct Cursor {
+    /// Absolute position after the last committed live message.
+    end: u64,
+    episodes: usize,
+    usages: usize,
+    child_usages: usize,
+    /// The next commit rewrites the session (after an import or attaching a new session
+    /// to a session that already has a history).
+    pub(super) replace_all: bool,
+}
+
+/// A commit that reached the store (STORE-6's `session_committed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Committed {
+    /// The session's commit sequence number.
+    pub commit_seq: u64,
+    /// Messages the session has committed (live plus archived originals).
+    pub message_count: u64,
+}
+
+impl Persist {
+    /// Opens `session_id` in `store` (STORE-4). Returns the open session and the state to
+    /// continue from: the stored one (resumed), or `current` under the new id, written in
+    /// full at the next commit. Errors: `session_locked`, the store's codes.
+    pub(super) fn open(store: &SharedStore, session_id: String, current: &AgentState) -> Result<(Self, AgentState), ArkAgentError> {
+        let opened = store.open_session(&session_id)?;
+        let stored = opened.state.is_some();
+        let state = match opened.state {
+            Some(state) => state,
+            None => {
+                let mut state = current.clone();
+                state.session_id = session_id;
+                state
+            }
+        };
+        let has_history = !state.history.messages.is_empty() || !state.usages.is_empty() || !state.history.episodic_memories.is_empty();
+        let cursor = Cursor {
+            end: if stored { live_end(&state, state.history.messages.len()) } else { 0 },
+            episodes: if stored { state.history.episodic_memories.len() } else { 0 },
+            usages: if stored { state.usages.len() } else { 0 },
+            child_usages: if stored { state.child_usages.len() } else { 0 },
+            replace_all: !stored && has_history,
+        };
+        Ok((Self { lease: opened.lease, cursor }, state))
+    }
+
+    /// STORE-2: commits what `state` has new since the cursor — paired messages only (an
+    /// open turn is cut, as in `export_state`), new episodes with their originals, new
+    /// usages and sub-agent records — in one store transaction. Nothing new: `Ok(None)`.
+    /// On error nothing of this commit is stored and the cursor stays (lowered to the new
+    /// end when the history shrank), so the next commit point retries it.
+    pub(super) fn commit(&mut self, state: &AgentState, clock: &dyn Clock) -> Result<Option<Committed>, ArkAgentError> {
+        let messages = &state.history.messages;
+        let consistent = last_consistent_len(messages);
+        let base = live_end(state, 0);
+        let end = base + consistent as u64;
+        let c = self.cursor;
+        let (end_before, episodes_from, usages_from, child_from) =
+            if c.replace_all { (0, 0, 0, 0) } else { (c.end, c.episodes, c.usages, c.child_usages) };
+        let from = end_before.max(base).min(end);
+        let episodes = state.history.episodic_memories.get(episodes_from..).unwrap_or_default().to_vec();
+        let usages = state.usages.get(usages_from..).unwrap_or_default().to_vec();
+        let child_usages = state.child_usages.get(child_from..).unwrap_or_default().to_vec();
+        let new_messages = messages[usize::try_from(from - base).unwrap_or(consistent).min(consistent)..consistent].to_vec();
+        if !c.replace_all && episodes.is_empty() && usages.is_empty() && child_usages.is_empty() && new_messages.is_empty() && end == end_before {
+            return Ok(None);
+        }
+        let usages_is_empty = usages.is_empty();
+        let commit = Commit {
+            replace_all: c.replace_all,
+            episodes_from,
+            episodes,
+            archived_through: base,
+            messages_from: from,
+            messages: new_messages,
+            usages_from,
+            usages,
+            child_usages_from: child_from,
+            child_usages,
+            // CMP-12: the calibration changes only with a new usage.
+            token_calibration: (c.replace_all || !usages_is_empty).then(|| state.token_calibration.clone()),
+            now_ms: clock.now_ms(),
+        };
+        let commit_seq = match self.lease.commit(&commit) {
+            Ok(seq) => seq,
+            Err(e) => {
+                // A history that shrank (a failed run's input taken out): what is stored
+                // past `end` is stale, so the next commit rewrites from `end` (a retry
+                // from the old cursor would find "nothing new" and keep the old input).
+                self.cursor.end = self.cursor.end.min(end);
+                return Err(e.into());
+            }
+        };
+        self.cursor = Cursor {
+            end,
+            episodes: state.history.episodic_memories.len(),
+            usages: state.usages.len(),
+            child_usages: state.child_usages.len(),
+            replace_all: false,
+        };
+        Ok(Some(Committed { commit_seq, message_count: end }))
+    }
+}
+
+/// The absolute position (archived originals counted) after the first `live` messages.
+fn live_end(state: &AgentState, live: usize) -> u64 {
+    state.history.episodic_memories.iter().fold(live as u64, |a, e| a + e.archived_messages.len() as u64)
+}
+
+/// The length of the longest paired prefix of `messages`: everything before the open
+/// turn (an assistant message whose tool calls are not all answered yet).
+pub fn last_consistent_len(messages: &[Message]) -> usize {
+    let mut end = messages.len();
+    while end > 0 {
+        if HistoryInvariants::tool_calls_paired(&messages[..end]) {
+            return end;
+        }
+        // Cut before the last assistant message with tool calls in what is left.
+        end = messages[..end].iter().rposition(|m| !m.tool_calls().is_empty()).unwrap_or(0);
+    }
+    0
+}

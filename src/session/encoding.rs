@@ -1,0 +1,238 @@
+//! PERF-2, PERF-7: the request body, encoded once per message and lent to the transport.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::history::{AgentState, Message};
+use crate::llm::wire::{self, BodyTemplate};
+use crate::llm::{ChatRequest, ModelConfig, ToolChoice};
+use crate::compress::{count_message_tokens, count_request_tokens, TokenCounts};
+use crate::tools::ToolDefinition;
+
+/// What every request of a session carries besides the conversation, fixed for the
+/// session's life: the model and sampling fields, the system prompt sent (the configured
+/// one plus built-in sections, ISO-8), the tools offered and the tool choice.
+pub struct RequestShape {
+    /// The model and its request fields.
+    pub model: ModelConfig,
+    /// The system prompt sent ("" for none).
+    pub system_prompt: String,
+    /// The tools offered.
+    pub tool_definitions: Vec<ToolDefinition>,
+    /// The tool choice sent with requests that offer tools.
+    pub tool_choice: Option<ToolChoice>,
+}
+
+/// What never changes after construction, encoded once.
+pub(super) struct FixedEncodings {
+    /// The model, tools array, tool choice and sampling fields.
+    template: BodyTemplate,
+    /// The system prompt message ("" when there is none).
+    system: String,
+    /// Estimated tokens of the system prompt and tools (CMP-11's estimate, fixed part),
+    /// per script class (CMP-12).
+    tokens: TokenCounts,
+    /// What they were encoded from (the from-scratch reference encodes it again).
+    shape: RequestShape,
+}
+
+impl FixedEncodings {
+    pub(super) fn new(shape: RequestShape) -> Self {
+        let system_prompt = &shape.system_prompt;
+        Self {
+            template: BodyTemplate::new(&shape.model, &shape.tool_definitions, shape.tool_choice.as_ref()),
+            system: if system_prompt.is_empty() { String::new() } else { wire::encode_system(system_prompt) },
+            tokens: count_request_tokens(system_prompt, &[], &[], &shape.tool_definitions),
+            shape,
+        }
+    }
+}
+
+/// PERF-7: the encodings of the history's first `history_len` messages and of the
+/// memory context, valid for one state generation. A committed message is encoded once;
+/// an append only encodes what was appended; anything else (compression commit, import,
+/// seeding, a failed run's rollback) bumps the generation and the cache starts over.
+///
+/// PERF-2: the cache *is* the request body up to the messages array's `]` (the template's
+/// head, `[`, the system prompt, the memory context, the history). A request closes it with
+/// the template's tail and lends it to the transport as the body itself; the next
+/// `EncodingCache::sync` takes it back (cutting the tail off) once the transport let
+/// go, or copies the prefix if the host still holds it. So no turn copies the history's
+/// JSON: the session holds the messages once and their encoding once.
+#[derive(Default)]
+pub(super) struct EncodingCache {
+    generation: u64,
+    /// The body so far: head, `[`, and the comma-separated system prompt, memory context
+    /// and history encodings. Empty while lent (see `lent`) or before `built`.
+    body: String,
+    /// `body` holds the head, the system prompt and the memory context of this generation.
+    built: bool,
+    /// Something follows the `[` in `body` (the next encoding needs a comma first).
+    any: bool,
+    /// The body lent to the last request, and the length of its part before the tail.
+    lent: Option<(Arc<String>, usize)>,
+    context_tokens: TokenCounts,
+    history_len: usize,
+    history_tokens: TokenCounts,
+    /// Their tool call ids (fresh ids are checked against them).
+    call_ids: HashSet<String>,
+}
+
+impl EncodingCache {
+    /// Takes the lent body back (PERF-2): the same allocation when the transport has let
+    /// go of it, a copy of its prefix when the host still holds it.
+    fn reclaim(&mut self) {
+        if let Some((lent, len)) = self.lent.take() {
+            self.body = match Arc::try_unwrap(lent) {
+                Ok(mut body) => {
+                    body.truncate(len);
+                    body
+                }
+                Err(shared) => shared.get(..len).unwrap_or_default().to_owned(),
+            };
+        }
+    }
+
+    /// Heap bytes held: the body (or the lent one), the ids.
+    pub(super) fn heap_bytes(&self) -> usize {
+        let body = self.lent.as_ref().map_or(self.body.capacity(), |(b, _)| b.capacity());
+        body + self.call_ids.capacity() * std::mem::size_of::<String>() + self.call_ids.iter().map(String::capacity).sum::<usize>()
+    }
+}
+
+/// PERF-2: grows `s` to hold `extra` more bytes by an eighth of its length at a time
+/// rather than doubling, so the encoding cache (a long chat's largest buffer) carries at
+/// most ~12.5 % of slack instead of up to 100 %. Large buffers grow by `mremap` (no copy).
+fn reserve_gently(s: &mut String, extra: usize) {
+    if s.capacity() - s.len() < extra {
+        s.reserve_exact(extra.max(s.len() / 8).max(4096));
+    }
+}
+
+impl FixedEncodings {
+    /// The tools every request offers.
+    pub(super) fn tool_definitions(&self) -> &[ToolDefinition] {
+        &self.shape.tool_definitions
+    }
+
+    /// Heap bytes of the fixed encodings (PERF-2's report).
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.template.heap_bytes() + self.system.capacity()
+    }
+
+    fn estimate_from_scratch(&self, state: &AgentState) -> TokenCounts {
+        let context: Vec<Message> = memory_context(state).into_iter().collect();
+        count_request_tokens(&self.shape.system_prompt, &context, &state.history.messages, &self.shape.tool_definitions)
+    }
+
+    /// The body of the request for `state`, encoded from scratch with the typed wire
+    /// structs (the reference the cached bodies are checked against).
+    pub(super) fn body_from_scratch(&self, state: &AgentState) -> String {
+        let shape = &self.shape;
+        let context: Vec<Message> = memory_context(state).into_iter().collect();
+        let request = ChatRequest {
+            system_prompt: Some(shape.system_prompt.as_str()),
+            context_messages: &context,
+            messages: &state.history.messages,
+            tools: &shape.tool_definitions,
+            tool_choice: shape.tool_choice.as_ref(),
+        };
+        wire::encode_body(&shape.model, &request)
+    }
+}
+
+impl EncodingCache {
+    /// Brings the cache up to date with `state` at `generation`.
+    fn sync(&mut self, fixed: &FixedEncodings, state: &AgentState, generation: u64) -> &mut Self {
+        let cache = self;
+        let messages = &state.history.messages;
+        if cache.generation != generation || cache.history_len > messages.len() {
+            *cache = EncodingCache { generation, ..EncodingCache::default() };
+        }
+        cache.reclaim();
+        if !cache.built {
+            cache.body.clear();
+            cache.body.push_str(fixed.template.head());
+            cache.body.push('[');
+            cache.any = !fixed.system.is_empty();
+            cache.body.push_str(&fixed.system);
+            cache.context_tokens = TokenCounts::default();
+            if let Some(m) = memory_context(state) {
+                if cache.any {
+                    cache.body.push(',');
+                }
+                cache.body.push_str(&wire::encode_message(&m));
+                cache.any = true;
+                cache.context_tokens += count_message_tokens(&m);
+            }
+            cache.built = true;
+        }
+        let tail = fixed.template.tail().len() + 2;
+        for m in &messages[cache.history_len..] {
+            let encoded = wire::encode_message(m);
+            reserve_gently(&mut cache.body, encoded.len() + tail);
+            if cache.any {
+                cache.body.push(',');
+            }
+            cache.body.push_str(&encoded);
+            cache.any = true;
+            cache.history_tokens += count_message_tokens(m);
+            cache.call_ids.extend(m.tool_calls().iter().map(|c| c.id.clone()));
+        }
+        cache.history_len = messages.len();
+        cache
+    }
+
+    /// The tool call ids in `state`'s history, from the cache (PERF-7: no walk).
+    pub(super) fn call_ids(&mut self, fixed: &FixedEncodings, state: &AgentState, generation: u64) -> &HashSet<String> {
+        let seen = &self.sync(fixed, state, generation).call_ids;
+        #[cfg(debug_assertions)]
+        {
+            let scratch: HashSet<&str> = state.history.messages.iter().flat_map(|m| m.tool_calls().iter().map(|c| c.id.as_str())).collect();
+            assert_eq!(scratch, seen.iter().map(String::as_str).collect::<HashSet<&str>>());
+        }
+        seen
+    }
+
+    /// The local prompt estimate of the next request (CMP-11), per script class.
+    pub(super) fn estimate(&mut self, fixed: &FixedEncodings, state: &AgentState, generation: u64) -> TokenCounts {
+        let cache = self.sync(fixed, state, generation);
+        let local = fixed.tokens + cache.context_tokens + cache.history_tokens;
+        debug_assert_eq!(local, fixed.estimate_from_scratch(state));
+        local
+    }
+
+    /// PERF-7: the request body for `state`, assembled from cached encodings, and the
+    /// local prompt estimate per script class. PERF-2: the body is the cache itself, lent
+    /// (no copy).
+    pub(super) fn request_body(&mut self, fixed: &FixedEncodings, state: &AgentState, generation: u64) -> (Arc<String>, TokenCounts) {
+        let cache = self.sync(fixed, state, generation);
+        let len = cache.body.len();
+        reserve_gently(&mut cache.body, fixed.template.tail().len() + 1);
+        cache.body.push(']');
+        cache.body.push_str(fixed.template.tail());
+        let body = Arc::new(std::mem::take(&mut cache.body));
+        cache.lent = Some((Arc::clone(&body), len));
+        let local = fixed.tokens + cache.context_tokens + cache.history_tokens;
+        #[cfg(debug_assertions)]
+        {
+            assert_eq!(*body, fixed.body_from_scratch(state), "PERF-7: the cached body differs from a from-scratch encoding");
+            assert_eq!(local, fixed.estimate_from_scratch(state));
+        }
+        (body, local)
+    }
+}
+
+/// The latest episode's snapshot as a context message (CMP-9): the model keeps seeing
+/// what was compressed, and learns how to read the originals.
+fn memory_context(state: &AgentState) -> Option<Message> {
+    let episode = state.history.episodic_memories.last()?;
+    Some(Message::system(format!(
+        "Earlier conversation was compressed into episodic memory. Latest state snapshot \
+         (snapshot_id {}, {} episode(s) in all; read the original messages with the \
+         retrieve_memory tool):\n{}",
+        episode.id,
+        state.history.episodic_memories.len(),
+        episode.summary
+    )))
+}

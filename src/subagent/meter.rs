@@ -1,0 +1,97 @@
+//! ISO-5: a child's token meter. The budget covers the child's whole subtree: its own
+//! children's calls (`max_depth` > 1) count too.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::compress::estimate_tokens;
+
+/// Tracks a child's tokens, tools and model calls; trips the budget (ISO-5) by
+/// cancelling `force`, and with it the child's run and its calls in flight.
+pub(crate) struct Meter {
+    budget: Option<u64>,
+    tokens: Mutex<MeterState>,
+    force: CancellationToken,
+}
+
+/// What a [`Meter`] counted.
+#[derive(Default)]
+pub(crate) struct MeterState {
+    spent: u64,
+    /// Per runtime of the subtree (by session id) with a call in flight: that call's
+    /// prompt estimate plus what it has streamed so far.
+    pending: HashMap<String, u64>,
+    pub(crate) tools_used: Vec<String>,
+    pub(crate) tripped: bool,
+}
+
+impl MeterState {
+    /// The estimates of the calls in flight (a call cut off mid-stream reports no usage).
+    pub(crate) fn in_flight(&self) -> u64 {
+        self.pending.values().fold(0, |a, b| a.saturating_add(*b))
+    }
+
+    /// Tokens spent by calls that answered.
+    pub(crate) fn spent(&self) -> u64 {
+        self.spent
+    }
+}
+
+impl Meter {
+    /// A meter that trips at `budget` tokens (never when `None`).
+    pub(crate) fn new(budget: Option<u64>, force: CancellationToken) -> Self {
+        Self { budget, tokens: Mutex::default(), force }
+    }
+
+    /// What it counted so far.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, MeterState> {
+        self.tokens.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Trips the budget when what was spent plus the calls in flight reaches it: cancels
+    /// the child's run, and with it the calls in flight.
+    fn charge(&self, state: &mut MeterState) {
+        if let Some(budget) = self.budget {
+            if state.spent.saturating_add(state.in_flight()) >= budget && !state.tripped {
+                state.tripped = true;
+                self.force.cancel();
+            }
+        }
+    }
+
+    /// Before a call of `session`: stop it if the prompt alone would cross the budget.
+    pub(crate) fn requested(&self, session: &str, estimated_prompt_tokens: u64) {
+        let mut state = self.lock();
+        state.pending.insert(session.to_owned(), estimated_prompt_tokens);
+        self.charge(&mut state);
+    }
+
+    /// A streamed delta of a call in flight: counted as it arrives (ISO-5); it may cross
+    /// the budget mid-call.
+    pub(crate) fn streamed(&self, session: &str, text: &str) {
+        let mut state = self.lock();
+        if let Some(pending) = state.pending.get_mut(session) {
+            *pending = pending.saturating_add(estimate_tokens(text));
+            self.charge(&mut state);
+        }
+    }
+
+    /// A call of `session` answered: its real usage where reported, the estimate otherwise.
+    pub(crate) fn answered(&self, session: &str, total_tokens: Option<u64>) {
+        let mut state = self.lock();
+        let estimate = state.pending.remove(session).unwrap_or_default();
+        let used = total_tokens.unwrap_or(estimate);
+        state.spent = state.spent.saturating_add(used);
+        self.charge(&mut state);
+    }
+
+    /// The child itself started a tool (first use recorded).
+    pub(crate) fn tool_started(&self, name: &str) {
+        let mut state = self.lock();
+        if !state.tools_used.iter().any(|t| t == name) {
+            state.tools_used.push(name.to_owned());
+        }
+    }
+}
