@@ -1,8 +1,9 @@
 //! The crate's error type, on the ground: every variant has a stable code
 //! ([`ArkAgentError::code`], a typed [`ErrorCode`]); the C ABI maps codes to numbers in
-//! `ffi/codes.rs`, the N-API layer puts [`ErrorCode::as_str`] on `error.code`. Codes are
-//! never renamed. The model call's and the store's errors live here too ([`LlmError`],
-//! [`StoreError`]; `llm/` and `store/` re-export them), so no layer above is imported.
+//! `bindings/c/src/codes.rs` (an exhaustive `match`), the N-API layer puts
+//! [`ErrorCode::as_str`] on `error.code`. Codes are never renamed. The model call's and
+//! the store's errors live here too ([`LlmError`], [`StoreError`]; `llm/` and `store/`
+//! re-export them), so no layer above is imported.
 
 mod code;
 mod llm;
