@@ -1,13 +1,14 @@
 //! `AgentRuntime`: one conversation, delegating every call to the core runtime.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use arkagent::memory::MemoryService;
 use arkagent::runtime::RunSlot;
-use arkagent::{RunOutcome, Subscription};
+use arkagent::{ArkAgentError, RunOutcome, Subscription};
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::{ClassInstance, PromiseRaw, This};
+use napi_ohos::bindgen_prelude::{ClassInstance, PromiseRaw, This, ToNapiValue};
 use napi_ohos::Env;
 
 use crate::args::{constructing, Arg};
@@ -104,24 +105,8 @@ impl AgentRuntime {
         // is refused with `run_in_progress` (as a rejection, like every run error).
         // The slot is handed back with the outcome and freed only here, as the Promise
         // settles: a `run()` issued before that is refused, never squeezed in between.
-        let started = self.core.start_run_holding_slot(input).map_err(CodedError::from);
-        env.spawn_future_with_callback(
-            async move {
-                Ok(match started {
-                    Ok(run) => {
-                        let (outcome, slot) = run.await;
-                        (outcome.map_err(CodedError::from), Some(slot))
-                    }
-                    Err(e) => (Err(e), None),
-                })
-            },
-            move |env: &'env Env, (outcome, _slot): (Result<RunOutcome, CodedError>, Option<RunSlot>)| {
-                outcome
-                    .map(JsRunResult::from)
-                    .map_err(|e| rejection(env, e))
-            },
-        )
-        .map_err(internal)
+        let started = self.core.start_run_holding_slot(input);
+        settle_holding_slot(env, started, |outcome: Result<RunOutcome, _>| outcome.map(JsRunResult::from))
     }
 
     /// One compression attempt now, with the compressor's usual checks (CMP-6); resolves
@@ -133,24 +118,8 @@ impl AgentRuntime {
         &self,
         env: &'env Env,
     ) -> Result<PromiseRaw<'env, CompressResult>, Thrown> {
-        let started = self.core.start_compress_now_holding_slot().map_err(CodedError::from);
-        env.spawn_future_with_callback(
-            async move {
-                Ok(match started {
-                    Ok(attempt) => {
-                        let (result, slot) = attempt.await;
-                        (Ok(result), Some(slot))
-                    }
-                    Err(e) => (Err(e), None),
-                })
-            },
-            move |env: &'env Env, (result, _slot): (Result<arkagent::compress::CompressResult, CodedError>, Option<RunSlot>)| {
-                result
-                    .map(CompressResult::from)
-                    .map_err(|e| rejection(env, e))
-            },
-        )
-        .map_err(internal)
+        let started = self.core.start_compress_now_holding_slot();
+        settle_holding_slot(env, started, |result| Ok(CompressResult::from(result)))
     }
 
     /// Releases this runtime's session in its store (STORE-6) so another runtime can open
@@ -309,6 +278,41 @@ impl AgentRuntime {
 // index.d.ts: the declarations of this module's JS API, with their docs (the promises the
 // tests keep). scripts/gen-dts.sh assembles these blocks into
 // ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+
+/// Settles a Promise with an operation the core started holding the run slot (CORE-4):
+/// a refused start rejects with its code; otherwise the slot comes back with the outcome
+/// and is dropped only in the settle callback, on the JS thread, so nothing can claim the
+/// slot between the work ending and the Promise settling. `convert` turns the outcome
+/// into the JS value (or the core error to reject with).
+pub(crate) fn settle_holding_slot<'env, O, V>(
+    env: &'env Env,
+    started: Result<impl Future<Output = (O, RunSlot)> + Send + 'static, ArkAgentError>,
+    convert: impl FnOnce(O) -> Result<V, ArkAgentError> + 'static,
+) -> Result<PromiseRaw<'env, V>, Thrown>
+where
+    O: Send + 'static,
+    V: ToNapiValue,
+{
+    let started = started.map_err(CodedError::from);
+    env.spawn_future_with_callback(
+        async move {
+            Ok(match started {
+                Ok(work) => {
+                    let (outcome, slot) = work.await;
+                    (Ok(outcome), Some(slot))
+                }
+                Err(e) => (Err(e), None),
+            })
+        },
+        move |env: &'env Env, (outcome, _slot): (Result<O, CodedError>, Option<RunSlot>)| {
+            outcome
+                .and_then(|o| convert(o).map_err(CodedError::from))
+                .map_err(|e| rejection(env, e))
+        },
+    )
+    .map_err(internal)
+}
+
 /* ts
 /** The outcome of one run. status: "completed" | "cancelled" | "max_iterations". */
 export interface RunResult {

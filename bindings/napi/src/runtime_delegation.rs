@@ -3,16 +3,15 @@
 //! `#[napi] impl` block of the class declared in `runtime` (napi registers both blocks'
 //! members on the one JS class); each method delegates to the core runtime.
 
-use arkagent::runtime::RunSlot;
 use arkagent::subagent::DEFAULT_DECOMPOSE_CONCURRENCY;
 use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::PromiseRaw;
 use napi_ohos::Env;
 
 use crate::args::Arg;
-use crate::error::{internal, rejection, CodedError, Thrown};
+use crate::error::Thrown;
 use crate::numbers::argument;
-use crate::runtime::AgentRuntime;
+use crate::runtime::{settle_holding_slot, AgentRuntime};
 use crate::sub_agents::{DecomposedResult, JsDecomposedTask, SubAgentRegistryView};
 use crate::usage::UsageTotals;
 
@@ -100,26 +99,9 @@ impl AgentRuntime {
             None => DEFAULT_DECOMPOSE_CONCURRENCY,
         };
         let tasks = tasks.into_iter().map(Into::into).collect();
-        let started = self
-            .core()
-            .start_run_decomposed_holding_slot(tasks, concurrency)
-            .map_err(CodedError::from);
-        env.spawn_future_with_callback(
-            async move {
-                Ok(match started {
-                    Ok(run) => {
-                        let (outcome, slot) = run.await;
-                        (outcome.map_err(CodedError::from), Some(slot))
-                    }
-                    Err(e) => (Err(e), None),
-                })
-            },
-            move |env: &'env Env, (outcome, _slot): (Result<Vec<arkagent::ToolResult>, CodedError>, Option<RunSlot>)| {
-                outcome
-                    .map(|results| results.into_iter().map(DecomposedResult::from).collect())
-                    .map_err(|e| rejection(env, e))
-            },
-        )
-        .map_err(internal)
+        let started = self.core().start_run_decomposed_holding_slot(tasks, concurrency);
+        settle_holding_slot(env, started, |outcome: Result<Vec<arkagent::ToolResult>, _>| {
+            outcome.map(|results| results.into_iter().map(DecomposedResult::from).collect())
+        })
     }
 }
