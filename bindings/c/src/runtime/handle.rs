@@ -9,7 +9,7 @@ use crate::callbacks::{register_host_tool, ArkAgentHttp, ArkAgentToolCallback, H
 use crate::codes::{ArkAgentResult, FfiError, FfiResult};
 use crate::compress::{ArkAgentCompressCallback, HostCompressor};
 use crate::handles::{self, Kind};
-use crate::strings::{null, out_arg, str_arg};
+use crate::strings::{null, out_arg, str_arg, write_out_json};
 use crate::workers::{workers_arg, ArkAgentWorkers};
 use arkagent::compress::ForeignCompressor;
 use arkagent::runtime::{AgentRuntime, AgentRuntimeConfig, Compression, Subscription};
@@ -221,4 +221,20 @@ pub extern "C" fn arkagent_runtime_free(runtime: *mut ArkAgentRuntime) {
 
 pub(crate) fn runtime_handle(runtime: *const ArkAgentRuntime) -> FfiResult<Arc<RuntimeHandle>> {
     handles::get(Kind::Runtime, runtime)
+}
+
+/// The body of a getter that writes JSON: checks `out` (NULL_ARGUMENT), then the handle,
+/// then writes the JSON of what `read` returns to `*out`.
+///
+/// # Safety
+/// `out` NULL or valid for one pointer write.
+pub(crate) unsafe fn write_runtime_json<T: serde::Serialize>(
+    runtime: *const ArkAgentRuntime,
+    out: *mut *mut c_char,
+    read: impl FnOnce(&AgentRuntime) -> T,
+) -> FfiResult<()> {
+    let out = out_arg(out, "out")?;
+    let value = read(&runtime_handle(runtime)?.runtime);
+    // SAFETY: forwarded contract.
+    unsafe { write_out_json(out, &value) }
 }

@@ -7,7 +7,7 @@ use crate::boundary::boundary;
 use crate::codes::{ArkAgentResult, FfiError, FfiResult};
 use crate::strings::{out_arg, str_arg, write_out_json, write_out_string};
 use super::executor::block_on;
-use super::handle::{runtime_handle, ArkAgentRuntime};
+use super::handle::{runtime_handle, write_runtime_json, ArkAgentRuntime};
 
 /// Runs one user turn to the end, blocking the calling thread; callbacks are invoked on
 /// this thread. On success `*out_outcome_json` (if `out_outcome_json` is not NULL) gets
@@ -70,10 +70,8 @@ pub unsafe extern "C" fn arkagent_runtime_compress_now(runtime: *mut ArkAgentRun
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_runtime_episodes(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
-        let out = out_arg(out, "out")?;
-        let episodes = runtime_handle(runtime)?.runtime.episodic_memories();
         // SAFETY: forwarded contract.
-        unsafe { write_out_json(out, &episodes) }
+        unsafe { write_runtime_json(runtime, out, |rt| rt.episodic_memories()) }
     })
 }
 
@@ -86,10 +84,8 @@ pub unsafe extern "C" fn arkagent_runtime_episodes(runtime: *mut ArkAgentRuntime
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_runtime_total_usage(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
-        let out = out_arg(out, "out")?;
-        let totals = runtime_handle(runtime)?.runtime.total_usage();
         // SAFETY: forwarded contract.
-        unsafe { write_out_json(out, &totals) }
+        unsafe { write_runtime_json(runtime, out, |rt| rt.total_usage()) }
     })
 }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use crate::boundary::boundary;
 use crate::callbacks::{ArkAgentEventCallback, HostObserver, UserData};
 use crate::codes::{ArkAgentResult, FfiError};
-use crate::strings::{null, out_arg, str_arg, write_out_json, write_out_string};
-use super::handle::{runtime_handle, ArkAgentRuntime};
+use crate::strings::{null, out_arg, str_arg, write_out_string};
+use super::handle::{runtime_handle, write_runtime_json, ArkAgentRuntime};
 
 /// Writes the whole state (history, episodic memories, usages, session id) as JSON to
 /// `*out`; free it with `arkagent_string_free`. Holds no API key. Callable at any moment
@@ -53,10 +53,8 @@ pub unsafe extern "C" fn arkagent_runtime_import_state(runtime: *mut ArkAgentRun
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_runtime_messages(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
-        let out = out_arg(out, "out")?;
-        let messages = runtime_handle(runtime)?.runtime.messages();
         // SAFETY: forwarded contract.
-        unsafe { write_out_json(out, &messages) }
+        unsafe { write_runtime_json(runtime, out, |rt| rt.messages()) }
     })
 }
 
@@ -69,10 +67,8 @@ pub unsafe extern "C" fn arkagent_runtime_messages(runtime: *mut ArkAgentRuntime
 #[no_mangle]
 pub unsafe extern "C" fn arkagent_runtime_usages(runtime: *mut ArkAgentRuntime, out: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
-        let out = out_arg(out, "out")?;
-        let usages = runtime_handle(runtime)?.runtime.usages();
         // SAFETY: forwarded contract.
-        unsafe { write_out_json(out, &usages) }
+        unsafe { write_runtime_json(runtime, out, |rt| rt.usages()) }
     })
 }
 
