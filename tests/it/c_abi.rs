@@ -457,3 +457,40 @@ fn ffi_4_readme_c_snippets_compile_against_the_header() {
         &format!("#include \"arkagent.h\"\nvoid sessions(ArkAgentRuntime *rt, ArkAgentStore *store);\nvoid sessions(ArkAgentRuntime *rt, ArkAgentStore *store) {{\n{sessions}}}\n"),
     );
 }
+
+/// README: "Link with `-larkagent_c` (`cargo build --release -p arkagent-c` builds
+/// `target/release/libarkagent_c.so` and `libarkagent_c.a`)". The package and library
+/// names are the README's, the shared library is what every C program here links with
+/// `-larkagent_c` (`compile`), and the static library links and runs a C program on its
+/// own (no libarkagent_c.so needed at run time).
+#[test]
+fn ffi_1_readme_link_line_the_static_library_links_and_runs() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let line = "Link with `-larkagent_c` (`cargo build --release -p arkagent-c` builds\n`target/release/libarkagent_c.so` and `libarkagent_c.a`).";
+    assert!(readme.contains(line), "README's link line changed; update this test with it");
+    let manifest = std::fs::read_to_string(root().join("bindings/c/Cargo.toml")).unwrap();
+    assert!(manifest.contains("name = \"arkagent-c\""), "the package is `-p arkagent-c`");
+    assert!(manifest.contains("name = \"arkagent_c\""), "the library is libarkagent_c");
+    assert!(manifest.contains("\"cdylib\"") && manifest.contains("\"staticlib\""), "both a .so and a .a");
+
+    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
+    let archive = deps.join("libarkagent_c.a");
+    assert!(archive.exists(), "libarkagent_c.a not built in {}", deps.display());
+    let exe = deps.join("arkagent-c-usage_count-static");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let status = Command::new(&cc)
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread"])
+        .arg(root().join("tests/c/usage_count.c"))
+        .arg("-I")
+        .arg(root().join("include"))
+        .arg(&archive)
+        .args(["-lpthread", "-ldl", "-lm"])
+        .arg("-o")
+        .arg(&exe)
+        .status()
+        .expect("a C compiler (cc) is installed");
+    assert!(status.success(), "tests/c/usage_count.c does not link against libarkagent_c.a");
+    let ldd = Command::new("ldd").arg(&exe).output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    assert!(!ldd.contains("libarkagent_c"), "the static build still needs libarkagent_c.so:\n{ldd}");
+    run_program(&exe, &[]);
+}
