@@ -5,18 +5,21 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::json;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::agent::AgentRuntime;
+use super::config::AgentRuntimeConfig;
 use super::delegation::{string_arg, DelegateTaskTool, SubAgentService};
 use super::events::{AgentEvent, AgentObserver, Emitter, EventKind, SubAgentChildEvent};
-use super::outcome::RunStatus;
+use super::outcome::{RunOutcome, RunStatus};
 use super::worker_config::{bind_child_session, force_worker_config};
+use crate::error::ArkAgentError;
 use crate::history::{ChildUsageRecord, ChildUsageSummary};
 use crate::subagent::{
-    cancelled, condense_parent_context, intersect_tools, parent_context_slice, summarize_result, Meter, SubAgentContext, SubAgentResult,
-    SubAgentStatus, DELEGATE_TASK_TOOL_NAME, GENERAL_ROLE, SUB_AGENT_SERVICE_ID, TOKEN_BUDGET_EXCEEDED,
+    cancelled, condense_parent_context, intersect_tools, parent_context_slice, summarize_result, ChildEnding, Meter, SubAgentContext,
+    SubAgentResult, SubAgentStatus, DELEGATE_TASK_TOOL_NAME, GENERAL_ROLE, SUB_AGENT_SERVICE_ID,
 };
 use crate::tools::{ToolContext, ToolExecutor, ToolInvocation, ToolResult};
 
@@ -30,7 +33,6 @@ struct Registered<'a> {
     call_id: String,
     assignee: String,
     child: Option<AgentRuntime>,
-    meter: Option<Arc<MeterObserver>>,
     ended: bool,
 }
 
@@ -60,6 +62,11 @@ impl Registered<'_> {
     }
 
     fn finish(mut self, usage: ChildUsageSummary, result: SubAgentResult) {
+        self.finish_now(usage, result);
+    }
+
+    /// [`finish`](Self::finish) through a borrow (the drop then does nothing).
+    fn finish_now(&mut self, usage: ChildUsageSummary, result: SubAgentResult) {
         self.end(usage);
         let messages = self.child.as_ref().map(AgentRuntime::messages).unwrap_or_default();
         self.service.config.registry.complete(&self.session_id, result, messages, self.service.parent_config.clock.now_ms());
@@ -75,7 +82,7 @@ impl Drop for Registered<'_> {
         self.end(usage);
         let messages = self.child.as_ref().map(AgentRuntime::messages);
         let now_ms = self.service.parent_config.clock.now_ms();
-        self.service.config.registry.force_complete_with(&self.session_id, "cancelled", messages, now_ms);
+        self.service.config.registry.force_complete_with(&self.session_id, ChildEnding::Cancelled.as_str(), messages, now_ms);
     }
 }
 
@@ -133,43 +140,79 @@ impl AgentObserver for MeterObserver {
     }
 }
 
+/// One delegation, checked and with its child's final config, before anything is reserved.
+struct Delegation<'a> {
+    service: &'a SubAgentService,
+    ctx: &'a ToolContext,
+    args: &'a Value,
+    assignee: &'a str,
+    task: &'a str,
+    role: &'a str,
+    config: AgentRuntimeConfig,
+    depth: u32,
+    /// Cancelling the parent's run, a forced completion in the registry (session closed),
+    /// or the token budget cancels this token, and with it the child's run.
+    force: CancellationToken,
+}
+
+/// What the child's run came to, as its meter and registry see it.
+struct ChildRun {
+    outcome: Result<RunOutcome, ArkAgentError>,
+    usage: ChildUsageSummary,
+    tokens: u64,
+    tools_used: Vec<String>,
+    budget_tripped: bool,
+}
+
 #[async_trait]
 impl ToolExecutor for DelegateTaskTool {
     async fn execute(&self, call: ToolInvocation, ctx: ToolContext) -> ToolResult {
-        let service = &self.service;
-        let args = &call.arguments;
+        let delegation = match Delegation::prepare(&self.service, &call.arguments, &ctx).await {
+            Ok(delegation) => delegation,
+            Err(refused) => return refused,
+        };
+        let mut registered = match delegation.register(&call.call_id) {
+            Ok(registered) => registered,
+            Err(refused) => return refused,
+        };
+        let (child, input) = match delegation.build_child(&mut registered) {
+            Ok(child) => child,
+            Err(failed) => return failed,
+        };
+        let run = delegation.run(&child, input, &registered).await;
+        delegation.conclude(registered, run)
+    }
+}
+
+impl<'a> Delegation<'a> {
+    /// Reads the call and builds the child's final config; refusals answer the call
+    /// before anything is reserved (SUB-3: they consume none of the run's delegations).
+    async fn prepare(service: &'a SubAgentService, args: &'a Value, ctx: &'a ToolContext) -> Result<Delegation<'a>, ToolResult> {
         let (Some(assignee), Some(task)) = (string_arg(args, "assignee"), string_arg(args, "task_description")) else {
-            return ToolResult::error("invalid_tool_arguments", "assignee and task_description are required non-empty strings");
+            return Err(ToolResult::error("invalid_tool_arguments", "assignee and task_description are required non-empty strings"));
         };
         let role = string_arg(args, "role").unwrap_or(GENERAL_ROLE);
         let Some(whitelist) = service.config.role_whitelists.get(role).cloned() else {
-            return ToolResult::error("subagent_unknown_role", &format!("unknown role {role:?}"));
+            return Err(ToolResult::error("subagent_unknown_role", &format!("unknown role {role:?}")));
         };
         // After cancel() no new worker is built (a decomposed batch, a queued call).
         if ctx.cancel.is_cancelled() {
-            return cancelled();
+            return Err(cancelled());
         }
-        if let Err(code) = service.check() {
-            return ToolResult::error(code, "delegation rejected by the sub-agent policy");
-        }
-        // Unknown assignees and failing factories fail here, before anything is reserved:
-        // they consume none of the run's delegations (SUB-3).
-        let worker = match service.worker_config(assignee).await {
-            Ok(c) => c,
-            Err(code) => return ToolResult::error(code, "the sub-agent could not be created"),
-        };
+        service.check().map_err(|code| ToolResult::error(code, "delegation rejected by the sub-agent policy"))?;
+        // Unknown assignees and failing factories fail here, before anything is reserved.
+        let worker = service.worker_config(assignee).await.map_err(|code| ToolResult::error(code, "the sub-agent could not be created"))?;
         if ctx.cancel.is_cancelled() {
-            return cancelled();
+            return Err(cancelled());
         }
         // ISO-2: what the parent may use ∩ the factory's set ∩ the role's whitelist. The
         // `general` role restricts nothing of its own, so it never widens the parent's.
         let allowed = intersect_tools([&whitelist, &worker.allowed_tools, &service.parent_config.allowed_tools]);
-        let max_iterations = worker.max_iterations;
         let depth = service.depth + 1;
         // The child's final config, checked before anything is reserved (a worker that
         // cannot be built consumes nothing); its session id comes with the reservation.
         let mut config = force_worker_config(worker, "child".to_owned()); // bound below
-        config.allowed_tools = allowed.clone();
+        config.allowed_tools = allowed;
         // SUB-3 / ADR-0013: below max_depth the child may delegate once more, with the
         // parent's delegation settings and the tree's shared budgets; at max_depth it
         // stays hard-stripped (SUB-4). A whitelist without delegate_task keeps it a worker.
@@ -177,126 +220,142 @@ impl ToolExecutor for DelegateTaskTool {
         if depth < service.config.policy.max_depth && may_delegate {
             config.delegation = Some(service.config.clone());
         }
-        if let Err(e) = AgentRuntime::check_buildable(&config) {
-            return ToolResult::error(e.code().as_str(), "the sub-agent could not be created");
-        }
-        let clock = &service.parent_config.clock;
-        let started_at_ms = clock.now_ms();
-        // Cancelling the parent's run, a forced completion in the registry (session
-        // closed), or the token budget cancels this token, and with it the child's run.
-        let force = ctx.cancel.child_token();
-        let registered = service.reserve(force.clone(), |id| SubAgentContext {
-            id,
-            parent_id: Some(ctx.session_id.clone()),
-            role: role.to_owned(),
-            assignee: assignee.to_owned(),
-            task: task.to_owned(),
-            messages: Vec::new(),
-            allowed_tools: allowed.clone(),
-            max_iterations,
-            status: SubAgentStatus::Active,
-            result: None,
-            started_at_ms,
-            ended_at_ms: None,
-        });
-        let session_id = match registered {
-            Ok(id) => id,
-            Err(code) => return ToolResult::error(code, "delegation rejected by the sub-agent policy"),
-        };
-        let mut registered = Registered {
-            service,
-            session_id: session_id.clone(),
-            call_id: call.call_id.clone(),
-            assignee: assignee.to_owned(),
-            child: None,
-            meter: None,
-            ended: false,
-        };
+        AgentRuntime::check_buildable(&config).map_err(|e| ToolResult::error(e.code().as_str(), "the sub-agent could not be created"))?;
+        Ok(Self { service, ctx, args, assignee, task, role, config, depth, force: ctx.cancel.child_token() })
+    }
 
-        bind_child_session(&mut config, session_id.clone());
-        let child = match AgentRuntime::new_child(config, Arc::clone(&service.transport), depth, Arc::clone(&service.budget)) {
-            Ok(child) => child,
-            Err(e) => {
-                let code = e.code().as_str().to_owned();
-                registered.finish(ChildUsageSummary::default(), SubAgentResult { error_code: Some(code.clone()), ..Default::default() });
-                return ToolResult::error(&code, "the sub-agent could not be created");
-            }
-        };
+    /// SUB-3: reserves the delegation and registers the child (ISO-4) with its fresh
+    /// isolated session id (SUB-9).
+    fn register(&self, call_id: &str) -> Result<Registered<'a>, ToolResult> {
+        let service = self.service;
+        let started_at_ms = service.parent_config.clock.now_ms();
+        let session_id = service
+            .reserve(self.force.clone(), |id| SubAgentContext {
+                id,
+                parent_id: Some(self.ctx.session_id.clone()),
+                role: self.role.to_owned(),
+                assignee: self.assignee.to_owned(),
+                task: self.task.to_owned(),
+                messages: Vec::new(),
+                allowed_tools: self.config.allowed_tools.clone(),
+                max_iterations: self.config.max_iterations,
+                status: SubAgentStatus::Active,
+                result: None,
+                started_at_ms,
+                ended_at_ms: None,
+            })
+            .map_err(|code| ToolResult::error(code, "delegation rejected by the sub-agent policy"))?;
+        Ok(Registered {
+            service,
+            session_id,
+            call_id: call_id.to_owned(),
+            assignee: self.assignee.to_owned(),
+            child: None,
+            ended: false,
+        })
+    }
+
+    /// Builds the child runtime, seeds it with the parent's context slice (SUB-5) and
+    /// returns it with its input (the task, with the inherited context, ISO-6).
+    fn build_child(&self, registered: &mut Registered<'_>) -> Result<(AgentRuntime, String), ToolResult> {
+        let service = self.service;
+        let mut config = self.config.clone();
+        bind_child_session(&mut config, registered.session_id.clone());
+        let child = AgentRuntime::new_child(config, Arc::clone(&service.transport), self.depth, Arc::clone(&service.budget)).map_err(|e| {
+            let code = e.code().as_str().to_owned();
+            let failed = SubAgentResult { error_code: Some(code.clone()), ..Default::default() };
+            registered.finish_now(ChildUsageSummary::default(), failed);
+            ToolResult::error(&code, "the sub-agent could not be created")
+        })?;
         registered.child = Some(child.clone());
-        // SUB-5 slice as the child's starting history; ISO-6 context in its task.
         let parent = service.state.snapshot();
         child.seed_history(parent_context_slice(&parent.history.messages, service.config.policy.parent_context_message_count));
-        let inherited = string_arg(args, "context").map(str::to_owned).unwrap_or_else(|| condense_parent_context(&parent.history.messages));
-        drop(parent);
-        let input = if inherited.is_empty() { task.to_owned() } else { format!("{task}\n\n## Inherited context\n{inherited}") };
+        let inherited =
+            string_arg(self.args, "context").map(str::to_owned).unwrap_or_else(|| condense_parent_context(&parent.history.messages));
+        let task = self.task;
+        Ok((child, if inherited.is_empty() { task.to_owned() } else { format!("{task}\n\n## Inherited context\n{inherited}") }))
+    }
 
-        let meter = Arc::new(MeterObserver(Meter::new(service.config.child_token_budget, force.clone())));
-        registered.meter = Some(Arc::clone(&meter));
+    /// Runs the child to its end, metered (ISO-5) and bridged (SUB-7). It runs to its end
+    /// even when cancelled, so its history stays paired and nothing outlives the
+    /// delegation; a child force-completed before this point (its session closed) starts
+    /// cancelled and makes no model call.
+    async fn run(&self, child: &AgentRuntime, input: String, registered: &Registered<'_>) -> ChildRun {
+        let service = self.service;
+        let meter = Arc::new(MeterObserver(Meter::new(service.config.child_token_budget, self.force.clone())));
         let _meter = child.subscribe(meter.clone());
         let _bridge = child.subscribe(Arc::new(Bridge {
             emitter: service.emitter.clone(),
-            parent_session_id: ctx.session_id.clone(),
-            parent_run_id: ctx.run_id.clone(),
-            assignee: assignee.to_owned(),
-            task_description: task.to_owned(),
-            depth,
+            parent_session_id: self.ctx.session_id.clone(),
+            parent_run_id: self.ctx.run_id.clone(),
+            assignee: self.assignee.to_owned(),
+            task_description: self.task.to_owned(),
+            depth: self.depth,
         }));
-
-        // The child runs to its end even when cancelled, so its history stays paired and
-        // nothing outlives the delegation. A child force-completed before this point (its
-        // session closed) starts cancelled and makes no model call.
-        let span = tracing::info_span!("arkagent.delegate", assignee, role, child_session = %session_id, depth);
-        let outcome = match child.start_run_linked(input, Some(&force)) {
+        let (assignee, role, depth) = (self.assignee, self.role, self.depth);
+        let span = tracing::info_span!("arkagent.delegate", assignee, role, child_session = %registered.session_id, depth);
+        let outcome = match child.start_run_linked(input, Some(&self.force)) {
             Ok(run) => run.instrument(span).await,
             Err(e) => Err(e),
         };
         let usage = registered.usage();
-        let (tokens, tools_used, budget_tripped) = {
-            let m = meter.0.lock();
-            // A call cut off mid-stream reports no usage: its estimate so far counts.
-            (m.spent().saturating_add(m.in_flight()).max(usage.total_tokens), m.tools_used.clone(), m.tripped)
-        };
+        let m = meter.0.lock();
+        // A call cut off mid-stream reports no usage: its estimate so far counts.
+        let tokens = m.spent().saturating_add(m.in_flight()).max(usage.total_tokens);
+        ChildRun { outcome, usage, tokens, tools_used: m.tools_used.clone(), budget_tripped: m.tripped }
+    }
 
-        // Why it ended, as a code (SUB-8: codes only, never the child's raw error text).
-        let (status, final_text, code) = match &outcome {
-            Ok(o) if o.status == RunStatus::Completed => ("completed", o.final_text.clone().unwrap_or_default(), None),
-            _ if budget_tripped => ("forced", String::new(), Some(TOKEN_BUDGET_EXCEEDED.to_owned())),
-            Ok(o) if o.status == RunStatus::MaxIterations => ("forced", String::new(), Some("max-iterations".to_owned())),
-            Ok(_) if force.is_cancelled() && !ctx.cancel.is_cancelled() => ("forced", String::new(), Some("force-completed".to_owned())),
-            Ok(_) => ("forced", String::new(), Some("cancelled".to_owned())),
-            Err(e) => ("failed", String::new(), Some(e.code().as_str().to_owned())),
+    /// Why the child ended (SUB-8: codes only, never the child's raw error text).
+    fn ending(&self, run: &ChildRun) -> ChildEnding {
+        match &run.outcome {
+            Ok(o) if o.status == RunStatus::Completed => ChildEnding::Completed,
+            _ if run.budget_tripped => ChildEnding::TokenBudgetExceeded,
+            Ok(o) if o.status == RunStatus::MaxIterations => ChildEnding::MaxIterations,
+            Ok(_) if self.force.is_cancelled() && !self.ctx.cancel.is_cancelled() => ChildEnding::ForceCompleted,
+            Ok(_) => ChildEnding::Cancelled,
+            Err(_) => ChildEnding::Failed,
+        }
+    }
+
+    /// Records how the child ended in the registry and answers the call with its
+    /// summarized result (ISO-3) and the metadata (SUB-6's `child_usage`).
+    fn conclude(&self, registered: Registered<'_>, run: ChildRun) -> ToolResult {
+        let ending = self.ending(&run);
+        let code = match (&run.outcome, ending) {
+            (_, ChildEnding::Completed) => None,
+            (Err(e), ChildEnding::Failed) => Some(e.code().as_str().to_owned()),
+            (_, forced) => Some(forced.as_str().to_owned()),
+        };
+        let final_text = match &run.outcome {
+            Ok(o) if ending == ChildEnding::Completed => o.final_text.clone().unwrap_or_default(),
+            _ => String::new(),
         };
         let summary = summarize_result(&final_text);
-        let mut record = SubAgentResult {
+        let record = SubAgentResult {
             summary: summary.clone(),
             artifacts: if summary == final_text { Vec::new() } else { vec![final_text] },
-            token_count: tokens,
-            tools_used,
-            forced_reason: None,
-            error_code: None,
+            token_count: run.tokens,
+            tools_used: run.tools_used,
+            forced_reason: code.clone().filter(|_| ending.is_forced()),
+            error_code: code.clone().filter(|_| ending == ChildEnding::Failed),
         };
-        match status {
-            "forced" => record.forced_reason = code.clone(),
-            "failed" => record.error_code = code.clone(),
-            _ => {}
-        }
-        registered.finish(usage, record);
-
+        let session_id = registered.session_id.clone();
+        registered.finish(run.usage, record);
         let metadata = json!({
             "service": SUB_AGENT_SERVICE_ID,
-            "assignee": assignee,
-            "role": role,
+            "assignee": self.assignee,
+            "role": self.role,
             "child_session_id": session_id,
-            "child_run_id": outcome.as_ref().map(|o| o.run_id.clone()).ok(),
-            "status": status,
+            "child_run_id": run.outcome.as_ref().map(|o| o.run_id.clone()).ok(),
+            "status": ending.status(),
             "reason": code,
-            "child_usage": usage,
+            "child_usage": run.usage,
         });
         let mut result = match code {
             None => ToolResult::ok(summary),
-            Some(code) if code == "cancelled" => cancelled(),
-            Some(code) if status == "forced" => ToolResult::error(&code, &format!("the sub-agent was stopped: {code}")),
-            Some(code) => ToolResult::error(&code, "the sub-agent failed"),
+            Some(code) if code == ChildEnding::Cancelled.as_str() => cancelled(),
+            Some(code) if ending == ChildEnding::Failed => ToolResult::error(&code, "the sub-agent failed"),
+            Some(code) => ToolResult::error(&code, &format!("the sub-agent was stopped: {code}")),
         };
         result.metadata = Some(metadata);
         result

@@ -12,6 +12,7 @@
 mod budget;
 mod condense;
 mod context;
+mod ending;
 mod meter;
 mod names;
 mod policy;
@@ -23,6 +24,7 @@ mod worker;
 
 pub use condense::condense_parent_context;
 pub use context::{SubAgentContext, SubAgentResult, SubAgentStatus};
+pub use ending::ChildEnding;
 pub use registry::{SubAgentRegistry, SubAgentStats, REGISTRY_HISTORY_CAPACITY};
 pub use roles::{default_role_whitelists, ToolWhitelist, GENERAL_ROLE};
 pub use summary::{summarize_result, SUMMARY_DIRECT_LIMIT, SUMMARY_SECTION_LIMIT};

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::context::{SubAgentContext, SubAgentResult, SubAgentStatus};
+use super::ending::ChildEnding;
 
 /// Completed contexts kept for history.
 pub const REGISTRY_HISTORY_CAPACITY: usize = 100;
@@ -167,7 +168,7 @@ impl SubAgentRegistry {
             for (_, id) in children {
                 if let Some(Active { mut context, cancel, .. }) = inner.active.remove(&id) {
                     cancel.cancel();
-                    context.force_complete("session-closed", now_ms);
+                    context.force_complete(ChildEnding::SessionClosed.as_str(), now_ms);
                     Self::archive(&mut inner, context);
                     if i == 0 {
                         direct += 1;
@@ -186,7 +187,7 @@ impl SubAgentRegistry {
     pub fn cleanup(&self, max_age_ms: u64, now_ms: u64) -> usize {
         let stale: Vec<String> =
             self.active().into_iter().filter(|c| now_ms.saturating_sub(c.started_at_ms) > max_age_ms).map(|c| c.id).collect();
-        let mut n = stale.iter().filter(|id| self.force_complete(id, "stale", now_ms)).count();
+        let mut n = stale.iter().filter(|id| self.force_complete(id, ChildEnding::Stale.as_str(), now_ms)).count();
         let mut inner = self.lock();
         let before = inner.completed.len();
         inner.completed.retain(|c| now_ms.saturating_sub(c.ended_at_ms.unwrap_or(c.started_at_ms)) <= max_age_ms);

@@ -4,13 +4,14 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::ending::ChildEnding;
 use super::names::DELEGATE_TASK_TOOL_NAME;
 use super::roles::ToolWhitelist;
 use crate::history::{HistoryInvariants, Message};
 use crate::tools::{ToolContext, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult};
 
 /// The reason (and tool error code) when a child hits its token budget (ISO-5).
-pub const TOKEN_BUDGET_EXCEEDED: &str = "token-budget-exceeded";
+pub const TOKEN_BUDGET_EXCEEDED: &str = ChildEnding::TokenBudgetExceeded.as_str();
 
 /// One task of a decomposed job (ISO-7).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
