@@ -9,6 +9,6 @@ mod snapshot;
 pub use crate::history::{first_invalid_episode_id, validate_episodic_memory_ids, EpisodicMemory, MemoryService};
 pub use crate::tools::{MemoryTier, NamespaceStats, NamespacedMemoryStore, ScopedMemory, GLOBAL_NAMESPACE};
 pub use retrieve::{retrieve_memory_definition, RetrieveMemoryTool, DEFAULT_MEMORY_LIMIT, MAX_MEMORY_LIMIT, RETRIEVE_MEMORY_TOOL_NAME};
-pub use service::RuntimeMemoryService;
+pub use service::{RuntimeMemoryService, StateSource};
 pub(crate) use snapshot::{validate_snapshot, SnapshotError};
 pub use snapshot::SNAPSHOT_SECTIONS;

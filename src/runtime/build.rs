@@ -11,8 +11,8 @@ use crate::error::{ArkAgentError, ErrorCode};
 use crate::history::AgentState;
 use crate::llm::{ChatClient, HttpTransport};
 use crate::compress::{ContextCompressor, DefaultContextCompressor};
-use crate::memory::{retrieve_memory_definition, MemoryService, RetrieveMemoryTool, RuntimeMemoryService, RETRIEVE_MEMORY_TOOL_NAME};
-use crate::session::{RequestShape, Session, StateView};
+use crate::memory::{retrieve_memory_definition, RetrieveMemoryTool, RETRIEVE_MEMORY_TOOL_NAME};
+use crate::session::{RequestShape, Session, SessionState};
 use super::delegation::{DelegateTaskTool, SubAgentService};
 use super::worker_config::delegate_task_definition;
 use crate::subagent::{DelegationBudget, DELEGATION_PROMPT};
@@ -55,7 +55,8 @@ impl AgentRuntime {
         Self::check_buildable(&config)?;
         let session_id = config.session_id.clone().unwrap_or_else(|| config.id_generator.next_id());
         let client = ChatClient::new(Arc::clone(&transport), config.model.clone());
-        let view = StateView::new(AgentState::new(session_id));
+        let state = SessionState::new(AgentState::new(session_id), &config.model);
+        let view = state.view();
         let emitter = Emitter::new(Arc::clone(&config.clock), view.clone());
         let mut tools = config.tools.clone();
         let compressor: Option<Arc<dyn ContextCompressor>> = match &config.compression {
@@ -68,12 +69,11 @@ impl AgentRuntime {
         };
         if compressor.is_some() {
             // MEM-2: retrieve_memory is registered whenever a compressor is configured.
-            let memory: Arc<dyn MemoryService> = Arc::new(RuntimeMemoryService::new(view.shared_cell()));
-            tools.register(retrieve_memory_definition(), Arc::new(RetrieveMemoryTool::new(memory)))?;
+            tools.register(retrieve_memory_definition(), Arc::new(RetrieveMemoryTool::new(view.memory_service())))?;
         }
         // A root, or a child below max_depth (SUB-3), offers delegate_task; a worker at
         // max_depth gets no service: its config has no delegation (SUB-4).
-        let sub_agents = SubAgentService::new(config.clone(), transport, view.clone(), emitter.clone(), depth, budget);
+        let sub_agents = SubAgentService::new(config.clone(), transport, view, state.child_usage_sink(), emitter.clone(), depth, budget);
         let mut system_prompt = config.system_prompt.clone();
         let mut delegate = None;
         if let (Some(service), Some(delegation)) = (&sub_agents, &config.delegation) {
@@ -93,7 +93,7 @@ impl AgentRuntime {
         let tool_definitions: Vec<ToolDefinition> = tools.definitions().into_iter().filter(|d| exec_policy.allows(&d.name)).collect();
         let memory = config.memory_store.scope(&config.memory_namespace);
         let shape = RequestShape { model: config.model.clone(), system_prompt, tool_definitions, tool_choice: config.tool_choice.clone() };
-        let session = Session::new(&view, shape, Arc::clone(&config.clock));
+        let session = Session::new(state, shape, Arc::clone(&config.clock), Arc::clone(&config.id_generator));
         let runtime = Self {
             inner: Arc::new(Inner {
                 exec_policy,

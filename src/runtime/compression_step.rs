@@ -51,12 +51,11 @@ impl Inner {
             CompressResult::failed(CompressReason::CompressorPanicked, None)
         });
         let messages_before = snapshot.history.messages.len();
-        if let Some(mut staged) = result.staged.take().filter(|_| result.outcome == CompressOutcome::Compressed) {
-            // LLM-4: a summarizer that echoed the key does not bring it into the episode.
-            self.config.model.redact_in_place(&mut staged.summary);
+        if let Some(staged) = result.staged.take().filter(|_| result.outcome == CompressOutcome::Compressed) {
             // The session commits it only if the state is still the snapshot the compressor
-            // read (else `state_changed`); apply_compression checks everything before it
-            // changes anything. A commit forgets the provider count and the backoff.
+            // read (else `state_changed`), with the summary redacted (LLM-4);
+            // apply_compression checks everything before it changes anything. A commit
+            // forgets the provider count and the backoff.
             if let Err(reason) = self.session.apply_compression(snapshot, staged, result.usage.as_ref()) {
                 result = CompressResult::failed_archiving(reason, result.usage.take(), result.messages_archived);
             }

@@ -1,6 +1,7 @@
 //! The service behind `delegate_task`: the parent's delegation settings, the tree's
 //! budgets (SUB-3), the registry (ISO-4) and what a delegation reads of its parent (a
-//! [`StateView`]: session id, context, and its child-usage records). Building and running
+//! [`StateView`]: session id and context; and a [`ChildUsageSink`] for its children's
+//! usage records). Building and running
 //! the child is in `child_run.rs`, above the loop; the pure parts (budgets, registry,
 //! meter, context slice) are in [`crate::subagent`].
 
@@ -13,7 +14,7 @@ use super::config::{AgentRuntimeConfig, DelegationConfig};
 use super::events::Emitter;
 use crate::history::ChildUsageRecord;
 use crate::llm::HttpTransport;
-use crate::session::StateView;
+use crate::session::{ChildUsageSink, StateView};
 use crate::subagent::{DelegationBudget, SubAgentContext, SubAgentRegistry, CLONE_ASSIGNEE};
 
 /// Everything `delegate_task` needs from its parent runtime.
@@ -22,6 +23,7 @@ pub(crate) struct SubAgentService {
     pub(super) parent_config: AgentRuntimeConfig,
     pub(super) transport: Arc<dyn HttpTransport>,
     pub(super) state: StateView,
+    usage: ChildUsageSink,
     pub(super) emitter: Emitter,
     pub(super) depth: u32,
     pub(super) budget: Arc<DelegationBudget>,
@@ -36,6 +38,7 @@ impl SubAgentService {
         parent_config: AgentRuntimeConfig,
         transport: Arc<dyn HttpTransport>,
         state: StateView,
+        usage: ChildUsageSink,
         emitter: Emitter,
         depth: u32,
         budget: Option<Arc<DelegationBudget>>,
@@ -46,7 +49,7 @@ impl SubAgentService {
             Some(budget) if depth > 0 && depth < config.policy.max_depth => budget,
             _ => return None,
         };
-        Some(Arc::new(Self { config, parent_config, transport, state, emitter, depth, budget }))
+        Some(Arc::new(Self { config, parent_config, transport, state, usage, emitter, depth, budget }))
     }
 
     /// A new run of the root: the tree's per-run budget starts again. A nested child's
@@ -101,7 +104,7 @@ impl SubAgentService {
     }
 
     pub(super) fn record_usage(&self, record: ChildUsageRecord) {
-        self.state.append_child_usage(record);
+        self.usage.record(record);
     }
 }
 

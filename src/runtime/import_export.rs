@@ -10,7 +10,8 @@ use super::start::RunSlot;
 use crate::error::{ArkAgentError, ErrorCode};
 use crate::history::{AgentState, HistoryInvariants};
 use crate::llm::HttpTransport;
-use crate::session::last_consistent_len;
+use crate::session::{last_consistent_len, Committed};
+use super::events::EventKind;
 use crate::store::SharedStore;
 
 impl AgentRuntime {
@@ -120,21 +121,14 @@ impl AgentRuntime {
 }
 
 impl Inner {
-    /// Swaps in an imported state (the caller holds the run slot). With a store it is
-    /// written at once, replacing the stored session; when that write fails, the old state,
-    /// the store cursor and the compression backoff are put back: nothing changed.
-    pub(super) fn import_claimed(&self, mut state: AgentState) -> Result<(), ArkAgentError> {
-        // STORE-4: with a store the import is written under the attached session, so the
-        // runtime keeps that session's id (resuming `session_id()` finds the import).
-        if self.session.has_store() {
-            state.session_id = self.session.snapshot().session_id.clone();
+    /// Imports a state (the caller holds the run slot) through [`Session::import`](crate::session::Session::import): with
+    /// a store it is written first, replacing the stored session under the attached
+    /// session's id (STORE-4), and nobody sees it before that write committed; when the
+    /// write fails nothing changed.
+    pub(super) fn import_claimed(&self, state: AgentState) -> Result<(), ArkAgentError> {
+        if let Some(Committed { commit_seq, message_count }) = self.session.import(state)? {
+            self.emit("", EventKind::SessionCommitted { commit_seq, message_count });
         }
-        // STORE-2: with a store, the imported state replaces the stored session at once.
-        let replaced = self.session.replace(state, true);
-        let committed = self.commit_point("");
-        if committed.is_err() {
-            self.session.restore(replaced);
-        }
-        committed
+        Ok(())
     }
 }

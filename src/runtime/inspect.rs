@@ -7,7 +7,7 @@ use super::agent::AgentRuntime;
 use super::config::AgentRuntimeConfig;
 use super::events::{AgentObserver, Subscription};
 use crate::history::{AgentState, Message, ModelUsage, UsageTotals};
-use crate::memory::{EpisodicMemory, MemoryService, RuntimeMemoryService, ScopedMemory};
+use crate::memory::{EpisodicMemory, MemoryService, ScopedMemory};
 use crate::subagent::SubAgentRegistry;
 use crate::tools::ToolDefinition;
 
@@ -60,7 +60,7 @@ impl AgentRuntime {
 
     /// Read-only access to episodic memory over the live state (MEM-1).
     pub fn memory(&self) -> Arc<dyn MemoryService> {
-        Arc::new(RuntimeMemoryService::new(self.inner.session.view().shared_cell()))
+        self.inner.session.view().memory_service()
     }
 
     /// The body of the next model request for the current state, encoded from scratch

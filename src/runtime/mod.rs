@@ -4,6 +4,7 @@
 //! live on the ground ([`crate::ids`]) and are re-exported here.
 
 mod agent;
+mod run_loop;
 mod build;
 mod child_run;
 mod compression_step;

@@ -8,12 +8,12 @@ use crate::store::{Commit, SessionLease, SharedStore};
 /// An open session in a store and the cursor of what is committed (absolute positions).
 pub(super) struct Persist {
     lease: Box<dyn SessionLease>,
-    pub(super) cursor: Cursor,
+    cursor: Cursor,
 }
 
 /// What is committed (absolute positions), and whether the next commit rewrites all.
 #[derive(Clone, Copy)]
-pub(super) struct Cursor {
+struct Cursor {
     /// Absolute position after the last committed live message.
     end: u64,
     episodes: usize,
@@ -21,7 +21,7 @@ pub(super) struct Cursor {
     child_usages: usize,
     /// The next commit rewrites the session (after an import or attaching a new session
     /// to a session that already has a history).
-    pub(super) replace_all: bool,
+    replace_all: bool,
 }
 
 /// A commit that reached the store (STORE-6's `session_committed`).
@@ -65,11 +65,38 @@ impl Persist {
     /// On error nothing of this commit is stored and the cursor stays (lowered to the new
     /// end when the history shrank), so the next commit point retries it.
     pub(super) fn commit(&mut self, state: &AgentState, clock: &dyn Clock) -> Result<Option<Committed>, ArkAgentError> {
+        match self.write(self.cursor, state, clock) {
+            Ok(done) => Ok(done.map(|(committed, cursor)| {
+                self.cursor = cursor;
+                committed
+            })),
+            Err((e, end)) => {
+                // A history that shrank (a failed run's input taken out): what is stored
+                // past `end` is stale, so the next commit rewrites from `end` (a retry
+                // from the old cursor would find "nothing new" and keep the old input).
+                self.cursor.end = self.cursor.end.min(end);
+                Err(e)
+            }
+        }
+    }
+
+    /// Writes `state` in place of the stored session, in one commit (an import). On error
+    /// nothing is stored and the cursor is untouched: the session is as before.
+    pub(super) fn commit_replacing(&mut self, state: &AgentState, clock: &dyn Clock) -> Result<Option<Committed>, ArkAgentError> {
+        let written = self.write(Cursor { replace_all: true, ..self.cursor }, state, clock).map_err(|(e, _)| e)?;
+        Ok(written.map(|(committed, cursor)| {
+            self.cursor = cursor;
+            committed
+        }))
+    }
+
+    /// Commits what `state` has new since `c`; the commit and the cursor after it, or the
+    /// error and the end (absolute) of `state`'s paired history.
+    fn write(&self, c: Cursor, state: &AgentState, clock: &dyn Clock) -> Result<Option<(Committed, Cursor)>, (ArkAgentError, u64)> {
         let messages = &state.history.messages;
         let consistent = last_consistent_len(messages);
         let base = live_end(state, 0);
         let end = base + consistent as u64;
-        let c = self.cursor;
         let (end_before, episodes_from, usages_from, child_from) =
             if c.replace_all { (0, 0, 0, 0) } else { (c.end, c.episodes, c.usages, c.child_usages) };
         let from = end_before.max(base).min(end);
@@ -96,24 +123,15 @@ impl Persist {
             token_calibration: (c.replace_all || !usages_is_empty).then(|| state.token_calibration.clone()),
             now_ms: clock.now_ms(),
         };
-        let commit_seq = match self.lease.commit(&commit) {
-            Ok(seq) => seq,
-            Err(e) => {
-                // A history that shrank (a failed run's input taken out): what is stored
-                // past `end` is stale, so the next commit rewrites from `end` (a retry
-                // from the old cursor would find "nothing new" and keep the old input).
-                self.cursor.end = self.cursor.end.min(end);
-                return Err(e.into());
-            }
-        };
-        self.cursor = Cursor {
+        let commit_seq = self.lease.commit(&commit).map_err(|e| (ArkAgentError::from(e), end))?;
+        let cursor = Cursor {
             end,
             episodes: state.history.episodic_memories.len(),
             usages: state.usages.len(),
             child_usages: state.child_usages.len(),
             replace_all: false,
         };
-        Ok(Some(Committed { commit_seq, message_count: end }))
+        Ok(Some((Committed { commit_seq, message_count: end }, cursor)))
     }
 }
 

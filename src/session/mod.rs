@@ -1,98 +1,66 @@
-//! The conversation's one owner (layer L5, below sub-agents and the run loop): the
+//! The conversation's one owner (layer L7, below sub-agents and the run loop): the
 //! [`AgentState`] and its generation, the request encoding and prompt-size caches
 //! (PERF-2, PERF-7, CMP-12), the provider's last count (CMP-3, CMP-11), the compression
 //! backoff and the store's commit cursor (STORE-2, STORE-3).
 //!
-//! Its doors: [`Session::append`] (push only; the caches follow), [`Session::replace`]
-//! (the reset ritual, written once: forget the provider count, reset the backoff, mark
-//! the stored session for a rewrite), [`Session::request_body`], [`Session::prompt_size`]
-//! and [`Session::commit`]. Readers that must not write (events, sub-agents, the memory
-//! service) get a [`StateView`].
+//! The state changes only through doors that say what happens (STYLE 13, ARCH-2), each
+//! applying the secret redactor (LLM-4) and the history's invariants where it enters:
+//! [`Session::push_input`] and [`Session::take_back`] (the user's input, and the rollback
+//! of a run whose first model call failed), [`Session::push_answer`] (the model's answer
+//! with its usage; tool call ids made unique), [`Session::push_tool_results`] (a turn's
+//! results, together), [`Session::record_unreported_usage`] (a call cut off mid-answer),
+//! [`Session::apply_compression`], [`Session::import`], [`Session::attach`] (a resumed
+//! session) and [`Session::seed`] (a child's context). [`Session::next_request`] is the
+//! request side: the body, its per-class counts, the prompt size and the message count.
+//! Readers that must not write (events, sub-agents, the memory service) get a
+//! [`StateView`]; a delegation records its children's usage through a [`ChildUsageSink`].
 
 mod cursor;
 mod encoding;
 mod prompt_size;
+mod redact;
+mod store_side;
+mod view;
 
 use std::collections::HashSet;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::error::{ArkAgentError, ErrorCode};
-use crate::history::{AgentState, ChildUsageRecord, Message, ModelUsage};
-use crate::ids::Clock;
 use crate::compress::{apply_compression, CompressReason, PromptSizeSource, StagedCompression, TokenCalibration, TokenCounts, COMPRESSION_USAGE_SOURCE};
-use crate::store::SharedStore;
-use crate::tools::ToolDefinition;
+use crate::history::{AgentState, Message, ModelUsage, ToolCall};
+use crate::ids::{Clock, IdGenerator};
+use crate::tools::{ToolDefinition, ToolResult};
 
 pub use cursor::{last_consistent_len, Committed};
 pub use encoding::RequestShape;
-use cursor::{Cursor, Persist};
+pub use view::{ChildUsageSink, SessionState, StateView};
+use cursor::Persist;
 use encoding::{EncodingCache, FixedEncodings};
 use prompt_size::ProviderCount;
+use redact::Redactor;
+use view::{lock_cell, StateCell};
 
 /// After a failed automatic compression, automatic attempts (pre-flight, post-turn) pause
 /// for this many model calls: every attempt costs a summary call, and a failure tends to
 /// repeat. Manual and overflow-forced attempts are never held back.
 pub const COMPRESSION_BACKOFF_MODEL_CALLS: usize = 3;
 
-/// The state cell. The state sits behind an `Arc` so a compression can read a snapshot
-/// without holding the lock or copying the history; appends go through `Arc::make_mut`,
-/// which copies nothing while no snapshot is alive (CMP-6).
-type StateCell = Arc<Mutex<Arc<AgentState>>>;
-
-/// A view of a session's live state: its id, O(1) snapshots, and one append no cache
-/// depends on (a child's usage record, SUB-6). What event stamping, delegation and the
-/// memory service get instead of the session itself.
-#[derive(Clone)]
-pub struct StateView {
-    cell: StateCell,
-}
-
-impl StateView {
-    /// A new cell holding `state`.
-    pub fn new(state: AgentState) -> Self {
-        Self { cell: Arc::new(Mutex::new(Arc::new(state))) }
-    }
-
-    /// The current state, shared (O(1)).
-    pub fn snapshot(&self) -> Arc<AgentState> {
-        Arc::clone(&lock_cell(&self.cell))
-    }
-
-    /// The session id.
-    pub fn session_id(&self) -> String {
-        lock_cell(&self.cell).session_id.clone()
-    }
-
-    /// Records a delegated child's usage (SUB-6). Only appends to `child_usages`, which
-    /// neither the encodings nor the prompt size read: the generation stays.
-    pub fn append_child_usage(&self, record: ChildUsageRecord) {
-        Arc::make_mut(&mut lock_cell(&self.cell)).child_usages.push(record);
-    }
-
-    /// The cell itself, for the memory service (MEM-1: it only reads).
-    pub(crate) fn shared_cell(&self) -> Arc<Mutex<Arc<AgentState>>> {
-        Arc::clone(&self.cell)
-    }
-}
-
-fn lock_cell(cell: &StateCell) -> MutexGuard<'_, Arc<AgentState>> {
-    // A poisoned lock only means a panic elsewhere between statements on plain data;
-    // every update here is a single push or swap, so the state is still valid.
-    cell.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 /// One conversation: the state and everything derived from it. Lock order (never
-/// reversed): persist → state → counts; the encoding cache is locked alone.
+/// reversed): persist → state → counts; the encoding cache is locked alone or under the
+/// state's snapshot only.
 pub struct Session {
     cell: StateCell,
-    /// Bumped by every mutable access to the state except [`Session::append`] (see
+    /// Bumped by every mutable access to the state except the appending doors (see
     /// [`StateGuard`]): a history that changed other than by appending has a new one.
     generation: AtomicU64,
     /// The model whose calibration is used and learned (CMP-12).
     model: String,
+    /// LLM-4: the model config's secrets, removed at every door.
+    redactor: Redactor,
     clock: Arc<dyn Clock>,
+    /// Fresh tool call ids for answers whose ids are missing or repeat (CORE-2).
+    ids: Arc<dyn IdGenerator>,
     /// PERF-7: the system prompt and tools array, encoded once (both fixed for the
     /// session's life), and the per-message encoding cache.
     fixed: FixedEncodings,
@@ -130,8 +98,8 @@ impl DerefMut for StateGuard<'_> {
     }
 }
 
-/// What the provider counted and when compression last failed: what the reset ritual
-/// forgets.
+/// What the provider counted, when compression last failed, and the last prompt size
+/// computed: what the reset ritual forgets.
 #[derive(Default)]
 struct Counts {
     /// The provider's own count of the last request (CMP-3, CMP-11); cleared whenever the
@@ -139,26 +107,77 @@ struct Counts {
     provider: Option<ProviderCount>,
     /// Usages recorded when the last automatic compression attempt failed.
     compression_failed_at: Option<usize>,
+    /// [`Session::next_prompt_size`]'s last answer, reused by [`Session::next_request`]
+    /// while the state is the same (the pre-flight check's size is the request's).
+    size: Option<(SizeKey, (u64, PromptSizeSource))>,
 }
 
-/// What [`Session::replace`] replaced, to put back with [`Session::restore`] when the
-/// store refused the new state.
-pub struct Replaced {
-    state: Arc<AgentState>,
-    backoff: Option<usize>,
-    cursor: Option<Cursor>,
+/// Identifies a state for the prompt-size memo: appends change the lengths, everything
+/// else the generation (the provider count and calibration change only with an answer).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct SizeKey {
+    generation: u64,
+    messages: usize,
+    usages: usize,
+}
+
+impl SizeKey {
+    fn of(state: &AgentState, generation: u64) -> Self {
+        Self { generation, messages: state.history.messages.len(), usages: state.usages.len() }
+    }
+}
+
+/// What [`Session::push_input`] pushed, for [`Session::take_back`].
+#[derive(Debug)]
+pub struct PushedInput {
+    message: Message,
+}
+
+impl PushedInput {
+    /// The input as stored (redacted).
+    pub fn text(&self) -> &str {
+        self.message.text().unwrap_or_default()
+    }
+}
+
+/// What [`Session::push_answer`] stored of the answer: its text and its tool calls (ids
+/// made unique, arguments redacted) — what the loop runs and reports.
+#[derive(Debug)]
+pub struct Answer {
+    /// The answer's text, if any.
+    pub text: Option<String>,
+    /// The tool calls to run, in order; empty for a final answer.
+    pub tool_calls: Vec<ToolCall>,
+}
+
+/// The next model request, as [`Session::next_request`] prepares it.
+#[derive(Debug)]
+pub struct NextRequest {
+    /// PERF-2: the body, the encoding cache itself, lent (no copy).
+    pub body: Arc<String>,
+    /// CMP-12: the local estimate of the prompt per script class (what its usage will
+    /// calibrate against).
+    pub counts: TokenCounts,
+    /// The prompt's size as the compression trigger sees it (CMP-3, CMP-11, CMP-12).
+    pub prompt_size: u64,
+    /// Which figure decided `prompt_size`.
+    pub prompt_size_source: PromptSizeSource,
+    /// History messages the request carries.
+    pub message_count: usize,
 }
 
 impl Session {
-    /// A session over `view`'s cell (create the view first with [`StateView::new`]), for
-    /// requests of the shape `shape`.
-    pub fn new(view: &StateView, shape: RequestShape, clock: Arc<dyn Clock>) -> Self {
+    /// The session owning `state` (see [`SessionState`]), for requests of the shape
+    /// `shape`; `ids` makes tool call ids unique.
+    pub fn new(state: SessionState, shape: RequestShape, clock: Arc<dyn Clock>, ids: Arc<dyn IdGenerator>) -> Self {
         let model = shape.model.model.clone();
         Self {
-            cell: Arc::clone(&view.cell),
+            cell: state.cell,
             generation: AtomicU64::new(0),
             model,
+            redactor: state.redactor,
             clock,
+            ids,
             fixed: FixedEncodings::new(shape),
             encodings: Mutex::new(EncodingCache::default()),
             counts: Mutex::new(Counts::default()),
@@ -168,7 +187,7 @@ impl Session {
 
     /// A read-only view of the live state.
     pub fn view(&self) -> StateView {
-        StateView { cell: Arc::clone(&self.cell) }
+        StateView::over(&self.cell)
     }
 
     /// The current state, shared (O(1)).
@@ -177,7 +196,7 @@ impl Session {
     }
 
     /// The current state, shared, and its generation (read under the lock, so they match).
-    pub fn snapshot_with_generation(&self) -> (Arc<AgentState>, u64) {
+    fn snapshot_with_generation(&self) -> (Arc<AgentState>, u64) {
         let guard = self.lock_raw();
         (Arc::clone(&guard), self.generation.load(Ordering::Relaxed))
     }
@@ -198,7 +217,7 @@ impl Session {
     /// Appends to the state (history messages, usages) without invalidating the encoding
     /// cache: `f` must only push. The one writer that may bypass the generation; in debug
     /// builds every assembled body is checked against a from-scratch encoding.
-    pub fn append<R>(&self, f: impl FnOnce(&mut AgentState) -> R) -> R {
+    fn append<R>(&self, f: impl FnOnce(&mut AgentState) -> R) -> R {
         let mut guard = self.lock_raw();
         let state = Arc::make_mut(&mut guard);
         let before = state.history.messages.len();
@@ -207,93 +226,128 @@ impl Session {
         r
     }
 
-    /// Mutates the state in place (copy-on-write only if a snapshot is alive); the
-    /// encoding cache starts over.
-    pub fn update<R>(&self, f: impl FnOnce(&mut AgentState) -> R) -> R {
-        let mut guard = self.lock();
-        f(Arc::make_mut(&mut guard))
-    }
-
-    /// Appends the model's answer with its usage (SUB-6: every call made has its usage
-    /// entry, reported or not). A provider-reported usage (not a compression's) becomes
-    /// the provider count the next prompt size starts from (CMP-3, CMP-11) and teaches
-    /// this model's calibration from `sent`, the static counts of the request it answered
-    /// (CMP-12; a missing or implausible count teaches nothing).
-    pub fn append_answer(&self, message: Message, usage: Option<&ModelUsage>, sent: &TokenCounts) {
-        self.append(|state| {
-            if let Some(usage) = usage {
-                state.usages.push(usage.clone());
-                if usage.source() != Some(COMPRESSION_USAGE_SOURCE) {
-                    let messages_sent = state.history.messages.len();
-                    self.counts().provider = Some(ProviderCount { prompt_tokens: usage.prompt_tokens, messages_sent });
-                    match state.token_calibration.get_mut(&self.model) {
-                        Some(calibration) => {
-                            calibration.observe(sent, usage.prompt_tokens);
-                        }
-                        None => {
-                            let mut calibration = TokenCalibration::default();
-                            if calibration.observe(sent, usage.prompt_tokens) {
-                                state.token_calibration.insert(self.model.clone(), calibration);
-                            }
-                        }
-                    }
-                }
-            } else {
-                state.usages.push(ModelUsage::unreported());
-            }
-            state.history.messages.push(message);
-        });
-    }
-
-    /// Seeds the history (a fresh child's context slice): the provider's count is
-    /// forgotten.
-    pub fn seed(&self, messages: Vec<Message>) {
-        self.update(|s| s.history.messages = messages);
-        self.forget_provider_count();
-    }
-
-    /// The reset ritual, in one place: the state is replaced by `state`, the provider's
-    /// count is forgotten, the compression backoff reset, and with `rewrite_store` the
-    /// next commit rewrites the stored session. Returns what was replaced, for
-    /// [`restore`](Self::restore).
-    pub fn replace(&self, state: AgentState, rewrite_store: bool) -> Replaced {
-        let cursor = if rewrite_store { self.mark_rewrite() } else { self.cursor() };
-        let old_state = std::mem::replace(&mut *self.lock(), Arc::new(state));
-        let backoff = self.reset_counts();
-        Replaced { state: old_state, backoff, cursor }
-    }
-
-    /// Puts back what [`replace`](Self::replace) replaced: the state, the compression
-    /// backoff and the store cursor (the provider's count stays forgotten).
-    pub fn restore(&self, replaced: Replaced) {
-        *self.lock() = replaced.state;
-        self.counts().compression_failed_at = replaced.backoff;
-        if let Some(cursor) = replaced.cursor {
-            self.set_cursor(cursor);
-        }
-    }
-
-    /// Forgets the provider's count and resets the compression backoff (the ritual's
-    /// in-memory part); returns the backoff that was set.
-    fn reset_counts(&self) -> Option<usize> {
-        let mut counts = self.counts();
-        counts.provider = None;
-        counts.compression_failed_at.take()
-    }
-
-    fn forget_provider_count(&self) {
-        self.counts().provider = None;
-    }
-
     fn counts(&self) -> MutexGuard<'_, Counts> {
         self.counts.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// The doors: every change to the state (STYLE 13, ARCH-2).
+impl Session {
+    /// Pushes the user's input (redacted) as a user message.
+    pub fn push_input(&self, input: &str) -> PushedInput {
+        let mut message = Message::user(input);
+        self.redactor.message(&mut message);
+        self.append(|state| state.history.messages.push(message.clone()));
+        PushedInput { message }
+    }
+
+    /// CORE-4: takes `input` back out — when it is still the last message, i.e. the model
+    /// produced nothing for it (a compression committed meanwhile stays). True when it was
+    /// taken out.
+    pub fn take_back(&self, input: &PushedInput) -> bool {
+        let mut guard = self.lock();
+        if guard.history.messages.last() != Some(&input.message) {
+            return false;
+        }
+        Arc::make_mut(&mut guard).history.messages.pop();
+        true
+    }
+
+    /// Pushes the model's answer with its usage (SUB-6: every call made has its usage
+    /// entry, reported or not). The answer's tool calls get unique, non-empty ids
+    /// (CORE-2: providers that omit or repeat them would break pairing) and its texts are
+    /// redacted. A provider-reported usage (not a compression's) becomes the provider
+    /// count the next prompt size starts from (CMP-3, CMP-11) and teaches this model's
+    /// calibration from `sent`, the static counts of the request it answered (CMP-12; a
+    /// missing or implausible count teaches nothing).
+    pub fn push_answer(&self, message: Message, usage: Option<&ModelUsage>, sent: &TokenCounts) -> Answer {
+        let mut message = self.with_unique_call_ids(message);
+        self.redactor.message(&mut message);
+        let answer = Answer { text: message.text().map(str::to_owned), tool_calls: message.tool_calls().to_vec() };
+        self.append(|state| {
+            self.record_usage(state, usage, sent);
+            state.history.messages.push(message);
+        });
+        answer
+    }
+
+    /// A usage entry for the call just answered; the provider count and the calibration
+    /// learn from a reported one.
+    fn record_usage(&self, state: &mut AgentState, usage: Option<&ModelUsage>, sent: &TokenCounts) {
+        let Some(usage) = usage else {
+            state.usages.push(ModelUsage::unreported());
+            return;
+        };
+        state.usages.push(usage.clone());
+        if usage.source() == Some(COMPRESSION_USAGE_SOURCE) {
+            return;
+        }
+        let messages_sent = state.history.messages.len();
+        self.counts().provider = Some(ProviderCount { prompt_tokens: usage.prompt_tokens, messages_sent });
+        match state.token_calibration.get_mut(&self.model) {
+            Some(calibration) => {
+                calibration.observe(sent, usage.prompt_tokens);
+            }
+            None => {
+                let mut calibration = TokenCalibration::default();
+                if calibration.observe(sent, usage.prompt_tokens) {
+                    state.token_calibration.insert(self.model.clone(), calibration);
+                }
+            }
+        }
+    }
+
+    /// `message` with every tool call id unique and non-empty: ids already in the history
+    /// (from the encoding cache, PERF-7: no walk) or earlier in the answer are replaced.
+    fn with_unique_call_ids(&self, message: Message) -> Message {
+        let Message::Assistant { content, mut tool_calls, reasoning } = message else {
+            return message;
+        };
+        if !tool_calls.is_empty() {
+            let (state, generation) = self.snapshot_with_generation();
+            let mut encodings = self.lock_encodings();
+            let seen = encodings.call_ids(&self.fixed, &state, generation);
+            let mut fresh: HashSet<String> = HashSet::new();
+            for call in &mut tool_calls {
+                while call.id.is_empty() || seen.contains(call.id.as_str()) || fresh.contains(&call.id) {
+                    call.id = format!("call_{}", self.ids.next_id());
+                }
+                fresh.insert(call.id.clone());
+            }
+        }
+        Message::Assistant { content, tool_calls, reasoning }
+    }
+
+    /// Pushes a turn's tool results together, one per call in the calls' order (CORE-2:
+    /// the turn is paired once they are in), redacted.
+    pub fn push_tool_results(&self, calls: &[ToolCall], results: Vec<ToolResult>) {
+        debug_assert_eq!(calls.len(), results.len(), "one result per call");
+        let results: Vec<Message> = calls
+            .iter()
+            .zip(results)
+            .map(|(call, result)| {
+                let is_error = result.is_error;
+                let mut message = Message::tool_result(&call.id, result.into_model_content(), is_error);
+                self.redactor.message(&mut message);
+                message
+            })
+            .collect();
+        self.append(|state| state.history.messages.extend(results));
+    }
+
+    /// SUB-6: a model call was cut off mid-answer (cancelled, or its stream broke): it was
+    /// made, but its usage never came. Recorded as an "unreported" usage.
+    pub fn record_unreported_usage(&self) {
+        self.append(|state| state.usages.push(ModelUsage::unreported()));
+    }
 
     /// CMP-6: commits a staged compression if the state is still `snapshot` (what the
-    /// compressor read): the history is shortened, the summary's usage recorded and the
-    /// counts reset. `StateChanged` when another writer got there first; otherwise
-    /// `apply_compression`'s own checks, made before anything changes.
-    pub fn apply_compression(&self, snapshot: Arc<AgentState>, staged: StagedCompression, usage: Option<&ModelUsage>) -> Result<(), CompressReason> {
+    /// compressor read): the summary is redacted (LLM-4: a summarizer that echoed the key
+    /// does not bring it into the episode), the history shortened, the summary's usage
+    /// recorded and the counts reset. `StateChanged` when another writer got there first;
+    /// otherwise `apply_compression`'s own checks, made before anything changes.
+    pub fn apply_compression(&self, snapshot: Arc<AgentState>, mut staged: StagedCompression, usage: Option<&ModelUsage>) -> Result<(), CompressReason> {
+        self.redactor.text(&mut staged.summary);
         let mut guard = self.lock();
         if !Arc::ptr_eq(&guard, &snapshot) {
             return Err(CompressReason::StateChanged);
@@ -307,6 +361,31 @@ impl Session {
         drop(guard);
         self.reset_counts();
         Ok(())
+    }
+
+    /// Seeds the history (a fresh child's context slice, redacted): the provider's count
+    /// is forgotten.
+    pub fn seed(&self, mut messages: Vec<Message>) {
+        messages.iter_mut().for_each(|m| self.redactor.message(m));
+        Arc::make_mut(&mut self.lock()).history.messages = messages;
+        let mut counts = self.counts();
+        (counts.provider, counts.size) = (None, None);
+    }
+
+    /// The reset ritual, in one place: the state becomes `state`, the provider's count is
+    /// forgotten and the compression backoff reset. (`state` is redacted by the caller.)
+    fn reset_to(&self, state: AgentState) {
+        *self.lock() = Arc::new(state);
+        self.reset_counts();
+    }
+
+    /// Forgets the provider's count, the remembered prompt size and the compression
+    /// backoff (the ritual's in-memory part).
+    fn reset_counts(&self) {
+        let mut counts = self.counts();
+        counts.provider = None;
+        counts.size = None;
+        counts.compression_failed_at = None;
     }
 
     /// True while automatic compression attempts pause after a failure: fewer than
@@ -338,17 +417,18 @@ impl Session {
         self.encodings.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Calls `f` with the tool call ids in `state`'s history, from the encoding cache
-    /// (PERF-7: no walk).
-    pub fn with_call_ids<R>(&self, state: &AgentState, generation: u64, f: impl FnOnce(&HashSet<String>) -> R) -> R {
-        f(self.lock_encodings().call_ids(&self.fixed, state, generation))
-    }
-
-    /// PERF-7: the request body for `state` at `generation`, assembled from cached
-    /// encodings, and the local prompt estimate per script class. PERF-2: the body is the
-    /// cache itself, lent (no copy); the next use of the cache takes it back.
-    pub fn request_body(&self, state: &AgentState, generation: u64) -> (Arc<String>, TokenCounts) {
-        self.lock_encodings().request_body(&self.fixed, state, generation)
+    /// The next request for the current state: PERF-7's body assembled from cached
+    /// encodings and lent (PERF-2: no copy; the next use of the cache takes it back), the
+    /// local estimate per script class, the prompt size with its source (the one
+    /// [`next_prompt_size`](Self::next_prompt_size) computed for this very state, if it
+    /// did) and the message count.
+    pub fn next_request(&self) -> NextRequest {
+        let (state, generation) = self.snapshot_with_generation();
+        let (body, counts) = self.lock_encodings().request_body(&self.fixed, &state, generation);
+        let key = SizeKey::of(&state, generation);
+        let remembered = self.counts().size.filter(|(k, _)| *k == key).map(|(_, size)| size);
+        let (prompt_size, prompt_size_source) = remembered.unwrap_or_else(|| self.prompt_size(&state, counts));
+        NextRequest { body, counts, prompt_size, prompt_size_source, message_count: state.history.messages.len() }
     }
 
     /// The body of the request for `state`, encoded from scratch with the typed wire
@@ -361,88 +441,20 @@ impl Session {
     /// larger of the local estimate `counts` (calibrated for this model once the provider
     /// reported a count) and the provider's count of the last request plus an estimate of
     /// the messages appended since.
-    pub fn prompt_size(&self, state: &AgentState, counts: TokenCounts) -> (u64, PromptSizeSource) {
+    fn prompt_size(&self, state: &AgentState, counts: TokenCounts) -> (u64, PromptSizeSource) {
         // CMP-12: this model's calibration in `state` (the identity until one is learned).
         let calibration: TokenCalibration = state.token_calibration.get(&self.model).copied().unwrap_or_default();
         let count = self.counts().provider;
         prompt_size::prompt_size(count, calibration, state, counts)
     }
 
-    /// [`prompt_size`](Self::prompt_size) of the current state.
+    /// The current state's prompt size and its source (what the compression trigger
+    /// checks), remembered for [`next_request`](Self::next_request).
     pub fn next_prompt_size(&self) -> (u64, PromptSizeSource) {
         let (state, generation) = self.snapshot_with_generation();
         let local = self.lock_encodings().estimate(&self.fixed, &state, generation);
-        self.prompt_size(&state, local)
-    }
-}
-
-/// The store side (STORE-2, STORE-3, STORE-4, STORE-6).
-impl Session {
-    fn lock_persist(&self) -> MutexGuard<'_, Option<Persist>> {
-        self.persist.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// True when a session store is attached.
-    pub fn has_store(&self) -> bool {
-        self.lock_persist().is_some()
-    }
-
-    /// Attaches `store` (STORE-4): opens `session_id` (default: this session's) in it. A
-    /// session with commits replaces the state (it is resumed); a new one starts from the
-    /// current state, written in full at the next commit. The caller holds the run slot.
-    /// Errors: `session_locked`, the store's codes, `invalid_config` when a store is
-    /// already attached or the id is empty.
-    pub fn attach(&self, store: SharedStore, session_id: Option<&str>) -> Result<(), ArkAgentError> {
-        let mut persist = self.lock_persist();
-        if persist.is_some() {
-            return Err(ArkAgentError::config(ErrorCode::InvalidConfig, "a store is already attached"));
-        }
-        let session_id = match session_id {
-            Some(id) if id.trim().is_empty() => return Err(ArkAgentError::config(ErrorCode::InvalidConfig, "session_id is empty")),
-            Some(id) => id.to_owned(),
-            None => self.snapshot().session_id.clone(),
-        };
-        let (opened, state) = Persist::open(&store, session_id, &self.snapshot())?;
-        *persist = Some(opened);
-        drop(persist);
-        self.replace(state, false);
-        Ok(())
-    }
-
-    /// Detaches the store (STORE-6), releasing the session's lock; true when one was
-    /// attached. The caller holds the run slot.
-    pub fn detach(&self) -> bool {
-        self.lock_persist().take().is_some()
-    }
-
-    /// The store cursor, when a store is attached.
-    fn cursor(&self) -> Option<Cursor> {
-        self.lock_persist().as_ref().map(|p| p.cursor)
-    }
-
-    /// Marks the stored session for a rewrite at the next commit; returns the cursor before.
-    fn mark_rewrite(&self) -> Option<Cursor> {
-        let mut persist = self.lock_persist();
-        let p = persist.as_mut()?;
-        let before = p.cursor;
-        p.cursor.replace_all = true;
-        Some(before)
-    }
-
-    fn set_cursor(&self, cursor: Cursor) {
-        if let Some(p) = self.lock_persist().as_mut() {
-            p.cursor = cursor;
-        }
-    }
-
-    /// STORE-2: commits what is new since the last commit point — paired messages only
-    /// (an open turn is cut, as in `export_state`), new episodes with their originals, new
-    /// usages and sub-agent records — in one store transaction. No store, or nothing new:
-    /// `Ok(None)`. On error nothing of this commit is stored and the cursor stays (lowered
-    /// to the new end when the history shrank), so the next commit point retries it.
-    pub fn commit(&self) -> Result<Option<Committed>, ArkAgentError> {
-        let mut guard = self.lock_persist();
-        let Some(p) = guard.as_mut() else { return Ok(None) };
-        p.commit(&self.snapshot(), &*self.clock)
+        let size = self.prompt_size(&state, local);
+        self.counts().size = Some((SizeKey::of(&state, generation), size));
+        size
     }
 }

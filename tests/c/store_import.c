@@ -3,11 +3,16 @@
  * one transaction. While another process holds the store's write lock (SQLite's WAL write
  * lock, byte 120 of the -shm file) the store write fails (ARK_AGENT_RESULT_STORE_IO after
  * the 5 s busy timeout) and the runtime keeps its old state; once the lock is gone the
- * same import succeeds and is what a restart finds. Built and run by tests/it/c_abi.rs.
+ * same import succeeds and is what a restart finds. Issue 28 item 1: the import is invisible
+ * until its store write commits — while it waits for the lock, the getters called from
+ * another thread (messages, usages, episodes, export) return the old conversation; once the
+ * lock is released in time the import succeeds and they return the new one. Built and run
+ * by tests/it/c_abi.rs.
  * Prints "N passed, M failed". argv[1]: a scratch directory (default: a new one in /tmp).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +80,42 @@ static pid_t hold_write_lock(const char *shm, int *release) {
   return pid;
 }
 
+/* An import running on its own thread (arkagent_runtime_import_state blocks its caller). */
+typedef struct {
+  ArkAgentRuntime *rt;
+  const char *state;
+  ArkAgentResult result;
+} Import;
+
+static void *import_thread(void *arg) {
+  Import *im = arg;
+  im->result = arkagent_runtime_import_state(im->rt, im->state);
+  return NULL;
+}
+
+/* What a reader on this thread sees: messages, usages, episodes and the export, joined. */
+static char *seen(ArkAgentRuntime *rt) {
+  char *parts[4] = {NULL, NULL, NULL, NULL};
+  bool ok = arkagent_runtime_messages(rt, &parts[0]) == ARK_AGENT_RESULT_OK &&
+            arkagent_runtime_usages(rt, &parts[1]) == ARK_AGENT_RESULT_OK &&
+            arkagent_runtime_episodes(rt, &parts[2]) == ARK_AGENT_RESULT_OK &&
+            arkagent_runtime_export_state(rt, &parts[3]) == ARK_AGENT_RESULT_OK;
+  size_t n = 4;
+  for (int i = 0; i < 4; i++) n += parts[i] ? strlen(parts[i]) + 1 : 0;
+  char *out = ok ? malloc(n) : NULL;
+  if (out) {
+    out[0] = 0;
+    for (int i = 0; i < 4; i++) {
+      strcat(out, parts[i]);
+      strcat(out, "\n");
+    }
+  }
+  for (int i = 0; i < 4; i++) arkagent_string_free(parts[i]);
+  return out;
+}
+
+static bool same(const char *a, const char *b) { return a != NULL && b != NULL && strcmp(a, b) == 0; }
+
 int main(int argc, char **argv) {
   char scratch[] = "/tmp/arkagent-c-import-XXXXXX";
   const char *dir = argc > 1 ? argv[1] : mkdtemp(scratch);
@@ -98,21 +139,53 @@ int main(int argc, char **argv) {
   char *before = NULL;
   EXPECT(arkagent_runtime_export_state(rt, &before), OK);
 
+  char *old_view = seen(rt);
+  CHECK(old_view != NULL && strstr(old_view, "my own conversation") != NULL, "the getters work");
   int release = -1;
   pid_t holder = hold_write_lock(shm, &release);
   CHECK(holder > 0, "another process holds the store's write lock");
   if (holder > 0) {
-    EXPECT(arkagent_runtime_import_state(rt, imported), ARK_AGENT_RESULT_STORE_IO);
+    /* Held past the busy timeout: the old state all along, then the store's code. */
+    Import im = {rt, imported, ARK_AGENT_RESULT_OK};
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, import_thread, &im) == 0, "the import thread starts");
+    sleep_ms(300);
+    char *during = seen(rt);
+    CHECK(same(old_view, during), "while the write waits, another thread's getters see the old state");
+    free(during);
+    pthread_join(thread, NULL);
+    CHECK(im.result == ARK_AGENT_RESULT_STORE_IO, "the import fails with the store's code");
     char *after = NULL;
     EXPECT(arkagent_runtime_export_state(rt, &after), OK);
     CHECK(before != NULL && after != NULL && strcmp(before, after) == 0, "the failed import kept the old state");
     arkagent_string_free(after);
+    char *view = seen(rt);
+    CHECK(same(old_view, view), "a failed write changed nothing");
+    free(view);
     close(release);
     waitpid(holder, NULL, 0);
   }
 
-  /* The lock is gone: the same import succeeds and is stored. */
-  EXPECT(arkagent_runtime_import_state(rt, imported), OK);
+  /* Released in time: the old state until the write commits, then the imported one. */
+  holder = hold_write_lock(shm, &release);
+  CHECK(holder > 0, "another process holds the store's write lock again");
+  if (holder > 0) {
+    Import im = {rt, imported, ARK_AGENT_RESULT_STORE_IO};
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, import_thread, &im) == 0, "the import thread starts");
+    sleep_ms(300);
+    char *during = seen(rt);
+    CHECK(same(old_view, during), "while the write waits, another thread's getters see the old state");
+    free(during);
+    close(release);
+    waitpid(holder, NULL, 0);
+    pthread_join(thread, NULL);
+    CHECK(im.result == ARK_AGENT_RESULT_OK, "released in time, the import succeeds");
+  } else {
+    /* The lock is gone: the same import succeeds and is stored. */
+    EXPECT(arkagent_runtime_import_state(rt, imported), OK);
+  }
+  free(old_view);
   char *messages = NULL;
   EXPECT(arkagent_runtime_messages(rt, &messages), OK);
   CHECK(messages != NULL && strstr(messages, "a different conversation") != NULL, "imported");

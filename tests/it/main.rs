@@ -6,6 +6,7 @@ mod c_abi;
 mod cmp_calibration;
 mod compression;
 mod delegation;
+mod doors;
 mod fuzz_replay;
 mod glossary;
 mod header;

@@ -135,3 +135,92 @@ fn store_2_core_6_c_a_failed_import_write_keeps_the_old_state() {
     let stdout = crate::c_abi::compile_and_run("store_import");
     assert!(stdout.contains("store_import: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
 }
+
+/// A second SQLite connection holding the store's write lock (an open `BEGIN IMMEDIATE`)
+/// until dropped.
+struct WriteLock(rusqlite::Connection);
+
+impl WriteLock {
+    fn hold(path: &std::path::Path) -> Self {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        Self(conn)
+    }
+}
+
+impl Drop for WriteLock {
+    fn drop(&mut self) {
+        let _ = self.0.execute_batch("ROLLBACK");
+    }
+}
+
+/// What a reader sees: the user inputs (`messages`), the number of usages (`usages`), the
+/// episode ids (`memory().list_episodes()`) and the export.
+fn seen(rt: &AgentRuntime) -> (Vec<String>, usize, Vec<String>, String) {
+    let users = rt.messages().iter().filter_map(|m| if let arkagent::Message::User { content } = m { Some(content.clone()) } else { None }).collect();
+    let episodes = rt.memory().list_episodes().into_iter().map(|e| e.id).collect();
+    (users, rt.usages().len(), episodes, rt.export_state().unwrap())
+}
+
+/// Issue 28 item 1 (STORE-2, CORE-6): with a store, `import_state` is invisible until its
+/// store write commits. While another connection holds SQLite's write lock, readers on
+/// other threads (`messages`, `usages`, `memory().list_episodes()`, `export_state`) see
+/// the old conversation for as long as the import waits; held past the store's busy
+/// timeout, the import fails with `store_io` and nothing changed; released in time, the
+/// import succeeds and every reader sees the imported conversation.
+#[test]
+fn store_2_core_6_an_import_is_invisible_until_its_store_write_commits() {
+    let tokio = tokio::runtime::Runtime::new().unwrap();
+    let imported = {
+        let mut config = store_config(Arc::new(MemoryStore::new()), "donor", false);
+        config.store = None;
+        let donor = AgentRuntime::new(config, busy_model()).unwrap();
+        tokio.block_on(donor.run("a different conversation")).unwrap();
+        let mut state = donor.state();
+        state.history.episodic_memories.push(arkagent::EpisodicMemory {
+            id: "theirs-1".into(),
+            summary: snapshot_text("theirs", "imported"),
+            created_at_ms: 1,
+            message_count: 0,
+            archived_messages: Arc::new(Vec::new()),
+        });
+        state.to_json().unwrap()
+    };
+    let path = temp_dir("import-invisible").join("sessions.db");
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).unwrap());
+    let rt = AgentRuntime::new(store_config(store.clone(), "mine", false), busy_model()).unwrap();
+    tokio.block_on(rt.run("my own conversation")).unwrap();
+    let before = seen(&rt);
+    assert_eq!(before.0, vec!["my own conversation".to_owned()]);
+    assert!(before.2.is_empty());
+
+    let import = |rt: &AgentRuntime| {
+        let (rt, json) = (rt.clone(), imported.clone());
+        std::thread::spawn(move || rt.import_state(&json))
+    };
+    // Held past the busy timeout: the old state all along, then `store_io`.
+    {
+        let _lock = WriteLock::hold(&path);
+        let importing = import(&rt);
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        assert!(!importing.is_finished(), "the import waits for the write lock");
+        assert_eq!(seen(&rt), before, "while the write waits, readers see the old state");
+        let err = importing.join().unwrap().unwrap_err();
+        assert_eq!(err.code(), "store_io");
+        assert_eq!(seen(&rt), before, "a failed write changed nothing");
+    }
+    // Released in time: the old state until the write commits, then the new one.
+    let lock = WriteLock::hold(&path);
+    let importing = import(&rt);
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    assert!(!importing.is_finished(), "the import waits for the write lock");
+    assert_eq!(seen(&rt), before, "while the write waits, readers see the old state");
+    drop(lock);
+    importing.join().unwrap().unwrap();
+    let after = seen(&rt);
+    assert_eq!(after.0, vec!["a different conversation".to_owned()]);
+    assert_eq!(after.2, vec!["theirs-1".to_owned()]);
+    drop(rt);
+    let stored = store.open_session("mine").unwrap().state.unwrap();
+    assert_eq!(stored.history.episodic_memories.len(), 1, "what readers see is what is stored");
+}

@@ -273,3 +273,48 @@ fn sub_3_iso_4_c_nested_depth_and_totals() {
     let stdout = crate::c_abi::compile_and_run("nested");
     assert!(stdout.contains("nested: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
 }
+
+/// SUB-6 (issue 28 item 8): a stream that breaks off mid-answer without a cancel was a
+/// model call made whose usage never came — it counts in `call_count` as an "unreported"
+/// usage, exactly like a call cut off by a cancel, whether it was the run's first call
+/// (whose input is then taken out again) or a later one. A stream that fails before any
+/// delta arrived is retried, not counted twice.
+#[tokio::test]
+async fn sub_6_a_stream_broken_mid_answer_without_a_cancel_counts_as_a_call() {
+    use crate::llm_fake::{config as streaming, delta_event, finish_events, FakeProvider, Step};
+    use arkagent::history::UNREPORTED_USAGE_SOURCE;
+    use arkagent::TransportError;
+    use std::time::Duration;
+    let whole = |text: &str| Step::ok(delta_event(&json!({"role": "assistant", "content": text}).to_string()) + &finish_events("stop"));
+    let broken = || Step::Chunks {
+        chunks: vec![delta_event(r#"{"role":"assistant","content":"half an ans"}"#).into_bytes()],
+        gap: Duration::ZERO,
+        then_fail: Some(TransportError::network("connection reset")),
+    };
+    let Reply::Json(tool_turn) = tool_calls_reply(&[("w1", "get_weather", json!({"city": "Oslo"}))], 20) else { unreachable!() };
+    let silent_then_whole = Step::Chunks { chunks: Vec::new(), gap: Duration::ZERO, then_fail: Some(TransportError::network("no bytes")) };
+    let model = FakeProvider::new(vec![whole("fine"), broken(), Step::ok(tool_turn.to_string()), broken(), silent_then_whole, whole("again")]);
+    let mut config = AgentRuntimeConfig::new(streaming());
+    config.tools.register(ToolDefinition::new("get_weather", "Weather", json!({"type": "object"})), Arc::new(WeatherTool::default())).unwrap();
+    let rt = AgentRuntime::new(config, model.clone()).unwrap();
+
+    rt.run("one").await.unwrap();
+    assert_eq!(rt.total_usage().parent.call_count, 1);
+    // The first call of a run breaks mid-answer: the input is taken out, the call counts.
+    assert_eq!(rt.run("two").await.unwrap_err().code(), "llm_transport");
+    assert_eq!(rt.messages().len(), 2, "the failed run's input was taken out again");
+    assert_eq!(rt.usages().len(), 2);
+    assert_eq!(rt.usages()[1].source(), Some(UNREPORTED_USAGE_SOURCE));
+    assert_eq!(rt.total_usage().parent.call_count, 2, "the broken call was made");
+    // A later call of a run breaks mid-answer.
+    assert_eq!(rt.run("three").await.unwrap_err().code(), "llm_transport");
+    let usages = rt.usages();
+    assert_eq!(usages.len(), 4, "one with usage, the tool turn's, and two broken");
+    assert_eq!(usages[3].source(), Some(UNREPORTED_USAGE_SOURCE));
+    assert_eq!(rt.total_usage().parent.call_count, 4);
+    assert_eq!(rt.total_usage().parent, arkagent::subagent::ChildUsageSummary::from_usages(&usages));
+    // A stream that failed before any delta is retried; only the answered call counts.
+    rt.run("four").await.unwrap();
+    assert_eq!(model.request_count(), 6);
+    assert_eq!(rt.total_usage().parent.call_count, 5, "the silent attempt was retried, not a call of its own");
+}

@@ -87,3 +87,66 @@ test('store_2 core_6 importState with a store: a failed store write rejects with
   const again = new native.AgentRuntime(config, new ScriptedModel([]).transport, new native.ToolRegistry(), store);
   assert.deepEqual(JSON.parse(again.historyJson()).filter((m) => m.role === 'user').map((m) => m.content), ['a different conversation']);
 });
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** What a reader sees while the import is pending: user inputs, usages, episode ids, the export. */
+function seen(runtime) {
+  return {
+    users: JSON.parse(runtime.historyJson()).filter((m) => m.role === 'user').map((m) => m.content),
+    usages: runtime.usages().length,
+    episodes: runtime.listEpisodes().map((e) => e.id),
+    exported: runtime.exportState(),
+  };
+}
+
+test('store_2 core_6 importState with a store is invisible until its store write commits (issue 28 item 1)', { skip: !HAS_PYTHON && 'python3 with fcntl is needed to hold the lock' }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arkagent-js-import-visible-'));
+  const dbPath = path.join(dir, 'sessions.db');
+  const donor = new native.AgentRuntime(runtimeConfig(), new ScriptedModel([answering('theirs')]).transport, new native.ToolRegistry());
+  await donor.run('a different conversation');
+  const state = JSON.parse(donor.exportState());
+  state.history.episodic_memories = [{
+    id: 'theirs-1', summary: 'an imported episode', created_at_ms: 1, message_count: 0, archived_messages: [],
+  }];
+  const imported = JSON.stringify(state);
+
+  const store = native.SessionStore.open(dbPath);
+  const config = runtimeConfig();
+  config.sessionId = 'mine';
+  const runtime = new native.AgentRuntime(config, new ScriptedModel([answering('mine')]).transport, new native.ToolRegistry(), store);
+  await runtime.run('my own conversation');
+  const before = seen(runtime);
+  assert.deepEqual([before.users, before.episodes], [['my own conversation'], []]);
+
+  // Held past the busy timeout: the old state all along, then "store_io".
+  let holder = await holdWriteLock(`${dbPath}-shm`);
+  try {
+    const importing = runtime.importState(imported);
+    const failed = assert.rejects(importing, (e) => e.code === 'store_io');
+    await sleep(300);
+    assert.deepEqual(seen(runtime), before, 'while the write waits, readers see the old state');
+    await failed;
+    assert.deepEqual(seen(runtime), before, 'a failed write changed nothing');
+  } finally {
+    holder.stdin.end();
+  }
+  await new Promise((r) => holder.once('exit', r));
+
+  // Released in time: the old state until the write commits, then the imported one.
+  holder = await holdWriteLock(`${dbPath}-shm`);
+  let importing;
+  try {
+    importing = runtime.importState(imported);
+    await sleep(300);
+    assert.deepEqual(seen(runtime), before, 'while the write waits, readers see the old state');
+  } finally {
+    holder.stdin.end();
+  }
+  await importing;
+  const after = seen(runtime);
+  assert.deepEqual([after.users, after.episodes], [['a different conversation'], ['theirs-1']]);
+  assert.equal(runtime.detachStore(), true);
+  const resumed = new native.AgentRuntime(config, new ScriptedModel([]).transport, new native.ToolRegistry(), store);
+  assert.deepEqual(seen(resumed).episodes, ['theirs-1'], 'what readers saw is what is stored');
+});

@@ -6,7 +6,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 
-const { native, completion, snapshot, ScriptedModel, runtimeConfig } = require('./support');
+const { native, completion, snapshot, textStream, waitFor, ScriptedModel, modelConfig, runtimeConfig } = require('./support');
 
 const longText = (label) => `${label}: ${'details of the plan for the trip to Hangzhou and Suzhou '.repeat(40)}`;
 
@@ -71,4 +71,38 @@ test('sub_6 a call whose provider reported no usage counts: usages() holds it as
   assert.equal(parent.callCount, 2, 'both calls were made');
   assert.equal(parent.totalTokens, 32);
   assert.equal(native.ChildUsageSummary.fromUsages(usages).callCount, 2);
+});
+
+test('sub_6 a stream that breaks mid-answer without a cancel counts in callCount, like one cut off by a cancel', async () => {
+  const SSE_HEADERS = [{ name: 'content-type', value: 'text/event-stream' }];
+  const usage = { prompt_tokens: 30, completion_tokens: 2, total_tokens: 32 };
+  const whole = (text) => (body, index, sink) => {
+    setTimeout(() => { for (const chunk of textStream([text], usage)) sink.write(chunk); sink.end(); }, 1);
+    return { status: 200, headers: SSE_HEADERS, streamed: true };
+  };
+  const deltas = [];
+  /** A first piece of the answer, then the connection breaks (no cancel). */
+  const broken = (body, index, sink) => {
+    (async () => {
+      sink.write(textStream(['half an ans'])[0]);
+      await waitFor(() => deltas.length > 0, 'a delta before the break');
+      sink.fail('connection reset by peer', 'ECONNRESET');
+    })();
+    return { status: 200, headers: SSE_HEADERS, streamed: true };
+  };
+  const model = new ScriptedModel([whole('fine'), broken, whole('again')]);
+  const streaming = modelConfig();
+  streaming.stream = true;
+  const runtime = new native.AgentRuntime(runtimeConfig({ model: streaming }), model.transport, new native.ToolRegistry());
+  runtime.subscribe((e) => { if (e.type === 'text_delta') deltas.push(e); });
+  await runtime.run('one');
+  await assert.rejects(runtime.run('two'), (e) => e.code === 'llm_transport');
+  assert.deepEqual(model.problems, []);
+  const usages = runtime.usages();
+  assert.equal(usages.length, 2, 'the broken call has its usage entry');
+  assert.equal(usages[1].source, 'unreported');
+  assert.equal(runtime.totalUsage().parent.callCount, 2, 'the broken call was made');
+  assert.equal(native.ChildUsageSummary.fromUsages(usages).callCount, 2);
+  await runtime.run('three');
+  assert.equal(runtime.totalUsage().parent.callCount, 3);
 });

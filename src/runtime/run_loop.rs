@@ -1,0 +1,279 @@
+//! The run loop (CORE-4): one user input to a final answer, `max_iterations` or
+//! cancellation. Each iteration is three steps around a [`Run`]: calling the model
+//! (pre-flight compression, the overflow retry, stream deltas as events), answering the
+//! turn's tools, and the after-turn work (the commit point, post-turn compression). The
+//! conversation changes only through the [`Session`](crate::session::Session)'s doors.
+
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::agent::Inner;
+use super::events::EventKind;
+use super::outcome::{CompressionTrigger, RunOutcome, RunStatus};
+use super::tool_exec::run_tool_calls;
+use crate::compress::{CompressOutcome, TokenCounts};
+use crate::error::ArkAgentError;
+use crate::history::ToolCall;
+use crate::llm::{ChatResponse, LlmError, StreamDelta};
+use crate::session::{Answer, NextRequest, PushedInput};
+use crate::tools::{ToolContext, ToolResult};
+
+/// How a run ends.
+type Ended = Result<RunOutcome, ArkAgentError>;
+
+/// One run: what each of its steps needs.
+struct Run<'a> {
+    inner: &'a Inner,
+    run_id: &'a str,
+    cancel: &'a CancellationToken,
+    /// The input as pushed: taken back when the run's first model call fails (CORE-4).
+    input: PushedInput,
+    /// What the turn's tools get.
+    tools: ToolContext,
+    /// The compressor's threshold, reported with each request.
+    threshold: Option<u64>,
+}
+
+impl Inner {
+    /// Runs the loop for `input` (the caller holds the run slot).
+    pub(super) async fn run_loop(&self, input: &str, run_id: &str, cancel: &CancellationToken) -> Ended {
+        let run = self.begin(input, run_id, cancel)?;
+        for iteration in 1..=self.config.max_iterations {
+            if cancel.is_cancelled() {
+                return Ok(self.finish(run_id, RunStatus::Cancelled, iteration - 1, None));
+            }
+            run.preflight().await;
+            let answer = match run.call_model(iteration).await {
+                ControlFlow::Continue(answer) => answer,
+                ControlFlow::Break(ended) => return ended,
+            };
+            if answer.tool_calls.is_empty() {
+                return run.final_answer(iteration, answer.text).await;
+            }
+            run.answer_tools(&answer.tool_calls).await;
+            if let ControlFlow::Break(ended) = run.after_turn(iteration).await {
+                return ended;
+            }
+        }
+        Ok(self.finish(run_id, RunStatus::MaxIterations, self.config.max_iterations, None))
+    }
+
+    /// Starts a run: the tree's per-run budget, `run_started`, and the input pushed and
+    /// committed (STORE-2: a run whose input cannot be committed does not start; the
+    /// input is taken back).
+    fn begin<'a>(&'a self, input: &str, run_id: &'a str, cancel: &'a CancellationToken) -> Result<Run<'a>, ArkAgentError> {
+        if let Some(service) = &self.sub_agents {
+            service.start_run();
+        }
+        self.emit(run_id, EventKind::RunStarted { input: input.to_owned() });
+        let input = self.session.push_input(input);
+        if let Err(e) = self.commit_point(run_id) {
+            self.session.take_back(&input);
+            return Err(self.store_failed(run_id, 0, e));
+        }
+        let view = self.session.view();
+        let tools = ToolContext {
+            session_id: view.session_id(),
+            run_id: run_id.to_owned(),
+            cancel: cancel.clone(),
+            memory: self.memory.clone(),
+            episodes: Some(view.memory_service()),
+        };
+        let threshold = self.compressor.as_ref().and_then(|c| c.threshold());
+        Ok(Run { inner: self, run_id, cancel, input, tools, threshold })
+    }
+}
+
+/// Calling the model.
+impl Run<'_> {
+    /// CMP-11: compresses before the call when the prompt size reaches the threshold. The
+    /// size checked is the one the request reports when nothing was compressed (the
+    /// session remembers it for the same state).
+    async fn preflight(&self) {
+        if self.inner.compressor.is_none() {
+            return;
+        }
+        let (size, _) = self.inner.session.next_prompt_size();
+        self.inner.maybe_compress_context(self.run_id, self.cancel, CompressionTrigger::Preflight, Some(size)).await;
+    }
+
+    /// One model call, answered (its answer pushed) or ending the run: cancelled, failed,
+    /// or — on a context overflow with a compressor — retried once after a forced
+    /// compression.
+    async fn call_model(&self, iteration: u32) -> ControlFlow<Ended, Answer> {
+        let mut overflow_retried = false;
+        loop {
+            let request = self.inner.session.next_request();
+            self.emit_request(iteration, &request);
+            let (result, answered) = self.send(iteration, request.body).await;
+            let error = match result {
+                Ok(response) => return ControlFlow::Continue(self.take_answer(iteration, response, &request.counts)),
+                Err(error) => error,
+            };
+            if answered {
+                // SUB-6: a call cut off mid-answer (cancelled, or its stream broke) was
+                // made; its usage never came.
+                self.inner.session.record_unreported_usage();
+            }
+            let retry = matches!(error, LlmError::ContextOverflow) && self.inner.compressor.is_some() && !overflow_retried;
+            if !retry {
+                return ControlFlow::Break(self.model_failed(iteration, error));
+            }
+            overflow_retried = true;
+            let result = self.inner.maybe_compress_context(self.run_id, self.cancel, CompressionTrigger::Overflow, None).await;
+            if result.outcome != CompressOutcome::Compressed {
+                return ControlFlow::Break(Err(self.fail(iteration, LlmError::ContextOverflow)));
+            }
+        }
+    }
+
+    fn emit_request(&self, iteration: u32, request: &NextRequest) {
+        self.inner.emit(self.run_id, EventKind::ModelRequest {
+            iteration,
+            message_count: request.message_count,
+            tool_count: self.inner.session.tool_definitions().len(),
+            estimated_prompt_tokens: request.prompt_size,
+            compression_threshold: self.threshold,
+            prompt_size_source: request.prompt_size_source,
+        });
+    }
+
+    /// Sends the request; true with the result when any part of an answer streamed in.
+    async fn send(&self, iteration: u32, body: Arc<String>) -> (Result<ChatResponse, LlmError>, bool) {
+        let client = &self.inner.client;
+        let http = client.http_request_with_shared_body(body);
+        if !self.inner.config.model.stream {
+            return (client.send(http, self.cancel).await, false);
+        }
+        // LLM-2: deltas reach observers as they arrive, not after the turn.
+        let answered = AtomicBool::new(false);
+        let on_delta = |delta: StreamDelta| {
+            answered.store(true, Ordering::Relaxed);
+            self.inner.emit(self.run_id, delta_event(iteration, delta));
+        };
+        let result = client.send_streaming(http, self.cancel, &on_delta).await;
+        (result, answered.load(Ordering::Relaxed))
+    }
+
+    /// Pushes the answer with its usage (SUB-6, CMP-3, CMP-12: the provider's count and
+    /// the calibration learn from the request just sent) and reports it.
+    fn take_answer(&self, iteration: u32, response: ChatResponse, sent: &TokenCounts) -> Answer {
+        let ChatResponse { message, usage, finish_reason, .. } = response;
+        let answer = self.inner.session.push_answer(message, usage.as_ref(), sent);
+        self.inner.emit(self.run_id, EventKind::ModelResponse { iteration, usage, tool_call_count: answer.tool_calls.len(), finish_reason });
+        if !self.inner.config.model.stream {
+            if let Some(delta) = answer.text.clone().filter(|t| !t.is_empty()) {
+                self.inner.emit(self.run_id, EventKind::TextDelta { iteration, delta });
+            }
+        }
+        answer
+    }
+
+    /// A model call that ended the run: cancelled, or failed.
+    fn model_failed(&self, iteration: u32, error: LlmError) -> Ended {
+        match error {
+            LlmError::Cancelled => Ok(self.inner.finish(self.run_id, RunStatus::Cancelled, iteration, None)),
+            error => Err(self.fail(iteration, error)),
+        }
+    }
+
+    /// Ends a run with a model error. When the first call of a root's run failed, the
+    /// model produced nothing: the input is taken back (see `AgentRuntime::run`).
+    fn fail(&self, iteration: u32, e: LlmError) -> ArkAgentError {
+        tracing::warn!(code = e.code().as_str(), "model call failed");
+        // A sub-agent keeps its task: its history is a record (ISO-1), never run again.
+        if iteration == 1 && self.inner.depth == 0 {
+            self.inner.session.take_back(&self.input);
+            // STORE-2: the committed input goes too (the store follows the history).
+            if let Err(store) = self.inner.commit_point(self.run_id) {
+                tracing::warn!(code = store.code().as_str(), "could not commit the rollback of a failed run's input");
+            }
+        }
+        self.inner.emit(self.run_id, EventKind::RunFinished {
+            status: RunStatus::Failed,
+            iterations: iteration,
+            error_code: Some(e.code().as_str().to_owned()),
+        });
+        e.into()
+    }
+}
+
+/// Answering tools, and the work after a turn.
+impl Run<'_> {
+    /// Runs the turn's tool calls (bounded, in parallel) and pushes their results together.
+    async fn answer_tools(&self, calls: &[ToolCall]) {
+        let inner = self.inner;
+        let on_start = |call: &ToolCall| self.tool_started(call);
+        let on_finish = |call: &ToolCall, result: &ToolResult| self.tool_finished(call, result);
+        let results = run_tool_calls(&inner.tools, calls, inner.config.max_parallel_tools, &inner.exec_policy, &self.tools, &on_start, &on_finish).await;
+        inner.session.push_tool_results(calls, results);
+    }
+
+    fn tool_started(&self, call: &ToolCall) {
+        let inner = self.inner;
+        if !inner.emitter.is_observed() {
+            return inner.emitter.skip(); // no copies of what nobody reads
+        }
+        inner.emit(self.run_id, EventKind::ToolCallStarted { call_id: call.id.clone(), name: call.name.clone(), arguments: call.arguments.clone() })
+    }
+
+    fn tool_finished(&self, call: &ToolCall, result: &ToolResult) {
+        let inner = self.inner;
+        if !inner.emitter.is_observed() {
+            return inner.emitter.skip();
+        }
+        inner.emit(self.run_id, EventKind::ToolCallFinished {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            is_error: result.is_error,
+            error_code: result.error_code.clone(),
+            content: result.content.clone(),
+            metadata: result.metadata.clone(),
+        })
+    }
+
+    /// After a turn with tool calls: STORE-2's commit point (the turn is paired now: the
+    /// assistant message, its results, the usage and any sub-agent records together), a
+    /// cancel honoured, the post-turn compression check.
+    async fn after_turn(&self, iteration: u32) -> ControlFlow<Ended> {
+        if let Err(e) = self.inner.commit_point(self.run_id) {
+            return ControlFlow::Break(Err(self.inner.store_failed(self.run_id, iteration, e)));
+        }
+        if self.cancel.is_cancelled() {
+            return ControlFlow::Break(Ok(self.inner.finish(self.run_id, RunStatus::Cancelled, iteration, None)));
+        }
+        self.post_turn_compression().await;
+        ControlFlow::Continue(())
+    }
+
+    /// A final answer: committed with its usage (STORE-2: a paired turn), then the
+    /// post-turn check (CMP-3: a chat without tools compresses too).
+    async fn final_answer(&self, iteration: u32, text: Option<String>) -> Ended {
+        self.inner.commit_point(self.run_id).map_err(|e| self.inner.store_failed(self.run_id, iteration, e))?;
+        if !self.cancel.is_cancelled() {
+            self.post_turn_compression().await;
+        }
+        Ok(self.inner.finish(self.run_id, RunStatus::Completed, iteration, text))
+    }
+
+    async fn post_turn_compression(&self) {
+        if self.inner.compressor.is_none() {
+            return;
+        }
+        let (size, _) = self.inner.session.next_prompt_size();
+        self.inner.maybe_compress_context(self.run_id, self.cancel, CompressionTrigger::PostTurn, Some(size)).await;
+    }
+}
+
+/// A streamed piece of the answer as its event.
+fn delta_event(iteration: u32, delta: StreamDelta) -> EventKind {
+    match delta {
+        StreamDelta::Text(delta) => EventKind::TextDelta { iteration, delta },
+        StreamDelta::Reasoning(delta) => EventKind::ReasoningDelta { iteration, delta },
+        StreamDelta::ToolCallStarted { index, name, .. } => EventKind::ToolCallDelta { iteration, index, name: Some(name), arguments_delta: String::new() },
+        StreamDelta::ToolCallArguments { index, fragment } => EventKind::ToolCallDelta { iteration, index, name: None, arguments_delta: fragment },
+    }
+}

@@ -1,0 +1,66 @@
+//! LLM-4 at the session's doors: whatever enters the state — the user's input, the
+//! model's text, reasoning and tool arguments, tool results, a summary, a seeded or
+//! imported or resumed history, a child's usage record — leaves the API key behind.
+
+use std::sync::Arc;
+
+use crate::history::{AgentState, ChildUsageRecord, Message};
+use crate::llm::ModelConfig;
+
+/// The secrets of one model config (its API key and credential headers), removed from
+/// text where it enters the state. Cheap to clone; allocates only when a secret is found.
+#[derive(Clone)]
+pub(super) struct Redactor(Arc<ModelConfig>);
+
+impl Redactor {
+    pub(super) fn new(model: &ModelConfig) -> Self {
+        Self(Arc::new(model.clone()))
+    }
+
+    pub(super) fn text(&self, text: &mut String) {
+        self.0.redact_in_place(text);
+    }
+
+    fn has_secret(&self, text: &str) -> bool {
+        matches!(self.0.redact_cow(text), std::borrow::Cow::Owned(_))
+    }
+
+    /// Every text of `message`: content, reasoning, tool call arguments.
+    pub(super) fn message(&self, message: &mut Message) {
+        match message {
+            Message::System { content } | Message::User { content } | Message::Tool { content, .. } => self.text(content),
+            Message::Assistant { content, tool_calls, reasoning } => {
+                content.iter_mut().chain(reasoning.iter_mut()).for_each(|t| self.text(t));
+                tool_calls.iter_mut().for_each(|call| self.text(&mut call.arguments));
+            }
+        }
+    }
+
+    fn message_has_secret(&self, message: &Message) -> bool {
+        match message {
+            Message::System { content } | Message::User { content } | Message::Tool { content, .. } => self.has_secret(content),
+            Message::Assistant { content, tool_calls, reasoning } => {
+                content.iter().chain(reasoning.iter()).any(|t| self.has_secret(t)) || tool_calls.iter().any(|c| self.has_secret(&c.arguments))
+            }
+        }
+    }
+
+    /// A whole state: the history's messages, and each episode's summary and archived
+    /// originals (copied only when one of them holds a secret: they are shared).
+    pub(super) fn state(&self, state: &mut AgentState) {
+        state.history.messages.iter_mut().for_each(|m| self.message(m));
+        for episode in &mut state.history.episodic_memories {
+            self.text(&mut episode.summary);
+            if episode.archived_messages.iter().any(|m| self.message_has_secret(m)) {
+                Arc::make_mut(&mut episode.archived_messages).iter_mut().for_each(|m| self.message(m));
+            }
+        }
+    }
+
+    /// A child's usage record: its ids and the worker's name.
+    pub(super) fn child_usage(&self, record: &mut ChildUsageRecord) {
+        self.text(&mut record.call_id);
+        self.text(&mut record.child_session_id);
+        self.text(&mut record.assignee);
+    }
+}
