@@ -199,21 +199,18 @@ impl ContextCompressor for DefaultContextCompressor {
                 return failed_with(CompressReason::SummarizerWindowTooSmall, calls, usage, None, split);
             }
             let chunk = transcript.next_chunk(budget);
-            match self.summarize_chunk(summary.as_deref(), &chunk, ctx).await {
-                Ok((text, call_usage)) => {
-                    calls += 1;
-                    if let Some(u) = call_usage {
-                        add_usage(&mut usage, &u);
-                    }
-                    match validate_snapshot(&text) {
-                        Ok(snapshot) => summary = Some(snapshot),
-                        Err(SnapshotError::Empty) => return failed_with(CompressReason::EmptySummary, calls, usage, None, split),
-                        Err(SnapshotError::Malformed) => {
-                            return failed_with(CompressReason::MalformedSummary, calls, usage, None, split)
-                        }
-                    }
-                }
+            let (text, call_usage) = match self.summarize_chunk(summary.as_deref(), &chunk, ctx).await {
+                Ok(answer) => answer,
                 Err((reason, code)) => return failed_with(reason, calls, usage, code, split),
+            };
+            calls += 1;
+            if let Some(u) = call_usage {
+                add_usage(&mut usage, &u);
+            }
+            match validate_snapshot(&text) {
+                Ok(snapshot) => summary = Some(snapshot),
+                Err(SnapshotError::Empty) => return failed_with(CompressReason::EmptySummary, calls, usage, None, split),
+                Err(SnapshotError::Malformed) => return failed_with(CompressReason::MalformedSummary, calls, usage, None, split),
             }
         }
         let Some(summary) = summary else {

@@ -24,10 +24,8 @@ impl HistoryInvariants {
         for message in messages {
             match message {
                 Message::Assistant { tool_calls, .. } => {
-                    for call in tool_calls {
-                        if !calls.insert(call.id.as_str()) {
-                            return false;
-                        }
+                    if !tool_calls.iter().all(|call| calls.insert(call.id.as_str())) {
+                        return false;
                     }
                 }
                 Message::Tool { tool_call_id, .. } => {

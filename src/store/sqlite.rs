@@ -464,23 +464,7 @@ impl SqliteStore {
             )
             .and_then(|mut s| s.execute(params![id, i64_of(c.now_ms)]))
             .map_err(map_err)?;
-            for (i, (e, archived)) in episodes.iter().enumerate() {
-                let ord = i64_of((c.episodes_from + i) as u64);
-                tx.prepare_cached(
-                    "INSERT OR REPLACE INTO episodes(session_id, ord, id, summary, created_at_ms, message_count)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .and_then(|mut s| {
-                    s.execute(params![id, ord, e.id, e.summary, i64_of(e.created_at_ms), i64_of(archived.len() as u64)])
-                })
-                .map_err(map_err)?;
-                let mut stmt = tx
-                    .prepare_cached("INSERT OR REPLACE INTO archived(session_id, episode_ord, ord, json) VALUES (?1, ?2, ?3, ?4)")
-                    .map_err(map_err)?;
-                for (j, json) in archived.iter().enumerate() {
-                    stmt.execute(params![id, ord, j as i64, json]).map_err(map_err)?;
-                }
-            }
+            write_episodes(&tx, id, c.episodes_from, &episodes)?;
             if !c.episodes.is_empty() {
                 tx.prepare_cached("DELETE FROM messages WHERE session_id = ?1 AND pos < ?2")
                     .and_then(|mut s| s.execute(params![id, i64_of(c.archived_through)]))
@@ -496,19 +480,8 @@ impl SqliteStore {
                     stmt.execute(params![id, i64_of(c.messages_from + i as u64), json]).map_err(map_err)?;
                 }
             }
-            for (table, from, rows) in [("usages", c.usages_from, &usages), ("child_usages", c.child_usages_from, &children)] {
-                if rows.is_empty() {
-                    continue;
-                }
-                tx.prepare_cached(&format!("DELETE FROM {table} WHERE session_id = ?1 AND ord >= ?2"))
-                    .and_then(|mut s| s.execute(params![id, from as i64]))
-                    .map_err(map_err)?;
-                let mut stmt =
-                    tx.prepare_cached(&format!("INSERT INTO {table}(session_id, ord, json) VALUES (?1, ?2, ?3)")).map_err(map_err)?;
-                for (i, json) in rows.iter().enumerate() {
-                    stmt.execute(params![id, (from + i) as i64, json]).map_err(map_err)?;
-                }
-            }
+            write_rows(&tx, id, "usages", c.usages_from, &usages)?;
+            write_rows(&tx, id, "child_usages", c.child_usages_from, &children)?;
             tx.prepare_cached(
                 "UPDATE sessions SET seq = seq + 1, updated_ms = ?2, message_count = ?3,
                     total_tokens = total_tokens + ?4, title = coalesce(title, ?5),
@@ -526,6 +499,43 @@ impl SqliteStore {
         tx.commit().map_err(map_err)?;
         Ok(u64::try_from(seq).unwrap_or(0))
     }
+}
+
+/// Writes a commit's episodes (from position `from`) with their archived originals,
+/// encoded beforehand.
+fn write_episodes(tx: &rusqlite::Transaction<'_>, id: &str, from: usize, episodes: &[(&EpisodicMemory, Vec<String>)]) -> Result<(), StoreError> {
+    for (i, (e, archived)) in episodes.iter().enumerate() {
+        let ord = i64_of((from + i) as u64);
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO episodes(session_id, ord, id, summary, created_at_ms, message_count)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .and_then(|mut s| s.execute(params![id, ord, e.id, e.summary, i64_of(e.created_at_ms), i64_of(archived.len() as u64)]))
+        .map_err(map_err)?;
+        let mut stmt = tx
+            .prepare_cached("INSERT OR REPLACE INTO archived(session_id, episode_ord, ord, json) VALUES (?1, ?2, ?3, ?4)")
+            .map_err(map_err)?;
+        for (j, json) in archived.iter().enumerate() {
+            stmt.execute(params![id, ord, j as i64, json]).map_err(map_err)?;
+        }
+    }
+    Ok(())
+}
+
+/// Replaces the rows of `table` (`usages` or `child_usages`) from position `from` on with
+/// `rows` (JSON, encoded beforehand); nothing when there are none.
+fn write_rows(tx: &rusqlite::Transaction<'_>, id: &str, table: &str, from: usize, rows: &[String]) -> Result<(), StoreError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    tx.prepare_cached(&format!("DELETE FROM {table} WHERE session_id = ?1 AND ord >= ?2"))
+        .and_then(|mut s| s.execute(params![id, from as i64]))
+        .map_err(map_err)?;
+    let mut stmt = tx.prepare_cached(&format!("INSERT INTO {table}(session_id, ord, json) VALUES (?1, ?2, ?3)")).map_err(map_err)?;
+    for (i, json) in rows.iter().enumerate() {
+        stmt.execute(params![id, (from + i) as i64, json]).map_err(map_err)?;
+    }
+    Ok(())
 }
 
 impl SessionStore for SqliteStore {

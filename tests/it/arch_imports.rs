@@ -8,6 +8,10 @@
 //! is not itself an arrow (a directory re-exporting its children is its shape, not a
 //! dependency); `#[cfg(test)]` modules and `*_tests.rs` files are left out. Run with
 //! `ARCH_REPORT=1 cargo test --test it arch_1 -- --nocapture` to print the graph.
+//!
+//! ARCH-2 (issue 26 item 2): every function of the three crates' non-test source is at
+//! most 80 lines long and nests blocks at most 4 deep — how both are measured is written
+//! down at "function sizes" below.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -617,4 +621,342 @@ fn arch_1_the_graph_reader_sees_what_it_should() {
     edges.insert("c".to_string(), BTreeSet::from(["a".to_string()]));
     edges.insert("d".to_string(), BTreeSet::from(["a".to_string()]));
     assert_eq!(circles(&edges), vec![vec!["a".to_string(), "b".to_string(), "c".to_string()]]);
+}
+
+// ---------------------------------------------------------------- function sizes (ARCH-2)
+//
+// STYLE rule 14: a function fits on a screen. Two limits, over the non-test source of the
+// three crates (`src/`, `bindings/c/src/`, `bindings/napi/src/`):
+//
+// - **Length**: the lines from the one holding `fn` to the one holding the body's closing
+//   brace, both counted (what /work/shared/tools/fn_lengths.py measures: a function
+//   starts on a line that begins, after `pub`/`pub(…)`, `const`, `async`, `unsafe` and
+//   `extern "ABI"`, with `fn name`; one with no body before a `;` is a declaration).
+//   At most MAX_FN_LINES.
+// - **Nesting**: the deepest stack of blocks open at once inside the body, the body's own
+//   braces not counted. A block is a brace pair that opens code: after `if`/`else`/
+//   `match`/`for`/`while`/`loop`/`unsafe`/`async`/`move`, a condition or scrutinee, `=>`,
+//   `=`, `|…|`, `;` or another block. Braces that only delimit data are not blocks: a
+//   struct literal or struct pattern (after a CamelCase name: `Foo {`, `Self {`,
+//   `Enum::Variant {`), a macro body (after `!`, `(`, `[`, `,` or `:`, e.g. `json!({…})`)
+//   and a use tree (after `::`). (A condition ending in a CamelCase unit value, `if x ==
+//   Foo::Bar {`, reads as a struct literal and is undercounted.) At most MAX_NESTING.
+//   A closure's body is a block of the function that holds it; a nested `fn` is measured
+//   on its own as well.
+//
+// Test code is exempt: `#[cfg(test)]` items, `*_tests.rs` / `tests.rs` files and
+// `tests/` directories. Comments, strings and char literals are blanked first.
+// `ARCH_REPORT=1 cargo test --test it arch_2 -- --nocapture` prints the ten longest and the
+// ten deepest.
+
+const MAX_FN_LINES: usize = 80;
+const MAX_NESTING: usize = 4;
+
+/// One function: where it starts, its name, its length in lines and its nesting.
+#[derive(Debug, Clone, PartialEq)]
+struct FnSize {
+    at: String,
+    name: String,
+    lines: usize,
+    nesting: usize,
+}
+
+/// `src` with comments, string and char literals replaced by spaces (newlines kept), and
+/// every `#[cfg(test)]` item blanked too.
+fn blank_non_code(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = b.to_vec();
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for c in &mut out[from..to.min(b.len())] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    };
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        if b[i..].starts_with(b"//") {
+            i = b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p);
+        } else if b[i..].starts_with(b"/*") {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i..].starts_with(b"/*") {
+                    depth += 1;
+                    i += 2;
+                } else if b[i..].starts_with(b"*/") {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if (b[i] == b'r' || b[i..].starts_with(b"br")) && !prev_ident(b, i) && raw_string_end(b, i).is_some() {
+            i = raw_string_end(b, i).unwrap_or(b.len());
+        } else if b[i] == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else if b[i] == b'\'' {
+            // 'a', '\n', '\'', '\u{1F600}' — or a lifetime, left alone.
+            let end = if b.get(i + 1) == Some(&b'\\') {
+                b[i + 2..].iter().position(|&c| c == b'\'').map(|p| i + 2 + p + 1)
+            } else if b.get(i + 2) == Some(&b'\'') || (b.get(i + 1).is_some_and(|&c| c >= 0x80)) {
+                src[i + 1..].chars().next().map(|c| i + 1 + c.len_utf8() + 1).filter(|&e| b.get(e - 1) == Some(&b'\''))
+            } else {
+                None
+            };
+            i = end.unwrap_or(i + 1);
+            if end.is_none() {
+                continue;
+            }
+        } else {
+            i += 1;
+            continue;
+        }
+        blank(&mut out, start, i);
+    }
+    let mut text = String::from_utf8_lossy(&out).into_owned();
+    // `#[cfg(test)]` items: the attribute, then the item up to its `;` or its block's end.
+    while let Some(at) = text.find("#[cfg(test)]") {
+        let bytes = text.as_bytes();
+        let mut end = at;
+        let mut depth = 0usize;
+        while end < bytes.len() {
+            match bytes[end] {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end += 1;
+                        break;
+                    }
+                }
+                b';' if depth == 0 => {
+                    end += 1;
+                    break;
+                }
+                _ => {}
+            }
+            end += 1;
+        }
+        let blanked: String = text[at..end].chars().map(|c| if c == '\n' { '\n' } else { ' ' }).collect();
+        text.replace_range(at..end, &blanked);
+    }
+    text
+}
+
+/// The end of a raw string (`r"…"`, `r#"…"#`, `br"…"`) starting at `i`, if one does.
+fn raw_string_end(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + if b[i] == b'b' { 2 } else { 1 };
+    let mut hashes = 0;
+    while b.get(j) == Some(&b'#') {
+        hashes += 1;
+        j += 1;
+    }
+    if b.get(j) != Some(&b'"') {
+        return None;
+    }
+    j += 1;
+    while j < b.len() {
+        if b[j] == b'"' && (0..hashes).all(|k| b.get(j + 1 + k) == Some(&b'#')) {
+            return Some(j + 1 + hashes);
+        }
+        j += 1;
+    }
+    Some(b.len())
+}
+
+/// The name of the function whose `fn` begins `line` (after visibility and qualifiers).
+fn fn_name(line: &str) -> Option<&str> {
+    let mut rest = line.trim_start();
+    if let Some(r) = rest.strip_prefix("pub") {
+        if let Some(r) = r.strip_prefix('(') {
+            rest = &r[r.find(')')? + 1..];
+        } else if r.starts_with(char::is_whitespace) {
+            rest = r;
+        } else {
+            return None;
+        }
+        rest = rest.trim_start();
+    }
+    for qualifier in ["const", "async", "unsafe", "extern"] {
+        if let Some(r) = rest.strip_prefix(qualifier).filter(|r| r.starts_with(char::is_whitespace)) {
+            rest = r.trim_start();
+        }
+    }
+    if let Some(abi) = rest.strip_prefix('"') {
+        rest = abi[abi.find('"')? + 1..].trim_start(); // `extern "C"` before blanking
+    }
+    let r = rest.strip_prefix("fn")?;
+    let name = r.trim_start();
+    if !r.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let end = name.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(name.len());
+    (end > 0).then(|| &name[..end])
+}
+
+/// Whether a `{` after `prev` (the last token before it) opens a block (see the rules above).
+fn opens_block(prev: &str) -> bool {
+    let camel = prev.starts_with(|c: char| c.is_ascii_uppercase()) && prev.chars().any(|c| c.is_ascii_lowercase());
+    !(camel || matches!(prev, "!" | "(" | "[" | "," | ":" | "::"))
+}
+
+/// The functions of one (blanked) source text.
+fn fn_sizes(file: &str, text: &str) -> Vec<FnSize> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut offsets = Vec::with_capacity(lines.len());
+    let mut offset = 0;
+    for line in &lines {
+        offsets.push(offset);
+        offset += line.len() + 1;
+    }
+    let mut out = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let Some(name) = fn_name(line) else { continue };
+        if let Some((end, nesting)) = measure_body(&text[offsets[n]..]) {
+            let last = n + text[offsets[n]..offsets[n] + end].matches('\n').count();
+            out.push(FnSize { at: format!("{file}:{}", n + 1), name: name.to_owned(), lines: last - n + 1, nesting });
+        }
+    }
+    out
+}
+
+/// From a `fn` to its body's closing brace: that brace's byte offset and the body's
+/// nesting; `None` for a declaration without a body.
+fn measure_body(text: &str) -> Option<(usize, usize)> {
+    let mut blocks: Vec<bool> = Vec::new();
+    let (mut open, mut deepest) = (0usize, 0usize);
+    let mut prev = String::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b';' && blocks.is_empty() {
+            return None;
+        }
+        if c == b'{' {
+            let block = !blocks.is_empty() && opens_block(&prev);
+            blocks.push(block);
+            open += usize::from(block);
+            deepest = deepest.max(open);
+        } else if c == b'}' {
+            open -= usize::from(blocks.pop()?);
+            if blocks.is_empty() {
+                return Some((i, deepest));
+            }
+        }
+        // The token just read (identifiers whole, `::`, `=>` and single punctuation).
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            let end = bytes[i..].iter().position(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).map_or(bytes.len(), |p| i + p);
+            prev = text[i..end].to_owned();
+            i = end;
+            continue;
+        }
+        if !c.is_ascii_whitespace() {
+            prev = if bytes[i..].starts_with(b"::") || bytes[i..].starts_with(b"=>") {
+                i += 1;
+                text[i - 1..=i].to_owned()
+            } else {
+                (c as char).to_string()
+            };
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Every function of the three crates' non-test source.
+fn all_fn_sizes() -> Vec<FnSize> {
+    let mut out = Vec::new();
+    for dir in ["src", "bindings/c/src", "bindings/napi/src"] {
+        let mut stack = vec![root().join(dir)];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().to_string();
+                if path.is_dir() {
+                    if name != "tests" {
+                        stack.push(path);
+                    }
+                    continue;
+                }
+                if !name.ends_with(".rs") || name.ends_with("tests.rs") {
+                    continue;
+                }
+                let text = blank_non_code(&std::fs::read_to_string(&path).unwrap());
+                let shown = path.strip_prefix(root()).unwrap().display().to_string();
+                out.extend(fn_sizes(&shown, &text));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn arch_2_every_function_fits_on_a_screen() {
+    let sizes = all_fn_sizes();
+    assert!(sizes.len() > 500, "the reader found {} functions", sizes.len());
+    if std::env::var_os("ARCH_REPORT").is_some() {
+        let mut by_length = sizes.clone();
+        by_length.sort_by_key(|f| std::cmp::Reverse(f.lines));
+        let mut by_nesting = sizes.clone();
+        by_nesting.sort_by_key(|f| std::cmp::Reverse(f.nesting));
+        for f in by_length.iter().take(10) {
+            println!("{:5} lines {} {}", f.lines, f.at, f.name);
+        }
+        for f in by_nesting.iter().take(10) {
+            println!("{:5} deep  {} {}", f.nesting, f.at, f.name);
+        }
+    }
+    let over: Vec<String> = sizes
+        .iter()
+        .filter(|f| f.lines > MAX_FN_LINES || f.nesting > MAX_NESTING)
+        .map(|f| format!("{} {}: {} lines, nesting {}", f.at, f.name, f.lines, f.nesting))
+        .collect();
+    assert!(over.is_empty(), "functions over {MAX_FN_LINES} lines or nested deeper than {MAX_NESTING} (split them):\n{}", over.join("\n"));
+}
+
+#[test]
+fn arch_2_the_function_measure_sees_what_it_should() {
+    let src = r##"
+/// fn not_a_function() { { { { { } } } } }
+pub(crate) async fn sample(x: u32) -> Foo {
+    let s = "}{ fn inside_a_string() {";
+    let c = '{';
+    let v = json!({ "a": { "b": 1 } });
+    if x > MAX {
+        for i in 0..x {
+            match i {
+                0 => {
+                    let f = |y: u32| {
+                        Foo { a: Bar { b: y } }
+                    };
+                }
+                _ => {}
+            }
+        }
+    }
+    Foo { a: r#"{"#.into() }
+}
+pub extern "C" fn exported() {}
+fn declared(x: u32);
+#[cfg(test)]
+mod tests {
+    fn ignored() { { { { { { } } } } } }
+}
+"##;
+    let sizes = fn_sizes("sample.rs", &blank_non_code(src));
+    let shown: Vec<(&str, usize, usize)> = sizes.iter().map(|f| (f.name.as_str(), f.lines, f.nesting)).collect();
+    assert_eq!(shown, vec![("sample", 18, 5), ("exported", 1, 0)]);
+    assert_eq!(sizes[0].at, "sample.rs:3");
+    assert_eq!(fn_name("    pub unsafe extern \"C\" fn arkagent_x(a: i32) {"), Some("arkagent_x"));
+    assert_eq!(fn_name("    let fnord = 1;"), None);
+    assert!(!opens_block("Foo") && !opens_block("Self") && !opens_block("!") && opens_block("MAX") && opens_block("x") && opens_block(")"));
 }
