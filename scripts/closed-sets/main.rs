@@ -12,7 +12,14 @@
 //! Enums with serde derives are read through serde itself: a probe deserialization of a
 //! string no variant has makes the derived code report every variant name it accepts
 //! (`de::Error::unknown_variant`), i.e. exactly the strings it serializes. Other enums
-//! give their `ALL` list and `as_str`. Adding a union is one line in [`sets`].
+//! give their `ALL` list and `as_str`.
+//!
+//! Adding a union (e.g. `ChildEnding`, `WireFormat`): one line in [`sets`]; then type the
+//! member that carries it with the union's name in its ts block and in the `#[napi]`
+//! attribute (`ts_type` / `ts_return_type`, so that scripts/dts-signatures.js sees the same
+//! type), run scripts/gen-dts.sh, add the name to the `export type` list of
+//! ohos/arkagent/Index.ets (scripts/lint-arkts.sh requires every export there) and run
+//! `node scripts/gen-consumer-rules.js --write`.
 
 use std::fmt;
 use std::process::ExitCode;

@@ -28,8 +28,12 @@ const setNamed = (name) => SETS.find((s) => s.name === name);
 
 test('ARCH-2 the closed sets come from the Rust enums (the printer sees them all)', () => {
   // Guards the printer: a broken probe must not make every comparison vacuous.
-  assert.deepEqual(SETS.map((s) => s.name),
-    ['ErrorCode', 'EventType', 'CompressOutcomeKind', 'CompressReason', 'CompressionTrigger', 'PromptSizeSource', 'RunStatus']);
+  // (A new set — ChildEnding, WireFormat — is one more line in scripts/closed-sets/main.rs;
+  // the tests below then cover it without change.)
+  for (const name of ['ErrorCode', 'EventType', 'CompressOutcomeKind', 'CompressReason', 'CompressionTrigger',
+    'PromptSizeSource', 'RunStatus']) {
+    assert.ok(SETS.some((s) => s.name === name), `scripts/closed-sets prints ${name}`);
+  }
   assert.equal(setNamed('ErrorCode').values.length, 28 + 5, 'the 28 codes of arkagent::ErrorCode and the module\'s 5');
   assert.equal(setNamed('EventType').values.length, 12);
   assert.ok(setNamed('CompressReason').values.includes('compressor_error'));
@@ -37,7 +41,7 @@ test('ARCH-2 the closed sets come from the Rust enums (the printer sees them all
   for (const s of SETS) assert.match(s.source, /`arkagent::/, `${s.name} names its enum`);
 });
 
-for (const name of ['ErrorCode', 'EventType', 'CompressOutcomeKind', 'CompressReason', 'CompressionTrigger', 'PromptSizeSource', 'RunStatus']) {
+for (const { name } of SETS) {
   test(`ARCH-2 the ${name} union of index.d.ts equals its Rust enum, value for value`, () => {
     const set = setNamed(name);
     assert.ok(UNIONS.has(name), `index.d.ts declares the union ${name}`);

@@ -78,6 +78,10 @@ pub fn private_constructor(class: &str) -> Thrown {
  * `(e as NativeError).code`.
  */
 export interface NativeError extends Error {
+  /** The stable code. */
   code: ErrorCode;
+  /** What went wrong, for people (its wording may change). */
+  message: string;
+  stack?: string;
 }
 */

@@ -261,7 +261,11 @@ export type HttpTransport = (request: HttpRequest, sink: HttpBodySink) => Promis
  * `(e as NativeError).code`.
  */
 export interface NativeError extends Error {
+  /** The stable code. */
   code: ErrorCode;
+  /** What went wrong, for people (its wording may change). */
+  message: string;
+  stack?: string;
 }
 
 /** A tool call the model made, handed to a tool executor. */
