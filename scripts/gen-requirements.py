@@ -15,7 +15,7 @@ while i<len(lines):
     m=re.match(r'^## (\S+) — (.*)',l)
     if m: cur=(m.group(1),m.group(2))
     elif re.match(r'^## ',l): cur=(l[3:].strip(),'')
-    m=re.match(r'^- (?:\*\*)?((?:CORE|LLM|CMP|MEM|SUB|ISO|FFI|NAPI|STORE|OHOS|PERF|REL|DX|PAR|ARCH)-\d+) (.*)',l)
+    m=re.match(r'^- (?:\*\*)?((?:CORE|LLM|CMP|MEM|SUB|ISO|FFI|NAPI|STORE|OHOS|PERF|REL|DX|PAR|ARCH|COST|WIRE|IMG)-\d+) (.*)',l)
     if m:
         text=m.group(2); j=i+1
         while j<len(lines) and lines[j].startswith('  '):

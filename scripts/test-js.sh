@@ -6,9 +6,13 @@
 #   PROFILE=release scripts/test-js.sh
 #
 # ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts is generated from the `ts` blocks
-# of bindings/napi/src: regenerate it with scripts/gen-dts.sh. It is checked first (and by
-# tests/js/dts_generated.test.js): a hand edit, or a block changed without regenerating,
-# fails here.
+# of bindings/napi/src and the Rust enums of the closed sets (scripts/closed-sets):
+# regenerate it with scripts/gen-dts.sh. It is checked first (and by
+# tests/js/dts_generated.test.js): a hand edit, a block changed without regenerating, or an
+# enum variant added or removed, fails here. Then the module is built with napi-derive
+# writing its type definitions ($CARGO_TARGET_DIR/napi-type-def/arkagent-napi), and
+# scripts/dts-signatures.js compares every argument and return type of the d.ts with them
+# (also run by tests/js/dts_signatures.test.js).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,9 +28,21 @@ command -v node >/dev/null || { echo "test-js: node not found" >&2; exit 1; }
 
 node scripts/gen-dts.js --check
 
-cargo build "${cargo_flags[@]}"
-
 target_dir="${CARGO_TARGET_DIR:-$root/target}"
+# napi-derive-ohos writes one JSON line per #[napi] item here while it expands the crate
+# (napi-build-ohos makes the crate rebuild when this variable changes). A cached build
+# writes nothing: when the file is missing, force one rebuild.
+type_defs="$target_dir/napi-type-def"
+mkdir -p "$type_defs"
+export NAPI_TYPE_DEF_TMP_FOLDER="$type_defs"
+if [[ ! -s "$type_defs/arkagent-napi" ]]; then
+  export NAPI_FORCE_BUILD_ARKAGENT_NAPI="$(date +%s%N)"
+fi
+cargo build "${cargo_flags[@]}"
+[[ -s "$type_defs/arkagent-napi" ]] || { echo "test-js: napi-derive wrote no $type_defs/arkagent-napi" >&2; exit 1; }
+export ARKAGENT_NAPI_TYPE_DEF="$type_defs/arkagent-napi"
+node scripts/dts-signatures.js "$ARKAGENT_NAPI_TYPE_DEF"
+
 so="$target_dir/$profile/libarkagent_napi.so"
 [[ -f "$so" ]] || { echo "test-js: $so was not built" >&2; exit 1; }
 # Node loads native modules by the .node extension; copy rather than link so a rebuild

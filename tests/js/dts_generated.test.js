@@ -1,8 +1,9 @@
 'use strict';
 // NAPI-2 / issue 19 item 4: index.d.ts is generated from the N-API crate (scripts/gen-dts.js
-// assembles the `ts` blocks beside the Rust code of bindings/napi/src). These checks need
-// no built module: the committed index.d.ts must be exactly what the generator writes (a
-// hand edit, or a block edited without regenerating, fails), and every `#[napi]` item of
+// assembles the `ts` blocks beside the Rust code of bindings/napi/src, and the closed-set
+// unions that scripts/closed-sets prints from the Rust enums). These checks need no built
+// module: the committed index.d.ts must be exactly what the generator writes (a hand edit,
+// a block edited without regenerating, or an enum variant added, fails), and every `#[napi]` item of
 // the crate — class, method, property, object field, function, constant — must be
 // declared in it (a Rust API change without its declaration fails). dts_sync.test.js
 // compares the declarations with the built module, both ways.

@@ -20,6 +20,7 @@ use napi_ohos::bindgen_prelude::{
 };
 use napi_ohos::{sys, Env, JsError, ValueType};
 
+use crate::codes::ModuleCode;
 use crate::error::Thrown;
 
 /// The code a refused value is thrown with.
@@ -32,14 +33,14 @@ pub trait Refusal {
 pub enum ArgumentRefusal {}
 
 impl Refusal for ArgumentRefusal {
-    const CODE: &'static str = "invalid_argument";
+    const CODE: &'static str = ModuleCode::InvalidArgument.as_str();
 }
 
 /// Settings (property assignments, settings-class constructors): `invalid_config`.
 pub enum SettingRefusal {}
 
 impl Refusal for SettingRefusal {
-    const CODE: &'static str = "invalid_config";
+    const CODE: &'static str = arkagent::ErrorCode::InvalidConfig.as_str();
 }
 
 /// A JS value checked with `T`'s own validation (type, class instance via `instanceof`,
@@ -113,7 +114,7 @@ pub fn constructing<T: JavaScriptClassExt>(
         Ok(())
     } else {
         Err(napi_ohos::Error::new(
-            "invalid_call".to_owned(),
+            ModuleCode::InvalidCall.to_owned_code(),
             format!("{class} is a class: call it with `new`"),
         ))
     }

@@ -178,14 +178,15 @@ impl CompressResult {
         Err(private_constructor("CompressResult"))
     }
 
-    /// "skipped" | "compressed" | "failed".
-    #[napi(getter)]
+    /// "skipped" | "compressed" | "failed" (the d.ts union `CompressOutcomeKind`).
+    #[napi(getter, ts_return_type = "CompressOutcomeKind")]
     pub fn outcome(&self) -> String {
         serde_name(serde_json::to_value(self.inner.outcome))
     }
 
-    /// The reason code, e.g. "below_threshold", "malformed_summary", "compressed".
-    #[napi(getter)]
+    /// The reason code, e.g. "below_threshold", "malformed_summary", "compressed" (the
+    /// d.ts union `CompressReason`).
+    #[napi(getter, ts_return_type = "CompressReason")]
     pub fn reason(&self) -> String {
         self.inner.reason.code().to_owned()
     }
@@ -288,7 +289,7 @@ export class CompressResult {
   /** Instances come from `AgentRuntime.compressNow()`. */
   private constructor();
   /** "skipped" | "compressed" | "failed". */
-  readonly outcome: string;
+  readonly outcome: CompressOutcomeKind;
   /**
    * The reason code. skipped: "no_usage", "history_too_short", "below_threshold",
    * "last_usage_is_compression", "no_safe_split", "backing_off_after_failure" (an
@@ -297,9 +298,11 @@ export class CompressResult {
    * "llm_error", "empty_summary", "malformed_summary", "summary_not_smaller", "summarizer_window_too_small",
    * "post_commit_pairing_violation", "cancelled", "compressor_panicked", "state_changed"
    * (the state changed while the compressor worked), "invalid_episode_id" (blank or already
-   * used), "invalid_split_index" (0, past the end, or nothing staged).
+   * used), "invalid_split_index" (0, past the end, or nothing staged), "compressor_error"
+   * (a CustomCompressor threw, rejected or answered something unusable). Every value of
+   * CompressReason.
    */
-  readonly reason: string;
+  readonly reason: CompressReason;
   /** The new episode's snapshot id, when compressed. */
   readonly episodeId?: string;
   /** The model error's code when reason is "llm_error". */

@@ -13,6 +13,7 @@ use arkagent::Compression;
 
 use crate::args::{constructing, Arg, Setting};
 use crate::callback::JsFunction;
+use crate::codes::ModuleCode;
 use crate::compression::{CompressArgs, ContextCompressor, JsCompressCall};
 use crate::convert::{optional, Optional};
 use crate::delegation::{SubAgentDefinition, SubAgentPolicy};
@@ -140,7 +141,7 @@ impl AgentRuntimeConfig {
             .cloned()
             .ok_or_else(|| {
                 napi_ohos::Error::new(
-                    "subagent_unknown_role".to_owned(),
+                    ModuleCode::SubagentUnknownRole.to_owned_code(),
                     format!("unknown role {role:?}"),
                 )
             })

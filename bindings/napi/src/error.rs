@@ -9,6 +9,8 @@
 use arkagent::ArkAgentError;
 use napi_ohos::{Env, JsError};
 
+use crate::codes::ModuleCode;
+
 /// The error of a sync method, thrown with `code` set. (`#[napi]` recognises a `Result`
 /// return type by its name, so methods spell out `Result<T, Thrown>`.)
 pub type Thrown = napi_ohos::Error<String>;
@@ -52,7 +54,7 @@ pub fn rejection(env: &Env, error: CodedError) -> napi_ohos::Error {
 /// Promise): `internal`, with napi's status in the message.
 pub fn internal(error: napi_ohos::Error) -> Thrown {
     napi_ohos::Error::new(
-        "internal".to_owned(),
+        ModuleCode::Internal.to_owned_code(),
         format!("{}: {}", error.status.as_ref(), error.reason),
     )
 }
@@ -61,7 +63,25 @@ pub fn internal(error: napi_ohos::Error) -> Thrown {
 /// `private constructor()` in index.d.ts).
 pub fn private_constructor(class: &str) -> Thrown {
     napi_ohos::Error::new(
-        "private_constructor".to_owned(),
+        ModuleCode::PrivateConstructor.to_owned_code(),
         format!("{class} instances are created by the module; it has no public constructor"),
     )
 }
+
+// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
+// tests keep). scripts/gen-dts.sh assembles these blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+/* ts
+/**
+ * An Error thrown or rejected by the module, typed: its `code` is one of ErrorCode (see
+ * the header; an exception of the caller's own code propagates unchanged). In ArkTS,
+ * `(e as NativeError).code`.
+ */
+export interface NativeError extends Error {
+  /** The stable code. */
+  code: ErrorCode;
+  /** What went wrong, for people (its wording may change). */
+  message: string;
+  stack?: string;
+}
+*/

@@ -12,7 +12,8 @@ use crate::error::{private_constructor, thrown, Thrown};
 /// A runtime event; `payloadJson` is the event's JSON (its `type` and type-specific fields).
 #[napi(object, js_name = "AgentEvent")]
 pub struct JsAgentEvent {
-    #[napi(js_name = "type")]
+    /// One of the `EventType` union (generated from `EventKind`): `EventKind::type_name`.
+    #[napi(js_name = "type", ts_type = "EventType")]
     pub kind: String,
     pub session_id: String,
     pub run_id: String,
@@ -151,14 +152,197 @@ impl SubAgentChildEvent {
  * constructed with a SessionStore: "session_committed" (commit_seq: the session's commit
  * sequence number, 1 for its first commit, as SessionSummary.commitSeq reports it;
  * message_count: messages committed, live plus archived) — everything up to it survives
- * the app being killed.
+ * the app being killed. Each type's fields are typed by its payload interface
+ * (RunStartedPayload … RunFinishedPayload, below): `JSON.parse(event.payloadJson) as
+ * ModelRequestPayload` for a "model_request" event, and so on.
  */
 export interface AgentEvent {
-  type: string;
+  type: EventType;
   sessionId: string;
   runId: string;
   seq: number;
   payloadJson: string;
+}
+
+/**
+ * What every event's payloadJson holds: its type. The payload interface of each type
+ * extends it with that type's fields (snake_case, as in the JSON); a field declared
+ * `T | null` is present with null when it does not apply.
+ */
+export interface EventPayload {
+  type: EventType;
+}
+
+/** "run_started": a run began with this user input. */
+export interface RunStartedPayload extends EventPayload {
+  type: 'run_started';
+  /** The user input. */
+  input: string;
+}
+
+/** "model_request": a model request is about to be sent. */
+export interface ModelRequestPayload extends EventPayload {
+  type: 'model_request';
+  /** 1-based model call number within the run. */
+  iteration: number;
+  /** Messages in the history sent. */
+  message_count: number;
+  /** Tools offered. */
+  tool_count: number;
+  /** The prompt's size in tokens as the compression trigger sees it (see AgentEvent). */
+  estimated_prompt_tokens: number;
+  /** The compression threshold when compression is on. */
+  compression_threshold: number | null;
+  /** Which figure decided estimated_prompt_tokens. */
+  prompt_size_source: PromptSizeSource;
+}
+
+/** Token usage of one model call as the events carry it (snake_case; cf. ModelUsage). */
+export interface UsagePayload {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cached_tokens?: number;
+  reasoning_tokens?: number;
+  /** Where the usage came from and how many calls it stands for, when not plain. */
+  raw?: UsageRawPayload;
+}
+
+/** UsagePayload.raw (ModelUsage.source and ModelUsage.calls). */
+export interface UsageRawPayload {
+  /** "context_compression" or "unreported". */
+  source?: string;
+  /** The model calls it stands for, when more than one. */
+  calls?: number;
+}
+
+/** "model_response": a model response was parsed and appended. */
+export interface ModelResponsePayload extends EventPayload {
+  type: 'model_response';
+  iteration: number;
+  /** Usage, when reported. */
+  usage: UsagePayload | null;
+  /** Tool calls requested. */
+  tool_call_count: number;
+  /** The provider's finish_reason, when reported. */
+  finish_reason: string | null;
+}
+
+/** "text_delta": answer text arrived (each piece as it streams, or the whole text once). */
+export interface TextDeltaPayload extends EventPayload {
+  type: 'text_delta';
+  iteration: number;
+  delta: string;
+}
+
+/** "reasoning_delta": reasoning text arrived (streaming only); never part of the answer. */
+export interface ReasoningDeltaPayload extends EventPayload {
+  type: 'reasoning_delta';
+  iteration: number;
+  delta: string;
+}
+
+/** "tool_call_delta": part of a tool call the model is still writing (streaming only). */
+export interface ToolCallDeltaPayload extends EventPayload {
+  type: 'tool_call_delta';
+  iteration: number;
+  /** Position of the call in the answer. */
+  index: number;
+  /** The tool name, on a call's first delta. */
+  name: string | null;
+  /** Argument text to concatenate (empty on the first delta). */
+  arguments_delta: string;
+}
+
+/** "tool_call_started": a tool call started. */
+export interface ToolCallStartedPayload extends EventPayload {
+  type: 'tool_call_started';
+  call_id: string;
+  name: string;
+  /** The arguments as the model sent them. */
+  arguments: string;
+}
+
+/** "tool_call_finished": a tool call finished, failed or was cancelled. */
+export interface ToolCallFinishedPayload extends EventPayload {
+  type: 'tool_call_finished';
+  call_id: string;
+  name: string;
+  is_error: boolean;
+  /** The error code on failure: the runtime's ("unknown_tool", "invalid_tool_arguments",
+   * "cancelled", …) or the one a tool rejected with. */
+  error_code: string | null;
+  /** What the model will see. */
+  content: string;
+  /** Structured host data from the tool result, when it had any (any JSON value). */
+  metadata?: Object;
+}
+
+/** "compression": a compression attempt that did something or could not (see AgentEvent). */
+export interface CompressionPayload extends EventPayload {
+  type: 'compression';
+  trigger: CompressionTrigger;
+  outcome: CompressOutcomeKind;
+  reason: CompressReason;
+  /** The new episode, when compressed. */
+  episode_id: string | null;
+  /** The model error's code when reason is "llm_error" (or a custom compressor's). */
+  error_code: string | null;
+  messages_before: number;
+  messages_after: number;
+  /** The prompt size checked against the threshold (automatic attempts). */
+  estimated_prompt_tokens: number | null;
+  threshold: number | null;
+  /** The summary calls' usage (recorded only when compressed). */
+  usage: UsagePayload | null;
+}
+
+/**
+ * A delegated child's event as "sub_agent" carries it: its correlation fields, its type
+ * and (not declared here) that type's fields; SubAgentChildEvent.from() gives it as an
+ * AgentEvent.
+ */
+export interface ChildEventPayload extends EventPayload {
+  session_id: string;
+  run_id: string;
+  seq: number;
+  /** Time from the runtime's clock, ms since the Unix epoch. */
+  at_ms: number;
+}
+
+/** "sub_agent": an event of a delegated child (SUB-7). */
+export interface SubAgentPayload extends EventPayload {
+  type: 'sub_agent';
+  parent_session_id: string;
+  parent_run_id: string;
+  child_session_id: string;
+  child_run_id: string;
+  /** A worker name or CLONE_ASSIGNEE. */
+  assignee: string;
+  task_description: string;
+  /** 1 for a child of the root. */
+  depth: number;
+  /** The child's own event. */
+  event: ChildEventPayload;
+}
+
+/** "session_committed": a commit reached the SessionStore (STORE-6). */
+export interface SessionCommittedPayload extends EventPayload {
+  type: 'session_committed';
+  /** The session's commit sequence number (1 for its first commit). */
+  commit_seq: number;
+  /** Messages committed, live plus archived. */
+  message_count: number;
+}
+
+/** "run_finished": the run ended; always a run's last event. */
+export interface RunFinishedPayload extends EventPayload {
+  type: 'run_finished';
+  status: RunStatus;
+  /** Model calls made. */
+  iterations: number;
+  /** The error's code when status is "failed". */
+  error_code: ErrorCode | null;
 }
 
 /**

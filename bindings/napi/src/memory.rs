@@ -6,6 +6,7 @@ use arkagent::memory::{MemoryTier, ScopedMemory};
 use napi_derive_ohos::napi;
 
 use crate::args::Arg;
+use crate::codes::ModuleCode;
 use crate::convert::{optional, Optional};
 use crate::error::{private_constructor, thrown, Thrown};
 
@@ -86,7 +87,7 @@ impl NamespaceStats {
 pub fn memory_tier(name: &str) -> Result<MemoryTier, Thrown> {
     serde_json::from_value(serde_json::Value::String(name.to_owned())).map_err(|_| {
         napi_ohos::Error::new(
-            "invalid_argument".to_owned(),
+            ModuleCode::InvalidArgument.to_owned_code(),
             format!("unknown memory tier {name:?}; use \"working\" or \"short_term\""),
         )
     })

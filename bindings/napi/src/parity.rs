@@ -14,6 +14,7 @@ use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::Function;
 
 use crate::args::Arg;
+use crate::codes::ModuleCode;
 use crate::convert::{optional, Optional};
 use crate::error::{private_constructor, thrown, Thrown};
 use crate::numbers::argument;
@@ -108,7 +109,7 @@ pub fn allocate_isolated_session_id(
             Err(e) => {
                 // napi-ohos caught and cleared a throw: its message is in `reason`.
                 failure = Some(napi_ohos::Error::new(
-                    "invalid_argument".to_owned(),
+                    ModuleCode::InvalidArgument.to_owned_code(),
                     format!("nextId must return a string: {}", e.reason),
                 ));
                 String::new()
@@ -152,7 +153,7 @@ impl CompressContext {
             (Some(force), true, _) => Ok(Self { estimated_prompt_tokens: None, force }),
             (Some(force), false, Some(t)) => Ok(Self { estimated_prompt_tokens: Some(t), force }),
             _ => Err(napi_ohos::Error::new(
-                "invalid_json".to_owned(),
+                arkagent::ErrorCode::InvalidJson.as_str().to_owned(),
                 "not a compressor context: {\"estimated_prompt_tokens\": number | null, \"force\": boolean}".to_owned(),
             )),
         }
@@ -227,8 +228,8 @@ impl CompressOutcome {
         })
     }
 
-    /// "skipped" | "failed" | "compressed".
-    #[napi(getter)]
+    /// "skipped" | "failed" | "compressed" (the d.ts union `CompressOutcomeKind`).
+    #[napi(getter, ts_return_type = "CompressOutcomeKind")]
     pub fn outcome(&self) -> String {
         self.answer.outcome.clone()
     }
@@ -334,7 +335,7 @@ export class CompressOutcome {
    */
   static compressed(splitIndex: number, summary: string, episodeId?: string, usage?: ModelUsage): CompressOutcome;
   /** "skipped" | "failed" | "compressed". */
-  readonly outcome: string;
+  readonly outcome: CompressOutcomeKind;
   readonly reason?: string;
   /** The JSON text a CustomCompressor resolves with. */
   toJson(): string;

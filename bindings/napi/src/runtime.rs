@@ -29,6 +29,8 @@ use crate::usage::JsModelUsage;
 #[napi(object, js_name = "RunResult")]
 pub struct JsRunResult {
     pub run_id: String,
+    /// A `RunStatus` (the d.ts union generated from the core's enum).
+    #[napi(ts_type = "RunStatus")]
     pub status: String,
     pub final_text: Option<String>,
     pub iterations: u32,
@@ -207,7 +209,7 @@ impl AgentRuntime {
         let observer = JsObserver::new(listener.0).map_err(internal)?;
         let subscription = self.core.subscribe(Arc::new(observer));
         let id = u32::try_from(subscription.id()).map_err(|_| {
-            napi_ohos::Error::new("invalid_state".to_owned(), "too many subscriptions")
+            napi_ohos::Error::new(arkagent::ErrorCode::InvalidState.as_str().to_owned(), "too many subscriptions")
         })?;
         self.lock_subscriptions().insert(id, subscription);
         Ok(id)
@@ -317,7 +319,7 @@ where
 /** The outcome of one run. status: "completed" | "cancelled" | "max_iterations". */
 export interface RunResult {
   runId: string;
-  status: string;
+  status: RunStatus;
   finalText?: string;
   iterations: number;
 }

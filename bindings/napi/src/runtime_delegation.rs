@@ -9,6 +9,7 @@ use napi_ohos::bindgen_prelude::PromiseRaw;
 use napi_ohos::Env;
 
 use crate::args::Arg;
+use crate::codes::ModuleCode;
 use crate::error::Thrown;
 use crate::numbers::argument;
 use crate::runtime::{settle_holding_slot, AgentRuntime};
@@ -55,7 +56,7 @@ impl AgentRuntime {
     #[napi]
     pub fn force_complete_sub_agent(&self, id: Arg<String>, reason: Arg<String>) -> Result<bool, Thrown> {
         if reason.0.trim().is_empty() {
-            return Err(napi_ohos::Error::new("invalid_argument".to_owned(), "reason is blank".to_owned()));
+            return Err(napi_ohos::Error::new(ModuleCode::InvalidArgument.to_owned_code(), "reason is blank".to_owned()));
         }
         let now_ms = self.core().config().clock.now_ms();
         Ok(self

@@ -14,6 +14,7 @@ use arkagent::ArkAgentError;
 use napi_derive_ohos::napi;
 
 use crate::args::Arg;
+use crate::codes::ModuleCode;
 use crate::error::{private_constructor, thrown, Thrown};
 
 /// One session of a store, as `SessionStore.list()` returns it.
@@ -63,7 +64,7 @@ impl SessionStore {
     pub fn open(path: Arg<String>) -> Result<SessionStore, Thrown> {
         let path = path.0;
         if path.is_empty() {
-            return Err(napi_ohos::Error::new("invalid_argument".to_owned(), "path is empty".to_owned()));
+            return Err(napi_ohos::Error::new(ModuleCode::InvalidArgument.to_owned_code(), "path is empty".to_owned()));
         }
         let store = SqliteStore::open(&path).map_err(|e| thrown(ArkAgentError::from(e)))?;
         Ok(Self { core: Arc::new(store) })

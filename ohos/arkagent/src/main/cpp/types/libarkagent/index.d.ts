@@ -36,6 +36,146 @@
  * tests/js/dts_generated.test.js fails when this file differs from them.
  */
 
+/*
+ * Closed sets. Every string the module hands over from a fixed set — error codes, event
+ * types, compression outcomes and reasons, run statuses — has a union type below,
+ * generated from the Rust enum that defines it; the declarations use these types, the
+ * values at run time are the same strings. tests/js/dts_closed_sets.test.js fails when a
+ * union and its enum differ.
+ */
+
+/**
+ * A stable error code: the `code` of every Error the module throws or rejects with.
+ * Generated from the Rust enums `arkagent::ErrorCode` (src/error/code.rs: the library's
+ * codes) and `ModuleCode` (bindings/napi/src/codes.rs: the module's own):
+ * scripts/gen-dts.sh writes one string per variant.
+ */
+export type ErrorCode =
+  | 'invalid_config'
+  | 'tool_name_invalid'
+  | 'tool_name_duplicate'
+  | 'tool_parameters_invalid'
+  | 'subagent_name_empty'
+  | 'subagent_name_reserved'
+  | 'subagent_name_duplicate'
+  | 'delegation_not_configured'
+  | 'subagent_factory_failed'
+  | 'invalid_json'
+  | 'invalid_state'
+  | 'run_in_progress'
+  | 'llm_auth'
+  | 'llm_rate_limited'
+  | 'llm_server'
+  | 'llm_timeout'
+  | 'llm_context_overflow'
+  | 'llm_bad_request'
+  | 'llm_malformed_response'
+  | 'cancelled'
+  | 'llm_transport'
+  | 'session_locked'
+  | 'store_corrupt'
+  | 'store_foreign'
+  | 'store_newer_schema'
+  | 'store_full'
+  | 'store_read_only'
+  | 'store_io'
+  | 'invalid_argument'
+  | 'private_constructor'
+  | 'invalid_call'
+  | 'internal'
+  | 'subagent_unknown_role';
+
+/**
+ * The `type` of an AgentEvent, and of its payloadJson: one per kind of event, each with
+ * its payload interface (RunStartedPayload, …; see AgentEvent). Generated from the Rust
+ * enum `arkagent::EventKind` (src/runtime/events.rs; the serde tag of each variant):
+ * scripts/gen-dts.sh writes one string per variant.
+ */
+export type EventType =
+  | 'run_started'
+  | 'model_request'
+  | 'model_response'
+  | 'text_delta'
+  | 'reasoning_delta'
+  | 'tool_call_delta'
+  | 'tool_call_started'
+  | 'tool_call_finished'
+  | 'compression'
+  | 'sub_agent'
+  | 'session_committed'
+  | 'run_finished';
+
+/**
+ * What a compression attempt did: CompressResult.outcome, CompressOutcome.outcome and the
+ * "compression" event's outcome. Generated from the Rust enum
+ * `arkagent::compress::CompressOutcome` (src/compress/compressor.rs): scripts/gen-dts.sh
+ * writes one string per variant.
+ */
+export type CompressOutcomeKind =
+  | 'skipped'
+  | 'compressed'
+  | 'failed';
+
+/**
+ * Why a compression attempt ended as it did (CMP-2): CompressResult.reason and the
+ * "compression" event's reason. Generated from the Rust enum
+ * `arkagent::compress::CompressReason` (src/compress/compressor.rs; `code()`):
+ * scripts/gen-dts.sh writes one string per variant.
+ */
+export type CompressReason =
+  | 'no_usage'
+  | 'history_too_short'
+  | 'below_threshold'
+  | 'last_usage_is_compression'
+  | 'no_safe_split'
+  | 'compressed'
+  | 'llm_error'
+  | 'empty_summary'
+  | 'malformed_summary'
+  | 'post_commit_pairing_violation'
+  | 'cancelled'
+  | 'summary_not_smaller'
+  | 'compressor_panicked'
+  | 'summarizer_window_too_small'
+  | 'backing_off_after_failure'
+  | 'state_changed'
+  | 'invalid_episode_id'
+  | 'invalid_split_index'
+  | 'compressor_error';
+
+/**
+ * What started a compression attempt: the "compression" event's trigger. Generated from
+ * the Rust enum `arkagent::CompressionTrigger` (src/runtime/outcome.rs):
+ * scripts/gen-dts.sh writes one string per variant.
+ */
+export type CompressionTrigger =
+  | 'preflight'
+  | 'post_turn'
+  | 'overflow'
+  | 'manual';
+
+/**
+ * Which figure decided a prompt's size (CMP-12): the "model_request" event's
+ * prompt_size_source. Generated from the Rust enum `arkagent::compress::PromptSizeSource`
+ * (src/compress/calibration.rs): scripts/gen-dts.sh writes one string per variant.
+ */
+export type PromptSizeSource =
+  | 'estimate'
+  | 'calibrated'
+  | 'provider';
+
+/**
+ * How a run ended: RunResult.status ("completed", "cancelled", "max_iterations") and the
+ * "run_finished" event's status (also "failed"). Generated from the Rust enum
+ * `arkagent::RunStatus` (src/runtime/outcome.rs): scripts/gen-dts.sh writes one string per
+ * variant.
+ */
+export type RunStatus =
+  | 'completed'
+  | 'cancelled'
+  | 'max_iterations'
+  | 'failed';
+
 /** One HTTP header. */
 export interface HttpHeader {
   name: string;
@@ -114,6 +254,19 @@ export class HttpBodySink {
  * network failure (error code "llm_transport").
  */
 export type HttpTransport = (request: HttpRequest, sink: HttpBodySink) => Promise<HttpResponse>;
+
+/**
+ * An Error thrown or rejected by the module, typed: its `code` is one of ErrorCode (see
+ * the header; an exception of the caller's own code propagates unchanged). In ArkTS,
+ * `(e as NativeError).code`.
+ */
+export interface NativeError extends Error {
+  /** The stable code. */
+  code: ErrorCode;
+  /** What went wrong, for people (its wording may change). */
+  message: string;
+  stack?: string;
+}
 
 /** A tool call the model made, handed to a tool executor. */
 export interface ToolCall {
@@ -238,14 +391,197 @@ export class ToolContext {
  * constructed with a SessionStore: "session_committed" (commit_seq: the session's commit
  * sequence number, 1 for its first commit, as SessionSummary.commitSeq reports it;
  * message_count: messages committed, live plus archived) — everything up to it survives
- * the app being killed.
+ * the app being killed. Each type's fields are typed by its payload interface
+ * (RunStartedPayload … RunFinishedPayload, below): `JSON.parse(event.payloadJson) as
+ * ModelRequestPayload` for a "model_request" event, and so on.
  */
 export interface AgentEvent {
-  type: string;
+  type: EventType;
   sessionId: string;
   runId: string;
   seq: number;
   payloadJson: string;
+}
+
+/**
+ * What every event's payloadJson holds: its type. The payload interface of each type
+ * extends it with that type's fields (snake_case, as in the JSON); a field declared
+ * `T | null` is present with null when it does not apply.
+ */
+export interface EventPayload {
+  type: EventType;
+}
+
+/** "run_started": a run began with this user input. */
+export interface RunStartedPayload extends EventPayload {
+  type: 'run_started';
+  /** The user input. */
+  input: string;
+}
+
+/** "model_request": a model request is about to be sent. */
+export interface ModelRequestPayload extends EventPayload {
+  type: 'model_request';
+  /** 1-based model call number within the run. */
+  iteration: number;
+  /** Messages in the history sent. */
+  message_count: number;
+  /** Tools offered. */
+  tool_count: number;
+  /** The prompt's size in tokens as the compression trigger sees it (see AgentEvent). */
+  estimated_prompt_tokens: number;
+  /** The compression threshold when compression is on. */
+  compression_threshold: number | null;
+  /** Which figure decided estimated_prompt_tokens. */
+  prompt_size_source: PromptSizeSource;
+}
+
+/** Token usage of one model call as the events carry it (snake_case; cf. ModelUsage). */
+export interface UsagePayload {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cached_tokens?: number;
+  reasoning_tokens?: number;
+  /** Where the usage came from and how many calls it stands for, when not plain. */
+  raw?: UsageRawPayload;
+}
+
+/** UsagePayload.raw (ModelUsage.source and ModelUsage.calls). */
+export interface UsageRawPayload {
+  /** "context_compression" or "unreported". */
+  source?: string;
+  /** The model calls it stands for, when more than one. */
+  calls?: number;
+}
+
+/** "model_response": a model response was parsed and appended. */
+export interface ModelResponsePayload extends EventPayload {
+  type: 'model_response';
+  iteration: number;
+  /** Usage, when reported. */
+  usage: UsagePayload | null;
+  /** Tool calls requested. */
+  tool_call_count: number;
+  /** The provider's finish_reason, when reported. */
+  finish_reason: string | null;
+}
+
+/** "text_delta": answer text arrived (each piece as it streams, or the whole text once). */
+export interface TextDeltaPayload extends EventPayload {
+  type: 'text_delta';
+  iteration: number;
+  delta: string;
+}
+
+/** "reasoning_delta": reasoning text arrived (streaming only); never part of the answer. */
+export interface ReasoningDeltaPayload extends EventPayload {
+  type: 'reasoning_delta';
+  iteration: number;
+  delta: string;
+}
+
+/** "tool_call_delta": part of a tool call the model is still writing (streaming only). */
+export interface ToolCallDeltaPayload extends EventPayload {
+  type: 'tool_call_delta';
+  iteration: number;
+  /** Position of the call in the answer. */
+  index: number;
+  /** The tool name, on a call's first delta. */
+  name: string | null;
+  /** Argument text to concatenate (empty on the first delta). */
+  arguments_delta: string;
+}
+
+/** "tool_call_started": a tool call started. */
+export interface ToolCallStartedPayload extends EventPayload {
+  type: 'tool_call_started';
+  call_id: string;
+  name: string;
+  /** The arguments as the model sent them. */
+  arguments: string;
+}
+
+/** "tool_call_finished": a tool call finished, failed or was cancelled. */
+export interface ToolCallFinishedPayload extends EventPayload {
+  type: 'tool_call_finished';
+  call_id: string;
+  name: string;
+  is_error: boolean;
+  /** The error code on failure: the runtime's ("unknown_tool", "invalid_tool_arguments",
+   * "cancelled", …) or the one a tool rejected with. */
+  error_code: string | null;
+  /** What the model will see. */
+  content: string;
+  /** Structured host data from the tool result, when it had any (any JSON value). */
+  metadata?: Object;
+}
+
+/** "compression": a compression attempt that did something or could not (see AgentEvent). */
+export interface CompressionPayload extends EventPayload {
+  type: 'compression';
+  trigger: CompressionTrigger;
+  outcome: CompressOutcomeKind;
+  reason: CompressReason;
+  /** The new episode, when compressed. */
+  episode_id: string | null;
+  /** The model error's code when reason is "llm_error" (or a custom compressor's). */
+  error_code: string | null;
+  messages_before: number;
+  messages_after: number;
+  /** The prompt size checked against the threshold (automatic attempts). */
+  estimated_prompt_tokens: number | null;
+  threshold: number | null;
+  /** The summary calls' usage (recorded only when compressed). */
+  usage: UsagePayload | null;
+}
+
+/**
+ * A delegated child's event as "sub_agent" carries it: its correlation fields, its type
+ * and (not declared here) that type's fields; SubAgentChildEvent.from() gives it as an
+ * AgentEvent.
+ */
+export interface ChildEventPayload extends EventPayload {
+  session_id: string;
+  run_id: string;
+  seq: number;
+  /** Time from the runtime's clock, ms since the Unix epoch. */
+  at_ms: number;
+}
+
+/** "sub_agent": an event of a delegated child (SUB-7). */
+export interface SubAgentPayload extends EventPayload {
+  type: 'sub_agent';
+  parent_session_id: string;
+  parent_run_id: string;
+  child_session_id: string;
+  child_run_id: string;
+  /** A worker name or CLONE_ASSIGNEE. */
+  assignee: string;
+  task_description: string;
+  /** 1 for a child of the root. */
+  depth: number;
+  /** The child's own event. */
+  event: ChildEventPayload;
+}
+
+/** "session_committed": a commit reached the SessionStore (STORE-6). */
+export interface SessionCommittedPayload extends EventPayload {
+  type: 'session_committed';
+  /** The session's commit sequence number (1 for its first commit). */
+  commit_seq: number;
+  /** Messages committed, live plus archived. */
+  message_count: number;
+}
+
+/** "run_finished": the run ended; always a run's last event. */
+export interface RunFinishedPayload extends EventPayload {
+  type: 'run_finished';
+  status: RunStatus;
+  /** Model calls made. */
+  iterations: number;
+  /** The error's code when status is "failed". */
+  error_code: ErrorCode | null;
 }
 
 /**
@@ -411,7 +747,7 @@ export class CompressResult {
   /** Instances come from `AgentRuntime.compressNow()`. */
   private constructor();
   /** "skipped" | "compressed" | "failed". */
-  readonly outcome: string;
+  readonly outcome: CompressOutcomeKind;
   /**
    * The reason code. skipped: "no_usage", "history_too_short", "below_threshold",
    * "last_usage_is_compression", "no_safe_split", "backing_off_after_failure" (an
@@ -420,9 +756,11 @@ export class CompressResult {
    * "llm_error", "empty_summary", "malformed_summary", "summary_not_smaller", "summarizer_window_too_small",
    * "post_commit_pairing_violation", "cancelled", "compressor_panicked", "state_changed"
    * (the state changed while the compressor worked), "invalid_episode_id" (blank or already
-   * used), "invalid_split_index" (0, past the end, or nothing staged).
+   * used), "invalid_split_index" (0, past the end, or nothing staged), "compressor_error"
+   * (a CustomCompressor threw, rejected or answered something unusable). Every value of
+   * CompressReason.
    */
-  readonly reason: string;
+  readonly reason: CompressReason;
   /** The new episode's snapshot id, when compressed. */
   readonly episodeId?: string;
   /** The model error's code when reason is "llm_error". */
@@ -753,7 +1091,7 @@ export class CompressOutcome {
    */
   static compressed(splitIndex: number, summary: string, episodeId?: string, usage?: ModelUsage): CompressOutcome;
   /** "skipped" | "failed" | "compressed". */
-  readonly outcome: string;
+  readonly outcome: CompressOutcomeKind;
   readonly reason?: string;
   /** The JSON text a CustomCompressor resolves with. */
   toJson(): string;
@@ -813,7 +1151,7 @@ export class SessionStore {
 /** The outcome of one run. status: "completed" | "cancelled" | "max_iterations". */
 export interface RunResult {
   runId: string;
-  status: string;
+  status: RunStatus;
   finalText?: string;
   iterations: number;
 }

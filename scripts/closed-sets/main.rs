@@ -1,0 +1,193 @@
+//! Prints the closed sets of strings that cross to ArkTS (STYLE rule 15, ARCH-2) as JSON,
+//! read from the Rust enums themselves — never from a second, hand-kept list:
+//!
+//! ```text
+//! {"sets":[{"name":"ErrorCode","doc":"…","source":"…","values":["invalid_config",…]},…]}
+//! ```
+//!
+//! scripts/gen-dts.js runs it (`cargo run -q -p arkagent-closed-sets`) and writes each set
+//! into index.d.ts as a string-literal union type; tests/js/dts_closed_sets.test.js
+//! compares the unions of the committed d.ts with this output both ways.
+//!
+//! Enums with serde derives are read through serde itself: a probe deserialization of a
+//! string no variant has makes the derived code report every variant name it accepts
+//! (`de::Error::unknown_variant`), i.e. exactly the strings it serializes. Other enums
+//! give their `ALL` list and `as_str`.
+//!
+//! Adding a union (e.g. `ChildEnding`, `WireFormat`): one line in [`sets`]; then type the
+//! member that carries it with the union's name in its ts block and in the `#[napi]`
+//! attribute (`ts_type` / `ts_return_type`, so that scripts/dts-signatures.js sees the same
+//! type), run scripts/gen-dts.sh, add the name to the `export type` list of
+//! ohos/arkagent/Index.ets (scripts/lint-arkts.sh requires every export there) and run
+//! `node scripts/gen-consumer-rules.js --write`.
+
+use std::fmt;
+use std::process::ExitCode;
+
+use arkagent::compress::{CompressOutcome, CompressReason, PromptSizeSource};
+use arkagent::{CompressionTrigger, ErrorCode, EventKind, RunStatus};
+use serde::de::value::{MapDeserializer, StrDeserializer};
+use serde::de::{self, DeserializeOwned};
+use serde::Serialize;
+
+// The N-API module's own codes: the file is plain Rust, compiled here as it is there.
+#[allow(dead_code)] // `to_owned_code` serves the module only
+#[path = "../../bindings/napi/src/codes.rs"]
+mod codes;
+
+use codes::ModuleCode;
+
+/// One closed set: a union type of index.d.ts.
+#[derive(Serialize)]
+struct ClosedSet {
+    /// The union's name in index.d.ts.
+    name: &'static str,
+    /// What the strings are (the union's doc comment).
+    doc: &'static str,
+    /// The Rust enum(s) the values come from (named in the doc comment).
+    source: &'static str,
+    /// The strings, in the enum's declaration order.
+    values: Vec<&'static str>,
+}
+
+/// Every union of index.d.ts generated from a Rust enum, in d.ts order.
+fn sets() -> Result<Vec<ClosedSet>, String> {
+    Ok(vec![
+        set(
+            "ErrorCode",
+            "A stable error code: the `code` of every Error the module throws or rejects with.",
+            "enums `arkagent::ErrorCode` (src/error/code.rs: the library's codes) and `ModuleCode` \
+             (bindings/napi/src/codes.rs: the module's own)",
+            ErrorCode::ALL.iter().map(|c| c.as_str()).chain(ModuleCode::ALL.iter().map(|c| c.as_str())).collect(),
+        ),
+        set(
+            "EventType",
+            "The `type` of an AgentEvent, and of its payloadJson: one per kind of event, each with \
+             its payload interface (RunStartedPayload, …; see AgentEvent).",
+            "enum `arkagent::EventKind` (src/runtime/events.rs; the serde tag of each variant)",
+            serde_variants::<EventKind>()?,
+        ),
+        set(
+            "CompressOutcomeKind",
+            "What a compression attempt did: CompressResult.outcome, CompressOutcome.outcome and \
+             the \"compression\" event's outcome.",
+            "enum `arkagent::compress::CompressOutcome` (src/compress/compressor.rs)",
+            serde_variants::<CompressOutcome>()?,
+        ),
+        set(
+            "CompressReason",
+            "Why a compression attempt ended as it did (CMP-2): CompressResult.reason and the \
+             \"compression\" event's reason.",
+            "enum `arkagent::compress::CompressReason` (src/compress/compressor.rs; `code()`)",
+            reason_codes()?,
+        ),
+        set(
+            "CompressionTrigger",
+            "What started a compression attempt: the \"compression\" event's trigger.",
+            "enum `arkagent::CompressionTrigger` (src/runtime/outcome.rs)",
+            serde_variants::<CompressionTrigger>()?,
+        ),
+        set(
+            "PromptSizeSource",
+            "Which figure decided a prompt's size (CMP-12): the \"model_request\" event's \
+             prompt_size_source.",
+            "enum `arkagent::compress::PromptSizeSource` (src/compress/calibration.rs)",
+            serde_variants::<PromptSizeSource>()?,
+        ),
+        set(
+            "RunStatus",
+            "How a run ended: RunResult.status (\"completed\", \"cancelled\", \"max_iterations\") \
+             and the \"run_finished\" event's status (also \"failed\").",
+            "enum `arkagent::RunStatus` (src/runtime/outcome.rs)",
+            serde_variants::<RunStatus>()?,
+        ),
+        // ChildEnding (issue 26 item 2) — the one line to add once the enum exists:
+        // set("ChildEnding", "How a sub-agent ended.", "enum `arkagent::runtime::ChildEnding` (src/runtime/…)", serde_variants::<ChildEnding>()?),
+    ])
+}
+
+fn set(name: &'static str, doc: &'static str, source: &'static str, values: Vec<&'static str>) -> ClosedSet {
+    ClosedSet { name, doc, source, values }
+}
+
+/// The reason codes as the module hands them to JS (`CompressReason::code`), checked
+/// against the serde names, which the events carry.
+fn reason_codes() -> Result<Vec<&'static str>, String> {
+    let names = serde_variants::<CompressReason>()?;
+    for name in &names {
+        let reason: CompressReason =
+            serde_json::from_value(serde_json::Value::String((*name).to_owned())).map_err(|e| e.to_string())?;
+        if reason.code() != *name {
+            return Err(format!("CompressReason {name:?} serializes differently from its code() {:?}", reason.code()));
+        }
+    }
+    Ok(names)
+}
+
+/// How a probe deserialization ends: with the variant names serde's derive accepts, or
+/// with another error.
+#[derive(Debug)]
+enum Probe {
+    Variants(&'static [&'static str]),
+    Other(String),
+}
+
+impl fmt::Display for Probe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Variants(v) => write!(f, "variants {v:?}"),
+            Self::Other(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for Probe {}
+
+impl de::Error for Probe {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        Self::Other(msg.to_string())
+    }
+
+    fn unknown_variant(_variant: &str, expected: &'static [&'static str]) -> Self {
+        Self::Variants(expected)
+    }
+}
+
+/// A name no variant has.
+const PROBE: &str = "\u{0}closed-sets probe";
+
+/// Every variant name a serde-derived enum accepts (and serializes), in declaration
+/// order: a unit-variant enum is probed as a string, an internally tagged one
+/// (`#[serde(tag = "type")]`) as a map holding its tag.
+fn serde_variants<T: DeserializeOwned>() -> Result<Vec<&'static str>, String> {
+    let name = std::any::type_name::<T>();
+    if let Err(Probe::Variants(v)) = T::deserialize(StrDeserializer::<Probe>::new(PROBE)) {
+        return Ok(v.to_vec());
+    }
+    match T::deserialize(MapDeserializer::<_, Probe>::new([("type", PROBE)].into_iter())) {
+        Err(Probe::Variants(v)) => Ok(v.to_vec()),
+        Err(Probe::Other(message)) => Err(format!("{name}: the probe did not list the variants: {message}")),
+        Ok(_) => Err(format!("{name}: accepted the probe {PROBE:?}")),
+    }
+}
+
+fn main() -> ExitCode {
+    let printed = sets().and_then(|sets| {
+        for s in &sets {
+            if s.values.is_empty() {
+                return Err(format!("{}: no values", s.name));
+            }
+        }
+        serde_json::to_string_pretty(&serde_json::json!({ "sets": sets })).map_err(|e| e.to_string())
+    });
+    match printed {
+        Ok(json) => {
+            println!("{json}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("closed-sets: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
