@@ -61,3 +61,6 @@ impl WireProtocol for AnthropicMessages {
         response::classify_http(status, body, retry_after_ms)
     }
 }
+
+#[cfg(test)]
+mod tests;
