@@ -145,11 +145,25 @@ impl<'de: 'a, 'a> Fields<'de> for MessageWire<'a> {
     }
 }
 
+/// The finish reason for a `stop_reason`, in the OpenAI-compatible words every protocol
+/// reports (so a host reads one vocabulary whatever the wire format): `end_turn` and
+/// `stop_sequence` are `stop`, `tool_use` is `tool_calls`, `max_tokens` is `length`,
+/// `refusal` is `content_filter`; any other reason (`pause_turn`, …) is kept as sent.
+pub(super) fn finish_reason(stop_reason: &str) -> String {
+    match stop_reason {
+        "end_turn" | "stop_sequence" => "stop",
+        "tool_use" => "tool_calls",
+        "max_tokens" => "length",
+        "refusal" => "content_filter",
+        other => other,
+    }
+    .to_owned()
+}
+
 /// Parses a whole (non-streamed) Messages answer. Text blocks are joined, `thinking`
-/// blocks become the reasoning (never sent back), `tool_use` blocks the tool calls;
-/// `stop_reason` is kept as the finish reason as the provider sent it (`end_turn`,
-/// `tool_use`, `max_tokens`, …). Errors: `llm_malformed_response`, or the classified
-/// error of an `{"type":"error","error":{…}}` body.
+/// blocks become the reasoning (never sent back), `tool_use` blocks the tool calls, the
+/// `stop_reason` the finish reason ([`finish_reason`]). Errors: `llm_malformed_response`,
+/// or the classified error of an `{"type":"error","error":{…}}` body.
 pub(super) fn parse_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
     let message: Obj<MessageWire<'_>> = serde_json::from_slice(body).map_err(|e| json_error("body", &e))?;
     let Obj::Object(message) = message else { return Err(LlmError::MalformedResponse("no content".into())) };
@@ -180,7 +194,7 @@ pub(super) fn parse_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
     Ok(ChatResponse {
         message: finish_message(text, tool_calls, reasoning),
         usage,
-        finish_reason: message.stop_reason.0.map(Cow::into_owned),
+        finish_reason: message.stop_reason.0.as_deref().map(finish_reason),
     })
 }
 

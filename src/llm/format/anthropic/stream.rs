@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::response::{classify_error_value, BlockWire, UsageWire};
+use super::response::{classify_error_value, finish_reason, BlockWire, UsageWire};
 use crate::error::LlmError;
 use crate::history::ToolCall;
 use crate::llm::delta::{DeltaSink, StreamDelta, StreamEvents, StreamHalt};
@@ -154,7 +154,7 @@ impl Events {
 
     fn on_message_delta(&mut self, wire: EventWire<'_>) {
         if let Some(reason) = wire.delta.and_then(|d| d.stop_reason.0) {
-            self.finish_reason = Some(reason.into_owned());
+            self.finish_reason = Some(finish_reason(&reason));
         }
         self.merge_usage(wire.usage);
     }

@@ -223,7 +223,7 @@ fn wire_1_anthropic_whole_answer_maps_blocks_and_usage() {
     assert_eq!(content.as_deref(), Some("好的，我来查询北京和上海的天气 🌤️"));
     assert_eq!(reasoning.as_deref(), Some("用户想知道两个城市的天气，我应该并行调用两次 get_weather。"));
     assert_eq!(tool_calls, &[call("toolu_01A09q90qw90lq917835lq9", "get_weather", r#"{"city":"北京"}"#), call("toolu_01B7Hx2kPq8zVn3mWc5tRy4e", "get_weather", r#"{"city":"上海"}"#)]);
-    assert_eq!(r.finish_reason.as_deref(), Some("tool_use"));
+    assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"), "stop_reason tool_use in the shared vocabulary");
     let u = r.usage.unwrap();
     // The whole prompt: 20 uncached + 64 read + 36 written.
     assert_eq!((u.prompt_tokens, u.completion_tokens, u.total_tokens, u.cached_tokens, u.reasoning_tokens), (120, 48, 168, Some(64), None));
@@ -285,7 +285,7 @@ fn wire_1_anthropic_stream_errors_truncation_and_end_marker() {
     let r = r.unwrap();
     assert_eq!(r.message, Message::assistant("hi"));
     let u = r.usage.unwrap();
-    assert_eq!((u.prompt_tokens, u.completion_tokens, u.cached_tokens, r.finish_reason.as_deref()), (5, 9, None, Some("end_turn")));
+    assert_eq!((u.prompt_tokens, u.completion_tokens, u.cached_tokens, r.finish_reason.as_deref()), (5, 9, None, Some("stop")));
     assert!(u.raw.is_empty());
 }
 
