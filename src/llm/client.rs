@@ -130,7 +130,7 @@ impl ChatClient {
             let Some(request) = request else { break };
             // Never the headers (Authorization) or the body (user data); the URL may carry
             // a key for some gateways, so it is redacted too.
-            tracing::trace!(attempt, url = %self.config.redact(&request.url), body_bytes = request.body.len(), stream = request.stream, "model request");
+            tracing::trace!(attempt, wire = self.wire().name(), url = %self.config.redact(&request.url), body_bytes = request.body.len(), stream = request.stream, "model request");
             let delivered = AtomicBool::new(false);
             let result = self.attempt(request, cancel, on_delta, &delivered).await;
             let error = match result {

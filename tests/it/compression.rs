@@ -592,12 +592,17 @@ async fn cmp_11_preflight_compresses_chinese_text_before_an_overflow() {
 #[tokio::test]
 async fn cmp_11_context_overflow_forces_one_compression_then_retries() {
     each_wire(|| async {
-        let model = ScriptedModel::with(|body, i| {
+        // Each format's own overflow answer (Anthropic: "prompt is too long").
+        let overflow = match wire() {
+            Wire::OpenAi => json!({"error": {"code": "context_length_exceeded", "message": "too long"}}),
+            Wire::Anthropic => json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 208000 tokens > 200000 maximum"}}),
+        };
+        let model = ScriptedModel::with(move |body, i| {
             if is_summary_request(body) {
                 return snapshot_reply(10);
             }
             if i == 0 {
-                return Reply::Raw(400, json!({"error": {"code": "context_length_exceeded", "message": "too long"}}).to_string());
+                return Reply::Raw(400, overflow.to_string());
             }
             text_reply("fine now", 10)
         });

@@ -146,4 +146,6 @@ test('wire_1_a_turn_with_a_tool_call_over_anthropic_messages', async () => {
   await waitFor(() => events.some((e) => e.type === 'run_finished'), 'run_finished');
   const deltas = events.filter((e) => e.type === 'text_delta').map((e) => JSON.parse(e.payloadJson).delta);
   assert.deepEqual(deltas, ['Beijing: ', 'sunny.']);
+  const reasoning = events.filter((e) => e.type === 'reasoning_delta').map((e) => JSON.parse(e.payloadJson).delta);
+  assert.deepEqual(reasoning, ['Look it up.'], 'thinking reaches listeners as reasoning');
 });

@@ -7,7 +7,8 @@
 //!
 //! The implementations: `openai` (OpenAI-compatible Chat Completions, delegating to the
 //! codec in `llm::openai`, `llm::wire` and `llm::stream`) and `anthropic` (Anthropic
-//! Messages). A third protocol is a new module here plus its line in [`REGISTRY`].
+//! Messages). A third protocol is a new module here, its entry in [`REGISTRY`] and its
+//! name in [`WIRE_FORMAT_NAMES`].
 
 mod anthropic;
 mod name;
@@ -23,15 +24,16 @@ use crate::history::Message;
 use crate::tools::ToolDefinition;
 
 pub use anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS;
-pub use name::WireFormat;
+pub use name::{WireFormat, WIRE_FORMAT_NAMES};
 
-/// Every protocol the library speaks, found by [`WireProtocol::name`] (the config's
-/// `wire_format`). Registering a protocol is its line here.
-static REGISTRY: &[&dyn WireProtocol] = &[&openai::OpenAiChat, &anthropic::AnthropicMessages];
+/// Every protocol the library speaks, at the position of its name in
+/// [`WIRE_FORMAT_NAMES`] (the compiler holds the counts equal, a unit test the names).
+/// Registering a protocol is its entry here and its name there.
+static REGISTRY: [&dyn WireProtocol; WIRE_FORMAT_NAMES.len()] = [&openai::OpenAiChat, &anthropic::AnthropicMessages];
 
 /// The protocol named by `format`, if there is one.
 pub fn protocol(format: &WireFormat) -> Option<&'static dyn WireProtocol> {
-    REGISTRY.iter().copied().find(|p| p.name() == format.as_str())
+    format.index().and_then(|i| REGISTRY.get(i)).copied()
 }
 
 /// The protocol of `config`; an unknown name (refused by [`check_wire_format`], so only
@@ -42,7 +44,7 @@ pub fn protocol_of(config: &ModelConfig) -> &'static dyn WireProtocol {
 
 /// The names of the registered protocols, in registry order.
 pub fn wire_format_names() -> impl Iterator<Item = &'static str> {
-    REGISTRY.iter().map(|p| p.name())
+    WIRE_FORMAT_NAMES.iter().copied()
 }
 
 /// The [`WireFormat`] named `name`, if a protocol of that name is registered.
@@ -52,8 +54,7 @@ pub fn wire_format_names() -> impl Iterator<Item = &'static str> {
 /// assert_eq!(arkagent::llm::wire_format("Anthropic"), None);
 /// ```
 pub fn wire_format(name: &str) -> Option<WireFormat> {
-    let known = WireFormat::named(name);
-    protocol(&known).map(|_| known)
+    WireFormat::from_name(name)
 }
 
 /// WIRE-1: refuses a config whose `wire_format` names no registered protocol. Errors:
@@ -63,7 +64,7 @@ pub fn check_wire_format(config: &ModelConfig) -> Result<(), ArkAgentError> {
         Some(_) => Ok(()),
         None => {
             let known: Vec<&str> = wire_format_names().collect();
-            let message = format!("unknown wire_format {:?} (known: {})", config.wire_format.as_str(), known.join(", "));
+            let message = format!("unknown wire_format (known: {})", known.join(", "));
             Err(ArkAgentError::config(ErrorCode::InvalidConfig, message))
         }
     }
@@ -167,5 +168,19 @@ impl Reopen {
         body.push_str(kept);
         body.push_str(self.restore);
         body
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_1_every_registered_protocol_sits_at_its_name() {
+        for (protocol, name) in REGISTRY.iter().zip(WIRE_FORMAT_NAMES) {
+            assert_eq!(protocol.name(), name);
+            let format = wire_format(name).map(|f| f.as_str());
+            assert_eq!(format, Some(name));
+        }
     }
 }

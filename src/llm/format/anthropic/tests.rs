@@ -308,3 +308,11 @@ fn wire_1_anthropic_errors_are_classified_without_echoing() {
     assert_eq!(a.parse_response(&body("overloaded_error", "x")).unwrap_err(), LlmError::Server { status: 529, retry_after_ms: None });
     assert_eq!(a.parse_response(br#"{"type":"message","content":"x"}"#).unwrap_err().code(), "llm_malformed_response");
 }
+
+#[test]
+fn wire_1_anthropic_stop_reasons_are_reported_in_the_shared_words() {
+    for (stop, finish) in [("end_turn", "stop"), ("stop_sequence", "stop"), ("tool_use", "tool_calls"), ("max_tokens", "length"), ("refusal", "content_filter"), ("pause_turn", "pause_turn")] {
+        let body = json!({"type": "message", "content": [{"type": "text", "text": "x"}], "stop_reason": stop}).to_string();
+        assert_eq!(AnthropicMessages.parse_response(body.as_bytes()).unwrap().finish_reason.as_deref(), Some(finish), "{stop}");
+    }
+}
