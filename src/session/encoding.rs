@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::history::{AgentState, Message};
-use crate::llm::{protocol_of, BodyWriter, ModelConfig, Reopen, RequestEncoder, RequestParts, ToolChoice};
+use crate::llm::{protocol_of, BodyWriter, ChatRequest, ModelConfig, Reopen, RequestEncoder, RequestParts, ToolChoice};
 use crate::compress::{count_message_tokens, count_request_tokens, TokenCounts};
 use crate::tools::ToolDefinition;
 
@@ -33,7 +33,7 @@ pub(super) struct FixedEncodings {
     /// Estimated tokens of the system prompt and tools (CMP-11's estimate, fixed part),
     /// per script class (CMP-12).
     tokens: TokenCounts,
-    /// What they were encoded from.
+    /// What they were encoded from (the from-scratch reference encodes it again).
     shape: RequestShape,
 }
 
@@ -132,8 +132,16 @@ impl FixedEncodings {
     /// The body of the request for `state`, encoded from scratch by the wire format
     /// (the reference the cached bodies are checked against).
     pub(super) fn body_from_scratch(&self, state: &AgentState) -> String {
+        let shape = &self.shape;
         let context: Vec<Message> = memory_context(state).into_iter().collect();
-        self.encoder.body_from_scratch(&context, &state.history.messages)
+        let request = ChatRequest {
+            system_prompt: Some(shape.system_prompt.as_str()),
+            context_messages: &context,
+            messages: &state.history.messages,
+            tools: &shape.tool_definitions,
+            tool_choice: shape.tool_choice.as_ref(),
+        };
+        protocol_of(&shape.model).encode_request(&shape.model, &request)
     }
 }
 

@@ -97,7 +97,8 @@ pub trait WireProtocol: Send + Sync {
     fn push_headers(&self, config: &ModelConfig, headers: &mut Vec<(String, String)>);
     /// The encoder of a session's requests: the fixed parts encoded once.
     fn request_encoder(&self, config: &ModelConfig, parts: RequestParts<'_>) -> Box<dyn RequestEncoder>;
-    /// The body of one request, encoded from scratch (a summarizer call, tests).
+    /// The body of one request, encoded from scratch (a summarizer call; the reference
+    /// the session's cached bodies are checked against).
     fn encode_request(&self, config: &ModelConfig, request: &ChatRequest<'_>) -> String;
     /// Parses a whole (non-streamed) answer.
     fn parse_response(&self, body: &[u8]) -> Result<ChatResponse, LlmError>;
@@ -113,14 +114,11 @@ pub trait WireProtocol: Send + Sync {
 }
 
 /// A session's request encoding (PERF-7): the fixed parts (model, tools, system prompt)
-/// encoded once, a [`BodyWriter`] per state generation, and the from-scratch reference.
+/// encoded once, and a [`BodyWriter`] per state generation. The reference its bodies
+/// must equal byte for byte is [`WireProtocol::encode_request`] of the same request.
 pub trait RequestEncoder: Send + Sync {
     /// A writer for a new generation of the encoding cache.
     fn writer(&self) -> Box<dyn BodyWriter>;
-    /// The body of the request whose context messages (the memory context) are
-    /// `context` and whose conversation is `history`, encoded from scratch: what the
-    /// cached body must equal byte for byte.
-    fn body_from_scratch(&self, context: &[Message], history: &[Message]) -> String;
     /// Heap bytes of the fixed encodings (PERF-2's report).
     fn heap_bytes(&self) -> usize;
 }

@@ -34,14 +34,7 @@ impl WireProtocol for OpenAiChat {
 
     fn request_encoder(&self, config: &ModelConfig, parts: RequestParts<'_>) -> Box<dyn RequestEncoder> {
         let system = if parts.system_prompt.is_empty() { String::new() } else { encode_system(parts.system_prompt) };
-        Box::new(Encoder(Arc::new(Fixed {
-            template: BodyTemplate::new(config, parts.tools, parts.tool_choice),
-            system,
-            config: config.clone(),
-            system_prompt: parts.system_prompt.to_owned(),
-            tools: parts.tools.to_vec(),
-            tool_choice: parts.tool_choice.cloned(),
-        })))
+        Box::new(Encoder(Arc::new(Fixed { template: BodyTemplate::new(config, parts.tools, parts.tool_choice), system })))
     }
 
     fn encode_request(&self, config: &ModelConfig, request: &ChatRequest<'_>) -> String {
@@ -61,17 +54,12 @@ impl WireProtocol for OpenAiChat {
     }
 }
 
-/// The fixed encodings and what they were made from (the scratch reference encodes it
-/// again).
+/// The fixed encodings.
 struct Fixed {
     /// The model, tools array, tool choice and sampling fields.
     template: BodyTemplate,
     /// The system prompt message ("" when there is none).
     system: String,
-    config: ModelConfig,
-    system_prompt: String,
-    tools: Vec<crate::tools::ToolDefinition>,
-    tool_choice: Option<crate::llm::request::ToolChoice>,
 }
 
 struct Encoder(Arc<Fixed>);
@@ -79,18 +67,6 @@ struct Encoder(Arc<Fixed>);
 impl RequestEncoder for Encoder {
     fn writer(&self) -> Box<dyn BodyWriter> {
         Box::new(Writer { fixed: Arc::clone(&self.0), any: false })
-    }
-
-    fn body_from_scratch(&self, context: &[Message], history: &[Message]) -> String {
-        let f = &self.0;
-        let request = ChatRequest {
-            system_prompt: Some(f.system_prompt.as_str()),
-            context_messages: context,
-            messages: history,
-            tools: &f.tools,
-            tool_choice: f.tool_choice.as_ref(),
-        };
-        encode_body(&f.config, &request)
     }
 
     fn heap_bytes(&self) -> usize {

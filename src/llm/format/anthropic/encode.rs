@@ -304,16 +304,12 @@ pub(super) fn encode_request(
     to_json(&request)
 }
 
-/// What a session's requests share, encoded once, and what it was encoded from.
+/// What a session's requests share, encoded once.
 struct Fixed {
     /// `Head` serialized, without its closing `}`.
     head: String,
     /// The system prompt block (a breakpoint), "" for none.
     system: String,
-    config: ModelConfig,
-    system_prompt: String,
-    tools: Vec<ToolDefinition>,
-    tool_choice: Option<ToolChoice>,
 }
 
 /// The encoder of one session's requests.
@@ -324,26 +320,13 @@ impl Encoder {
         let mut head = to_json(&Head::new(config, parts.tools, parts.tool_choice));
         head.pop(); // the closing `}`: `system` and `messages` follow
         let system = system_blocks(parts.system_prompt, &[]).first().map(to_json).unwrap_or_default();
-        Self(Arc::new(Fixed {
-            head,
-            system,
-            config: config.clone(),
-            system_prompt: parts.system_prompt.to_owned(),
-            tools: parts.tools.to_vec(),
-            tool_choice: parts.tool_choice.cloned(),
-        }))
+        Self(Arc::new(Fixed { head, system }))
     }
 }
 
 impl RequestEncoder for Encoder {
     fn writer(&self) -> Box<dyn BodyWriter> {
         Box::new(Writer { fixed: Arc::clone(&self.0), open: None })
-    }
-
-    fn body_from_scratch(&self, context: &[Message], history: &[Message]) -> String {
-        let f = &self.0;
-        let parts = RequestParts { system_prompt: &f.system_prompt, tools: &f.tools, tool_choice: f.tool_choice.as_ref() };
-        encode_request(&f.config, parts, context, history)
     }
 
     fn heap_bytes(&self) -> usize {

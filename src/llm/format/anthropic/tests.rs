@@ -184,7 +184,8 @@ proptest! {
             let mut closed = body.clone();
             let reopen = writer.close(&mut closed);
             prop_assert!(closed.len() - open.len() <= writer.close_len() + 1);
-            prop_assert_eq!(&closed, &encoder.body_from_scratch(&context, &history[..n]));
+            let scratch = AnthropicMessages.encode_request(&config(), &request(&system, &context, &history[..n], tools, Some(&ToolChoice::Auto)));
+            prop_assert_eq!(&closed, &scratch);
             check_strictly(&closed);
             prop_assert_eq!(reopen.copy(&closed), open.clone());
             reopen.apply(&mut closed);
@@ -314,5 +315,48 @@ fn wire_1_anthropic_stop_reasons_are_reported_in_the_shared_words() {
     for (stop, finish) in [("end_turn", "stop"), ("stop_sequence", "stop"), ("tool_use", "tool_calls"), ("max_tokens", "length"), ("refusal", "content_filter"), ("pause_turn", "pause_turn")] {
         let body = json!({"type": "message", "content": [{"type": "text", "text": "x"}], "stop_reason": stop}).to_string();
         assert_eq!(AnthropicMessages.parse_response(body.as_bytes()).unwrap().finish_reason.as_deref(), Some(finish), "{stop}");
+    }
+}
+
+fn parse_cut(body: &[u8], cuts: &[usize]) -> Result<crate::llm::ChatResponse, LlmError> {
+    let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (body.len() + 1)).collect();
+    cuts.sort_unstable();
+    let mut parser = StreamParser::with_events(AnthropicMessages.stream_events());
+    let mut start = 0;
+    for cut in cuts.into_iter().chain([body.len()]) {
+        parser.push(&body[start..cut], None)?;
+        start = cut;
+    }
+    parser.finish(None)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// REL-3 for the Anthropic parsers: any chunking of the fixture stream gives the
+    /// identical answer; arbitrary or corrupted bodies never panic and either parse or
+    /// fail with a classified code.
+    #[test]
+    fn wire_1_anthropic_parsers_are_chunking_invariant_and_never_panic(
+        cuts in prop::collection::vec(any::<usize>(), 0..24),
+        noise in prop::collection::vec(any::<u8>(), 0..256),
+        flips in prop::collection::vec((any::<usize>(), any::<u8>()), 0..6),
+    ) {
+        let body = fixture("stream.sse");
+        prop_assert_eq!(parse_cut(&body, &cuts).unwrap(), parse_cut(&body, &[]).unwrap());
+        let _ = AnthropicMessages.parse_response(&noise);
+        let _ = parse_cut(&noise, &cuts);
+        for name in ["stream.sse", "nonstream.json"] {
+            let mut bytes = fixture(name);
+            for (at, byte) in &flips {
+                let len = bytes.len();
+                bytes[at % len] = *byte;
+            }
+            let results = [parse_cut(&bytes, &cuts), AnthropicMessages.parse_response(&bytes)];
+            for e in results.into_iter().filter_map(Result::err) {
+                let codes = ["llm_malformed_response", "llm_transport", "llm_bad_request", "llm_auth", "llm_rate_limited", "llm_server", "llm_context_overflow", "llm_timeout"];
+                prop_assert!(codes.contains(&e.code().as_str()), "{:?}", e);
+            }
+        }
     }
 }
