@@ -42,9 +42,18 @@ function problems(request) {
 const SSE_HEADERS = [{ name: 'content-type', value: 'text/event-stream' }];
 const event = (type, data) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 
-test('wire_1_model_config_wire_format_defaults_to_openai_and_refuses_unknown_names', () => {
+test('wire_1_model_config_wire_format_defaults_to_openai_and_refuses_unknown_names', async () => {
   const model = new native.ModelConfig(BASE_URL, API_KEY, MODEL);
   assert.equal(model.wireFormat, 'openai');
+  // The default speaks Chat Completions, with no max_tokens unless one is set.
+  const bodies = [];
+  const openai = new native.AgentRuntime(runtimeConfig({ model }), async (request) => {
+    bodies.push([request.url, JSON.parse(request.body)]);
+    return { status: 200, body: JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] }) };
+  }, new native.ToolRegistry());
+  assert.equal((await openai.run('hello')).finalText, 'hi');
+  assert.equal(bodies[0][0], `${BASE_URL}/chat/completions`);
+  assert.equal(bodies[0][1].max_tokens, undefined);
   model.wireFormat = 'anthropic';
   assert.equal(model.wireFormat, 'anthropic');
   for (const bad of ['Anthropic', 'claude', '']) {
