@@ -6,28 +6,41 @@ use tokio_util::sync::CancellationToken;
 
 use super::classify::MAX_ERROR_BODY_BYTES;
 use super::config::ModelConfig;
-use super::openai;
+use super::delta::StreamDelta;
+use super::format::{protocol, WireProtocol};
 use super::request::{ChatRequest, ChatResponse};
 use super::retry::Jitter;
 use super::sse::MAX_EVENT_BYTES;
-use super::stream::{StreamDelta, StreamParser};
+use super::stream::StreamParser;
 use super::transport::{HttpBody, HttpRequest, HttpTransport, TransportError, TransportErrorKind};
 use crate::error::LlmError;
 use crate::history::Message;
 
-/// Talks to one model through the host transport: builds requests, sends them with the
-/// configured timeout and retries (LLM-3), and parses whole or streamed answers (LLM-2).
+/// Talks to one model through the host transport: builds requests in the config's wire
+/// format (WIRE-1), sends them with the configured timeout and retries (LLM-3), and
+/// parses whole or streamed answers (LLM-2).
 #[derive(Clone)]
 pub struct ChatClient {
     transport: Arc<dyn HttpTransport>,
     config: ModelConfig,
+    /// The config's protocol; `None` for an unknown `wire_format` (every call then fails).
+    protocol: Option<&'static dyn WireProtocol>,
     jitter_seed: Option<u64>,
 }
 
 impl ChatClient {
-    /// A client for `config` over `transport`.
+    /// A client for `config` over `transport`. A config whose `wire_format` names no
+    /// protocol (one that skipped validation, which refuses it) builds requests like
+    /// `"openai"` but fails every call with `llm_bad_request` (`unknown_wire_format`)
+    /// before anything is sent.
     pub fn new(transport: Arc<dyn HttpTransport>, config: ModelConfig) -> Self {
-        Self { transport, config, jitter_seed: None }
+        let protocol = protocol(&config.wire_format);
+        Self { transport, config, protocol, jitter_seed: None }
+    }
+
+    /// The protocol requests are built and answers parsed with.
+    fn wire(&self) -> &'static dyn WireProtocol {
+        super::format::protocol_of(&self.config)
     }
 
     /// Fixes the seed of the backoff jitter (tests). By default each request seeds its own
@@ -42,9 +55,10 @@ impl ChatClient {
         &self.config
     }
 
-    /// Builds the HTTP request for `request` (exposed for tests and benchmarks).
+    /// Builds the HTTP request for `request`, encoded from scratch in the config's wire
+    /// format (a summarizer call; tests and benchmarks).
     pub fn build_http_request(&self, request: &ChatRequest<'_>) -> HttpRequest {
-        self.http_request_with_body(openai::build_request_body(&self.config, request))
+        self.http_request_with_body(self.wire().encode_request(&self.config, request))
     }
 
     /// The HTTP request carrying an already encoded `body` (the runtime assembles bodies
@@ -56,17 +70,16 @@ impl ChatClient {
     /// The HTTP request carrying `body`, shared: the runtime lends its encoding cache as
     /// the body and takes it back once the request is dropped (PERF-2).
     pub fn http_request_with_shared_body(&self, body: Arc<String>) -> HttpRequest {
-        let mut headers = vec![
-            ("Content-Type".to_owned(), "application/json".to_owned()),
-            ("Authorization".to_owned(), format!("Bearer {}", self.config.api_key)),
-        ];
+        let wire = self.wire();
+        let mut headers = vec![("Content-Type".to_owned(), "application/json".to_owned())];
+        wire.push_headers(&self.config, &mut headers);
         if self.config.stream {
             headers.push(("Accept".to_owned(), "text/event-stream".to_owned()));
         }
         headers.extend(self.config.extra_headers.iter().cloned());
         HttpRequest {
             method: "POST".to_owned(),
-            url: self.config.chat_completions_url(),
+            url: wire.url(&self.config),
             headers,
             body,
             stream: self.config.stream,
@@ -104,6 +117,9 @@ impl ChatClient {
         cancel: &CancellationToken,
         on_delta: Option<&(dyn Fn(StreamDelta) + Send + Sync)>,
     ) -> Result<ChatResponse, LlmError> {
+        if self.protocol.is_none() {
+            return Err(LlmError::BadRequest { status: 0, provider_code: Some("unknown_wire_format".into()) });
+        }
         let policy = self.config.retry;
         let attempts = policy.max_attempts.max(1);
         let mut jitter: Option<Jitter> = None;
@@ -114,7 +130,7 @@ impl ChatClient {
             let Some(request) = request else { break };
             // Never the headers (Authorization) or the body (user data); the URL may carry
             // a key for some gateways, so it is redacted too.
-            tracing::trace!(attempt, url = %self.config.redact(&request.url), body_bytes = request.body.len(), stream = request.stream, "model request");
+            tracing::trace!(attempt, wire = self.wire().name(), url = %self.config.redact(&request.url), body_bytes = request.body.len(), stream = request.stream, "model request");
             let delivered = AtomicBool::new(false);
             let result = self.attempt(request, cancel, on_delta, &delivered).await;
             let error = match result {
@@ -179,10 +195,11 @@ impl ChatClient {
             if http.stream { (self.config.request_timeout_ms, self.config.idle_timeout_ms) } else { (0, 0) };
         let response = within(head_ms, async { self.transport.send(http, token).await.map_err(transport_error) }).await?;
         let status = response.status;
+        let wire = self.wire();
         if !(200..300).contains(&status) {
-            let retry_after = openai::retry_after_ms(&response);
+            let retry_after = wire.retry_after_ms(&response);
             let body = read_error_body(response.body, idle_ms).await;
-            return Err(openai::classify_status(status, &body, retry_after));
+            return Err(wire.classify_error(status, &body, retry_after));
         }
         let mut emit = |delta: StreamDelta| {
             if let Some(f) = on_delta {
@@ -190,7 +207,7 @@ impl ChatClient {
                 f(delta);
             }
         };
-        let mut body = BodyReader::default();
+        let mut body = BodyReader { wire, state: Body::default() };
         match response.body {
             HttpBody::Full(bytes) => body.push(&bytes, on_delta.is_some(), &mut emit)?,
             HttpBody::Stream(mut stream) => {
@@ -250,9 +267,15 @@ async fn read_error_body(body: HttpBody, idle_ms: u64) -> Vec<u8> {
 /// A successful body whose kind is decided by its first significant byte: `{` is a JSON
 /// completion, an SSE field or comment (`data:`, `:`, `event:`, `id:`, `retry:`) an SSE
 /// stream, anything else (an HTML captive-portal page) `llm_malformed_response`. Hosts do not always
-/// pass `Content-Type`, and some servers ignore `stream: true`.
+/// pass `Content-Type`, and some servers ignore `stream: true`. Either kind is read by
+/// the config's protocol (WIRE-1); the sniffing is shared.
+struct BodyReader {
+    wire: &'static dyn WireProtocol,
+    state: Body,
+}
+
 #[derive(Default)]
-enum BodyReader {
+enum Body {
     /// Nothing but whitespace (or a BOM) so far; those bytes are kept.
     #[default]
     Undecided,
@@ -263,18 +286,18 @@ enum BodyReader {
 
 impl BodyReader {
     fn push(&mut self, chunk: &[u8], wants_deltas: bool, emit: &mut dyn FnMut(StreamDelta)) -> Result<(), LlmError> {
-        match self {
-            Self::Json(buf) => {
+        match &mut self.state {
+            Body::Json(buf) => {
                 buf.extend_from_slice(chunk);
                 Ok(())
             }
-            Self::Sse(parser) => parser.push(chunk, wants_deltas.then_some(emit)),
-            Self::Undecided | Self::Prefix(_) => {
+            Body::Sse(parser) => parser.push(chunk, wants_deltas.then_some(emit)),
+            Body::Undecided | Body::Prefix(_) => {
                 let insignificant = |b: &u8| b.is_ascii_whitespace() || matches!(b, 0xEF | 0xBB | 0xBF);
                 let lead = chunk.iter().take_while(|b| insignificant(b)).count();
                 let significant = chunk.get(lead).copied();
-                let mut bytes = match std::mem::take(self) {
-                    Self::Prefix(prefix) => prefix,
+                let mut bytes = match std::mem::take(&mut self.state) {
+                    Body::Prefix(prefix) => prefix,
                     _ => Vec::new(),
                 };
                 // The same limit on the leading whitespace however the body is chunked.
@@ -282,9 +305,9 @@ impl BodyReader {
                     return Err(LlmError::MalformedResponse("body is only whitespace".into()));
                 }
                 bytes.extend_from_slice(chunk);
-                *self = match significant {
-                    None => Self::Prefix(bytes),
-                    Some(b'{') => Self::Json(bytes),
+                self.state = match significant {
+                    None => Body::Prefix(bytes),
+                    Some(b'{') => Body::Json(bytes),
                     // An SSE stream starts with a field (`data:`, `event:`, `id:`,
                     // `retry:`) or a comment (`:`); anything else is neither JSON nor SSE.
                     Some(b'<') => {
@@ -296,9 +319,9 @@ impl BodyReader {
                         return Err(LlmError::MalformedResponse("the response body is neither JSON nor an event stream".into()))
                     }
                     Some(_) => {
-                        let mut parser = Box::new(StreamParser::new());
+                        let mut parser = Box::new(StreamParser::with_events(self.wire.stream_events()));
                         parser.push(&bytes, wants_deltas.then_some(emit))?;
-                        Self::Sse(parser)
+                        Body::Sse(parser)
                     }
                 };
                 Ok(())
@@ -307,17 +330,17 @@ impl BodyReader {
     }
 
     fn is_done(&self) -> bool {
-        matches!(self, Self::Sse(parser) if parser.is_done())
+        matches!(&self.state, Body::Sse(parser) if parser.is_done())
     }
 
     fn finish(self, wants_deltas: bool, emit: &mut dyn FnMut(StreamDelta)) -> Result<ChatResponse, LlmError> {
-        match self {
-            Self::Undecided | Self::Prefix(_) => Err(LlmError::MalformedResponse("empty body".into())),
-            Self::Sse(parser) => parser.finish(wants_deltas.then_some(emit)),
-            Self::Json(bytes) => {
+        match self.state {
+            Body::Undecided | Body::Prefix(_) => Err(LlmError::MalformedResponse("empty body".into())),
+            Body::Sse(parser) => parser.finish(wants_deltas.then_some(emit)),
+            Body::Json(bytes) => {
                 // Start at the `{`: a BOM (or whitespace before it) is not JSON.
                 let start = bytes.iter().position(|&b| b == b'{').unwrap_or(0);
-                let response = openai::parse_response(&bytes[start..])?;
+                let response = self.wire.parse_response(&bytes[start..])?;
                 if wants_deltas {
                     emit_whole(&response, emit);
                 }

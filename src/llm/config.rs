@@ -2,6 +2,7 @@ use std::fmt;
 
 use serde::Deserialize;
 
+use super::format::WireFormat;
 use super::RetryPolicy;
 
 /// Default limit of one attempt until the response arrives (a whole non-streamed answer).
@@ -18,11 +19,15 @@ fn default_idle_timeout_ms() -> u64 {
     DEFAULT_IDLE_TIMEOUT_MS
 }
 
-/// Where and how to reach an OpenAI-compatible Chat Completions endpoint.
+/// Where and how to reach a model: an OpenAI-compatible Chat Completions endpoint, or
+/// an Anthropic Messages one (`wire_format`, WIRE-1).
 ///
-/// Deserializes from `{"base_url", "api_key", "model", "temperature"?, "max_tokens"?,
-/// "stream"?, "extra_headers"?: [[name, value], …], "retry"?: {…RetryPolicy…},
-/// "request_timeout_ms"?, "idle_timeout_ms"?}`; unknown fields are rejected, missing ones take the defaults.
+/// Deserializes from `{"base_url", "api_key", "model", "wire_format"?: "openai" |
+/// "anthropic", "temperature"?, "max_tokens"?, "stream"?, "extra_headers"?: [[name,
+/// value], …], "retry"?: {…RetryPolicy…}, "request_timeout_ms"?, "idle_timeout_ms"?}`;
+/// unknown fields are rejected, missing ones take the defaults. An unknown
+/// `wire_format` is refused when the config is validated (`invalid_config`, see
+/// [`check_wire_format`](crate::llm::check_wire_format)).
 ///
 /// ```
 /// let c: arkagent::ModelConfig = serde_json::from_str(
@@ -33,16 +38,24 @@ fn default_idle_timeout_ms() -> u64 {
 #[derive(Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
-    /// Base URL, e.g. `https://api.deepseek.com/v1`; requests go to `{base_url}/chat/completions`.
+    /// Base URL including the version path, e.g. `https://api.deepseek.com/v1`: requests
+    /// go to `{base_url}/chat/completions` (`openai`) or `{base_url}/messages`
+    /// (`anthropic`, e.g. `https://api.anthropic.com/v1`).
     pub base_url: String,
-    /// API key, sent as `Authorization: Bearer …`. Never logged, exported or put in errors.
+    /// API key, sent as `Authorization: Bearer …` (`openai`) or `x-api-key` (`anthropic`).
+    /// Never logged, exported or put in errors.
     pub api_key: String,
     /// Model name.
     pub model: String,
+    /// The provider protocol (WIRE-1): [`WireFormat::OPENAI`] (default) or
+    /// [`WireFormat::ANTHROPIC`].
+    #[serde(default)]
+    pub wire_format: WireFormat,
     /// Sampling temperature, when set.
     #[serde(default)]
     pub temperature: Option<f32>,
-    /// `max_tokens`, when set.
+    /// `max_tokens`, when set. Anthropic Messages requires one: when unset, it sends
+    /// [`ANTHROPIC_DEFAULT_MAX_TOKENS`](crate::llm::ANTHROPIC_DEFAULT_MAX_TOKENS) (4096).
     #[serde(default)]
     pub max_tokens: Option<u32>,
     /// Ask for an SSE stream.
@@ -73,12 +86,14 @@ pub struct ModelConfig {
 }
 
 impl ModelConfig {
-    /// A config with no sampling overrides, not streaming, default retries and timeout.
+    /// An OpenAI-compatible config with no sampling overrides, not streaming, default
+    /// retries and timeout.
     pub fn new(base_url: impl Into<String>, api_key: impl Into<String>, model: impl Into<String>) -> Self {
         Self {
             base_url: base_url.into(),
             api_key: api_key.into(),
             model: model.into(),
+            wire_format: WireFormat::OPENAI,
             temperature: None,
             max_tokens: None,
             stream: false,
@@ -89,7 +104,7 @@ impl ModelConfig {
         }
     }
 
-    /// The chat completions URL.
+    /// The chat completions URL (`{base_url}/chat/completions`), whatever the wire format.
     pub fn chat_completions_url(&self) -> String {
         format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
     }
@@ -136,6 +151,7 @@ impl fmt::Debug for ModelConfig {
             .field("base_url", &self.base_url)
             .field("api_key", &"<redacted>")
             .field("model", &self.model)
+            .field("wire_format", &self.wire_format)
             .field("temperature", &self.temperature)
             .field("max_tokens", &self.max_tokens)
             .field("stream", &self.stream)

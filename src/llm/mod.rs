@@ -1,16 +1,21 @@
-//! Model access: the host-supplied HTTP transport, the OpenAI-compatible Chat Completions
-//! codec (whole and streamed answers), error classification with retries, and the client
-//! that ties them together. The library builds and parses every request; the host only
-//! moves bytes (LLM-1).
+//! Model access: the host-supplied HTTP transport, the provider protocols behind one seam
+//! (`format`, WIRE-1: OpenAI-compatible Chat Completions and Anthropic Messages, whole and
+//! streamed answers), error classification with retries, and the client that ties them
+//! together. The library builds and parses every request; the host only moves bytes
+//! (LLM-1).
 //!
 //! Inside, imports point one way (no circles; ARCH-1), bottom to top:
-//! - `transport`, `request` (the request and response values), `sse`: import no sibling;
-//! - `retry`, `config` (→ retry, transport), `classify` (→ transport);
-//! - `wire` (→ request, config): the typed request encoders and the response and chunk
-//!   shapes, shared by the codec and the stream parser;
-//! - `stream` (→ wire, sse, classify, request), then `openai`, the codec (→ wire, stream,
-//!   classify, request, config);
-//! - `client` on top (→ all of the above).
+//! - `transport`, `request` (the request and response values), `sse`, `format/name`
+//!   (the `wire_format` value): import no sibling;
+//! - `retry`, `config` (→ retry, transport, format/name), `classify` (→ transport),
+//!   `delta` (→ request, sse: the deltas and the protocols' stream-event trait);
+//! - `wire` (→ request, config): the OpenAI-compatible typed request encoders and the
+//!   response and chunk shapes, shared by the codec and the stream parser;
+//! - `stream` (→ delta, wire, sse, classify, request), then `openai`, the codec (→ wire,
+//!   stream, classify, request, config);
+//! - `format` (→ all of the above): the `WireProtocol` trait, its implementations
+//!   (`format/openai` over the codec above, `format/anthropic/`) and their registry;
+//! - `client` on top (→ format and the shared parts).
 //!
 //! Outside `llm`, only the ground (`error`, whose [`LlmError`] every file may use) and
 //! `history` and `tools` are imported.
@@ -18,6 +23,8 @@
 mod classify;
 mod client;
 mod config;
+mod delta;
+mod format;
 pub mod host_call;
 pub mod openai;
 mod request;
@@ -29,11 +36,14 @@ pub mod wire;
 
 pub use client::ChatClient;
 pub use config::{ModelConfig, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS};
+pub use delta::{DeltaSink, StreamDelta};
+pub use format::{check_wire_format, stream_parser, wire_format, wire_format_names, WireFormat, ANTHROPIC_DEFAULT_MAX_TOKENS, WIRE_FORMAT_NAMES};
+pub(crate) use format::{protocol_of, BodyWriter, Reopen, RequestEncoder, RequestParts};
 /// Defined on the ground ([`crate::error`]) so the crate's error type can carry it
 /// without importing `llm`.
 pub use crate::error::LlmError;
 pub use request::{ChatRequest, ChatResponse, ToolChoice};
 pub use retry::{Jitter, RetryPolicy, DEFAULT_INITIAL_BACKOFF_MS, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_BACKOFF_MS};
 pub use sse::{SseDecoder, SseError, SseEvent, MAX_EVENT_BYTES, MAX_EVENT_NAME_BYTES};
-pub use stream::{parse_stream, DeltaSink, StreamDelta, StreamParser};
+pub use stream::{parse_stream, StreamParser};
 pub use transport::{parse_host_headers, BodySender, BodyStream, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError, TransportErrorKind};

@@ -11,44 +11,16 @@
 use serde_json::Value;
 
 use super::classify::classify_error_object;
+use super::delta::{DeltaSink, StreamDelta, StreamEvents, StreamHalt as Halt};
 use super::request::ChatResponse;
-use super::sse::{SseDecoder, SseError, SseEvent};
+use super::sse::{SseDecoder, SseEvent};
 use super::wire::{finish_message, json_error, Args, ChunkWire, DeltaWire, Obj, Text, ToolCallDeltaWire};
 use crate::error::LlmError;
 use crate::history::{ModelUsage, ToolCall};
 
-/// A piece of a streamed answer, delivered as soon as it is parsed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StreamDelta {
-    /// Answer text.
-    Text(String),
-    /// Reasoning text (DeepSeek `reasoning_content`), never part of the answer.
-    Reasoning(String),
-    /// A tool call began. `index` is the provider's position of the call in this answer;
-    /// `id` may be empty when the provider sends it later or never (the final
-    /// [`ChatResponse`] is authoritative).
-    ToolCallStarted {
-        /// Position of the call.
-        index: u32,
-        /// Provider id, possibly empty.
-        id: String,
-        /// Tool name.
-        name: String,
-    },
-    /// More argument text of the call at `index` (concatenate the fragments).
-    ToolCallArguments {
-        /// Position of the call.
-        index: u32,
-        /// The new text.
-        fragment: String,
-    },
-}
-
-/// Where deltas go; `None` parses without building them.
-pub type DeltaSink<'a> = Option<&'a mut dyn FnMut(StreamDelta)>;
-
-/// Incremental parser of an OpenAI-compatible SSE body. Feed chunks with
-/// [`push`](Self::push) as they arrive, then call [`finish`](Self::finish).
+/// Incremental parser of a streamed (SSE) answer: an OpenAI-compatible one from
+/// [`new`](Self::new), another protocol's from `WireFormat`'s parser (WIRE-1). Feed chunks
+/// with [`push`](Self::push) as they arrive, then call [`finish`](Self::finish).
 ///
 /// ```
 /// use arkagent::llm::{StreamDelta, StreamParser};
@@ -63,68 +35,71 @@ pub type DeltaSink<'a> = Option<&'a mut dyn FnMut(StreamDelta)>;
 /// assert_eq!(response.message.text(), Some("你好"));
 /// assert_eq!(deltas, [StreamDelta::Text("你好".into())]);
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct StreamParser {
     sse: SseDecoder,
-    acc: Accumulator,
+    /// The protocol's reading of the events.
+    events: Box<dyn StreamEvents>,
     /// The first error; every later call returns it again.
     failed: Option<LlmError>,
 }
 
-/// Why the SSE decoder stopped before the end of a chunk.
-enum Halt {
-    /// `data: [DONE]` arrived: the rest of the body, in this chunk or later ones, is
-    /// never looked at (not even decoded), so the outcome cannot depend on chunking.
-    Done,
-    /// The stream failed.
-    Failed(LlmError),
-}
-
-impl From<SseError> for Halt {
-    fn from(e: SseError) -> Self {
-        Halt::Failed(e.into())
+impl Default for StreamParser {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
 impl StreamParser {
-    /// A parser at the start of a body.
+    /// A parser of an OpenAI-compatible body (`chat.completion.chunk` events, `[DONE]`).
     pub fn new() -> Self {
-        Self::default()
+        Self::with_events(Self::openai_events())
+    }
+
+    /// The OpenAI-compatible protocol's event handler (WIRE-1).
+    pub(crate) fn openai_events() -> Box<dyn StreamEvents> {
+        Box::<Accumulator>::default()
+    }
+
+    /// A parser reading events with a protocol's handler (WIRE-1).
+    pub(crate) fn with_events(events: Box<dyn StreamEvents>) -> Self {
+        Self { sse: SseDecoder::default(), events, failed: None }
     }
 
     /// Feeds one chunk of the body. Errors: `llm_malformed_response` for a chunk that is
     /// not JSON or not UTF-8, or the classified error of an error object in the stream.
-    /// After `data: [DONE]` every byte is ignored, including the rest of the chunk that
-    /// carried it. The result of a body never depends on how it was cut into chunks; after
-    /// an error, later calls return the same error.
+    /// After the protocol's end marker (`data: [DONE]`, Anthropic's `message_stop`) every
+    /// byte is ignored, including the rest of the chunk that carried it. The result of a
+    /// body never depends on how it was cut into chunks; after an error, later calls
+    /// return the same error.
     pub fn push(&mut self, chunk: &[u8], mut on_delta: DeltaSink<'_>) -> Result<(), LlmError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        if self.acc.done {
-            return Ok(()); // nothing after [DONE] matters
+        if self.events.is_done() {
+            return Ok(()); // nothing after the end marker matters
         }
-        let Self { sse, acc, .. } = self;
-        let result = sse.feed(chunk, |event| acc.on_event(event, &mut on_delta));
+        let Self { sse, events, .. } = self;
+        let result = sse.feed(chunk, |event| events.on_event(event, &mut on_delta));
         self.settle(result)
     }
 
-    /// True once `data: [DONE]` arrived; the rest of the body can be dropped.
+    /// True once the end marker arrived; the rest of the body can be dropped.
     pub fn is_done(&self) -> bool {
-        self.acc.done
+        self.events.is_done()
     }
 
     /// Ends the body and returns the assembled completion. A body that ended before
-    /// `[DONE]` is a truncated stream: [`LlmError::Transport`].
+    /// the end marker is a truncated stream: [`LlmError::Transport`].
     pub fn finish(mut self, mut on_delta: DeltaSink<'_>) -> Result<ChatResponse, LlmError> {
-        if self.failed.is_none() && !self.acc.done {
-            let Self { sse, acc, .. } = &mut self;
-            let result = sse.finish(|event| acc.on_event(event, &mut on_delta));
+        if self.failed.is_none() && !self.events.is_done() {
+            let Self { sse, events, .. } = &mut self;
+            let result = sse.finish(|event| events.on_event(event, &mut on_delta));
             self.settle(result)?;
         }
         match self.failed {
             Some(e) => Err(e),
-            None => self.acc.into_response(),
+            None => self.events.into_response(),
         }
     }
 
@@ -144,12 +119,6 @@ pub fn parse_stream(body: &[u8]) -> Result<ChatResponse, LlmError> {
     let mut parser = StreamParser::new();
     parser.push(body, None)?;
     parser.finish(None)
-}
-
-impl From<SseError> for LlmError {
-    fn from(e: SseError) -> Self {
-        LlmError::MalformedResponse(e.to_string())
-    }
 }
 
 #[derive(Debug, Default)]
@@ -175,7 +144,7 @@ struct PartialCall {
     started: bool,
 }
 
-impl Accumulator {
+impl StreamEvents for Accumulator {
     fn on_event(&mut self, event: SseEvent<'_>, sink: &mut DeltaSink<'_>) -> Result<(), Halt> {
         if self.done {
             return Err(Halt::Done);
@@ -190,6 +159,17 @@ impl Accumulator {
         }
         self.on_chunk(event.event, data, sink).map_err(Halt::Failed)
     }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn into_response(self: Box<Self>) -> Result<ChatResponse, LlmError> {
+        self.assemble()
+    }
+}
+
+impl Accumulator {
 
     fn on_chunk(&mut self, event: &str, data: &str, sink: &mut DeltaSink<'_>) -> Result<(), LlmError> {
         if event == "error" {
@@ -294,7 +274,7 @@ impl Accumulator {
         }
     }
 
-    fn into_response(mut self) -> Result<ChatResponse, LlmError> {
+    fn assemble(mut self) -> Result<ChatResponse, LlmError> {
         if !self.done {
             return Err(LlmError::Transport("stream ended before [DONE]".into()));
         }

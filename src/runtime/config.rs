@@ -122,6 +122,7 @@ impl AgentRuntimeConfig {
         if self.model.model.trim().is_empty() {
             return bad("model name is empty");
         }
+        crate::llm::check_wire_format(&self.model)?;
         if self.max_iterations == 0 {
             return bad("max_iterations must be at least 1");
         }

@@ -1,11 +1,13 @@
 //! PERF-2, PERF-7: the request body, encoded once per message and lent to the transport.
+//! The bytes are the model's wire format's (WIRE-1: a `BodyWriter` from the config's
+//! protocol); this file only decides when to start over, what to append and when to
+//! close and reopen, never how a message looks on the wire.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::history::{AgentState, Message};
-use crate::llm::wire::{self, BodyTemplate};
-use crate::llm::{ChatRequest, ModelConfig, ToolChoice};
+use crate::llm::{protocol_of, BodyWriter, ChatRequest, ModelConfig, Reopen, RequestEncoder, RequestParts, ToolChoice};
 use crate::compress::{count_message_tokens, count_request_tokens, TokenCounts};
 use crate::tools::ToolDefinition;
 
@@ -25,10 +27,9 @@ pub struct RequestShape {
 
 /// What never changes after construction, encoded once.
 pub(super) struct FixedEncodings {
-    /// The model, tools array, tool choice and sampling fields.
-    template: BodyTemplate,
-    /// The system prompt message ("" when there is none).
-    system: String,
+    /// The model's wire format's encoder: the model, system prompt, tools, tool choice
+    /// and sampling fields encoded once (WIRE-1).
+    encoder: Box<dyn RequestEncoder>,
     /// Estimated tokens of the system prompt and tools (CMP-11's estimate, fixed part),
     /// per script class (CMP-12).
     tokens: TokenCounts,
@@ -38,11 +39,14 @@ pub(super) struct FixedEncodings {
 
 impl FixedEncodings {
     pub(super) fn new(shape: RequestShape) -> Self {
-        let system_prompt = &shape.system_prompt;
+        let parts = RequestParts {
+            system_prompt: &shape.system_prompt,
+            tools: &shape.tool_definitions,
+            tool_choice: shape.tool_choice.as_ref(),
+        };
         Self {
-            template: BodyTemplate::new(&shape.model, &shape.tool_definitions, shape.tool_choice.as_ref()),
-            system: if system_prompt.is_empty() { String::new() } else { wire::encode_system(system_prompt) },
-            tokens: count_request_tokens(system_prompt, &[], &[], &shape.tool_definitions),
+            encoder: protocol_of(&shape.model).request_encoder(&shape.model, parts),
+            tokens: count_request_tokens(&shape.system_prompt, &[], &[], &shape.tool_definitions),
             shape,
         }
     }
@@ -53,24 +57,24 @@ impl FixedEncodings {
 /// an append only encodes what was appended; anything else (compression commit, import,
 /// seeding, a failed run's rollback) bumps the generation and the cache starts over.
 ///
-/// PERF-2: the cache *is* the request body up to the messages array's `]` (the template's
-/// head, `[`, the system prompt, the memory context, the history). A request closes it with
-/// the template's tail and lends it to the transport as the body itself; the next
-/// `EncodingCache::sync` takes it back (cutting the tail off) once the transport let
-/// go, or copies the prefix if the host still holds it. So no turn copies the history's
-/// JSON: the session holds the messages once and their encoding once.
+/// PERF-2: the cache *is* the open request body (the wire format's head with the system
+/// prompt and the memory context, then the history). A request closes it (the format's
+/// `BodyWriter::close`: the closing brackets, for Anthropic also the moving cache
+/// breakpoint) and lends it to the transport as the body itself; the next
+/// `EncodingCache::sync` takes it back (cutting the closing off, `Reopen`) once the
+/// transport let go, or copies the open prefix if the host still holds it. So no turn
+/// copies the history's JSON: the session holds the messages once and their encoding once.
 #[derive(Default)]
 pub(super) struct EncodingCache {
     generation: u64,
-    /// The body so far: head, `[`, and the comma-separated system prompt, memory context
-    /// and history encodings. Empty while lent (see `lent`) or before `built`.
+    /// The open body: the head and the history encodings. Empty while lent (see `lent`)
+    /// or before `writer`.
     body: String,
-    /// `body` holds the head, the system prompt and the memory context of this generation.
-    built: bool,
-    /// Something follows the `[` in `body` (the next encoding needs a comma first).
-    any: bool,
-    /// The body lent to the last request, and the length of its part before the tail.
-    lent: Option<(Arc<String>, usize)>,
+    /// The writer of this generation, once `body` holds its head (system prompt, memory
+    /// context).
+    writer: Option<Box<dyn BodyWriter>>,
+    /// The body lent to the last request, and how to reopen it.
+    lent: Option<(Arc<String>, Reopen)>,
     context_tokens: TokenCounts,
     history_len: usize,
     history_tokens: TokenCounts,
@@ -82,13 +86,13 @@ impl EncodingCache {
     /// Takes the lent body back (PERF-2): the same allocation when the transport has let
     /// go of it, a copy of its prefix when the host still holds it.
     fn reclaim(&mut self) {
-        if let Some((lent, len)) = self.lent.take() {
+        if let Some((lent, reopen)) = self.lent.take() {
             self.body = match Arc::try_unwrap(lent) {
                 Ok(mut body) => {
-                    body.truncate(len);
+                    reopen.apply(&mut body);
                     body
                 }
-                Err(shared) => shared.get(..len).unwrap_or_default().to_owned(),
+                Err(shared) => reopen.copy(&shared),
             };
         }
     }
@@ -117,7 +121,7 @@ impl FixedEncodings {
 
     /// Heap bytes of the fixed encodings (PERF-2's report).
     pub(super) fn heap_bytes(&self) -> usize {
-        self.template.heap_bytes() + self.system.capacity()
+        self.encoder.heap_bytes()
     }
 
     fn estimate_from_scratch(&self, state: &AgentState) -> TokenCounts {
@@ -125,8 +129,8 @@ impl FixedEncodings {
         count_request_tokens(&self.shape.system_prompt, &context, &state.history.messages, &self.shape.tool_definitions)
     }
 
-    /// The body of the request for `state`, encoded from scratch with the typed wire
-    /// structs (the reference the cached bodies are checked against).
+    /// The body of the request for `state`, encoded from scratch by the wire format
+    /// (the reference the cached bodies are checked against).
     pub(super) fn body_from_scratch(&self, state: &AgentState) -> String {
         let shape = &self.shape;
         let context: Vec<Message> = memory_context(state).into_iter().collect();
@@ -137,7 +141,7 @@ impl FixedEncodings {
             tools: &shape.tool_definitions,
             tool_choice: shape.tool_choice.as_ref(),
         };
-        wire::encode_body(&shape.model, &request)
+        protocol_of(&shape.model).encode_request(&shape.model, &request)
     }
 }
 
@@ -150,32 +154,18 @@ impl EncodingCache {
             *cache = EncodingCache { generation, ..EncodingCache::default() };
         }
         cache.reclaim();
-        if !cache.built {
-            cache.body.clear();
-            cache.body.push_str(fixed.template.head());
-            cache.body.push('[');
-            cache.any = !fixed.system.is_empty();
-            cache.body.push_str(&fixed.system);
-            cache.context_tokens = TokenCounts::default();
-            if let Some(m) = memory_context(state) {
-                if cache.any {
-                    cache.body.push(',');
-                }
-                cache.body.push_str(&wire::encode_message(&m));
-                cache.any = true;
-                cache.context_tokens += count_message_tokens(&m);
-            }
-            cache.built = true;
-        }
-        let tail = fixed.template.tail().len() + 2;
+        let writer = cache.writer.get_or_insert_with(|| {
+            let mut writer = fixed.encoder.writer();
+            let context: Vec<Message> = memory_context(state).into_iter().collect();
+            cache.body = writer.start(&context);
+            cache.context_tokens = context.iter().map(count_message_tokens).sum();
+            writer
+        });
+        let closing = writer.close_len() + 1;
         for m in &messages[cache.history_len..] {
-            let encoded = wire::encode_message(m);
-            reserve_gently(&mut cache.body, encoded.len() + tail);
-            if cache.any {
-                cache.body.push(',');
-            }
-            cache.body.push_str(&encoded);
-            cache.any = true;
+            let piece = writer.encode(m);
+            reserve_gently(&mut cache.body, piece.len() + closing);
+            cache.body.push_str(&piece);
             cache.history_tokens += count_message_tokens(m);
             cache.call_ids.extend(m.tool_calls().iter().map(|c| c.id.clone()));
         }
@@ -207,12 +197,16 @@ impl EncodingCache {
     /// (no copy).
     pub(super) fn request_body(&mut self, fixed: &FixedEncodings, state: &AgentState, generation: u64) -> (Arc<String>, TokenCounts) {
         let cache = self.sync(fixed, state, generation);
-        let len = cache.body.len();
-        reserve_gently(&mut cache.body, fixed.template.tail().len() + 1);
-        cache.body.push(']');
-        cache.body.push_str(fixed.template.tail());
+        let reopen = match cache.writer.as_ref() {
+            Some(writer) => {
+                reserve_gently(&mut cache.body, writer.close_len());
+                writer.close(&mut cache.body)
+            }
+            // `sync` always starts a writer; nothing to close without one.
+            None => Reopen { keep: cache.body.len(), restore: "" },
+        };
         let body = Arc::new(std::mem::take(&mut cache.body));
-        cache.lent = Some((Arc::clone(&body), len));
+        cache.lent = Some((Arc::clone(&body), reopen));
         let local = fixed.tokens + cache.context_tokens + cache.history_tokens;
         #[cfg(debug_assertions)]
         {

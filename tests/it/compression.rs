@@ -12,7 +12,7 @@ use arkagent::compress::{
 };
 use arkagent::runtime::Compression;
 use arkagent::{
-    AgentEvent, AgentRuntime, AgentRuntimeConfig, AgentState, EventKind, HistoryInvariants, Message, ModelConfig,
+    AgentEvent, AgentRuntime, AgentRuntimeConfig, AgentState, EventKind, HistoryInvariants, Message,
     ModelUsage, SequentialIdGenerator, ToolCall, ToolRegistry, TransportError,
 };
 use async_trait::async_trait;
@@ -29,7 +29,7 @@ fn compression_config(threshold: u64, keep: usize) -> ContextCompressorConfig {
 }
 
 fn runtime_with(model: Arc<ScriptedModel>, threshold: u64, keep: usize, tools: ToolRegistry) -> AgentRuntime {
-    let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "test-model"));
+    let mut c = AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", API_KEY, "test-model"));
     c.tools = tools;
     c.session_id = Some("s".into());
     c.id_generator = Arc::new(SequentialIdGenerator::new("id"));
@@ -76,111 +76,129 @@ fn compression_events(events: &[AgentEvent]) -> Vec<(CompressOutcome, String)> {
 
 #[tokio::test]
 async fn cmp_3_compression_triggers_above_threshold_and_history_gets_shorter() {
-    let model = ScriptedModel::new(vec![snapshot_reply(900)]);
-    let rt = runtime_with(model.clone(), 1000, 4, ToolRegistry::new());
-    rt.import_state(&state_json(6, 1000)).unwrap();
-    let before = rt.messages();
-    let result = rt.compress_now().await.unwrap();
-    assert_eq!((result.outcome, result.reason), (CompressOutcome::Compressed, CompressReason::Compressed));
-    let after = rt.messages();
-    assert!(after.len() < before.len(), "history is shorter after success");
-    assert!(after.len() >= 4 && HistoryInvariants::tool_calls_paired(&after));
-    let episodes = rt.episodic_memories();
-    assert_eq!(episodes.len(), 1);
-    assert_eq!(episodes[0].id, result.episode_id.clone().unwrap());
-    // No message lost: archived + kept == original, in order.
-    let mut rebuilt: Vec<Message> = episodes[0].archived_messages.to_vec();
-    rebuilt.extend(after);
-    assert_eq!(rebuilt, before);
-    assert_eq!(episodes[0].message_count, result.messages_archived);
-    // CMP-7: the usage is tagged and recorded after the commit.
-    let last = rt.usages().last().cloned().unwrap();
-    assert_eq!(last.source(), Some(COMPRESSION_USAGE_SOURCE));
-    assert_eq!(last.prompt_tokens, 900);
-    assert!(is_summary_request(&model.requests.lock().unwrap()[0]));
+    each_wire(|| async {
+        let model = ScriptedModel::new(vec![snapshot_reply(900)]);
+        let rt = runtime_with(model.clone(), 1000, 4, ToolRegistry::new());
+        rt.import_state(&state_json(6, 1000)).unwrap();
+        let before = rt.messages();
+        let result = rt.compress_now().await.unwrap();
+        assert_eq!((result.outcome, result.reason), (CompressOutcome::Compressed, CompressReason::Compressed));
+        let after = rt.messages();
+        assert!(after.len() < before.len(), "history is shorter after success");
+        assert!(after.len() >= 4 && HistoryInvariants::tool_calls_paired(&after));
+        let episodes = rt.episodic_memories();
+        assert_eq!(episodes.len(), 1);
+        assert_eq!(episodes[0].id, result.episode_id.clone().unwrap());
+        // No message lost: archived + kept == original, in order.
+        let mut rebuilt: Vec<Message> = episodes[0].archived_messages.to_vec();
+        rebuilt.extend(after);
+        assert_eq!(rebuilt, before);
+        assert_eq!(episodes[0].message_count, result.messages_archived);
+        // CMP-7: the usage is tagged and recorded after the commit.
+        let last = rt.usages().last().cloned().unwrap();
+        assert_eq!(last.source(), Some(COMPRESSION_USAGE_SOURCE));
+        assert_eq!(last.prompt_tokens, 900);
+        assert!(is_summary_request(&model.requests.lock().unwrap()[0]));
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn cmp_3_below_threshold_too_short_and_no_usage_skip_without_a_call() {
-    let model = ScriptedModel::new(vec![]);
-    let rt = runtime_with(model.clone(), 1000, 4, ToolRegistry::new());
-    assert_eq!(rt.compress_now().await.unwrap().reason, CompressReason::NoUsage);
-    rt.import_state(&state_json(6, 999)).unwrap();
-    assert_eq!(rt.compress_now().await.unwrap().reason, CompressReason::BelowThreshold);
-    rt.import_state(&state_json(0, 5000)).unwrap();
-    assert_eq!(rt.compress_now().await.unwrap().reason, CompressReason::HistoryTooShort);
-    assert_eq!(model.request_count(), 0);
+    each_wire(|| async {
+        let model = ScriptedModel::new(vec![]);
+        let rt = runtime_with(model.clone(), 1000, 4, ToolRegistry::new());
+        assert_eq!(rt.compress_now().await.unwrap().reason, CompressReason::NoUsage);
+        rt.import_state(&state_json(6, 999)).unwrap();
+        assert_eq!(rt.compress_now().await.unwrap().reason, CompressReason::BelowThreshold);
+        rt.import_state(&state_json(0, 5000)).unwrap();
+        assert_eq!(rt.compress_now().await.unwrap().reason, CompressReason::HistoryTooShort);
+        assert_eq!(model.request_count(), 0);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn cmp_6_history_unchanged_after_failure() {
-    let model = ScriptedModel::new(vec![text_reply("I cannot summarize that.", 900)]);
-    let rt = runtime_with(model, 1000, 4, ToolRegistry::new());
-    rt.import_state(&state_json(6, 1000)).unwrap();
-    let before = rt.export_state().unwrap();
-    let result = rt.compress_now().await.unwrap();
-    assert_eq!((result.outcome, result.reason), (CompressOutcome::Failed, CompressReason::MalformedSummary));
-    assert_eq!(rt.export_state().unwrap(), before, "byte-identical after failure");
-    assert!(result.usage.is_some(), "the failed call's usage is reported, not recorded");
+    each_wire(|| async {
+        let model = ScriptedModel::new(vec![text_reply("I cannot summarize that.", 900)]);
+        let rt = runtime_with(model, 1000, 4, ToolRegistry::new());
+        rt.import_state(&state_json(6, 1000)).unwrap();
+        let before = rt.export_state().unwrap();
+        let result = rt.compress_now().await.unwrap();
+        assert_eq!((result.outcome, result.reason), (CompressOutcome::Failed, CompressReason::MalformedSummary));
+        assert_eq!(rt.export_state().unwrap(), before, "byte-identical after failure");
+        assert!(result.usage.is_some(), "the failed call's usage is reported, not recorded");
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn cmp_4_split_point_never_cuts_a_tool_pair() {
-    // keep = 2 would split between the tool call and its results: the split moves earlier.
-    let model = ScriptedModel::new(vec![snapshot_reply(100)]);
-    let rt = runtime_with(model, 1000, 2, ToolRegistry::new());
-    let mut state = AgentState::new("s");
-    state.history.messages = vec![
-        Message::user(GOAL),
-        Message::assistant("a long first answer ".repeat(30)),
-        Message::user("next question ".repeat(30)),
-        Message::assistant("another long answer ".repeat(30)),
-        Message::user("weather?"),
-        Message::assistant_tool_calls(vec![call("x"), call("y")]),
-        Message::tool_result("x", "sunny", false),
-        Message::tool_result("y", "rainy", false),
-    ];
-    state.usages.push(ModelUsage { prompt_tokens: 5000, ..Default::default() });
-    rt.import_state(&state.to_json().unwrap()).unwrap();
-    let result = rt.compress_now().await.unwrap();
-    assert_eq!(result.outcome, CompressOutcome::Compressed);
-    assert_eq!(result.messages_archived, 5, "split just before the tool-call message, not between call and results");
-    assert!(HistoryInvariants::tool_calls_paired(&rt.messages()));
-    assert!(HistoryInvariants::tool_calls_paired(&rt.episodic_memories()[0].archived_messages));
+    each_wire(|| async {
+        // keep = 2 would split between the tool call and its results: the split moves earlier.
+        let model = ScriptedModel::new(vec![snapshot_reply(100)]);
+        let rt = runtime_with(model, 1000, 2, ToolRegistry::new());
+        let mut state = AgentState::new("s");
+        state.history.messages = vec![
+            Message::user(GOAL),
+            Message::assistant("a long first answer ".repeat(30)),
+            Message::user("next question ".repeat(30)),
+            Message::assistant("another long answer ".repeat(30)),
+            Message::user("weather?"),
+            Message::assistant_tool_calls(vec![call("x"), call("y")]),
+            Message::tool_result("x", "sunny", false),
+            Message::tool_result("y", "rainy", false),
+        ];
+        state.usages.push(ModelUsage { prompt_tokens: 5000, ..Default::default() });
+        rt.import_state(&state.to_json().unwrap()).unwrap();
+        let result = rt.compress_now().await.unwrap();
+        assert_eq!(result.outcome, CompressOutcome::Compressed);
+        assert_eq!(result.messages_archived, 5, "split just before the tool-call message, not between call and results");
+        assert!(HistoryInvariants::tool_calls_paired(&rt.messages()));
+        assert!(HistoryInvariants::tool_calls_paired(&rt.episodic_memories()[0].archived_messages));
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn cmp_7_compression_usage_does_not_trigger_another_compression() {
-    let model = ScriptedModel::new(vec![snapshot_reply(5000)]);
-    let rt = runtime_with(model.clone(), 1000, 3, ToolRegistry::new());
-    rt.import_state(&state_json(6, 1000)).unwrap();
-    assert_eq!(rt.compress_now().await.unwrap().outcome, CompressOutcome::Compressed);
-    // The compression's own usage (5000 prompt tokens) is above the threshold; the loop
-    // guard skips instead of compressing again.
-    let again = rt.compress_now().await.unwrap();
-    assert_eq!((again.outcome, again.reason), (CompressOutcome::Skipped, CompressReason::LastUsageIsCompression));
-    assert_eq!(model.request_count(), 1);
+    each_wire(|| async {
+        let model = ScriptedModel::new(vec![snapshot_reply(5000)]);
+        let rt = runtime_with(model.clone(), 1000, 3, ToolRegistry::new());
+        rt.import_state(&state_json(6, 1000)).unwrap();
+        assert_eq!(rt.compress_now().await.unwrap().outcome, CompressOutcome::Compressed);
+        // The compression's own usage (5000 prompt tokens) is above the threshold; the loop
+        // guard skips instead of compressing again.
+        let again = rt.compress_now().await.unwrap();
+        assert_eq!((again.outcome, again.reason), (CompressOutcome::Skipped, CompressReason::LastUsageIsCompression));
+        assert_eq!(model.request_count(), 1);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn cmp_2_no_safe_split_is_a_visible_skip() {
-    let model = ScriptedModel::new(vec![]);
-    let rt = runtime_with(model, 10, 1, ToolRegistry::new());
-    // A long-running call answered only at the very end: every split cuts the pair.
-    let mut state = AgentState::new("s");
-    state.history.messages = vec![
-        Message::assistant_tool_calls(vec![call("p")]),
-        Message::user(GOAL),
-        Message::assistant("waiting for the tool"),
-        Message::tool_result("p", "done", false),
-    ];
-    state.usages.push(ModelUsage { prompt_tokens: 50, ..Default::default() });
-    rt.import_state(&state.to_json().unwrap()).unwrap();
-    let recorder = Arc::new(Recorder::default());
-    let _s = rt.subscribe(recorder.clone());
-    let result = rt.compress_now().await.unwrap();
-    assert_eq!(result.reason, CompressReason::NoSafeSplit);
-    assert_eq!(compression_events(&recorder.0.lock().unwrap()), vec![(CompressOutcome::Skipped, "no_safe_split".to_owned())]);
+    each_wire(|| async {
+        let model = ScriptedModel::new(vec![]);
+        let rt = runtime_with(model, 10, 1, ToolRegistry::new());
+        // A long-running call answered only at the very end: every split cuts the pair.
+        let mut state = AgentState::new("s");
+        state.history.messages = vec![
+            Message::assistant_tool_calls(vec![call("p")]),
+            Message::user(GOAL),
+            Message::assistant("waiting for the tool"),
+            Message::tool_result("p", "done", false),
+        ];
+        state.usages.push(ModelUsage { prompt_tokens: 50, ..Default::default() });
+        rt.import_state(&state.to_json().unwrap()).unwrap();
+        let recorder = Arc::new(Recorder::default());
+        let _s = rt.subscribe(recorder.clone());
+        let result = rt.compress_now().await.unwrap();
+        assert_eq!(result.reason, CompressReason::NoSafeSplit);
+        assert_eq!(compression_events(&recorder.0.lock().unwrap()), vec![(CompressOutcome::Skipped, "no_safe_split".to_owned())]);
+    })
+    .await;
 }
 
 // ------------------------------------------------------------ REL-1 fault injection
@@ -198,47 +216,65 @@ async fn assert_failure_leaves_state_identical(reply: Reply, expected: CompressR
 
 #[tokio::test]
 async fn rel_1_transport_error_leaves_state_identical() {
-    assert_failure_leaves_state_identical(Reply::Fail(TransportError::network("connection reset")), CompressReason::LlmError).await;
+    each_wire(|| async {
+        assert_failure_leaves_state_identical(Reply::Fail(TransportError::network("connection reset")), CompressReason::LlmError).await;
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn rel_1_http_error_leaves_state_identical() {
-    assert_failure_leaves_state_identical(Reply::Raw(500, "{}".into()), CompressReason::LlmError).await;
-    assert_failure_leaves_state_identical(Reply::Raw(401, json!({"error": {"message": API_KEY}}).to_string()), CompressReason::LlmError).await;
+    each_wire(|| async {
+        assert_failure_leaves_state_identical(Reply::Raw(500, "{}".into()), CompressReason::LlmError).await;
+        assert_failure_leaves_state_identical(Reply::Raw(401, json!({"error": {"message": API_KEY}}).to_string()), CompressReason::LlmError).await;
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn rel_1_empty_summary_leaves_state_identical() {
-    assert_failure_leaves_state_identical(text_reply("   ", 10), CompressReason::EmptySummary).await;
+    each_wire(|| async {
+        assert_failure_leaves_state_identical(text_reply("   ", 10), CompressReason::EmptySummary).await;
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn rel_1_malformed_xml_leaves_state_identical() {
-    let broken = snapshot_text(GOAL, "x").replace("</state_snapshot>", "");
-    assert_failure_leaves_state_identical(text_reply(&broken, 10), CompressReason::MalformedSummary).await;
+    each_wire(|| async {
+        let broken = snapshot_text(GOAL, "x").replace("</state_snapshot>", "");
+        assert_failure_leaves_state_identical(text_reply(&broken, 10), CompressReason::MalformedSummary).await;
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn rel_1_missing_section_leaves_state_identical() {
-    let missing = snapshot_text(GOAL, "x").replace("<file_system_state>none</file_system_state>", "");
-    assert_failure_leaves_state_identical(text_reply(&missing, 10), CompressReason::MalformedSummary).await;
+    each_wire(|| async {
+        let missing = snapshot_text(GOAL, "x").replace("<file_system_state>none</file_system_state>", "");
+        assert_failure_leaves_state_identical(text_reply(&missing, 10), CompressReason::MalformedSummary).await;
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn rel_1_cancellation_mid_call_leaves_state_identical() {
-    let model = ScriptedModel::new(vec![Reply::Hang]);
-    let rt = runtime_with(model.clone(), 1000, 4, ToolRegistry::new());
-    rt.import_state(&state_json(6, 1000)).unwrap();
-    let before = rt.export_state().unwrap();
-    let r2 = rt.clone();
-    let handle = tokio::spawn(async move { r2.compress_now().await });
-    while model.request_count() == 0 {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    assert!(rt.cancel());
-    let result = handle.await.unwrap().unwrap();
-    assert_eq!((result.outcome, result.reason), (CompressOutcome::Failed, CompressReason::Cancelled));
-    assert_eq!(rt.export_state().unwrap(), before);
+    each_wire(|| async {
+        let model = ScriptedModel::new(vec![Reply::Hang]);
+        let rt = runtime_with(model.clone(), 1000, 4, ToolRegistry::new());
+        rt.import_state(&state_json(6, 1000)).unwrap();
+        let before = rt.export_state().unwrap();
+        let r2 = rt.clone();
+        let handle = tokio::spawn(async move { r2.compress_now().await });
+        while model.request_count() == 0 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        assert!(rt.cancel());
+        let result = handle.await.unwrap().unwrap();
+        assert_eq!((result.outcome, result.reason), (CompressOutcome::Failed, CompressReason::Cancelled));
+        assert_eq!(rt.export_state().unwrap(), before);
+    })
+    .await;
 }
 
 /// A compressor that stages a split cutting a tool pair.
@@ -261,35 +297,41 @@ impl ContextCompressor for Panicky {
 }
 
 fn custom_runtime(compressor: Arc<dyn ContextCompressor>) -> AgentRuntime {
-    let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "m"));
+    let mut c = AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", API_KEY, "m"));
     c.compression = Some(Compression::Custom(compressor));
     AgentRuntime::new(c, ScriptedModel::new(vec![])).unwrap()
 }
 
 #[tokio::test]
 async fn rel_1_pairing_violation_and_panicking_compressor_leave_state_identical() {
-    for (compressor, reason) in [
-        (Arc::new(Cutter) as Arc<dyn ContextCompressor>, CompressReason::PostCommitPairingViolation),
-        (Arc::new(Panicky), CompressReason::CompressorPanicked),
-    ] {
-        let rt = custom_runtime(compressor);
-        rt.import_state(&state_json(3, 1000)).unwrap();
-        let before = rt.export_state().unwrap();
-        let result = rt.compress_now().await.unwrap();
-        assert_eq!((result.outcome, result.reason), (CompressOutcome::Failed, reason));
-        assert_eq!(rt.export_state().unwrap(), before);
-    }
+    each_wire(|| async {
+        for (compressor, reason) in [
+            (Arc::new(Cutter) as Arc<dyn ContextCompressor>, CompressReason::PostCommitPairingViolation),
+            (Arc::new(Panicky), CompressReason::CompressorPanicked),
+        ] {
+            let rt = custom_runtime(compressor);
+            rt.import_state(&state_json(3, 1000)).unwrap();
+            let before = rt.export_state().unwrap();
+            let result = rt.compress_now().await.unwrap();
+            assert_eq!((result.outcome, result.reason), (CompressOutcome::Failed, reason));
+            assert_eq!(rt.export_state().unwrap(), before);
+        }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn rel_1_panicking_observer_does_not_stop_a_successful_commit() {
-    let model = ScriptedModel::new(vec![snapshot_reply(10)]);
-    let rt = runtime_with(model, 1000, 4, ToolRegistry::new());
-    rt.import_state(&state_json(6, 1000)).unwrap();
-    let _bad = rt.subscribe(Arc::new(|_: &AgentEvent| panic!("observer bug")));
-    assert_eq!(rt.compress_now().await.unwrap().outcome, CompressOutcome::Compressed);
-    assert_eq!(rt.episodic_memories().len(), 1);
-    assert!(HistoryInvariants::tool_calls_paired(&rt.messages()));
+    each_wire(|| async {
+        let model = ScriptedModel::new(vec![snapshot_reply(10)]);
+        let rt = runtime_with(model, 1000, 4, ToolRegistry::new());
+        rt.import_state(&state_json(6, 1000)).unwrap();
+        let _bad = rt.subscribe(Arc::new(|_: &AgentEvent| panic!("observer bug")));
+        assert_eq!(rt.compress_now().await.unwrap().outcome, CompressOutcome::Compressed);
+        assert_eq!(rt.episodic_memories().len(), 1);
+        assert!(HistoryInvariants::tool_calls_paired(&rt.messages()));
+    })
+    .await;
 }
 
 // ------------------------------------------------------------ REL-2 property tests
@@ -398,24 +440,27 @@ proptest! {
 
 #[tokio::test]
 async fn rel_2_cmp_6_failed_runtime_attempts_keep_state_byte_identical() {
-    // Random histories through the runtime: every failing attempt leaves the export identical.
-    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(64));
-    let cases: Vec<Vec<Message>> = (0..64).map(|_| history().new_tree(&mut runner).unwrap().current()).collect();
-    for messages in cases {
-        if !HistoryInvariants::tool_calls_paired(&messages) {
-            continue; // import rejects unpaired state by design
+    each_wire(|| async {
+        // Random histories through the runtime: every failing attempt leaves the export identical.
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(64));
+        let cases: Vec<Vec<Message>> = (0..64).map(|_| history().new_tree(&mut runner).unwrap().current()).collect();
+        for messages in cases {
+            if !HistoryInvariants::tool_calls_paired(&messages) {
+                continue; // import rejects unpaired state by design
+            }
+            let model = ScriptedModel::new(vec![text_reply("not a snapshot", 5)]);
+            let rt = runtime_with(model, 1, 2, ToolRegistry::new());
+            let mut state = AgentState::new("s");
+            state.history.messages = messages;
+            state.usages.push(ModelUsage { prompt_tokens: 10, ..Default::default() });
+            rt.import_state(&state.to_json().unwrap()).unwrap();
+            let before = rt.export_state().unwrap();
+            let result = rt.compress_now().await.unwrap();
+            assert_ne!(result.outcome, CompressOutcome::Compressed);
+            assert_eq!(rt.export_state().unwrap(), before);
         }
-        let model = ScriptedModel::new(vec![text_reply("not a snapshot", 5)]);
-        let rt = runtime_with(model, 1, 2, ToolRegistry::new());
-        let mut state = AgentState::new("s");
-        state.history.messages = messages;
-        state.usages.push(ModelUsage { prompt_tokens: 10, ..Default::default() });
-        rt.import_state(&state.to_json().unwrap()).unwrap();
-        let before = rt.export_state().unwrap();
-        let result = rt.compress_now().await.unwrap();
-        assert_ne!(result.outcome, CompressOutcome::Compressed);
-        assert_eq!(rt.export_state().unwrap(), before);
-    }
+    })
+    .await;
 }
 
 // ------------------------------------------------------------ long session
@@ -461,100 +506,114 @@ impl arkagent::ToolExecutor for HugeWeather {
 
 #[tokio::test]
 async fn cmp_9_cmp_10_long_session_compresses_repeatedly_never_loops_and_keeps_the_goal() {
-    let goal_seen = Arc::new(AtomicUsize::new(0));
-    let summaries = Arc::new(Mutex::new(Vec::new()));
-    let model = long_session_model(goal_seen.clone(), summaries.clone());
-    let mut tools = ToolRegistry::new();
-    tools.register(arkagent::ToolDefinition::new("get_weather", "w", json!({"type": "object"})), Arc::new(HugeWeather)).unwrap();
-    let window = 1500;
-    let rt = runtime_with(model.clone(), window, 6, tools);
-    let recorder = Arc::new(Recorder::default());
-    let _s = rt.subscribe(recorder.clone());
+    each_wire(|| async {
+        let goal_seen = Arc::new(AtomicUsize::new(0));
+        let summaries = Arc::new(Mutex::new(Vec::new()));
+        let model = long_session_model(goal_seen.clone(), summaries.clone());
+        let mut tools = ToolRegistry::new();
+        tools.register(arkagent::ToolDefinition::new("get_weather", "w", json!({"type": "object"})), Arc::new(HugeWeather)).unwrap();
+        let window = 1500;
+        let rt = runtime_with(model.clone(), window, 6, tools);
+        let recorder = Arc::new(Recorder::default());
+        let _s = rt.subscribe(recorder.clone());
 
-    rt.run(&format!("turn 0: my goal: {GOAL}")).await.unwrap();
-    for turn in 1..200 {
-        let outcome = rt.run(&format!("turn {turn}: {}", "more details about bread ".repeat(8))).await.unwrap();
-        assert_eq!(outcome.status, arkagent::RunStatus::Completed, "turn {turn}");
-        assert!(HistoryInvariants::tool_calls_paired(&rt.messages()));
-    }
-
-    let events = recorder.0.lock().unwrap();
-    let compressed = compression_events(&events).iter().filter(|(o, _)| *o == CompressOutcome::Compressed).count();
-    assert!(compressed >= 8, "compression happened repeatedly ({compressed})");
-    let summary_calls = summaries.lock().unwrap().len();
-    assert_eq!(goal_seen.load(Ordering::SeqCst), summary_calls, "the goal reached every summary request (CMP-9)");
-    // CMP-10: no summarizer request exceeded its window, though one tool result alone did.
-    let summarizer_window = compression_config(window, 6).summarizer_max_input_tokens;
-    assert!(summaries.lock().unwrap().iter().all(|&t| t <= summarizer_window), "{:?}", summaries.lock().unwrap());
-    assert!(summary_calls > compressed, "the huge part was summarized in several chunks");
-    // Never loops: between two committed compressions there is always a normal model call.
-    let mut model_call_since = true;
-    for e in events.iter() {
-        match &e.kind {
-            EventKind::ModelRequest { .. } => model_call_since = true,
-            EventKind::Compression { outcome: CompressOutcome::Compressed, .. } => {
-                assert!(model_call_since, "two compressions without a model call between them");
-                model_call_since = false;
-            }
-            _ => {}
+        rt.run(&format!("turn 0: my goal: {GOAL}")).await.unwrap();
+        for turn in 1..200 {
+            let outcome = rt.run(&format!("turn {turn}: {}", "more details about bread ".repeat(8))).await.unwrap();
+            assert_eq!(outcome.status, arkagent::RunStatus::Completed, "turn {turn}");
+            assert!(HistoryInvariants::tool_calls_paired(&rt.messages()));
         }
-    }
-    let requests = model.requests.lock().unwrap();
-    // The latest summary is in the prompt context of every request after a compression.
-    let last_normal = requests.iter().rev().find(|r| !is_summary_request(r)).unwrap();
-    assert!(last_normal["messages"][0]["content"].as_str().unwrap().contains("<state_snapshot>"));
-    assert!(last_normal["messages"][0]["content"].as_str().unwrap().contains(GOAL));
-    // Every committed compression recorded exactly one tagged usage.
-    let tagged = rt.usages().iter().filter(|u| u.source() == Some(COMPRESSION_USAGE_SOURCE)).count();
-    assert_eq!(tagged, compressed);
+
+        let events = recorder.0.lock().unwrap();
+        let compressed = compression_events(&events).iter().filter(|(o, _)| *o == CompressOutcome::Compressed).count();
+        assert!(compressed >= 8, "compression happened repeatedly ({compressed})");
+        let summary_calls = summaries.lock().unwrap().len();
+        assert_eq!(goal_seen.load(Ordering::SeqCst), summary_calls, "the goal reached every summary request (CMP-9)");
+        // CMP-10: no summarizer request exceeded its window, though one tool result alone did.
+        let summarizer_window = compression_config(window, 6).summarizer_max_input_tokens;
+        assert!(summaries.lock().unwrap().iter().all(|&t| t <= summarizer_window), "{:?}", summaries.lock().unwrap());
+        assert!(summary_calls > compressed, "the huge part was summarized in several chunks");
+        // Never loops: between two committed compressions there is always a normal model call.
+        let mut model_call_since = true;
+        for e in events.iter() {
+            match &e.kind {
+                EventKind::ModelRequest { .. } => model_call_since = true,
+                EventKind::Compression { outcome: CompressOutcome::Compressed, .. } => {
+                    assert!(model_call_since, "two compressions without a model call between them");
+                    model_call_since = false;
+                }
+                _ => {}
+            }
+        }
+        let requests = model.requests.lock().unwrap();
+        // The latest summary is in the prompt context of every request after a compression.
+        let last_normal = requests.iter().rev().find(|r| !is_summary_request(r)).unwrap();
+        assert!(last_normal["messages"][0]["content"].as_str().unwrap().contains("<state_snapshot>"));
+        assert!(last_normal["messages"][0]["content"].as_str().unwrap().contains(GOAL));
+        // Every committed compression recorded exactly one tagged usage.
+        let tagged = rt.usages().iter().filter(|u| u.source() == Some(COMPRESSION_USAGE_SOURCE)).count();
+        assert_eq!(tagged, compressed);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn cmp_11_preflight_compresses_chinese_text_before_an_overflow() {
-    // The provider reports tiny usage (e.g. a proxy that under-reports): only the
-    // pre-flight estimate can see that the Chinese history reaches the threshold.
-    let model = ScriptedModel::with(|body, _| {
-        if is_summary_request(body) {
-            return text_reply(&snapshot_text(GOAL, "讨论了法棍"), 10);
+    each_wire(|| async {
+        // The provider reports tiny usage (e.g. a proxy that under-reports): only the
+        // pre-flight estimate can see that the Chinese history reaches the threshold.
+        let model = ScriptedModel::with(|body, _| {
+            if is_summary_request(body) {
+                return text_reply(&snapshot_text(GOAL, "讨论了法棍"), 10);
+            }
+            text_reply("好的", 10)
+        });
+        let rt = runtime_with(model.clone(), 2000, 4, ToolRegistry::new());
+        let recorder = Arc::new(Recorder::default());
+        let _s = rt.subscribe(recorder.clone());
+        for i in 0..12 {
+            rt.run(&format!("第{i}轮：请详细比较法棍和吐司的失重率，{}", "面包的水分流失很重要。".repeat(30))).await.unwrap();
         }
-        text_reply("好的", 10)
-    });
-    let rt = runtime_with(model.clone(), 2000, 4, ToolRegistry::new());
-    let recorder = Arc::new(Recorder::default());
-    let _s = rt.subscribe(recorder.clone());
-    for i in 0..12 {
-        rt.run(&format!("第{i}轮：请详细比较法棍和吐司的失重率，{}", "面包的水分流失很重要。".repeat(30))).await.unwrap();
-    }
-    let events = recorder.0.lock().unwrap();
-    let preflight = events.iter().any(|e| {
-        matches!(&e.kind, EventKind::Compression { trigger: arkagent::CompressionTrigger::Preflight, outcome: CompressOutcome::Compressed, .. })
-    });
-    assert!(preflight, "a pre-flight compression happened");
-    for e in events.iter() {
-        if let EventKind::ModelRequest { estimated_prompt_tokens, compression_threshold, .. } = &e.kind {
-            assert_eq!(*compression_threshold, Some(2000));
-            assert!(*estimated_prompt_tokens < 2000 + 400, "sent a request estimated at {estimated_prompt_tokens}");
+        let events = recorder.0.lock().unwrap();
+        let preflight = events.iter().any(|e| {
+            matches!(&e.kind, EventKind::Compression { trigger: arkagent::CompressionTrigger::Preflight, outcome: CompressOutcome::Compressed, .. })
+        });
+        assert!(preflight, "a pre-flight compression happened");
+        for e in events.iter() {
+            if let EventKind::ModelRequest { estimated_prompt_tokens, compression_threshold, .. } = &e.kind {
+                assert_eq!(*compression_threshold, Some(2000));
+                assert!(*estimated_prompt_tokens < 2000 + 400, "sent a request estimated at {estimated_prompt_tokens}");
+            }
         }
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn cmp_11_context_overflow_forces_one_compression_then_retries() {
-    let model = ScriptedModel::with(|body, i| {
-        if is_summary_request(body) {
-            return snapshot_reply(10);
-        }
-        if i == 0 {
-            return Reply::Raw(400, json!({"error": {"code": "context_length_exceeded", "message": "too long"}}).to_string());
-        }
-        text_reply("fine now", 10)
-    });
-    let rt = runtime_with(model.clone(), 1_000_000, 4, ToolRegistry::new());
-    rt.import_state(&state_json(6, 10)).unwrap();
-    let outcome = rt.run("and now?").await.unwrap();
-    assert_eq!(outcome.final_text.as_deref(), Some("fine now"));
-    assert_eq!(rt.episodic_memories().len(), 1);
-    assert_eq!(model.request_count(), 3);
+    each_wire(|| async {
+        // Each format's own overflow answer (Anthropic: "prompt is too long").
+        let overflow = match wire() {
+            Wire::OpenAi => json!({"error": {"code": "context_length_exceeded", "message": "too long"}}),
+            Wire::Anthropic => json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 208000 tokens > 200000 maximum"}}),
+        };
+        let model = ScriptedModel::with(move |body, i| {
+            if is_summary_request(body) {
+                return snapshot_reply(10);
+            }
+            if i == 0 {
+                return Reply::Raw(400, overflow.to_string());
+            }
+            text_reply("fine now", 10)
+        });
+        let rt = runtime_with(model.clone(), 1_000_000, 4, ToolRegistry::new());
+        rt.import_state(&state_json(6, 10)).unwrap();
+        let outcome = rt.run("and now?").await.unwrap();
+        assert_eq!(outcome.final_text.as_deref(), Some("fine now"));
+        assert_eq!(rt.episodic_memories().len(), 1);
+        assert_eq!(model.request_count(), 3);
+    })
+    .await;
 }
 
 // ------------------------------------------------------------ MEM
@@ -569,68 +628,77 @@ async fn retrieve(rt: &AgentRuntime, args: Value) -> (bool, Value) {
 
 #[tokio::test]
 async fn mem_2_retrieve_memory_rejects_bad_arguments_with_codes() {
-    let model = ScriptedModel::new(vec![snapshot_reply(10)]);
-    let rt = runtime_with(model, 1000, 4, ToolRegistry::new());
-    rt.import_state(&state_json(6, 1000)).unwrap();
-    rt.compress_now().await.unwrap();
-    for (args, code) in [
-        (json!({"snapshot_id": ""}), "invalid_snapshot_id"),
-        (json!({"snapshot_id": "   "}), "invalid_snapshot_id"),
-        (json!({"snapshot_id": 5}), "invalid_snapshot_id"),
-        (json!({"offset": -1}), "invalid_offset"),
-        (json!({"offset": 1.5}), "invalid_offset"),
-        (json!({"offset": "3"}), "invalid_offset"),
-        (json!({"limit": 101}), "invalid_limit"),
-        (json!({"limit": 0}), "invalid_limit"),
-        (json!({"snapshot_id": "nope"}), "snapshot_not_found"),
-    ] {
-        let (is_error, body) = retrieve(&rt, args.clone()).await;
-        assert!(is_error, "{args}");
-        assert_eq!(body["error"]["code"], code, "{args}");
-    }
+    each_wire(|| async {
+        let model = ScriptedModel::new(vec![snapshot_reply(10)]);
+        let rt = runtime_with(model, 1000, 4, ToolRegistry::new());
+        rt.import_state(&state_json(6, 1000)).unwrap();
+        rt.compress_now().await.unwrap();
+        for (args, code) in [
+            (json!({"snapshot_id": ""}), "invalid_snapshot_id"),
+            (json!({"snapshot_id": "   "}), "invalid_snapshot_id"),
+            (json!({"snapshot_id": 5}), "invalid_snapshot_id"),
+            (json!({"offset": -1}), "invalid_offset"),
+            (json!({"offset": 1.5}), "invalid_offset"),
+            (json!({"offset": "3"}), "invalid_offset"),
+            (json!({"limit": 101}), "invalid_limit"),
+            (json!({"limit": 0}), "invalid_limit"),
+            (json!({"snapshot_id": "nope"}), "snapshot_not_found"),
+        ] {
+            let (is_error, body) = retrieve(&rt, args.clone()).await;
+            assert!(is_error, "{args}");
+            assert_eq!(body["error"]["code"], code, "{args}");
+        }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn mem_2_paging_returns_every_archived_message_exactly_once() {
-    let model = ScriptedModel::with(|_, _| snapshot_reply(10));
-    let rt = runtime_with(model, 1000, 4, ToolRegistry::new());
-    rt.import_state(&state_json(12, 1000)).unwrap();
-    rt.compress_now().await.unwrap();
-    let episode = rt.episodic_memories()[0].clone();
-    let (_, list) = retrieve(&rt, json!({})).await;
-    assert_eq!(list["total"], 1);
-    assert_eq!(list["episodes"][0]["snapshot_id"], episode.id);
-    let mut seen: Vec<Value> = Vec::new();
-    let mut offset = Some(0u64);
-    while let Some(o) = offset {
-        let (is_error, page) = retrieve(&rt, json!({"snapshot_id": episode.id, "offset": o, "limit": 7})).await;
-        assert!(!is_error);
-        assert_eq!(page["summary"], episode.summary);
-        seen.extend(page["messages"].as_array().unwrap().iter().cloned());
-        offset = page["next_offset"].as_u64();
-    }
-    let expected: Vec<Value> = episode.archived_messages.iter().map(|m| serde_json::to_value(m).unwrap()).collect();
-    assert_eq!(seen, expected);
-    let (_, default_page) = retrieve(&rt, json!({"snapshot_id": episode.id})).await;
-    assert_eq!(default_page["messages"].as_array().unwrap().len(), 20.min(expected.len()));
+    each_wire(|| async {
+        let model = ScriptedModel::with(|_, _| snapshot_reply(10));
+        let rt = runtime_with(model, 1000, 4, ToolRegistry::new());
+        rt.import_state(&state_json(12, 1000)).unwrap();
+        rt.compress_now().await.unwrap();
+        let episode = rt.episodic_memories()[0].clone();
+        let (_, list) = retrieve(&rt, json!({})).await;
+        assert_eq!(list["total"], 1);
+        assert_eq!(list["episodes"][0]["snapshot_id"], episode.id);
+        let mut seen: Vec<Value> = Vec::new();
+        let mut offset = Some(0u64);
+        while let Some(o) = offset {
+            let (is_error, page) = retrieve(&rt, json!({"snapshot_id": episode.id, "offset": o, "limit": 7})).await;
+            assert!(!is_error);
+            assert_eq!(page["summary"], episode.summary);
+            seen.extend(page["messages"].as_array().unwrap().iter().cloned());
+            offset = page["next_offset"].as_u64();
+        }
+        let expected: Vec<Value> = episode.archived_messages.iter().map(|m| serde_json::to_value(m).unwrap()).collect();
+        assert_eq!(seen, expected);
+        let (_, default_page) = retrieve(&rt, json!({"snapshot_id": episode.id})).await;
+        assert_eq!(default_page["messages"].as_array().unwrap().len(), 20.min(expected.len()));
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn mem_1_memory_service_reads_live_state_after_compress_and_import() {
-    let model = ScriptedModel::new(vec![snapshot_reply(10)]);
-    let rt = runtime_with(model, 1000, 4, ToolRegistry::new());
-    let memory = rt.memory();
-    assert!(memory.list_episodes().is_empty());
-    rt.import_state(&state_json(6, 1000)).unwrap();
-    rt.compress_now().await.unwrap();
-    let id = memory.list_episodes()[0].id.clone();
-    assert!(memory.find_episode(&id).is_some());
-    let exported = rt.export_state().unwrap();
-    rt.import_state(&state_json(1, 1)).unwrap();
-    assert!(memory.list_episodes().is_empty());
-    rt.import_state(&exported).unwrap();
-    assert_eq!(memory.list_episodes()[0].id, id);
-    assert!(rt.tool_definitions().iter().any(|t| t.name == "retrieve_memory"), "registered with a compressor");
+    each_wire(|| async {
+        let model = ScriptedModel::new(vec![snapshot_reply(10)]);
+        let rt = runtime_with(model, 1000, 4, ToolRegistry::new());
+        let memory = rt.memory();
+        assert!(memory.list_episodes().is_empty());
+        rt.import_state(&state_json(6, 1000)).unwrap();
+        rt.compress_now().await.unwrap();
+        let id = memory.list_episodes()[0].id.clone();
+        assert!(memory.find_episode(&id).is_some());
+        let exported = rt.export_state().unwrap();
+        rt.import_state(&state_json(1, 1)).unwrap();
+        assert!(memory.list_episodes().is_empty());
+        rt.import_state(&exported).unwrap();
+        assert_eq!(memory.list_episodes()[0].id, id);
+        assert!(rt.tool_definitions().iter().any(|t| t.name == "retrieve_memory"), "registered with a compressor");
+    })
+    .await;
 }
 
 #[test]
@@ -656,62 +724,68 @@ fn cmp_11_estimator_counts_chinese_per_character() {
 
 #[tokio::test]
 async fn cmp_6_failed_automatic_attempts_back_off_instead_of_paying_every_turn() {
-    let summaries = Arc::new(AtomicUsize::new(0));
-    let count = summaries.clone();
-    let model = ScriptedModel::with(move |body, _| {
-        if is_summary_request(body) {
-            count.fetch_add(1, Ordering::SeqCst);
-            return text_reply("not a snapshot", 50);
+    each_wire(|| async {
+        let summaries = Arc::new(AtomicUsize::new(0));
+        let count = summaries.clone();
+        let model = ScriptedModel::with(move |body, _| {
+            if is_summary_request(body) {
+                count.fetch_add(1, Ordering::SeqCst);
+                return text_reply("not a snapshot", 50);
+            }
+            text_reply("fine", 100)
+        });
+        let mut c = AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", API_KEY, "test-model"));
+        c.session_id = Some("s".into());
+        c.model.retry = arkagent::llm::RetryPolicy::none();
+        let config = ContextCompressorConfig { total_token_threshold: 10, keep_recent_message_count: 2, summarizer_max_input_tokens: 8000, ..Default::default() };
+        c.compression = Some(Compression::Default { config, summarizer: None });
+        let rt = AgentRuntime::new(c, model).unwrap();
+        rt.import_state(&state_json(1, 100)).unwrap();
+        let before = rt.export_state().unwrap();
+        for turn in 0..7 {
+            rt.run(&format!("turn {turn}")).await.unwrap();
         }
-        text_reply("fine", 100)
-    });
-    let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "test-model"));
-    c.session_id = Some("s".into());
-    c.model.retry = arkagent::llm::RetryPolicy::none();
-    let config = ContextCompressorConfig { total_token_threshold: 10, keep_recent_message_count: 2, summarizer_max_input_tokens: 8000, ..Default::default() };
-    c.compression = Some(Compression::Default { config, summarizer: None });
-    let rt = AgentRuntime::new(c, model).unwrap();
-    rt.import_state(&state_json(1, 100)).unwrap();
-    let before = rt.export_state().unwrap();
-    for turn in 0..7 {
-        rt.run(&format!("turn {turn}")).await.unwrap();
-    }
-    // Without a back-off every pre-flight and post-turn check (14) would pay a summary
-    // call; with it: turn 1 pre-flight, then one attempt per 3 model calls.
-    assert_eq!(summaries.load(Ordering::SeqCst), 3);
-    assert!(rt.episodic_memories().is_empty());
-    assert!(rt.export_state().unwrap().len() > before.len(), "turns still recorded");
-    // A manual attempt is never held back.
-    rt.compress_now().await.unwrap();
-    assert_eq!(summaries.load(Ordering::SeqCst), 4);
+        // Without a back-off every pre-flight and post-turn check (14) would pay a summary
+        // call; with it: turn 1 pre-flight, then one attempt per 3 model calls.
+        assert_eq!(summaries.load(Ordering::SeqCst), 3);
+        assert!(rt.episodic_memories().is_empty());
+        assert!(rt.export_state().unwrap().len() > before.len(), "turns still recorded");
+        // A manual attempt is never held back.
+        rt.compress_now().await.unwrap();
+        assert_eq!(summaries.load(Ordering::SeqCst), 4);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn cmp_10_a_summarizer_window_too_small_fails_with_its_own_reason_and_no_call() {
-    // The smallest window the config accepts, and a previous snapshot that fills it: no
-    // chunk fits next to it, so the attempt fails before any call.
-    let model = ScriptedModel::new(vec![]);
-    let mut config = compression_config(100, 4);
-    config.summarizer_max_input_tokens = config.min_summarizer_window();
-    let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "test-model"));
-    c.compression = Some(Compression::Default { config, summarizer: None });
-    let rt = AgentRuntime::new(c, model.clone()).unwrap();
-    let mut state: AgentState = serde_json::from_str(&state_json(6, 1000)).unwrap();
-    state.history.episodic_memories.push(arkagent::EpisodicMemory {
-        id: "ep0".into(),
-        summary: snapshot_text(&"goal ".repeat(400), "a"),
-        created_at_ms: 1,
-        message_count: 0,
-        archived_messages: Arc::new(vec![]),
-    });
-    rt.import_state(&state.to_json().unwrap()).unwrap();
-    let before = rt.export_state().unwrap();
-    let result = rt.compress_now().await.unwrap();
-    assert_eq!((result.outcome, result.reason), (CompressOutcome::Failed, CompressReason::SummarizerWindowTooSmall));
-    assert_eq!(result.reason.code(), "summarizer_window_too_small");
-    assert!(result.messages_archived > 0, "a failed attempt reports what it would have archived");
-    assert_eq!(model.request_count(), 0);
-    assert_eq!(rt.export_state().unwrap(), before);
+    each_wire(|| async {
+        // The smallest window the config accepts, and a previous snapshot that fills it: no
+        // chunk fits next to it, so the attempt fails before any call.
+        let model = ScriptedModel::new(vec![]);
+        let mut config = compression_config(100, 4);
+        config.summarizer_max_input_tokens = config.min_summarizer_window();
+        let mut c = AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", API_KEY, "test-model"));
+        c.compression = Some(Compression::Default { config, summarizer: None });
+        let rt = AgentRuntime::new(c, model.clone()).unwrap();
+        let mut state: AgentState = serde_json::from_str(&state_json(6, 1000)).unwrap();
+        state.history.episodic_memories.push(arkagent::EpisodicMemory {
+            id: "ep0".into(),
+            summary: snapshot_text(&"goal ".repeat(400), "a"),
+            created_at_ms: 1,
+            message_count: 0,
+            archived_messages: Arc::new(vec![]),
+        });
+        rt.import_state(&state.to_json().unwrap()).unwrap();
+        let before = rt.export_state().unwrap();
+        let result = rt.compress_now().await.unwrap();
+        assert_eq!((result.outcome, result.reason), (CompressOutcome::Failed, CompressReason::SummarizerWindowTooSmall));
+        assert_eq!(result.reason.code(), "summarizer_window_too_small");
+        assert!(result.messages_archived > 0, "a failed attempt reports what it would have archived");
+        assert_eq!(model.request_count(), 0);
+        assert_eq!(rt.export_state().unwrap(), before);
+    })
+    .await;
 }
 
 #[test]
@@ -734,7 +808,7 @@ fn cmp_3_summarizer_window_defaults_to_a_working_size_and_too_small_is_invalid_c
     let err = AgentRuntimeConfig::from_json(too_small, ToolRegistry::new()).unwrap_err();
     assert_eq!(err.code(), "invalid_config");
     assert!(err.to_string().contains("summarizer_max_input_tokens"), "{err}");
-    let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://h/v1", "k", "m"));
+    let mut c = AgentRuntimeConfig::new(model_config("http://h/v1", "k", "m"));
     c.compression = Some(Compression::Default {
         config: ContextCompressorConfig { summarizer_max_input_tokens: 10, ..ContextCompressorConfig::with_threshold(10) },
         summarizer: None,

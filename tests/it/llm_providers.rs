@@ -129,3 +129,41 @@ async fn llm_5_fixture_streams_through_the_client_in_small_chunks() {
         }
     }
 }
+
+/// WIRE-1: Anthropic Messages' documented shapes (tests/fixtures/providers/anthropic,
+/// with thinking and parallel tool use), whole and streamed in small chunks through a
+/// client with `wire_format: "anthropic"`, normalise to what every other provider gives.
+#[tokio::test]
+async fn wire_1_anthropic_fixtures_normalise_to_the_same_result_through_the_client() {
+    let mut config = config();
+    config.wire_format = arkagent::llm::WireFormat::ANTHROPIC;
+    let expected = json!({
+        "text": "好的，我来查询北京和上海的天气 🌤️",
+        "tool_calls": [
+            {"name": "get_weather", "arguments": {"city": "北京"}, "has_id": true},
+            {"name": "get_weather", "arguments": {"city": "上海"}, "has_id": true},
+        ],
+        "finish_reason": "tool_calls",
+        "tokens": [120, 48, 168],
+    });
+    let request = arkagent::ChatRequest { system_prompt: None, context_messages: &[], messages: &[], tools: &[], tool_choice: None };
+    for (file, size) in [("nonstream.json", 1 << 20), ("stream.sse", 1), ("stream.sse", 13)] {
+        let body = fixture("anthropic", file);
+        let chunks = body.chunks(size).map(<[u8]>::to_vec).collect();
+        let client = ChatClient::new(FakeProvider::new(vec![Step::Cut(chunks)]), config.clone());
+        let deltas = std::sync::Mutex::new(Vec::new());
+        let sink = |d: StreamDelta| deltas.lock().unwrap().push(d);
+        let r = client.send_streaming(client.build_http_request(&request), &CancellationToken::new(), &sink).await.unwrap();
+        assert_eq!(normalise(&r), expected, "{file} / {size}");
+        let u = r.usage.as_ref().unwrap();
+        assert_eq!((u.cached_tokens, u.raw.get("cache_creation_input_tokens")), (Some(64), Some(&json!(36))), "{file}");
+        let Message::Assistant { reasoning, .. } = &r.message else { panic!() };
+        assert!(reasoning.as_deref().is_some_and(|t| t.starts_with("用户想知道")), "{file}: thinking is the reasoning");
+        let deltas = deltas.into_inner().unwrap();
+        assert!(matches!(deltas.first(), Some(StreamDelta::Reasoning(_))), "{file}");
+    }
+    let whole: Value = serde_json::from_slice(&fixture("anthropic", "nonstream.json")).unwrap();
+    assert!(whole["_fixture"]["source"].as_str().is_some_and(|s| s.starts_with("https://")));
+    let stream = String::from_utf8(fixture("anthropic", "stream.sse")).unwrap();
+    assert!(stream.starts_with(": fixture: ") && stream.contains("\n: source: https://"));
+}

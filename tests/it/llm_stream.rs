@@ -53,29 +53,32 @@ fn weather_response() -> ChatResponse {
 
 #[tokio::test]
 async fn llm_2_streamed_answer_equals_the_non_streaming_parse_for_every_chunk_size() {
-    let body = weather_stream();
-    for size in [1, 2, 3, 5, 7, 64, body.len()] {
-        let model = FakeProvider::new(vec![Step::chunked(body.as_bytes(), size)]);
-        let client = ChatClient::new(model.clone(), config());
-        let deltas = Deltas::default();
-        let request = client.build_http_request(&empty_request());
-        assert!(request.stream);
-        let response = client.send_streaming(request, &CancellationToken::new(), &deltas.sink()).await.unwrap();
-        assert_eq!(response, weather_response(), "chunk size {size}");
-        assert_eq!(deltas.text(), "查一下天气 🌧️");
-        let all = deltas.all();
-        assert!(all.contains(&StreamDelta::ToolCallStarted { index: 1, id: "call_2".into(), name: "get_weather".into() }));
-        let args: String = all
-            .iter()
-            .filter_map(|d| match d {
-                StreamDelta::ToolCallArguments { index: 0, fragment } => Some(fragment.as_str()),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(args, r#"{"city":"北京"}"#);
-        let u = response.usage.unwrap();
-        assert_eq!((u.prompt_tokens, u.cached_tokens), (11, Some(3)));
-    }
+    each_wire(|| async {
+        let body = weather_stream();
+        for size in [1, 2, 3, 5, 7, 64, body.len()] {
+            let model = FakeProvider::new(vec![Step::chunked(body.as_bytes(), size)]);
+            let client = ChatClient::new(model.clone(), config());
+            let deltas = Deltas::default();
+            let request = client.build_http_request(&empty_request());
+            assert!(request.stream);
+            let response = client.send_streaming(request, &CancellationToken::new(), &deltas.sink()).await.unwrap();
+            assert_eq!(response, weather_response(), "chunk size {size}");
+            assert_eq!(deltas.text(), "查一下天气 🌧️");
+            let all = deltas.all();
+            assert!(all.contains(&StreamDelta::ToolCallStarted { index: 1, id: "call_2".into(), name: "get_weather".into() }));
+            let args: String = all
+                .iter()
+                .filter_map(|d| match d {
+                    StreamDelta::ToolCallArguments { index: 0, fragment } => Some(fragment.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(args, r#"{"city":"北京"}"#);
+            let u = response.usage.unwrap();
+            assert_eq!((u.prompt_tokens, u.cached_tokens), (11, Some(3)));
+        }
+    })
+    .await;
 }
 
 fn empty_request() -> arkagent::ChatRequest<'static> {
@@ -84,148 +87,183 @@ fn empty_request() -> arkagent::ChatRequest<'static> {
 
 #[tokio::test]
 async fn llm_2_request_asks_for_a_stream_with_usage() {
-    let client = ChatClient::new(FakeProvider::new(vec![]), config());
-    let request = client.build_http_request(&empty_request());
-    let body: serde_json::Value = serde_json::from_str(&request.body).unwrap();
-    assert_eq!(body["stream"], true);
-    assert_eq!(body["stream_options"], json!({"include_usage": true}));
-    assert!(request.headers.iter().any(|(k, v)| k == "Accept" && v == "text/event-stream"));
+    each_wire(|| async {
+        let client = ChatClient::new(FakeProvider::new(vec![]), config());
+        let request = client.build_http_request(&empty_request());
+        let body: serde_json::Value = serde_json::from_str(&request.body).unwrap();
+        assert_eq!(body["stream"], true);
+        // Chat Completions reports usage in a stream only when asked; Messages always does.
+        let usage_option = match wire() {
+            Wire::OpenAi => json!({"include_usage": true}),
+            Wire::Anthropic => serde_json::Value::Null,
+        };
+        assert_eq!(body["stream_options"], usage_option);
+        assert!(request.headers.iter().any(|(k, v)| k == "Accept" && v == "text/event-stream"));
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn llm_2_deltas_arrive_before_the_stream_ends() {
-    let (tx, rx) = BodyStream::channel();
-    let model = FakeProvider::new(vec![Step::Stream(rx)]);
-    let client = ChatClient::new(model, config());
-    let deltas = Deltas::default();
-    let sink = deltas.sink();
-    let cancel = CancellationToken::new();
-    let call = client.send_streaming(client.build_http_request(&empty_request()), &cancel, &sink);
-    tokio::pin!(call);
-    tx.send(delta_event(r#"{"content":"流"}"#).into_bytes());
-    // The call is still pending (no [DONE]) but the first delta is already out.
-    let waited = tokio::time::timeout(Duration::from_millis(100), &mut call).await;
-    assert!(waited.is_err(), "call finished before [DONE]");
-    assert_eq!(deltas.text(), "流");
-    tx.send(delta_event(r#"{"content":"式"}"#).into_bytes());
-    tx.send(finish_events("stop").into_bytes());
-    let response = call.await.unwrap();
-    assert_eq!(response.message.text(), Some("流式"));
-    assert_eq!(deltas.all(), [StreamDelta::Text("流".into()), StreamDelta::Text("式".into())]);
+    each_wire(|| async {
+        let (tx, rx) = BodyStream::channel();
+        let model = FakeProvider::new(vec![Step::Stream(rx)]);
+        let client = ChatClient::new(model, config());
+        let deltas = Deltas::default();
+        let sink = deltas.sink();
+        let cancel = CancellationToken::new();
+        let call = client.send_streaming(client.build_http_request(&empty_request()), &cancel, &sink);
+        tokio::pin!(call);
+        tx.send(delta_event(r#"{"content":"流"}"#).into_bytes());
+        // The call is still pending (no [DONE]) but the first delta is already out.
+        let waited = tokio::time::timeout(Duration::from_millis(100), &mut call).await;
+        assert!(waited.is_err(), "call finished before [DONE]");
+        assert_eq!(deltas.text(), "流");
+        tx.send(delta_event(r#"{"content":"式"}"#).into_bytes());
+        tx.send(finish_events("stop").into_bytes());
+        let response = call.await.unwrap();
+        assert_eq!(response.message.text(), Some("流式"));
+        assert_eq!(deltas.all(), [StreamDelta::Text("流".into()), StreamDelta::Text("式".into())]);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn llm_2_reasoning_deltas_stay_apart_from_the_answer() {
-    let mut body = String::from(": keep-alive\n\n");
-    body += &delta_event(r#"{"role":"assistant","content":null,"reasoning_content":"先想"}"#);
-    body += &delta_event(r#"{"content":null,"reasoning_content":"一想"}"#);
-    body += &delta_event(r#"{"content":"答案是 4","reasoning_content":null}"#);
-    body += &finish_events("stop");
-    let client = ChatClient::new(FakeProvider::new(vec![Step::chunked(body.as_bytes(), 4)]), config());
-    let deltas = Deltas::default();
-    let r = client.send_streaming(client.build_http_request(&empty_request()), &CancellationToken::new(), &deltas.sink()).await.unwrap();
-    assert_eq!(r.message, Message::Assistant { content: Some("答案是 4".into()), tool_calls: vec![], reasoning: Some("先想一想".into()) });
-    assert_eq!(
-        deltas.all(),
-        [StreamDelta::Reasoning("先想".into()), StreamDelta::Reasoning("一想".into()), StreamDelta::Text("答案是 4".into())]
-    );
+    each_wire(|| async {
+        let mut body = String::from(": keep-alive\n\n");
+        body += &delta_event(r#"{"role":"assistant","content":null,"reasoning_content":"先想"}"#);
+        body += &delta_event(r#"{"content":null,"reasoning_content":"一想"}"#);
+        body += &delta_event(r#"{"content":"答案是 4","reasoning_content":null}"#);
+        body += &finish_events("stop");
+        let client = ChatClient::new(FakeProvider::new(vec![Step::chunked(body.as_bytes(), 4)]), config());
+        let deltas = Deltas::default();
+        let r = client.send_streaming(client.build_http_request(&empty_request()), &CancellationToken::new(), &deltas.sink()).await.unwrap();
+        assert_eq!(r.message, Message::Assistant { content: Some("答案是 4".into()), tool_calls: vec![], reasoning: Some("先想一想".into()) });
+        assert_eq!(
+            deltas.all(),
+            [StreamDelta::Reasoning("先想".into()), StreamDelta::Reasoning("一想".into()), StreamDelta::Text("答案是 4".into())]
+        );
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn llm_2_send_streaming_accepts_a_json_body_and_emits_it_whole() {
-    let body = json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
-        "content": "好的", "reasoning_content": "想",
-        "tool_calls": [{"id": "c9", "type": "function", "function": {"name": "f", "arguments": "{\"a\":1}"}}]}}],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}});
-    // Whole, and as a chunked body (a server that ignored `stream: true`).
-    for step in [Step::ok(body.to_string()), Step::chunked(body.to_string().as_bytes(), 5)] {
-        let client = ChatClient::new(FakeProvider::new(vec![step]), config());
-        let deltas = Deltas::default();
-        let r = client.send_streaming(client.build_http_request(&empty_request()), &CancellationToken::new(), &deltas.sink()).await.unwrap();
-        assert_eq!(r, openai::parse_response(body.to_string().as_bytes()).unwrap());
-        assert_eq!(
-            deltas.all(),
-            [
-                StreamDelta::Reasoning("想".into()),
-                StreamDelta::Text("好的".into()),
-                StreamDelta::ToolCallStarted { index: 0, id: "c9".into(), name: "f".into() },
-                StreamDelta::ToolCallArguments { index: 0, fragment: "{\"a\":1}".into() },
-            ]
-        );
-    }
+    each_wire(|| async {
+        let body = json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+            "content": "好的", "reasoning_content": "想",
+            "tool_calls": [{"id": "c9", "type": "function", "function": {"name": "f", "arguments": "{\"a\":1}"}}]}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}});
+        // Whole, and as a chunked body (a server that ignored `stream: true`).
+        for step in [Step::ok(body.to_string()), Step::chunked(body.to_string().as_bytes(), 5)] {
+            let client = ChatClient::new(FakeProvider::new(vec![step]), config());
+            let deltas = Deltas::default();
+            let r = client.send_streaming(client.build_http_request(&empty_request()), &CancellationToken::new(), &deltas.sink()).await.unwrap();
+            assert_eq!(r, openai::parse_response(body.to_string().as_bytes()).unwrap());
+            assert_eq!(
+                deltas.all(),
+                [
+                    StreamDelta::Reasoning("想".into()),
+                    StreamDelta::Text("好的".into()),
+                    StreamDelta::ToolCallStarted { index: 0, id: "c9".into(), name: "f".into() },
+                    StreamDelta::ToolCallArguments { index: 0, fragment: "{\"a\":1}".into() },
+                ]
+            );
+        }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn llm_2_plain_send_also_reads_an_sse_body() {
-    let client = ChatClient::new(FakeProvider::new(vec![Step::chunked(weather_stream().as_bytes(), 9)]), config());
-    let r = client.send(client.build_http_request(&empty_request()), &CancellationToken::new()).await.unwrap();
-    assert_eq!(r, weather_response());
+    each_wire(|| async {
+        let client = ChatClient::new(FakeProvider::new(vec![Step::chunked(weather_stream().as_bytes(), 9)]), config());
+        let r = client.send(client.build_http_request(&empty_request()), &CancellationToken::new()).await.unwrap();
+        assert_eq!(r, weather_response());
+    })
+    .await;
 }
 
 // ------------------------------------------------------------------ bad input
 
 #[tokio::test]
 async fn llm_2_truncated_stream_without_done_is_a_classified_error() {
-    let mut body = delta_event(r#"{"content":"半"}"#);
-    body += &delta_event(r#"{"content":"截"}"#);
-    // The connection ends cleanly but early: no finish, no [DONE]. Deltas went out, so
-    // the error is returned without a retry.
-    let model = FakeProvider::new(vec![Step::chunked(body.as_bytes(), 10)]);
-    let client = ChatClient::new(model.clone(), config());
-    let deltas = Deltas::default();
-    let e = client.send_streaming(client.build_http_request(&empty_request()), &CancellationToken::new(), &deltas.sink()).await.unwrap_err();
-    assert_eq!(e.code(), "llm_transport");
-    assert!(e.to_string().contains("[DONE]"));
-    assert_eq!(model.request_count(), 1);
-    // Cut in the middle of a JSON line: the fragment is not JSON.
-    let cut = &body.as_bytes()[..body.len() - 8];
-    assert_eq!(openai::parse_stream(cut).unwrap_err().code(), "llm_malformed_response");
-    // Ended by a host-reported connection failure.
-    let step = Step::Chunks { chunks: vec![body.clone().into_bytes()], gap: Duration::ZERO, then_fail: Some(TransportError::network("reset")) };
-    let client = ChatClient::new(FakeProvider::new(vec![step]), config());
-    let e = client.send_streaming(client.build_http_request(&empty_request()), &CancellationToken::new(), &Deltas::default().sink()).await.unwrap_err();
-    assert_eq!(e, LlmError::Transport("reset".into()));
+    each_wire(|| async {
+        let mut body = delta_event(r#"{"content":"半"}"#);
+        body += &delta_event(r#"{"content":"截"}"#);
+        // The connection ends cleanly but early: no finish, no [DONE]. Deltas went out, so
+        // the error is returned without a retry.
+        let model = FakeProvider::new(vec![Step::chunked(body.as_bytes(), 10)]);
+        let client = ChatClient::new(model.clone(), config());
+        let deltas = Deltas::default();
+        let e = client.send_streaming(client.build_http_request(&empty_request()), &CancellationToken::new(), &deltas.sink()).await.unwrap_err();
+        assert_eq!(e.code(), "llm_transport");
+        assert!(e.to_string().contains(end_marker()), "{e}");
+        assert_eq!(model.request_count(), 1);
+        // Cut in the middle of a JSON line: the fragment is not JSON.
+        let sent = wire_body(body.as_bytes());
+        let cut = &sent[..sent.len() - 8];
+        assert_eq!(parse_stream_wire(cut).unwrap_err().code(), "llm_malformed_response");
+        // Ended by a host-reported connection failure.
+        let step = Step::Chunks { chunks: vec![body.clone().into_bytes()], gap: Duration::ZERO, then_fail: Some(TransportError::network("reset")) };
+        let client = ChatClient::new(FakeProvider::new(vec![step]), config());
+        let e = client.send_streaming(client.build_http_request(&empty_request()), &CancellationToken::new(), &Deltas::default().sink()).await.unwrap_err();
+        assert_eq!(e, LlmError::Transport("reset".into()));
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn llm_2_invalid_json_in_one_chunk_is_malformed_response() {
-    let mut body = delta_event(r#"{"content":"ok"}"#);
-    body += "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}\n\n"; // missing ]}
-    body += &finish_events("stop");
-    let client = ChatClient::new(FakeProvider::new(vec![Step::chunked(body.as_bytes(), 16)]), config());
-    let e = client.send(client.build_http_request(&empty_request()), &CancellationToken::new()).await.unwrap_err();
-    assert_eq!(e.code(), "llm_malformed_response");
-    assert!(!e.is_retryable());
-    assert_eq!(openai::parse_stream(b"data: [1, 2\n\ndata: [DONE]\n\n").unwrap_err().code(), "llm_malformed_response");
-    assert_eq!(openai::parse_stream(b"data: \"text\"\n\ndata: [DONE]\n\n").unwrap_err().code(), "llm_malformed_response");
+    each_wire(|| async {
+        let mut body = delta_event(r#"{"content":"ok"}"#);
+        body += "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}\n\n"; // missing ]}
+        body += &finish_events("stop");
+        let client = ChatClient::new(FakeProvider::new(vec![Step::chunked(body.as_bytes(), 16)]), config());
+        let e = client.send(client.build_http_request(&empty_request()), &CancellationToken::new()).await.unwrap_err();
+        assert_eq!(e.code(), "llm_malformed_response");
+        assert!(!e.is_retryable());
+        assert_eq!(openai::parse_stream(b"data: [1, 2\n\ndata: [DONE]\n\n").unwrap_err().code(), "llm_malformed_response");
+        assert_eq!(openai::parse_stream(b"data: \"text\"\n\ndata: [DONE]\n\n").unwrap_err().code(), "llm_malformed_response");
+    })
+    .await;
 }
 
-#[test]
-fn llm_2_tool_arguments_that_are_not_json_are_kept_verbatim() {
-    let mut body = delta_event(r#"{"tool_calls":[{"index":0,"id":"c1","function":{"name":"f","arguments":"{city: 北京"}}]}"#);
-    body += &delta_event(r#"{"tool_calls":[{"index":0,"function":{"arguments":" (unquoted"}}]}"#);
-    body += &finish_events("tool_calls");
-    let r = openai::parse_stream(body.as_bytes()).unwrap();
-    assert_eq!(r.message.tool_calls(), [ToolCall { id: "c1".into(), name: "f".into(), arguments: "{city: 北京 (unquoted".into() }]);
-    let whole = json!({"choices": [{"message": {"role": "assistant", "content": null,
-        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{city: 北京 (unquoted"}}]}, "finish_reason": "tool_calls"}]});
-    assert_eq!(openai::parse_response(whole.to_string().as_bytes()).unwrap().message, r.message);
+#[tokio::test]
+async fn llm_2_tool_arguments_that_are_not_json_are_kept_verbatim() {
+    each_wire(|| async {
+        let mut body = delta_event(r#"{"tool_calls":[{"index":0,"id":"c1","function":{"name":"f","arguments":"{city: 北京"}}]}"#);
+        body += &delta_event(r#"{"tool_calls":[{"index":0,"function":{"arguments":" (unquoted"}}]}"#);
+        body += &finish_events("tool_calls");
+        let r = parse_stream_wire(&wire_body(body.as_bytes())).unwrap();
+        assert_eq!(r.message.tool_calls(), [ToolCall { id: "c1".into(), name: "f".into(), arguments: "{city: 北京 (unquoted".into() }]);
+        let whole = json!({"choices": [{"message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{city: 北京 (unquoted"}}]}, "finish_reason": "tool_calls"}]});
+        let client = ChatClient::new(FakeProvider::new(vec![Step::ok(whole.to_string())]), no_retry());
+        let parsed = client.send(client.build_http_request(&empty_request()), &CancellationToken::new()).await.unwrap();
+        assert_eq!(parsed.message, r.message);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn llm_3_http_200_with_an_error_object_is_classified() {
-    let bodies = [
-        (json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}).to_string(), "llm_rate_limited"),
-        (json!({"error": {"message": "bad key", "type": "invalid_request_error", "code": "invalid_api_key"}}).to_string(), "llm_auth"),
-        (json!({"error": {"code": "1261", "message": "Prompt 超长"}}).to_string(), "llm_context_overflow"),
-        (json!({"code": "InvalidParameter", "message": "Required parameter(s) missing", "request_id": "r"}).to_string(), "llm_bad_request"),
-        ("data: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}\n\n".to_owned(), "llm_server"),
-    ];
-    for (body, code) in bodies {
-        let client = ChatClient::new(FakeProvider::new(vec![Step::ok(body.clone())]), no_retry());
-        let e = client.send(client.build_http_request(&empty_request()), &CancellationToken::new()).await.unwrap_err();
-        assert_eq!(e.code(), code, "{body}");
-    }
+    each_wire(|| async {
+        let bodies = [
+            (json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}).to_string(), "llm_rate_limited"),
+            (json!({"error": {"message": "bad key", "type": "invalid_request_error", "code": "invalid_api_key"}}).to_string(), "llm_auth"),
+            (json!({"error": {"code": "1261", "message": "Prompt 超长"}}).to_string(), "llm_context_overflow"),
+            (json!({"code": "InvalidParameter", "message": "Required parameter(s) missing", "request_id": "r"}).to_string(), "llm_bad_request"),
+            ("data: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}\n\n".to_owned(), "llm_server"),
+        ];
+        for (body, code) in bodies {
+            let client = ChatClient::new(FakeProvider::new(vec![Step::ok(body.clone())]), no_retry());
+            let e = client.send(client.build_http_request(&empty_request()), &CancellationToken::new()).await.unwrap_err();
+            assert_eq!(e.code(), code, "{body}");
+        }
+    })
+    .await;
 }
 
 fn no_retry() -> arkagent::ModelConfig {
@@ -236,13 +274,16 @@ fn no_retry() -> arkagent::ModelConfig {
 
 #[tokio::test]
 async fn llm_2_empty_choices_is_malformed_response() {
-    let whole = json!({"id": "x", "object": "chat.completion", "choices": [], "usage": {"prompt_tokens": 1}}).to_string();
-    let stream = "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1}}\n\ndata: [DONE]\n\n";
-    for body in [whole.as_str(), stream, ""] {
-        let client = ChatClient::new(FakeProvider::new(vec![Step::ok(body)]), no_retry());
-        let e = client.send(client.build_http_request(&empty_request()), &CancellationToken::new()).await.unwrap_err();
-        assert_eq!(e.code(), "llm_malformed_response", "{body:?}");
-    }
+    each_wire(|| async {
+        let whole = json!({"id": "x", "object": "chat.completion", "choices": [], "usage": {"prompt_tokens": 1}}).to_string();
+        let stream = "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1}}\n\ndata: [DONE]\n\n";
+        for body in [whole.as_str(), stream, ""] {
+            let client = ChatClient::new(FakeProvider::new(vec![Step::ok(body)]), no_retry());
+            let e = client.send(client.build_http_request(&empty_request()), &CancellationToken::new()).await.unwrap_err();
+            assert_eq!(e.code(), "llm_malformed_response", "{body:?}");
+        }
+    })
+    .await;
 }
 
 // ------------------------------------------------------------------ proptest
@@ -316,14 +357,17 @@ proptest! {
 
 #[tokio::test]
 async fn llm_2_body_kind_is_sniffed_after_leading_whitespace_chunks() {
-    let json_body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}).to_string();
-    let sse_body = format!("{}{}", delta_event(r#"{"content":"hi"}"#), finish_events("stop"));
-    for body in [json_body, sse_body] {
-        let step = Step::Chunks { chunks: vec![b"\xEF\xBB\xBF".to_vec(), b"\r\n".to_vec(), body.into_bytes()], gap: Duration::ZERO, then_fail: None };
-        let client = ChatClient::new(FakeProvider::new(vec![step]), no_retry());
-        let r = client.send(client.build_http_request(&empty_request()), &CancellationToken::new()).await.unwrap();
-        assert_eq!(r.message.text(), Some("hi"));
-    }
+    each_wire(|| async {
+        let json_body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}).to_string();
+        let sse_body = format!("{}{}", delta_event(r#"{"content":"hi"}"#), finish_events("stop"));
+        for body in [json_body, sse_body] {
+            let step = Step::Chunks { chunks: vec![b"\xEF\xBB\xBF".to_vec(), b"\r\n".to_vec(), body.into_bytes()], gap: Duration::ZERO, then_fail: None };
+            let client = ChatClient::new(FakeProvider::new(vec![step]), no_retry());
+            let r = client.send(client.build_http_request(&empty_request()), &CancellationToken::new()).await.unwrap();
+            assert_eq!(r.message.text(), Some("hi"));
+        }
+    })
+    .await;
 }
 
 proptest! {

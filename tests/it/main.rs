@@ -18,6 +18,8 @@ mod store_import;
 mod store_kill;
 mod sub_nested;
 mod support;
+mod wire;
+mod wire_fake;
 mod llm_fake;
 mod llm_providers;
 mod llm_retry;

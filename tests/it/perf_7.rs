@@ -1,7 +1,8 @@
 //! PERF-7: the runtime assembles request bodies from cached encodings; every body it
 //! sends is byte-identical to a from-scratch encoding of the same request (typed wire
 //! structs, no cache), over random histories, appends, compressions, failed-run rollbacks
-//! and imports.
+//! and imports — in both wire formats (WIRE-1: for Anthropic Messages with its moving
+//! cache breakpoint put on and taken off the lent body).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,7 +21,8 @@ use async_trait::async_trait;
 use proptest::prelude::*;
 use serde_json::json;
 
-use crate::support::{tool_calls_reply, text_reply, Reply, API_KEY};
+use crate::support::{each_wire, speak, tool_calls_reply, text_reply, wire, Reply, Wire, API_KEY};
+use crate::wire_fake::{anthropic_to_openai, error_to_anthropic, whole_to_anthropic};
 
 /// What the model does next.
 #[derive(Debug, Clone)]
@@ -32,8 +34,9 @@ enum Step {
 
 /// Answers from a script and records each body beside a from-scratch encoding of the
 /// same request, taken at the moment the body arrives.
-#[derive(Default)]
 struct Recording {
+    /// The wire format answers are given in.
+    wire: Wire,
     script: Mutex<VecDeque<Step>>,
     runtime: Mutex<Option<AgentRuntime>>,
     bodies: Mutex<Vec<(String, String)>>,
@@ -55,9 +58,11 @@ impl HttpTransport for Recording {
             Step::Answer(text) => text_reply(&text, 100),
             Step::Fail => Reply::Raw(401, r#"{"error":{"message":"no","code":"invalid_api_key"}}"#.into()),
         };
-        match reply {
-            Reply::Json(v) => Ok(HttpResponse::full(200, v.to_string())),
-            Reply::Raw(status, body) => Ok(HttpResponse::full(status, body)),
+        match (reply, self.wire) {
+            (Reply::Json(v), Wire::OpenAi) => Ok(HttpResponse::full(200, v.to_string())),
+            (Reply::Json(v), Wire::Anthropic) => Ok(HttpResponse::full(200, whole_to_anthropic(&v).to_string())),
+            (Reply::Raw(status, body), Wire::OpenAi) => Ok(HttpResponse::full(status, body)),
+            (Reply::Raw(status, body), Wire::Anthropic) => Ok(HttpResponse::full(status, error_to_anthropic(body.as_bytes()))),
             _ => unreachable!(),
         }
     }
@@ -121,9 +126,15 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 async fn drive(ops: Vec<Op>, system_prompt: String, tool_choice: Option<ToolChoice>, stream: bool) -> (usize, Vec<(String, String)>) {
-    let transport = Arc::new(Recording::default());
+    let transport = Arc::new(Recording {
+        wire: wire(),
+        script: Mutex::default(),
+        runtime: Mutex::default(),
+        bodies: Mutex::default(),
+        next_id: Mutex::default(),
+    });
     let compressor = Arc::new(Armed(AtomicBool::new(false)));
-    let mut model = ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "m");
+    let mut model = speak(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "m"));
     model.retry.max_attempts = 1;
     model.stream = stream;
     model.temperature = Some(0.3);
@@ -178,10 +189,12 @@ proptest! {
         stream in any::<bool>(),
     ) {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let (_, bodies) = rt.block_on(drive(ops, system_prompt, tool_choice, stream));
-        for (i, (sent, scratch)) in bodies.iter().enumerate() {
-            prop_assert_eq!(sent, scratch, "request {} differs", i);
-        }
+        rt.block_on(each_wire(|| async {
+            let (_, bodies) = drive(ops.clone(), system_prompt.clone(), tool_choice.clone(), stream).await;
+            for (i, (sent, scratch)) in bodies.iter().enumerate() {
+                assert_eq!(sent, scratch, "request {i} differs");
+            }
+        }));
     }
 }
 
@@ -211,14 +224,18 @@ async fn perf_7_a_scripted_session_with_every_kind_of_change_sends_identical_bod
         Op::Import(1), // back to the compressed state, older history
         run(2, None),
     ];
-    let (episodes, bodies) = drive(ops, "sys \"p\"".into(), Some(ToolChoice::Auto), false).await;
-    assert!(episodes >= 1, "the last import brought back a compressed state");
-    assert!(bodies.len() > 15, "{}", bodies.len());
-    for (sent, scratch) in &bodies {
-        assert_eq!(sent, scratch);
-        let body: serde_json::Value = serde_json::from_str(sent).unwrap();
-        assert_eq!(body["tools"][0]["type"], "function");
-        assert_eq!(body["tool_choice"], "auto");
-    }
-    assert!(bodies.iter().any(|(b, _)| b.contains("Earlier conversation was compressed")), "the memory context was sent");
+    each_wire(|| async {
+        let (episodes, bodies) = drive(ops.clone(), "sys \"p\"".into(), Some(ToolChoice::Auto), false).await;
+        assert!(episodes >= 1, "the last import brought back a compressed state");
+        assert!(bodies.len() > 15, "{}", bodies.len());
+        for (sent, scratch) in &bodies {
+            assert_eq!(sent, scratch);
+            let body: serde_json::Value = serde_json::from_str(sent).unwrap();
+            let body = if wire() == Wire::Anthropic { anthropic_to_openai(&body) } else { body };
+            assert_eq!(body["tools"][0]["type"], "function");
+            assert_eq!(body["tool_choice"], "auto");
+        }
+        assert!(bodies.iter().any(|(b, _)| b.contains("Earlier conversation was compressed")), "the memory context was sent");
+    })
+    .await;
 }

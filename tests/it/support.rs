@@ -1,5 +1,8 @@
-//! A scripted OpenAI-compatible model speaking the real wire protocol through the host
-//! transport, asserting on every request it receives.
+//! A scripted model speaking the real wire protocol through the host transport,
+//! asserting on every request it receives. It speaks the running test's wire format
+//! (WIRE-1, `wire_fake`): replies are scripted in the OpenAI-compatible shape and
+//! translated to Anthropic Messages under `Wire::Anthropic`, whole or as SSE when the
+//! request asks for a stream; the requests it records are the OpenAI-compatible view.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -12,7 +15,15 @@ use arkagent::{
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+pub use crate::wire_fake::{each_wire, speak, wire, Wire};
+use crate::wire_fake::{anthropic_to_openai, check_anthropic, completion_to_sse, error_to_anthropic, whole_to_anthropic, SseToAnthropic};
+
 pub const API_KEY: &str = "sk-test-SECRET-0123456789";
+
+/// `ModelConfig::new` speaking the running test's wire format.
+pub fn model_config(base_url: &str, api_key: &str, model: &str) -> arkagent::ModelConfig {
+    speak(arkagent::ModelConfig::new(base_url, api_key, model))
+}
 
 /// One scripted reply.
 pub enum Reply {
@@ -28,21 +39,22 @@ pub enum Reply {
 
 type Responder = Box<dyn Fn(&Value, usize) -> Reply + Send + Sync>;
 
-#[derive(Default)]
 pub struct ScriptedModel {
     replies: Mutex<VecDeque<Reply>>,
     responder: Option<Responder>,
+    /// The wire format it speaks (the running test's when it was built).
+    wire: Wire,
     pub requests: Mutex<Vec<Value>>,
 }
 
 impl ScriptedModel {
     pub fn new(replies: Vec<Reply>) -> Arc<Self> {
-        Arc::new(Self { replies: Mutex::new(replies.into()), responder: None, requests: Mutex::default() })
+        Arc::new(Self { replies: Mutex::new(replies.into()), responder: None, wire: wire(), requests: Mutex::default() })
     }
 
     /// A model answering each request (body, index) through `f`.
     pub fn with(f: impl Fn(&Value, usize) -> Reply + Send + Sync + 'static) -> Arc<Self> {
-        Arc::new(Self { replies: Mutex::default(), responder: Some(Box::new(f)), requests: Mutex::default() })
+        Arc::new(Self { replies: Mutex::default(), responder: Some(Box::new(f)), wire: wire(), requests: Mutex::default() })
     }
 
     /// The reply of a model built with [`ScriptedModel::with`] to `body` (no request is
@@ -55,14 +67,51 @@ impl ScriptedModel {
         self.requests.lock().unwrap().len()
     }
 
-    /// Checks one request the way a strict provider would.
-    fn check(request: &HttpRequest) -> Value {
+    /// Checks one request the way a strict provider of its wire format would; returns
+    /// the OpenAI-compatible view of its body.
+    fn check(&self, request: &HttpRequest) -> Value {
+        if self.wire == Wire::Anthropic {
+            let body = anthropic_to_openai(&check_anthropic(request, API_KEY));
+            check_messages(&body);
+            return body;
+        }
         assert_eq!(request.method, "POST");
         assert!(request.url.ends_with("/chat/completions"), "url {}", request.url);
         let auth = request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("authorization"));
         assert_eq!(auth.map(|(_, v)| v.as_str()), Some(format!("Bearer {API_KEY}").as_str()));
         assert!(!request.body.contains(API_KEY), "API key leaked into the request body");
         let body: Value = serde_json::from_str(&request.body).expect("request body is JSON");
+        check_messages(&body);
+        body
+    }
+
+    /// A raw reply in the model's wire format (bodies that are neither JSON nor SSE, and
+    /// error bodies that are not OpenAI-compatible, stay as they are).
+    fn render(&self, status: u16, body: String) -> HttpResponse {
+        let body = match (self.wire, status) {
+            (Wire::OpenAi, _) => body,
+            (Wire::Anthropic, 200..=299) => String::from_utf8(SseToAnthropic::default().convert(body.as_bytes())).unwrap(),
+            (Wire::Anthropic, _) => String::from_utf8(error_to_anthropic(body.as_bytes())).unwrap(),
+        };
+        HttpResponse::full(status, body)
+    }
+
+    /// A scripted completion in the model's wire format; SSE when the request asked
+    /// for a stream.
+    fn render_json(&self, v: &Value, stream: bool) -> HttpResponse {
+        match (self.wire, stream) {
+            (Wire::OpenAi, false) => HttpResponse::full(200, v.to_string()),
+            (Wire::OpenAi, true) => HttpResponse::full(200, completion_to_sse(v)),
+            (Wire::Anthropic, false) => HttpResponse::full(200, whole_to_anthropic(v).to_string()),
+            (Wire::Anthropic, true) => HttpResponse::full(200, SseToAnthropic::default().convert(completion_to_sse(v).as_bytes())),
+        }
+    }
+}
+
+/// The OpenAI-compatible view's rules: a model, and every assistant tool call answered
+/// by a following tool message, once.
+fn check_messages(body: &Value) {
+    {
         assert!(body["model"].is_string());
         let messages = body["messages"].as_array().expect("messages array");
         // Every assistant tool call is answered by a following tool message, once.
@@ -89,14 +138,13 @@ impl ScriptedModel {
             }
         }
         assert!(open.is_empty(), "request ends with unanswered tool calls {open:?}");
-        body
     }
 }
 
 #[async_trait]
 impl HttpTransport for ScriptedModel {
     async fn send(&self, request: HttpRequest, cancel: CancellationToken) -> Result<HttpResponse, TransportError> {
-        let body = Self::check(&request);
+        let body = self.check(&request);
         let index = {
             let mut requests = self.requests.lock().unwrap();
             requests.push(body.clone());
@@ -107,8 +155,8 @@ impl HttpTransport for ScriptedModel {
             None => self.replies.lock().unwrap().pop_front().expect("the script has a reply for every request"),
         };
         match reply {
-            Reply::Json(v) => Ok(HttpResponse::full(200, v.to_string())),
-            Reply::Raw(status, body) => Ok(HttpResponse::full(status, body)),
+            Reply::Json(v) => Ok(self.render_json(&v, request.stream)),
+            Reply::Raw(status, body) => Ok(self.render(status, body)),
             Reply::Fail(e) => Err(e),
             Reply::Hang => {
                 cancel.cancelled().await;

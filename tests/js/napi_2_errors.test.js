@@ -30,6 +30,8 @@ function otherInstance(name) {
 const KINDS = {
   string: { valid: () => 'x', bad: () => [42, null, MISSING, {}, Symbol('s'), true, ['x']] },
   'string?': { valid: () => 'x', bad: () => [42, {}, Symbol('s'), true] },
+  // WIRE-1: a protocol name the core knows.
+  wireFormat: { valid: () => 'anthropic', bad: () => ['Anthropic', 'x', '', 42, null, MISSING, {}, Symbol('s'), true] },
   bool: { valid: () => true, bad: () => ['true', 1, 0, null, MISSING, {}] },
   // A count stored in 64 bits: any non-negative safe integer.
   int: { valid: () => SAFE_MAX, bad: () => [...BAD_NUMBERS, null, MISSING] },
@@ -102,7 +104,7 @@ const SETTERS = {
   ModelConfig: {
     make: modelConfig,
     props: {
-      baseUrl: KINDS.string, model: KINDS.string, temperature: KINDS['finite?'], maxTokens: KINDS['u32?'],
+      baseUrl: KINDS.string, model: KINDS.string, wireFormat: KINDS.wireFormat, temperature: KINDS['finite?'], maxTokens: KINDS['u32?'],
       stream: KINDS.bool, maxAttempts: KINDS.u32, initialBackoffMs: KINDS.int, maxBackoffMs: KINDS.int,
       requestTimeoutMs: KINDS.int,
       idleTimeoutMs: KINDS.int,

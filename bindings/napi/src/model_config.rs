@@ -9,8 +9,9 @@ use crate::convert::{optional, Optional};
 use crate::error::Thrown;
 use crate::numbers::{finite_setting_f32, setting};
 
-/// Where and how to reach an OpenAI-compatible endpoint. The API key is write-only: no
-/// getter exposes it (LLM-4).
+/// Where and how to reach the model: an OpenAI-compatible or an Anthropic Messages
+/// endpoint (`wireFormat`, WIRE-1). The API key is write-only: no getter exposes it
+/// (LLM-4).
 #[napi]
 pub struct ModelConfig {
     inner: arkagent::ModelConfig,
@@ -63,6 +64,26 @@ impl ModelConfig {
     #[napi(setter)]
     pub fn set_model(&mut self, value: Setting<String>) {
         self.inner.model = value.0;
+    }
+
+    /// The provider protocol's name (WIRE-1).
+    #[napi(getter)]
+    pub fn wire_format(&self) -> String {
+        self.inner.wire_format.as_str().to_owned()
+    }
+
+    /// Sets the provider protocol; a name the core does not know throws `invalid_config`.
+    #[napi(setter)]
+    pub fn set_wire_format(&mut self, value: Setting<String>) -> Result<(), Thrown> {
+        let Some(format) = arkagent::llm::wire_format(&value.0) else {
+            let known: Vec<&str> = arkagent::llm::wire_format_names().collect();
+            return Err(napi_ohos::Error::new(
+                "invalid_config".to_owned(),
+                format!("wireFormat must be one of {}, got {:?}", known.join(", "), value.0),
+            ));
+        };
+        self.inner.wire_format = format;
+        Ok(())
     }
 
     #[napi(getter)]
@@ -162,13 +183,27 @@ impl ModelConfig {
 // tests keep). scripts/gen-dts.sh assembles these blocks into
 // ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
 /* ts
-/** Where and how to reach an OpenAI-compatible Chat Completions endpoint. */
+/**
+ * Where and how to reach the model: an OpenAI-compatible Chat Completions endpoint
+ * (wireFormat 'openai', the default) or an Anthropic Messages one ('anthropic').
+ */
 export class ModelConfig {
-  /** baseUrl e.g. "https://api.deepseek.com/v1"; the request goes to `${baseUrl}/chat/completions`. */
+  /**
+   * baseUrl including the version path, e.g. "https://api.deepseek.com/v1": the request goes
+   * to `${baseUrl}/chat/completions` ('openai') or `${baseUrl}/messages` ('anthropic', e.g.
+   * "https://api.anthropic.com/v1").
+   */
   constructor(baseUrl: string, apiKey: string, model: string);
   baseUrl: string;
   model: string;
+  /**
+   * The provider protocol (default 'openai'). 'anthropic' speaks Anthropic Messages: the key
+   * goes in `x-api-key`, `max_tokens` is always sent (4096 when maxTokens is unset), and
+   * prompt-cache breakpoints are placed automatically. Any other value throws "invalid_config".
+   */
+  wireFormat: 'openai' | 'anthropic';
   temperature?: number;
+  /** `max_tokens`; unset means none for 'openai' and 4096 for 'anthropic'. */
   maxTokens?: number;
   /** Ask for an SSE stream. */
   stream: boolean;

@@ -13,5 +13,5 @@ mod response;
 
 pub(crate) use chunk::{ChunkWire, DeltaWire, ToolCallDeltaWire};
 pub use encode::{append_message, encode_body, encode_message, encode_system, BodyTemplate};
-pub(crate) use lenient::{Args, First, List, Obj, Text};
+pub(crate) use lenient::{Args, Count, Fields, First, List, Obj, Skip, Text};
 pub(crate) use response::{finish_message, json_error, CallWire, ChoiceWire, CompletionWire, UsageWire};

@@ -77,7 +77,7 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 }
 
 /// Creates a runtime in `*out`. `config_json`: `{"model":{"base_url","api_key","model",
-/// "temperature"?,"max_tokens"?,"stream"?},"system_prompt"?,"max_iterations"?,
+/// "wire_format"?,"temperature"?,"max_tokens"?,"stream"?},"system_prompt"?,"max_iterations"?,
 /// "max_parallel_tools"?,"session_id"?,"compression"?:{"total_token_threshold"?,
 /// "keep_recent_message_count"?,"summary_prompt"?,"min_messages_to_summarize"?,
 /// "summarizer_max_input_tokens"?},"delegation"?:{"policy"?:{"max_depth"?,
@@ -93,7 +93,14 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 /// `ARK_AGENT_RESULT_LLM_TIMEOUT`. The same settings as the JS `ModelConfig`'s `retry`,
 /// `requestTimeoutMs` and `idleTimeoutMs`; also
 /// `"extra_headers"?:[["name","value"],…]`. Unknown keys give
-/// `ARK_AGENT_RESULT_INVALID_JSON`.
+/// `ARK_AGENT_RESULT_INVALID_JSON`. `"wire_format"?:"openai"|"anthropic"` (the JS
+/// `ModelConfig`'s `wireFormat`) picks the provider protocol: `"openai"` (default) posts
+/// Chat Completions to `{base_url}/chat/completions` with `Authorization: Bearer`;
+/// `"anthropic"` posts Anthropic Messages to `{base_url}/messages` (e.g. base_url
+/// `https://api.anthropic.com/v1`) with the key in `x-api-key` and `anthropic-version:
+/// 2023-06-01`, always sends `max_tokens` (4096 when `"max_tokens"` is absent) and
+/// places the prompt-cache breakpoints itself; any other value gives
+/// `ARK_AGENT_RESULT_INVALID_CONFIG`.
 /// `tools` and `workers` may be NULL; workers enable delegation with
 /// the default policy when the config has no `"delegation"`. `http` (required, copied
 /// during the call) is the host's HTTP client: `send` (required) sends requests,

@@ -666,13 +666,27 @@ export class UsageTotals {
   readonly total: ChildUsageSummary;
 }
 
-/** Where and how to reach an OpenAI-compatible Chat Completions endpoint. */
+/**
+ * Where and how to reach the model: an OpenAI-compatible Chat Completions endpoint
+ * (wireFormat 'openai', the default) or an Anthropic Messages one ('anthropic').
+ */
 export class ModelConfig {
-  /** baseUrl e.g. "https://api.deepseek.com/v1"; the request goes to `${baseUrl}/chat/completions`. */
+  /**
+   * baseUrl including the version path, e.g. "https://api.deepseek.com/v1": the request goes
+   * to `${baseUrl}/chat/completions` ('openai') or `${baseUrl}/messages` ('anthropic', e.g.
+   * "https://api.anthropic.com/v1").
+   */
   constructor(baseUrl: string, apiKey: string, model: string);
   baseUrl: string;
   model: string;
+  /**
+   * The provider protocol (default 'openai'). 'anthropic' speaks Anthropic Messages: the key
+   * goes in `x-api-key`, `max_tokens` is always sent (4096 when maxTokens is unset), and
+   * prompt-cache breakpoints are placed automatically. Any other value throws "invalid_config".
+   */
+  wireFormat: 'openai' | 'anthropic';
   temperature?: number;
+  /** `max_tokens`; unset means none for 'openai' and 4096 for 'anthropic'. */
   maxTokens?: number;
   /** Ask for an SSE stream. */
   stream: boolean;

@@ -1,0 +1,428 @@
+//! WIRE-1: Anthropic Messages request bodies, from typed `Serialize` structs (PERF-1: no
+//! `Value` tree but a tool call's `input`), encoded from scratch or written
+//! incrementally into the session's encoding cache (PERF-7).
+//!
+//! The body: `{"model","max_tokens","tools"?,"tool_choice"?,"temperature"?,"stream"?,
+//! "system"?:[text blocks],"messages":[…]}` — `messages` last, so the history is the
+//! growing end of the body. Our history maps onto Anthropic's turns like this:
+//! - user input, a tool result (`tool_result` block, `is_error` carried) and a system
+//!   message inside the history (an imported one) are `user` content; an answer's text
+//!   and tool calls (`tool_use` blocks, `input` = the arguments when they are a JSON
+//!   object, `{}` otherwise) are `assistant` content; reasoning is never sent back;
+//! - consecutive messages of one role are merged into one message, so a turn's tool
+//!   results (several `Message::Tool`) become ONE user message of `tool_result` blocks,
+//!   appended block by block without touching earlier bytes;
+//! - a history whose first message is the model's (after a compression) starts with a
+//!   short user message (`continued.md`);
+//! - empty texts are not sent (Anthropic refuses empty text blocks); a message left
+//!   with no block is skipped.
+//!
+//! Prompt caching (`cache_control: {"type":"ephemeral"}`, at most 4 breakpoints) is
+//! automatic, 3 breakpoints: the system prompt block and the last tool (fixed, encoded
+//! once), and the last block of the latest message. That one moves: the cached body
+//! holds the last block closed without it; closing a request cuts the block's final `}`
+//! and writes the marker, reopening cuts the marker and puts the `}` back — O(marker).
+//! So for this format "the next request starts with the previous one's bytes" holds up
+//! to the previous request's last breakpoint: the previous body minus its marker
+//! and closing brackets is a prefix of the next body.
+
+use std::sync::Arc;
+
+use serde::ser::Serializer;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::history::{Message, ToolCall};
+use crate::llm::config::ModelConfig;
+use crate::llm::format::{BodyWriter, Reopen, RequestEncoder, RequestParts};
+use crate::llm::request::ToolChoice;
+use crate::tools::ToolDefinition;
+
+/// `max_tokens` sent when the config sets none (Anthropic requires the field): 4096, the
+/// output limit of the smallest current Claude models, so it is valid for every model.
+pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// The marker that closes a block as a cache breakpoint, written over the block's `}`.
+const MARKED_END: &str = r#","cache_control":{"type":"ephemeral"}}"#;
+
+/// The user text that precedes a history starting with the model's turn.
+fn continued() -> &'static str {
+    include_str!("continued.md").trim_end()
+}
+
+#[derive(Serialize, Clone, Copy)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const BREAKPOINT: Option<CacheControl> = Some(CacheControl { kind: "ephemeral" });
+
+/// One content block (system, user or assistant content).
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Input,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        #[serde(skip_serializing_if = "str::is_empty")]
+        content: &'a str,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+}
+
+impl Block<'_> {
+    fn mark(&mut self) {
+        let (Block::Text { cache_control, .. } | Block::ToolUse { cache_control, .. } | Block::ToolResult { cache_control, .. }) = self;
+        *cache_control = BREAKPOINT;
+    }
+}
+
+/// A tool call's `input`: its arguments when they are a JSON object, else `{}` (the model
+/// got a tool error for them; Anthropic accepts only an object).
+struct Input(Option<Value>);
+
+impl Input {
+    fn of(call: &ToolCall) -> Self {
+        Self(serde_json::from_str::<Value>(&call.arguments).ok().filter(Value::is_object))
+    }
+}
+
+impl Serialize for Input {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Some(object) => object.serialize(serializer),
+            None => serializer.collect_map(std::iter::empty::<((), ())>()),
+        }
+    }
+}
+
+/// Whose turn a message is on the wire.
+#[derive(Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Role {
+    User,
+    Assistant,
+}
+
+fn role(message: &Message) -> Role {
+    match message {
+        Message::Assistant { .. } => Role::Assistant,
+        Message::System { .. } | Message::User { .. } | Message::Tool { .. } => Role::User,
+    }
+}
+
+/// The blocks `message` contributes to its turn (none for an empty one).
+fn blocks(message: &Message) -> Vec<Block<'_>> {
+    fn text(text: &str) -> Option<Block<'_>> {
+        (!text.is_empty()).then_some(Block::Text { text, cache_control: None })
+    }
+    match message {
+        Message::System { content } | Message::User { content } => text(content).into_iter().collect(),
+        Message::Assistant { content, tool_calls, .. } => content
+            .as_deref()
+            .and_then(text)
+            .into_iter()
+            .chain(tool_calls.iter().map(|c| Block::ToolUse { id: &c.id, name: &c.name, input: Input::of(c), cache_control: None }))
+            .collect(),
+        Message::Tool { tool_call_id, content, is_error } => {
+            vec![Block::ToolResult { tool_use_id: tool_call_id, content, is_error: *is_error, cache_control: None }]
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+/// The tools array; the last tool is a cache breakpoint.
+struct Tools<'a>(&'a [ToolDefinition]);
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let last = self.0.len().saturating_sub(1);
+        serializer.collect_seq(self.0.iter().enumerate().map(|(i, t)| Tool {
+            name: &t.name,
+            description: &t.description,
+            input_schema: &t.parameters,
+            cache_control: if i == last { BREAKPOINT } else { None },
+        }))
+    }
+}
+
+#[derive(Serialize)]
+struct WireToolChoice<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+}
+
+fn tool_choice(choice: &ToolChoice) -> WireToolChoice<'_> {
+    let (kind, name) = match choice {
+        ToolChoice::Auto => ("auto", None),
+        ToolChoice::None => ("none", None),
+        ToolChoice::Required => ("any", None),
+        ToolChoice::Function(name) => ("tool", Some(name.as_str())),
+    };
+    WireToolChoice { kind, name }
+}
+
+/// The fields before `system` and `messages`, fixed for a session.
+#[derive(Serialize)]
+struct Head<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Tools<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<WireToolChoice<'a>>,
+    /// Widened from the config's `f32` as the OpenAI-compatible encoder does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<bool>,
+}
+
+impl<'a> Head<'a> {
+    fn new(config: &'a ModelConfig, tools: &'a [ToolDefinition], choice: Option<&'a ToolChoice>) -> Self {
+        let tools = (!tools.is_empty()).then_some(Tools(tools));
+        Head {
+            model: &config.model,
+            max_tokens: config.max_tokens.unwrap_or(ANTHROPIC_DEFAULT_MAX_TOKENS),
+            // tool_choice only goes with tools.
+            tool_choice: tools.as_ref().and(choice).map(tool_choice),
+            tools,
+            temperature: config.temperature.map(f64::from),
+            stream: config.stream.then_some(true),
+        }
+    }
+}
+
+/// The whole request, the from-scratch reference: the same fields as [`Head`] in the
+/// same order, then `system` and `messages`.
+#[derive(Serialize)]
+struct Request<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Tools<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<WireToolChoice<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<bool>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<Block<'a>>,
+    messages: Vec<Turn<'a>>,
+}
+
+#[derive(Serialize)]
+struct Turn<'a> {
+    role: Role,
+    content: Vec<Block<'a>>,
+}
+
+/// The system blocks: the system prompt (a breakpoint), then the text of each system
+/// context message (the memory context).
+fn system_blocks<'a>(system_prompt: &'a str, context: &'a [Message]) -> Vec<Block<'a>> {
+    let prompt = (!system_prompt.is_empty()).then_some(Block::Text { text: system_prompt, cache_control: BREAKPOINT });
+    let context = context.iter().filter_map(|m| match m {
+        Message::System { content } if !content.is_empty() => Some(Block::Text { text: content, cache_control: None }),
+        _ => None,
+    });
+    prompt.into_iter().chain(context).collect()
+}
+
+/// The turns of a conversation, merged and marked as the incremental writer sends them.
+fn turns<'a>(messages: impl Iterator<Item = &'a Message>) -> Vec<Turn<'a>> {
+    let mut turns: Vec<Turn<'a>> = Vec::new();
+    for message in messages {
+        let content = blocks(message);
+        if content.is_empty() {
+            continue;
+        }
+        let role = role(message);
+        if turns.is_empty() && role == Role::Assistant {
+            turns.push(Turn { role: Role::User, content: vec![Block::Text { text: continued(), cache_control: None }] });
+        }
+        match turns.last_mut() {
+            Some(turn) if turn.role == role => turn.content.extend(content),
+            _ => turns.push(Turn { role, content }),
+        }
+    }
+    if let Some(block) = turns.last_mut().and_then(|t| t.content.last_mut()) {
+        block.mark();
+    }
+    turns
+}
+
+fn to_json<T: Serialize>(value: &T) -> String {
+    // These structs always serialize (string keys, finite or widened numbers).
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// Encodes `request`'s parts from scratch: the reference the writer must match.
+pub(super) fn encode_request(
+    config: &ModelConfig,
+    parts: RequestParts<'_>,
+    context: &[Message],
+    history: &[Message],
+) -> String {
+    let head = Head::new(config, parts.tools, parts.tool_choice);
+    let other_context = context.iter().filter(|m| !matches!(m, Message::System { .. }));
+    let request = Request {
+        model: head.model,
+        max_tokens: head.max_tokens,
+        tools: head.tools,
+        tool_choice: head.tool_choice,
+        temperature: head.temperature,
+        stream: head.stream,
+        system: system_blocks(parts.system_prompt, context),
+        messages: turns(other_context.chain(history)),
+    };
+    to_json(&request)
+}
+
+/// What a session's requests share, encoded once.
+struct Fixed {
+    /// `Head` serialized, without its closing `}`.
+    head: String,
+    /// The system prompt block (a breakpoint), "" for none.
+    system: String,
+}
+
+/// The encoder of one session's requests.
+pub(super) struct Encoder(Arc<Fixed>);
+
+impl Encoder {
+    pub(super) fn new(config: &ModelConfig, parts: RequestParts<'_>) -> Self {
+        let mut head = to_json(&Head::new(config, parts.tools, parts.tool_choice));
+        head.pop(); // the closing `}`: `system` and `messages` follow
+        let system = system_blocks(parts.system_prompt, &[]).first().map(to_json).unwrap_or_default();
+        Self(Arc::new(Fixed { head, system }))
+    }
+}
+
+impl RequestEncoder for Encoder {
+    fn writer(&self) -> Box<dyn BodyWriter> {
+        Box::new(Writer { fixed: Arc::clone(&self.0), open: None })
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.0.head.capacity() + self.0.system.capacity()
+    }
+}
+
+/// Writes the body: the head, `"system":[…]`, `"messages":[`, then the turns. The last
+/// turn stays open (its `]}` not written) so that a message of the same role appends
+/// blocks to it.
+struct Writer {
+    fixed: Arc<Fixed>,
+    /// The role of the open turn; `None` before the first one.
+    open: Option<Role>,
+}
+
+impl Writer {
+    fn open_turn(piece: &mut String, role: Role) {
+        piece.push_str(match role {
+            Role::User => r#"{"role":"user","content":["#,
+            Role::Assistant => r#"{"role":"assistant","content":["#,
+        });
+    }
+}
+
+impl BodyWriter for Writer {
+    fn start(&mut self, context: &[Message]) -> String {
+        let f = &self.fixed;
+        self.open = None;
+        let mut head = f.head.clone();
+        let mut system = f.system.clone();
+        for block in system_blocks("", context) {
+            if !system.is_empty() {
+                system.push(',');
+            }
+            system.push_str(&to_json(&block));
+        }
+        if !system.is_empty() {
+            head.push_str(r#","system":["#);
+            head.push_str(&system);
+            head.push(']');
+        }
+        head.push_str(r#","messages":["#);
+        for m in context.iter().filter(|m| !matches!(m, Message::System { .. })) {
+            head.push_str(&self.encode(m));
+        }
+        head
+    }
+
+    fn encode(&mut self, message: &Message) -> String {
+        let content = blocks(message);
+        if content.is_empty() {
+            return String::new();
+        }
+        let role = role(message);
+        let mut piece = String::new();
+        match self.open {
+            Some(open) if open == role => piece.push(','),
+            Some(_) => {
+                piece.push_str("]},");
+                Self::open_turn(&mut piece, role);
+            }
+            None if role == Role::Assistant => {
+                Self::open_turn(&mut piece, Role::User);
+                piece.push_str(&to_json(&Block::Text { text: continued(), cache_control: None }));
+                piece.push_str("]},");
+                Self::open_turn(&mut piece, role);
+            }
+            None => Self::open_turn(&mut piece, role),
+        }
+        for (i, block) in content.iter().enumerate() {
+            if i > 0 {
+                piece.push(',');
+            }
+            piece.push_str(&to_json(block));
+        }
+        self.open = Some(role);
+        piece
+    }
+
+    fn close_len(&self) -> usize {
+        MARKED_END.len() + 4
+    }
+
+    fn close(&self, body: &mut String) -> Reopen {
+        if self.open.is_none() {
+            let keep = body.len();
+            body.push_str("]}");
+            return Reopen { keep, restore: "" };
+        }
+        // The latest block becomes the moving breakpoint: its `}` is replaced by the marker.
+        debug_assert!(body.ends_with('}'), "an open turn ends with a block");
+        let keep = body.len().saturating_sub(1);
+        body.truncate(keep);
+        body.push_str(MARKED_END);
+        body.push_str("]}]}");
+        Reopen { keep, restore: "}" }
+    }
+}

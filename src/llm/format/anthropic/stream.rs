@@ -1,0 +1,230 @@
+//! WIRE-1: a streamed Anthropic Messages answer. Events (the `type` in each event's data,
+//! or the SSE `event:` name when the data has none): `message_start` (the usage so far),
+//! `content_block_start` / `content_block_delta` (`text_delta`, `input_json_delta`,
+//! `thinking_delta`; `signature_delta` and others ignored) / `content_block_stop`,
+//! `message_delta` (`stop_reason`, cumulative usage), `message_stop` (the end marker),
+//! `ping`, and `error` (classified like the same error answered with its HTTP status).
+//! Unknown event types are skipped, as Anthropic asks of clients.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::response::{classify_error_value, finish_reason, BlockWire, UsageWire};
+use crate::error::LlmError;
+use crate::history::ToolCall;
+use crate::llm::delta::{DeltaSink, StreamDelta, StreamEvents, StreamHalt};
+use crate::llm::request::ChatResponse;
+use crate::llm::sse::SseEvent;
+use crate::llm::wire::{finish_message, json_error, Obj, Text};
+
+/// One event's data (the fields any event type uses).
+#[derive(Deserialize)]
+struct EventWire<'a> {
+    #[serde(default, borrow, rename = "type")]
+    kind: Text<'a>,
+    #[serde(default)]
+    index: Option<u32>,
+    #[serde(default, borrow)]
+    content_block: Option<Obj<BlockWire<'a>>>,
+    #[serde(default, borrow)]
+    delta: Option<DeltaWire<'a>>,
+    #[serde(default)]
+    message: Option<StartWire>,
+    #[serde(default)]
+    usage: Option<Obj<UsageWire>>,
+    /// A cold path (an error event): kept as a tree for the classifier.
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// `message_start`'s `message`: only its usage is read.
+#[derive(Deserialize)]
+struct StartWire {
+    #[serde(default)]
+    usage: Option<Obj<UsageWire>>,
+}
+
+/// A `content_block_delta`'s or `message_delta`'s `delta`.
+#[derive(Deserialize)]
+struct DeltaWire<'a> {
+    #[serde(default, borrow, rename = "type")]
+    kind: Text<'a>,
+    #[serde(default, borrow)]
+    text: Text<'a>,
+    #[serde(default, borrow)]
+    partial_json: Text<'a>,
+    #[serde(default, borrow)]
+    thinking: Text<'a>,
+    #[serde(default, borrow)]
+    stop_reason: Text<'a>,
+}
+
+/// A tool call being streamed.
+#[derive(Debug)]
+struct PartialCall {
+    /// The content block it is.
+    block: u32,
+    call: ToolCall,
+    /// `input` of `content_block_start` (normally `{}`), used when no fragment follows.
+    initial: String,
+    /// Whether an `input_json_delta` arrived (then `call.arguments` is their concatenation).
+    streamed: bool,
+}
+
+/// The assembled answer so far.
+#[derive(Debug, Default)]
+pub(super) struct Events {
+    started: bool,
+    /// `Some` once a text block started (even empty).
+    content: Option<String>,
+    reasoning: String,
+    calls: Vec<PartialCall>,
+    finish_reason: Option<String>,
+    usage: Option<UsageWire>,
+    done: bool,
+}
+
+fn text(t: Text<'_>) -> Option<Cow<'_, str>> {
+    t.0.filter(|t| !t.is_empty())
+}
+
+impl StreamEvents for Events {
+    fn on_event(&mut self, event: SseEvent<'_>, sink: &mut DeltaSink<'_>) -> Result<(), StreamHalt> {
+        if self.done {
+            return Err(StreamHalt::Done);
+        }
+        let data = event.data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        let wire: EventWire<'_> = serde_json::from_str(data).map_err(|e| StreamHalt::Failed(json_error("stream event", &e)))?;
+        let kind = wire.kind.0.clone().unwrap_or(Cow::Borrowed(event.event));
+        match kind.as_ref() {
+            "message_start" => self.on_start(wire),
+            "content_block_start" => self.on_block_start(wire, sink),
+            "content_block_delta" => self.on_delta(wire, sink),
+            "message_delta" => self.on_message_delta(wire),
+            "message_stop" => {
+                self.done = true;
+                return Err(StreamHalt::Done);
+            }
+            "error" => return Err(StreamHalt::Failed(classify_error_value(wire.error.as_ref().unwrap_or(&Value::Null)))),
+            _ => {} // ping, content_block_stop and future event types
+        }
+        Ok(())
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn into_response(self: Box<Self>) -> Result<ChatResponse, LlmError> {
+        if !self.done {
+            return Err(LlmError::Transport("stream ended before message_stop".into()));
+        }
+        if !self.started {
+            return Err(LlmError::MalformedResponse("stream without message_start".into()));
+        }
+        if self.calls.iter().any(|p| p.call.name.is_empty()) {
+            return Err(LlmError::MalformedResponse("tool use without name".into()));
+        }
+        let calls = self.calls.into_iter().map(|p| ToolCall { arguments: if p.streamed { p.call.arguments } else { p.initial }, ..p.call });
+        let reasoning = Some(self.reasoning).filter(|r| !r.is_empty());
+        Ok(ChatResponse {
+            message: finish_message(self.content, calls.collect(), reasoning),
+            usage: self.usage.map(UsageWire::into_usage),
+            finish_reason: self.finish_reason,
+        })
+    }
+}
+
+impl Events {
+    fn merge_usage(&mut self, usage: Option<Obj<UsageWire>>) {
+        if let Some(Obj::Object(usage)) = usage {
+            self.usage.get_or_insert_with(UsageWire::default).merge(usage);
+        }
+    }
+
+    fn on_start(&mut self, wire: EventWire<'_>) {
+        self.started = true;
+        self.merge_usage(wire.message.and_then(|m| m.usage));
+    }
+
+    fn on_message_delta(&mut self, wire: EventWire<'_>) {
+        if let Some(reason) = wire.delta.and_then(|d| d.stop_reason.0) {
+            self.finish_reason = Some(finish_reason(&reason));
+        }
+        self.merge_usage(wire.usage);
+    }
+
+    fn on_block_start(&mut self, wire: EventWire<'_>, sink: &mut DeltaSink<'_>) {
+        let Some(Obj::Object(block)) = wire.content_block else { return };
+        let index = wire.index.unwrap_or(0);
+        match block.kind() {
+            "text" => {
+                let content = self.content.get_or_insert_with(String::new);
+                if let Some(t) = text(block.text) {
+                    content.push_str(&t);
+                    emit(sink, || StreamDelta::Text(t.into_owned()));
+                }
+            }
+            "thinking" => self.push_reasoning(block.thinking, sink),
+            "tool_use" => self.start_call(index, block, sink),
+            _ => {}
+        }
+    }
+
+    fn start_call(&mut self, block: u32, wire: BlockWire<'_>, sink: &mut DeltaSink<'_>) {
+        let position = u32::try_from(self.calls.len()).unwrap_or(u32::MAX);
+        let id = wire.id.0.clone().map(Cow::into_owned).unwrap_or_default();
+        let name = wire.name.0.clone().map(Cow::into_owned).unwrap_or_default();
+        let initial = wire.input.and_then(crate::llm::wire::Args::into_text).map_or_else(|| "{}".to_owned(), Cow::into_owned);
+        if !name.is_empty() {
+            emit(sink, || StreamDelta::ToolCallStarted { index: position, id: id.clone(), name: name.clone() });
+        }
+        let call = ToolCall { id, name, arguments: String::new() };
+        self.calls.push(PartialCall { block, call, initial, streamed: false });
+    }
+
+    fn on_delta(&mut self, wire: EventWire<'_>, sink: &mut DeltaSink<'_>) {
+        let Some(delta) = wire.delta else { return };
+        let index = wire.index.unwrap_or(0);
+        match delta.kind.0.as_deref().unwrap_or_default() {
+            "text_delta" => {
+                let content = self.content.get_or_insert_with(String::new);
+                if let Some(t) = text(delta.text) {
+                    content.push_str(&t);
+                    emit(sink, || StreamDelta::Text(t.into_owned()));
+                }
+            }
+            "thinking_delta" => self.push_reasoning(delta.thinking, sink),
+            "input_json_delta" => {
+                let Some(position) = self.calls.iter().position(|c| c.block == index) else { return };
+                let partial = &mut self.calls[position];
+                partial.streamed = true;
+                if let Some(fragment) = text(delta.partial_json) {
+                    partial.call.arguments.push_str(&fragment);
+                    let index = u32::try_from(position).unwrap_or(u32::MAX);
+                    emit(sink, || StreamDelta::ToolCallArguments { index, fragment: fragment.into_owned() });
+                }
+            }
+            _ => {} // signature_delta, citations_delta and future delta types
+        }
+    }
+
+    fn push_reasoning(&mut self, thinking: Text<'_>, sink: &mut DeltaSink<'_>) {
+        if let Some(t) = text(thinking) {
+            self.reasoning.push_str(&t);
+            emit(sink, || StreamDelta::Reasoning(t.into_owned()));
+        }
+    }
+}
+
+/// Hands a delta to the sink; built only when there is one.
+fn emit(sink: &mut DeltaSink<'_>, delta: impl FnOnce() -> StreamDelta) {
+    if let Some(sink) = sink.as_mut() {
+        sink(delta());
+    }
+}

@@ -1,0 +1,362 @@
+//! WIRE-1: Anthropic Messages — body shape, automatic breakpoints, the incremental writer
+//! against the from-scratch reference, answers (whole and streamed) and errors.
+#![allow(clippy::unwrap_used)]
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+use super::AnthropicMessages;
+use crate::error::LlmError;
+use crate::history::{Message, ToolCall};
+use crate::llm::format::{RequestParts, WireFormat, WireProtocol};
+use crate::llm::{ChatRequest, ModelConfig, StreamDelta, StreamParser, ToolChoice};
+use crate::tools::ToolDefinition;
+
+const KEY: &str = "sk-ant-api03-SECRET-abcdef";
+
+fn config() -> ModelConfig {
+    let mut c = ModelConfig::new("https://api.anthropic.com/v1/", KEY, "claude-x");
+    c.wire_format = WireFormat::ANTHROPIC;
+    c
+}
+
+fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() }
+}
+
+fn request<'a>(system: &'a str, context: &'a [Message], messages: &'a [Message], tools: &'a [ToolDefinition], choice: Option<&'a ToolChoice>) -> ChatRequest<'a> {
+    ChatRequest { system_prompt: Some(system), context_messages: context, messages, tools, tool_choice: choice }
+}
+
+#[test]
+fn wire_1_anthropic_body_has_the_documented_shape_with_three_breakpoints() {
+    let mut c = config();
+    c.temperature = Some(0.5);
+    c.stream = true;
+    let tools = [ToolDefinition::new("f", "d", json!({"type": "object"})), ToolDefinition::new("g", "e", json!({"type": "object"}))];
+    let messages = [
+        Message::user("hi"),
+        Message::Assistant {
+            content: Some("let me".into()),
+            tool_calls: vec![call("c1", "f", r#"{"x":1}"#), call("c2", "g", "not json")],
+            reasoning: Some("secret thoughts".into()),
+        },
+        Message::tool_result("c1", "r1", false),
+        Message::tool_result("c2", "bad", true),
+        Message::user("and?"),
+    ];
+    let memory = [Message::system("snapshot")];
+    let choice = ToolChoice::Function("f".into());
+    let body = AnthropicMessages.encode_request(&c, &request("sys", &memory, &messages, &tools, Some(&choice)));
+    let v: Value = serde_json::from_str(&body).unwrap();
+    let mark = json!({"type": "ephemeral"});
+    assert_eq!(
+        v,
+        json!({
+            "model": "claude-x", "max_tokens": 4096,
+            "tools": [{"name": "f", "description": "d", "input_schema": {"type": "object"}},
+                      {"name": "g", "description": "e", "input_schema": {"type": "object"}, "cache_control": mark}],
+            "tool_choice": {"type": "tool", "name": "f"},
+            "temperature": 0.5, "stream": true,
+            "system": [{"type": "text", "text": "sys", "cache_control": mark}, {"type": "text", "text": "snapshot"}],
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                {"role": "assistant", "content": [
+                    {"type": "text", "text": "let me"},
+                    {"type": "tool_use", "id": "c1", "name": "f", "input": {"x": 1}},
+                    {"type": "tool_use", "id": "c2", "name": "g", "input": {}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "c1", "content": "r1"},
+                    {"type": "tool_result", "tool_use_id": "c2", "content": "bad", "is_error": true},
+                    {"type": "text", "text": "and?", "cache_control": mark}]}
+            ]
+        })
+    );
+    assert!(!body.contains("secret thoughts"), "reasoning is never sent back");
+    assert!(!body.contains(KEY));
+    assert_eq!(body.matches("cache_control").count(), 3);
+}
+
+#[test]
+fn wire_1_anthropic_tool_choice_max_tokens_and_endpoint() {
+    let tools = [ToolDefinition::new("f", "d", json!({"type": "object"}))];
+    let mut c = config();
+    c.max_tokens = Some(1000);
+    for (choice, wire) in [
+        (ToolChoice::Auto, json!({"type": "auto"})),
+        (ToolChoice::Required, json!({"type": "any"})),
+        (ToolChoice::None, json!({"type": "none"})),
+        (ToolChoice::Function("f".into()), json!({"type": "tool", "name": "f"})),
+    ] {
+        let body = AnthropicMessages.encode_request(&c, &request("", &[], &[], &tools, Some(&choice)));
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!((&v["tool_choice"], &v["max_tokens"]), (&wire, &json!(1000)));
+        assert!(v.get("system").is_none(), "no system prompt: no system field");
+    }
+    // No tools: neither tools nor tool_choice; no stream field unless streaming.
+    let body = AnthropicMessages.encode_request(&config(), &request("", &[], &[], &[], Some(&ToolChoice::Auto)));
+    assert_eq!(body, r#"{"model":"claude-x","max_tokens":4096,"messages":[]}"#);
+    assert_eq!(AnthropicMessages.url(&config()), "https://api.anthropic.com/v1/messages");
+    let mut headers = Vec::new();
+    AnthropicMessages.push_headers(&config(), &mut headers);
+    assert_eq!(headers, [("x-api-key".to_owned(), KEY.to_owned()), ("anthropic-version".to_owned(), "2023-06-01".to_owned())]);
+}
+
+#[test]
+fn wire_1_a_history_starting_with_the_model_gets_a_user_turn_first() {
+    let messages = [Message::assistant("earlier answer"), Message::user(""), Message::user("next")];
+    let body = AnthropicMessages.encode_request(&config(), &request("", &[], &messages, &[], None));
+    let v: Value = serde_json::from_str(&body).unwrap();
+    let turns = v["messages"].as_array().unwrap();
+    assert_eq!(turns.len(), 3);
+    assert_eq!(turns[0]["role"], "user");
+    assert!(turns[0]["content"][0]["text"].as_str().unwrap().contains("continues"));
+    assert_eq!(turns[1], json!({"role": "assistant", "content": [{"type": "text", "text": "earlier answer"}]}));
+    // The empty user text is not sent (Anthropic refuses empty text blocks).
+    assert_eq!(turns[2]["content"], json!([{"type": "text", "text": "next", "cache_control": {"type": "ephemeral"}}]));
+}
+
+// ------------------------------------------------------------ incremental writer
+
+fn message() -> impl Strategy<Value = Message> {
+    let text = "[a-z \"\\\\\n中😀]{0,6}";
+    prop_oneof![
+        3 => text.prop_map(Message::user),
+        1 => text.prop_map(Message::system),
+        3 => (prop::option::of(text), prop::collection::vec(("[a-c]{1,2}", prop_oneof![Just("{\"q\":1}"), Just("[1]"), Just("oops"), Just("{}")]), 0..3))
+            .prop_map(|(content, calls)| Message::Assistant {
+                content,
+                tool_calls: calls.into_iter().map(|(id, args)| call(&id, "t", args)).collect(),
+                reasoning: Some("r".into()),
+            }),
+        3 => ("[a-c]{1,2}", text, any::<bool>()).prop_map(|(id, content, error)| Message::tool_result(id, content, error)),
+    ]
+}
+
+/// Checks a closed body as a strict server would: valid JSON, user first, roles
+/// alternate, no empty text block, at most 4 breakpoints, one on the last block.
+fn check_strictly(body: &str) {
+    let v: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    let turns = v["messages"].as_array().unwrap();
+    if let Some(first) = turns.first() {
+        assert_eq!(first["role"], "user", "{body}");
+        let last = turns.last().unwrap()["content"].as_array().unwrap().last().unwrap();
+        assert_eq!(last["cache_control"], json!({"type": "ephemeral"}), "{body}");
+    }
+    for pair in turns.windows(2) {
+        assert_ne!(pair[0]["role"], pair[1]["role"], "{body}");
+    }
+    for block in turns.iter().flat_map(|t| t["content"].as_array().unwrap()) {
+        assert_ne!(block["text"], "", "{body}");
+        if block["type"] == "tool_use" {
+            assert!(block["input"].is_object());
+        }
+    }
+    assert!(body.matches("cache_control").count() <= 4);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// PERF-7 for Anthropic: after every append the closed body equals the from-scratch
+    /// encoding; reopening restores the open body exactly (in place and by copy); the
+    /// next request starts with the previous one's bytes up to its moving breakpoint.
+    #[test]
+    fn wire_1_anthropic_writer_equals_scratch_and_reopens_in_o_marker(
+        history in prop::collection::vec(message(), 0..12),
+        system in prop_oneof![Just(String::new()), Just("sys \"p\"".to_owned())],
+        memory in any::<bool>(),
+        with_tools in any::<bool>(),
+    ) {
+        let tools = [ToolDefinition::new("t", "d", json!({"type": "object"}))];
+        let tools: &[ToolDefinition] = if with_tools { &tools } else { &[] };
+        let context: Vec<Message> = if memory { vec![Message::system("snapshot 中")] } else { vec![] };
+        let parts = RequestParts { system_prompt: &system, tools, tool_choice: Some(&ToolChoice::Auto) };
+        let encoder = AnthropicMessages.request_encoder(&config(), parts);
+        let mut writer = encoder.writer();
+        let mut body = writer.start(&context);
+        let mut previous: Option<String> = None;
+        for n in 0..=history.len() {
+            if n > 0 {
+                body.push_str(&writer.encode(&history[n - 1]));
+            }
+            let open = body.clone();
+            let mut closed = body.clone();
+            let reopen = writer.close(&mut closed);
+            prop_assert!(closed.len() - open.len() <= writer.close_len() + 1);
+            let scratch = AnthropicMessages.encode_request(&config(), &request(&system, &context, &history[..n], tools, Some(&ToolChoice::Auto)));
+            prop_assert_eq!(&closed, &scratch);
+            check_strictly(&closed);
+            prop_assert_eq!(reopen.copy(&closed), open.clone());
+            reopen.apply(&mut closed);
+            prop_assert_eq!(&closed, &open);
+            if let Some(previous) = &previous {
+                prop_assert!(open.starts_with(previous.as_str()));
+            }
+            previous = Some(open);
+        }
+    }
+}
+
+// ------------------------------------------------------------ answers
+
+fn fixture(file: &str) -> Vec<u8> {
+    std::fs::read(format!("{}/tests/fixtures/providers/anthropic/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn parse_stream(body: &[u8], cut: usize) -> (Result<crate::llm::ChatResponse, LlmError>, Vec<StreamDelta>) {
+    let mut parser = StreamParser::with_events(AnthropicMessages.stream_events());
+    let mut deltas = Vec::new();
+    let mut sink = |d| deltas.push(d);
+    for chunk in body.chunks(cut.max(1)) {
+        if let Err(e) = parser.push(chunk, Some(&mut sink)) {
+            return (Err(e), deltas);
+        }
+    }
+    let r = parser.finish(Some(&mut sink));
+    (r, deltas)
+}
+
+#[test]
+fn wire_1_anthropic_whole_answer_maps_blocks_and_usage() {
+    let r = AnthropicMessages.parse_response(&fixture("nonstream.json")).unwrap();
+    let Message::Assistant { content, tool_calls, reasoning } = &r.message else { panic!() };
+    assert_eq!(content.as_deref(), Some("好的，我来查询北京和上海的天气 🌤️"));
+    assert_eq!(reasoning.as_deref(), Some("用户想知道两个城市的天气，我应该并行调用两次 get_weather。"));
+    assert_eq!(tool_calls, &[call("toolu_01A09q90qw90lq917835lq9", "get_weather", r#"{"city":"北京"}"#), call("toolu_01B7Hx2kPq8zVn3mWc5tRy4e", "get_weather", r#"{"city":"上海"}"#)]);
+    assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"), "stop_reason tool_use in the shared vocabulary");
+    let u = r.usage.unwrap();
+    // The whole prompt: 20 uncached + 64 read + 36 written.
+    assert_eq!((u.prompt_tokens, u.completion_tokens, u.total_tokens, u.cached_tokens, u.reasoning_tokens), (120, 48, 168, Some(64), None));
+    assert_eq!(u.raw.get("cache_creation_input_tokens"), Some(&json!(36)));
+}
+
+#[test]
+fn wire_1_anthropic_stream_equals_the_whole_answer_in_any_chunking() {
+    let whole = AnthropicMessages.parse_response(&fixture("nonstream.json")).unwrap();
+    let body = fixture("stream.sse");
+    for cut in [1, 2, 3, 7, 64, body.len()] {
+        let (r, deltas) = parse_stream(&body, cut);
+        let r = r.unwrap();
+        // Streamed arguments are the fragments as sent; the whole body's are compact JSON.
+        let args: Vec<Value> = r.message.tool_calls().iter().map(|c| serde_json::from_str(&c.arguments).unwrap()).collect();
+        assert_eq!(args, [json!({"city": "北京"}), json!({"city": "上海"})]);
+        let strip = |m: &Message| match m {
+            Message::Assistant { content, reasoning, tool_calls } => {
+                (content.clone(), reasoning.clone(), tool_calls.iter().map(|c| (c.id.clone(), c.name.clone())).collect::<Vec<_>>())
+            }
+            _ => panic!(),
+        };
+        assert_eq!(strip(&r.message), strip(&whole.message), "cut {cut}");
+        assert_eq!((&r.usage, &r.finish_reason), (&whole.usage, &whole.finish_reason), "cut {cut}");
+        let text: String = deltas.iter().filter_map(|d| if let StreamDelta::Text(t) = d { Some(t.as_str()) } else { None }).collect();
+        assert_eq!(text, "好的，我来查询北京和上海的天气 🌤️");
+        assert!(matches!(&deltas[0], StreamDelta::Reasoning(_)));
+        let starts: Vec<&StreamDelta> = deltas.iter().filter(|d| matches!(d, StreamDelta::ToolCallStarted { .. })).collect();
+        assert_eq!(starts[1], &StreamDelta::ToolCallStarted { index: 1, id: "toolu_01B7Hx2kPq8zVn3mWc5tRy4e".into(), name: "get_weather".into() });
+        let args1: String = deltas
+            .iter()
+            .filter_map(|d| match d {
+                StreamDelta::ToolCallArguments { index: 1, fragment } => Some(fragment.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(args1, r#"{"city": "上海"}"#);
+    }
+}
+
+#[test]
+fn wire_1_anthropic_stream_errors_truncation_and_end_marker() {
+    let start = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n";
+    let text = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n";
+    let overloaded = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+    let (r, deltas) = parse_stream(format!("{start}{text}{overloaded}").as_bytes(), 5);
+    assert_eq!(r.unwrap_err(), LlmError::Server { status: 529, retry_after_ms: None });
+    assert_eq!(deltas, [StreamDelta::Text("hi".into())]);
+    let (r, _) = parse_stream(format!("{start}{text}").as_bytes(), 9);
+    assert_eq!(r.unwrap_err().code(), "llm_transport", "no message_stop: truncated");
+    let (r, _) = parse_stream(format!("{text}event: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n").as_bytes(), 9);
+    assert_eq!(r.unwrap_err().code(), "llm_malformed_response", "no message_start");
+    let (r, _) = parse_stream(b"data: {oops\n\n", 4);
+    assert_eq!(r.unwrap_err().code(), "llm_malformed_response");
+    // Whatever follows message_stop is never read; the usage of message_delta is cumulative.
+    let end = "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":9}}\n\n\
+               data: {\"type\":\"message_stop\"}\n\ndata: {not json\n\n";
+    let (r, _) = parse_stream(format!("{start}: comment\n\n{text}{end}").as_bytes(), 3);
+    let r = r.unwrap();
+    assert_eq!(r.message, Message::assistant("hi"));
+    let u = r.usage.unwrap();
+    assert_eq!((u.prompt_tokens, u.completion_tokens, u.cached_tokens, r.finish_reason.as_deref()), (5, 9, None, Some("stop")));
+    assert!(u.raw.is_empty());
+}
+
+#[test]
+fn wire_1_anthropic_errors_are_classified_without_echoing() {
+    let body = |kind: &str, message: &str| json!({"type": "error", "error": {"type": kind, "message": message}}).to_string().into_bytes();
+    let a = AnthropicMessages;
+    assert_eq!(a.classify_error(529, &body("overloaded_error", "Overloaded"), Some(3000)), LlmError::Server { status: 529, retry_after_ms: Some(3000) });
+    assert_eq!(a.classify_error(429, &body("rate_limit_error", "slow"), Some(1000)), LlmError::RateLimited { retry_after_ms: Some(1000) });
+    assert_eq!(a.classify_error(401, &body("authentication_error", &format!("bad key {KEY}")), None), LlmError::Auth { status: 401 });
+    assert_eq!(a.classify_error(400, &body("invalid_request_error", "prompt is too long: 208000 tokens > 200000 maximum"), None), LlmError::ContextOverflow);
+    assert_eq!(
+        a.classify_error(400, &body("invalid_request_error", "input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000"), None),
+        LlmError::ContextOverflow
+    );
+    let e = a.classify_error(400, &body("invalid_request_error", &format!("messages.1: {KEY}")), None);
+    assert_eq!(e, LlmError::BadRequest { status: 400, provider_code: Some("invalid_request_error".into()) });
+    assert!(!e.to_string().contains(KEY));
+    // An error object served with HTTP 200 is classified like its status.
+    assert_eq!(a.parse_response(&body("overloaded_error", "x")).unwrap_err(), LlmError::Server { status: 529, retry_after_ms: None });
+    assert_eq!(a.parse_response(br#"{"type":"message","content":"x"}"#).unwrap_err().code(), "llm_malformed_response");
+}
+
+#[test]
+fn wire_1_anthropic_stop_reasons_are_reported_in_the_shared_words() {
+    for (stop, finish) in [("end_turn", "stop"), ("stop_sequence", "stop"), ("tool_use", "tool_calls"), ("max_tokens", "length"), ("refusal", "content_filter"), ("pause_turn", "pause_turn")] {
+        let body = json!({"type": "message", "content": [{"type": "text", "text": "x"}], "stop_reason": stop}).to_string();
+        assert_eq!(AnthropicMessages.parse_response(body.as_bytes()).unwrap().finish_reason.as_deref(), Some(finish), "{stop}");
+    }
+}
+
+fn parse_cut(body: &[u8], cuts: &[usize]) -> Result<crate::llm::ChatResponse, LlmError> {
+    let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (body.len() + 1)).collect();
+    cuts.sort_unstable();
+    let mut parser = StreamParser::with_events(AnthropicMessages.stream_events());
+    let mut start = 0;
+    for cut in cuts.into_iter().chain([body.len()]) {
+        parser.push(&body[start..cut], None)?;
+        start = cut;
+    }
+    parser.finish(None)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// REL-3 for the Anthropic parsers: any chunking of the fixture stream gives the
+    /// identical answer; arbitrary or corrupted bodies never panic and either parse or
+    /// fail with a classified code.
+    #[test]
+    fn wire_1_anthropic_parsers_are_chunking_invariant_and_never_panic(
+        cuts in prop::collection::vec(any::<usize>(), 0..24),
+        noise in prop::collection::vec(any::<u8>(), 0..256),
+        flips in prop::collection::vec((any::<usize>(), any::<u8>()), 0..6),
+    ) {
+        let body = fixture("stream.sse");
+        prop_assert_eq!(parse_cut(&body, &cuts).unwrap(), parse_cut(&body, &[]).unwrap());
+        let _ = AnthropicMessages.parse_response(&noise);
+        let _ = parse_cut(&noise, &cuts);
+        for name in ["stream.sse", "nonstream.json"] {
+            let mut bytes = fixture(name);
+            for (at, byte) in &flips {
+                let len = bytes.len();
+                bytes[at % len] = *byte;
+            }
+            let results = [parse_cut(&bytes, &cuts), AnthropicMessages.parse_response(&bytes)];
+            for e in results.into_iter().filter_map(Result::err) {
+                let codes = ["llm_malformed_response", "llm_transport", "llm_bad_request", "llm_auth", "llm_rate_limited", "llm_server", "llm_context_overflow", "llm_timeout"];
+                prop_assert!(codes.contains(&e.code().as_str()), "{:?}", e);
+            }
+        }
+    }
+}

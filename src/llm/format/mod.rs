@@ -1,0 +1,184 @@
+//! WIRE-1: a provider protocol behind one seam. [`WireProtocol`] is everything that
+//! differs between protocols — the URL and the auth headers, the request body (a
+//! [`RequestEncoder`] whose [`BodyWriter`] feeds the session's append-only encoding cache,
+//! PERF-2 and PERF-7), the whole and the streamed answer, and the error classification —
+//! and nothing else does: the client, the session, compression, calibration, the store
+//! and sub-agents call the trait and never name a protocol.
+//!
+//! The implementations: `openai` (OpenAI-compatible Chat Completions, delegating to the
+//! codec in `llm::openai`, `llm::wire` and `llm::stream`) and `anthropic` (Anthropic
+//! Messages). A third protocol is a new module here, its entry in [`REGISTRY`] and its
+//! name in [`WIRE_FORMAT_NAMES`].
+
+mod anthropic;
+mod name;
+mod openai;
+
+use super::config::ModelConfig;
+use super::delta::StreamEvents;
+use super::request::{ChatRequest, ChatResponse, ToolChoice};
+use super::stream::StreamParser;
+use super::transport::HttpResponse;
+use crate::error::{ArkAgentError, ErrorCode, LlmError};
+use crate::history::Message;
+use crate::tools::ToolDefinition;
+
+pub use anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS;
+pub use name::{WireFormat, WIRE_FORMAT_NAMES};
+
+/// Every protocol the library speaks, at the position of its name in
+/// [`WIRE_FORMAT_NAMES`] (the compiler holds the counts equal, a unit test the names).
+/// Registering a protocol is its entry here and its name there.
+static REGISTRY: [&dyn WireProtocol; WIRE_FORMAT_NAMES.len()] = [&openai::OpenAiChat, &anthropic::AnthropicMessages];
+
+/// The protocol named by `format`, if there is one.
+pub fn protocol(format: &WireFormat) -> Option<&'static dyn WireProtocol> {
+    format.index().and_then(|i| REGISTRY.get(i)).copied()
+}
+
+/// The protocol of `config`; an unknown name (refused by [`check_wire_format`], so only
+/// in a config nobody validated) falls back to the default, OpenAI-compatible one.
+pub fn protocol_of(config: &ModelConfig) -> &'static dyn WireProtocol {
+    protocol(&config.wire_format).unwrap_or(&openai::OpenAiChat)
+}
+
+/// The names of the registered protocols, in registry order.
+pub fn wire_format_names() -> impl Iterator<Item = &'static str> {
+    WIRE_FORMAT_NAMES.iter().copied()
+}
+
+/// The [`WireFormat`] named `name`, if a protocol of that name is registered.
+///
+/// ```
+/// assert_eq!(arkagent::llm::wire_format("anthropic"), Some(arkagent::llm::WireFormat::ANTHROPIC));
+/// assert_eq!(arkagent::llm::wire_format("Anthropic"), None);
+/// ```
+pub fn wire_format(name: &str) -> Option<WireFormat> {
+    WireFormat::from_name(name)
+}
+
+/// WIRE-1: refuses a config whose `wire_format` names no registered protocol. Errors:
+/// `invalid_config` (the message lists the known names).
+pub fn check_wire_format(config: &ModelConfig) -> Result<(), ArkAgentError> {
+    match protocol(&config.wire_format) {
+        Some(_) => Ok(()),
+        None => {
+            let known: Vec<&str> = wire_format_names().collect();
+            let message = format!("unknown wire_format (known: {})", known.join(", "));
+            Err(ArkAgentError::config(ErrorCode::InvalidConfig, message))
+        }
+    }
+}
+
+/// A [`StreamParser`] reading `format`'s events (the OpenAI-compatible ones for an unknown name).
+pub fn stream_parser(config: &ModelConfig) -> StreamParser {
+    StreamParser::with_events(protocol_of(config).stream_events())
+}
+
+/// What a session's requests carry besides the conversation, fixed for its life.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestParts<'a> {
+    /// The system prompt ("" for none).
+    pub system_prompt: &'a str,
+    /// The tools offered.
+    pub tools: &'a [ToolDefinition],
+    /// The tool choice, sent only with tools.
+    pub tool_choice: Option<&'a ToolChoice>,
+}
+
+/// One provider protocol (WIRE-1). Implementations are stateless values in [`REGISTRY`].
+pub trait WireProtocol: Send + Sync {
+    /// The `wire_format` value that selects it.
+    fn name(&self) -> &'static str;
+    /// The URL every request goes to.
+    fn url(&self, config: &ModelConfig) -> String;
+    /// Pushes the authentication and protocol headers; the client puts `Content-Type`
+    /// before them and `Accept` and the config's extra headers after them.
+    fn push_headers(&self, config: &ModelConfig, headers: &mut Vec<(String, String)>);
+    /// The encoder of a session's requests: the fixed parts encoded once.
+    fn request_encoder(&self, config: &ModelConfig, parts: RequestParts<'_>) -> Box<dyn RequestEncoder>;
+    /// The body of one request, encoded from scratch (a summarizer call; the reference
+    /// the session's cached bodies are checked against).
+    fn encode_request(&self, config: &ModelConfig, request: &ChatRequest<'_>) -> String;
+    /// Parses a whole (non-streamed) answer.
+    fn parse_response(&self, body: &[u8]) -> Result<ChatResponse, LlmError>;
+    /// A fresh reader of a streamed answer's events.
+    fn stream_events(&self) -> Box<dyn StreamEvents>;
+    /// Classifies a non-2xx answer from its status, its body (at most the first 64 KiB)
+    /// and the server's requested wait.
+    fn classify_error(&self, status: u16, body: &[u8], retry_after_ms: Option<u64>) -> LlmError;
+    /// The server's requested wait, from the response headers.
+    fn retry_after_ms(&self, response: &HttpResponse) -> Option<u64> {
+        super::classify::retry_after_ms(response)
+    }
+}
+
+/// A session's request encoding (PERF-7): the fixed parts (model, tools, system prompt)
+/// encoded once, and a [`BodyWriter`] per state generation. The reference its bodies
+/// must equal byte for byte is [`WireProtocol::encode_request`] of the same request.
+pub trait RequestEncoder: Send + Sync {
+    /// A writer for a new generation of the encoding cache.
+    fn writer(&self) -> Box<dyn BodyWriter>;
+    /// Heap bytes of the fixed encodings (PERF-2's report).
+    fn heap_bytes(&self) -> usize;
+}
+
+/// Writes a request body incrementally (PERF-7): the head once per generation, each
+/// history message once, and a closing that the next append takes off again.
+///
+/// The body the cache holds between requests is `start(context)` followed by
+/// `encode(m)` of each message; [`close`](Self::close) turns it into a whole request in
+/// place and says how to [`Reopen`] it. Closing and reopening cost O(closing bytes),
+/// never O(history).
+pub trait BodyWriter: Send {
+    /// Everything before the first history message, for these context messages.
+    fn start(&mut self, context: &[Message]) -> String;
+    /// The bytes that append `message` (separators included; empty when the protocol
+    /// sends nothing for it).
+    fn encode(&mut self, message: &Message) -> String;
+    /// An upper bound of the bytes [`close`](Self::close) adds.
+    fn close_len(&self) -> usize;
+    /// Completes `body` into a request.
+    fn close(&self, body: &mut String) -> Reopen;
+}
+
+/// How a closed body becomes the open one again: cut it to `keep` bytes, then push
+/// `restore` (what the closing changed before `keep`, e.g. a moved cache breakpoint).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reopen {
+    /// Bytes of the closed body kept.
+    pub keep: usize,
+    /// Bytes pushed after them.
+    pub restore: &'static str,
+}
+
+impl Reopen {
+    /// Reopens `body` in place (same allocation).
+    pub fn apply(&self, body: &mut String) {
+        body.truncate(self.keep);
+        body.push_str(self.restore);
+    }
+
+    /// The open body copied out of a closed one somebody else still holds.
+    pub fn copy(&self, closed: &str) -> String {
+        let kept = closed.get(..self.keep).unwrap_or_default();
+        let mut body = String::with_capacity(kept.len() + self.restore.len());
+        body.push_str(kept);
+        body.push_str(self.restore);
+        body
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_1_every_registered_protocol_sits_at_its_name() {
+        for (protocol, name) in REGISTRY.iter().zip(WIRE_FORMAT_NAMES) {
+            assert_eq!(protocol.name(), name);
+            let format = wire_format(name).map(|f| f.as_str());
+            assert_eq!(format, Some(name));
+        }
+    }
+}

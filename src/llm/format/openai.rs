@@ -1,0 +1,120 @@
+//! WIRE-1: OpenAI-compatible Chat Completions behind the seam (DeepSeek, Qwen, Moonshot,
+//! Zhipu GLM, Ollama, vLLM). Delegates to the codec as it was (`llm::wire` encoders,
+//! `llm::openai` parser, `llm::stream` accumulator, `llm::classify`), so its bytes and
+//! answers are unchanged: `POST {base_url}/chat/completions`, `Authorization: Bearer`.
+
+use std::sync::Arc;
+
+use super::{BodyWriter, Reopen, RequestEncoder, RequestParts, WireProtocol};
+use crate::error::LlmError;
+use crate::history::Message;
+use crate::llm::classify::classify_status;
+use crate::llm::config::ModelConfig;
+use crate::llm::delta::StreamEvents;
+use crate::llm::openai::parse_response;
+use crate::llm::request::{ChatRequest, ChatResponse};
+use crate::llm::stream::StreamParser;
+use crate::llm::wire::{encode_body, encode_message, encode_system, BodyTemplate};
+
+/// The OpenAI-compatible Chat Completions protocol (`wire_format: "openai"`).
+pub(super) struct OpenAiChat;
+
+impl WireProtocol for OpenAiChat {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn url(&self, config: &ModelConfig) -> String {
+        config.chat_completions_url()
+    }
+
+    fn push_headers(&self, config: &ModelConfig, headers: &mut Vec<(String, String)>) {
+        headers.push(("Authorization".to_owned(), format!("Bearer {}", config.api_key)));
+    }
+
+    fn request_encoder(&self, config: &ModelConfig, parts: RequestParts<'_>) -> Box<dyn RequestEncoder> {
+        let system = if parts.system_prompt.is_empty() { String::new() } else { encode_system(parts.system_prompt) };
+        Box::new(Encoder(Arc::new(Fixed { template: BodyTemplate::new(config, parts.tools, parts.tool_choice), system })))
+    }
+
+    fn encode_request(&self, config: &ModelConfig, request: &ChatRequest<'_>) -> String {
+        encode_body(config, request)
+    }
+
+    fn parse_response(&self, body: &[u8]) -> Result<ChatResponse, LlmError> {
+        parse_response(body)
+    }
+
+    fn stream_events(&self) -> Box<dyn StreamEvents> {
+        StreamParser::openai_events()
+    }
+
+    fn classify_error(&self, status: u16, body: &[u8], retry_after_ms: Option<u64>) -> LlmError {
+        classify_status(status, body, retry_after_ms)
+    }
+}
+
+/// The fixed encodings.
+struct Fixed {
+    /// The model, tools array, tool choice and sampling fields.
+    template: BodyTemplate,
+    /// The system prompt message ("" when there is none).
+    system: String,
+}
+
+struct Encoder(Arc<Fixed>);
+
+impl RequestEncoder for Encoder {
+    fn writer(&self) -> Box<dyn BodyWriter> {
+        Box::new(Writer { fixed: Arc::clone(&self.0), any: false })
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.0.template.heap_bytes() + self.0.system.capacity()
+    }
+}
+
+/// The body is the template's head, `[`, the comma-separated system prompt, context
+/// and history messages; closing adds `]` and the template's tail.
+struct Writer {
+    fixed: Arc<Fixed>,
+    /// Something follows the `[` (the next message needs a comma first).
+    any: bool,
+}
+
+impl BodyWriter for Writer {
+    fn start(&mut self, context: &[Message]) -> String {
+        let f = &self.fixed;
+        let mut head = String::with_capacity(f.template.head().len() + 1 + f.system.len());
+        head.push_str(f.template.head());
+        head.push('[');
+        head.push_str(&f.system);
+        self.any = !f.system.is_empty();
+        for m in context {
+            head.push_str(&self.encode(m));
+        }
+        head
+    }
+
+    fn encode(&mut self, message: &Message) -> String {
+        let encoded = encode_message(message);
+        if !std::mem::replace(&mut self.any, true) {
+            return encoded;
+        }
+        let mut piece = String::with_capacity(encoded.len() + 1);
+        piece.push(',');
+        piece.push_str(&encoded);
+        piece
+    }
+
+    fn close_len(&self) -> usize {
+        self.fixed.template.tail().len() + 1
+    }
+
+    fn close(&self, body: &mut String) -> Reopen {
+        let keep = body.len();
+        body.push(']');
+        body.push_str(self.fixed.template.tail());
+        Reopen { keep, restore: "" }
+    }
+}

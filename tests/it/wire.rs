@@ -1,0 +1,73 @@
+//! WIRE-1 on the Rust and C surfaces: `wire_format` in the config JSON (default, known,
+//! unknown → `invalid_config`), Anthropic's overload answer retried after its
+//! `retry-after`, and the C program that runs a tool-call turn over Anthropic Messages
+//! (tests/c/wire_anthropic.c).
+
+use std::time::{Duration, Instant};
+
+use arkagent::llm::{check_wire_format, wire_format, wire_format_names, RetryPolicy, WireFormat};
+use arkagent::{AgentRuntimeConfig, CancellationToken, ChatClient, ModelConfig, ToolRegistry};
+use serde_json::json;
+
+use crate::llm_fake::{config, request, FakeProvider, Step};
+
+#[test]
+fn wire_1_wire_format_in_config_json_defaults_to_openai_and_refuses_unknown_names() {
+    let parse = |model: &str| AgentRuntimeConfig::from_json(&format!(r#"{{"model":{model}}}"#), ToolRegistry::new());
+    let c = parse(r#"{"base_url":"http://h/v1","api_key":"k","model":"m"}"#).unwrap();
+    assert_eq!(c.model.wire_format, WireFormat::OPENAI);
+    let c = parse(r#"{"base_url":"http://h/v1","api_key":"k","model":"m","wire_format":"anthropic"}"#).unwrap();
+    assert_eq!(c.model.wire_format, WireFormat::ANTHROPIC);
+    assert!(format!("{:?}", c.model).contains(r#"wire_format: "anthropic""#));
+    for bad in [r#""Anthropic""#, r#""claude""#, r#""""#] {
+        let e = parse(&format!(r#"{{"base_url":"http://h/v1","api_key":"k","model":"m","wire_format":{bad}}}"#)).unwrap_err();
+        assert_eq!(e.code(), "invalid_config", "{bad}");
+        assert!(e.to_string().contains("openai, anthropic"), "{e}");
+    }
+    // Not a string at all is not a name: the JSON is refused as such.
+    let e = parse(r#"{"base_url":"http://h/v1","api_key":"k","model":"m","wire_format":7}"#).unwrap_err();
+    assert_eq!(e.code(), "invalid_json");
+    assert_eq!(wire_format_names().collect::<Vec<_>>(), ["openai", "anthropic"]);
+    assert_eq!(wire_format("openai"), Some(WireFormat::OPENAI));
+    let mut unknown: ModelConfig = serde_json::from_value(json!({"base_url": "h", "api_key": "k", "model": "m", "wire_format": "x"})).unwrap();
+    assert_eq!(check_wire_format(&unknown).unwrap_err().code(), "invalid_config");
+    unknown.wire_format = WireFormat::ANTHROPIC;
+    assert!(check_wire_format(&unknown).is_ok());
+}
+
+#[tokio::test]
+async fn wire_1_a_client_with_an_unknown_wire_format_sends_nothing() {
+    let mut c = config();
+    c.wire_format = serde_json::from_value(json!("x")).unwrap();
+    let model = FakeProvider::new(vec![]);
+    let client = ChatClient::new(model.clone(), c);
+    let e = client.send(request(&client), &CancellationToken::new()).await.unwrap_err();
+    assert_eq!((e.code().as_str(), model.request_count()), ("llm_bad_request", 0));
+    assert!(e.to_string().contains("unknown_wire_format"), "{e}");
+}
+
+#[tokio::test]
+async fn wire_1_anthropic_overloaded_529_waits_its_retry_after_then_succeeds() {
+    let overloaded = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).to_string();
+    let ok = json!({"type": "message", "role": "assistant", "content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 3, "output_tokens": 1}})
+    .to_string();
+    let mut c = config();
+    c.wire_format = WireFormat::ANTHROPIC;
+    c.retry = RetryPolicy { max_attempts: 2, initial_backoff_ms: 1, max_backoff_ms: 10_000 };
+    // Cut steps are served as they are (already Anthropic's shapes).
+    let model = FakeProvider::new(vec![Step::Full(529, vec![("retry-after".into(), "0.3".into())], overloaded.into_bytes()), Step::Cut(vec![ok.into_bytes()])]);
+    let client = ChatClient::new(model.clone(), c);
+    let start = Instant::now();
+    let r = client.send(request(&client), &CancellationToken::new()).await.unwrap();
+    assert!(start.elapsed() >= Duration::from_millis(300), "waited {:?}", start.elapsed());
+    assert_eq!((r.message.text(), r.finish_reason.as_deref(), model.request_count()), (Some("done"), Some("stop"), 2));
+}
+
+/// A tool-call turn over Anthropic Messages through the C ABI, and an unknown
+/// `wire_format` refused with `ARK_AGENT_RESULT_INVALID_CONFIG`.
+#[test]
+fn wire_1_c_program_runs_a_tool_call_turn_over_anthropic_messages() {
+    let stdout = crate::c_abi::compile_and_run("wire_anthropic");
+    assert!(stdout.contains("wire_anthropic: "), "{stdout}");
+}
