@@ -47,6 +47,8 @@ pub(super) struct Inner {
     pub(super) emitter: Emitter,
     /// The run slot: the token of the run (or other operation) holding it.
     pub(super) active_run: Mutex<Option<CancellationToken>>,
+    /// COST-2: where the current run's usage starts.
+    pub(super) run_usage: super::run_usage::RunUsageMark,
 }
 
 impl std::fmt::Debug for AgentRuntime {
@@ -103,14 +105,16 @@ impl Inner {
     }
 
     fn finish(&self, run_id: &str, status: RunStatus, iterations: u32, final_text: Option<String>) -> RunOutcome {
-        self.emit(run_id, EventKind::RunFinished { status, iterations, error_code: None });
-        RunOutcome { run_id: run_id.to_owned(), status, final_text, iterations }
+        let usage = self.run_usage.usage(&self.session.snapshot());
+        self.emit(run_id, EventKind::RunFinished { status, iterations, error_code: None, usage: usage.clone() });
+        RunOutcome { run_id: run_id.to_owned(), status, final_text, iterations, usage }
     }
 
     pub(super) async fn run_loop(&self, input: &str, run_id: &str, cancel: &CancellationToken) -> Result<RunOutcome, ArkAgentError> {
         if let Some(service) = &self.sub_agents {
             service.start_run();
         }
+        self.run_usage.start(&self.session.snapshot());
         let mut user = Message::user(input);
         self.redact_message(&mut user);
         self.emit(run_id, EventKind::RunStarted { input: user.text().unwrap_or_default().to_owned() });
@@ -317,6 +321,7 @@ impl Inner {
             status: RunStatus::Failed,
             iterations: iteration,
             error_code: Some(e.code().as_str().to_owned()),
+            usage: self.run_usage.usage(&self.session.snapshot()),
         });
         e.into()
     }
@@ -328,6 +333,7 @@ impl Inner {
             status: RunStatus::Failed,
             iterations: iteration,
             error_code: Some(e.code().as_str().to_owned()),
+            usage: self.run_usage.usage(&self.session.snapshot()),
         });
         e
     }

@@ -72,10 +72,10 @@ impl Drop for Registered<'_> {
             return;
         }
         let usage = self.usage();
-        self.end(usage);
+        self.end(usage.clone());
         let messages = self.child.as_ref().map(AgentRuntime::messages);
         let now_ms = self.service.parent_config.clock.now_ms();
-        self.service.config.registry.force_complete_with(&self.session_id, "cancelled", messages, now_ms);
+        self.service.config.registry.force_complete_with(&self.session_id, "cancelled", messages, Some(usage), now_ms);
     }
 }
 
@@ -274,13 +274,14 @@ impl ToolExecutor for DelegateTaskTool {
             tools_used,
             forced_reason: None,
             error_code: None,
+            usage: usage.clone(),
         };
         match status {
             "forced" => record.forced_reason = code.clone(),
             "failed" => record.error_code = code.clone(),
             _ => {}
         }
-        registered.finish(usage, record);
+        registered.finish(usage.clone(), record);
 
         let metadata = json!({
             "service": SUB_AGENT_SERVICE_ID,

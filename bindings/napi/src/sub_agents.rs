@@ -224,7 +224,7 @@ impl SubAgentRegistryView {
 
     #[napi(getter)]
     pub fn stats(&self) -> SubAgentStats {
-        SubAgentStats { inner: self.stats }
+        SubAgentStats { inner: self.stats.clone() }
     }
 }
 

@@ -140,19 +140,19 @@ impl UsageTotals {
     /// The runtime's own model calls (compression included).
     #[napi(getter)]
     pub fn parent(&self) -> ChildUsageSummary {
-        self.inner.parent.into()
+        self.inner.parent.clone().into()
     }
 
     /// All delegated children's model calls.
     #[napi(getter)]
     pub fn children(&self) -> ChildUsageSummary {
-        self.inner.children.into()
+        self.inner.children.clone().into()
     }
 
     /// `parent + children`.
     #[napi(getter)]
     pub fn total(&self) -> ChildUsageSummary {
-        self.inner.total.into()
+        self.inner.total.clone().into()
     }
 }
 
