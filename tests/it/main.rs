@@ -7,6 +7,7 @@ mod cmp_calibration;
 mod compression;
 mod cost;
 mod cost_4;
+mod cost_c;
 mod delegation;
 mod fuzz_replay;
 mod glossary;
