@@ -48,12 +48,19 @@ fn bodies_of(r: &Records, run: usize, label: &str) -> Vec<String> {
     r.bodies.iter().zip(&r.run_of).filter(|(_, (n, l))| *n == run && l == label).map(|(b, _)| b.clone()).collect()
 }
 
+/// tests/c/prefix.c, compiled once per test run (tests running it in parallel must not
+/// rewrite the executable under each other).
+fn prefix_exe() -> &'static Path {
+    static EXE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| crate::c_abi::compile("prefix"))
+}
+
 fn prefix_program(dir: &Path, args: &[&str]) -> PathBuf {
-    let exe = crate::c_abi::compile("prefix");
+    let exe = prefix_exe();
     let file = dir.join(format!("{}.records", args.join("-").replace('/', "_")));
     let mut all = vec![args[0], file.to_str().unwrap()];
     all.extend(&args[1..]);
-    crate::c_abi::run_program(&exe, &all);
+    crate::c_abi::run_program(exe, &all);
     file
 }
 
@@ -86,9 +93,9 @@ fn cost_4_c_after_import_state_the_next_request_is_the_uninterrupted_sessions() 
 fn cost_4_c_after_a_sigkill_and_a_sqlite_resume_the_next_request_is_the_uninterrupted_sessions() {
     let dir = crate::store::temp_dir("cost4-c-kill");
     let db = dir.join("kill.db");
-    let exe = crate::c_abi::compile("prefix");
+    let exe = prefix_exe();
     let killed = dir.join("killed.records");
-    let mut child = Command::new(&exe)
+    let mut child = Command::new(exe)
         .args(["store", killed.to_str().unwrap(), db.to_str().unwrap(), "0", "6", "hang"])
         .env_remove("LD_LIBRARY_PATH")
         .stdout(Stdio::piped())
