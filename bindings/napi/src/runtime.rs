@@ -23,15 +23,16 @@ use crate::numbers::argument;
 use crate::store::SessionStore;
 use crate::tools::ToolRegistry;
 use crate::transport::{JsTransport, TransportArgs};
-use crate::usage::JsModelUsage;
+use crate::usage::{ChildUsageSummary, JsModelUsage};
 
 /// The outcome of one run.
-#[napi(object, js_name = "RunResult")]
+#[napi(object, js_name = "RunResult", object_from_js = false)]
 pub struct JsRunResult {
     pub run_id: String,
     pub status: String,
     pub final_text: Option<String>,
     pub iterations: u32,
+    pub usage: ChildUsageSummary,
 }
 
 impl From<RunOutcome> for JsRunResult {
@@ -41,6 +42,7 @@ impl From<RunOutcome> for JsRunResult {
             status: serde_name(serde_json::to_value(outcome.status)),
             final_text: outcome.final_text,
             iterations: outcome.iterations,
+            usage: outcome.usage.into(),
         }
     }
 }
@@ -320,6 +322,12 @@ export interface RunResult {
   status: string;
   finalText?: string;
   iterations: number;
+  /**
+   * What the run used (COST-1, COST-2): its own model calls (compression included) and the
+   * children it delegated to — tokens, cached and reasoning tokens, calls and costs (empty
+   * without a price). The runs' usages add up to totalUsage().total.
+   */
+  usage: ChildUsageSummary;
 }
 
 /** One conversation with a model and tools. */
