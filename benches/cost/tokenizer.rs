@@ -73,6 +73,6 @@ impl Tokenizer for O200k {
     }
 
     fn encode_many(&mut self, texts: &[&str]) -> Vec<Vec<u32>> {
-        texts.iter().map(|t| self.0.encode_ordinary(t).into_iter().map(|id| id as u32).collect()).collect()
+        texts.iter().map(|t| self.0.encode_ordinary(t)).collect()
     }
 }
