@@ -314,6 +314,9 @@ typedef void (*ArkAgentCompressCallback)(void *userdata, const char *state_json,
 // Do not call blocking arkagent functions from it. A runtime with a session store
 // (`arkagent_runtime_attach_store`) also emits `"session_committed"` (`commit_seq`,
 // `message_count`) after each commit: what it covers survives the process being killed.
+// COST-2: a `"model_response"` event's `"usage"` carries `"cost":{"currency","nanos"}`
+// when the model config has a `"price"` (absent otherwise, never 0); `"run_finished"`
+// carries `"usage"`, what the run used (as `arkagent_runtime_run`'s outcome).
 typedef void (*ArkAgentEventCallback)(void *userdata, const char *event_json);
 
 // Builds one worker when the model delegates to `worker_name`. Called on the thread
@@ -634,7 +637,15 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 // total limit; 0 = none); a timed-out call ends the run with
 // `ARK_AGENT_RESULT_LLM_TIMEOUT`. The same settings as the JS `ModelConfig`'s `retry`,
 // `requestTimeoutMs` and `idleTimeoutMs`; also
-// `"extra_headers"?:[["name","value"],…]`. Unknown keys give
+// `"extra_headers"?:[["name","value"],…]`, and (COST-2) `"price"?:{"currency",
+// "input_per_million","cached_input_per_million","output_per_million",
+// "cache_write_per_million"?}`: what the model costs per 1M tokens — uncached prompt
+// tokens, prompt tokens served from the provider's cache, completion tokens (reasoning
+// included) and, when set, prompt tokens written to the cache (Anthropic's
+// `cache_creation_input_tokens`; otherwise priced as uncached). No price, no cost: the
+// library has no price of its own. A currency that is empty, longer than 16 bytes or
+// holds spaces, or a rate that is negative, not finite or above 1e9 gives
+// `ARK_AGENT_RESULT_INVALID_CONFIG`. Unknown keys give
 // `ARK_AGENT_RESULT_INVALID_JSON`. `"wire_format"?:"openai"|"anthropic"` (the JS
 // `ModelConfig`'s `wireFormat`) picks the provider protocol: `"openai"` (default) posts
 // Chat Completions to `{base_url}/chat/completions` with `Authorization: Bearer`;
@@ -683,7 +694,10 @@ void arkagent_runtime_free(struct ArkAgentRuntime *runtime);
 
 // Runs one user turn to the end, blocking the calling thread; callbacks are invoked on
 // this thread. On success `*out_outcome_json` (if `out_outcome_json` is not NULL) gets
-// `{"run_id","status":"completed"|"cancelled"|"max_iterations","final_text","iterations"}`.
+// `{"run_id","status":"completed"|"cancelled"|"max_iterations","final_text","iterations",
+// "usage":{…}}`, `"usage"` being what the run used — its own model calls (compression
+// included) and the children it delegated to — in the form of
+// `arkagent_child_usage_summary` (COST-1, COST-2).
 // Must not be called from inside a library callback (`ARK_AGENT_RESULT_REENTRANT`).
 // When it fails with a model error and the model had produced nothing in this run (its
 // first call failed), the input is taken out again: the history is as before the run (a
@@ -714,8 +728,10 @@ enum ArkAgentResult arkagent_runtime_compress_now(struct ArkAgentRuntime *runtim
 enum ArkAgentResult arkagent_runtime_episodes(struct ArkAgentRuntime *runtime, char **out);
 
 // Writes the session's usage totals (SUB-6: its own calls plus every child's, each once)
-// as `{"parent":{…},"children":{…},"total":{"prompt_tokens","completion_tokens",
-// "total_tokens","call_count"}}` to `*out`; free with `arkagent_string_free`.
+// as `{"parent":{…},"children":{…},"total":{…}}` to `*out`, each in the form of
+// `arkagent_child_usage_summary`; `"total"` is exactly `"parent"` + `"children"` and
+// `"parent"` exactly the sum of `arkagent_runtime_usages` (costs included: integers,
+// never rounded in the sum). Free with `arkagent_string_free`.
 //
 // # Safety
 // `out` valid for one pointer write.
@@ -723,8 +739,14 @@ enum ArkAgentResult arkagent_runtime_total_usage(struct ArkAgentRuntime *runtime
 
 // Sums a JSON array of model usages (`[{"prompt_tokens","completion_tokens",
 // "total_tokens",…},…]`, e.g. what `arkagent_runtime_usages` writes or a child's usages)
-// into `{"prompt_tokens","completion_tokens","total_tokens","call_count"}` (SUB-6), the
-// same summary `arkagent_runtime_total_usage` and the delegate tool's metadata use.
+// into `{"prompt_tokens","completion_tokens","total_tokens","cached_tokens",
+// "reasoning_tokens","call_count","priced_call_count","costs"?}` (SUB-6, COST-1,
+// COST-2), the same summary `arkagent_runtime_total_usage`, a run's outcome and the
+// delegate tool's metadata use. `"cached_tokens"`: prompt tokens served from the
+// provider's cache; `"priced_call_count"`: how many of `"call_count"` carry a `"cost"`;
+// `"costs"`: `[{"currency","nanos"}]`, one exact sum per currency (sorted by code) of the
+// usages' costs in billionths of the currency unit — absent when no usage has a cost
+// (never 0 for "unknown"); different currencies are never added together.
 // `*out_json` gets it; free with `arkagent_string_free`. Anything but such an array
 // gives `ARK_AGENT_RESULT_INVALID_JSON` and writes nothing. Any thread; needs no
 // runtime.
@@ -734,8 +756,11 @@ enum ArkAgentResult arkagent_runtime_total_usage(struct ArkAgentRuntime *runtime
 enum ArkAgentResult arkagent_child_usage_summary(const char *usages_json, char **out_json);
 
 // Writes the sub-agents of this runtime's registry as `{"active":[SubAgentContext…],
-// "history":[…≤100],"stats":{"active","history","completed_count","total_tokens"}}` to
-// `*out` (empty lists without delegation); free with `arkagent_string_free`.
+// "history":[…≤100],"stats":{"active","history","completed_count","total_tokens",
+// "usage":{…}}}` to `*out` (empty lists without delegation); free with
+// `arkagent_string_free`. `"usage"` (COST-1, COST-2) sums every ended sub-agent's
+// reported usage, each call once, in the form of `arkagent_child_usage_summary`; each
+// ended context's `"result"` has its own `"usage"`.
 //
 // # Safety
 // `out` valid for one pointer write.
@@ -806,6 +831,10 @@ enum ArkAgentResult arkagent_runtime_import_state(struct ArkAgentRuntime *runtim
 enum ArkAgentResult arkagent_runtime_messages(struct ArkAgentRuntime *runtime, char **out);
 
 // Writes the recorded usages as a JSON array to `*out`; free with `arkagent_string_free`.
+// COST-2: a usage made with a priced model has `"cost":{"currency","nanos"}` (billionths
+// of the currency unit, rounded once per call), priced by the model that made the call
+// (a summarizer on its own model by its own price); without a price there is no
+// `"cost"`.
 // One per model call made: a call whose provider reported no usage is a zero usage with
 // `"raw":{"source":"unreported"}`, so `"call_count"` summed from them counts it.
 //
@@ -926,7 +955,11 @@ enum ArkAgentResult arkagent_workers_add(struct ArkAgentWorkers *workers, const 
 void arkagent_workers_free(struct ArkAgentWorkers *workers);
 
 // Applies `{"system_prompt"?,"max_iterations"?,"max_parallel_tools"?,"model"?,
-// "temperature"?,"max_tokens"?}` to the worker; on error the worker is unchanged.
+// "temperature"?,"max_tokens"?,"price"?:{…}|null}` to the worker; on error the worker is
+// unchanged. COST-2: `"price"` is the worker model's own (as in `arkagent_runtime_new`);
+// a `"model"` naming another model without a `"price"` drops the inherited price, and
+// `"price":null` drops it, so a worker is never priced at another model's price. An
+// invalid price gives `ARK_AGENT_RESULT_INVALID_CONFIG`.
 //
 // # Safety
 // `overrides_json` a NUL-terminated string.

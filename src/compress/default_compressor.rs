@@ -241,19 +241,9 @@ fn failed_with(reason: CompressReason, calls: u64, usage: ModelUsage, code: Opti
     result
 }
 
-// Provider numbers: saturate, never overflow.
+// Provider numbers: saturate, never overflow; COST-2: the calls' costs are summed.
 fn add_usage(total: &mut ModelUsage, u: &ModelUsage) {
-    total.prompt_tokens = total.prompt_tokens.saturating_add(u.prompt_tokens);
-    total.completion_tokens = total.completion_tokens.saturating_add(u.completion_tokens);
-    total.total_tokens = total.total_tokens.saturating_add(u.total_tokens);
-    if let Some(c) = u.cached_tokens {
-        let t = total.cached_tokens.get_or_insert(0);
-        *t = t.saturating_add(c);
-    }
-    if let Some(r) = u.reasoning_tokens {
-        let t = total.reasoning_tokens.get_or_insert(0);
-        *t = t.saturating_add(r);
-    }
+    total.accumulate(u);
 }
 
 /// CMP-7: the compression's usage is marked so the next trigger check skips.

@@ -4,14 +4,18 @@
 pub(crate) mod calibration;
 mod episode;
 mod child_usage;
+mod cost;
 mod invariants;
 mod message;
+mod price;
 mod state;
 mod usage;
 
 pub use calibration::{TokenCalibration, TokenCalibrations};
 pub use episode::{first_invalid_episode_id, validate_episodic_memory_ids, EpisodicMemory, MemoryService};
 pub use child_usage::{ChildUsageRecord, ChildUsageSummary, UsageTotals};
+pub use cost::{add_cost, Cost, NANOS_PER_UNIT};
+pub use price::{ModelPrice, CACHE_WRITE_TOKENS_RAW_KEY, MAX_CURRENCY_LEN, MAX_PRICE_PER_MILLION};
 pub use invariants::HistoryInvariants;
 pub use message::{Message, ToolCall};
 pub use state::{AgentState, History, STATE_FORMAT_VERSION};

@@ -48,8 +48,9 @@ impl AgentState {
     /// every child's, each counted once.
     pub fn total_usage(&self) -> UsageTotals {
         let parent = ChildUsageSummary::from_usages(&self.usages);
-        let children = self.child_usages.iter().fold(ChildUsageSummary::default(), |acc, r| acc.plus(r.usage));
-        UsageTotals { parent, children, total: parent.plus(children) }
+        let children = self.child_usages.iter().fold(ChildUsageSummary::default(), |acc, r| acc.plus(r.usage.clone()));
+        let total = parent.clone().plus(children.clone());
+        UsageTotals { parent, children, total }
     }
 
     /// Serializes to JSON. Never fails for this type; an error would mean a serde bug.

@@ -1,6 +1,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::Cost;
+
 /// Token usage of one model call (CORE-3).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelUsage {
@@ -23,6 +25,14 @@ pub struct ModelUsage {
     /// `"context_compression"`).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub raw: Map<String, Value>,
+    /// What the call cost (COST-2), priced once when it was recorded by the
+    /// [`ModelPrice`](super::ModelPrice) of the model config that made it; absent when
+    /// that config has no price (never 0 for "unknown"), for a call without reported
+    /// usage, and in usages recorded before prices existed. A compression's usage carries
+    /// the sum of its summarizer calls' costs; a foreign compressor's usage carries the
+    /// cost its host gave, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost>,
 }
 
 /// `raw.source` of the usage recorded for a model call whose provider reported none
@@ -46,5 +56,26 @@ impl ModelUsage {
     /// False for the placeholder of a call without reported usage.
     pub fn is_reported(&self) -> bool {
         self.source() != Some(UNREPORTED_USAGE_SOURCE)
+    }
+
+    /// Adds `other`'s counts and cost to `self` (summing the calls of one compression),
+    /// saturating. The cost is the sum of the costs present, in `self`'s currency (the
+    /// calls of one summarizer share one price); an `other` in another currency leaves
+    /// the cost as it was.
+    pub fn accumulate(&mut self, other: &ModelUsage) {
+        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
+        self.completion_tokens = self.completion_tokens.saturating_add(other.completion_tokens);
+        self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
+        for (sum, part) in [(&mut self.cached_tokens, other.cached_tokens), (&mut self.reasoning_tokens, other.reasoning_tokens)] {
+            if let Some(part) = part {
+                let t = sum.get_or_insert(0);
+                *t = t.saturating_add(part);
+            }
+        }
+        match (&mut self.cost, &other.cost) {
+            (Some(sum), Some(part)) if sum.currency == part.currency => sum.nanos = sum.nanos.saturating_add(part.nanos),
+            (None, Some(part)) => self.cost = Some(part.clone()),
+            _ => {}
+        }
     }
 }

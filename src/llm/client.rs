@@ -134,7 +134,13 @@ impl ChatClient {
             let delivered = AtomicBool::new(false);
             let result = self.attempt(request, cancel, on_delta, &delivered).await;
             let error = match result {
-                Ok(response) => return Ok(response),
+                Ok(mut response) => {
+                    // COST-2: priced once, here, by the config that made the call.
+                    if let (Some(price), Some(usage)) = (&self.config.price, response.usage.as_mut()) {
+                        usage.cost = Some(price.cost_of(usage));
+                    }
+                    return Ok(response);
+                }
                 Err(e) => e.redacted(|t| self.config.redact(t)),
             };
             let retry = attempt < attempts && error.is_retryable() && !delivered.load(Ordering::Relaxed);

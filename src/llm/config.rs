@@ -4,6 +4,7 @@ use serde::Deserialize;
 
 use super::format::WireFormat;
 use super::RetryPolicy;
+use crate::history::ModelPrice;
 
 /// Default limit of one attempt until the response arrives (a whole non-streamed answer).
 pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 60_000;
@@ -24,7 +25,7 @@ fn default_idle_timeout_ms() -> u64 {
 ///
 /// Deserializes from `{"base_url", "api_key", "model", "wire_format"?: "openai" |
 /// "anthropic", "temperature"?, "max_tokens"?, "stream"?, "extra_headers"?: [[name,
-/// value], …], "retry"?: {…RetryPolicy…}, "request_timeout_ms"?, "idle_timeout_ms"?}`;
+/// value], …], "retry"?: {…RetryPolicy…}, "request_timeout_ms"?, "idle_timeout_ms"?, "price"?: {…ModelPrice…}}`;
 /// unknown fields are rejected, missing ones take the defaults. An unknown
 /// `wire_format` is refused when the config is validated (`invalid_config`, see
 /// [`check_wire_format`](crate::llm::check_wire_format)).
@@ -83,6 +84,15 @@ pub struct ModelConfig {
     /// `0` means no limit. Default 120000.
     #[serde(default = "default_idle_timeout_ms")]
     pub idle_timeout_ms: u64,
+    /// What this model costs (COST-2), set by the host; `None` (the default): calls made
+    /// with this config carry no cost. Every call is priced once, when its usage arrives,
+    /// by the config that made it — a worker or summarizer on another model is priced by
+    /// its own config (a worker config cloned from its parent keeps the parent's price:
+    /// set the worker's own when its model differs). Checked by
+    /// [`AgentRuntimeConfig::validate`](crate::AgentRuntimeConfig::validate)
+    /// (`invalid_config`).
+    #[serde(default)]
+    pub price: Option<ModelPrice>,
 }
 
 impl ModelConfig {
@@ -101,6 +111,7 @@ impl ModelConfig {
             retry: RetryPolicy::default(),
             request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
             idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
+            price: None,
         }
     }
 
@@ -159,6 +170,7 @@ impl fmt::Debug for ModelConfig {
             .field("retry", &self.retry)
             .field("request_timeout_ms", &self.request_timeout_ms)
             .field("idle_timeout_ms", &self.idle_timeout_ms)
+            .field("price", &self.price)
             .finish()
     }
 }

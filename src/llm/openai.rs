@@ -233,6 +233,7 @@ mod tests {
                 cached_tokens: cached,
                 reasoning_tokens: reasoning,
                 raw: Map::new(),
+                cost: None,
             }
         }
     }

@@ -45,6 +45,8 @@ pub(super) struct Inner {
     pub(super) emitter: Emitter,
     /// The run slot: the token of the run (or other operation) holding it.
     pub(super) active_run: Mutex<Option<CancellationToken>>,
+    /// COST-2: where the current run's usage starts.
+    pub(super) run_usage: super::run_usage::RunUsageMark,
 }
 
 impl std::fmt::Debug for AgentRuntime {
@@ -81,8 +83,9 @@ impl Inner {
     }
 
     pub(super) fn finish(&self, run_id: &str, status: RunStatus, iterations: u32, final_text: Option<String>) -> RunOutcome {
-        self.emit(run_id, EventKind::RunFinished { status, iterations, error_code: None });
-        RunOutcome { run_id: run_id.to_owned(), status, final_text, iterations }
+        let usage = self.run_usage.usage(&self.session.snapshot());
+        self.emit(run_id, EventKind::RunFinished { status, iterations, error_code: None, usage: usage.clone() });
+        RunOutcome { run_id: run_id.to_owned(), status, final_text, iterations, usage }
     }
 
     /// A run ends because the store refused a commit: `run_finished` with the store's code.
@@ -92,6 +95,7 @@ impl Inner {
             status: RunStatus::Failed,
             iterations: iteration,
             error_code: Some(e.code().as_str().to_owned()),
+            usage: self.run_usage.usage(&self.session.snapshot()),
         });
         e
     }

@@ -108,6 +108,7 @@ impl AgentRuntime {
                 session,
                 emitter,
                 active_run: Mutex::new(None),
+                run_usage: super::run_usage::RunUsageMark::default(),
             }),
         };
         if depth == 0 {

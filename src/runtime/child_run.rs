@@ -79,10 +79,10 @@ impl Drop for Registered<'_> {
             return;
         }
         let usage = self.usage();
-        self.end(usage);
+        self.end(usage.clone());
         let messages = self.child.as_ref().map(AgentRuntime::messages);
         let now_ms = self.service.parent_config.clock.now_ms();
-        self.service.config.registry.force_complete_with(&self.session_id, ChildEnding::Cancelled.as_str(), messages, now_ms);
+        self.service.config.registry.force_complete_with(&self.session_id, ChildEnding::Cancelled.as_str(), messages, Some(usage), now_ms);
     }
 }
 
@@ -338,9 +338,10 @@ impl<'a> Delegation<'a> {
             tools_used: run.tools_used,
             forced_reason: code.clone().filter(|_| ending.is_forced()),
             error_code: code.clone().filter(|_| ending == ChildEnding::Failed),
+            usage: run.usage.clone(),
         };
         let session_id = registered.session_id.clone();
-        registered.finish(run.usage, record);
+        registered.finish(run.usage.clone(), record);
         let metadata = json!({
             "service": SUB_AGENT_SERVICE_ID,
             "assignee": self.assignee,

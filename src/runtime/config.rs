@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use crate::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
 use crate::error::{ArkAgentError, ErrorCode};
+use crate::history::ModelPrice;
 use crate::llm::{ModelConfig, ToolChoice};
 use crate::compress::{default_summarizer_window, ContextCompressor, ContextCompressorConfig};
 use crate::memory::{NamespacedMemoryStore, GLOBAL_NAMESPACE};
@@ -19,6 +20,7 @@ pub const DEFAULT_MAX_PARALLEL_TOOLS: usize = 4;
 
 /// How the runtime compresses its context.
 #[derive(Clone)]
+#[allow(clippy::large_enum_variant)] // built once per runtime; a box would only complicate building it
 pub enum Compression {
     /// The [`DefaultContextCompressor`](crate::compress::DefaultContextCompressor),
     /// summarizing with the runtime's own model and transport (or `summarizer` if set).
@@ -135,10 +137,19 @@ impl AgentRuntimeConfig {
         if let Some(d) = &self.delegation {
             d.policy.validate()?;
         }
-        if let Some(Compression::Default { config, .. }) = &self.compression {
+        if let Some(Compression::Default { config, summarizer }) = &self.compression {
             config.validate().map_err(|m| ArkAgentError::config(ErrorCode::InvalidConfig, &m))?;
+            check_price(summarizer.as_ref())?;
         }
-        Ok(())
+        check_price(Some(&self.model))
+    }
+}
+
+/// COST-2: a model config's price, if set, must be valid (`invalid_config`).
+fn check_price(model: Option<&ModelConfig>) -> Result<(), ArkAgentError> {
+    match model.and_then(|m| m.price.as_ref()) {
+        Some(price) => price.validate().map_err(|m| ArkAgentError::config(ErrorCode::InvalidConfig, &m)),
+        None => Ok(()),
     }
 }
 
@@ -283,6 +294,15 @@ struct OverridesJson {
     model: Option<String>,
     temperature: Option<f32>,
     max_tokens: Option<u32>,
+    /// COST-2: absent keeps the price unless `model` names another model; `null` clears.
+    #[serde(default, deserialize_with = "present")]
+    price: Option<Option<ModelPrice>>,
+}
+
+/// `Some(value)` for a key that is present (`Some(None)` for `null`), so that an absent
+/// key (`None`, the default) can be told from an explicit `null`.
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
 }
 
 /// `"compression": {…}` — the default compressor's settings; absent fields keep the
@@ -349,8 +369,11 @@ impl AgentRuntimeConfig {
 
 impl AgentRuntimeConfig {
     /// Applies `{"system_prompt"?, "max_iterations"?, "max_parallel_tools"?, "model"?,
-    /// "temperature"?, "max_tokens"?}` (e.g. a worker's differences from its parent),
-    /// then validates. Errors: `invalid_json`, `invalid_config`.
+    /// "temperature"?, "max_tokens"?, "price"?: {…ModelPrice…} | null}` (e.g. a worker's
+    /// differences from its parent), then validates. A `"model"` naming another model
+    /// without a `"price"` drops the inherited price (COST-2: no call is priced at another
+    /// model's price); `"price": null` drops it too. Errors: `invalid_json`,
+    /// `invalid_config`.
     pub fn apply_overrides_json(&mut self, json: &str) -> Result<(), ArkAgentError> {
         let o: OverridesJson = serde_json::from_str(json)?;
         if let Some(v) = o.system_prompt {
@@ -363,7 +386,14 @@ impl AgentRuntimeConfig {
             self.max_parallel_tools = v;
         }
         if let Some(v) = o.model {
+            // COST-2: a price is never carried over to another model.
+            if v != self.model.model && o.price.is_none() {
+                self.model.price = None;
+            }
             self.model.model = v;
+        }
+        if let Some(price) = o.price {
+            self.model.price = price;
         }
         if o.temperature.is_some() {
             self.model.temperature = o.temperature;

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::outcome::{CompressionTrigger, RunStatus};
 use crate::ids::Clock;
 use crate::session::StateView;
-use crate::history::ModelUsage;
+use crate::history::{ChildUsageSummary, ModelUsage};
 use crate::compress::{CompressOutcome, PromptSizeSource};
 
 /// One runtime event (CORE-5), with correlation fields. Serialized flat:
@@ -60,7 +60,8 @@ pub enum EventKind {
     ModelResponse {
         /// 1-based model call number within the run.
         iteration: u32,
-        /// Usage, when reported.
+        /// Usage, when reported; with its `cost` when the model config has a price
+        /// (COST-2).
         usage: Option<ModelUsage>,
         /// Tool calls requested.
         tool_call_count: usize,
@@ -165,6 +166,10 @@ pub enum EventKind {
         iterations: u32,
         /// Error code when `status` is `failed`.
         error_code: Option<String>,
+        /// What the run used up to its end, failed runs included (COST-1, COST-2): as
+        /// [`RunOutcome::usage`](super::RunOutcome::usage).
+        #[serde(default)]
+        usage: ChildUsageSummary,
     },
 }
 

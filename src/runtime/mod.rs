@@ -15,6 +15,7 @@ mod import_export;
 mod inspect;
 mod memory_report;
 mod outcome;
+mod run_usage;
 mod start;
 mod tool_exec;
 mod worker_config;

@@ -32,7 +32,7 @@ pub enum CompressionTrigger {
 }
 
 /// The result of [`AgentRuntime::run`](crate::AgentRuntime::run).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunOutcome {
     /// Run id.
     pub run_id: String,
@@ -42,4 +42,10 @@ pub struct RunOutcome {
     pub final_text: Option<String>,
     /// Model calls made.
     pub iterations: u32,
+    /// What the run used (COST-1, COST-2): its own model calls (compression included)
+    /// plus the children it delegated to — tokens, cached and reasoning tokens, calls
+    /// and per-currency costs (absent without a price), summed from the usages the run
+    /// recorded, so the runs' usages add up to [`total_usage`](crate::AgentRuntime::total_usage).
+    #[serde(default)]
+    pub usage: crate::history::ChildUsageSummary,
 }

@@ -68,6 +68,7 @@ impl Inner {
         if let Some(service) = &self.sub_agents {
             service.start_run();
         }
+        self.run_usage.start(&self.session.snapshot());
         self.emit(run_id, EventKind::RunStarted { input: input.to_owned() });
         let input = self.session.push_input(input);
         if let Err(e) = self.commit_point(run_id) {
@@ -196,6 +197,7 @@ impl Run<'_> {
             status: RunStatus::Failed,
             iterations: iteration,
             error_code: Some(e.code().as_str().to_owned()),
+            usage: self.inner.run_usage.usage(&self.inner.session.snapshot()),
         });
         e.into()
     }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::history::Message;
+use crate::history::{ChildUsageSummary, Message};
 
 /// Lifecycle status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +32,12 @@ pub struct SubAgentResult {
     pub forced_reason: Option<String>,
     /// The error code when it failed.
     pub error_code: Option<String>,
+    /// What its model calls used, its own children's included (COST-1, COST-2): the same
+    /// summary the parent records and the delegate tool's metadata carries as
+    /// `child_usage` — tokens, cached and reasoning tokens, calls and costs. Absent in
+    /// records written before it existed (all zero).
+    #[serde(default)]
+    pub usage: ChildUsageSummary,
 }
 
 /// One sub-agent (seed 003 `SubAgentContext`).

@@ -14,12 +14,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::{SubAgentContext, SubAgentResult, SubAgentStatus};
 use super::ending::ChildEnding;
+use crate::history::ChildUsageSummary;
 
 /// Completed contexts kept for history.
 pub const REGISTRY_HISTORY_CAPACITY: usize = 100;
 
 /// Totals (`getStats`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SubAgentStats {
     /// Running now.
     pub active: usize,
@@ -30,6 +31,12 @@ pub struct SubAgentStats {
     /// Tokens used by every ended sub-agent, each call counted once (a nested child's
     /// tokens are in its parent's `token_count` too, but counted here once).
     pub total_tokens: u64,
+    /// The reported usage of every ended sub-agent, each call counted once (COST-1,
+    /// COST-2): tokens, cached and reasoning tokens, calls and per-currency costs, from
+    /// each result's [`usage`](SubAgentResult::usage) with a nested child's part counted
+    /// in the child alone. Unlike `total_tokens` it holds no estimates.
+    #[serde(default)]
+    pub usage: ChildUsageSummary,
 }
 
 struct Active {
@@ -51,6 +58,11 @@ struct Inner {
     /// parent's `token_count` covers its subtree, so `total_tokens` adds only the part
     /// that is its own (each call counted once).
     descendant_tokens: HashMap<String, u64>,
+    /// `usage` of every ended sub-agent, each call once (as `total_tokens`).
+    usage: ChildUsageSummary,
+    /// Usage of ended sub-agents whose parent is still running, by parent id (as
+    /// `descendant_tokens`).
+    descendant_usage: HashMap<String, ChildUsageSummary>,
 }
 
 /// The registry.
@@ -129,17 +141,28 @@ impl SubAgentRegistry {
 
     /// Forces one active sub-agent to end with `reason` and cancels it.
     pub fn force_complete(&self, id: &str, reason: &str, now_ms: u64) -> bool {
-        self.force_complete_with(id, reason, None, now_ms)
+        self.force_complete_with(id, reason, None, None, now_ms)
     }
 
-    /// [`force_complete`](Self::force_complete) keeping the child's messages, when known.
-    pub(crate) fn force_complete_with(&self, id: &str, reason: &str, messages: Option<Vec<crate::history::Message>>, now_ms: u64) -> bool {
+    /// [`force_complete`](Self::force_complete) keeping the child's messages and usage,
+    /// when known.
+    pub(crate) fn force_complete_with(
+        &self,
+        id: &str,
+        reason: &str,
+        messages: Option<Vec<crate::history::Message>>,
+        usage: Option<ChildUsageSummary>,
+        now_ms: u64,
+    ) -> bool {
         let mut inner = self.lock();
         let Some(Active { mut context, cancel, .. }) = inner.active.remove(id) else { return false };
         cancel.cancel();
         context.force_complete(reason, now_ms);
         if let Some(messages) = messages {
             context.messages = messages;
+        }
+        if let (Some(usage), Some(result)) = (usage, context.result.as_mut()) {
+            result.usage = usage;
         }
         Self::archive(&mut inner, context);
         true
@@ -215,6 +238,7 @@ impl SubAgentRegistry {
             history: inner.completed.len(),
             completed_count: inner.completed_count,
             total_tokens: inner.total_tokens,
+            usage: inner.usage.clone(),
         }
     }
 
@@ -223,9 +247,14 @@ impl SubAgentRegistry {
         let subtree = context.result.as_ref().map_or(0, |r| r.token_count);
         let descendants = inner.descendant_tokens.remove(&context.id).unwrap_or_default();
         inner.total_tokens = inner.total_tokens.saturating_add(subtree.saturating_sub(descendants));
+        let subtree_usage = context.result.as_ref().map(|r| r.usage.clone()).unwrap_or_default();
+        let descendant_usage = inner.descendant_usage.remove(&context.id).unwrap_or_default();
+        inner.usage = std::mem::take(&mut inner.usage).plus(subtree_usage.clone().minus(&descendant_usage));
         if let Some(parent) = context.parent_id.as_ref().filter(|p| inner.active.contains_key(*p)) {
             let entry = inner.descendant_tokens.entry(parent.clone()).or_default();
             *entry = entry.saturating_add(subtree);
+            let entry = inner.descendant_usage.entry(parent.clone()).or_default();
+            *entry = std::mem::take(entry).plus(subtree_usage);
         }
         if inner.completed.len() == REGISTRY_HISTORY_CAPACITY {
             inner.completed.pop_front();

@@ -528,7 +528,7 @@ static void delegation(void) {
   arkagent_string_free(messages);
   char *totals = NULL;
   CHECK(arkagent_runtime_total_usage(rt, &totals) == ARK_AGENT_RESULT_OK, "total usage");
-  CHECK(totals && strstr(totals, "\"children\":{\"prompt_tokens\":30,\"completion_tokens\":3,\"total_tokens\":33,\"call_count\":1}"), "child usage summarised");
+  CHECK(totals && strstr(totals, "\"children\":{\"prompt_tokens\":30,\"completion_tokens\":3,\"total_tokens\":33,\"cached_tokens\":0,\"reasoning_tokens\":0,\"call_count\":1,\"priced_call_count\":0}"), "child usage summarised");
   arkagent_string_free(totals);
   char *usages = NULL;
   arkagent_runtime_usages(rt, &usages);

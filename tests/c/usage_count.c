@@ -35,7 +35,7 @@ int main(void) {
   EXPECT(arkagent_runtime_run(rt, "two", NULL), OK);
   char *totals = NULL;
   EXPECT(arkagent_runtime_total_usage(rt, &totals), OK);
-  CHECK(totals != NULL && strstr(totals, "\"parent\":{\"prompt_tokens\":30,\"completion_tokens\":2,\"total_tokens\":32,\"call_count\":2}") != NULL,
+  CHECK(totals != NULL && strstr(totals, "\"parent\":{\"prompt_tokens\":30,\"completion_tokens\":2,\"total_tokens\":32,\"cached_tokens\":0,\"reasoning_tokens\":0,\"call_count\":2,\"priced_call_count\":0}") != NULL,
         "both calls are counted, tokens as reported");
   if (totals != NULL) printf("totals: %s\n", totals);
   char *usages = NULL;

@@ -23,7 +23,7 @@ pub(crate) fn compile_and_run(name: &str) -> String {
 
 /// Compiles `tests/c/<name>.c` against the header and the freshly built library; returns
 /// the executable.
-fn compile(name: &str) -> PathBuf {
+pub(crate) fn compile(name: &str) -> PathBuf {
     // Integration test binaries live in target/<profile>/deps, next to the cdylib of the
     // C ABI crate (bindings/c, a dev-dependency).
     let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
@@ -48,7 +48,7 @@ fn compile(name: &str) -> PathBuf {
 }
 
 /// Runs a compiled C test program with `args`; asserts it passed and returns its stdout.
-fn run_program(exe: &Path, args: &[&str]) -> String {
+pub(crate) fn run_program(exe: &Path, args: &[&str]) -> String {
     // Not cargo's LD_LIBRARY_PATH: it lists target/<profile> (where a stale
     // libarkagent_c.so from an earlier `cargo build` may lie) before deps, and beats the
     // rpath the program was linked with.

@@ -123,7 +123,7 @@ async fn sub_1_delegation_works_and_sub_6_child_usage_is_summarised_not_merged()
         assert_eq!(metadata["service"], SUB_AGENT_SERVICE_ID);
         assert_eq!(metadata["assignee"], "researcher");
         let child_usage: ChildUsageSummary = serde_json::from_value(metadata["child_usage"].clone()).unwrap();
-        assert_eq!(child_usage, ChildUsageSummary { prompt_tokens: 40, completion_tokens: 6, total_tokens: 46, call_count: 1 });
+        assert_eq!(child_usage, ChildUsageSummary { prompt_tokens: 40, completion_tokens: 6, total_tokens: 46, call_count: 1, ..Default::default() });
         let totals = rt.total_usage();
         assert_eq!(totals.children, child_usage);
         assert_eq!(totals.parent.call_count, 2);
@@ -722,7 +722,7 @@ async fn sub_6_call_count_counts_model_calls() {
         assert_eq!(tool_results(&rt), vec![("sunny".to_owned(), false)]);
         let compressed = child_events(&recorder.0.lock().unwrap()).iter().filter(|c| c.event.kind.type_name() == "compression").count();
         assert_eq!(compressed, 1, "the child compressed once");
-        let expected = ChildUsageSummary { prompt_tokens: 10 + 30, completion_tokens: 7 + 9, total_tokens: 17 + 39, call_count: 2 + 3 };
+        let expected = ChildUsageSummary { prompt_tokens: 10 + 30, completion_tokens: 7 + 9, total_tokens: 17 + 39, call_count: 2 + 3, ..Default::default() };
         assert_eq!(rt.total_usage().children, expected);
         let metadata = recorder.0.lock().unwrap().iter().find_map(|e| match &e.kind {
             EventKind::ToolCallFinished { metadata: Some(m), .. } => Some(m.clone()),

@@ -70,7 +70,7 @@ async fn sub_6_a_run_with_u64_max_usages_saturates_every_total() {
     assert_eq!(usages.len(), 2);
     assert!(usages.iter().all(|u| u.total_tokens == MAX));
     let totals = rt.total_usage();
-    for sum in [totals.parent, totals.children, totals.total] {
+    for sum in [&totals.parent, &totals.children, &totals.total] {
         assert_eq!((sum.prompt_tokens, sum.completion_tokens, sum.total_tokens), (MAX, MAX, MAX));
     }
     assert_eq!((totals.parent.call_count, totals.children.call_count, totals.total.call_count), (2, 1, 3));

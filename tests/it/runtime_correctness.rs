@@ -584,7 +584,11 @@ fn sub_6_child_usage_summary_from_usages_and_to_json() {
     let summary = ChildUsageSummary::from_usages_json(usages).unwrap();
     assert_eq!((summary.prompt_tokens, summary.completion_tokens, summary.total_tokens, summary.call_count), (15, 3, 18, 2));
     let json: Value = serde_json::from_str(&summary.to_json()).unwrap();
-    assert_eq!(json, json!({"prompt_tokens": 15, "completion_tokens": 3, "total_tokens": 18, "call_count": 2}));
+    // COST-1: cached and reasoning tokens are in every sum; no price, so no costs.
+    assert_eq!(
+        json,
+        json!({"prompt_tokens": 15, "completion_tokens": 3, "total_tokens": 18, "cached_tokens": 0, "reasoning_tokens": 0, "call_count": 2, "priced_call_count": 0})
+    );
     assert_eq!(ChildUsageSummary::from_usages_json("{").unwrap_err().code(), "invalid_json");
 }
 

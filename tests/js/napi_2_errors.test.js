@@ -52,6 +52,15 @@ const KINDS = {
     valid: () => ({ promptTokens: 1, completionTokens: 1, totalTokens: 2 }),
     bad: () => [5, 'x', {}, { promptTokens: -1, completionTokens: 0, totalTokens: 0 }],
   },
+  // COST-2: a ModelPrice, or undefined to clear it.
+  'price?': {
+    valid: () => ({ currency: 'USD', inputPerMillion: 0.27, cachedInputPerMillion: 0.07, outputPerMillion: 1.1 }),
+    bad: () => [5, 'x', {}, { currency: 'USD' },
+      { currency: '', inputPerMillion: 1, cachedInputPerMillion: 1, outputPerMillion: 1 },
+      { currency: 'USD', inputPerMillion: -1, cachedInputPerMillion: 1, outputPerMillion: 1 },
+      { currency: 'USD', inputPerMillion: 1, cachedInputPerMillion: NaN, outputPerMillion: 1 },
+      { currency: 'USD', inputPerMillion: 1, cachedInputPerMillion: 1, outputPerMillion: 1, cacheWritePerMillion: Infinity }],
+  },
   event: {
     valid: () => ({ type: 'run_started', sessionId: 's', runId: 'r', seq: 1, payloadJson: '{}' }),
     bad: () => [5, 'x', {}, null, MISSING],
@@ -108,6 +117,7 @@ const SETTERS = {
       stream: KINDS.bool, maxAttempts: KINDS.u32, initialBackoffMs: KINDS.int, maxBackoffMs: KINDS.int,
       requestTimeoutMs: KINDS.int,
       idleTimeoutMs: KINDS.int,
+      price: KINDS['price?'],
     },
   },
   AgentRuntimeConfig: {

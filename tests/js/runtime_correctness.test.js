@@ -219,7 +219,9 @@ test('sub_6 ChildUsageSummary.fromUsages() and toJson()', () => {
   ]);
   assert.ok(summary instanceof native.ChildUsageSummary);
   assert.deepEqual([summary.promptTokens, summary.completionTokens, summary.totalTokens, summary.callCount], [15, 3, 18, 2]);
-  assert.deepEqual(JSON.parse(summary.toJson()), { prompt_tokens: 15, completion_tokens: 3, total_tokens: 18, call_count: 2 });
+  assert.deepEqual(JSON.parse(summary.toJson()), {
+    prompt_tokens: 15, completion_tokens: 3, total_tokens: 18, cached_tokens: 0, reasoning_tokens: 0, call_count: 2, priced_call_count: 0,
+  });
   for (const bad of [-1, 1.5, NaN]) {
     assert.throws(() => native.ChildUsageSummary.fromUsages([{ promptTokens: bad, completionTokens: 0, totalTokens: 0 }]), (e) => e.code === 'invalid_argument');
   }

@@ -333,7 +333,10 @@ test('sub_6_total_usage_counts_parent_and_children_once', async () => {
   assert.deepEqual(summary(totals.total), [42, 7, 49, 4]);
   assert.deepEqual(runtime.usages().map((x) => x.totalTokens), [12, 23], 'child usage is never in the parent usages');
   const [delegated] = events.filter((e) => e.type === 'tool_call_finished').map((e) => JSON.parse(e.payloadJson));
-  assert.deepEqual(delegated.metadata.child_usage, { prompt_tokens: 12, completion_tokens: 2, total_tokens: 14, call_count: 2 });
+  // COST-1: cached and reasoning tokens are in every sum (none reported here; no price).
+  assert.deepEqual(delegated.metadata.child_usage, {
+    prompt_tokens: 12, completion_tokens: 2, total_tokens: 14, cached_tokens: 0, reasoning_tokens: 0, call_count: 2, priced_call_count: 0,
+  });
   assert.throws(() => new native.ChildUsageSummary());
 });
 

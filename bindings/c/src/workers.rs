@@ -138,7 +138,11 @@ fn with_builder(builder: *mut ArkAgentWorkerBuilder, f: impl FnOnce(&mut AgentRu
 }
 
 /// Applies `{"system_prompt"?,"max_iterations"?,"max_parallel_tools"?,"model"?,
-/// "temperature"?,"max_tokens"?}` to the worker; on error the worker is unchanged.
+/// "temperature"?,"max_tokens"?,"price"?:{…}|null}` to the worker; on error the worker is
+/// unchanged. COST-2: `"price"` is the worker model's own (as in `arkagent_runtime_new`);
+/// a `"model"` naming another model without a `"price"` drops the inherited price, and
+/// `"price":null` drops it, so a worker is never priced at another model's price. An
+/// invalid price gives `ARK_AGENT_RESULT_INVALID_CONFIG`.
 ///
 /// # Safety
 /// `overrides_json` a NUL-terminated string.

@@ -9,6 +9,43 @@ use crate::convert::{optional, Optional};
 use crate::error::Thrown;
 use crate::numbers::{finite_setting_f32, setting};
 
+/// What a model costs per 1M tokens (COST-2); the core `ModelPrice`.
+#[napi(object, js_name = "ModelPrice")]
+pub struct JsModelPrice {
+    pub currency: String,
+    pub input_per_million: f64,
+    pub cached_input_per_million: f64,
+    pub output_per_million: f64,
+    pub cache_write_per_million: Option<f64>,
+}
+
+impl From<&arkagent::ModelPrice> for JsModelPrice {
+    fn from(p: &arkagent::ModelPrice) -> Self {
+        Self {
+            currency: p.currency.clone(),
+            input_per_million: p.input_per_million,
+            cached_input_per_million: p.cached_input_per_million,
+            output_per_million: p.output_per_million,
+            cache_write_per_million: p.cache_write_per_million,
+        }
+    }
+}
+
+impl JsModelPrice {
+    /// The core price, checked (`invalid_config`).
+    fn core(&self) -> Result<arkagent::ModelPrice, Thrown> {
+        let price = arkagent::ModelPrice {
+            currency: self.currency.clone(),
+            input_per_million: self.input_per_million,
+            cached_input_per_million: self.cached_input_per_million,
+            output_per_million: self.output_per_million,
+            cache_write_per_million: self.cache_write_per_million,
+        };
+        price.validate().map_err(|m| napi_ohos::Error::new("invalid_config".to_owned(), m))?;
+        Ok(price)
+    }
+}
+
 /// Where and how to reach the model: an OpenAI-compatible or an Anthropic Messages
 /// endpoint (`wireFormat`, WIRE-1). The API key is write-only: no getter exposes it
 /// (LLM-4).
@@ -177,12 +214,41 @@ impl ModelConfig {
         self.inner.idle_timeout_ms = setting(value.0, "idleTimeoutMs")?;
         Ok(())
     }
+
+    /// What this model costs (COST-2); absent: no cost anywhere.
+    #[napi(getter)]
+    pub fn price(&self) -> Optional<JsModelPrice> {
+        optional(self.inner.price.as_ref().map(JsModelPrice::from))
+    }
+
+    #[napi(setter)]
+    pub fn set_price(&mut self, value: Setting<Option<JsModelPrice>>) -> Result<(), Thrown> {
+        self.inner.price = value.0.as_ref().map(JsModelPrice::core).transpose()?;
+        Ok(())
+    }
 }
 
 // index.d.ts: the declarations of this module's JS API, with their docs (the promises the
 // tests keep). scripts/gen-dts.sh assembles these blocks into
 // ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
 /* ts
+/**
+ * What a model costs, per 1M tokens, in one currency (COST-2). The library has no price of
+ * its own: set the provider's published rates. A call is priced once, when its usage
+ * arrives: prompt tokens served from the cache (`cachedTokens`) at cachedInputPerMillion,
+ * prompt tokens written to the cache (Anthropic's cache creation) at cacheWritePerMillion
+ * when set, the rest of the prompt at inputPerMillion, completion tokens (reasoning
+ * included) at outputPerMillion; rounded to the nearest billionth of the currency unit.
+ */
+export interface ModelPrice {
+  /** Currency code, 1 to 16 bytes without spaces (ISO 4217 such as "USD", "CNY" recommended). */
+  currency: string;
+  inputPerMillion: number;
+  cachedInputPerMillion: number;
+  outputPerMillion: number;
+  cacheWritePerMillion?: number;
+}
+
 /**
  * Where and how to reach the model: an OpenAI-compatible Chat Completions endpoint
  * (wireFormat 'openai', the default) or an Anthropic Messages one ('anthropic').
@@ -230,5 +296,12 @@ export class ModelConfig {
    * that keeps sending is never cut.
    */
   idleTimeoutMs: number;
+  /**
+   * What this model costs (COST-2); absent (the default): calls carry no cost. Setting a
+   * price with an empty or spaced currency, or a rate that is negative, not finite or
+   * above 1e9, throws "invalid_config". A worker or summarizer on another model is
+   * priced by its own ModelConfig's price.
+   */
+  price?: ModelPrice;
 }
 */

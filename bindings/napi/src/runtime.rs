@@ -23,10 +23,10 @@ use crate::numbers::argument;
 use crate::store::SessionStore;
 use crate::tools::ToolRegistry;
 use crate::transport::{JsTransport, TransportArgs};
-use crate::usage::JsModelUsage;
+use crate::usage::{ChildUsageSummary, JsModelUsage};
 
 /// The outcome of one run.
-#[napi(object, js_name = "RunResult")]
+#[napi(object, js_name = "RunResult", object_from_js = false)]
 pub struct JsRunResult {
     pub run_id: String,
     /// A `RunStatus` (the d.ts union generated from the core's enum).
@@ -34,6 +34,7 @@ pub struct JsRunResult {
     pub status: String,
     pub final_text: Option<String>,
     pub iterations: u32,
+    pub usage: ChildUsageSummary,
 }
 
 impl From<RunOutcome> for JsRunResult {
@@ -43,6 +44,7 @@ impl From<RunOutcome> for JsRunResult {
             status: serde_name(serde_json::to_value(outcome.status)),
             final_text: outcome.final_text,
             iterations: outcome.iterations,
+            usage: outcome.usage.into(),
         }
     }
 }
@@ -322,6 +324,12 @@ export interface RunResult {
   status: RunStatus;
   finalText?: string;
   iterations: number;
+  /**
+   * What the run used (COST-1, COST-2): its own model calls (compression included) and the
+   * children it delegated to — tokens, cached and reasoning tokens, calls and costs (empty
+   * without a price). The runs' usages add up to totalUsage().total.
+   */
+  usage: ChildUsageSummary;
 }
 
 /** One conversation with a model and tools. */

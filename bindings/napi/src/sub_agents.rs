@@ -80,6 +80,13 @@ impl SubAgentContext {
         self.result().map_or(0.0, |r| r.token_count as f64)
     }
 
+    /// What its model calls used, its own children's included (COST-1, COST-2); all zero
+    /// while active.
+    #[napi(getter)]
+    pub fn usage(&self) -> ChildUsageSummary {
+        self.result().map(|r| r.usage.clone()).unwrap_or_default().into()
+    }
+
     /// Distinct tools it called, in first-use order.
     #[napi(getter)]
     pub fn tools_used(&self) -> Vec<String> {
@@ -166,6 +173,12 @@ impl SubAgentStats {
     pub fn total_tokens(&self) -> f64 {
         self.inner.total_tokens as f64
     }
+
+    /// The reported usage of every ended sub-agent, each call once (COST-1, COST-2).
+    #[napi(getter)]
+    pub fn usage(&self) -> ChildUsageSummary {
+        self.inner.usage.clone().into()
+    }
 }
 
 /// A snapshot of a runtime's sub-agent registry (ISO-4); read-only.
@@ -224,7 +237,7 @@ impl SubAgentRegistryView {
 
     #[napi(getter)]
     pub fn stats(&self) -> SubAgentStats {
-        SubAgentStats { inner: self.stats }
+        SubAgentStats { inner: self.stats.clone() }
     }
 }
 
@@ -356,6 +369,9 @@ export class SubAgentContext {
   readonly summary: string;
   /** Tokens used (reported, else estimated) by it and its own sub-agents; 0 while active. */
   readonly tokenCount: number;
+  /** What its model calls used, its own sub-agents' included (COST-1, COST-2): tokens,
+   * cached and reasoning tokens, calls and costs at its own model's price; all zero while active. */
+  readonly usage: ChildUsageSummary;
   /** Distinct tools it called, in first-use order. */
   readonly toolsUsed: string[];
   /** Why it was force-completed: "token-budget-exceeded", "max-iterations", "cancelled", "session-closed", … */
@@ -386,6 +402,9 @@ export class SubAgentStats {
   /** Tokens used by every ended sub-agent, each call counted once (a nested child's calls
    * are in its parent's tokenCount too, but not counted twice here). */
   readonly totalTokens: number;
+  /** The reported usage of every ended sub-agent, each call counted once (COST-1, COST-2):
+   * cached and reasoning tokens and per-currency costs included; unlike totalTokens, no estimates. */
+  readonly usage: ChildUsageSummary;
 }
 
 /** A snapshot of a runtime's sub-agents (ISO-4; read-only). */

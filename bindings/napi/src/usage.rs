@@ -1,13 +1,38 @@
-//! Token usage (SUB-6): the `ModelUsage` object JS hands in and gets back, and the
-//! read-only sums `ChildUsageSummary` and `UsageTotals`.
+//! Token usage (SUB-6, COST-1, COST-2): the `ModelUsage` object JS hands in and gets
+//! back, its `Cost`, and the read-only sums `ChildUsageSummary` and `UsageTotals`.
 
 use arkagent::subagent::{ChildUsageSummary as CoreUsage, UsageTotals as CoreTotals};
-use arkagent::ModelUsage;
+use arkagent::{Cost, ModelUsage};
 use napi_derive_ohos::napi;
 
 use crate::args::Arg;
 use crate::error::{private_constructor, Thrown};
 use crate::numbers::argument;
+
+/// An amount of money (COST-2): `nanos` billionths of the currency unit.
+#[napi(object, js_name = "Cost")]
+pub struct JsCost {
+    pub currency: String,
+    pub nanos: f64,
+}
+
+impl JsCost {
+    /// The core cost; `nanos` must be a non-negative safe integer and the currency
+    /// non-empty (`invalid_argument`).
+    fn core(&self) -> Result<Cost, Thrown> {
+        if self.currency.is_empty() {
+            return Err(napi_ohos::Error::new("invalid_argument".to_owned(), "cost currency is empty".to_owned()));
+        }
+        Ok(Cost { currency: self.currency.clone(), nanos: argument(self.nanos, "cost.nanos")? })
+    }
+}
+
+// JS numbers: amounts are exact below 2^53 nanos (about 9 million currency units).
+impl From<&Cost> for JsCost {
+    fn from(cost: &Cost) -> Self {
+        Self { currency: cost.currency.clone(), nanos: cost.nanos as f64 }
+    }
+}
 
 /// Token usage of one model call.
 #[napi(object, js_name = "ModelUsage")]
@@ -21,6 +46,8 @@ pub struct JsModelUsage {
     /// `raw.calls`: the model calls this usage stands for when more than one (a summary
     /// written in N chunks), so `ChildUsageSummary.fromUsages` counts them as Rust and C do.
     pub calls: Option<f64>,
+    /// What the call cost (COST-2), when its model config has a price.
+    pub cost: Option<JsCost>,
 }
 
 impl JsModelUsage {
@@ -41,6 +68,7 @@ impl JsModelUsage {
         if let Some(calls) = self.calls {
             usage.raw.insert("calls".into(), serde_json::Value::from(tokens(calls, "calls")?));
         }
+        usage.cost = self.cost.as_ref().map(JsCost::core).transpose()?;
         Ok(usage)
     }
 }
@@ -56,6 +84,7 @@ impl From<&ModelUsage> for JsModelUsage {
             reasoning_tokens: usage.reasoning_tokens.map(|t| t as f64),
             source: usage.source().map(str::to_owned),
             calls: usage.raw.get("calls").and_then(serde_json::Value::as_u64).map(|c| c as f64),
+            cost: usage.cost.as_ref().map(JsCost::from),
         }
     }
 }
@@ -90,7 +119,7 @@ impl ChildUsageSummary {
         Ok(CoreUsage::from_usages(&core).into())
     }
 
-    /// `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`.
+    /// The summary's JSON, as C and Rust write it.
     #[napi]
     pub fn to_json(&self) -> String {
         self.inner.to_json()
@@ -114,6 +143,30 @@ impl ChildUsageSummary {
     #[napi(getter)]
     pub fn call_count(&self) -> f64 {
         self.inner.call_count as f64
+    }
+
+    /// Prompt tokens served from the provider's cache (COST-1).
+    #[napi(getter)]
+    pub fn cached_tokens(&self) -> f64 {
+        self.inner.cached_tokens as f64
+    }
+
+    /// Reasoning tokens (COST-1).
+    #[napi(getter)]
+    pub fn reasoning_tokens(&self) -> f64 {
+        self.inner.reasoning_tokens as f64
+    }
+
+    /// How many of `callCount` carry a cost (COST-2).
+    #[napi(getter)]
+    pub fn priced_call_count(&self) -> f64 {
+        self.inner.priced_call_count as f64
+    }
+
+    /// One exact sum per currency, sorted by code (COST-2).
+    #[napi(getter)]
+    pub fn costs(&self) -> Vec<JsCost> {
+        self.inner.costs.iter().map(JsCost::from).collect()
     }
 }
 
@@ -140,19 +193,19 @@ impl UsageTotals {
     /// The runtime's own model calls (compression included).
     #[napi(getter)]
     pub fn parent(&self) -> ChildUsageSummary {
-        self.inner.parent.into()
+        self.inner.parent.clone().into()
     }
 
     /// All delegated children's model calls.
     #[napi(getter)]
     pub fn children(&self) -> ChildUsageSummary {
-        self.inner.children.into()
+        self.inner.children.clone().into()
     }
 
     /// `parent + children`.
     #[napi(getter)]
     pub fn total(&self) -> ChildUsageSummary {
-        self.inner.total.into()
+        self.inner.total.clone().into()
     }
 }
 
@@ -160,6 +213,17 @@ impl UsageTotals {
 // tests keep). scripts/gen-dts.sh assembles these blocks into
 // ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
 /* ts
+/**
+ * An amount of money (COST-2), exact: `nanos` billionths of the currency unit (1 USD =
+ * 1e9 nanos), so sums are integers and a total is exactly the sum of its parts. Exact in
+ * a JS number below 2^53 nanos (about 9 million units). Show it as `nanos / 1e9`.
+ */
+export interface Cost {
+  /** The currency code as set on the `ModelPrice`, e.g. "USD" or "CNY". */
+  currency: string;
+  nanos: number;
+}
+
 /** Token usage of one model call. */
 export interface ModelUsage {
   promptTokens: number;
@@ -174,6 +238,12 @@ export interface ModelUsage {
   /** `raw.calls`: the model calls this usage stands for when more than one (a compression
    * whose summary was written in N chunks); absent: one call. */
   calls?: number;
+  /**
+   * What the call cost (COST-2), priced once when it was recorded by the `ModelPrice` of
+   * the model config that made it (a worker or summarizer on another model by its own);
+   * absent without a price (never 0), and for a call whose provider reported no usage.
+   */
+  cost?: Cost;
 }
 
 /** Summed usage of model calls (SUB-6; read-only). */
@@ -194,11 +264,24 @@ export class ChildUsageSummary {
    * summary written in N chunks counts N). The same number whether summed with
    * fromUsages() or read from a total. */
   readonly callCount: number;
-  /** `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`. */
+  /** Prompt tokens served from the provider's prompt cache (COST-1), summed. */
+  readonly cachedTokens: number;
+  /** Reasoning tokens (part of completionTokens), summed (COST-1). */
+  readonly reasoningTokens: number;
+  /** How many of callCount carry a cost (COST-2): costs is complete exactly when it equals callCount. */
+  readonly pricedCallCount: number;
+  /**
+   * What the priced calls cost (COST-2): one exact sum per currency, sorted by currency
+   * code; empty when no call was priced (never a 0 standing for "unknown"). Different
+   * currencies are never converted or added together.
+   */
+  readonly costs: Cost[];
+  /** `{"prompt_tokens","completion_tokens","total_tokens","cached_tokens","reasoning_tokens","call_count","priced_call_count","costs"?}`, as C writes it (costs absent when empty). */
   toJson(): string;
 }
 
-/** What a session cost (SUB-6; read-only). */
+/** What a session cost (SUB-6, COST-1, COST-2; read-only): `total` is exactly `parent` +
+ * `children`, and `parent` exactly `ChildUsageSummary.fromUsages(runtime.usages())`. */
 export class UsageTotals {
   /** Instances come from `AgentRuntime.totalUsage()`. */
   private constructor();

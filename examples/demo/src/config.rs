@@ -5,6 +5,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use arkagent::ModelPrice;
+
 /// Streaming default: text appears piece by piece as the model sends it (`--stream` /
 /// `--no-stream` override it).
 pub const DEFAULT_STREAM: bool = true;
@@ -35,6 +37,10 @@ OPTIONS:
     --stream        ask the model for an SSE stream (the default)
     --no-stream     ask for whole responses
     --offline       use the simulated server even if ARKAGENT_* is set
+    --price CURRENCY:INPUT:CACHED:OUTPUT[:CACHE_WRITE]
+                    what the model costs per 1M tokens (uncached input, cached input,
+                    output, optionally cache writes), e.g. --price USD:0.27:0.07:1.10
+                    (check your provider's current table); without it nothing is priced
     -h, --help      this text
 
 ENVIRONMENT:
@@ -45,6 +51,7 @@ ENVIRONMENT:
 
 COMMANDS (in the REPL or a script):
     /usage  per-call token usage, sub-agents' usage and the session total
+    /cost   what the session cost at the --price, and how much of the prompt was cached
     /memory  episodic memories (compressed history)
     /sub-agents  sub-agents: active, history, stats
     /help   this list                           /quit    leave
@@ -98,7 +105,7 @@ pub enum ScriptItem {
 }
 
 /// Everything the demo needs to start.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DemoConfig {
     /// The model endpoint.
     pub endpoint: Endpoint,
@@ -108,6 +115,8 @@ pub struct DemoConfig {
     pub script: Vec<ScriptItem>,
     /// A note for the user about the environment (e.g. a half-set ARKAGENT_* group).
     pub notice: Option<String>,
+    /// What the model costs (`--price`); `None`: nothing is priced (COST-2).
+    pub price: Option<ModelPrice>,
 }
 
 impl DemoConfig {
@@ -118,6 +127,7 @@ impl DemoConfig {
             stream: DEFAULT_STREAM,
             script: Vec::new(),
             notice: None,
+            price: None,
         }
     }
 
@@ -149,7 +159,7 @@ impl DemoConfig {
 }
 
 /// What the command line asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// Print [`USAGE`].
     Help,
@@ -178,6 +188,11 @@ pub fn parse_args(
             "--script" => config.script.push(ScriptItem::File(
                 args.next().ok_or("--script needs a FILE argument")?.into(),
             )),
+            "--price" => {
+                config.price = Some(parse_price(
+                    &args.next().ok_or("--price needs CURRENCY:INPUT:CACHED:OUTPUT")?,
+                )?)
+            }
             other => return Err(format!("unknown argument {other:?}; see --help")),
         }
     }
@@ -209,9 +224,45 @@ pub fn parse_args(
     Ok(Command::Run(config))
 }
 
+/// `CURRENCY:INPUT:CACHED:OUTPUT[:CACHE_WRITE]` (per 1M tokens), checked as the library
+/// checks a price.
+pub fn parse_price(spec: &str) -> Result<ModelPrice, String> {
+    let bad = |why: &str| format!("--price {spec:?}: {why}; expected CURRENCY:INPUT:CACHED:OUTPUT[:CACHE_WRITE], e.g. USD:0.27:0.07:1.10");
+    let parts: Vec<&str> = spec.split(':').collect();
+    let (currency, rates) = match parts.split_first() {
+        Some((c, r)) if r.len() == 3 || r.len() == 4 => (*c, r),
+        _ => return Err(bad("wrong number of fields")),
+    };
+    let rates: Vec<f64> = rates
+        .iter()
+        .map(|r| r.trim().parse::<f64>().map_err(|_| bad(&format!("{r:?} is not a number"))))
+        .collect::<Result<_, _>>()?;
+    let mut price = ModelPrice::new(currency.trim(), rates[0], rates[1], rates[2]);
+    price.cache_write_per_million = rates.get(3).copied();
+    price.validate().map_err(|e| bad(&e))?;
+    Ok(price)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cost_2_price_flag_parses_and_refuses_what_the_library_refuses() {
+        let Ok(Command::Run(c)) = parse_args(args(&["--price", "USD:0.27:0.07:1.10"]), |_| None) else {
+            panic!("parse")
+        };
+        assert_eq!(c.price, Some(ModelPrice::new("USD", 0.27, 0.07, 1.10)));
+        assert_eq!(
+            parse_price("CNY:2:0.5:8:2.5"),
+            Ok(ModelPrice::new("CNY", 2.0, 0.5, 8.0).with_cache_write(2.5))
+        );
+        assert_eq!(DemoConfig::offline().price, None, "no price unless asked");
+        for bad in ["USD:1:1", "USD:a:1:1", ":1:1:1", "USD:-1:1:1", "USD:1:NaN:1", "USD:1:1:1:1:1"] {
+            assert!(parse_args(args(&["--price", bad]), |_| None).is_err(), "{bad}");
+        }
+        assert!(parse_args(args(&["--price"]), |_| None).is_err());
+    }
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| (*s).to_owned()).collect()

@@ -239,6 +239,7 @@ impl Printer {
                 status,
                 iterations,
                 error_code,
+                ..
             } => {
                 let calls = if *iterations == 1 { "call" } else { "calls" };
                 let code = error_code

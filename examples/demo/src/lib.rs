@@ -11,6 +11,7 @@
 
 pub mod config;
 pub mod console;
+pub mod cost;
 pub mod repl;
 pub mod server;
 pub mod tools;

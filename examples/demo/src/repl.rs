@@ -176,6 +176,9 @@ impl Demo {
         transport: Arc<dyn arkagent::HttpTransport>,
     ) -> Result<Self, DemoError> {
         model.stream = config.stream;
+        if config.price.is_some() {
+            model.price = config.price.clone();
+        }
         let offline = config.endpoint == Endpoint::Simulated;
         let compression = compression_config(offline);
         let (threshold, keep) = (
@@ -215,6 +218,10 @@ impl Demo {
         console.line(&format!(
             "delegation: worker \"{RESEARCHER}\" and clone via delegate_task; try \"research the history of the baguette\", then /sub-agents"
         ));
+        console.line(&match &runtime.config().model.price {
+            Some(p) => format!("cost: {} (--price); /cost shows what the session cost", crate::cost::price_text(p)),
+            None => "cost: no price set (--price CURRENCY:INPUT:CACHED:OUTPUT per 1M tokens); /cost shows cached tokens".to_owned(),
+        });
         Ok(Self {
             runtime,
             console,
@@ -300,6 +307,11 @@ impl Demo {
                 }
             }
             "/usage" => self.print_usage(),
+            "/cost" => {
+                for l in crate::cost::report(&self.runtime) {
+                    self.console.line(&l);
+                }
+            }
             "/memory" => self.print_memory(),
             "/sub-agents" => self.print_sub_agents(),
             other => self
@@ -486,6 +498,7 @@ fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
 const HELP: &str = "\
 commands:
   /usage       token usage per model call, per sub-agent, and the session total
+  /cost        what the session cost at the --price, and how much prompt was cached
   /memory      episodic memories (compressed history)
   /sub-agents  sub-agents: active, history and stats
   /help        this list

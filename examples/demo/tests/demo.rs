@@ -528,3 +528,51 @@ fn dx_2_scripted_compression_creates_an_episode_that_keeps_the_goal() {
         "{out}"
     );
 }
+
+/// COST-2: `--price` prices every call; `/cost` shows the session's cost per part and how
+/// much of the prompt the (simulated) provider served from its prefix cache.
+#[test]
+fn cost_2_price_flag_and_cost_command_show_money_and_cached_tokens() {
+    let (ok, out, err) = run_demo(&[
+        "--no-stream",
+        "--price",
+        "USD:0.27:0.07:1.10",
+        "--say",
+        WEATHER_QUESTION,
+        "--say",
+        "What is 12 * 7?",
+        "--say",
+        "/cost",
+    ]);
+    assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        out.contains("cost: price USD 0.27 input, 0.07 cached input, 1.1 output per 1M tokens"),
+        "{out}"
+    );
+    let total = out
+        .lines()
+        .find(|l| l.starts_with("cost: session total: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    // "cost: session total: 0.00… USD (N of N calls priced); prompt P tokens, C cached (x %)"
+    let amount = total["cost: session total: ".len()..].split(' ').next().unwrap();
+    assert!(amount.parse::<f64>().unwrap() > 0.0, "{total}");
+    assert!(total.contains(" USD ("), "{total}");
+    let calls: Vec<&str> = total.split(" of ").collect();
+    let priced = calls[0].rsplit('(').next().unwrap();
+    assert_eq!(priced, calls[1].split(' ').next().unwrap(), "every call priced: {total}");
+    let cached: u64 = total.split(" cached").next().unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(cached > 0, "the second request extends the first: {total}");
+}
+
+/// COST-2: without `--price` nothing is priced, and the demo says how to set one.
+#[test]
+fn cost_2_without_a_price_cost_says_none_is_set_and_never_shows_zero() {
+    let (ok, out, err) = run_demo(&["--no-stream", "--say", "What is 12 * 7?", "--say", "/cost"]);
+    assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("cost: no price set"), "{out}");
+    let total = out.lines().find(|l| l.starts_with("cost: session total: ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(total.starts_with("cost: session total: no cost (0 of "), "{total}");
+    assert!(!total.contains("USD"), "{total}");
+    let (ok, _, err) = run_demo(&["--price", "USD:-1:0:0", "--say", "hi"]);
+    assert!(!ok && err.contains("--price"), "{err}");
+}

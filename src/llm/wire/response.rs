@@ -97,6 +97,7 @@ impl UsageWire {
                 .or(self.cached_tokens.0),
             reasoning_tokens: detail(self.completion_tokens_details, |d| d.reasoning_tokens),
             raw: Map::new(),
+            cost: None,
         }
     }
 }

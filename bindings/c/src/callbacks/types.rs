@@ -134,6 +134,9 @@ pub type ArkAgentToolCallback =
 /// Do not call blocking arkagent functions from it. A runtime with a session store
 /// (`arkagent_runtime_attach_store`) also emits `"session_committed"` (`commit_seq`,
 /// `message_count`) after each commit: what it covers survives the process being killed.
+/// COST-2: a `"model_response"` event's `"usage"` carries `"cost":{"currency","nanos"}`
+/// when the model config has a `"price"` (absent otherwise, never 0); `"run_finished"`
+/// carries `"usage"`, what the run used (as `arkagent_runtime_run`'s outcome).
 pub type ArkAgentEventCallback = Option<unsafe extern "C" fn(userdata: *mut c_void, event_json: *const c_char)>;
 
 /// Host userdata: the host promises it may be used from any thread until the owning

@@ -92,7 +92,15 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 /// total limit; 0 = none); a timed-out call ends the run with
 /// `ARK_AGENT_RESULT_LLM_TIMEOUT`. The same settings as the JS `ModelConfig`'s `retry`,
 /// `requestTimeoutMs` and `idleTimeoutMs`; also
-/// `"extra_headers"?:[["name","value"],…]`. Unknown keys give
+/// `"extra_headers"?:[["name","value"],…]`, and (COST-2) `"price"?:{"currency",
+/// "input_per_million","cached_input_per_million","output_per_million",
+/// "cache_write_per_million"?}`: what the model costs per 1M tokens — uncached prompt
+/// tokens, prompt tokens served from the provider's cache, completion tokens (reasoning
+/// included) and, when set, prompt tokens written to the cache (Anthropic's
+/// `cache_creation_input_tokens`; otherwise priced as uncached). No price, no cost: the
+/// library has no price of its own. A currency that is empty, longer than 16 bytes or
+/// holds spaces, or a rate that is negative, not finite or above 1e9 gives
+/// `ARK_AGENT_RESULT_INVALID_CONFIG`. Unknown keys give
 /// `ARK_AGENT_RESULT_INVALID_JSON`. `"wire_format"?:"openai"|"anthropic"` (the JS
 /// `ModelConfig`'s `wireFormat`) picks the provider protocol: `"openai"` (default) posts
 /// Chat Completions to `{base_url}/chat/completions` with `Authorization: Bearer`;

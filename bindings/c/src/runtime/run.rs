@@ -11,7 +11,10 @@ use super::handle::{runtime_handle, write_runtime_json, ArkAgentRuntime};
 
 /// Runs one user turn to the end, blocking the calling thread; callbacks are invoked on
 /// this thread. On success `*out_outcome_json` (if `out_outcome_json` is not NULL) gets
-/// `{"run_id","status":"completed"|"cancelled"|"max_iterations","final_text","iterations"}`.
+/// `{"run_id","status":"completed"|"cancelled"|"max_iterations","final_text","iterations",
+/// "usage":{…}}`, `"usage"` being what the run used — its own model calls (compression
+/// included) and the children it delegated to — in the form of
+/// `arkagent_child_usage_summary` (COST-1, COST-2).
 /// Must not be called from inside a library callback (`ARK_AGENT_RESULT_REENTRANT`).
 /// When it fails with a model error and the model had produced nothing in this run (its
 /// first call failed), the input is taken out again: the history is as before the run (a
@@ -76,8 +79,10 @@ pub unsafe extern "C" fn arkagent_runtime_episodes(runtime: *mut ArkAgentRuntime
 }
 
 /// Writes the session's usage totals (SUB-6: its own calls plus every child's, each once)
-/// as `{"parent":{…},"children":{…},"total":{"prompt_tokens","completion_tokens",
-/// "total_tokens","call_count"}}` to `*out`; free with `arkagent_string_free`.
+/// as `{"parent":{…},"children":{…},"total":{…}}` to `*out`, each in the form of
+/// `arkagent_child_usage_summary`; `"total"` is exactly `"parent"` + `"children"` and
+/// `"parent"` exactly the sum of `arkagent_runtime_usages` (costs included: integers,
+/// never rounded in the sum). Free with `arkagent_string_free`.
 ///
 /// # Safety
 /// `out` valid for one pointer write.
@@ -91,8 +96,14 @@ pub unsafe extern "C" fn arkagent_runtime_total_usage(runtime: *mut ArkAgentRunt
 
 /// Sums a JSON array of model usages (`[{"prompt_tokens","completion_tokens",
 /// "total_tokens",…},…]`, e.g. what `arkagent_runtime_usages` writes or a child's usages)
-/// into `{"prompt_tokens","completion_tokens","total_tokens","call_count"}` (SUB-6), the
-/// same summary `arkagent_runtime_total_usage` and the delegate tool's metadata use.
+/// into `{"prompt_tokens","completion_tokens","total_tokens","cached_tokens",
+/// "reasoning_tokens","call_count","priced_call_count","costs"?}` (SUB-6, COST-1,
+/// COST-2), the same summary `arkagent_runtime_total_usage`, a run's outcome and the
+/// delegate tool's metadata use. `"cached_tokens"`: prompt tokens served from the
+/// provider's cache; `"priced_call_count"`: how many of `"call_count"` carry a `"cost"`;
+/// `"costs"`: `[{"currency","nanos"}]`, one exact sum per currency (sorted by code) of the
+/// usages' costs in billionths of the currency unit — absent when no usage has a cost
+/// (never 0 for "unknown"); different currencies are never added together.
 /// `*out_json` gets it; free with `arkagent_string_free`. Anything but such an array
 /// gives `ARK_AGENT_RESULT_INVALID_JSON` and writes nothing. Any thread; needs no
 /// runtime.
@@ -112,8 +123,11 @@ pub unsafe extern "C" fn arkagent_child_usage_summary(usages_json: *const c_char
 }
 
 /// Writes the sub-agents of this runtime's registry as `{"active":[SubAgentContext…],
-/// "history":[…≤100],"stats":{"active","history","completed_count","total_tokens"}}` to
-/// `*out` (empty lists without delegation); free with `arkagent_string_free`.
+/// "history":[…≤100],"stats":{"active","history","completed_count","total_tokens",
+/// "usage":{…}}}` to `*out` (empty lists without delegation); free with
+/// `arkagent_string_free`. `"usage"` (COST-1, COST-2) sums every ended sub-agent's
+/// reported usage, each call once, in the form of `arkagent_child_usage_summary`; each
+/// ended context's `"result"` has its own `"usage"`.
 ///
 /// # Safety
 /// `out` valid for one pointer write.

@@ -59,6 +59,10 @@ pub unsafe extern "C" fn arkagent_runtime_messages(runtime: *mut ArkAgentRuntime
 }
 
 /// Writes the recorded usages as a JSON array to `*out`; free with `arkagent_string_free`.
+/// COST-2: a usage made with a priced model has `"cost":{"currency","nanos"}` (billionths
+/// of the currency unit, rounded once per call), priced by the model that made the call
+/// (a summarizer on its own model by its own price); without a price there is no
+/// `"cost"`.
 /// One per model call made: a call whose provider reported no usage is a zero usage with
 /// `"raw":{"source":"unreported"}`, so `"call_count"` summed from them counts it.
 ///

@@ -3,6 +3,7 @@
 //! real Chat Completions wire format, streamed (SSE) or not. It runs in-process on its own
 //! threads; dropping the [`SimulatedServer`] stops it.
 
+pub mod cache;
 pub mod reply;
 pub mod research;
 pub mod summary;
@@ -74,6 +75,7 @@ impl SimulatedServer {
             .ok_or_else(|| std::io::Error::other("the simulated server has no IP address"))?;
         let server = Arc::new(server);
         let requests = Arc::new(AtomicU64::new(0));
+        let cache = Arc::new(cache::PromptCache::default());
         let accept_thread = {
             let server = Arc::clone(&server);
             let requests = Arc::clone(&requests);
@@ -84,10 +86,11 @@ impl SimulatedServer {
                     for request in server.incoming_requests() {
                         let n = requests.fetch_add(1, Ordering::Relaxed) + 1;
                         let options = Arc::clone(&options);
+                        let cache = Arc::clone(&cache);
                         // One thread per request: a slow stream must not hold up the others.
                         let spawned = thread::Builder::new()
                             .name("sim-model-request".into())
-                            .spawn(move || handle(request, n, &options));
+                            .spawn(move || handle(request, n, &options, &cache));
                         if let Err(e) = spawned {
                             tracing::warn!(
                                 "{SIMULATED_LABEL} could not start a request thread: {e}"
@@ -130,7 +133,7 @@ impl Drop for SimulatedServer {
     }
 }
 
-fn handle(mut request: Request, n: u64, options: &ServerOptions) {
+fn handle(mut request: Request, n: u64, options: &ServerOptions, cache: &cache::PromptCache) {
     let span = tracing::info_span!("sim_model.request", n, method = %request.method(), path = %request.url());
     let _entered = span.enter();
     let path = request
@@ -204,7 +207,8 @@ fn handle(mut request: Request, n: u64, options: &ServerOptions) {
     }
 
     let reply = decide(&parsed);
-    let usage = Usage::estimate(body.chars().count(), &reply);
+    let mut usage = Usage::estimate(body.chars().count(), &reply);
+    usage.cached_tokens = cache.hit(&body, usage.prompt_tokens);
     let envelope = Envelope {
         id: format!("chatcmpl-sim-{n}"),
         created: SystemTime::now()

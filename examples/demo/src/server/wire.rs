@@ -24,6 +24,8 @@ pub struct Usage {
     pub prompt_tokens: u64,
     /// Characters of the reply / 4.
     pub completion_tokens: u64,
+    /// Prompt tokens an earlier request already sent ([`super::cache::PromptCache`]).
+    pub cached_tokens: u64,
 }
 
 impl Usage {
@@ -39,6 +41,7 @@ impl Usage {
         Self {
             prompt_tokens: (request_chars as u64).div_ceil(4).max(1),
             completion_tokens: (reply_chars as u64).div_ceil(4).max(1),
+            cached_tokens: 0,
         }
     }
 
@@ -47,7 +50,7 @@ impl Usage {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": 0},
+            "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
             "completion_tokens_details": {"reasoning_tokens": 0}
         })
     }

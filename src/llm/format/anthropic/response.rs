@@ -61,6 +61,7 @@ impl UsageWire {
             cached_tokens: self.cache_read_input_tokens,
             reasoning_tokens: None,
             raw,
+            cost: None,
         }
     }
 }

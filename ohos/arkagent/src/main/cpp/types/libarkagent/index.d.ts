@@ -616,6 +616,17 @@ export class SubAgentChildEvent {
   readonly event: AgentEvent;
 }
 
+/**
+ * An amount of money (COST-2), exact: `nanos` billionths of the currency unit (1 USD =
+ * 1e9 nanos), so sums are integers and a total is exactly the sum of its parts. Exact in
+ * a JS number below 2^53 nanos (about 9 million units). Show it as `nanos / 1e9`.
+ */
+export interface Cost {
+  /** The currency code as set on the `ModelPrice`, e.g. "USD" or "CNY". */
+  currency: string;
+  nanos: number;
+}
+
 /** Token usage of one model call. */
 export interface ModelUsage {
   promptTokens: number;
@@ -630,6 +641,12 @@ export interface ModelUsage {
   /** `raw.calls`: the model calls this usage stands for when more than one (a compression
    * whose summary was written in N chunks); absent: one call. */
   calls?: number;
+  /**
+   * What the call cost (COST-2), priced once when it was recorded by the `ModelPrice` of
+   * the model config that made it (a worker or summarizer on another model by its own);
+   * absent without a price (never 0), and for a call whose provider reported no usage.
+   */
+  cost?: Cost;
 }
 
 /** Summed usage of model calls (SUB-6; read-only). */
@@ -650,11 +667,24 @@ export class ChildUsageSummary {
    * summary written in N chunks counts N). The same number whether summed with
    * fromUsages() or read from a total. */
   readonly callCount: number;
-  /** `{"prompt_tokens":…,"completion_tokens":…,"total_tokens":…,"call_count":…}`. */
+  /** Prompt tokens served from the provider's prompt cache (COST-1), summed. */
+  readonly cachedTokens: number;
+  /** Reasoning tokens (part of completionTokens), summed (COST-1). */
+  readonly reasoningTokens: number;
+  /** How many of callCount carry a cost (COST-2): costs is complete exactly when it equals callCount. */
+  readonly pricedCallCount: number;
+  /**
+   * What the priced calls cost (COST-2): one exact sum per currency, sorted by currency
+   * code; empty when no call was priced (never a 0 standing for "unknown"). Different
+   * currencies are never converted or added together.
+   */
+  readonly costs: Cost[];
+  /** `{"prompt_tokens","completion_tokens","total_tokens","cached_tokens","reasoning_tokens","call_count","priced_call_count","costs"?}`, as C writes it (costs absent when empty). */
   toJson(): string;
 }
 
-/** What a session cost (SUB-6; read-only). */
+/** What a session cost (SUB-6, COST-1, COST-2; read-only): `total` is exactly `parent` +
+ * `children`, and `parent` exactly `ChildUsageSummary.fromUsages(runtime.usages())`. */
 export class UsageTotals {
   /** Instances come from `AgentRuntime.totalUsage()`. */
   private constructor();
@@ -664,6 +694,23 @@ export class UsageTotals {
   readonly children: ChildUsageSummary;
   /** parent + children. */
   readonly total: ChildUsageSummary;
+}
+
+/**
+ * What a model costs, per 1M tokens, in one currency (COST-2). The library has no price of
+ * its own: set the provider's published rates. A call is priced once, when its usage
+ * arrives: prompt tokens served from the cache (`cachedTokens`) at cachedInputPerMillion,
+ * prompt tokens written to the cache (Anthropic's cache creation) at cacheWritePerMillion
+ * when set, the rest of the prompt at inputPerMillion, completion tokens (reasoning
+ * included) at outputPerMillion; rounded to the nearest billionth of the currency unit.
+ */
+export interface ModelPrice {
+  /** Currency code, 1 to 16 bytes without spaces (ISO 4217 such as "USD", "CNY" recommended). */
+  currency: string;
+  inputPerMillion: number;
+  cachedInputPerMillion: number;
+  outputPerMillion: number;
+  cacheWritePerMillion?: number;
 }
 
 /**
@@ -713,6 +760,13 @@ export class ModelConfig {
    * that keeps sending is never cut.
    */
   idleTimeoutMs: number;
+  /**
+   * What this model costs (COST-2); absent (the default): calls carry no cost. Setting a
+   * price with an empty or spaced currency, or a rate that is negative, not finite or
+   * above 1e9, throws "invalid_config". A worker or summarizer on another model is
+   * priced by its own ModelConfig's price.
+   */
+  price?: ModelPrice;
 }
 
 /**
@@ -947,6 +1001,9 @@ export class SubAgentContext {
   readonly summary: string;
   /** Tokens used (reported, else estimated) by it and its own sub-agents; 0 while active. */
   readonly tokenCount: number;
+  /** What its model calls used, its own sub-agents' included (COST-1, COST-2): tokens,
+   * cached and reasoning tokens, calls and costs at its own model's price; all zero while active. */
+  readonly usage: ChildUsageSummary;
   /** Distinct tools it called, in first-use order. */
   readonly toolsUsed: string[];
   /** Why it was force-completed: "token-budget-exceeded", "max-iterations", "cancelled", "session-closed", … */
@@ -977,6 +1034,9 @@ export class SubAgentStats {
   /** Tokens used by every ended sub-agent, each call counted once (a nested child's calls
    * are in its parent's tokenCount too, but not counted twice here). */
   readonly totalTokens: number;
+  /** The reported usage of every ended sub-agent, each call counted once (COST-1, COST-2):
+   * cached and reasoning tokens and per-currency costs included; unlike totalTokens, no estimates. */
+  readonly usage: ChildUsageSummary;
 }
 
 /** A snapshot of a runtime's sub-agents (ISO-4; read-only). */
@@ -1168,6 +1228,12 @@ export interface RunResult {
   status: RunStatus;
   finalText?: string;
   iterations: number;
+  /**
+   * What the run used (COST-1, COST-2): its own model calls (compression included) and the
+   * children it delegated to — tokens, cached and reasoning tokens, calls and costs (empty
+   * without a price). The runs' usages add up to totalUsage().total.
+   */
+  usage: ChildUsageSummary;
 }
 
 /** One conversation with a model and tools. */
