@@ -11,7 +11,7 @@ use super::request::{ChatRequest, ChatResponse};
 use super::retry::Jitter;
 use super::sse::MAX_EVENT_BYTES;
 use super::stream::{StreamDelta, StreamParser};
-use super::transport::{HttpBody, HttpRequest, HttpTransport, TransportError, TransportErrorKind};
+use super::transport::{ErrorAnswer, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError, TransportErrorKind};
 use crate::error::LlmError;
 use crate::history::Message;
 
@@ -222,6 +222,12 @@ fn transport_error(e: TransportError) -> LlmError {
         TransportErrorKind::Cancelled => LlmError::Cancelled,
         // Redacted by the caller (the host's text may echo the request).
         TransportErrorKind::Network => LlmError::Transport(e.message),
+        // Classified as if the host had resolved with this answer (OHOS-9).
+        TransportErrorKind::Status(answer) => {
+            let ErrorAnswer { status, headers, body } = *answer;
+            let response = HttpResponse { status, headers, body: HttpBody::Full(Vec::new()) };
+            openai::classify_status(status, &body, openai::retry_after_ms(&response))
+        }
     }
 }
 
