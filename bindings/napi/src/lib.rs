@@ -12,7 +12,7 @@
 //!
 //! 0. `error`, `convert`, `callback`, `host_fix` (ground: codes, shared conversions, JS calls)
 //! 1. `args` (arguments and settings coming in from JS)
-//! 2. `numbers` (range checks of JS numbers)
+//! 2. `numbers`, `request` (range checks of JS numbers; the request object the transport gets)
 //! 3. `usage`, `model_config`, `memory`, `events`, `store`, `transport`
 //! 4. `parity`, `tools`
 //! 5. `compression`, `delegation`, `sub_agents`
@@ -37,6 +37,7 @@ mod memory;
 mod model_config;
 mod numbers;
 mod parity;
+mod request;
 mod runtime;
 mod runtime_delegation;
 mod store;
@@ -86,87 +87,4 @@ mod usage;
  * beside the Rust code of each bindings/napi/src module; edit those and regenerate.
  * tests/js/dts_generated.test.js fails when this file differs from them.
  */
-*/
-
-// The declarations of `transport` (HttpHeader … HttpTransport): kept here while
-// transport.rs is rewritten (issue 19 item 3); they belong at the end of transport.rs.
-/* ts
-/** One HTTP header. */
-export interface HttpHeader {
-  name: string;
-  value: string;
-}
-
-/** A request the host must send. `body` is UTF-8 JSON. */
-export interface HttpRequest {
-  method: string;
-  url: string;
-  headers: HttpHeader[];
-  body: string;
-  /** true when the library asked the provider for an SSE stream. */
-  stream: boolean;
-}
-
-/**
- * What the host received. Either the whole body as text in `body`, or `streamed: true`
- * (resolved as soon as the headers arrived; `body` is then ignored) with the body written
- * to the request's HttpBodySink as it arrives. A missing `body` is an empty body.
- */
-export interface HttpResponse {
-  status: number;
-  headers?: HttpHeader[];
-  body?: string;
-  /** true: the body follows through the HttpBodySink. */
-  streamed?: boolean;
-}
-
-/**
- * Where the transport writes a streamed response body (LLM-2): after resolving with
- * `streamed: true`, call `write`/`writeBytes` for each piece as it arrives, then `end()`,
- * or `fail()` when the body broke off. Chunk boundaries may fall anywhere, also inside a
- * UTF-8 character (writeBytes). Writes never block; they return false once the library
- * stopped reading (answer complete, timeout, cancel) or after end()/fail(): stop
- * receiving then. Each request gets its own sink.
- */
-export class HttpBodySink {
-  /** Instances come with each transport call. */
-  private constructor();
-  /** Appends text (sent as UTF-8). */
-  write(text: string): boolean;
-  /**
-   * Appends bytes: an ArrayBuffer, or a Uint8Array (a Node Buffer included) — exactly
-   * the view's bytes, also when it is a window into a larger buffer.
-   */
-  writeBytes(data: ArrayBuffer | Uint8Array): boolean;
-  /** The body is complete. */
-  end(): void;
-  /**
-   * The body broke off: the model call fails like a transport rejection with this code
-   * ("timeout" is a timeout, "cancelled" cancelled, anything else "llm_transport").
-   */
-  fail(message: string, code?: string): void;
-  /**
-   * Registers a callback run once, on the JS thread, when the library stops wanting this
-   * response before the host finished the request (OHOS-7): the run was cancelled or
-   * timed out (requestTimeoutMs, idleTimeoutMs), or the rest of the body is not needed (the answer's `[DONE]` arrived before end()). Abort the
-   * request there (NetworkKit: `destroy()`); this covers non-streamed requests and
-   * streams that have not received a byte yet. Registered after the cancellation, the
-   * callback runs soon (asynchronously). Never called when the host finished first:
-   * the transport resolved with a whole body or rejected, or end()/fail() was called.
-   * A callback that throws is ignored.
-   */
-  onCancel(callback: () => void): void;
-  /** True once the library stopped wanting this response before the host finished it. */
-  readonly cancelled: boolean;
-}
-
-/**
- * The host's HTTP transport: sends the request and resolves with the response (any
- * status; the library classifies error statuses), either with the whole body or, for
- * `request.stream`, preferably streamed through `sink` so text deltas reach listeners
- * while the model is still writing. Reject when no response arrived: an Error whose
- * `code` is "timeout" counts as a timeout, "cancelled" as cancelled, anything else as a
- * network failure (error code "llm_transport").
- */
-export type HttpTransport = (request: HttpRequest, sink: HttpBodySink) => Promise<HttpResponse>;
 */

@@ -42,12 +42,22 @@ export interface HttpHeader {
   value: string;
 }
 
-/** A request the host must send. `body` is UTF-8 JSON. */
+/**
+ * A request the host must send. The body (UTF-8 JSON) comes two ways (PERF-9):
+ * `bodyBytes`, an ArrayBuffer over the library's own bytes, handed over without a copy —
+ * send this one (NetworkKit: `extraData: request.bodyBytes`, leaving it out when
+ * `byteLength` is 0); and `body`, the same bytes as a string, made only when a host reads
+ * it (one copy of the body, kept on the object after the first read). Both are valid until
+ * the transport's Promise settles: then `bodyBytes` is detached (byteLength 0) and the
+ * library takes its bytes back, and `body`, if not read before, reads "". Never write into
+ * `bodyBytes`: the library reuses those bytes.
+ */
 export interface HttpRequest {
   method: string;
   url: string;
   headers: HttpHeader[];
-  body: string;
+  readonly bodyBytes: ArrayBuffer;
+  readonly body: string;
   /** true when the library asked the provider for an SSE stream. */
   stream: boolean;
 }
@@ -91,14 +101,22 @@ export class HttpBodySink {
    */
   fail(message: string, code?: string): void;
   /**
+   * The streamed answer was an HTTP error after all, for a host that learns the status
+   * only after the body (NetworkKit at API 12): the model call fails as if the transport
+   * had resolved with `response` — classified by its status, headers (`Retry-After` is
+   * honoured) and body (pass at least its first 64 KiB), like any error answer: a 429 or
+   * 503 is retried after the wait the server asked for.
+   */
+  failWithResponse(response: HttpResponse): void;
+  /**
    * Registers a callback run once, on the JS thread, when the library stops wanting this
    * response before the host finished the request (OHOS-7): the run was cancelled or
    * timed out (requestTimeoutMs, idleTimeoutMs), or the rest of the body is not needed (the answer's `[DONE]` arrived before end()). Abort the
    * request there (NetworkKit: `destroy()`); this covers non-streamed requests and
    * streams that have not received a byte yet. Registered after the cancellation, the
    * callback runs soon (asynchronously). Never called when the host finished first:
-   * the transport resolved with a whole body or rejected, or end()/fail() was called.
-   * A callback that throws is ignored.
+   * the transport resolved with a whole body or rejected, or end()/fail()/failWithResponse()
+   * was called. A callback that throws is ignored.
    */
   onCancel(callback: () => void): void;
   /** True once the library stopped wanting this response before the host finished it. */
