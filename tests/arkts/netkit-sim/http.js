@@ -215,7 +215,11 @@ class HttpRequest {
       const t = this.tasks.shift();
       if (t === undefined) {
         this.draining = false;
-        if (this.finished) this.releaseAll();
+        if (this.finished) {
+          const later = this.order && this.order.afterEndMs;
+          if (later) setTimeout(() => this.releaseAll(), later);
+          else this.releaseAll();
+        }
         return;
       }
       try {
@@ -579,7 +583,8 @@ function setTimeScale(factor) {
  * creation index since this call. `{ headersAfter: n }`: always past n body-queue events (Infinity: after
  * the settlement); `{ headersAfter: [n1, n2, …] }`: the i-th header event of a request past
  * ni (the last value for the rest). A held event is delivered after `maxHoldMs` (default 200) at the latest,
- * as a uv work item is not held for ever.
+ * as a uv work item is not held for ever. An event held past the end goes right after the
+ * settlement, or `afterEndMs` later when set (a JS thread busy elsewhere).
  */
 function setEventOrder(order) {
   eventOrder = order ? { maxHoldMs: 200, ...order } : null;

@@ -49,6 +49,9 @@ test('ohos_9_netkit_a_stream_that_keeps_sending_past_ten_minutes_is_not_cut', as
     const started = Date.now();
     assert.equal((await rt.run('think for a long time')).finalText, '123456789012345');
     assert.ok(Date.now() - started >= 1400, 'the whole stream arrived');
+    // The cap still holds: at a ten-thousandth (1 hour: 0.36 s) the same stream is cut.
+    setTimeScale(0.0001);
+    await assert.rejects(runtime(server, (m) => { m.stream = true; }).run('again'), (e) => e.code === 'llm_timeout');
   } finally {
     setTimeScale(1);
     clearInterval(ticker);
@@ -172,6 +175,15 @@ test('ohos_9_netkit_a_whole_answer_waits_for_its_final_header_block_after_a_100_
       assert.ok(response.headers.some((h) => h.name === 'retry-after' && h.value === '7'), `stream ${stream}: ${JSON.stringify(response.headers)}`);
       assert.equal(JSON.parse(response.body).error.message, 'slow down');
     }
+    // Bounded: when the final block's event comes later than that (here 3 s), the answer
+    // goes after 500 ms with what it has.
+    setEventOrder({ headersAfter: [0, Infinity], afterEndMs: 3000, maxHoldMs: 5000 });
+    const started = Date.now();
+    const late = await transport(httpRequest('POST', server.baseUrl + '/chat/completions', '{}', false), stubSink());
+    const took = Date.now() - started;
+    assert.ok(took >= 450 && took < 1500, `answered after ${took} ms`);
+    assert.equal(late.status, 429);
+    assert.equal(JSON.parse(late.body).error.message, 'slow down');
   } finally {
     setEventOrder(null);
     await server.close();
