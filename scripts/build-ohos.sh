@@ -47,6 +47,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CRATE="arkagent-napi"
 ARTIFACT="libarkagent_napi.so"
+# Cargo.toml's `ohos` profile: release, optimized for size (PERF-9). OHOS_PROFILE=release
+# builds with the host's release profile instead.
+PROFILE="${OHOS_PROFILE:-ohos}"
 read -r -a ABIS <<<"${OHOS_ABIS:-arm64-v8a x86_64}"
 
 die() {
@@ -158,10 +161,10 @@ for abi in "${ABIS[@]}"; do
     build_std=("-Zbuild-std=std,panic_abort")
   fi
 
-  echo "build-ohos: ${cargo_cmd[*]} build ${build_std[*]} --release --target $TARGET -p $CRATE" >&2
-  "${cargo_cmd[@]}" build ${build_std[@]+"${build_std[@]}"} --release --target "$TARGET" -p "$CRATE"
+  echo "build-ohos: ${cargo_cmd[*]} build ${build_std[*]} --profile $PROFILE --target $TARGET -p $CRATE" >&2
+  "${cargo_cmd[@]}" build ${build_std[@]+"${build_std[@]}"} --profile "$PROFILE" --target "$TARGET" -p "$CRATE"
 
-  built="$TARGET_DIR/$TARGET/release/$ARTIFACT"
+  built="$TARGET_DIR/$TARGET/$PROFILE/$ARTIFACT"
   [ -f "$built" ] || die "the build produced no $built"
 
   # Sanity: a shared object for the ABI's machine.

@@ -22,15 +22,24 @@
 #     interface_sdk-js checkout at OpenHarmony-v5.0.0-Release, also every signature and
 #     @since <= 12) and that check-stubs.js flags a bad stub against a tiny fake SDK.
 #
-# With OHOS_SDK_HOME set, steps 1 and 2 check against that SDK's own declarations instead of
-# the stubs, so a DevEco user can lint this project with their SDK: OHOS_SDK_HOME is an SDK
-# `ets` folder (api/, kits/, arkts/, component/: the SDK's layout; also the declarations
-# of openharmony/interface_sdk-js laid out that way), or a folder holding one as ets/
-# (an OpenHarmony SDK's <api level>/), <n>/ets (the highest API level is taken) or
-# openharmony/ets (+ hms/ets; DevEco's sdk/default). Only @ohos/hypium (an ohpm package,
-# not in the SDK) still comes from the stubs. The stubs-minimality fixtures of step 3
-# (undeclared_*.ets: names the stubs leave out on purpose, which a real SDK declares) are
-# skipped; the known-bad fixture and the stub checks still run.
+#  5. (OHOS-9) every file is held to the project's minimum API level, compatibleSdkVersion in
+#     ohos/build-profile.json5 ("5.0.0(12)" -> 12): a use of an SDK declaration whose
+#     `@since` is above it is an error (check.js --min-api, scripts/arkts-lint/since.js);
+#     the known-bad fixture tests/arkts/bad/since_above_min_api.ets (RequestMethod.PATCH,
+#     @since 26) must FAIL, with the stubs (which lack it) and with any SDK.
+#
+# With OHOS_SDK_HOME set, steps 1, 2 and 5 check against that SDK's own declarations instead
+# of the stubs, so a DevEco user can lint this project with their SDK. OHOS_SDK_HOME is an
+# SDK `ets` folder or a folder holding one as ets/ (an OpenHarmony SDK's <api level>/),
+# <n>/ets (the highest API level is taken) or openharmony/ets (+ hms/ets; DevEco's
+# sdk/default). In the `ets` folder the declarations (api/, kits/, arkts/, component/) are
+# found where each SDK generation puts them: in it (API 12 – 5.x), in ets1.1/ (6.0; ets1.2/
+# is ArkTS-static) or in dynamic/ (7.0; static/ beside it); the log names the layout found.
+# Only errors in the checked files count: a diagnostic inside the SDK's own files is printed
+# as a warning "(in the SDK)". Only @ohos/hypium (an ohpm package, not in the SDK) still
+# comes from the stubs. The stubs-minimality fixtures of step 3 (undeclared_*.ets: names
+# the stubs leave out on purpose, which a real SDK declares) are skipped; the known-bad
+# fixtures and the stub checks still run.
 #
 # Prints `arkts-lint: N passed, M failed`; exits non-zero when any expectation fails.
 # Needs node + npm (Node.js 20); the first run downloads ohos-typescript from npm.
@@ -85,30 +94,62 @@ out="$(mktemp)"
 hypium_stubs="$(mktemp -d)"
 trap 'rm -rf "$out" "$hypium_stubs"' EXIT
 
+# The minimum API level (step 5): the product's compatibleSdkVersion, "5.0.0(12)" or 12.
+min_api="$(node -e '
+  const json5 = require(process.argv[1]);
+  const profile = json5.parse(require("fs").readFileSync(process.argv[2], "utf8"));
+  const version = String(profile.app.products[0].compatibleSdkVersion);
+  const m = version.match(/\((\d+)\)$/) || version.match(/^(\d+)$/);
+  if (!m) process.exit(1);
+  process.stdout.write(m[1]);' "$LINT_DIR/node_modules/json5" ohos/build-profile.json5)" || {
+  echo "lint-arkts: cannot read compatibleSdkVersion from ohos/build-profile.json5" >&2
+  exit 1
+}
+
+# The declarations folder of an SDK `ets` folder $1: itself (api/ in it), ets1.1/ (6.0) or
+# dynamic/ (7.0).
+decl_dir() {
+  local d
+  for d in "$1" "$1/dynamic" "$1/ets1.1"; do
+    if [ -d "$d/api" ]; then
+      echo "$d"
+      return 0
+    fi
+  done
+  return 1
+}
+layout_of() {
+  case "$1" in
+    */dynamic) echo "7.0 layout, ets/dynamic/" ;;
+    */ets1.1) echo "6.0 layout, ets/ets1.1/" ;;
+    *) echo "ets/api/ layout" ;;
+  esac
+}
+
 # The declarations to check against: the stubs, or (OHOS_SDK_HOME) a real SDK's ets folders.
 decl_args=(--stubs "$STUBS")
 sdk_dirs=()
 if [ -n "${OHOS_SDK_HOME:-}" ]; then
   home="${OHOS_SDK_HOME%/}"
-  if [ -d "$home/api" ]; then
-    sdk_dirs=("$home")
-  elif [ -d "$home/ets/api" ]; then
-    sdk_dirs=("$home/ets")
-  elif [ -d "$home/openharmony/ets/api" ]; then
-    sdk_dirs=("$home/openharmony/ets")
-    if [ -d "$home/hms/ets/api" ]; then sdk_dirs+=("$home/hms/ets"); fi
+  if d="$(decl_dir "$home")" || d="$(decl_dir "$home/ets")"; then
+    sdk_dirs=("$d")
+  elif d="$(decl_dir "$home/openharmony/ets")"; then
+    sdk_dirs=("$d")
+    if d="$(decl_dir "$home/hms/ets")"; then sdk_dirs+=("$d"); fi
   else
     level=""
-    for d in "$home"/*/ets/api; do
-      n="${d%/ets/api}"
+    for e in "$home"/*/ets; do
+      n="${e%/ets}"
       n="${n##*/}"
-      if [ -d "$d" ] && [[ "$n" =~ ^[0-9]+$ ]] && { [ -z "$level" ] || [ "$n" -gt "$level" ]; }; then level="$n"; fi
+      if [[ "$n" =~ ^[0-9]+$ ]] && decl_dir "$e" >/dev/null && { [ -z "$level" ] || [ "$n" -gt "$level" ]; }; then
+        level="$n"
+      fi
     done
-    if [ -n "$level" ]; then sdk_dirs=("$home/$level/ets"); fi
+    if [ -n "$level" ]; then sdk_dirs=("$(decl_dir "$home/$level/ets")"); fi
   fi
   if [ "${#sdk_dirs[@]}" -eq 0 ]; then
-    echo "lint-arkts: OHOS_SDK_HOME=$OHOS_SDK_HOME holds no SDK declarations (looked for api/, ets/api/," \
-      "openharmony/ets/api/, <n>/ets/api/)" >&2
+    echo "lint-arkts: OHOS_SDK_HOME=$OHOS_SDK_HOME holds no SDK declarations (looked for api/ in it, in ets/," \
+      "openharmony/ets/ and <n>/ets/, each also under ets1.1/ (6.0) and dynamic/ (7.0))" >&2
     exit 1
   fi
   mkdir -p "$hypium_stubs/@ohos"
@@ -116,12 +157,13 @@ if [ -n "${OHOS_SDK_HOME:-}" ]; then
   decl_args=()
   for d in "${sdk_dirs[@]}"; do decl_args+=(--sdk "$d"); done
   decl_args+=(--stubs "$hypium_stubs")
-  echo "lint-arkts: checking against the SDK declarations in ${sdk_dirs[*]} (OHOS_SDK_HOME)" >&2
+  echo "lint-arkts: checking against the SDK declarations in ${sdk_dirs[*]} ($(layout_of "${sdk_dirs[0]}"); OHOS_SDK_HOME)" >&2
 fi
+echo "lint-arkts: minimum API level $min_api (compatibleSdkVersion, ohos/build-profile.json5)" >&2
 
 # 1. The HAR: 0 errors expected. One PASS/FAIL line per file from --summary.
 rc=0
-node "$LINT_DIR/check.js" --summary "${decl_args[@]}" --module "libarkagent.so=$NATIVE_DTS" \
+node "$LINT_DIR/check.js" --summary "${decl_args[@]}" --min-api "$min_api" --module "libarkagent.so=$NATIVE_DTS" \
   --module "@arkagent/arkagent=ohos/arkagent/Index.ets" \
   --reexports ohos/arkagent/Index.ets=libarkagent.so ohos >"$out" 2>&1 || rc=$?
 grep -v '^PASS ' "$out" | grep -v '^FAIL ' || true
@@ -158,6 +200,19 @@ else
     fi
   done
   if [ "$missing" -ne 0 ]; then cat "$out" >&2; fi
+fi
+
+# 2b. OHOS-9: an SDK member above the minimum API level is rejected: with the stubs (API 12)
+#     it does not exist; an SDK that has it (7.0: @since 26) must report its level.
+SINCE_BAD="tests/arkts/bad/since_above_min_api.ets"
+rc=0
+node "$LINT_DIR/check.js" "${decl_args[@]}" --min-api "$min_api" "$SINCE_BAD" >"$out" 2>&1 || rc=$?
+if [ "$rc" -eq 1 ] && grep -Eq "^$SINCE_BAD:[0-9]+:[0-9]+: error: ('PATCH' is @since [0-9]+ .*above the minimum API $min_api|Property 'PATCH' does not exist)" "$out"; then
+  pass
+  grep -E "^$SINCE_BAD:.*PATCH" "$out" >&2
+else
+  grep -v '(in the SDK)' "$out" >&2
+  fail "$SINCE_BAD: RequestMethod.PATCH (API 26) was not rejected (checker exit $rc)"
 fi
 
 # 3. OHOS-2: code using an SDK module or member that no stub declares is rejected.

@@ -31,7 +31,8 @@
 #      exported by libc.so or listed for a NEEDED library (OHOS-4), and the same check
 #      rejects a tiny library importing napi_adjust_external_memory and OH_LOG_SetLogLevel
 #      (absent at API 12), so it cannot silently pass; the same file / import / native musl
-#      dlopen checks for x86_64. Prints the stripped sizes.
+#      dlopen checks for x86_64. Prints the stripped sizes; the arm64 one must be at most
+#      2,500,000 bytes (PERF-9; OHOS_MAX_SO_BYTES overrides).
 #   5. Inspects the .har: module files (LICENSE, CHANGELOG.md and obfuscation.txt = the
 #      consumer rules included; compatibleSdkVersion/Type), the d.ts (byte-equal to ohos/arkagent's),
 #      libs/<abi>/libarkagent.so for each ABI being that ABI's N-API module, no ohosTest;
@@ -445,7 +446,7 @@ if ! CARGO_TARGET_DIR="$BUILD_DIR" OHOS_NDK_HOME="$NDK" OHOS_ABIS="$ABIS" OHOS_B
   die "scripts/build-ohos.sh failed against the fake NDK"
 fi
 say "build-ohos.sh: $((SECONDS - build_started)) s"
-SO="$BUILD_DIR/$TARGET/release/$ARTIFACT"
+SO="$BUILD_DIR/$TARGET/${OHOS_PROFILE:-ohos}/$ARTIFACT"
 INSTALLED="$BUILD_DIR/ohos-fake-ndk-libs"
 [ -f "$SO" ] || die "the build produced no $SO"
 
@@ -523,10 +524,15 @@ check "build-ohos.sh installed the fake-NDK libraries under ${INSTALLED#"$ROOT/"
 
 # PERF-4: size of the library as installed (stripped by build-ohos.sh).
 echo "ohos-link-check: built ${SO#"$ROOT/"} ($(wc -c <"$SO" | tr -d ' ') bytes), installed as libarkagent.so"
-echo "ohos-link-check: libarkagent.so ($OHOS_TRIPLE, release, stripped): $(wc -c <"$INSTALLED/arm64-v8a/libarkagent.so" | tr -d ' ') bytes"
+echo "ohos-link-check: libarkagent.so ($OHOS_TRIPLE, ${OHOS_PROFILE:-ohos} profile, stripped): $(wc -c <"$INSTALLED/arm64-v8a/libarkagent.so" | tr -d ' ') bytes"
+# PERF-9: the arm64 library stays within 2.5 MB stripped (OHOS_MAX_SO_BYTES overrides).
+max_so=${OHOS_MAX_SO_BYTES:-2500000}
+so_bytes=$(wc -c <"$INSTALLED/arm64-v8a/libarkagent.so" | tr -d ' ')
+check "PERF-9: arm64 libarkagent.so stripped <= $max_so bytes" "$([ "$so_bytes" -le "$max_so" ] && echo 1 || echo 0)" \
+  "$so_bytes bytes ($((max_so - so_bytes)) to spare)"
 
 if [ "${OHOS_LINK_CHECK_X86_64:-1}" = 1 ]; then
-  SO_X64_BUILT="$BUILD_DIR/$X64_TARGET/release/$ARTIFACT"
+  SO_X64_BUILT="$BUILD_DIR/$X64_TARGET/${OHOS_PROFILE:-ohos}/$ARTIFACT"
   [ -f "$SO_X64_BUILT" ] || die "the build produced no $SO_X64_BUILT"
   desc="$(file -b "$SO_X64_BUILT")"
   ok=0
@@ -538,7 +544,7 @@ if [ "${OHOS_LINK_CHECK_X86_64:-1}" = 1 ]; then
   probe_out="$(LD_LIBRARY_PATH="$L64" "$WORK/dlopen_probe_x86_64" "$SO_X64_BUILT" 2>&1)" && ok=1 || ok=0
   check "x86_64: musl dlopen(RTLD_NOW) + dlsym(napi_register_module_v1), native" "$ok" \
     "$(tr '\n' ' ' <<<"$probe_out" | sed 's/ $//')"
-  echo "ohos-link-check: libarkagent.so (x86_64-linux-ohos, release, stripped): $(wc -c <"$INSTALLED/x86_64/libarkagent.so" | tr -d ' ') bytes"
+  echo "ohos-link-check: libarkagent.so (x86_64-linux-ohos, ${OHOS_PROFILE:-ohos} profile, stripped): $(wc -c <"$INSTALLED/x86_64/libarkagent.so" | tr -d ' ') bytes"
 fi
 
 # --- 6. The .har build-ohos.sh packed (scripts/pack-har.sh), inspected ---------------------

@@ -26,6 +26,8 @@
  *                     @kit.NetworkKit); mapped with compilerOptions.paths. DIR/component/
  *                     holds ArkUI's global declarations (components, decorators): added to
  *                     every program, and their components make up ets-loader's `ets` option
+ *   --min-api N       the project's compatibleSdkVersion: a use of an SDK declaration whose
+ *                     `@since` is above N is an error (arkts-check-since; since.js)
  *   --module N=F      maps module N to declaration file F, as an ohpm `file:` dependency
  *                     would (`libarkagent.so` -> its index.d.ts); F is checked too, a
  *                     .d.ts F as a .d.ets copy so the arkts-* rules apply to it
@@ -34,6 +36,9 @@
  *   --summary         one `PASS file` / `FAIL file (n errors)` line per checked file
  *
  * Prints `file:line:col: error|warning: message`; exits 1 on any error, 2 on bad usage.
+ * With --sdk, a diagnostic inside the SDK's own files (an SDK import this checker cannot
+ * resolve, a declaration ets-loader would supply) is printed as a warning marked "(in the
+ * SDK)" and does not fail the check: only errors in the checked files count.
  */
 'use strict';
 
@@ -50,7 +55,9 @@ try {
   process.exit(2);
 }
 
-const USAGE = 'usage: node check.js [--sdk DIR]... [--stubs DIR] [--module NAME=FILE]... ' +
+const { sinceDiagnostics } = require('./since');
+
+const USAGE = 'usage: node check.js [--sdk DIR]... [--stubs DIR] [--min-api N] [--module NAME=FILE]... ' +
   '[--reexports FILE=NAME]... [--summary] PATH...';
 
 class UsageError extends Error {}
@@ -66,7 +73,7 @@ function splitPair(option, spec) {
 }
 
 function parseArgs(argv) {
-  const args = { sdk: [], stubs: [], modules: [], reexports: [], summary: false, paths: [] };
+  const args = { sdk: [], stubs: [], modules: [], reexports: [], summary: false, paths: [], minApi: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--sdk') {
@@ -81,6 +88,10 @@ function parseArgs(argv) {
     } else if (a === '--reexports') {
       const [file, name] = splitPair(a, argv[++i]);
       args.reexports.push({ file: path.resolve(file), name });
+    } else if (a === '--min-api') {
+      const n = Number(argv[++i]);
+      if (!Number.isInteger(n) || n <= 0) usage('--min-api needs a positive API level');
+      args.minApi = n;
     } else if (a === '--summary') {
       args.summary = true;
     } else if (a === '-h' || a === '--help') {
@@ -144,7 +155,7 @@ function collectStubs(dir, into, globals) {
  * SDK's own imports name them), ArkUI's globals from component/. A key already taken (an
  * earlier --sdk) is kept.
  */
-function collectSdk(dir, into, globals) {
+function collectSdk(dir, into, globals, tmp) {
   const found = ['api', 'kits', 'arkts', 'component'].filter((d) => fs.existsSync(path.join(dir, d)));
   if (!found.includes('api') || !(found.includes('kits') || found.includes('component'))) {
     usage('--sdk ' + dir + ': not an SDK ets folder (needs api/ and kits/ or component/)');
@@ -171,6 +182,34 @@ function collectSdk(dir, into, globals) {
       if (/\.d\.e?ts$/.test(f)) globals.push(path.join(component, f));
     }
   }
+  const global = path.join(dir, 'api', '@internal', 'ets', 'global.d.ts');
+  if (fs.existsSync(global)) globals.push(globalCopy(global, tmp));
+}
+
+/**
+ * The SDK's global functions (setTimeout, console, …): api/@internal/ets/global.d.ts
+ * exports them, and ets-loader's declarations make them global by dropping each top-level
+ * `export` (developtools_ace_ets2bundle compiler/build_declarations_file.js). The same,
+ * into a copy under `tmp`.
+ */
+function globalCopy(file, tmp) {
+  const dir = fs.mkdtempSync(path.join(tmp, 'sdk-global-'));
+  const copy = path.join(dir, 'global.d.ts');
+  fs.writeFileSync(copy, fs.readFileSync(file, 'utf8').replace(/^export declare /gm, 'declare ')
+    .replace(/^export (?=(function|class|const|interface|type|namespace|enum) )/gm, 'declare '));
+  sdkFiles.set(copy, file);
+  return copy;
+}
+
+/** How many diagnostics inside the SDK are printed (the rest are counted). */
+const SDK_WARNINGS_SHOWN = 10;
+
+/** Files of an --sdk (and their copies): their diagnostics are the SDK's, reported as warnings. */
+const sdkFiles = new Map();
+const sdkDirs = [];
+
+function inSdk(file) {
+  return sdkFiles.has(file) || sdkDirs.some((dir) => file.startsWith(dir + path.sep));
 }
 
 /**
@@ -284,7 +323,8 @@ function main() {
   try {
     for (const dir of args.sdk) {
       if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) usage('not a directory: ' + dir);
-      collectSdk(dir, paths, globals);
+      sdkDirs.push(fs.realpathSync(dir), dir);
+      collectSdk(dir, paths, globals, tmp);
     }
     for (const dir of args.stubs) {
       if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) usage('not a directory: ' + dir);
@@ -344,6 +384,10 @@ function main() {
       const moduleFile = paths[r.name] ? paths[r.name][0] : undefined;
       diagnostics.push(...missingReexports(builder.getProgram(), r, moduleFile));
     }
+    if (args.minApi !== null) {
+      const ours = new Set(rootNames.map((f) => path.resolve(f)));
+      diagnostics.push(...sinceDiagnostics(ts, builder.getProgram(), rootNames, ours, args.minApi));
+    }
 
     // The linter repeats tsc diagnostics it re-derives in strict mode: print each once.
     const seen = new Set();
@@ -351,16 +395,18 @@ function main() {
     let errors = 0;
     let warnings = 0;
     const lines = [];
+    let inside = 0;
     for (const d of diagnostics) {
-      const isError = d.category === ts.DiagnosticCategory.Error;
-      if (!isError && d.category !== ts.DiagnosticCategory.Warning) continue;
-      const message = ts.flattenDiagnosticMessageText(d.messageText, '\n');
+      const sdkInternal = Boolean(d.file) && inSdk(path.resolve(d.file.fileName));
+      const isError = d.category === ts.DiagnosticCategory.Error && !sdkInternal;
+      if (!isError && d.category !== ts.DiagnosticCategory.Warning && !sdkInternal) continue;
+      const message = (sdkInternal ? '(in the SDK) ' : '') + ts.flattenDiagnosticMessageText(d.messageText, '\n');
       let where = 'arkts-check';
       let abs = null;
       if (d.file) {
         abs = path.resolve(d.file.fileName);
         const { line, character } = d.file.getLineAndCharacterOfPosition(d.start || 0);
-        where = path.relative(process.cwd(), displayName.get(abs) || abs) + ':' +
+        where = path.relative(process.cwd(), displayName.get(abs) || sdkFiles.get(abs) || abs) + ':' +
           (line + 1) + ':' + (character + 1);
       }
       const key = where + '\0' + message;
@@ -372,7 +418,12 @@ function main() {
       } else {
         warnings++;
       }
+      // Inside the SDK: the first few, then a count (a real SDK may give thousands).
+      if (sdkInternal && ++inside > SDK_WARNINGS_SHOWN) continue;
       lines.push(where + ': ' + (isError ? 'error' : 'warning') + ': ' + message);
+    }
+    if (inside > SDK_WARNINGS_SHOWN) {
+      lines.push('arkts-check: warning: ' + (inside - SDK_WARNINGS_SHOWN) + ' more diagnostic(s) inside the SDK not shown');
     }
     if (lines.length) process.stdout.write(lines.join('\n') + '\n');
 
@@ -383,7 +434,8 @@ function main() {
       }
     }
     process.stderr.write('arkts-check: ' + rootNames.length + ' file(s), ' + errors + ' error(s), ' +
-      warnings + ' warning(s) in ' + ((Date.now() - started) / 1000).toFixed(1) + ' s\n');
+      warnings + ' warning(s)' + (inside > 0 ? ' (' + inside + ' inside the SDK)' : '') + ' in ' +
+      ((Date.now() - started) / 1000).toFixed(1) + ' s\n');
     return errors === 0 ? 0 : 1;
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;

@@ -12,7 +12,7 @@ use super::request::{ChatRequest, ChatResponse};
 use super::retry::Jitter;
 use super::sse::MAX_EVENT_BYTES;
 use super::stream::StreamParser;
-use super::transport::{HttpBody, HttpRequest, HttpTransport, TransportError, TransportErrorKind};
+use super::transport::{ErrorAnswer, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError, TransportErrorKind};
 use crate::error::LlmError;
 use crate::history::Message;
 
@@ -199,9 +199,9 @@ impl ChatClient {
         // A request that does not stream is bounded as a whole by `attempt`.
         let (head_ms, idle_ms) =
             if http.stream { (self.config.request_timeout_ms, self.config.idle_timeout_ms) } else { (0, 0) };
-        let response = within(head_ms, async { self.transport.send(http, token).await.map_err(transport_error) }).await?;
-        let status = response.status;
         let wire = self.wire();
+        let response = within(head_ms, async { self.transport.send(http, token).await.map_err(|e| transport_error(wire, e)) }).await?;
+        let status = response.status;
         if !(200..300).contains(&status) {
             let retry_after = wire.retry_after_ms(&response);
             let body = read_error_body(response.body, idle_ms).await;
@@ -218,7 +218,7 @@ impl ChatClient {
             HttpBody::Full(bytes) => body.push(&bytes, on_delta.is_some(), &mut emit)?,
             HttpBody::Stream(mut stream) => {
                 while let Some(chunk) = within(idle_ms, async { Ok(stream.next_chunk().await) }).await? {
-                    body.push(&chunk.map_err(transport_error)?, on_delta.is_some(), &mut emit)?;
+                    body.push(&chunk.map_err(|e| transport_error(wire, e))?, on_delta.is_some(), &mut emit)?;
                     if body.is_done() {
                         break; // ignore anything after [DONE]; the guard tells the host
                     }
@@ -239,12 +239,18 @@ async fn within<T>(ms: u64, future: impl std::future::Future<Output = Result<T, 
     }
 }
 
-fn transport_error(e: TransportError) -> LlmError {
+fn transport_error(wire: &dyn WireProtocol, e: TransportError) -> LlmError {
     match e.kind {
         TransportErrorKind::Timeout => LlmError::Timeout,
         TransportErrorKind::Cancelled => LlmError::Cancelled,
         // Redacted by the caller (the host's text may echo the request).
         TransportErrorKind::Network => LlmError::Transport(e.message),
+        // Classified as if the host had resolved with this answer (OHOS-9).
+        TransportErrorKind::Status(answer) => {
+            let ErrorAnswer { status, headers, body } = *answer;
+            let response = HttpResponse { status, headers, body: HttpBody::Full(Vec::new()) };
+            wire.classify_error(status, &body, wire.retry_after_ms(&response))
+        }
     }
 }
 

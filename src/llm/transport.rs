@@ -160,6 +160,35 @@ pub enum TransportErrorKind {
     Network,
     /// The host cancelled the request.
     Cancelled,
+    /// The answer was an HTTP error after all: a host that learns the status only after the
+    /// body (NetworkKit's `requestInStream` at API 12 reports it after the last byte) ends a
+    /// stream it had resolved as a success with the answer it really got. Classified like
+    /// any error answer: by status, `Retry-After` and body (LLM-3).
+    Status(Box<ErrorAnswer>),
+}
+
+/// An HTTP error answer reported through [`TransportErrorKind::Status`]. `Debug` shows
+/// the status, the header names and the body's length only: a provider's error text may
+/// echo the request or the key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ErrorAnswer {
+    /// The HTTP status.
+    pub status: u16,
+    /// The answer's headers (`Retry-After`, `retry-after-ms`).
+    pub headers: Vec<(String, String)>,
+    /// The answer's body, or its start (at most 64 KiB of it is read).
+    pub body: Vec<u8>,
+}
+
+impl fmt::Debug for ErrorAnswer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("ErrorAnswer")
+            .field("status", &self.status)
+            .field("headers", &names)
+            .field("body_len", &self.body.len())
+            .finish()
+    }
 }
 
 /// A transport failure reported by the host.
@@ -180,6 +209,11 @@ impl TransportError {
     /// A timeout.
     pub fn timeout(message: impl Into<String>) -> Self {
         Self { kind: TransportErrorKind::Timeout, message: message.into() }
+    }
+    /// The answer turned out to be `answer`, an HTTP error ([`TransportErrorKind::Status`]).
+    pub fn status(answer: ErrorAnswer) -> Self {
+        let message = format!("HTTP status {}", answer.status);
+        Self { kind: TransportErrorKind::Status(Box::new(answer)), message }
     }
 }
 

@@ -258,3 +258,44 @@ fn llm_3_retry_and_timeout_config_defaults_and_json() {
         "invalid_json"
     );
 }
+
+/// OHOS-9: a host that learns the status only after a streamed body (NetworkKit at API 12)
+/// fails the stream with the answer it really got; the client classifies it like any error
+/// answer — `Retry-After` honoured, a quota 429 not retried — and never prints its body.
+#[tokio::test]
+async fn ohos_9_a_stream_failed_with_an_error_answer_is_classified_like_that_answer() {
+    use arkagent::llm::ErrorAnswer;
+    let body = br#"{"error":{"code":"rate_limit_exceeded","message":"slow down, sk-secret-echo"}}"#.to_vec();
+    let answer = |status: u16, headers: Vec<(String, String)>, body: &[u8]| ErrorAnswer { status, headers, body: body.to_vec() };
+    // The body streamed as a 200, then the 429 with Retry-After: 0.3 s (backoff alone: ≤ 1 ms).
+    let failing = |answer: ErrorAnswer| Step::Chunks { chunks: vec![body.clone()], gap: Duration::ZERO, then_fail: Some(TransportError::status(answer)) };
+    let limited = answer(429, vec![("retry-after".into(), "0.3".into())], &body);
+    let model = FakeProvider::new(vec![failing(limited.clone()), Step::ok(ok_body())]);
+    let client = ChatClient::new(model.clone(), with_retry(RetryPolicy { max_attempts: 2, initial_backoff_ms: 1, max_backoff_ms: 10_000 }));
+    let start = Instant::now();
+    let r = client.send_streaming(request(&client), &CancellationToken::new(), &|_| {}).await.unwrap();
+    assert_eq!(r.message.text(), Some("done"));
+    assert!(start.elapsed() >= Duration::from_millis(300), "waited {:?}", start.elapsed());
+    assert_eq!(model.request_count(), 2);
+
+    // Classified as the status and body say.
+    let cases = [
+        (limited, LlmError::RateLimited { retry_after_ms: Some(300) }),
+        (answer(503, vec![("Retry-After".into(), "2".into())], b"upstream"), LlmError::Server { status: 503, retry_after_ms: Some(2000) }),
+        (answer(401, Vec::new(), b""), LlmError::Auth { status: 401 }),
+    ];
+    for (answer, want) in cases {
+        let model = FakeProvider::new(vec![failing(answer)]);
+        let client = ChatClient::new(model, with_retry(RetryPolicy::none()));
+        assert_eq!(client.send_streaming(request(&client), &CancellationToken::new(), &|_| {}).await.unwrap_err(), want);
+    }
+    let quota = answer(429, Vec::new(), br#"{"error":{"code":"insufficient_quota","message":"no"}}"#);
+    let model = FakeProvider::new(vec![failing(quota), Step::ok(ok_body())]);
+    let client = ChatClient::new(model.clone(), config());
+    let e = client.send_streaming(request(&client), &CancellationToken::new(), &|_| {}).await.unwrap_err();
+    assert_eq!((e.code().as_str(), model.request_count()), ("llm_bad_request", 1));
+
+    // Its Debug names the status and the header names, never the body or a header value.
+    let shown = format!("{:?}", TransportError::status(answer(429, vec![("x-echo".into(), "sk-header-echo".into())], &body)));
+    assert!(shown.contains("429") && shown.contains("x-echo") && !shown.contains("sk-"), "{shown}");
+}

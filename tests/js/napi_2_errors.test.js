@@ -69,6 +69,10 @@ const KINDS = {
     valid: () => [{ assignee: 'w', taskDescription: 't' }],
     bad: () => [5, 'x', [5], [{}], [{ assignee: 1, taskDescription: 't' }], [{ assignee: 'w' }], MISSING, null],
   },
+  response: {
+    valid: () => ({ status: 429, headers: [{ name: 'retry-after', value: '1' }], body: '{}' }),
+    bad: () => [5, 'x', {}, { status: 'x' }, { status: 429, headers: 5 }, null, MISSING],
+  },
   bytes: {
     valid: () => new Uint8Array(0),
     bad: () => ['abc', [1, 2], new Uint16Array(2), new Int8Array(2), new DataView(new ArrayBuffer(2)), {}, 5, null, MISSING],
@@ -214,7 +218,8 @@ const METHODS = {
   CompressOutcome: { toJson: [] },
   SessionStore: { list: [], delete: [KINDS.string] },
   HttpBodySink: {
-    write: [KINDS.string], writeBytes: [KINDS.bytes], end: [], fail: [KINDS.string, KINDS['string?']], onCancel: [KINDS.function],
+    write: [KINDS.string], writeBytes: [KINDS.bytes], end: [], fail: [KINDS.string, KINDS['string?']],
+    failWithResponse: [KINDS.response], onCancel: [KINDS.function],
   },
   SubAgentContext: { toJson: [] },
   ChildUsageSummary: { toJson: [] },

@@ -113,12 +113,25 @@ where
     /// PERF-5: one threadsafe-function call per crossing; the result comes back through a
     /// oneshot channel, settled on the JS thread (see [`promises`]) without a second hop.
     pub async fn call(&self, arg: A) -> Result<R, JsFailure> {
+        self.call_then(arg, |_| {}).await
+    }
+
+    /// Like [`call`](Self::call), and runs `settled` on the JS thread, with the call's env,
+    /// as soon as the call settled (returned, threw, or its Promise fulfilled or rejected),
+    /// whether Rust still waits or not. Not run when the call never reached JS.
+    pub async fn call_then(
+        &self,
+        arg: A,
+        settled: impl FnOnce(sys::napi_env) + Send + 'static,
+    ) -> Result<R, JsFailure> {
         let (sender, receiver) = oneshot::channel();
         let status = self.tsfn.call_with_return_value(
             arg,
             ThreadsafeFunctionCallMode::NonBlocking,
             move |returned, env| {
+                let raw_env = env.raw();
                 let reply = move |outcome: Outcome| {
+                    settled(raw_env);
                     // The receiver is gone when Rust stopped waiting (e.g. cancelled).
                     let _ = sender.send(outcome.into_result::<R>());
                 };

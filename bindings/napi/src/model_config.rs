@@ -286,14 +286,17 @@ export class ModelConfig {
   /**
    * Time limit of one attempt in ms until the response arrives — for a streamed request
    * until the transport resolved, otherwise until the whole body is in (default 60000;
-   * 0: none). A streamed body has no total limit: idleTimeoutMs guards it.
+   * 0: none). A streamed body has no total limit: idleTimeoutMs guards it. The HAR's
+   * NetworkKitTransport cuts a whole request at its readTimeoutMs (65 s): raise both.
    */
   requestTimeoutMs: number;
   /**
    * Longest silence of a streamed body in ms (default 120000; 0: none): when no chunk
    * arrives for this long the attempt fails with "llm_timeout" (retried like a timeout
    * unless part of the answer was shown) and the sink's onCancel callbacks run. A stream
-   * that keeps sending is never cut.
+   * that keeps sending is never cut by the library; the HAR's NetworkKitTransport cuts any
+   * stream after its streamReadTimeoutMs (1 hour) and fails silence after its
+   * streamIdleTimeoutMs (5 minutes) too.
    */
   idleTimeoutMs: number;
   /**

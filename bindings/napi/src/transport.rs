@@ -8,39 +8,26 @@
 //! Cancellation (OHOS-7): `JsTransport::send` watches the attempt's cancel token; when the
 //! library stops wanting a response the host has not finished, the sink's `onCancel`
 //! callbacks run on the JS thread so the host can abort its request at once.
+//!
+//! The request object and its body (PERF-9): `request.rs`.
 
 use std::sync::Arc;
 
 use arkagent::llm::host_call::{HostCall, HostCallPhase, HostCallView};
-use arkagent::llm::{BodySender, TransportErrorKind};
+use arkagent::llm::{BodySender, ErrorAnswer, TransportErrorKind};
 use arkagent::{BodyStream, CancellationToken, HttpBody, HttpTransport, TransportError};
 use async_trait::async_trait;
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::{
-    ArrayBuffer, FnArgs, FromNapiValue, ToNapiValue, TypeName, Uint8ArraySlice,
-    ValidateNapiValue,
-};
 use napi_ohos::bindgen_prelude::JsValue;
+use napi_ohos::bindgen_prelude::{
+    ArrayBuffer, FnArgs, FromNapiValue, TypeName, Uint8ArraySlice, ValidateNapiValue,
+};
 use napi_ohos::{sys, Env, ValueType};
 
 use crate::args::Arg;
 use crate::callback::{JsAsyncFn, JsFailure, JsFunction, JsListener};
 use crate::error::{internal, private_constructor, Thrown};
-
-/// One HTTP header.
-#[napi(object, js_name = "HttpHeader")]
-pub struct JsHttpHeader {
-    pub name: String,
-    pub value: String,
-}
-
-/// A request the host must send, handed to JS as a plain object
-/// `{ method, url, headers, body, stream }` (the `HttpRequest` interface of the d.ts).
-///
-/// PERF-8: converted by hand rather than through a `#[napi(object)]` struct, so the body
-/// (shared, `Arc<String>`) is never copied into a Rust `String` first: its bytes go
-/// straight into the one JS string the engine creates from them.
-pub struct JsHttpRequest(arkagent::HttpRequest);
+use crate::request::{BodyLease, JsHttpHeader, JsHttpRequest};
 
 /// What the host received: the whole body, or `streamed: true` with the body to follow
 /// through the request's [`HttpBodySink`].
@@ -55,77 +42,25 @@ pub struct JsHttpResponse {
 /// The arguments the transport function is called with.
 pub type TransportArgs = FnArgs<(JsHttpRequest, HttpBodySink)>;
 
-impl From<arkagent::HttpRequest> for JsHttpRequest {
-    fn from(request: arkagent::HttpRequest) -> Self {
-        Self(request)
-    }
-}
-
-/// Sets `object[key] = value` (on the JS thread).
-///
-/// # Safety
-/// `env` and `object` must be live values of the current napi scope; `key` ends in NUL.
-unsafe fn set_property<V: ToNapiValue>(
-    env: sys::napi_env,
-    object: sys::napi_value,
-    key: &'static [u8],
-    value: V,
-) -> napi_ohos::Result<()> {
-    debug_assert_eq!(key.last(), Some(&0));
-    // SAFETY: `env` is live (caller); the conversion creates a value in the current scope.
-    let value = unsafe { V::to_napi_value(env, value) }?;
-    // SAFETY: `object` and `value` are live; `key` is a NUL-terminated C string.
-    let status = unsafe { sys::napi_set_named_property(env, object, key.as_ptr().cast(), value) };
-    if status == sys::Status::napi_ok {
-        Ok(())
-    } else {
-        Err(napi_ohos::Error::new(
-            napi_ohos::Status::from(status),
-            "cannot set a property of the HttpRequest object",
-        ))
-    }
-}
-
-impl ToNapiValue for JsHttpRequest {
-    unsafe fn to_napi_value(
-        env: sys::napi_env,
-        value: Self,
-    ) -> napi_ohos::Result<sys::napi_value> {
-        let request = value.0;
-        let mut object = std::ptr::null_mut();
-        // SAFETY: `env` is the env of the threadsafe-function call converting this argument.
-        let status = unsafe { sys::napi_create_object(env, &mut object) };
-        if status != sys::Status::napi_ok {
-            return Err(napi_ohos::Error::new(
-                napi_ohos::Status::from(status),
-                "cannot create the HttpRequest object",
-            ));
-        }
-        let headers: Vec<JsHttpHeader> = request
-            .headers
-            .into_iter()
-            .map(|(name, value)| JsHttpHeader { name, value })
-            .collect();
-        // SAFETY: `env` and `object` are live in this scope; every key ends in NUL.
-        unsafe {
-            set_property(env, object, b"method\0", request.method)?;
-            set_property(env, object, b"url\0", request.url)?;
-            set_property(env, object, b"headers\0", headers)?;
-            // The one copy of the body: `napi_create_string_utf8` over the shared bytes.
-            set_property(env, object, b"body\0", request.body.as_str())?;
-            set_property(env, object, b"stream\0", request.stream)?;
-        }
-        Ok(object)
-    }
-}
-
 impl JsHttpResponse {
+    fn core_status(&self) -> Result<u16, TransportError> {
+        u16::try_from(self.status).map_err(|_| {
+            TransportError::network(format!("HTTP status {} out of range", self.status))
+        })
+    }
+
+    fn core_headers(headers: Option<Vec<JsHttpHeader>>) -> Vec<(String, String)> {
+        headers
+            .unwrap_or_default()
+            .into_iter()
+            .map(|h| (h.name, h.value))
+            .collect()
+    }
+
     /// The core response: the body is `stream` when the host streamed it, else the text
     /// it resolved with (absent: empty; the core classifies the result).
     fn into_core(self, stream: BodyStream) -> Result<arkagent::HttpResponse, TransportError> {
-        let status = u16::try_from(self.status).map_err(|_| {
-            TransportError::network(format!("HTTP status {} out of range", self.status))
-        })?;
+        let status = self.core_status()?;
         let body = if self.streamed.unwrap_or(false) {
             HttpBody::Stream(stream)
         } else {
@@ -133,14 +68,22 @@ impl JsHttpResponse {
         };
         Ok(arkagent::HttpResponse {
             status,
-            headers: self
-                .headers
-                .unwrap_or_default()
-                .into_iter()
-                .map(|h| (h.name, h.value))
-                .collect(),
+            headers: Self::core_headers(self.headers),
             body,
         })
+    }
+
+    /// The answer a stream turned out to be (`failWithResponse`), as a transport error the
+    /// core classifies like that answer.
+    fn into_error(self) -> TransportError {
+        match self.core_status() {
+            Ok(status) => TransportError::status(ErrorAnswer {
+                status,
+                headers: Self::core_headers(self.headers),
+                body: self.body.unwrap_or_default().into_bytes(),
+            }),
+            Err(error) => error,
+        }
     }
 }
 
@@ -228,6 +171,17 @@ impl HttpBodySink {
     pub fn fail(&mut self, message: Arg<String>, code: Arg<Option<String>>) {
         if let Some(sender) = self.sender.take() {
             sender.fail(transport_error(code.0.as_deref(), message.0));
+        }
+        self.cancel.finish();
+    }
+
+    /// The body streamed so far was an HTTP error answer after all (a host that learns the
+    /// status only after the body): the call fails as if the transport had resolved with
+    /// `response`, classified by its status, headers and body.
+    #[napi(ts_args_type = "response: HttpResponse")]
+    pub fn fail_with_response(&mut self, response: Arg<JsHttpResponse>) {
+        if let Some(sender) = self.sender.take() {
+            sender.fail(response.0.into_error());
         }
         self.cancel.finish();
     }
@@ -438,13 +392,122 @@ impl HttpTransport for JsTransport {
         let (sender, stream) = BodyStream::channel();
         let state = Arc::new(CancelState::default());
         watch_cancel(cancel, Arc::clone(&state));
-        let args = FnArgs::from((request.into(), HttpBodySink::new(sender, Arc::clone(&state))));
-        let response = self.send.call(args).await;
+        // PERF-9: the body's ArrayBuffer is released once the host settled the call.
+        let lease = Arc::new(BodyLease::default());
+        let request = JsHttpRequest::new(request, Arc::clone(&lease));
+        let args = FnArgs::from((request, HttpBodySink::new(sender, Arc::clone(&state))));
+        let response = self
+            .send
+            .call_then(args, move |env| lease.release(env))
+            .await;
         // A rejection or a whole body finishes the request; a stream finishes with the
         // sink's end()/fail().
-        if response.as_ref().map_or(true, |r| !r.streamed.unwrap_or(false)) {
+        if response
+            .as_ref()
+            .map_or(true, |r| !r.streamed.unwrap_or(false))
+        {
             state.finish();
         }
         response?.into_core(stream)
     }
 }
+
+// index.d.ts: the declarations of `transport` (HttpHeader … HttpTransport).
+/* ts
+/** One HTTP header. */
+export interface HttpHeader {
+  name: string;
+  value: string;
+}
+
+/**
+ * A request the host must send. The body (UTF-8 JSON) comes two ways (PERF-9):
+ * `bodyBytes`, an ArrayBuffer over the library's own bytes, handed over without a copy —
+ * send this one (NetworkKit: `extraData: request.bodyBytes`, leaving it out when
+ * `byteLength` is 0); and `body`, the same bytes as a string, made only when a host reads
+ * it (one copy of the body, kept on the object after the first read). Both are valid until
+ * the transport's Promise settles: then `bodyBytes` is detached (byteLength 0) and the
+ * library takes its bytes back, and `body`, if not read before, reads "". Never write into
+ * `bodyBytes`: the library reuses those bytes.
+ */
+export interface HttpRequest {
+  method: string;
+  url: string;
+  headers: HttpHeader[];
+  readonly bodyBytes: ArrayBuffer;
+  readonly body: string;
+  /** true when the library asked the provider for an SSE stream. */
+  stream: boolean;
+}
+
+/**
+ * What the host received. Either the whole body as text in `body`, or `streamed: true`
+ * (resolved as soon as the headers arrived; `body` is then ignored) with the body written
+ * to the request's HttpBodySink as it arrives. A missing `body` is an empty body.
+ */
+export interface HttpResponse {
+  status: number;
+  headers?: HttpHeader[];
+  body?: string;
+  /** true: the body follows through the HttpBodySink. */
+  streamed?: boolean;
+}
+
+/**
+ * Where the transport writes a streamed response body (LLM-2): after resolving with
+ * `streamed: true`, call `write`/`writeBytes` for each piece as it arrives, then `end()`,
+ * or `fail()` when the body broke off. Chunk boundaries may fall anywhere, also inside a
+ * UTF-8 character (writeBytes). Writes never block; they return false once the library
+ * stopped reading (answer complete, timeout, cancel) or after end()/fail(): stop
+ * receiving then. Each request gets its own sink.
+ */
+export class HttpBodySink {
+  /** Instances come with each transport call. */
+  private constructor();
+  /** Appends text (sent as UTF-8). */
+  write(text: string): boolean;
+  /**
+   * Appends bytes: an ArrayBuffer, or a Uint8Array (a Node Buffer included) — exactly
+   * the view's bytes, also when it is a window into a larger buffer.
+   */
+  writeBytes(data: ArrayBuffer | Uint8Array): boolean;
+  /** The body is complete. */
+  end(): void;
+  /**
+   * The body broke off: the model call fails like a transport rejection with this code
+   * ("timeout" is a timeout, "cancelled" cancelled, anything else "llm_transport").
+   */
+  fail(message: string, code?: string): void;
+  /**
+   * The streamed answer was an HTTP error after all, for a host that learns the status
+   * only after the body (NetworkKit at API 12): the model call fails as if the transport
+   * had resolved with `response` — classified by its status, headers (`Retry-After` is
+   * honoured) and body (pass at least its first 64 KiB), like any error answer: a 429 or
+   * 503 is retried after the wait the server asked for.
+   */
+  failWithResponse(response: HttpResponse): void;
+  /**
+   * Registers a callback run once, on the JS thread, when the library stops wanting this
+   * response before the host finished the request (OHOS-7): the run was cancelled or
+   * timed out (requestTimeoutMs, idleTimeoutMs), or the rest of the body is not needed (the answer's `[DONE]` arrived before end()). Abort the
+   * request there (NetworkKit: `destroy()`); this covers non-streamed requests and
+   * streams that have not received a byte yet. Registered after the cancellation, the
+   * callback runs soon (asynchronously). Never called when the host finished first:
+   * the transport resolved with a whole body or rejected, or end()/fail()/failWithResponse()
+   * was called. A callback that throws is ignored.
+   */
+  onCancel(callback: () => void): void;
+  /** True once the library stopped wanting this response before the host finished it. */
+  readonly cancelled: boolean;
+}
+
+/**
+ * The host's HTTP transport: sends the request and resolves with the response (any
+ * status; the library classifies error statuses), either with the whole body or, for
+ * `request.stream`, preferably streamed through `sink` so text deltas reach listeners
+ * while the model is still writing. Reject when no response arrived: an Error whose
+ * `code` is "timeout" counts as a timeout, "cancelled" as cancelled, anything else as a
+ * network failure (error code "llm_transport").
+ */
+export type HttpTransport = (request: HttpRequest, sink: HttpBodySink) => Promise<HttpResponse>;
+*/

@@ -115,11 +115,20 @@ function toArrayBuffer(buffer) {
   return buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.length);
 }
 
-/** The body bytes of `extraData` (RequestContext::GetRequestBody: string or ArrayBuffer; an object as JSON). */
+/**
+ * The body bytes of `extraData` (RequestContext::GetRequestBody: a string, an ArrayBuffer,
+ * or an object as JSON), copied as netstack copies them into the request
+ * (HttpRequestOptions::SetBody) while `request()` / `requestInStream()` parses its options:
+ * the caller's buffer is not read again. `null` for an empty body, which GetRequestBody
+ * refuses ("if body is empty, return false", and a detached or empty ArrayBuffer has no
+ * data pointer): the parse then fails (401).
+ */
 function bodyOf(extraData) {
-  if (extraData instanceof ArrayBuffer) return Buffer.from(extraData);
-  if (typeof extraData === 'string') return Buffer.from(extraData, 'utf8');
-  return Buffer.from(JSON.stringify(extraData), 'utf8');
+  let bytes;
+  if (extraData instanceof ArrayBuffer) bytes = Buffer.from(new Uint8Array(extraData));
+  else if (typeof extraData === 'string') bytes = Buffer.from(extraData, 'utf8');
+  else bytes = Buffer.from(JSON.stringify(extraData), 'utf8');
+  return bytes.length > 0 ? bytes : null;
 }
 
 /**
@@ -206,7 +215,11 @@ class HttpRequest {
       const t = this.tasks.shift();
       if (t === undefined) {
         this.draining = false;
-        if (this.finished) this.releaseAll();
+        if (this.finished) {
+          const later = this.order && this.order.afterEndMs;
+          if (later) setTimeout(() => this.releaseAll(), later);
+          else this.releaseAll();
+        }
         return;
       }
       try {
@@ -299,6 +312,10 @@ class HttpRequest {
           }
         } else if (POST_LIKE.has(method)) {
           body = bodyOf(opts.extraData);
+          if (body === null) {
+            rejectLast(ERRORS.PARSE);
+            return;
+          }
           headers['content-type'] = 'application/json';
         } else {
           rejectLast(ERRORS.PARSE);
@@ -310,8 +327,9 @@ class HttpRequest {
       // ParseNumberOptions; HttpRequestOptions::SetMaxLimit clamps to MAX_LIMIT. readTimeout
       // becomes CURLOPT_TIMEOUT_MS (HttpExec::SetOption): the whole transfer, connect
       // included; 0 means no limit (curl).
-      const readTimeout = typeof opts.readTimeout === 'number' ? opts.readTimeout : DEFAULT_READ_TIMEOUT;
-      const connectTimeout = typeof opts.connectTimeout === 'number' ? opts.connectTimeout : DEFAULT_CONNECT_TIMEOUT;
+      // timeScale: a test hook (setTimeScale), never netstack's.
+      const readTimeout = (typeof opts.readTimeout === 'number' ? opts.readTimeout : DEFAULT_READ_TIMEOUT) * timeScale;
+      const connectTimeout = (typeof opts.connectTimeout === 'number' ? opts.connectTimeout : DEFAULT_CONNECT_TIMEOUT) * timeScale;
       const maxLimit = Math.min(typeof opts.maxLimit === 'number' ? opts.maxLimit : DEFAULT_MAX_LIMIT, MAX_LIMIT);
       const dataType = opts.expectDataType;
 
@@ -545,6 +563,17 @@ function prng(seed) {
 
 let eventOrder = null;
 let created = 0;
+let timeScale = 1;
+
+/**
+ * A test hook, not netstack behaviour: from now on every `readTimeout` and
+ * `connectTimeout` lasts `factor` times its value (e.g. 0.001: an hour passes in 3.6 s),
+ * so a test can run the transport with its default options at a scale of seconds.
+ * `setTimeScale(1)` restores real time.
+ */
+function setTimeScale(factor) {
+  timeScale = factor;
+}
 
 /**
  * How the HttpRequest objects created from now on deliver 'headersReceive' relative to the
@@ -554,7 +583,8 @@ let created = 0;
  * creation index since this call. `{ headersAfter: n }`: always past n body-queue events (Infinity: after
  * the settlement); `{ headersAfter: [n1, n2, …] }`: the i-th header event of a request past
  * ni (the last value for the rest). A held event is delivered after `maxHoldMs` (default 200) at the latest,
- * as a uv work item is not held for ever.
+ * as a uv work item is not held for ever. An event held past the end goes right after the
+ * settlement, or `afterEndMs` later when set (a JS thread busy elsewhere).
  */
 function setEventOrder(order) {
   eventOrder = order ? { maxHoldMs: 200, ...order } : null;
@@ -569,4 +599,4 @@ function createHttp() {
 
 const http = { createHttp, RequestMethod, HttpDataType, HttpProtocol, ResponseCode };
 
-module.exports = { http, ERRORS, DEFAULT_MAX_LIMIT, MAX_LIMIT, setEventOrder };
+module.exports = { http, ERRORS, DEFAULT_MAX_LIMIT, MAX_LIMIT, setEventOrder, setTimeScale };

@@ -7,7 +7,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const nodeHttp = require('node:http');
 
-const { http, ERRORS, setEventOrder } = require('./http');
+const { http, ERRORS, setEventOrder, setTimeScale } = require('./http');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -455,4 +455,49 @@ test('ohos_8_sim_result_type_from_content_type_without_expect_data_type', async 
   const binary = await get('/bin', { expectDataType: http.HttpDataType.OBJECT });
   assert.equal(binary.resultType, http.HttpDataType.ARRAY_BUFFER);
   await server.close();
+});
+
+// OHOS-9 / PERF-9: an ArrayBuffer extraData is copied into the request while the options
+// are parsed (RequestContext::GetRequestBody → HttpRequestOptions::SetBody), so the caller's
+// buffer may change or be detached right after the call; an empty extraData (string or
+// ArrayBuffer) fails the parse (GetRequestBody: "if body is empty, return false") with 401.
+test('ohos_9_sim_array_buffer_extra_data_is_copied_at_the_call_and_an_empty_one_is_refused', async () => {
+  const bodies = [];
+  const server = await serve((req, res, body) => {
+    bodies.push(body);
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end('{}');
+  });
+  const bytes = new TextEncoder().encode('{"汉":"字"}');
+  const buffer = bytes.buffer.slice(0);
+  const pending = http.createHttp().requestInStream(server.url + '/b', { method: http.RequestMethod.POST, extraData: buffer });
+  new Uint8Array(buffer).fill(0x41); // the caller reuses its buffer at once
+  assert.equal(await pending, 200);
+  assert.deepEqual(bodies, ['{"汉":"字"}']);
+  for (const extraData of ['', new ArrayBuffer(0)]) {
+    for (const inStream of [true, false]) {
+      const client = http.createHttp();
+      const call = inStream ? client.requestInStream(server.url + '/e', { method: http.RequestMethod.POST, extraData })
+        : client.request(server.url + '/e', { method: http.RequestMethod.POST, extraData });
+      await assert.rejects(call, (e) => e.code === ERRORS.PARSE[0], `${typeof extraData} inStream ${inStream}`);
+    }
+  }
+  assert.equal(bodies.length, 1, 'nothing else was sent');
+  await server.close();
+});
+
+// A test hook (not netstack): setTimeScale(f) makes every readTimeout and connectTimeout
+// last f times its value, so tests run default options at a scale of seconds.
+test('ohos_9_sim_time_scale_shortens_read_timeout', async () => {
+  const server = await serve(() => {}); // never answers
+  try {
+    setTimeScale(0.001);
+    const started = Date.now();
+    await assert.rejects(http.createHttp().request(server.url + '/slow', { readTimeout: 300000 }), (e) => e.code === ERRORS.TIMEOUT[0]);
+    const took = Date.now() - started;
+    assert.ok(took >= 250 && took < 2000, `timed out after ${took} ms (300 s at 1/1000)`);
+  } finally {
+    setTimeScale(1);
+    await server.close();
+  }
 });

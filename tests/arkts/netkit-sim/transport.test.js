@@ -8,101 +8,9 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const nodeHttp = require('node:http');
-const path = require('node:path');
 
-const { harIndex, kits } = require(path.join(__dirname, '../../../scripts/run-ohostest.js'));
-
-const har = harIndex();
-const sim = kits['@kit.NetworkKit'].http;
 const { setEventOrder } = require('./http');
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(predicate, what, ms = 3000) {
-  const deadline = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(2);
-  }
-}
-
-/** Every simulated HttpRequest the transport creates, with the time of its destroy(). */
-const clients = [];
-const createHttp = sim.createHttp;
-sim.createHttp = () => {
-  const client = createHttp();
-  const entry = { client, destroyedAt: 0 };
-  const destroy = client.destroy.bind(client);
-  client.destroy = () => {
-    if (!entry.destroyedAt) entry.destroyedAt = Date.now();
-    destroy();
-  };
-  clients.push(entry);
-  return entry;
-};
-// The transport calls createHttp() and uses the returned object: hand it the client.
-const wrapped = sim.createHttp;
-sim.createHttp = () => wrapped().client;
-
-function chunk(delta) {
-  return `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
-}
-
-function completion(content) {
-  return JSON.stringify({ id: 'c', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] });
-}
-
-/**
- * A local OpenAI-compatible server: `script[i](req, res, body)` answers the i-th
- * request. Records requests (method, url, time) and each connection's close time.
- */
-async function provider(script) {
-  const requests = [];
-  const sockets = [];
-  const server = nodeHttp.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => { body += c; });
-    req.on('end', () => {
-      const index = requests.length;
-      requests.push({ method: req.method, url: req.url, at: Date.now(), body });
-      (script[index] || script[script.length - 1])(req, res, body);
-    });
-  });
-  server.on('connection', (socket) => {
-    const entry = { closedAt: 0 };
-    sockets.push(entry);
-    socket.on('close', () => { entry.closedAt = Date.now(); });
-  });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    baseUrl: `http://127.0.0.1:${server.address().port}/v1`,
-    requests,
-    sockets,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }),
-  };
-}
-
-/**
- * A runtime on NetworkKitTransport; `tune(model)` adjusts the ModelConfig, `options` the
- * NetworkKitTransportOptions.
- */
-function runtime(server, tune = () => {}, options = {}) {
-  const model = new har.ModelConfig(server.baseUrl, 'sk-netkit-test-0000', 'm');
-  model.maxAttempts = 1;
-  tune(model);
-  const transportOptions = Object.assign(new har.NetworkKitTransportOptions(), options);
-  const transport = new har.NetworkKitTransport(transportOptions).asTransport();
-  return new har.AgentRuntime(new har.AgentRuntimeConfig(model), transport, new har.ToolRegistry());
-}
-
-async function settle(promise) {
-  try {
-    return { result: await promise };
-  } catch (error) {
-    return { error };
-  }
-}
+const { har, sim, clients, sleep, waitFor, chunk, completion, provider, runtime, httpRequest, settle } = require('./support');
 
 test('ohos_8_netkit_streamed_and_whole_answers', async () => {
   const server = await provider([
@@ -135,7 +43,8 @@ test('ohos_8_netkit_a_401_on_a_stream_is_an_auth_error_not_200', async () => {
       res.end(JSON.stringify({ error: { message: 'Incorrect API key', code: 'invalid_api_key' } }));
     },
     // A proxy answering an error status with an event stream: the status is only known
-    // at the end (after dataEnd), and must fail the stream.
+    // at the end (after dataEnd), and must fail the stream — as the 502 it is (OHOS-9:
+    // classified like any 502, no longer a bare "llm_transport").
     (req, res) => {
       res.writeHead(502, { 'Content-Type': 'text/event-stream' });
       res.end(chunk({ role: 'assistant', content: 'not an answer' }));
@@ -143,7 +52,7 @@ test('ohos_8_netkit_a_401_on_a_stream_is_an_auth_error_not_200', async () => {
   ]);
   const rt = runtime(server, (m) => { m.stream = true; });
   await assert.rejects(rt.run('hi'), (e) => e.code === 'llm_auth');
-  await assert.rejects(rt.run('hi'), (e) => e.code === 'llm_transport' && /502/.test(e.message));
+  await assert.rejects(rt.run('hi'), (e) => e.code === 'llm_server' && /502/.test(e.message));
   await server.close();
 });
 
@@ -246,7 +155,7 @@ test('ohos_8_netkit_patch_rejects_on_api_12_and_is_never_sent_as_post', async ()
   const transport = new har.NetworkKitTransport().asTransport();
   // A request of the transport contract, with a stand-in sink (only onCancel is used).
   const sink = { onCancel: () => {} };
-  const request = (body, stream = false) => ({ method: 'PATCH', url: server.baseUrl + '/x', headers: [], body, stream });
+  const request = (body, stream = false) => httpRequest('PATCH', server.baseUrl + '/x', body, stream);
   await assert.rejects(transport(request(''), sink), (e) => e.code === 'llm_transport' && /2300999/.test(e.message));
   await assert.rejects(transport(request('', true), sink), (e) => e.code === 'llm_transport' && /2300999/.test(e.message));
   await assert.rejects(transport(request('{"a":1}'), sink), (e) => e.code === 'llm_transport' && /401/.test(e.message));
@@ -254,16 +163,17 @@ test('ohos_8_netkit_patch_rejects_on_api_12_and_is_never_sent_as_post', async ()
   assert.equal(server.requests.length, 0, 'nothing was sent');
   // Other methods go out as themselves.
   for (const method of ['GET', 'PUT', 'DELETE']) {
-    const response = await transport({ method, url: server.baseUrl + '/y', headers: [], body: '', stream: false }, sink);
+    const response = await transport(httpRequest(method, server.baseUrl + '/y', ''), sink);
     assert.equal(response.status, 200);
   }
   assert.deepEqual(server.requests.map((r) => r.method), ['GET', 'PUT', 'DELETE']);
   await server.close();
 });
 
-// README (OHOS-6): "a stream's NetworkKit `readTimeout` (a limit on the whole transfer) is
-// 10 minutes (`streamReadTimeoutMs`)"; a request that does not stream gets `readTimeoutMs`.
-test('ohos_8_netkit_read_timeout_is_ten_minutes_for_a_stream_and_read_timeout_ms_otherwise', async () => {
+// README (OHOS-6, OHOS-9): every request goes through `requestInStream`; a stream's
+// NetworkKit `readTimeout` (a limit on the whole transfer) is 1 hour
+// (`streamReadTimeoutMs`), a request that does not stream gets `readTimeoutMs` (65 s).
+test('ohos_9_netkit_read_timeout_is_an_hour_for_a_stream_and_65_s_otherwise', async () => {
   const seen = [];
   const previous = sim.createHttp;
   sim.createHttp = () => {
@@ -291,10 +201,13 @@ test('ohos_8_netkit_read_timeout_is_ten_minutes_for_a_stream_and_read_timeout_ms
     assert.equal((await runtime(server, (m) => { m.stream = true; }).run('hi')).finalText, 'ok');
     assert.equal((await runtime(server).run('hi')).finalText, 'whole');
     assert.deepEqual(seen, [
-      { name: 'requestInStream', readTimeout: 600000 },
-      { name: 'request', readTimeout: new har.NetworkKitTransportOptions().readTimeoutMs },
+      { name: 'requestInStream', readTimeout: 3600000 },
+      { name: 'requestInStream', readTimeout: 65000 },
     ]);
-    assert.equal(new har.NetworkKitTransportOptions().streamReadTimeoutMs, 600000);
+    const defaults = new har.NetworkKitTransportOptions();
+    assert.deepEqual([defaults.streamReadTimeoutMs, defaults.readTimeoutMs, defaults.streamIdleTimeoutMs], [3600000, 65000, 300000]);
+    // Just above the core's requestTimeoutMs (60 s), which fails a whole request first.
+    assert.ok(defaults.readTimeoutMs > new har.ModelConfig('http://x/v1', 'sk-x', 'm').requestTimeoutMs);
   } finally {
     sim.createHttp = previous;
     await server.close();
@@ -379,7 +292,7 @@ test('ohos_8_netkit_a_cancel_before_a_late_resolve_still_settles_the_promise', a
   try {
     const transport = new har.NetworkKitTransport().asTransport();
     const outcome = await Promise.race([
-      transport({ method: 'POST', url: server.baseUrl + '/chat/completions', headers: [], body: '{}', stream: true }, sink)
+      transport(httpRequest('POST', server.baseUrl + '/chat/completions', '{}', true), sink)
         .then((r) => ({ resolved: r }), (e) => ({ rejected: e.code })),
       sleep(2000).then(() => ({ pending: true })),
     ]);
@@ -403,7 +316,7 @@ test('ohos_8_netkit_header_events_overtaking_each_other_keep_the_fullest_headers
   }]);
   const sink = { onCancel: () => {}, writeBytes: () => true, end: () => {}, fail: () => {} };
   const transport = new har.NetworkKitTransport().asTransport();
-  const request = { method: 'POST', url: server.baseUrl + '/chat/completions', headers: [], body: '{}', stream: true };
+  const request = httpRequest('POST', server.baseUrl + '/chat/completions', '{}', true);
   try {
     // [2, 0]: the 100 block's event overtaken by the final block's and the body.
     for (const order of [null, { headersAfter: 1 }, { headersAfter: [2, 0] }]) {

@@ -8,8 +8,11 @@
 // For a user message of 10 KB, 100 KB and 1 MB (so a request body of about that size),
 // times one run() against a transport that answers at once (a plain object): the whole
 // round trip (JS→Rust run(), request encoding, Rust→JS transport call with the body,
-// response parsing, run()'s Promise resolved). Also times the streamed response path: a
-// 1 MB body written back through HttpBodySink.write / writeBytes in 16 KB chunks.
+// response parsing, run()'s Promise resolved). The transport takes the body as
+// `request.bodyBytes` (PERF-9: an ArrayBuffer over the runtime's bytes, what
+// NetworkKitTransport sends), or with BODY=string as `request.body` (the string, made when
+// read; the only form before PERF-9). Also times the streamed response path: a 1 MB body
+// written back through HttpBodySink.write / writeBytes in 16 KB chunks.
 // Prints the median of several rounds per line.
 
 const { performance } = require('node:perf_hooks');
@@ -40,8 +43,10 @@ async function main() {
   const answer = completion({ content: 'ok', usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } });
   const response = { status: 200, headers: [], body: answer };
   let seen = 0;
+  const asString = process.env.BODY === 'string';
+  console.log(`the transport reads request.${asString ? 'body (string)' : 'bodyBytes (ArrayBuffer)'}`);
   const transport = (request) => {
-    seen = request.body.length;
+    seen = asString ? request.body.length : request.bodyBytes.byteLength;
     return response;
   };
   for (const [label, size, n] of [['10 KB', 10_000, 400], ['100 KB', 100_000, 100], ['1 MB', 1_000_000, 15]]) {

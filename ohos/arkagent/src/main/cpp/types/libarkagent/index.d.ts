@@ -176,18 +176,41 @@ export type RunStatus =
   | 'max_iterations'
   | 'failed';
 
+/**
+ * An Error thrown or rejected by the module, typed: its `code` is one of ErrorCode (see
+ * the header; an exception of the caller's own code propagates unchanged). In ArkTS,
+ * `(e as NativeError).code`.
+ */
+export interface NativeError extends Error {
+  /** The stable code. */
+  code: ErrorCode;
+  /** What went wrong, for people (its wording may change). */
+  message: string;
+  stack?: string;
+}
+
 /** One HTTP header. */
 export interface HttpHeader {
   name: string;
   value: string;
 }
 
-/** A request the host must send. `body` is UTF-8 JSON. */
+/**
+ * A request the host must send. The body (UTF-8 JSON) comes two ways (PERF-9):
+ * `bodyBytes`, an ArrayBuffer over the library's own bytes, handed over without a copy —
+ * send this one (NetworkKit: `extraData: request.bodyBytes`, leaving it out when
+ * `byteLength` is 0); and `body`, the same bytes as a string, made only when a host reads
+ * it (one copy of the body, kept on the object after the first read). Both are valid until
+ * the transport's Promise settles: then `bodyBytes` is detached (byteLength 0) and the
+ * library takes its bytes back, and `body`, if not read before, reads "". Never write into
+ * `bodyBytes`: the library reuses those bytes.
+ */
 export interface HttpRequest {
   method: string;
   url: string;
   headers: HttpHeader[];
-  body: string;
+  readonly bodyBytes: ArrayBuffer;
+  readonly body: string;
   /** true when the library asked the provider for an SSE stream. */
   stream: boolean;
 }
@@ -231,14 +254,22 @@ export class HttpBodySink {
    */
   fail(message: string, code?: string): void;
   /**
+   * The streamed answer was an HTTP error after all, for a host that learns the status
+   * only after the body (NetworkKit at API 12): the model call fails as if the transport
+   * had resolved with `response` — classified by its status, headers (`Retry-After` is
+   * honoured) and body (pass at least its first 64 KiB), like any error answer: a 429 or
+   * 503 is retried after the wait the server asked for.
+   */
+  failWithResponse(response: HttpResponse): void;
+  /**
    * Registers a callback run once, on the JS thread, when the library stops wanting this
    * response before the host finished the request (OHOS-7): the run was cancelled or
    * timed out (requestTimeoutMs, idleTimeoutMs), or the rest of the body is not needed (the answer's `[DONE]` arrived before end()). Abort the
    * request there (NetworkKit: `destroy()`); this covers non-streamed requests and
    * streams that have not received a byte yet. Registered after the cancellation, the
    * callback runs soon (asynchronously). Never called when the host finished first:
-   * the transport resolved with a whole body or rejected, or end()/fail() was called.
-   * A callback that throws is ignored.
+   * the transport resolved with a whole body or rejected, or end()/fail()/failWithResponse()
+   * was called. A callback that throws is ignored.
    */
   onCancel(callback: () => void): void;
   /** True once the library stopped wanting this response before the host finished it. */
@@ -254,19 +285,6 @@ export class HttpBodySink {
  * network failure (error code "llm_transport").
  */
 export type HttpTransport = (request: HttpRequest, sink: HttpBodySink) => Promise<HttpResponse>;
-
-/**
- * An Error thrown or rejected by the module, typed: its `code` is one of ErrorCode (see
- * the header; an exception of the caller's own code propagates unchanged). In ArkTS,
- * `(e as NativeError).code`.
- */
-export interface NativeError extends Error {
-  /** The stable code. */
-  code: ErrorCode;
-  /** What went wrong, for people (its wording may change). */
-  message: string;
-  stack?: string;
-}
 
 /** A tool call the model made, handed to a tool executor. */
 export interface ToolCall {
@@ -750,14 +768,17 @@ export class ModelConfig {
   /**
    * Time limit of one attempt in ms until the response arrives — for a streamed request
    * until the transport resolved, otherwise until the whole body is in (default 60000;
-   * 0: none). A streamed body has no total limit: idleTimeoutMs guards it.
+   * 0: none). A streamed body has no total limit: idleTimeoutMs guards it. The HAR's
+   * NetworkKitTransport cuts a whole request at its readTimeoutMs (65 s): raise both.
    */
   requestTimeoutMs: number;
   /**
    * Longest silence of a streamed body in ms (default 120000; 0: none): when no chunk
    * arrives for this long the attempt fails with "llm_timeout" (retried like a timeout
    * unless part of the answer was shown) and the sink's onCancel callbacks run. A stream
-   * that keeps sending is never cut.
+   * that keeps sending is never cut by the library; the HAR's NetworkKitTransport cuts any
+   * stream after its streamReadTimeoutMs (1 hour) and fails silence after its
+   * streamIdleTimeoutMs (5 minutes) too.
    */
   idleTimeoutMs: number;
   /**
