@@ -119,6 +119,11 @@ impl FixedEncodings {
         &self.shape.tool_definitions
     }
 
+    /// The model every request is for.
+    pub(super) fn model(&self) -> &ModelConfig {
+        &self.shape.model
+    }
+
     /// Heap bytes of the fixed encodings (PERF-2's report).
     pub(super) fn heap_bytes(&self) -> usize {
         self.encoder.heap_bytes()
@@ -132,12 +137,17 @@ impl FixedEncodings {
     /// The body of the request for `state`, encoded from scratch by the wire format
     /// (the reference the cached bodies are checked against).
     pub(super) fn body_from_scratch(&self, state: &AgentState) -> String {
+        self.encode_from_scratch(state, &state.history.messages)
+    }
+
+    /// The request for `state` with `messages` as its history, encoded from scratch.
+    fn encode_from_scratch(&self, state: &AgentState, messages: &[Message]) -> String {
         let shape = &self.shape;
         let context: Vec<Message> = memory_context(state).into_iter().collect();
         let request = ChatRequest {
             system_prompt: Some(shape.system_prompt.as_str()),
             context_messages: &context,
-            messages: &state.history.messages,
+            messages,
             tools: &shape.tool_definitions,
             tool_choice: shape.tool_choice.as_ref(),
         };
@@ -214,6 +224,32 @@ impl EncodingCache {
             assert_eq!(local, fixed.estimate_from_scratch(state));
         }
         (body, local)
+    }
+}
+
+impl EncodingCache {
+    /// COST-3: the request body for `state` with `last` appended as its last message, a
+    /// message the history does not keep (a summarizer's instruction): the open body
+    /// closed by the format's [`BodyWriter::close_with`], lent like
+    /// [`request_body`](Self::request_body). Nothing else changes, and the next `sync`
+    /// cuts `last` off again (`Reopen` to the open body's length): the cache comes back
+    /// byte for byte. No message is encoded again; the body is not copied (it may grow
+    /// by `last` and the closing, in place).
+    pub(super) fn request_body_with(&mut self, fixed: &FixedEncodings, state: &AgentState, generation: u64, last: &Message) -> Arc<String> {
+        let cache = self.sync(fixed, state, generation);
+        let reopen = match cache.writer.as_ref() {
+            Some(writer) => writer.close_with(&mut cache.body, last),
+            None => Reopen { keep: cache.body.len(), restore: "" },
+        };
+        let body = Arc::new(std::mem::take(&mut cache.body));
+        cache.lent = Some((Arc::clone(&body), reopen));
+        #[cfg(debug_assertions)]
+        {
+            let mut messages = state.history.messages.clone();
+            messages.push(last.clone());
+            assert_eq!(*body, fixed.encode_from_scratch(state, &messages), "COST-3: the summarizer body differs from a from-scratch encoding");
+        }
+        body
     }
 }
 

@@ -6,6 +6,7 @@ mod c_abi;
 mod cmp_calibration;
 mod compression;
 mod cost;
+mod cost_3;
 mod cost_4;
 mod cost_c;
 mod delegation;

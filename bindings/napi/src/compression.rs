@@ -148,9 +148,7 @@ impl ContextCompressor {
     /// The core compression setting.
     pub fn core(&self) -> Compression {
         let mut config = self.config.clone();
-        config.summarizer_max_input_tokens = self
-            .summarizer_max_input_tokens
-            .unwrap_or_else(|| arkagent::compress::default_summarizer_window(config.total_token_threshold));
+        config.summarizer_max_input_tokens = self.summarizer_max_input_tokens;
         Compression::Default {
             config,
             summarizer: self.summarizer.clone(),

@@ -140,6 +140,13 @@ pub trait BodyWriter: Send {
     fn close_len(&self) -> usize;
     /// Completes `body` into a request.
     fn close(&self, body: &mut String) -> Reopen;
+    /// Completes `body` into a request whose last message is `last`, a message the
+    /// history does not keep (COST-3: a summarizer's instruction after the conversation's
+    /// own bytes): `last` is encoded as [`encode`](Self::encode) would append it, then the
+    /// body is closed as by [`close`](Self::close) (with Anthropic the moving cache
+    /// breakpoint on `last`'s block). The writer does not change, and the [`Reopen`] cuts
+    /// `last` off again: the open body comes back byte for byte.
+    fn close_with(&self, body: &mut String, last: &Message) -> Reopen;
 }
 
 /// How a closed body becomes the open one again: cut it to `keep` bytes, then push
