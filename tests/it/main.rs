@@ -3,6 +3,7 @@
 
 mod arch_imports;
 mod c_abi;
+mod cmp_10_chunks;
 mod cmp_calibration;
 mod compression;
 mod cost;
