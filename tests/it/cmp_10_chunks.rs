@@ -47,7 +47,7 @@ impl ToolExecutor for Readings {
             .map(|h| {
                 let x = station * 31 + h;
                 json!({"t": format!("2026-12-{:02}T{h:02}:00:00Z", 1 + station % 28), "temp_c": (x % 400) as f64 / 10.0 - 5.0,
-                       "rh": (x * 7 % 100) as f64 / 100.0, "wind": [x % 360, (x * 3 % 250) as f64 / 10.0], "ok": x % 5 != 0})
+                       "rh": (x * 7 % 100) as f64 / 100.0, "wind": [x % 360, (x * 3 % 250) as f64 / 10.0], "ok": !x.is_multiple_of(5)})
             })
             .collect();
         ToolResult::ok(json!({"station": station, "unit": "metric", "rows": rows}).to_string())
