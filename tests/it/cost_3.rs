@@ -197,12 +197,13 @@ async fn cost_3_an_answer_calling_a_tool_is_asked_again_once_then_the_transcript
 }
 
 #[tokio::test]
-async fn cost_3_another_summarizer_model_or_key_uses_the_transcript() {
+async fn cost_3_another_summarizer_model_key_or_stream_setting_uses_the_transcript() {
     each_wire(|| async {
         let state = long_state(14).await;
-        for (model, key) in [("summary-model", API_KEY), ("cost3-model", "sk-test-OTHER-key-987654")] {
+        for (model, key, stream) in [("summary-model", API_KEY, false), ("cost3-model", "sk-test-OTHER-key-987654", false), ("cost3-model", API_KEY, true)] {
             let mut summarizer = model_config(URL, key, model);
             summarizer.retry = arkagent::llm::RetryPolicy::none();
+            summarizer.stream = stream;
             let transport = Arc::new(Recording::new(model_for_key(key)));
             let mut c = config(false, None);
             c.compression = Some(Compression::Default { config: compressing().unwrap(), summarizer: Some(summarizer) });
@@ -210,7 +211,7 @@ async fn cost_3_another_summarizer_model_or_key_uses_the_transcript() {
             rt.import_state(&state).unwrap();
             assert_eq!(rt.compress_now().await.unwrap().outcome, CompressOutcome::Compressed);
             let bodies = transport.bodies();
-            assert_eq!(kinds(&bodies), ["transcript"], "{model}");
+            assert_eq!(kinds(&bodies), ["transcript"], "{model} {key} {stream}");
             assert_eq!(view().openai(&bodies[0])["model"], model);
         }
     })
