@@ -15,12 +15,6 @@ pub trait ConversationPrefix: Send + Sync {
     /// The model the conversation's requests are for.
     fn model(&self) -> &ModelConfig;
 
-    /// The prompt size of `state`'s next request as the compression trigger sees it
-    /// (CMP-11, CMP-12: the calibrated estimate, at least the provider's last count plus
-    /// what was appended since); `None` when `state` is not the conversation's current
-    /// state.
-    fn prompt_tokens(&self, state: &AgentState) -> Option<u64>;
-
     /// `state`'s next request body with `instruction` appended as its last message: the
     /// conversation's bytes up to the end of its history unchanged, lent from the encoding
     /// cache (no message encoded again, no copy). Once the body is dropped the cache is

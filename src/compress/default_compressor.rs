@@ -155,7 +155,7 @@ impl DefaultContextCompressor {
     async fn summarize(&self, state: &AgentState, split: usize, ctx: &CompressContext, spent: &mut Spent) -> Result<String, Failure> {
         if let Some(conversation) = self.prefix_route(state, ctx) {
             let instruction = prefix::instruction(&state.history.messages, split, &self.config.summary_prompt);
-            if self.prefix_fits(state, conversation, &instruction) {
+            if self.prefix_fits(state, ctx, &instruction) {
                 match prefix::summarize(&self.client, conversation, state, &instruction, ctx, spent).await {
                     PrefixAnswer::Snapshot(snapshot) => return Ok(snapshot),
                     PrefixAnswer::Failed(reason, code) => return Err((reason, code)),
@@ -178,12 +178,13 @@ impl DefaultContextCompressor {
 
     /// The conversation's prompt plus the instruction fit an explicit
     /// `summarizer_max_input_tokens` (with the sizing margin); without one, the model that
-    /// accepted the conversation is asked.
-    fn prefix_fits(&self, state: &AgentState, conversation: &dyn ConversationPrefix, instruction: &Message) -> bool {
+    /// accepted the conversation is asked. The prompt's size is the trigger's (an automatic
+    /// attempt's estimate, else the provider's last count): deciding encodes nothing.
+    fn prefix_fits(&self, state: &AgentState, ctx: &CompressContext, instruction: &Message) -> bool {
         let Some(window) = self.config.summarizer_max_input_tokens else {
             return true;
         };
-        let Some(prompt) = conversation.prompt_tokens(state) else {
+        let Some(prompt) = ctx.estimated_prompt_tokens.or(last_reported_usage(state).map(|u| u.prompt_tokens)) else {
             return false;
         };
         let sizer = Sizer::of(state, &self.client.config().model);

@@ -475,12 +475,6 @@ impl ConversationPrefix for Session {
         self.fixed.model()
     }
 
-    fn prompt_tokens(&self, state: &AgentState) -> Option<u64> {
-        let (current, generation) = self.current(state)?;
-        let local = self.lock_encodings().estimate(&self.fixed, &current, generation);
-        Some(self.prompt_size(&current, local).0)
-    }
-
     fn body_with(&self, state: &AgentState, instruction: &Message) -> Option<Arc<String>> {
         let (current, generation) = self.current(state)?;
         Some(self.lock_encodings().request_body_with(&self.fixed, &current, generation, instruction))

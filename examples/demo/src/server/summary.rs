@@ -75,7 +75,7 @@ pub fn summary_input(request: &Value) -> String {
     let mut input = String::new();
     // The memory context (a system message), never the instruction's own template.
     let system = |m: &&Value| m.get("role").and_then(Value::as_str) == Some("system");
-    if let Some(previous) = messages.iter().filter(system).filter_map(|m| between(m.get("content")?.as_str()?, "<state_snapshot>", "</state_snapshot>")).last() {
+    if let Some(previous) = messages.iter().filter(system).rev().find_map(|m| between(m.get("content")?.as_str()?, "<state_snapshot>", "</state_snapshot>")) {
         input.push_str(&format!("<previous_snapshot>\n<state_snapshot>{previous}</state_snapshot>\n</previous_snapshot>\n\n"));
     }
     let conversation: Vec<&Value> = messages.iter().filter(|m| m.get("role").and_then(Value::as_str) != Some("system")).collect();
