@@ -56,7 +56,7 @@ impl HttpTransport for Prose {
 fn runtime(messages: usize, prompt_tokens: u64) -> AgentRuntime {
     let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", "k", "m"));
     c.compression = Some(Compression::Default {
-        config: ContextCompressorConfig { total_token_threshold: 1000, keep_recent_message_count: 10, summarizer_max_input_tokens: 2000, ..Default::default() },
+        config: ContextCompressorConfig { total_token_threshold: 1000, keep_recent_message_count: 10, summarizer_max_input_tokens: Some(2000), ..Default::default() },
         summarizer: None,
     });
     let rt = AgentRuntime::new(c, Arc::new(Prose)).unwrap();

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+use super::conversation::ConversationPrefix;
 use crate::history::{AgentState, EpisodicMemory, HistoryInvariants, ModelUsage};
 use crate::ids::{Clock, IdGenerator};
 
@@ -200,6 +201,10 @@ pub struct CompressContext {
     pub estimated_prompt_tokens: Option<u64>,
     /// Skip the usage and threshold checks (the provider just reported a context overflow).
     pub force: bool,
+    /// COST-3: the conversation being compressed, whose request bytes a summarizer on the
+    /// same model reuses as its prefix (the runtime passes its session; `None`: no
+    /// conversation to reuse, the summarizer builds its own requests).
+    pub conversation: Option<Arc<dyn ConversationPrefix>>,
 }
 
 /// Compresses long history into episodic memory (CMP-1). Implementations only *prepare*

@@ -1,19 +1,23 @@
-//! CMP-3, CMP-7..CMP-10: the default compressor — seed trigger checks, pairing-safe split,
-//! a structured `<state_snapshot>` summary that folds in the previous one, and chunked
-//! summarization when the part to summarize exceeds the summarizer's window.
+//! CMP-3, CMP-7..CMP-10, COST-3: the default compressor — seed trigger checks,
+//! pairing-safe split, a structured `<state_snapshot>` summary that folds in the previous
+//! one: asked for with the conversation's own request bytes as the prefix when the
+//! summarizer is the conversation's model (COST-3, `prefix.rs`), else (or when that fails)
+//! summarized from a transcript, in chunks sized for the summarizer's window (CMP-10).
 
 use async_trait::async_trait;
-use serde_json::Value;
 
-use super::compressor::{
-    check_due, last_reported_usage, CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression,
-    COMPRESSION_USAGE_SOURCE,
-};
-use super::estimate::{estimate_message_tokens, estimate_tokens, is_cjk};
+use super::compressor::{check_due, last_reported_usage, CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression};
+use super::estimate::{estimate_message_tokens, estimate_tokens};
+use super::conversation::ConversationPrefix;
+use super::prefix::{self, PrefixAnswer, Spent};
+use super::sizer::Sizer;
 use super::split::compute_safe_split_index;
 use crate::history::{AgentState, Message, ModelUsage};
 use crate::llm::{ChatClient, ChatRequest, LlmError};
 use crate::memory::{validate_snapshot, SnapshotError};
+
+/// Why an attempt failed, with the model error's code when it is `llm_error`.
+type Failure = (CompressReason, Option<String>);
 
 /// The seed's structured summary prompt (CMP-8).
 pub const DEFAULT_SUMMARY_PROMPT: &str = include_str!("summary_prompt.md");
@@ -34,12 +38,17 @@ pub struct ContextCompressorConfig {
     pub summary_prompt: String,
     /// Fewer messages than this before the split are not worth a summary (default 3).
     pub min_messages_to_summarize: usize,
-    /// Input tokens one summarizer request may use; larger parts are summarized in
-    /// chunks (CMP-10). Default: [`default_summarizer_window`] of the threshold — the
-    /// threshold, but never less than [`MIN_DEFAULT_SUMMARIZER_WINDOW`], so a small
-    /// threshold still leaves room for the summary prompt and a chunk. An explicit value
-    /// below [`ContextCompressorConfig::min_summarizer_window`] is refused (`invalid_config`).
-    pub summarizer_max_input_tokens: u64,
+    /// Input tokens one summarizer request may use, as the calibrated estimate of the
+    /// summarizer's model sizes them with a 15 % margin: larger parts are summarized in
+    /// chunks (CMP-10), and a request that reuses the conversation's bytes (COST-3) is
+    /// made only when the conversation plus the instruction fit. `None` (the default):
+    /// chunks of [`default_summarizer_window`] of the threshold — the threshold, but never
+    /// less than [`MIN_DEFAULT_SUMMARIZER_WINDOW`], so a small threshold still leaves room
+    /// for the summary prompt and a chunk — and the conversation's own model is not
+    /// limited here (it has just accepted the conversation; a context-overflow answer
+    /// falls back to chunks). An explicit value below
+    /// [`ContextCompressorConfig::min_summarizer_window`] is refused (`invalid_config`).
+    pub summarizer_max_input_tokens: Option<u64>,
 }
 
 /// The smallest default summarizer window: the summary prompt (~300 tokens), a previous
@@ -65,14 +74,26 @@ impl ContextCompressorConfig {
             keep_recent_message_count: 10,
             summary_prompt: DEFAULT_SUMMARY_PROMPT.to_owned(),
             min_messages_to_summarize: 3,
-            summarizer_max_input_tokens: default_summarizer_window(total_token_threshold),
+            summarizer_max_input_tokens: None,
         }
     }
 
-    /// The smallest summarizer window that can work: the summary prompt, the request
-    /// framing and one minimal chunk.
+    /// The window chunks are sized for (CMP-10): `summarizer_max_input_tokens`, or
+    /// [`default_summarizer_window`] of the threshold when it is not set.
+    ///
+    /// ```
+    /// use arkagent::compress::ContextCompressorConfig;
+    /// assert_eq!(ContextCompressorConfig::with_threshold(32_000).summarizer_window(), 32_000);
+    /// assert_eq!(ContextCompressorConfig::with_threshold(1_000).summarizer_window(), 4_096);
+    /// ```
+    pub fn summarizer_window(&self) -> u64 {
+        self.summarizer_max_input_tokens.unwrap_or_else(|| default_summarizer_window(self.total_token_threshold))
+    }
+
+    /// The smallest summarizer window that can work: the summary prompt (with the sizing
+    /// margin), the request framing and one minimal chunk.
     pub fn min_summarizer_window(&self) -> u64 {
-        estimate_tokens(&self.summary_prompt) + FRAMING_TOKENS + MIN_CHUNK_TOKENS
+        Sizer::uncalibrated().text(&self.summary_prompt) + FRAMING_TOKENS + MIN_CHUNK_TOKENS
     }
 
     /// Checks ranges; the message says what is wrong (the runtime reports it as
@@ -82,11 +103,9 @@ impl ContextCompressorConfig {
             return Err("total_token_threshold must be at least 1".into());
         }
         let min = self.min_summarizer_window();
-        if self.summarizer_max_input_tokens < min {
-            return Err(format!(
-                "summarizer_max_input_tokens {} cannot hold the summary prompt and a chunk: it must be at least {min}",
-                self.summarizer_max_input_tokens
-            ));
+        let window = self.summarizer_window();
+        if window < min {
+            return Err(format!("summarizer_max_input_tokens {window} cannot hold the summary prompt and a chunk: it must be at least {min}"));
         }
         Ok(())
     }
@@ -130,13 +149,75 @@ impl DefaultContextCompressor {
         check_due(state, prompt_tokens, self.config.total_token_threshold)
     }
 
+    /// COST-3, then CMP-10: the snapshot of `messages[..split]`, from a request that
+    /// reuses the conversation's bytes when it can, else (or when that gives no snapshot)
+    /// from the chunked transcript. Every answered call goes into `spent`.
+    async fn summarize(&self, state: &AgentState, split: usize, ctx: &CompressContext, spent: &mut Spent) -> Result<String, Failure> {
+        if let Some(conversation) = self.prefix_route(state, ctx) {
+            let instruction = prefix::instruction(&state.history.messages, split, &self.config.summary_prompt);
+            if self.prefix_fits(state, ctx, &instruction) {
+                match prefix::summarize(&self.client, conversation, state, &instruction, ctx, spent).await {
+                    PrefixAnswer::Snapshot(snapshot) => return Ok(snapshot),
+                    PrefixAnswer::Failed(reason, code) => return Err((reason, code)),
+                    PrefixAnswer::Fallback => {}
+                }
+            }
+        }
+        self.summarize_chunks(state, &state.history.messages[..split], ctx, spent).await
+    }
+
+    /// COST-3: the conversation whose bytes the summarizer request can reuse — when the
+    /// summarizer is its own model, it did not just overflow (a forced attempt) and its
+    /// history does not end with tool calls still to answer.
+    fn prefix_route<'c>(&self, state: &AgentState, ctx: &'c CompressContext) -> Option<&'c dyn ConversationPrefix> {
+        let conversation = ctx.conversation.as_deref()?;
+        let open_calls = state.history.messages.last().is_some_and(|m| !m.tool_calls().is_empty());
+        let usable = !ctx.force && !open_calls && prefix::same_model(self.client.config(), conversation.model());
+        usable.then_some(conversation)
+    }
+
+    /// The conversation's prompt plus the instruction fit an explicit
+    /// `summarizer_max_input_tokens` (with the sizing margin); without one, the model that
+    /// accepted the conversation is asked. The prompt's size is the trigger's (an automatic
+    /// attempt's estimate, else the provider's last count): deciding encodes nothing.
+    fn prefix_fits(&self, state: &AgentState, ctx: &CompressContext, instruction: &Message) -> bool {
+        let Some(window) = self.config.summarizer_max_input_tokens else {
+            return true;
+        };
+        let Some(prompt) = ctx.estimated_prompt_tokens.or(last_reported_usage(state).map(|u| u.prompt_tokens)) else {
+            return false;
+        };
+        let sizer = Sizer::of(state, &self.client.config().model);
+        let instruction = instruction.text().map_or(0, |t| sizer.text(t));
+        sizer.with_margin(prompt).saturating_add(instruction).saturating_add(FRAMING_TOKENS) <= window
+    }
+
+    /// CMP-9, CMP-10: each chunk of the transcript of `archived` is summarized together
+    /// with the snapshot so far, starting from the previous episode's, so the goal
+    /// survives every compression; chunks are sized by the calibrated estimate of the
+    /// summarizer's model with a margin (28.3).
+    async fn summarize_chunks(&self, state: &AgentState, archived: &[Message], ctx: &CompressContext, spent: &mut Spent) -> Result<String, Failure> {
+        let sizer = Sizer::of(state, &self.client.config().model);
+        let mut summary: Option<String> = state.history.episodic_memories.last().map(|e| e.summary.clone());
+        let mut transcript = Transcript::new(archived);
+        while !transcript.is_done() {
+            let budget = self.chunk_budget(&sizer, summary.as_deref());
+            if budget < MIN_CHUNK_TOKENS {
+                return Err((CompressReason::SummarizerWindowTooSmall, None));
+            }
+            let chunk = transcript.next_chunk(budget, &sizer);
+            let (text, usage) = self.summarize_chunk(summary.as_deref(), &chunk, ctx).await?;
+            spent.add(usage.as_ref());
+            summary = Some(validate_snapshot(&text).map_err(|e| match e {
+                SnapshotError::Empty => (CompressReason::EmptySummary, None),
+                SnapshotError::Malformed => (CompressReason::MalformedSummary, None),
+            })?);
+        }
+        summary.ok_or((CompressReason::EmptySummary, None))
+    }
+
     /// One summarizer call: the previous snapshot (if any) plus one chunk of transcript.
-    async fn summarize_chunk(
-        &self,
-        previous: Option<&str>,
-        chunk: &str,
-        ctx: &CompressContext,
-    ) -> Result<(String, Option<ModelUsage>), (CompressReason, Option<String>)> {
+    async fn summarize_chunk(&self, previous: Option<&str>, chunk: &str, ctx: &CompressContext) -> Result<(String, Option<ModelUsage>), Failure> {
         let mut user = String::with_capacity(chunk.len() + previous.map_or(0, str::len) + 96);
         if let Some(previous) = previous {
             user.push_str("<previous_snapshot>\n");
@@ -162,12 +243,13 @@ impl DefaultContextCompressor {
         }
     }
 
-    /// The budget for one chunk next to `previous`.
-    fn chunk_budget(&self, previous: Option<&str>) -> u64 {
+    /// The budget for one chunk next to the summary prompt and `previous`, in the
+    /// summarizer's calibrated tokens with the margin (28.3).
+    fn chunk_budget(&self, sizer: &Sizer, previous: Option<&str>) -> u64 {
         self.config
-            .summarizer_max_input_tokens
-            .saturating_sub(estimate_tokens(&self.config.summary_prompt))
-            .saturating_sub(previous.map_or(0, estimate_tokens))
+            .summarizer_window()
+            .saturating_sub(sizer.text(&self.config.summary_prompt))
+            .saturating_sub(previous.map_or(0, |p| sizer.text(p)))
             .saturating_sub(FRAMING_TOKENS)
     }
 }
@@ -185,40 +267,14 @@ impl ContextCompressor for DefaultContextCompressor {
         if split < self.config.min_messages_to_summarize.max(1) {
             return CompressResult::skipped(CompressReason::HistoryTooShort);
         }
-        let archived = &messages[..split];
-
-        // Fold: each chunk is summarized together with the snapshot so far, starting from
-        // the previous episode's snapshot, so the goal survives every compression (CMP-9).
-        let mut summary: Option<String> = state.history.episodic_memories.last().map(|e| e.summary.clone());
-        let mut transcript = Transcript::new(archived);
-        let mut usage = ModelUsage::default();
-        let mut calls = 0u64;
-        while !transcript.is_done() {
-            let budget = self.chunk_budget(summary.as_deref());
-            if budget < MIN_CHUNK_TOKENS {
-                return failed_with(CompressReason::SummarizerWindowTooSmall, calls, usage, None, split);
-            }
-            let chunk = transcript.next_chunk(budget);
-            let (text, call_usage) = match self.summarize_chunk(summary.as_deref(), &chunk, ctx).await {
-                Ok(answer) => answer,
-                Err((reason, code)) => return failed_with(reason, calls, usage, code, split),
-            };
-            calls += 1;
-            if let Some(u) = call_usage {
-                add_usage(&mut usage, &u);
-            }
-            match validate_snapshot(&text) {
-                Ok(snapshot) => summary = Some(snapshot),
-                Err(SnapshotError::Empty) => return failed_with(CompressReason::EmptySummary, calls, usage, None, split),
-                Err(SnapshotError::Malformed) => return failed_with(CompressReason::MalformedSummary, calls, usage, None, split),
-            }
-        }
-        let Some(summary) = summary else {
-            return failed_with(CompressReason::EmptySummary, calls, usage, None, split);
+        let mut spent = Spent::default();
+        let summary = match self.summarize(state, split, ctx, &mut spent).await {
+            Ok(summary) => summary,
+            Err((reason, code)) => return failed_with(reason, spent, code, split),
         };
-        let archived_tokens: u64 = archived.iter().map(estimate_message_tokens).sum();
+        let archived_tokens: u64 = messages[..split].iter().map(estimate_message_tokens).sum();
         if estimate_tokens(&summary) >= archived_tokens {
-            return failed_with(CompressReason::SummaryNotSmaller, calls, usage, None, split);
+            return failed_with(CompressReason::SummaryNotSmaller, spent, None, split);
         }
         let staged = StagedCompression {
             split_index: split,
@@ -226,7 +282,7 @@ impl ContextCompressor for DefaultContextCompressor {
             episode_id: ctx.id_generator.next_id(),
             created_at_ms: ctx.clock.now_ms(),
         };
-        CompressResult::compressed(staged, Some(tag_usage(usage, calls)))
+        CompressResult::compressed(staged, spent.tagged())
     }
 
     fn threshold(&self) -> Option<u64> {
@@ -234,23 +290,11 @@ impl ContextCompressor for DefaultContextCompressor {
     }
 }
 
-fn failed_with(reason: CompressReason, calls: u64, usage: ModelUsage, code: Option<String>, would_archive: usize) -> CompressResult {
-    let usage = (calls > 0).then(|| tag_usage(usage, calls));
-    let mut result = CompressResult::failed_archiving(reason, usage, would_archive);
+/// A failed attempt, with the usage of the calls it made (reported, never recorded).
+fn failed_with(reason: CompressReason, spent: Spent, code: Option<String>, would_archive: usize) -> CompressResult {
+    let mut result = CompressResult::failed_archiving(reason, spent.tagged(), would_archive);
     result.error_code = code;
     result
-}
-
-// Provider numbers: saturate, never overflow; COST-2: the calls' costs are summed.
-fn add_usage(total: &mut ModelUsage, u: &ModelUsage) {
-    total.accumulate(u);
-}
-
-/// CMP-7: the compression's usage is marked so the next trigger check skips.
-fn tag_usage(mut usage: ModelUsage, calls: u64) -> ModelUsage {
-    usage.raw.insert("source".into(), Value::String(COMPRESSION_USAGE_SOURCE.into()));
-    usage.raw.insert("calls".into(), Value::from(calls));
-    usage
 }
 
 /// One message as transcript text for the summarizer (tool pairs can't be cut in text).
@@ -295,13 +339,14 @@ impl<'a> Transcript<'a> {
         self.pending.take().or_else(|| self.messages.next().map(render_message))
     }
 
-    /// Takes whole messages while they fit in `budget` tokens; a message larger than the
-    /// budget on its own is cut at a character boundary and its rest comes next time.
-    fn next_chunk(&mut self, budget: u64) -> String {
+    /// Takes whole messages while they fit in `budget` tokens as `sizer` counts them; a
+    /// message larger than the budget on its own is cut at a character boundary and its
+    /// rest comes next time.
+    fn next_chunk(&mut self, budget: u64, sizer: &Sizer) -> String {
         let mut chunk = String::new();
         let mut used = 0u64;
         while let Some(piece) = self.next_piece() {
-            let cost = estimate_tokens(&piece);
+            let cost = sizer.text(&piece);
             if used + cost <= budget {
                 used += cost;
                 chunk.push_str(&piece);
@@ -311,9 +356,9 @@ impl<'a> Transcript<'a> {
                 self.pending = Some(piece);
                 break;
             }
-            let cut = cut_index(&piece, budget);
+            let cut = sizer.cut_index(&piece, budget.saturating_sub(sizer.text(CONTINUED_MARK)));
             chunk.push_str(&piece[..cut]);
-            chunk.push_str("\n[continued in the next part]\n");
+            chunk.push_str(CONTINUED_MARK);
             self.pending = Some(format!("[continued] {}", &piece[cut..]));
             break;
         }
@@ -321,22 +366,8 @@ impl<'a> Transcript<'a> {
     }
 }
 
-/// The largest char boundary whose prefix estimates at most `budget` tokens, leaving
-/// room for the continuation marker (at least one character, so progress is certain).
-fn cut_index(text: &str, budget: u64) -> usize {
-    let room_quarters = budget.saturating_sub(16).max(1) * 4;
-    let mut quarters = 0u64;
-    let mut last_ok = 0;
-    for (i, c) in text.char_indices() {
-        // Same weights as estimate_tokens, in quarter tokens (+8 covers its rounding).
-        quarters += if c.is_ascii() { 1 } else if is_cjk(c) { 4 } else { 2 };
-        if quarters + 8 > room_quarters {
-            break;
-        }
-        last_ok = i + c.len_utf8();
-    }
-    last_ok.max(text.chars().next().map_or(0, char::len_utf8))
-}
+/// Ends a chunk that cuts a message.
+const CONTINUED_MARK: &str = "\n[continued in the next part]\n";
 
 #[cfg(test)]
 mod tests {
@@ -350,7 +381,7 @@ mod tests {
         let mut total = String::new();
         let mut n = 0;
         while !transcript.is_done() {
-            let chunk = transcript.next_chunk(1000);
+            let chunk = transcript.next_chunk(1000, &Sizer::exact_static());
             assert!(estimate_tokens(&chunk) <= 1000, "chunk of {} tokens", estimate_tokens(&chunk));
             total.push_str(&chunk);
             n += 1;

@@ -34,18 +34,38 @@ pub fn count_tokens(text: &str) -> TokenCounts {
         let digits = text.bytes().filter(u8::is_ascii_digit).count() as u64;
         return ascii_counts(text.len() as u64, digits);
     }
-    let (mut ascii, mut digits, mut cjk, mut other) = (0u64, 0u64, 0u64, 0u64);
-    for c in text.chars() {
+    let mut chars = CharClasses::default();
+    text.chars().for_each(|c| chars.push(c));
+    chars.counts()
+}
+
+/// Characters of a text by script class, as [`count_tokens`] counts them: a text's
+/// counts are a function of these four numbers alone.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct CharClasses {
+    ascii: u64,
+    digits: u64,
+    cjk: u64,
+    other: u64,
+}
+
+impl CharClasses {
+    /// Counts one more character.
+    pub(super) fn push(&mut self, c: char) {
         if c.is_ascii() {
-            ascii += 1;
-            digits += u64::from(c.is_ascii_digit());
+            self.ascii += 1;
+            self.digits += u64::from(c.is_ascii_digit());
         } else if is_cjk(c) {
-            cjk += 1;
+            self.cjk += 1;
         } else {
-            other += 1;
+            self.other += 1;
         }
     }
-    TokenCounts { cjk, other: other.div_ceil(2), ..ascii_counts(ascii, digits) }
+
+    /// [`count_tokens`] of the characters counted.
+    pub(super) fn counts(&self) -> TokenCounts {
+        TokenCounts { cjk: self.cjk, other: self.other.div_ceil(2), ..ascii_counts(self.ascii, self.digits) }
+    }
 }
 
 /// `chars` ASCII characters, `digits` of them digits: `chars / 4` tokens (rounded up),

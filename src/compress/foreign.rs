@@ -257,6 +257,7 @@ mod tests {
             cancel: CancellationToken::new(),
             estimated_prompt_tokens: Some(estimate),
             force: false,
+            conversation: None,
         }
     }
 

@@ -1,13 +1,17 @@
 //! Transactional context compression into episodic memory (seed 000 §2: CMP-*): the
 //! token estimate and its calibration, the safe split index, the [`ContextCompressor`]
-//! interface with its staged result and atomic commit, the default compressor and a
-//! foreign (host) one.
+//! interface with its staged result and atomic commit, the default compressor (whose
+//! summarizer reuses the conversation's request bytes when it is the conversation's
+//! model, COST-3, through [`ConversationPrefix`]) and a foreign (host) one.
 
 mod calibration;
 mod compressor;
+mod conversation;
 mod default_compressor;
 mod estimate;
 mod foreign;
+mod prefix;
+mod sizer;
 mod split;
 
 pub use compressor::{
@@ -24,4 +28,5 @@ pub use estimate::{
     count_message_tokens, count_request_tokens, count_tokens, estimate_message_tokens, estimate_request_tokens, estimate_tokens,
 };
 pub use foreign::{foreign_compressor_state_json, ForeignCompression, ForeignCompressor, ForeignCompressorCall};
+pub use conversation::ConversationPrefix;
 pub use split::compute_safe_split_index;

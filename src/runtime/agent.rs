@@ -41,7 +41,7 @@ pub(super) struct Inner {
     /// 0 for a root runtime; children are one deeper than their parent.
     pub(super) depth: u32,
     /// The conversation: state, caches, provider count, store cursor.
-    pub(super) session: Session,
+    pub(super) session: Arc<Session>,
     pub(super) emitter: Emitter,
     /// The run slot: the token of the run (or other operation) holding it.
     pub(super) active_run: Mutex<Option<CancellationToken>>,

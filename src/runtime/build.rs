@@ -93,7 +93,7 @@ impl AgentRuntime {
         let tool_definitions: Vec<ToolDefinition> = tools.definitions().into_iter().filter(|d| exec_policy.allows(&d.name)).collect();
         let memory = config.memory_store.scope(&config.memory_namespace);
         let shape = RequestShape { model: config.model.clone(), system_prompt, tool_definitions, tool_choice: config.tool_choice.clone() };
-        let session = Session::new(state, shape, Arc::clone(&config.clock), Arc::clone(&config.id_generator));
+        let session = Arc::new(Session::new(state, shape, Arc::clone(&config.clock), Arc::clone(&config.id_generator)));
         let runtime = Self {
             inner: Arc::new(Inner {
                 exec_policy,

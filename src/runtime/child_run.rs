@@ -15,6 +15,7 @@ use super::delegation::{string_arg, DelegateTaskTool, SubAgentService};
 use super::events::{AgentEvent, AgentObserver, Emitter, EventKind, SubAgentChildEvent};
 use super::outcome::{RunOutcome, RunStatus};
 use super::worker_config::{bind_child_session, force_worker_config};
+use crate::compress::CompressOutcome;
 use crate::error::ArkAgentError;
 use crate::history::{ChildUsageRecord, ChildUsageSummary};
 use crate::subagent::{
@@ -114,7 +115,8 @@ impl AgentObserver for Bridge {
     }
 }
 
-/// Feeds a child's events to its [`Meter`] (ISO-5). A descendant's event arrives wrapped
+/// Feeds a child's events to its [`Meter`] (ISO-5): model requests, streamed deltas and
+/// answers, and the summarizer calls of compressions. A descendant's event arrives wrapped
 /// once per level below the child and counts too.
 struct MeterObserver(Meter);
 
@@ -134,6 +136,8 @@ impl AgentObserver for MeterObserver {
                 self.0.streamed(session, &text);
             }
             EventKind::ModelResponse { usage, .. } => self.0.answered(session, usage.as_ref().map(|u| u.total_tokens)),
+            // Summarizer calls send no model events: their usage comes with the outcome.
+            EventKind::Compression { usage: Some(usage), outcome, .. } => self.0.compressed(usage.total_tokens, *outcome == CompressOutcome::Compressed),
             EventKind::ToolCallStarted { name, .. } if own => self.0.tool_started(name),
             _ => {}
         }

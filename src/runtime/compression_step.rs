@@ -11,7 +11,7 @@ use tracing::Instrument;
 use super::agent::Inner;
 use super::outcome::CompressionTrigger;
 use super::events::EventKind;
-use crate::compress::{CompressContext, CompressOutcome, CompressReason, CompressResult};
+use crate::compress::{CompressContext, CompressOutcome, CompressReason, CompressResult, ConversationPrefix};
 
 impl Inner {
     /// CMP-6: stage, then commit only a `compressed` result. The compressor reads a
@@ -43,6 +43,8 @@ impl Inner {
             cancel: cancel.clone(),
             estimated_prompt_tokens: estimate,
             force: trigger == CompressionTrigger::Overflow,
+            // COST-3: a summarizer on this conversation's model reuses its request bytes.
+            conversation: Some(Arc::clone(&self.session) as Arc<dyn ConversationPrefix>),
         };
         let span = tracing::info_span!("arkagent.compress", ?trigger, messages = snapshot.history.messages.len());
         let attempt = AssertUnwindSafe(compressor.compress(&snapshot, &ctx)).catch_unwind().instrument(span).await;

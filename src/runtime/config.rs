@@ -8,7 +8,7 @@ use crate::ids::{Clock, DefaultIdGenerator, IdGenerator, SystemClock};
 use crate::error::{ArkAgentError, ErrorCode};
 use crate::history::ModelPrice;
 use crate::llm::{ModelConfig, ToolChoice};
-use crate::compress::{default_summarizer_window, ContextCompressor, ContextCompressorConfig};
+use crate::compress::{ContextCompressor, ContextCompressorConfig};
 use crate::memory::{NamespacedMemoryStore, GLOBAL_NAMESPACE};
 use crate::subagent::{default_role_whitelists, SubAgentPolicy, SubAgentRegistry, ToolWhitelist, CLONE_ASSIGNEE};
 use crate::tools::ToolRegistry;
@@ -357,7 +357,7 @@ impl AgentRuntimeConfig {
                     keep_recent_message_count: c.keep_recent_message_count.unwrap_or(d.keep_recent_message_count),
                     summary_prompt: c.summary_prompt.unwrap_or(d.summary_prompt),
                     min_messages_to_summarize: c.min_messages_to_summarize.unwrap_or(d.min_messages_to_summarize),
-                    summarizer_max_input_tokens: c.summarizer_max_input_tokens.unwrap_or_else(|| default_summarizer_window(threshold)),
+                    summarizer_max_input_tokens: c.summarizer_max_input_tokens,
                 },
                 summarizer: None,
             });

@@ -119,6 +119,11 @@ impl FixedEncodings {
         &self.shape.tool_definitions
     }
 
+    /// The model every request is for.
+    pub(super) fn model(&self) -> &ModelConfig {
+        &self.shape.model
+    }
+
     /// Heap bytes of the fixed encodings (PERF-2's report).
     pub(super) fn heap_bytes(&self) -> usize {
         self.encoder.heap_bytes()
@@ -214,6 +219,28 @@ impl EncodingCache {
             assert_eq!(local, fixed.estimate_from_scratch(state));
         }
         (body, local)
+    }
+}
+
+impl EncodingCache {
+    /// COST-3: the request body for `state` with `last` appended as its last message, a
+    /// message the history does not keep (a summarizer's instruction): the open body
+    /// closed by the format's [`BodyWriter::close_with`], lent like
+    /// [`request_body`](Self::request_body). Nothing else changes, and the next `sync`
+    /// cuts `last` off again (`Reopen` to the open body's length): the cache comes back
+    /// byte for byte. No message is encoded again; the body is not copied (it may grow
+    /// by `last` and the closing, in place).
+    pub(super) fn request_body_with(&mut self, fixed: &FixedEncodings, state: &AgentState, generation: u64, last: &Message) -> Arc<String> {
+        let cache = self.sync(fixed, state, generation);
+        let reopen = match cache.writer.as_ref() {
+            Some(writer) => writer.close_with(&mut cache.body, last),
+            None => Reopen { keep: cache.body.len(), restore: "" },
+        };
+        // (Each format's unit tests compare `close_with` with its from-scratch encoding of
+        // the history plus `last`; a debug check here would copy the history.)
+        let body = Arc::new(std::mem::take(&mut cache.body));
+        cache.lent = Some((Arc::clone(&body), reopen));
+        body
     }
 }
 

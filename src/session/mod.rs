@@ -11,7 +11,10 @@
 //! results, together), [`Session::record_unreported_usage`] (a call cut off mid-answer),
 //! [`Session::apply_compression`], [`Session::import`], [`Session::attach`] (a resumed
 //! session) and [`Session::seed`] (a child's context). [`Session::next_request`] is the
-//! request side: the body, its per-class counts, the prompt size and the message count.
+//! request side: the body, its per-class counts, the prompt size and the message count;
+//! the session is also the compressor's [`ConversationPrefix`] (COST-3: a summarizer on
+//! the conversation's model gets the next request's body with its instruction appended,
+//! lent from the same cache, which comes back unchanged).
 //! Readers that must not write (events, sub-agents, the memory service) get a
 //! [`StateView`]; a delegation records its children's usage through a [`ChildUsageSink`].
 
@@ -27,9 +30,13 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::compress::{apply_compression, CompressReason, PromptSizeSource, StagedCompression, TokenCalibration, TokenCounts, COMPRESSION_USAGE_SOURCE};
+use crate::compress::{
+    apply_compression, CompressReason, ConversationPrefix, PromptSizeSource, StagedCompression, TokenCalibration, TokenCounts,
+    COMPRESSION_USAGE_SOURCE,
+};
 use crate::history::{AgentState, Message, ModelUsage, ToolCall};
 use crate::ids::{Clock, IdGenerator};
+use crate::llm::ModelConfig;
 use crate::tools::{ToolDefinition, ToolResult};
 
 pub use cursor::{last_consistent_len, Committed};
@@ -456,5 +463,28 @@ impl Session {
         let size = self.prompt_size(&state, local);
         self.counts().size = Some((SizeKey::of(&state, generation), size));
         size
+    }
+}
+
+/// COST-3: the conversation as the compressor's summarizer reuses it — for the state the
+/// compressor was given only (the very allocation: any writer since would have copied
+/// it, the compressor holding it), so a summarizer request never carries a history other
+/// than the one being split.
+impl ConversationPrefix for Session {
+    fn model(&self) -> &ModelConfig {
+        self.fixed.model()
+    }
+
+    fn body_with(&self, state: &AgentState, instruction: &Message) -> Option<Arc<String>> {
+        let (current, generation) = self.current(state)?;
+        Some(self.lock_encodings().request_body_with(&self.fixed, &current, generation, instruction))
+    }
+}
+
+impl Session {
+    /// The current state and its generation, when the current state is `state`.
+    fn current(&self, state: &AgentState) -> Option<(Arc<AgentState>, u64)> {
+        let (current, generation) = self.snapshot_with_generation();
+        std::ptr::eq(Arc::as_ptr(&current), state).then_some((current, generation))
     }
 }

@@ -1,5 +1,6 @@
 //! ISO-5: a child's token meter. The budget covers the child's whole subtree: its own
-//! children's calls (`max_depth` > 1) count too.
+//! children's calls (`max_depth` > 1) count too, and so do the summarizer calls of its
+//! compressions (issue 28 item 4), committed or not: they were paid for.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
@@ -19,7 +20,12 @@ pub(crate) struct Meter {
 /// What a [`Meter`] counted.
 #[derive(Default)]
 pub(crate) struct MeterState {
+    /// Tokens of the calls whose usage the subtree records (the run loop's, a committed
+    /// compression's summarizer calls).
     spent: u64,
+    /// Tokens of summarizer calls whose usage is never recorded (a failed compression's,
+    /// CMP-6): they count against the budget, not in the child's usage.
+    unrecorded: u64,
     /// Per runtime of the subtree (by session id) with a call in flight: that call's
     /// prompt estimate plus what it has streamed so far.
     pending: HashMap<String, u64>,
@@ -33,9 +39,14 @@ impl MeterState {
         self.pending.values().fold(0, |a, b| a.saturating_add(*b))
     }
 
-    /// Tokens spent by calls that answered.
+    /// Tokens spent by calls that answered and whose usage is recorded.
     pub(crate) fn spent(&self) -> u64 {
         self.spent
+    }
+
+    /// Everything the budget counts: recorded, unrecorded and in flight.
+    fn charged(&self) -> u64 {
+        self.spent.saturating_add(self.unrecorded).saturating_add(self.in_flight())
     }
 }
 
@@ -54,7 +65,7 @@ impl Meter {
     /// the child's run, and with it the calls in flight.
     fn charge(&self, state: &mut MeterState) {
         if let Some(budget) = self.budget {
-            if state.spent.saturating_add(state.in_flight()) >= budget && !state.tripped {
+            if state.charged() >= budget && !state.tripped {
                 state.tripped = true;
                 self.force.cancel();
             }
@@ -84,6 +95,16 @@ impl Meter {
         let estimate = state.pending.remove(session).unwrap_or_default();
         let used = total_tokens.unwrap_or(estimate);
         state.spent = state.spent.saturating_add(used);
+        self.charge(&mut state);
+    }
+
+    /// A compression attempt in the subtree ended having spent `total_tokens` on
+    /// summarizer calls; `committed`: its usage is recorded with the compression (else it
+    /// is reported only, CMP-6). Either way they count against the budget.
+    pub(crate) fn compressed(&self, total_tokens: u64, committed: bool) {
+        let mut state = self.lock();
+        let sum = if committed { &mut state.spent } else { &mut state.unrecorded };
+        *sum = sum.saturating_add(total_tokens);
         self.charge(&mut state);
     }
 

@@ -1,9 +1,10 @@
 /*
  * COST-4 through the C ABI: runs sessions and writes every request body the HTTP callback
  * receives, byte for byte, to a record file that tests/it/cost_c.rs checks with the one
- * prefix comparison (tests/it/prefix.rs). Records, one per line: "B <body>" (a JSON body
- * has no raw newline), "C" (a compression was committed), "R <n>" (run n starts),
- * "L <label>". Modes:
+ * prefix comparison (tests/it/prefix.rs). Records, one per line: "B <body>" (a main
+ * request; a JSON body has no raw newline), "S <body>" (a summarizer request: the
+ * conversation's bytes plus the compression instruction, COST-3, or a transcript chunk),
+ * "C" (a compression was committed), "R <n>" (run n starts), "L <label>". Modes:
  *   prefix session <file>                      24 runs, compression on
  *   prefix import  <file> <k>                  runs 0..k, export; run k (label reference);
  *                                              a new runtime imports the export, run k
@@ -47,12 +48,16 @@ static void reply(ArkAgentHttpCompletion *completion, const char *message, size_
   EXPECT(arkagent_http_complete(completion, 200, NULL, (const uint8_t *)body, strlen(body)), OK);
 }
 
+/* The first line of the instruction a summarizer request on the conversation's bytes ends with. */
+#define COMPRESSION_MARK "[Context compression: this message is not part of the conversation.]"
+
 static void http_cb(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
   (void)userdata;
   char *body = body_dup(request);
-  record("B", body, request->body_len);
+  int summary = strstr(body, "<conversation>") != NULL || strstr(body, COMPRESSION_MARK) != NULL;
+  record(summary ? "S" : "B", body, request->body_len);
   char message[1024];
-  if (strstr(body, "<conversation>")) {
+  if (summary) {
     reply(completion,
           "{\"role\":\"assistant\",\"content\":\"<state_snapshot><overall_goal>weather</overall_goal><key_knowledge>k</key_knowledge>"
           "<file_system_state>none</file_system_state><recent_actions>looked up</recent_actions><current_plan>go on</current_plan>"

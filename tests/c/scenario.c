@@ -351,14 +351,16 @@ static void compression_cycle(void) {
   arkagent_string_free(usages);
   arkagent_runtime_free(rt);
 
-  /* One failing cycle: the state is byte-identical afterwards. */
-  Model bad = {{PROSE_REPLY}, {0}, 0, 0, {0}};
+  /* One failing cycle: the state is byte-identical afterwards. Prose is no snapshot: asked
+   * twice on the conversation's own bytes (COST-3), then from the transcript. */
+  Model bad = {{PROSE_REPLY, PROSE_REPLY, PROSE_REPLY}, {0}, 0, 0, {0}};
   CHECK(arkagent_runtime_new(COMPRESSION_CONFIG, NULL, NULL, HTTP(http_cb, &bad), &rt) == ARK_AGENT_RESULT_OK, "runtime with compression");
   CHECK(arkagent_runtime_import_state(rt, LONG_STATE) == ARK_AGENT_RESULT_OK, "import long state");
   char *before = NULL, *after = NULL;
   arkagent_runtime_export_state(rt, &before);
   CHECK(arkagent_runtime_compress_now(rt, &result) == ARK_AGENT_RESULT_OK, "compress_now");
   CHECK(result && strstr(result, "\"outcome\":\"failed\"") && strstr(result, "\"reason\":\"malformed_summary\""), "failed: malformed_summary");
+  CHECK(bad.n_requests == 3, "two requests on the conversation's bytes, one from the transcript");
   arkagent_string_free(result);
   arkagent_runtime_export_state(rt, &after);
   CHECK(before && after && strcmp(before, after) == 0, "state byte-identical after a failed compression");

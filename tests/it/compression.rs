@@ -121,7 +121,8 @@ async fn cmp_3_below_threshold_too_short_and_no_usage_skip_without_a_call() {
 #[tokio::test]
 async fn cmp_6_history_unchanged_after_failure() {
     each_wire(|| async {
-        let model = ScriptedModel::new(vec![text_reply("I cannot summarize that.", 900)]);
+        // COST-3: asked twice on the conversation's bytes, then from the transcript.
+        let model = ScriptedModel::new((0..3).map(|_| text_reply("I cannot summarize that.", 900)).collect());
         let rt = runtime_with(model, 1000, 4, ToolRegistry::new());
         rt.import_state(&state_json(6, 1000)).unwrap();
         let before = rt.export_state().unwrap();
@@ -203,21 +204,24 @@ async fn cmp_2_no_safe_split_is_a_visible_skip() {
 
 // ------------------------------------------------------------ REL-1 fault injection
 
-async fn assert_failure_leaves_state_identical(reply: Reply, expected: CompressReason) {
-    let model = ScriptedModel::new(vec![reply]);
-    let rt = runtime_with(model, 1000, 4, ToolRegistry::new());
+/// `reply` answers every request. An invalid summary is asked for on the conversation's
+/// bytes twice, then from the transcript (COST-3): `requests` says how many were made.
+async fn assert_failure_leaves_state_identical(reply: impl Fn() -> Reply + Send + Sync + 'static, expected: CompressReason, requests: usize) {
+    let model = ScriptedModel::with(move |_, _| reply());
+    let rt = runtime_with(model.clone(), 1000, 4, ToolRegistry::new());
     rt.import_state(&state_json(6, 1000)).unwrap();
     let _bad = rt.subscribe(Arc::new(|_: &AgentEvent| panic!("observer bug")));
     let before = rt.export_state().unwrap();
     let result = rt.compress_now().await.unwrap();
     assert_eq!((result.outcome, result.reason), (CompressOutcome::Failed, expected));
     assert_eq!(rt.export_state().unwrap(), before);
+    assert_eq!(model.request_count(), requests);
 }
 
 #[tokio::test]
 async fn rel_1_transport_error_leaves_state_identical() {
     each_wire(|| async {
-        assert_failure_leaves_state_identical(Reply::Fail(TransportError::network("connection reset")), CompressReason::LlmError).await;
+        assert_failure_leaves_state_identical(|| Reply::Fail(TransportError::network("connection reset")), CompressReason::LlmError, 1).await;
     })
     .await;
 }
@@ -225,8 +229,8 @@ async fn rel_1_transport_error_leaves_state_identical() {
 #[tokio::test]
 async fn rel_1_http_error_leaves_state_identical() {
     each_wire(|| async {
-        assert_failure_leaves_state_identical(Reply::Raw(500, "{}".into()), CompressReason::LlmError).await;
-        assert_failure_leaves_state_identical(Reply::Raw(401, json!({"error": {"message": API_KEY}}).to_string()), CompressReason::LlmError).await;
+        assert_failure_leaves_state_identical(|| Reply::Raw(500, "{}".into()), CompressReason::LlmError, 1).await;
+        assert_failure_leaves_state_identical(|| Reply::Raw(401, json!({"error": {"message": API_KEY}}).to_string()), CompressReason::LlmError, 1).await;
     })
     .await;
 }
@@ -234,7 +238,7 @@ async fn rel_1_http_error_leaves_state_identical() {
 #[tokio::test]
 async fn rel_1_empty_summary_leaves_state_identical() {
     each_wire(|| async {
-        assert_failure_leaves_state_identical(text_reply("   ", 10), CompressReason::EmptySummary).await;
+        assert_failure_leaves_state_identical(|| text_reply("   ", 10), CompressReason::EmptySummary, 3).await;
     })
     .await;
 }
@@ -243,7 +247,7 @@ async fn rel_1_empty_summary_leaves_state_identical() {
 async fn rel_1_malformed_xml_leaves_state_identical() {
     each_wire(|| async {
         let broken = snapshot_text(GOAL, "x").replace("</state_snapshot>", "");
-        assert_failure_leaves_state_identical(text_reply(&broken, 10), CompressReason::MalformedSummary).await;
+        assert_failure_leaves_state_identical(move || text_reply(&broken, 10), CompressReason::MalformedSummary, 3).await;
     })
     .await;
 }
@@ -252,7 +256,7 @@ async fn rel_1_malformed_xml_leaves_state_identical() {
 async fn rel_1_missing_section_leaves_state_identical() {
     each_wire(|| async {
         let missing = snapshot_text(GOAL, "x").replace("<file_system_state>none</file_system_state>", "");
-        assert_failure_leaves_state_identical(text_reply(&missing, 10), CompressReason::MalformedSummary).await;
+        assert_failure_leaves_state_identical(move || text_reply(&missing, 10), CompressReason::MalformedSummary, 3).await;
     })
     .await;
 }
@@ -448,7 +452,7 @@ async fn rel_2_cmp_6_failed_runtime_attempts_keep_state_byte_identical() {
             if !HistoryInvariants::tool_calls_paired(&messages) {
                 continue; // import rejects unpaired state by design
             }
-            let model = ScriptedModel::new(vec![text_reply("not a snapshot", 5)]);
+            let model = ScriptedModel::with(|_, _| text_reply("not a snapshot", 5));
             let rt = runtime_with(model, 1, 2, ToolRegistry::new());
             let mut state = AgentState::new("s");
             state.history.messages = messages;
@@ -468,13 +472,21 @@ async fn rel_2_cmp_6_failed_runtime_attempts_keep_state_byte_identical() {
 /// A model whose reported prompt tokens follow the request size, answering summary
 /// requests with a snapshot that keeps the goal it was given, and one turn in ten with a
 /// tool call (turn 57 returns a huge tool result).
-fn long_session_model(goal_seen: Arc<AtomicUsize>, summaries: Arc<Mutex<Vec<u64>>>) -> Arc<ScriptedModel> {
+/// `summaries` gets the size of each transcript chunk's request, `prefix_calls` counts
+/// the answered requests on the conversation's bytes (COST-3).
+fn long_session_model(goal_seen: Arc<AtomicUsize>, summaries: Arc<Mutex<Vec<u64>>>, prefix_calls: Arc<AtomicUsize>) -> Arc<ScriptedModel> {
     ScriptedModel::with(move |body, _| {
         let text = body.to_string();
         let prompt = estimate_tokens(&text);
         if is_summary_request(body) {
-            let input = format!("{}{}", body["messages"][0]["content"].as_str().unwrap(), body["messages"][1]["content"].as_str().unwrap());
-            summaries.lock().unwrap().push(estimate_tokens(&input));
+            let input = if is_transcript_summary_request(body) {
+                let input = format!("{}{}", body["messages"][0]["content"].as_str().unwrap(), body["messages"][1]["content"].as_str().unwrap());
+                summaries.lock().unwrap().push(estimate_tokens(&input));
+                input
+            } else {
+                prefix_calls.fetch_add(1, Ordering::SeqCst);
+                text
+            };
             if input.contains(GOAL) {
                 goal_seen.fetch_add(1, Ordering::SeqCst);
             }
@@ -509,11 +521,21 @@ async fn cmp_9_cmp_10_long_session_compresses_repeatedly_never_loops_and_keeps_t
     each_wire(|| async {
         let goal_seen = Arc::new(AtomicUsize::new(0));
         let summaries = Arc::new(Mutex::new(Vec::new()));
-        let model = long_session_model(goal_seen.clone(), summaries.clone());
+        let prefix_calls = Arc::new(AtomicUsize::new(0));
+        let model = long_session_model(goal_seen.clone(), summaries.clone(), prefix_calls.clone());
         let mut tools = ToolRegistry::new();
         tools.register(arkagent::ToolDefinition::new("get_weather", "w", json!({"type": "object"})), Arc::new(HugeWeather)).unwrap();
         let window = 1500;
-        let rt = runtime_with(model.clone(), window, 6, tools);
+        let mut c = AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", API_KEY, "test-model"));
+        c.tools = tools;
+        c.session_id = Some("s".into());
+        c.model.retry = arkagent::llm::RetryPolicy::none();
+        // An explicit summarizer window (the default's size): a request on the
+        // conversation's bytes is made only while the conversation fits it (COST-3).
+        let summarizer_window = compression_config(window, 6).summarizer_window();
+        let config = ContextCompressorConfig { summarizer_max_input_tokens: Some(summarizer_window), ..compression_config(window, 6) };
+        c.compression = Some(Compression::Default { config, summarizer: None });
+        let rt = AgentRuntime::new(c, model.clone()).unwrap();
         let recorder = Arc::new(Recorder::default());
         let _s = rt.subscribe(recorder.clone());
 
@@ -527,12 +549,16 @@ async fn cmp_9_cmp_10_long_session_compresses_repeatedly_never_loops_and_keeps_t
         let events = recorder.0.lock().unwrap();
         let compressed = compression_events(&events).iter().filter(|(o, _)| *o == CompressOutcome::Compressed).count();
         assert!(compressed >= 8, "compression happened repeatedly ({compressed})");
-        let summary_calls = summaries.lock().unwrap().len();
+        let chunks = summaries.lock().unwrap().len();
+        let summary_calls = chunks + prefix_calls.load(Ordering::SeqCst);
         assert_eq!(goal_seen.load(Ordering::SeqCst), summary_calls, "the goal reached every summary request (CMP-9)");
-        // CMP-10: no summarizer request exceeded its window, though one tool result alone did.
-        let summarizer_window = compression_config(window, 6).summarizer_max_input_tokens;
+        // CMP-10: no transcript request exceeded its window, though one tool result alone did
+        // (and made the conversation too big for a request on its bytes).
         assert!(summaries.lock().unwrap().iter().all(|&t| t <= summarizer_window), "{:?}", summaries.lock().unwrap());
         assert!(summary_calls > compressed, "the huge part was summarized in several chunks");
+        assert!(chunks >= 2, "the huge part was summarized in chunks ({chunks})");
+        // COST-3: the other compressions asked on the conversation's own bytes.
+        assert!(prefix_calls.load(Ordering::SeqCst) >= compressed - 2, "{} of {compressed}", prefix_calls.load(Ordering::SeqCst));
         // Never loops: between two committed compressions there is always a normal model call.
         let mut model_call_since = true;
         for e in events.iter() {
@@ -728,8 +754,11 @@ async fn cmp_6_failed_automatic_attempts_back_off_instead_of_paying_every_turn()
         let summaries = Arc::new(AtomicUsize::new(0));
         let count = summaries.clone();
         let model = ScriptedModel::with(move |body, _| {
-            if is_summary_request(body) {
+            // One transcript request per attempt (after two on the conversation's bytes).
+            if is_transcript_summary_request(body) {
                 count.fetch_add(1, Ordering::SeqCst);
+            }
+            if is_summary_request(body) {
                 return text_reply("not a snapshot", 50);
             }
             text_reply("fine", 100)
@@ -737,7 +766,7 @@ async fn cmp_6_failed_automatic_attempts_back_off_instead_of_paying_every_turn()
         let mut c = AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", API_KEY, "test-model"));
         c.session_id = Some("s".into());
         c.model.retry = arkagent::llm::RetryPolicy::none();
-        let config = ContextCompressorConfig { total_token_threshold: 10, keep_recent_message_count: 2, summarizer_max_input_tokens: 8000, ..Default::default() };
+        let config = ContextCompressorConfig { total_token_threshold: 10, keep_recent_message_count: 2, summarizer_max_input_tokens: Some(8000), ..Default::default() };
         c.compression = Some(Compression::Default { config, summarizer: None });
         let rt = AgentRuntime::new(c, model).unwrap();
         rt.import_state(&state_json(1, 100)).unwrap();
@@ -764,7 +793,7 @@ async fn cmp_10_a_summarizer_window_too_small_fails_with_its_own_reason_and_no_c
         // chunk fits next to it, so the attempt fails before any call.
         let model = ScriptedModel::new(vec![]);
         let mut config = compression_config(100, 4);
-        config.summarizer_max_input_tokens = config.min_summarizer_window();
+        config.summarizer_max_input_tokens = Some(config.min_summarizer_window());
         let mut c = AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", API_KEY, "test-model"));
         c.compression = Some(Compression::Default { config, summarizer: None });
         let rt = AgentRuntime::new(c, model.clone()).unwrap();
@@ -793,15 +822,17 @@ fn cmp_3_summarizer_window_defaults_to_a_working_size_and_too_small_is_invalid_c
     // Any threshold the config accepts gets a default window that holds the prompt and chunks.
     for threshold in [1, 10, 100, 1_000, 4_096, 64_000, 1_000_000] {
         let config = ContextCompressorConfig::with_threshold(threshold);
-        assert_eq!(config.summarizer_max_input_tokens, threshold.max(4096), "documented default: max(threshold, 4096)");
-        assert!(config.summarizer_max_input_tokens >= config.min_summarizer_window() + 1_000, "threshold {threshold}");
-        assert!(config.summarizer_max_input_tokens >= threshold);
+        assert_eq!(config.summarizer_max_input_tokens, None, "unset by default");
+        assert_eq!(config.summarizer_window(), threshold.max(4096), "documented default: max(threshold, 4096)");
+        assert!(config.summarizer_window() >= config.min_summarizer_window() + 1_000, "threshold {threshold}");
+        assert!(config.summarizer_window() >= threshold);
         let json = format!(
             r#"{{"model":{{"base_url":"http://h/v1","api_key":"k","model":"m"}},"compression":{{"total_token_threshold":{threshold}}}}}"#
         );
         let parsed = AgentRuntimeConfig::from_json(&json, ToolRegistry::new()).unwrap();
         let Some(Compression::Default { config: c, .. }) = parsed.compression else { panic!("compression") };
         assert_eq!(c.summarizer_max_input_tokens, config.summarizer_max_input_tokens);
+        assert_eq!(c.summarizer_window(), config.summarizer_window());
     }
     // An explicit window that cannot hold the summary prompt and a chunk is refused.
     let too_small = r#"{"model":{"base_url":"http://h/v1","api_key":"k","model":"m"},"compression":{"summarizer_max_input_tokens":300}}"#;
@@ -810,7 +841,7 @@ fn cmp_3_summarizer_window_defaults_to_a_working_size_and_too_small_is_invalid_c
     assert!(err.to_string().contains("summarizer_max_input_tokens"), "{err}");
     let mut c = AgentRuntimeConfig::new(model_config("http://h/v1", "k", "m"));
     c.compression = Some(Compression::Default {
-        config: ContextCompressorConfig { summarizer_max_input_tokens: 10, ..ContextCompressorConfig::with_threshold(10) },
+        config: ContextCompressorConfig { summarizer_max_input_tokens: Some(10), ..ContextCompressorConfig::with_threshold(10) },
         summarizer: None,
     });
     assert_eq!(AgentRuntime::new(c, ScriptedModel::new(vec![])).unwrap_err().code(), "invalid_config");

@@ -2,7 +2,9 @@
 //! transport receives (tests/it/prefix.rs holds the checks): between compressions every
 //! request extends the previous one; after a compression the system prompt and the tools
 //! stay first; after `import_state`, a SQLite resume and a SIGKILLed process restarted on
-//! its store, the next request is byte for byte the uninterrupted session's.
+//! its store, the next request is byte for byte the uninterrupted session's. Every test
+//! runs in both wire formats (`each_wire`; Anthropic's moving breakpoint normalised by
+//! its `WireView`).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -16,13 +18,14 @@ use arkagent::{
 };
 use serde_json::{json, Value};
 
-use crate::prefix::{assert_same_request, check_sequence, ChatCompletions, Recording};
+use crate::prefix::{assert_same_request, check_sequence, view, Recording};
 use crate::support::*;
+use crate::wire_fake::{in_wire, Wire};
 
 const RUNS: usize = 24;
 
 fn config(store: Option<Arc<dyn SessionStore>>) -> AgentRuntimeConfig {
-    let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "prefix-model"));
+    let mut c = AgentRuntimeConfig::new(speak(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "prefix-model")));
     c.system_prompt = "You are a weather assistant. Answer briefly.".into();
     let mut tools = ToolRegistry::new();
     tools
@@ -90,8 +93,7 @@ async fn run_session(runs: std::ops::Range<usize>, rt: &AgentRuntime, transport:
             compressed_before.push(std::mem::take(&mut pending));
         }
     }
-    let bodies: Vec<String> =
-        transport.bodies().into_iter().filter(|b| !is_summary_request(&serde_json::from_str::<Value>(b).unwrap())).collect();
+    let bodies: Vec<String> = transport.bodies().into_iter().filter(|b| !is_summary_request(&view().openai(b))).collect();
     assert_eq!(bodies.len(), compressed_before.len(), "one model_request event per main request");
     Session { bodies, compressed_before, run_of, compressed_in_run }
 }
@@ -120,13 +122,20 @@ fn bodies_of_run(reference: &Session, k: usize) -> Vec<String> {
 
 #[tokio::test]
 async fn cost_4_between_compressions_each_request_extends_the_last_and_after_one_system_and_tools_stay_first() {
-    let session = reference().await;
-    let (extended, crossed) = check_sequence(&ChatCompletions, &session.bodies, &session.compressed_before);
-    assert!(crossed >= 2 && extended >= 30, "{extended} extensions and {crossed} compressions checked");
+    each_wire(|| async {
+        let session = reference().await;
+        let (extended, crossed) = check_sequence(view(), &session.bodies, &session.compressed_before);
+        assert!(crossed >= 2 && extended >= 30, "{extended} extensions and {crossed} compressions checked");
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn cost_4_after_import_state_the_next_request_is_the_uninterrupted_sessions() {
+    each_wire(after_import_state).await;
+}
+
+async fn after_import_state() {
     let reference = reference().await;
     let k = resume_point(&reference);
     let transport = Arc::new(Recording::new(model()));
@@ -146,9 +155,13 @@ async fn cost_4_after_import_state_the_next_request_is_the_uninterrupted_session
 
 #[tokio::test]
 async fn cost_4_after_a_sqlite_resume_the_next_request_is_the_uninterrupted_sessions() {
+    each_wire(after_a_sqlite_resume).await;
+}
+
+async fn after_a_sqlite_resume() {
     let reference = reference().await;
     let k = resume_point(&reference);
-    let dir = crate::store::temp_dir("cost4-resume");
+    let dir = crate::store::temp_dir(&format!("cost4-resume-{:?}", crate::wire_fake::wire()));
     let db = dir.join("s.db");
     {
         let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&db).unwrap());
@@ -166,15 +179,16 @@ async fn cost_4_after_a_sqlite_resume_the_next_request_is_the_uninterrupted_sess
 }
 
 /// The child process of the kill test: resumes the store at `ARKAGENT_COST4_CHILD`, runs
-/// `ARKAGENT_COST4_RUNS` (`from..to`), prints each request body as a JSON string line,
-/// then `DONE`, and waits to be killed.
+/// `ARKAGENT_COST4_RUNS` (`from..to`) speaking `ARKAGENT_COST4_WIRE`, prints each request
+/// body as a JSON string line, then `DONE`, and waits to be killed.
 #[test]
 fn cost_4_kill_child() {
     let Ok(path) = std::env::var("ARKAGENT_COST4_CHILD") else { return };
     let runs = std::env::var("ARKAGENT_COST4_RUNS").unwrap();
     let (from, to) = runs.split_once("..").unwrap();
+    let speaking = if std::env::var("ARKAGENT_COST4_WIRE").as_deref() == Ok("anthropic") { Wire::Anthropic } else { Wire::OpenAi };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    rt.block_on(async {
+    rt.block_on(in_wire(speaking, async {
         let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).unwrap());
         let transport = Arc::new(Recording::new(model()));
         let agent = AgentRuntime::new(config(Some(store)), transport.clone()).unwrap();
@@ -186,7 +200,7 @@ fn cost_4_kill_child() {
         }
         println!("DONE");
         std::thread::sleep(std::time::Duration::from_secs(600));
-    });
+    }));
 }
 
 /// Runs the child on `db` for `runs`, waits for `DONE`, SIGKILLs it; returns its bodies.
@@ -195,6 +209,7 @@ fn child_until_killed(exe: &std::path::Path, db: &std::path::Path, runs: &str) -
         .args(["--exact", "cost_4::cost_4_kill_child", "--nocapture", "--test-threads=1"])
         .env("ARKAGENT_COST4_CHILD", db)
         .env("ARKAGENT_COST4_RUNS", runs)
+        .env("ARKAGENT_COST4_WIRE", if crate::wire_fake::wire() == Wire::Anthropic { "anthropic" } else { "openai" })
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -219,9 +234,13 @@ async fn cost_4_after_a_sigkill_and_restart_the_next_request_is_the_uninterrupte
     if std::env::var("ARKAGENT_COST4_CHILD").is_ok() {
         return;
     }
+    each_wire(after_a_sigkill_and_restart).await;
+}
+
+async fn after_a_sigkill_and_restart() {
     let reference = reference().await;
     let k = resume_point(&reference);
-    let dir = crate::store::temp_dir("cost4-kill");
+    let dir = crate::store::temp_dir(&format!("cost4-kill-{:?}", crate::wire_fake::wire()));
     let db = dir.join("kill.db");
     let exe = dir.join("harness");
     std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();

@@ -1,4 +1,4 @@
-//! COST-1, COST-2 and COST-4 through the C ABI: the programs tests/c/cost.c and
+//! COST-1, COST-2, COST-3 and COST-4 through the C ABI: the programs tests/c/cost.c and
 //! tests/c/prefix.c, built against include/arkagent.h and run here.
 
 /// COST-1 / COST-2: prices, costs and cached tokens on every C getter and event.
@@ -11,7 +11,8 @@ fn cost_2_c_program_prices_usages_and_sums_them_exactly() {
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::prefix::{assert_same_request, check_sequence, ChatCompletions};
+use crate::prefix::{assert_same_request, assert_summarizer_reuses, check_sequence, ChatCompletions};
+use crate::support::compression_instruction_mark;
 
 /// One record file of tests/c/prefix.c.
 #[derive(Default)]
@@ -22,6 +23,8 @@ struct Records {
     compressed_before: Vec<bool>,
     /// Per main body: its run number and the label in force ("" before any).
     run_of: Vec<(usize, String)>,
+    /// Summarizer request bodies, each with the number of main bodies before it.
+    summaries: Vec<(usize, String)>,
 }
 
 fn read_records(path: &Path) -> Records {
@@ -29,7 +32,7 @@ fn read_records(path: &Path) -> Records {
     let (mut run, mut label, mut compressed) = (0usize, String::new(), false);
     for line in std::fs::read_to_string(path).unwrap().lines() {
         match line.split_once(' ').unwrap_or((line, "")) {
-            ("B", body) if body.contains("<conversation>") => {}
+            ("S", body) => r.summaries.push((r.bodies.len(), body.to_owned())),
             ("B", body) => {
                 r.bodies.push(body.to_owned());
                 r.compressed_before.push(std::mem::take(&mut compressed));
@@ -72,6 +75,23 @@ fn cost_4_c_between_compressions_requests_extend_and_system_and_tools_stay_first
     let r = read_records(&prefix_program(&dir, &["session"]));
     let (extended, crossed) = check_sequence(&ChatCompletions, &r.bodies, &r.compressed_before);
     assert!(crossed >= 2 && extended >= 30, "{extended} extensions and {crossed} compressions checked");
+}
+
+/// COST-3 through C: each compression's summarizer request is the last main request's
+/// bytes up to the end of its last message (what the provider has cached), then the
+/// final answer appended since and the compression instruction; tools, tool choice and
+/// every field after the messages unchanged; and one request per compression.
+#[test]
+fn cost_3_c_the_summarizer_request_starts_with_the_last_requests_bytes_and_ends_with_the_instruction() {
+    let dir = crate::store::temp_dir("cost3-c-session");
+    let r = read_records(&prefix_program(&dir, &["session"]));
+    let compressions = r.compressed_before.iter().filter(|c| **c).count();
+    assert!(compressions >= 2, "{compressions} compressions");
+    assert_eq!(r.summaries.len(), compressions, "one summarizer request per compression");
+    for (before, body) in &r.summaries {
+        assert!(!body.contains("<conversation>"), "the transcript fallback was used: {body}");
+        assert_summarizer_reuses(&ChatCompletions, &r.bodies[before - 1], body, compression_instruction_mark());
+    }
 }
 
 /// COST-4 through C: after `arkagent_runtime_import_state` the next requests are the

@@ -3,9 +3,11 @@
 
 mod arch_imports;
 mod c_abi;
+mod cmp_10_chunks;
 mod cmp_calibration;
 mod compression;
 mod cost;
+mod cost_3;
 mod cost_4;
 mod cost_c;
 mod delegation;

@@ -9,15 +9,22 @@
 //!   ([`assert_fixed_parts_kept`]);
 //! - a resumed session sends what the uninterrupted one would have ([`assert_same_request`]).
 //!
-//! A format is read through a [`WireView`]; a format that moves a cache marker from
-//! request to request (Anthropic's `cache_control`) removes it in
-//! [`WireView::normalise`] before the bytes are compared.
+//! - a summarizer request on the conversation's model is the last main request's bytes
+//!   up to the end of its last message, then the compression instruction, with
+//!   everything after the messages unchanged ([`assert_summarizer_reuses`], COST-3).
+//!
+//! A format is read through a [`WireView`] ([`view`] gives the running test's); a format
+//! that moves a cache marker from request to request (Anthropic's `cache_control`)
+//! removes it in [`WireView::normalise`] before the bytes are compared.
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use arkagent::{CancellationToken, HttpRequest, HttpResponse, HttpTransport, TransportError};
 use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::wire_fake::{anthropic_to_openai, wire, Wire};
 
 /// How prefix checks read one wire format's request bodies.
 pub trait WireView {
@@ -28,6 +35,18 @@ pub trait WireView {
     fn messages_span(&self, body: &str) -> (usize, usize);
     /// Byte offset just past the system prompt in a normalised body (0 without one).
     fn system_end(&self, body: &str) -> usize;
+    /// The text of the body's last message (its last block's), if it has one.
+    fn last_text(&self, body: &str) -> Option<String>;
+    /// The OpenAI-compatible view of the body (what the scripted models assert on).
+    fn openai(&self, body: &str) -> Value;
+}
+
+/// The view of the running test's wire format.
+pub fn view() -> &'static dyn WireView {
+    match wire() {
+        Wire::OpenAi => &ChatCompletions,
+        Wire::Anthropic => &AnthropicMessages,
+    }
 }
 
 /// OpenAI-compatible Chat Completions: `{"model":…,"messages":[system?, …],"tools":…}`.
@@ -49,6 +68,54 @@ impl WireView for ChatCompletions {
             return 0;
         }
         start + json_len(&body[start + 1..], b'}') + 2
+    }
+
+    fn last_text(&self, body: &str) -> Option<String> {
+        let v: Value = serde_json::from_str(body).ok()?;
+        v["messages"].as_array()?.last()?["content"].as_str().map(str::to_owned)
+    }
+
+    fn openai(&self, body: &str) -> Value {
+        serde_json::from_str(body).expect("a JSON body")
+    }
+}
+
+/// Anthropic Messages: `{"model":…,"tools":[…],…,"system":[blocks],"messages":[turns]}`.
+/// The latest block carries the moving breakpoint, the last turn grows block by block.
+pub struct AnthropicMessages;
+
+/// The moving breakpoint, as the encoder writes it over a block's `}`.
+const MOVING_MARK: &str = r#","cache_control":{"type":"ephemeral"}"#;
+
+impl WireView for AnthropicMessages {
+    fn normalise<'a>(&self, body: &'a str) -> Cow<'a, str> {
+        // The fixed breakpoints (system prompt, last tool) come before the messages.
+        let open = body.find("\"messages\":[").expect("a messages array");
+        let (head, messages) = body.split_at(open);
+        assert!(messages.matches(MOVING_MARK).count() <= 1, "one moving breakpoint at most");
+        Cow::Owned(format!("{head}{}", messages.replacen(MOVING_MARK, "", 1)))
+    }
+
+    /// To the end of the last block: a turn of the same role appends blocks to the last
+    /// turn, so its closing `]}` is not part of what the next request repeats.
+    fn messages_span(&self, body: &str) -> (usize, usize) {
+        let open = body.find("\"messages\":[").expect("a messages array") + "\"messages\":[".len();
+        let close = open + json_len(&body[open..], b']');
+        (open, if close > open { close - 2 } else { close })
+    }
+
+    fn system_end(&self, body: &str) -> usize {
+        let Some(start) = body.find("\"system\":[").map(|s| s + "\"system\":[".len()) else { return 0 };
+        start + json_len(&body[start + 1..], b'}') + 2
+    }
+
+    fn last_text(&self, body: &str) -> Option<String> {
+        let v: Value = serde_json::from_str(body).ok()?;
+        v["messages"].as_array()?.last()?["content"].as_array()?.last()?["text"].as_str().map(str::to_owned)
+    }
+
+    fn openai(&self, body: &str) -> Value {
+        anthropic_to_openai(&serde_json::from_str(body).expect("a JSON body"))
     }
 }
 
@@ -106,6 +173,20 @@ pub fn assert_fixed_parts_kept(view: &dyn WireView, before: &str, after: &str) {
     assert_eq!(&b[b_end..], &a[a_end..], "the tools (or what else follows the messages) changed");
 }
 
+/// COST-3: a summarizer request on the conversation's model is `previous` (the last main
+/// request) up to the end of its last message, then what was appended since and the
+/// instruction as the last message (its text starting with `mark`), with tools, tool
+/// choice and everything after the messages unchanged.
+pub fn assert_summarizer_reuses(view: &dyn WireView, previous: &str, summarizer: &str, mark: &str) {
+    assert_extends(view, previous, summarizer);
+    let last = view.last_text(summarizer).expect("the summarizer request ends with a text");
+    assert!(last.starts_with(mark), "the summarizer request does not end with the instruction: {last}");
+    let (p, n) = (view.openai(previous), view.openai(summarizer));
+    for field in ["tools", "tool_choice", "stream", "temperature", "model"] {
+        assert_eq!(p.get(field), n.get(field), "{field} changed for the summarizer call");
+    }
+}
+
 /// COST-4: a resumed session's request is the uninterrupted one's, byte for byte.
 pub fn assert_same_request(expected: &str, actual: &str) {
     assert!(expected == actual, "the request differs from the uninterrupted session's; {}", first_difference(expected, actual));
@@ -151,6 +232,24 @@ impl<T: HttpTransport + 'static> HttpTransport for Recording<T> {
         self.bodies.lock().unwrap().push((*request.body).clone());
         self.inner.send(request, cancel).await
     }
+}
+
+#[test]
+fn cost_4_the_anthropic_view_reads_a_growing_turn_as_an_extension() {
+    let view = AnthropicMessages;
+    let head = r#"{"model":"m","max_tokens":9,"tools":[{"name":"t","input_schema":{},"cache_control":{"type":"ephemeral"}}],"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"messages":["#;
+    let a = format!(r#"{head}{{"role":"user","content":[{{"type":"text","text":"a","cache_control":{{"type":"ephemeral"}}}}]}}]}}"#);
+    let b = format!(r#"{head}{{"role":"user","content":[{{"type":"text","text":"a"}},{{"type":"text","text":"b","cache_control":{{"type":"ephemeral"}}}}]}}]}}"#);
+    assert_extends(&view, &a, &b);
+    assert_eq!(view.last_text(&b).as_deref(), Some("b"));
+    assert_eq!(&view.normalise(&a)[..view.system_end(&view.normalise(&a))], &head[..head.len() - r#","messages":["#.len() - 1]);
+    let changed_tools = b.replace(r#""name":"t""#, r#""name":"u""#);
+    let dropped = format!(r#"{head}{{"role":"user","content":[{{"type":"text","text":"b","cache_control":{{"type":"ephemeral"}}}}]}}]}}"#);
+    for bad in [&changed_tools, &dropped] {
+        assert!(std::panic::catch_unwind(|| assert_extends(&view, &a, bad)).is_err(), "extends accepted {bad}");
+    }
+    assert!(std::panic::catch_unwind(|| assert_fixed_parts_kept(&view, &a, &changed_tools)).is_err());
+    assert_fixed_parts_kept(&view, &a, &dropped);
 }
 
 #[test]

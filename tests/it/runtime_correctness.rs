@@ -165,7 +165,8 @@ async fn cmp_3_provider_count_is_forgotten_after_a_compression_and_never_loops()
 
 #[tokio::test]
 async fn cmp_2_failed_attempt_reports_what_it_would_have_archived() {
-    let model = ScriptedModel::new(vec![text_reply("not a snapshot", 5)]);
+    // COST-3: asked twice on the conversation's bytes, then from the transcript.
+    let model = ScriptedModel::new((0..3).map(|_| text_reply("not a snapshot", 5)).collect());
     let rt = AgentRuntime::new(compressing(ToolRegistry::new(), 10, 2, 1), model).unwrap();
     let mut state = AgentState::new("s");
     state.history.messages = (0..8).map(|i| if i % 2 == 0 { Message::user(format!("q{i}")) } else { Message::assistant(format!("a{i}")) }).collect();

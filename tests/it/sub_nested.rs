@@ -318,3 +318,77 @@ async fn sub_6_a_stream_broken_mid_answer_without_a_cancel_counts_as_a_call() {
     assert_eq!(model.request_count(), 6);
     assert_eq!(rt.total_usage().parent.call_count, 5, "the silent attempt was retried, not a call of its own");
 }
+
+/// Issue 28 item 4 (ISO-5): a child's token budget meters the summarizer calls of its
+/// compressions, committed or failed (they were paid for): a child whose own calls stay
+/// far below its budget of 2,000 tokens, but whose first compression spends 3,000
+/// (committed: one call; failed: asked twice on its bytes, then from the transcript), is
+/// force-completed with `token-budget-exceeded` instead of finishing its task.
+#[tokio::test]
+async fn iso_5_a_childs_token_budget_meters_its_compression_calls() {
+    for (summary, committed) in [(snapshot_text("weather", "looked it up"), true), ("no snapshot".to_owned(), false)] {
+        let summarizing = SubAgentDefinition::create(
+            "summarizing",
+            "compresses after every turn",
+            Arc::new(|parent: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, ArkAgentError> {
+                let mut c = parent.clone();
+                let config = arkagent::compress::ContextCompressorConfig {
+                    keep_recent_message_count: 2,
+                    min_messages_to_summarize: 1,
+                    ..arkagent::compress::ContextCompressorConfig::with_threshold(50)
+                };
+                c.compression = Some(arkagent::Compression::Default { config, summarizer: None });
+                c.tools.register(ToolDefinition::new("get_weather", "w", json!({"type": "object"})), Arc::new(LongWeather))?;
+                Ok(c)
+            }),
+        )
+        .unwrap();
+        let model = ScriptedModel::with(move |body, _| {
+            if is_summary_request(body) {
+                let mut reply = json!({"choices": [{"message": {"role": "assistant", "content": summary}, "finish_reason": "stop"}]});
+                reply["usage"] = json!({"prompt_tokens": 2_900, "completion_tokens": 100, "total_tokens": 3_000});
+                return Reply::Json(reply);
+            }
+            if offers_delegation(body) {
+                // A long task: what the child's first compression archives outweighs a snapshot.
+                return if last_role(body) == "user" { delegate(&[("d1", "summarizing", TASK)]) } else { text_reply("parent done", 1) };
+            }
+            let results = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").count();
+            if results < 4 {
+                return tool_calls_reply(&[(&*format!("w{results}"), "get_weather", json!({"city": "Oslo"}))], 20);
+            }
+            text_reply("sunny", 20)
+        });
+        let mut config = root_config(SubAgentPolicy::default(), vec![summarizing]);
+        config.delegation.as_mut().unwrap().child_token_budget = Some(2_000);
+        let rt = AgentRuntime::new(config, model).unwrap();
+        let recorder = Arc::new(Recorder::default());
+        let _s = rt.subscribe(recorder.clone());
+        rt.run("go").await.unwrap();
+        let compressions = recorder.0.lock().unwrap().iter().filter(|e| matches!(&e.kind, arkagent::EventKind::SubAgent(c) if c.event.kind.type_name() == "compression")).count();
+        assert!(compressions >= 1, "the child compressed (committed: {committed})");
+        let child = rt.sub_agent_registry().unwrap().history()[0].result.clone().unwrap();
+        assert_eq!(child.forced_reason.as_deref(), Some("token-budget-exceeded"), "committed: {committed}: {child:?}");
+        assert!(tool_contents(&rt.messages())[0].contains("token-budget-exceeded"));
+        let recorded = rt.total_usage().children.total_tokens;
+        if committed {
+            assert!(recorded >= 3_000 && child.token_count == recorded, "a committed compression's usage is the child's: {} vs {recorded}", child.token_count);
+        } else {
+            assert!(recorded < 2_000, "a failed compression's usage is never recorded ({recorded})");
+        }
+    }
+}
+
+const TASK: &str = "look up the weather in Oslo, Bergen, Trondheim, Stavanger, Tromsø, Bodø, Ålesund, Drammen, \
+Kristiansand, Fredrikstad, Sandnes, Sarpsborg, Skien, Haugesund, Tønsberg, Moss, Porsgrunn, Arendal, Hamar, Larvik, \
+Halden, Lillehammer, Molde, Harstad, Gjøvik, Horten, Kongsberg and Narvik, and compare them with last year's";
+
+/// A weather report longer than any snapshot (so a compression of it commits).
+struct LongWeather;
+
+#[async_trait::async_trait]
+impl arkagent::ToolExecutor for LongWeather {
+    async fn execute(&self, _call: arkagent::ToolInvocation, _ctx: arkagent::ToolContext) -> arkagent::ToolResult {
+        arkagent::ToolResult::ok("sunny, 21 degrees, light wind from the west; ".repeat(40))
+    }
+}

@@ -226,10 +226,32 @@ impl Recorder {
     }
 }
 
-/// True when the request is a summarizer call (its system prompt is the summary prompt).
+/// True when the request is a summarizer call: a chunked transcript's
+/// ([`is_transcript_summary_request`]) or the conversation's own request followed by the
+/// compression instruction ([`is_prefix_summary_request`], COST-3).
 pub fn is_summary_request(body: &Value) -> bool {
+    is_transcript_summary_request(body) || is_prefix_summary_request(body)
+}
+
+/// True for a chunked transcript's summarizer call (CMP-10): its system prompt is the
+/// summary prompt, its user message the `<conversation>`.
+pub fn is_transcript_summary_request(body: &Value) -> bool {
     body["messages"][0]["content"].as_str().is_some_and(|s| s.contains("<state_snapshot>"))
         && body["messages"][1]["content"].as_str().is_some_and(|s| s.contains("<conversation>"))
+}
+
+/// The first line of the instruction a summarizer request on the conversation's own
+/// bytes ends with (COST-3).
+pub fn compression_instruction_mark() -> &'static str {
+    const INSTRUCTION: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/compress/prefix_instruction.md"));
+    INSTRUCTION.lines().next().unwrap()
+}
+
+/// True for a summarizer call that reuses the conversation's request (COST-3): its last
+/// message is the user instruction that starts with [`compression_instruction_mark`].
+pub fn is_prefix_summary_request(body: &Value) -> bool {
+    let last = body["messages"].as_array().and_then(|m| m.last());
+    last.is_some_and(|m| m["role"] == "user" && m["content"].as_str().is_some_and(|c| c.starts_with(compression_instruction_mark())))
 }
 
 /// A well-formed snapshot reply.

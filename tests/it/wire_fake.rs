@@ -53,6 +53,11 @@ where
     }
 }
 
+/// Runs `body` speaking `w` (a child process of a test that spoke it).
+pub async fn in_wire<T>(w: Wire, body: impl std::future::Future<Output = T>) -> T {
+    WIRE.scope(w, body).await
+}
+
 /// [`each_wire`] for a synchronous test body.
 pub fn each_wire_sync(body: impl Fn()) {
     for w in [Wire::OpenAi, Wire::Anthropic] {

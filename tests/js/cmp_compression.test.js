@@ -7,7 +7,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 
 const {
-  native, BASE_URL, API_KEY, completion, snapshot, SNAPSHOT_SECTIONS, isSummaryRequest, pairingProblems,
+  native, BASE_URL, API_KEY, completion, snapshot, SNAPSHOT_SECTIONS, isSummaryRequest, isPrefixSummaryRequest, pairingProblems,
   ScriptedModel, runtimeConfig, waitFor, deferred,
 } = require('./support');
 
@@ -61,9 +61,22 @@ function smallCompressor(prompt) {
   return compressor;
 }
 
-/** Checks a summary request: the prompt, and a conversation holding `includes` but not `excludes`. */
-function assertSummaryRequest(body, { includes = [], excludes = [], prompt = native.DEFAULT_SUMMARY_PROMPT } = {}) {
+/**
+ * Checks a summary request. On the conversation's own bytes (COST-3, the summarizer being
+ * the conversation's model): the conversation holds `includes`, and the instruction (the
+ * last message) carries the prompt and says the last `kept` messages stay. From a
+ * transcript: the prompt, and a conversation holding `includes` but not `excludes`.
+ */
+function assertSummaryRequest(body, { includes = [], excludes = [], kept, prompt = native.DEFAULT_SUMMARY_PROMPT } = {}) {
   assert.ok(isSummaryRequest(body));
+  if (isPrefixSummaryRequest(body)) {
+    const instruction = body.messages.at(-1).content;
+    assert.ok(instruction.includes(prompt.trimEnd()), 'the instruction carries the summary prompt');
+    if (kept !== undefined) assert.ok(instruction.includes(`except the last ${kept} `), `the last ${kept} messages stay`);
+    const conversation = body.messages.slice(0, -1).map((m) => String(m.content)).join('\n');
+    for (const text of includes) assert.ok(conversation.includes(text), `the conversation contains ${text.slice(0, 40)}`);
+    return;
+  }
   assert.equal(body.messages[0].content, prompt);
   const conversation = body.messages[1].content;
   for (const text of includes) assert.ok(conversation.includes(text), `summary input contains ${text.slice(0, 40)}`);
@@ -137,6 +150,7 @@ test('cmp_5_compress_now_commits_episode_shorter_history_and_tagged_usage', asyn
       assertSummaryRequest(body, {
         includes: [longText('the goal'), longText('a follow-up')],
         excludes: ['KEPT: the final answer so far.', 'flour: 500 g'],
+        kept: 3,
       });
       return completion({ content: `Here you go:\n${snap}`, usage: SUMMARY_USAGE });
     },
@@ -213,9 +227,10 @@ test('cmp_6_failed_compression_leaves_state_identical', async () => {
   const before = runtime.exportState();
 
   // Prose without a snapshot: malformed_summary; its usage is reported, never recorded.
+  // (Asked twice on the conversation's bytes, then from the transcript: COST-3.)
   const malformed = await runtime.compressNow();
   assert.deepEqual(model.problems, []);
-  assert.equal(model.summaryRequests.length, 1);
+  assert.equal(model.summaryRequests.length, 3);
   assert.equal(malformed.outcome, 'failed');
   assert.equal(malformed.reason, 'malformed_summary');
   assert.equal(malformed.episodeId, undefined);
@@ -270,7 +285,7 @@ test('cmp_9_compression_during_run_emits_event_and_next_request_carries_snapshot
   ], {
     tools: ['lookup', 'retrieve_memory'],
     summarizer: (body) => {
-      assertSummaryRequest(body, { includes: [input], excludes: ['result for trains'] });
+      assertSummaryRequest(body, { includes: [input], excludes: ['result for trains'], kept: 2 });
       return completion({ content: snap, usage: SUMMARY_USAGE });
     },
   });

@@ -14,12 +14,12 @@ const { spawn } = require('node:child_process');
 
 const { chatCompletions, checkSequence, assertSameRequest } = require('./prefix');
 const { prefixRuntime } = require('./cost_4_session');
-const { MODULE_PATH } = require('./support');
+const { MODULE_PATH, isSummaryRequest } = require('./support');
 
 /** The main (non-summary) bodies and, per body, whether a compression came before it:
  * the snapshot the request carries (its snapshot_id) changed. */
 function mainBodies(bodies) {
-  const main = bodies.filter((b) => !b.includes('<conversation>'));
+  const main = bodies.filter((b) => !isSummaryRequest(JSON.parse(b)));
   const snapshotOf = (b) => (b.match(/snapshot_id ([^,]+), (\d+) episode/) || [])[0] || '';
   return { main, compressedBefore: main.map((b, i) => i > 0 && snapshotOf(b) !== snapshotOf(main[i - 1])) };
 }

@@ -5,8 +5,10 @@
 // between compressions each request body starts with the previous one's bytes up to the
 // end of its last message and keeps what follows the messages (tools, tool choice,
 // sampling); after a compression the system prompt and the tools are what they were; a
-// resumed session sends what the uninterrupted one would have. A wire format is read
-// through a view; a format that moves a cache marker removes it in `normalise`.
+// resumed session sends what the uninterrupted one would have; a summarizer request on the
+// conversation's model is the last main request's bytes up to the end of its last message,
+// then the compression instruction (COST-3). A wire format is read through a view; a
+// format that moves a cache marker removes it in `normalise`.
 
 /** Length of the JSON text before the `close` character ending the enclosing value. */
 function jsonLength(text, close) {
@@ -77,6 +79,24 @@ function assertFixedPartsKept(view, before, after) {
   if (b.slice(view.messagesSpan(b)[1]) !== a.slice(view.messagesSpan(a)[1])) throw new Error('the tools changed');
 }
 
+/**
+ * COST-3: `summarizer` is `previous` (the last main request) up to the end of its last
+ * message, then what was appended since and the instruction (its text starting with
+ * `mark`) as the last message; tools, tool choice and every other field unchanged.
+ */
+function assertSummarizerReuses(view, previous, summarizer, mark) {
+  assertExtends(view, previous, summarizer);
+  const p = JSON.parse(previous);
+  const n = JSON.parse(summarizer);
+  const last = n.messages.at(-1);
+  if (last.role !== 'user' || !String(last.content).startsWith(mark)) {
+    throw new Error(`the summarizer request does not end with the instruction: ${JSON.stringify(last).slice(0, 200)}`);
+  }
+  for (const field of ['model', 'tools', 'tool_choice', 'stream', 'temperature']) {
+    if (JSON.stringify(p[field]) !== JSON.stringify(n[field])) throw new Error(`${field} changed for the summarizer call`);
+  }
+}
+
 /** A resumed session's request is the uninterrupted one's, byte for byte. */
 function assertSameRequest(expected, actual) {
   if (expected !== actual) throw new Error(`the request differs from the uninterrupted session's; ${firstDifference(expected, actual)}`);
@@ -98,4 +118,4 @@ function checkSequence(view, bodies, compressedBefore) {
   return { extended, crossed };
 }
 
-module.exports = { chatCompletions, assertExtends, assertFixedPartsKept, assertSameRequest, checkSequence };
+module.exports = { chatCompletions, assertExtends, assertFixedPartsKept, assertSameRequest, assertSummarizerReuses, checkSequence };

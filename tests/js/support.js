@@ -3,6 +3,7 @@
 // scripted OpenAI-compatible model that checks every request it receives, and small
 // async helpers. Not a test file itself (node --test only runs *.test.js).
 
+const fs = require('node:fs');
 const path = require('node:path');
 
 // Where scripts/test-js.sh puts the host build: $CARGO_TARGET_DIR (default target/).
@@ -95,13 +96,34 @@ function snapshot(fields = {}) {
 }
 
 /**
- * True for a compressor's summary request: its system message asks for a
+ * True for a chunked transcript's summary request (CMP-10): its system message asks for a
  * `<state_snapshot>` and its user message holds the `<conversation>` to summarize.
  */
-function isSummaryRequest(body) {
+function isTranscriptSummaryRequest(body) {
   const messages = (body && body.messages) || [];
   return messages.some((m) => m.role === 'system' && String(m.content).includes('<state_snapshot>'))
     && messages.some((m) => m.role === 'user' && String(m.content).includes('<conversation>'));
+}
+
+/**
+ * The first line of the instruction a summary request on the conversation's own bytes
+ * ends with (COST-3: src/compress/prefix_instruction.md).
+ */
+const COMPRESSION_MARK = fs.readFileSync(path.join(__dirname, '..', '..', 'src', 'compress', 'prefix_instruction.md'), 'utf8')
+  .split('\n')[0];
+
+/**
+ * True for a summary request that reuses the conversation's request (COST-3): its last
+ * message is the user instruction starting with COMPRESSION_MARK.
+ */
+function isPrefixSummaryRequest(body) {
+  const last = ((body && body.messages) || []).at(-1);
+  return Boolean(last) && last.role === 'user' && String(last.content).startsWith(COMPRESSION_MARK);
+}
+
+/** True for a compressor's summary request, of either form. */
+function isSummaryRequest(body) {
+  return isTranscriptSummaryRequest(body) || isPrefixSummaryRequest(body);
 }
 
 /**
@@ -127,10 +149,18 @@ class ScriptedModel {
     this.transport = (request, sink) => this.handle(request, sink);
   }
 
-  /** Summary requests: the summary model, no tools, exactly [system, user]. */
+  /**
+   * Summary requests: the summary model; a transcript's has no tools and exactly
+   * [system, user]; one on the conversation's bytes is a paired conversation plus the
+   * instruction.
+   */
   checkSummary(body) {
     const p = [];
     if (body.model !== this.summaryModel) p.push(`summary model ${body.model}`);
+    if (isPrefixSummaryRequest(body)) {
+      p.push(...pairingProblems(body.messages.slice(0, -1)));
+      return p;
+    }
     if ((body.tools || []).length > 0) p.push('summary request offers tools');
     const roles = body.messages.map((m) => m.role).join(',');
     if (roles !== 'system,user') p.push(`summary request messages ${roles}`);
@@ -304,6 +334,9 @@ module.exports = {
   SNAPSHOT_SECTIONS,
   snapshot,
   isSummaryRequest,
+  isTranscriptSummaryRequest,
+  isPrefixSummaryRequest,
+  COMPRESSION_MARK,
   pairingProblems,
   ScriptedModel,
   RoutedModel,

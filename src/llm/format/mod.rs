@@ -140,6 +140,13 @@ pub trait BodyWriter: Send {
     fn close_len(&self) -> usize;
     /// Completes `body` into a request.
     fn close(&self, body: &mut String) -> Reopen;
+    /// Completes `body` into a request whose last message is `last`, a message the
+    /// history does not keep (COST-3: a summarizer's instruction after the conversation's
+    /// own bytes): `last` is encoded as [`encode`](Self::encode) would append it, then the
+    /// body is closed as by [`close`](Self::close) (with Anthropic the moving cache
+    /// breakpoint on `last`'s block). The writer does not change, and the [`Reopen`] cuts
+    /// `last` off again: the open body comes back byte for byte.
+    fn close_with(&self, body: &mut String, last: &Message) -> Reopen;
 }
 
 /// How a closed body becomes the open one again: cut it to `keep` bytes, then push
@@ -172,6 +179,7 @@ impl Reopen {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::ToolCall;
 
     #[test]
     fn wire_1_every_registered_protocol_sits_at_its_name() {
@@ -179,6 +187,50 @@ mod tests {
             assert_eq!(protocol.name(), name);
             let format = wire_format(name).map(|f| f.as_str());
             assert_eq!(format, Some(name));
+        }
+    }
+
+    /// COST-3: in every format, closing a body behind one extra message equals the
+    /// from-scratch encoding of the history plus that message, after any prefix of a
+    /// history (empty, ending with the user, the model, tool results; starting with the
+    /// model; with and without a system prompt and memory context), and the `Reopen` gives
+    /// the open body back byte for byte, so the writer goes on as if nothing happened.
+    #[test]
+    fn cost_3_close_with_equals_scratch_with_the_extra_message_in_every_format() {
+        let call = |id: &str| ToolCall { id: id.into(), name: "t".into(), arguments: r#"{"q":1}"#.into() };
+        let history = [
+            Message::assistant("carried over"),
+            Message::user("hi \"there\" 中"),
+            Message::Assistant { content: Some("let me".into()), tool_calls: vec![call("a"), call("b")], reasoning: None },
+            Message::tool_result("a", "r1", false),
+            Message::tool_result("b", "r2", true),
+            Message::assistant("done"),
+            Message::user("next"),
+        ];
+        let extra = Message::user("[instruction] summarize, no tools");
+        let tools = [ToolDefinition::new("t", "d", serde_json::json!({"type": "object"}))];
+        for (protocol, name) in REGISTRY.iter().zip(WIRE_FORMAT_NAMES) {
+            let mut config = ModelConfig::new("http://h/v1", "k", "m");
+            config.wire_format = wire_format(name).unwrap_or_default();
+            for (system, context) in [("", vec![]), ("sys", vec![Message::system("snapshot")])] {
+                let parts = RequestParts { system_prompt: system, tools: &tools, tool_choice: Some(&ToolChoice::Auto) };
+                let mut writer = protocol.request_encoder(&config, parts).writer();
+                let mut body = writer.start(&context);
+                for n in 0..=history.len() {
+                    if n > 0 {
+                        body.push_str(&writer.encode(&history[n - 1]));
+                    }
+                    let open = body.clone();
+                    let reopen = writer.close_with(&mut body, &extra);
+                    let mut messages = history[..n].to_vec();
+                    messages.push(extra.clone());
+                    let request = ChatRequest { system_prompt: Some(system), context_messages: &context, messages: &messages, tools: &tools, tool_choice: Some(&ToolChoice::Auto) };
+                    assert_eq!(body, protocol.encode_request(&config, &request), "{name} after {n} messages");
+                    assert_eq!(reopen.copy(&body), open, "{name} after {n}");
+                    reopen.apply(&mut body);
+                    assert_eq!(body, open, "{name} after {n}");
+                }
+            }
         }
     }
 }

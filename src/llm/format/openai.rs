@@ -76,6 +76,7 @@ impl RequestEncoder for Encoder {
 
 /// The body is the template's head, `[`, the comma-separated system prompt, context
 /// and history messages; closing adds `]` and the template's tail.
+#[derive(Clone)]
 struct Writer {
     fixed: Arc<Fixed>,
     /// Something follows the `[` (the next message needs a comma first).
@@ -115,6 +116,16 @@ impl BodyWriter for Writer {
         let keep = body.len();
         body.push(']');
         body.push_str(self.fixed.template.tail());
+        Reopen { keep, restore: "" }
+    }
+
+    fn close_with(&self, body: &mut String, last: &Message) -> Reopen {
+        let keep = body.len();
+        let mut writer = self.clone();
+        let piece = writer.encode(last);
+        body.reserve_exact(piece.len() + writer.close_len());
+        body.push_str(&piece);
+        writer.close(body);
         Reopen { keep, restore: "" }
     }
 }

@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 
 use super::research::{asks_for_research, delegate_arguments, research_notes};
-use super::summary::{is_summary_request, snapshot_reply};
+use super::summary::{is_summary_request, snapshot_reply, summary_input};
 use crate::tools::{City, CITIES};
 
 /// One tool call the simulated model makes.
@@ -55,7 +55,7 @@ pub fn decide(request: &Value) -> Reply {
         );
     };
     if is_summary_request(request) {
-        return Reply::Text(snapshot_reply(&content_text(last)));
+        return Reply::Text(snapshot_reply(&summary_input(request)));
     }
     match last.get("role").and_then(Value::as_str) {
         Some("tool") => Reply::Text(answer_from_tool_results(messages)),

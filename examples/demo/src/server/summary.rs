@@ -3,6 +3,8 @@
 //! can find — the `<previous_snapshot>`'s goal when there is one, otherwise the first user
 //! line of the `<conversation>` — and folds in the previous snapshot's knowledge. The
 //! snapshot stays small (each part capped) so it is always shorter than what it replaces.
+//! A request on the conversation's own bytes (COST-3: the conversation, then the
+//! compression instruction) is read as the same transcript ([`summary_input`]).
 
 use serde_json::Value;
 
@@ -38,11 +40,67 @@ const DETAIL_LEVELS: [Detail; 4] = [
     },
 ];
 
-/// True for a summary request: a system message holding the `<state_snapshot>`
+/// The core's compression instruction, whose first line opens the last message of a
+/// summary request on the conversation's own bytes.
+const INSTRUCTION: &str = include_str!("../../../../src/compress/prefix_instruction.md");
+
+/// True for a summary request: the conversation followed by the compression instruction
+/// (COST-3), or a transcript's — a system message holding the `<state_snapshot>`
 /// instructions and a last user message holding the `<conversation>` to summarize, with
 /// no tools offered. (A normal turn after a compression also carries the snapshot in a
 /// system message, but its last user message is the user's own text, and it offers tools.)
 pub fn is_summary_request(request: &Value) -> bool {
+    instruction_of(request).is_some() || is_transcript_request(request)
+}
+
+/// The compression instruction when the request's last message is one.
+fn instruction_of(request: &Value) -> Option<&str> {
+    let mark = INSTRUCTION.lines().next().unwrap_or_default();
+    let last = request.get("messages")?.as_array()?.last()?;
+    let text = last.get("content")?.as_str()?;
+    (last.get("role").and_then(Value::as_str) == Some("user") && text.starts_with(mark)).then_some(text)
+}
+
+/// What a summary request asks to summarize, as a transcript request's user message:
+/// `<previous_snapshot>` (if any) and the `<conversation>`. For a request on the
+/// conversation's bytes: the messages before the last few the instruction keeps, as
+/// transcript lines, and the snapshot from the memory context.
+pub fn summary_input(request: &Value) -> String {
+    let messages = request.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let Some(instruction) = instruction_of(request) else {
+        return messages.last().and_then(|m| m.get("content")).and_then(Value::as_str).unwrap_or_default().to_owned();
+    };
+    let kept: usize = between(instruction, "except the last ", " ").and_then(|n| n.parse().ok()).unwrap_or(0);
+    let text = |m: &Value| m.get("content").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let mut input = String::new();
+    // The memory context (a system message), never the instruction's own template.
+    let system = |m: &&Value| m.get("role").and_then(Value::as_str) == Some("system");
+    if let Some(previous) = messages.iter().filter(system).rev().find_map(|m| between(m.get("content")?.as_str()?, "<state_snapshot>", "</state_snapshot>")) {
+        input.push_str(&format!("<previous_snapshot>\n<state_snapshot>{previous}</state_snapshot>\n</previous_snapshot>\n\n"));
+    }
+    let conversation: Vec<&Value> = messages.iter().filter(|m| m.get("role").and_then(Value::as_str) != Some("system")).collect();
+    let archived = conversation.len().saturating_sub(1 + kept);
+    input.push_str("<conversation>\n");
+    for m in &conversation[..archived] {
+        match m.get("role").and_then(Value::as_str) {
+            Some("user") => input.push_str(&format!("[user] {}\n", text(m))),
+            Some("tool") => input.push_str(&format!("[tool result id={}] {}\n", m.get("tool_call_id").and_then(Value::as_str).unwrap_or_default(), text(m))),
+            _ => {
+                if !text(m).is_empty() {
+                    input.push_str(&format!("[assistant] {}\n", text(m)));
+                }
+                for call in m.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+                    let name = call.pointer("/function/name").and_then(Value::as_str).unwrap_or_default();
+                    let args = call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or_default();
+                    input.push_str(&format!("[assistant called tool {name} id={}] {args}\n", call.get("id").and_then(Value::as_str).unwrap_or_default()));
+                }
+            }
+        }
+    }
+    input + "</conversation>"
+}
+
+fn is_transcript_request(request: &Value) -> bool {
     let messages = request
         .get("messages")
         .and_then(Value::as_array)
@@ -312,5 +370,27 @@ mod tests {
             {"role": "user", "content": "hello"}
         ], "tools": [{"type": "function", "function": {"name": "get_time"}}]});
         assert!(!is_summary_request(&turn));
+    }
+
+    #[test]
+    fn cost_3_a_request_on_the_conversations_bytes_is_read_as_its_transcript() {
+        let mark = INSTRUCTION.lines().next().unwrap();
+        let request = json!({"messages": [
+            {"role": "system", "content": "You are helpful."},
+            {"role": "system", "content": "Latest state snapshot: <state_snapshot><overall_goal>Trip to Beijing</overall_goal></state_snapshot>"},
+            {"role": "user", "content": "Weather in Shenzhen?"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Shenzhen\"}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "rain"},
+            {"role": "assistant", "content": "Rain in Shenzhen."},
+            {"role": "user", "content": "KEPT question"},
+            {"role": "user", "content": format!("{mark}\nAll messages above except the last 1 (from …) are about to be removed")}
+        ], "tools": [{"type": "function", "function": {"name": "get_weather"}}]});
+        assert!(is_summary_request(&request));
+        let input = summary_input(&request);
+        assert!(input.starts_with("<previous_snapshot>\n<state_snapshot><overall_goal>Trip to Beijing"), "{input}");
+        assert!(input.contains("[user] Weather in Shenzhen?\n[assistant called tool get_weather id=c1] {\"city\":\"Shenzhen\"}\n[tool result id=c1] rain\n[assistant] Rain in Shenzhen.\n</conversation>"), "{input}");
+        assert!(!input.contains("KEPT"), "{input}");
+        let s = snapshot_reply(&input);
+        assert!(well_formed(&s) && s.contains("<overall_goal>Trip to Beijing</overall_goal>"), "{s}");
     }
 }

@@ -337,6 +337,7 @@ impl RequestEncoder for Encoder {
 /// Writes the body: the head, `"system":[…]`, `"messages":[`, then the turns. The last
 /// turn stays open (its `]}` not written) so that a message of the same role appends
 /// blocks to it.
+#[derive(Clone)]
 struct Writer {
     fixed: Arc<Fixed>,
     /// The role of the open turn; `None` before the first one.
@@ -424,5 +425,17 @@ impl BodyWriter for Writer {
         body.push_str(MARKED_END);
         body.push_str("]}]}");
         Reopen { keep, restore: "}" }
+    }
+
+    fn close_with(&self, body: &mut String, last: &Message) -> Reopen {
+        let keep = body.len();
+        // A copy of the writer's state (the open turn's role): `last` merges into the
+        // open turn or opens its own as any message would, and becomes the latest block.
+        let mut writer = self.clone();
+        let piece = writer.encode(last);
+        body.reserve_exact(piece.len() + writer.close_len());
+        body.push_str(&piece);
+        writer.close(body);
+        Reopen { keep, restore: "" }
     }
 }

@@ -807,6 +807,13 @@ export const DEFAULT_SUMMARY_PROMPT: string;
  * `keepRecentMessageCount` messages stay (never splitting a tool call from its result).
  * A failed or skipped attempt changes nothing. With a compressor configured the model is
  * also offered the `retrieve_memory` tool to read the archived messages.
+ * When the summarizer is the conversation's own model (no `summarizerModel`, or one with
+ * the same wire format, base URL, model, key and stream setting), the snapshot is asked
+ * for with the conversation's next request unchanged (tools and tool choice included) plus
+ * one instruction that forbids tool calls, so the provider serves it from its prompt
+ * cache; an answer that calls a tool or holds no valid snapshot is asked for once more,
+ * then the older messages are summarized from a transcript instead, as they always are
+ * for another model.
  * Counts must be non-negative safe integers (else code "invalid_config").
  */
 export class ContextCompressor {
@@ -821,8 +828,11 @@ export class ContextCompressor {
   /** Fewer messages than this to summarize: skipped (default 3). */
   minMessagesToSummarize: number;
   /**
-   * Input tokens one summary request may use; longer parts are summarized in chunks.
-   * Unset: the threshold, but at least 4096 (room for the summary prompt and a chunk).
+   * Input tokens one summary request may use, as the summarizer model's calibrated
+   * estimate counts them plus 15 %: a conversation larger than this is summarized from a
+   * transcript, in chunks that fit. Unset: chunks of the threshold's size, but at least
+   * 4096 (room for the summary prompt and a chunk), and no limit on the request with the
+   * conversation's own bytes (a context-overflow answer to it falls back to chunks).
    * A value too small for the summary prompt and one chunk makes the runtime constructor
    * throw "invalid_config".
    */
