@@ -108,6 +108,18 @@ typedef enum ArkAgentResult {
   ARK_AGENT_RESULT_STORE_READ_ONLY = 405,
   // Another I/O or SQLite failure.
   ARK_AGENT_RESULT_STORE_IO = 406,
+  // Not a JPEG, PNG, WebP or GIF — or a HEIC/HEIF photo for a model family that does
+  // not take them (pack it as JPEG first).
+  ARK_AGENT_RESULT_IMAGE_UNSUPPORTED_TYPE = 500,
+  // The image header does not parse, the bytes are not the declared type, the base64
+  // does not decode, or the URL is neither `https:` nor a `data:` URL.
+  ARK_AGENT_RESULT_IMAGE_INVALID = 501,
+  // The image is over the model's `max_image_bytes` (default 20 MiB).
+  ARK_AGENT_RESULT_IMAGE_TOO_LARGE = 502,
+  // The request would carry more images than the model's `max_images_per_request`.
+  ARK_AGENT_RESULT_TOO_MANY_IMAGES = 503,
+  // No image with that id in the session.
+  ARK_AGENT_RESULT_IMAGE_NOT_FOUND = 504,
   // A panic was caught at the boundary (a library bug; the handle stays usable).
   ARK_AGENT_RESULT_PANIC = 900,
   // Internal failure (e.g. the executor could not start).

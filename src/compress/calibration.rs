@@ -12,7 +12,7 @@ use std::ops::{Add, AddAssign};
 
 use serde::{Deserialize, Serialize};
 
-use crate::history::calibration::{CLASSES, FIT_LEN};
+use crate::history::calibration::{packed_in, CLASSES, FIT_LEN};
 pub use crate::history::{TokenCalibration, TokenCalibrations};
 
 /// The smallest correction factor a class can get: a provider cannot make the estimate
@@ -39,6 +39,9 @@ pub struct TokenCounts {
     pub other: u64,
     /// Estimated tokens of per-message framing.
     pub framing: u64,
+    /// Estimated tokens of images, by the model family's rule (IMG-3): a class of its
+    /// own, so a provider's counts correct it apart from the text.
+    pub images: u64,
 }
 
 impl TokenCounts {
@@ -53,8 +56,8 @@ impl TokenCounts {
     }
 
     /// The scaled classes, in [`TokenCalibration::factors`] order.
-    fn classes(&self) -> [u64; 4] {
-        [self.ascii, self.digits, self.cjk, self.other]
+    fn classes(&self) -> [u64; CLASSES] {
+        [self.ascii, self.digits, self.cjk, self.other, self.images]
     }
 }
 
@@ -67,6 +70,7 @@ impl Add for TokenCounts {
             cjk: self.cjk.saturating_add(o.cjk),
             other: self.other.saturating_add(o.other),
             framing: self.framing.saturating_add(o.framing),
+            images: self.images.saturating_add(o.images),
         }
     }
 }
@@ -97,7 +101,7 @@ fn quantized(v: f64) -> f64 {
 
 /// Index of (i, j), i ≤ j, in the packed upper triangle.
 fn packed(i: usize, j: usize) -> usize {
-    i * CLASSES - i * (i + 1) / 2 + j
+    packed_in(CLASSES, i, j)
 }
 
 /// Solves `a x = b` (Gaussian elimination, partial pivoting); `None` when singular.
@@ -137,9 +141,9 @@ fn bounded(f: f64) -> f64 {
 
 impl TokenCalibration {
     /// The factors as applied (within the bounds), in [`TokenCounts`] order: ASCII,
-    /// digits, CJK, other.
-    pub fn factors(&self) -> [f64; 4] {
-        [self.ascii, self.digits, self.cjk, self.other].map(bounded)
+    /// digits, CJK, other, images.
+    pub fn factors(&self) -> [f64; CLASSES] {
+        [self.ascii, self.digits, self.cjk, self.other, self.images].map(bounded)
     }
 
     /// True once a provider count was learned from: estimates are calibrated.
@@ -204,7 +208,7 @@ impl TokenCalibration {
             b[i] = self.fit[moments + i] + d;
         }
         if let Some(f) = solve(a, b) {
-            [self.ascii, self.digits, self.cjk, self.other] = f.map(|v| quantized(bounded(v)));
+            [self.ascii, self.digits, self.cjk, self.other, self.images] = f.map(|v| quantized(bounded(v)));
         }
         self.fit = self.fit.map(quantized);
         self.observations = self.observations.saturating_add(1);
@@ -231,7 +235,7 @@ mod tests {
     use super::*;
 
     fn counts(ascii: u64, cjk: u64, other: u64) -> TokenCounts {
-        TokenCounts { ascii, digits: 0, cjk, other, framing: 8 }
+        TokenCounts { ascii, digits: 0, cjk, other, framing: 8, images: 0 }
     }
 
     #[test]
@@ -260,7 +264,7 @@ mod tests {
         for _ in 0..500 {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let pick = |shift: u32| (seed >> shift) % 5000;
-            let c = TokenCounts { ascii: pick(1), digits: pick(13) / 10, cjk: pick(25), other: pick(37) / 7, framing: 40 };
+            let c = TokenCounts { ascii: pick(1), digits: pick(13) / 10, cjk: pick(25), other: pick(37) / 7, framing: 40, images: pick(7) / 3 };
             cal.observe(&c, 40 + (c.total() - 40) * (50 + pick(49) % 100) / 100);
             let json = serde_json::to_string(&cal).unwrap_or_default();
             let back: TokenCalibration = serde_json::from_str(&json).unwrap_or_default();
