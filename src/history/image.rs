@@ -133,15 +133,36 @@ fn image_error(code: ErrorCode, message: impl Into<String>) -> ArkAgentError {
 /// The type the bytes themselves say, if it is one of ours.
 fn sniff(bytes: &[u8]) -> Result<ImageMime, ArkAgentError> {
     use imagesize::ImageType;
-    let kind = imagesize::image_type(bytes)
-        .map_err(|_| image_error(ErrorCode::ImageUnsupportedType, "the bytes are not a JPEG, PNG, WebP, GIF or HEIC/HEIF image"))?;
+    let Ok(kind) = imagesize::image_type(bytes) else {
+        // Too short for the reader's sniffing, but its magic says what it claims to be:
+        // a truncated image is an invalid one, not an unsupported type.
+        return magic(bytes).ok_or_else(|| image_error(ErrorCode::ImageUnsupportedType, "the bytes are not a JPEG, PNG, WebP, GIF or HEIC/HEIF image"));
+    };
     match kind {
         ImageType::Jpeg => Ok(ImageMime::Jpeg),
         ImageType::Png => Ok(ImageMime::Png),
         ImageType::Webp => Ok(ImageMime::Webp),
         ImageType::Gif => Ok(ImageMime::Gif),
-        ImageType::Heif(_) => Ok(ImageMime::Heic),
+        ImageType::Heif(imagesize::Compression::Hevc) => Ok(ImageMime::Heic),
+        ImageType::Heif(imagesize::Compression::Av1) => Err(image_error(ErrorCode::ImageUnsupportedType, "AVIF images are not supported (JPEG, PNG, WebP, GIF)")),
+        ImageType::Heif(_) => Ok(ImageMime::Heif),
         other => Err(image_error(ErrorCode::ImageUnsupportedType, format!("{other:?} images are not supported (JPEG, PNG, WebP, GIF)"))),
+    }
+}
+
+/// The type a file's first bytes claim.
+fn magic(bytes: &[u8]) -> Option<ImageMime> {
+    let starts = |m: &[u8]| bytes.starts_with(m);
+    if starts(b"\xFF\xD8\xFF") {
+        Some(ImageMime::Jpeg)
+    } else if starts(b"\x89PNG") {
+        Some(ImageMime::Png)
+    } else if starts(b"GIF8") {
+        Some(ImageMime::Gif)
+    } else if starts(b"RIFF") && bytes.get(8..12) == Some(b"WEBP") {
+        Some(ImageMime::Webp)
+    } else {
+        None
     }
 }
 
