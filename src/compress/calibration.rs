@@ -285,4 +285,37 @@ mod tests {
         assert!((cal.cjk - 0.6).abs() < 0.08, "{cal:?}");
         assert!((cal.ascii - 1.2).abs() < 0.12, "{cal:?}");
     }
+
+    /// IMG-3: images are a class of their own — a provider counting photos at half the
+    /// family rule's figure corrects the image factor, not the text's.
+    #[test]
+    fn img_3_provider_counts_correct_the_image_class() {
+        let truth = |c: &TokenCounts| c.framing + c.ascii + c.images / 2;
+        let mut cal = TokenCalibration::default();
+        for (ascii, images) in [(300, 0), (100, 1105), (250, 765), (120, 2000), (400, 0), (80, 765)] {
+            let c = TokenCounts { ascii, images, framing: 8, ..TokenCounts::default() };
+            assert!(cal.observe(&c, truth(&c)));
+        }
+        assert!((cal.images - 0.5).abs() < 0.08, "{cal:?}");
+        assert!((cal.ascii - 1.0).abs() < 0.1, "{cal:?}");
+        let photo = TokenCounts { images: 1000, framing: 4, ..TokenCounts::default() };
+        assert!((cal.estimate(&photo) as i64 - 504).abs() < 80, "{}", cal.estimate(&photo));
+    }
+
+    /// A calibration stored before images (4 classes, a fit of 14 values) loads: its
+    /// factors and fit carry over, the image factor starts at 1.
+    #[test]
+    fn img_3_a_calibration_stored_before_images_loads() {
+        let old = r#"{"ascii":1.2,"digits":1.0,"cjk":0.6,"other":1.5,"observations":3,"fit":[1,2,3,4,5,6,7,8,9,10,11,12,13,14]}"#;
+        let cal: TokenCalibration = serde_json::from_str(old).unwrap_or_default();
+        assert_eq!((cal.ascii, cal.cjk, cal.images, cal.observations), (1.2, 0.6, 1.0, 3));
+        // (0,0) (0,3) (3,3) and the moments land where the 5-class layout keeps them.
+        assert_eq!(cal.fit[packed(0, 0)], 1.0);
+        assert_eq!(cal.fit[packed(0, 3)], 4.0);
+        assert_eq!(cal.fit[packed(3, 3)], 10.0);
+        assert_eq!(cal.fit[packed(0, 4)], 0.0);
+        assert_eq!(&cal.fit[15..19], &[11.0, 12.0, 13.0, 14.0]);
+        let text = TokenCounts { ascii: 100, framing: 4, ..TokenCounts::default() };
+        assert_eq!(cal.estimate(&text), 4 + 120);
+    }
 }
