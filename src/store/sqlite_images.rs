@@ -106,12 +106,15 @@ pub(super) fn drop_session_images(tx: &Transaction<'_>, session_id: &str) -> Res
     Ok(())
 }
 
+/// A session's stored images by id: type and bytes.
+type StoredImages = HashMap<String, (String, Arc<[u8]>)>;
+
 /// Reads a session's message rows, loading its images (once, on the first row that
 /// names one) to put their bytes back.
 pub(super) struct RowReader<'c> {
     conn: &'c Connection,
     session_id: &'c str,
-    images: Option<HashMap<String, (String, Arc<[u8]>)>>,
+    images: Option<StoredImages>,
 }
 
 fn corrupt(what: impl std::fmt::Display) -> StoreError {
@@ -170,7 +173,7 @@ impl<'c> RowReader<'c> {
         found.ok_or_else(|| StoreError::Corrupt(format!("image {id} is missing from the store")))
     }
 
-    fn load(&self) -> Result<HashMap<String, (String, Arc<[u8]>)>, rusqlite::Error> {
+    fn load(&self) -> Result<StoredImages, rusqlite::Error> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT i.id, i.mime, i.bytes FROM images i JOIN image_refs r ON r.image_id = i.id WHERE r.session_id = ?1",
         )?;

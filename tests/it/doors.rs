@@ -37,7 +37,7 @@ fn call(id: &str, arguments: &str) -> ToolCall {
 fn arch_2_every_door_redacts_whoever_calls_it() {
     let session = session(AgentState::new("s"));
     let view = session.view();
-    let input = session.push_input(&format!("my key is {KEY}")).unwrap();
+    let input = session.push_input(format!("my key is {KEY}")).unwrap();
     assert_eq!(input.text(), "my key is <redacted>");
     let answer = Message::Assistant {
         content: Some(format!("echo {KEY}")),

@@ -235,7 +235,8 @@ async fn img_4_retrieve_memory_returns_the_line() {
 
 #[tokio::test]
 async fn img_5_refused_images_write_nothing_and_send_nothing() {
-    let cases: Vec<(Box<dyn Fn(&mut AgentRuntimeConfig)>, Content, &str)> = vec![
+    type Tweak = Box<dyn Fn(&mut AgentRuntimeConfig)>;
+    let cases: Vec<(Tweak, Content, &str)> = vec![
         (Box::new(|_| {}), input("from my phone", &[&heic(4032, 3024)]), "image_unsupported_type"),
         (Box::new(|c| c.model.max_image_bytes = 10_000), input("big", &[&jpeg(800, 600, 50_000, 2)]), "image_too_large"),
         (Box::new(|c| c.model.max_images_per_request = 2), input("three", &[&small_png(1), &small_png(2), &small_png(3)]), "too_many_images"),
