@@ -665,7 +665,15 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 // `https://api.anthropic.com/v1`) with the key in `x-api-key` and `anthropic-version:
 // 2023-06-01`, always sends `max_tokens` (4096 when `"max_tokens"` is absent) and
 // places the prompt-cache breakpoints itself; any other value gives
-// `ARK_AGENT_RESULT_INVALID_CONFIG`.
+// `ARK_AGENT_RESULT_INVALID_CONFIG`. Images (IMG-3, IMG-5): `"image_tokens"?` names the
+// model family's rule for an image's tokens — `"openai_tiles"` (the `openai` default),
+// `"openai_o_tiles"`, `"openai_mini_patches"`, `"openai_nano_patches"`,
+// `"openai_o4_mini_patches"`, `"anthropic"` (the `anthropic` default),
+// `"anthropic_high_res"`, `"qwen_vl"`, `"qwen_vl_high_res"`, `"qwen3_vl"`, `"gemini"`
+// (another name gives `ARK_AGENT_RESULT_INVALID_JSON`); it also decides whether HEIC/HEIF
+// photos are taken (`"gemini"` and the Qwen-VL ones). `"max_image_bytes"?` (default
+// 20971520) and `"max_images_per_request"?` (default 100) bound what
+// `arkagent_runtime_run_parts` and tool results may carry.
 // `tools` and `workers` may be NULL; workers enable delegation with
 // the default policy when the config has no `"delegation"`. `http` (required, copied
 // during the call) is the host's HTTP client: `send` (required) sends requests,
@@ -703,6 +711,39 @@ enum ArkAgentResult arkagent_runtime_new_with_compressor(const char *config_json
 // Frees a runtime; an active run is cancelled and finishes on its own thread. NULL and
 // already-freed handles are ignored.
 void arkagent_runtime_free(struct ArkAgentRuntime *runtime);
+
+// Runs one user turn whose input is ordered text and image parts, exactly like
+// `arkagent_runtime_run` (same thread, outcome and rollback rules). `parts_json` is a JSON
+// array: `[{"type":"text","text":"what is this plant?"},{"type":"image",
+// "mime_type":"image/jpeg","data":"<base64 of the file's bytes>","detail":"low"},
+// {"type":"image","url":"https://…"}]` (`"detail"`: `"low"`, `"high"` or `"auto"`, optional;
+// a `"url"` may also be a `data:` URL). Image types: JPEG, PNG, WebP, GIF (HEIC/HEIF only
+// for a model whose `"image_tokens"` family takes them: Gemini, Qwen-VL). Nothing is
+// written and nothing sent when an image is refused:
+// `ARK_AGENT_RESULT_IMAGE_UNSUPPORTED_TYPE` (for a HEIC photo the message says to pack it
+// as JPEG first), `ARK_AGENT_RESULT_IMAGE_INVALID` (a header that does not parse, bytes of
+// another type than declared, data that is not base64, a URL neither `https:` nor
+// `data:`), `ARK_AGENT_RESULT_IMAGE_TOO_LARGE` (over the model's `"max_image_bytes"`,
+// default 20 MiB), `ARK_AGENT_RESULT_TOO_MANY_IMAGES` (the request would carry more than
+// `"max_images_per_request"`, default 100); a malformed array is
+// `ARK_AGENT_RESULT_INVALID_JSON`. The bytes reach the model unchanged: base64 in the
+// request body (Chat Completions `image_url` data URLs, Anthropic `image` blocks).
+//
+// # Safety
+// `parts_json` a NUL-terminated string; `out_outcome_json` NULL or valid for one write.
+enum ArkAgentResult arkagent_runtime_run_parts(struct ArkAgentRuntime *runtime, const char *parts_json, char **out_outcome_json);
+
+// Writes the image whose id is `image_id` to `*out_json` as
+// `{"id","mime_type","width","height","data":"<base64>"}`; free it with
+// `arkagent_string_free`. The id is the SHA-256 of the bytes in lowercase hex: the id a
+// compressed-out image's line names (`[image image/jpeg, 4032×3024 px, N bytes, id …]`,
+// in `retrieve_memory` results and summaries), found in the live history or in an
+// episode's archived originals. `ARK_AGENT_RESULT_IMAGE_NOT_FOUND` when the session
+// holds no such image.
+//
+// # Safety
+// `image_id` a NUL-terminated string; `out_json` valid for one pointer write.
+enum ArkAgentResult arkagent_runtime_image(struct ArkAgentRuntime *runtime, const char *image_id, char **out_json);
 
 // Runs one user turn to the end, blocking the calling thread; callbacks are invoked on
 // this thread. On success `*out_outcome_json` (if `out_outcome_json` is not NULL) gets

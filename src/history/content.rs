@@ -8,7 +8,8 @@ use std::fmt;
 use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::image::{ImageData, ImagePart};
+use super::image::{ImageData, ImageDetail, ImagePart};
+use crate::error::{ArkAgentError, ErrorCode};
 
 /// One part of a message's content.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -196,6 +197,51 @@ impl Content {
                 super::image::ImageSource::Data(_) => None,
             },
         }))
+    }
+}
+
+/// One part as a binding hands it over (see [`Content::from_parts_json`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PartIn {
+    #[serde(rename = "type")]
+    kind: String,
+    text: Option<String>,
+    mime_type: Option<String>,
+    data: Option<String>,
+    url: Option<String>,
+    detail: Option<ImageDetail>,
+}
+
+impl PartIn {
+    fn into_part(self) -> Result<ContentPart, ArkAgentError> {
+        use base64::Engine;
+        match (self.kind.as_str(), self.text, self.mime_type, self.data, self.url) {
+            ("text", Some(text), None, None, None) => Ok(ContentPart::Text { text }),
+            ("image", None, Some(mime), Some(data), None) => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(data.as_bytes())
+                    .map_err(|_| ArkAgentError::Image { code: ErrorCode::ImageInvalid, message: "an image's data is not base64".into() })?;
+                Ok(ContentPart::Image(ImagePart::data(ImageData::with_mime(&mime, bytes)?, self.detail)))
+            }
+            ("image", None, None, None, Some(url)) => Ok(ContentPart::Image(ImagePart::url(&url, self.detail)?)),
+            (kind, ..) => Err(ArkAgentError::InvalidJson(format!(
+                "a part is {{\"type\":\"text\",\"text\"}} or {{\"type\":\"image\",\"mime_type\",\"data\"}} or {{\"type\":\"image\",\"url\"}} (got type {kind:?})"
+            ))),
+        }
+    }
+}
+
+impl Content {
+    /// Parses a JSON array of parts, as the C surface takes them:
+    /// `[{"type":"text","text":…},{"type":"image","mime_type":"image/jpeg","data":<base64>,
+    /// "detail"?:"low"|"high"|"auto"},{"type":"image","url":"https://…"}]`. Errors:
+    /// `invalid_json` (not such an array), and each image's own check
+    /// (`image_unsupported_type`, `image_invalid`: a header that does not parse, bytes of
+    /// another type than declared, data that is not base64, a URL neither https: nor data:).
+    pub fn from_parts_json(json: &str) -> Result<Self, ArkAgentError> {
+        let parts: Vec<PartIn> = serde_json::from_str(json)?;
+        parts.into_iter().map(PartIn::into_part).collect::<Result<Vec<_>, _>>().map(Self::Parts)
     }
 }
 

@@ -15,6 +15,7 @@ mod glossary;
 mod header;
 mod images;
 mod images_store;
+mod images_c;
 mod isolation;
 mod runtime;
 mod runtime_correctness;
