@@ -119,7 +119,7 @@ struct Inner {
     id: OnceLock<String>,
 }
 
-/// A 1×1 PNG (67 bytes), for examples and tests.
+/// A 1×1 PNG (70 bytes), for examples and tests.
 #[doc(hidden)]
 pub fn tiny_png() -> Vec<u8> {
     const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
@@ -371,7 +371,7 @@ impl ImagePart {
     /// ```
     /// use arkagent::history::{ImageData, ImagePart};
     /// let part = ImagePart::data(ImageData::new(arkagent::history::tiny_png()).unwrap(), None);
-    /// assert!(part.line().starts_with("[image image/png, 1×1 px, 67 bytes, id "));
+    /// assert!(part.line().starts_with("[image image/png, 1×1 px, 70 bytes, id "));
     /// ```
     pub fn line(&self) -> String {
         match &self.source {
