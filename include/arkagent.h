@@ -412,6 +412,21 @@ enum ArkAgentResult arkagent_http_stream_end(struct ArkAgentHttpCompletion *comp
 // `content` a NUL-terminated string.
 enum ArkAgentResult arkagent_tool_complete(struct ArkAgentToolCompletion *completion, const char *content, int32_t is_error);
 
+// IMG-1: finishes a tool call with text and image parts (a screenshot, a rendered chart):
+// `parts_json` as in `arkagent_runtime_run_parts` (`[{"type":"text","text"},{"type":"image",
+// "mime_type","data":"<base64>"},…]`). The model sees the texts (joined by newlines) and
+// then the images: on Anthropic Messages inside the `tool_result`; on Chat Completions,
+// which cannot carry an image in a tool message, the tool message says how many images
+// follow and one user message after the turn's last tool result carries them. A
+// malformed array or a refused image (`ARK_AGENT_RESULT_INVALID_JSON`,
+// `_IMAGE_UNSUPPORTED_TYPE`, `_IMAGE_INVALID`) leaves the call open; an image over the
+// model's bounds is reported to the model as a tool error. `is_error` as in
+// [`arkagent_tool_complete`]. Consumes `completion` on success. Any thread.
+//
+// # Safety
+// `parts_json` a NUL-terminated string.
+enum ArkAgentResult arkagent_tool_complete_parts(struct ArkAgentToolCompletion *completion, const char *parts_json, int32_t is_error);
+
 // Finishes a tool call as failed with a stable error code of the tool's own (CORE-2):
 // the model sees `{"error":{"code":"<code>","message":"<message>"}}` and the
 // `tool_call_finished` event carries `"is_error":true,"error_code":"<code>"`. `code`

@@ -25,10 +25,19 @@ static const char *ANTHROPIC_REPLY =
     "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"a pixel\"}],"
     "\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":90,\"output_tokens\":2}}";
 
+static const char *OPENAI_CALL =
+    "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\","
+    "\"content\":null,\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"camera\",\"arguments\":\"{}\"}}]},"
+    "\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":90,\"completion_tokens\":2,\"total_tokens\":92}}";
+static const char *ANTHROPIC_CALL =
+    "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[{\"type\":\"tool_use\",\"id\":\"call_1\","
+    "\"name\":\"camera\",\"input\":{}}],\"stop_reason\":\"tool_use\",\"usage\":{\"input_tokens\":90,\"output_tokens\":2}}";
+
 typedef struct {
   int anthropic;
   int n_requests;
   char *body;
+  int call_first;
 } Model;
 
 static void http_cb(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
@@ -37,6 +46,7 @@ static void http_cb(void *userdata, const ArkAgentHttpRequest *request, ArkAgent
   free(m->body);
   m->body = body_dup(request);
   const char *reply = m->anthropic ? ANTHROPIC_REPLY : OPENAI_REPLY;
+  if (m->call_first && m->n_requests == 1) reply = m->anthropic ? ANTHROPIC_CALL : OPENAI_CALL;
   CHECK(arkagent_http_complete(completion, 200, NULL, (const uint8_t *)reply, strlen(reply)) == OK, "complete");
 }
 
@@ -61,7 +71,7 @@ static int message_count(ArkAgentRuntime *rt) {
 }
 
 static void a_photo_reaches_the_model(int anthropic) {
-  Model model = {anthropic, 0, NULL};
+  Model model = {anthropic, 0, NULL, 0};
   ArkAgentRuntime *rt = runtime(&model, "");
   char *outcome = NULL;
   const char *parts = "[{\"type\":\"text\",\"text\":\"what is this?\"},"
@@ -98,7 +108,7 @@ static void a_photo_reaches_the_model(int anthropic) {
 }
 
 static void refused_images_write_nothing(void) {
-  Model model = {0, 0, NULL};
+  Model model = {0, 0, NULL, 0};
   ArkAgentRuntime *rt = runtime(&model, "");
   EXPECT(arkagent_runtime_run_parts(rt, "[{\"type\":\"image\",\"mime_type\":\"image/heic\",\"data\":\"" HEIC_B64 "\"}]", NULL),
          ARK_AGENT_RESULT_IMAGE_UNSUPPORTED_TYPE);
@@ -118,12 +128,12 @@ static void refused_images_write_nothing(void) {
   CHECK(message_count(rt) == 0 && model.n_requests == 0, "nothing written, nothing sent");
   arkagent_runtime_free(rt);
   /* The model's bounds: a byte cap below the photo, one image per request. */
-  Model small = {0, 0, NULL};
+  Model small = {0, 0, NULL, 0};
   rt = runtime(&small, ",\"max_image_bytes\":50,\"max_images_per_request\":1");
   const char *photo = "[{\"type\":\"image\",\"mime_type\":\"image/png\",\"data\":\"" PNG_B64 "\"}]";
   EXPECT(arkagent_runtime_run_parts(rt, photo, NULL), ARK_AGENT_RESULT_IMAGE_TOO_LARGE);
   arkagent_runtime_free(rt);
-  Model one = {0, 0, NULL};
+  Model one = {0, 0, NULL, 0};
   rt = runtime(&one, ",\"max_images_per_request\":1,\"image_tokens\":\"qwen_vl\"");
   CHECK(arkagent_runtime_run_parts(rt, photo, NULL) == OK, "one photo");
   EXPECT(arkagent_runtime_run_parts(rt, photo, NULL), ARK_AGENT_RESULT_TOO_MANY_IMAGES);
@@ -131,14 +141,54 @@ static void refused_images_write_nothing(void) {
   free(one.body);
   arkagent_runtime_free(rt);
   ArkAgentRuntime *bad = NULL;
-  Model none = {0, 0, NULL};
+  Model none = {0, 0, NULL, 0};
   EXPECT(arkagent_runtime_new("{\"model\":{\"base_url\":\"http://h/v1\",\"api_key\":\"k\",\"model\":\"m\",\"image_tokens\":\"claude\"}}",
                               NULL, NULL, HTTP(http_cb, &none), &bad),
          ARK_AGENT_RESULT_INVALID_JSON);
   CHECK(strcmp(arkagent_result_name(ARK_AGENT_RESULT_TOO_MANY_IMAGES), "too_many_images") == 0, "result names");
 }
 
+static void camera_cb(void *userdata, const char *call_json, ArkAgentToolCompletion *completion) {
+  (void)userdata;
+  (void)call_json;
+  EXPECT(arkagent_tool_complete_parts(completion, "[{\"type\":\"image\",\"mime_type\":\"image/bmp\",\"data\":\"Qk0=\"}]", 0),
+         ARK_AGENT_RESULT_IMAGE_UNSUPPORTED_TYPE);
+  CHECK(arkagent_tool_complete_parts(completion, "[{\"type\":\"text\",\"text\":\"a shot\"},{\"type\":\"image\",\"mime_type\":\"image/png\","
+                                                 "\"data\":\"" PNG_B64 "\"}]", 0) == OK,
+        "the call stays open after a refusal and completes with parts");
+}
+
+static void a_tool_returns_a_photo(int anthropic) {
+  Model model = {anthropic, 0, NULL, 1};
+  ArkAgentTools *tools = NULL;
+  CHECK(arkagent_tools_new(&tools) == OK, "tools_new");
+  CHECK(arkagent_tools_register(tools, "{\"name\":\"camera\",\"description\":\"Takes a photo\",\"parameters\":{\"type\":\"object\"}}",
+                                camera_cb, NULL) == OK, "register");
+  char config[512];
+  snprintf(config, sizeof config, "{\"model\":{\"base_url\":\"http://127.0.0.1:9/v1\",\"api_key\":\"k\",\"model\":\"m\",\"wire_format\":\"%s\"}}",
+           anthropic ? "anthropic" : "openai");
+  ArkAgentRuntime *rt = NULL;
+  CHECK(arkagent_runtime_new(config, tools, NULL, HTTP(http_cb, &model), &rt) == OK, "runtime_new");
+  arkagent_tools_free(tools);
+  CHECK(arkagent_runtime_run(rt, "take a photo", NULL) == OK, "run");
+  CHECK(model.n_requests == 2, "two model calls");
+  if (anthropic) {
+    CHECK(strstr(model.body, "{\"type\":\"tool_result\",\"tool_use_id\":\"call_1\",\"content\":[{\"type\":\"text\",\"text\":\"a shot\"},"
+                             "{\"type\":\"image\",\"source\":{\"type\":\"base64\",\"media_type\":\"image/png\",\"data\":\"" PNG_B64 "\"}}") != NULL,
+          "the photo inside the tool_result");
+  } else {
+    CHECK(strstr(model.body, "{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"a shot\\n[1 image(s) from this tool result "
+                             "follow in the next user message.]\"},{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Images returned by "
+                             "tool call call_1:\"},{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64," PNG_B64 "\"}}]}") != NULL,
+          "the photo in a user message after the tool message");
+  }
+  free(model.body);
+  arkagent_runtime_free(rt);
+}
+
 int main(void) {
+  a_tool_returns_a_photo(0);
+  a_tool_returns_a_photo(1);
   a_photo_reaches_the_model(0);
   a_photo_reaches_the_model(1);
   refused_images_write_nothing();

@@ -33,7 +33,7 @@ mod workers;
 
 pub use callbacks::{
     arkagent_http_complete, arkagent_http_fail, arkagent_http_is_cancelled, arkagent_http_stream_begin, arkagent_http_stream_chunk,
-    arkagent_http_stream_end, arkagent_tool_complete, arkagent_tool_fail, ArkAgentEventCallback, ArkAgentHttp, ArkAgentHttpCancelCallback,
+    arkagent_http_stream_end, arkagent_tool_complete, arkagent_tool_complete_parts, arkagent_tool_fail, ArkAgentEventCallback, ArkAgentHttp, ArkAgentHttpCancelCallback,
     ArkAgentHttpCompletion, ArkAgentHttpHeader, ArkAgentHttpRequest, ArkAgentHttpSendCallback, ArkAgentToolCallback, ArkAgentToolCompletion,
 };
 pub use compress::{arkagent_compress_complete, arkagent_compress_fail, ArkAgentCompressCallback, ArkAgentCompressCompletion};
