@@ -168,8 +168,8 @@ impl DemoConfig {
 pub enum Command {
     /// Print [`USAGE`].
     Help,
-    /// Run the demo.
-    Run(DemoConfig),
+    /// Run the demo (boxed: the config is much larger than `Help`).
+    Run(Box<DemoConfig>),
 }
 
 /// Parses the arguments (without the program name) and reads the endpoint from `env`.
@@ -227,7 +227,7 @@ pub fn parse_args(
             _ => {}
         }
     }
-    Ok(Command::Run(config))
+    Ok(Command::Run(Box::new(config)))
 }
 
 /// `CURRENCY:INPUT:CACHED:OUTPUT[:CACHE_WRITE]` (per 1M tokens), checked as the library
