@@ -192,13 +192,18 @@ impl ImageData {
         Ok(Self(Arc::new(Inner { mime, bytes, width, height, id: OnceLock::new() })))
     }
 
-    /// [`new`](Self::new) for bytes declared as `mime`: an unknown type is
-    /// `image_unsupported_type`, bytes of another type than declared `image_invalid`.
+    /// [`new`](Self::new) for bytes declared as `mime`: an unknown declared type is
+    /// `image_unsupported_type`, bytes of another type than declared (or of none)
+    /// `image_invalid`.
     pub fn with_mime(mime: &str, bytes: impl Into<Arc<[u8]>>) -> Result<Self, ArkAgentError> {
         let declared = ImageMime::from_mime(mime).ok_or_else(|| {
             image_error(ErrorCode::ImageUnsupportedType, format!("{mime:?} is not a supported image type (image/jpeg, image/png, image/webp, image/gif)"))
         })?;
-        let image = Self::new(bytes)?;
+        // Bytes of no supported type under a supported declared one: not what they claim.
+        let image = Self::new(bytes).map_err(|e| match e.code() {
+            ErrorCode::ImageUnsupportedType => image_error(ErrorCode::ImageInvalid, format!("declared {declared} but the bytes are not an image of that type")),
+            _ => e,
+        })?;
         if image.mime() != declared && !(declared.is_heif() && image.mime().is_heif()) {
             return Err(image_error(ErrorCode::ImageInvalid, format!("declared {declared} but the bytes are {}", image.mime())));
         }

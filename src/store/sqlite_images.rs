@@ -1,4 +1,4 @@
-//! IMG-4, IMG-6 in the SQLite store: a photo's bytes are stored once per file, content
+//! IMG-1, IMG-4 in the SQLite store: a photo's bytes are stored once per file, content
 //! addressed (`images`, keyed by SHA-256), whatever number of messages, archived
 //! originals or sessions carry it; a message row names its images by id
 //! (`{"type":"image","image_id",…}` instead of `"data"`). `image_refs` says which
@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::StoreError;
 use crate::history::{Content, ContentPart, ImageData, ImageDetail, ImagePart, ImageSource, Message};
 
-/// Migration 4 (IMG-6): the image tables.
+/// Migration 4 (IMG-1, IMG-4): the image tables.
 pub(super) const MIGRATION_4: &str = "CREATE TABLE images(id TEXT PRIMARY KEY NOT NULL, mime TEXT NOT NULL, bytes BLOB NOT NULL);
      CREATE TABLE image_refs(session_id TEXT NOT NULL, image_id TEXT NOT NULL,
         PRIMARY KEY(session_id, image_id)) WITHOUT ROWID;";

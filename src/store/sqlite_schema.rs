@@ -37,7 +37,7 @@ const MIGRATIONS: [&str; 4] = [
     // 3: the session's token calibration (CMP-12), JSON; none for existing sessions (the
     // static estimate stands until the next provider count).
     "ALTER TABLE sessions ADD COLUMN token_calibration TEXT;",
-    // 4: images stored once, content-addressed, with each session's references (IMG-6).
+    // 4: images stored once, content-addressed, with each session's references (IMG-1, IMG-4).
     MIGRATION_4,
 ];
 

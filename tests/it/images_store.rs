@@ -1,4 +1,4 @@
-//! IMG-1, IMG-4, IMG-6: photos through exportState/importState and the SQLite store —
+//! IMG-1, IMG-4, STORE-2: photos through exportState/importState and the SQLite store —
 //! content-addressed, stored once, freed with their session — and the files written by
 //! main at a901f61 (before images) loading unchanged.
 
@@ -29,7 +29,7 @@ fn answering() -> Arc<ScriptedModel> {
 }
 
 #[tokio::test]
-async fn img_6_a_chat_of_30_photos_reopens_with_every_photo() {
+async fn img_1_a_chat_of_30_photos_reopens_with_every_photo() {
     let dir = temp_dir("img-30");
     let db = dir.join("photos.db");
     let photos: Vec<Vec<u8>> = (0..30).map(|i| jpeg(4032, 3024, 40_000 + i * 1000, i as u64)).collect();
@@ -52,7 +52,7 @@ async fn img_6_a_chat_of_30_photos_reopens_with_every_photo() {
 }
 
 #[tokio::test]
-async fn img_4_img_6_the_same_photo_is_stored_once_and_deleting_a_session_frees_it() {
+async fn img_4_the_same_photo_is_stored_once_and_deleting_a_session_frees_it() {
     let dir = temp_dir("img-once");
     let db = dir.join("photos.db");
     let photo = jpeg(1600, 1200, 30_000, 42);
@@ -80,7 +80,7 @@ async fn img_4_img_6_the_same_photo_is_stored_once_and_deleting_a_session_frees_
 }
 
 #[tokio::test]
-async fn img_6_photos_round_trip_through_export_and_import_and_resume_byte_identically() {
+async fn img_1_photos_round_trip_through_export_and_import_and_resume_byte_identically() {
     each_wire(|| async {
         let photo = jpeg(2000, 1500, 20_000, 5);
         let model = answering();
