@@ -111,3 +111,52 @@ test('img_3_model_config_image_settings', () => {
   assert.throws(() => { model.imageTokens = 'Qwen'; }, (e) => e.code === 'invalid_config');
   assert.throws(() => { model.maxImagesPerRequest = -1; }, (e) => e.code === 'invalid_config');
 });
+
+for (const format of ['openai', 'anthropic']) {
+  test(`img_1_img_2_a_js_tool_answers_with_a_photo (${format})`, async () => {
+    const model = new native.ModelConfig('http://127.0.0.1:9/v1', API_KEY, 'm');
+    model.wireFormat = format;
+    const bodies = [];
+    const call = format === 'anthropic'
+      ? { id: 'm1', type: 'message', role: 'assistant', model: 'm', content: [{ type: 'tool_use', id: 'call_1', name: 'camera', input: {} }], stop_reason: 'tool_use', usage: { input_tokens: 9, output_tokens: 2 } }
+      : { choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'camera', arguments: '{}' } }] }, finish_reason: 'tool_calls' }] };
+    const tools = new native.ToolRegistry();
+    tools.register(new native.ToolDefinition('camera', 'Takes a photo', '{"type":"object"}'),
+      async () => ({ content: 'a shot', images: [new Uint8Array(arrayBuffer(PNG_B64))] }));
+    const rt = new native.AgentRuntime(runtimeConfig({ model }), async (request) => {
+      bodies.push(JSON.parse(request.body));
+      return { status: 200, body: JSON.stringify(bodies.length === 1 ? call : reply(format)) };
+    }, tools);
+    await rt.run('take a photo');
+    const messages = bodies[1].messages;
+    if (format === 'openai') {
+      const tool = messages.findIndex((m) => m.role === 'tool');
+      assert.equal(messages[tool].content, 'a shot\n[1 image(s) from this tool result follow in the next user message.]');
+      assert.deepEqual(messages[tool + 1], { role: 'user', content: [
+        { type: 'text', text: 'Images returned by tool call call_1:' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_B64}` } },
+      ] });
+    } else {
+      const result = messages[2].content[0];
+      assert.equal(result.type, 'tool_result');
+      assert.deepEqual(result.content[0], { type: 'text', text: 'a shot' });
+      assert.deepEqual(result.content[1].source, { type: 'base64', media_type: 'image/png', data: PNG_B64 });
+    }
+  });
+}
+
+test('img_5_a_js_tool_image_that_is_refused_is_a_tool_error', async () => {
+  const bodies = [];
+  const tools = new native.ToolRegistry();
+  tools.register(new native.ToolDefinition('camera', 'Takes a photo', '{"type":"object"}'),
+    async () => ({ content: 'a shot', images: [new Uint8Array([1, 2, 3])] }));
+  const call = { choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'camera', arguments: '{}' } }] }, finish_reason: 'tool_calls' }] };
+  const rt = new native.AgentRuntime(runtimeConfig(), async (request) => {
+    bodies.push(JSON.parse(request.body));
+    return { status: 200, body: JSON.stringify(bodies.length === 1 ? call : reply('openai')) };
+  }, tools);
+  await rt.run('take a photo');
+  const tool = JSON.parse(rt.historyJson()).find((m) => m.role === 'tool');
+  assert.equal(tool.is_error, true);
+  assert.match(tool.content, /image_unsupported_type/);
+});

@@ -326,6 +326,15 @@ export interface ToolCall {
 export interface ToolResult {
   content: string;
   isError?: boolean;
+  /**
+   * Images the model sees after the text (IMG-1), each a file's bytes (JPEG, PNG, WebP, GIF;
+   * the type is read from the bytes). On Anthropic Messages they go inside the tool_result;
+   * on Chat Completions, which cannot put an image in a tool message, one user message after
+   * the turn's last tool result carries them. An image that is refused (another type, a header
+   * that does not parse, over the model's bounds) makes the result a tool error naming its
+   * code, e.g. "image_unsupported_type".
+   */
+  images?: Uint8Array[];
 }
 
 /**
