@@ -87,6 +87,7 @@ async fn img_1_img_2_a_photo_reaches_the_model_bit_for_bit_in_both_formats() {
                     let blocks = first["content"].as_array().unwrap();
                     assert_eq!(blocks[0], json!({"type": "text", "text": "what is this plant?"}));
                     assert_eq!(block_bytes(&blocks[1]), ("image/jpeg".to_owned(), photo.clone()));
+                    assert_eq!(blocks[1].as_object().unwrap().len(), 2, "type and source only: no detail on this wire");
                     assert_eq!(block_bytes(&blocks[2]), ("image/png".to_owned(), screenshot.clone()));
                 }
             }
@@ -354,4 +355,46 @@ async fn img_2_core_4_a_cancelled_run_with_photos_leaves_the_history_paired() {
     let history = rt.messages();
     assert!(HistoryInvariants::tool_calls_paired(&history));
     assert_eq!(history.iter().map(|m| m.images().count()).sum::<usize>(), 2, "the input's and the tool's photos stay");
+}
+
+/// CMP-6 with photos: a compression whose summarizer fails leaves the state — photos
+/// included — byte-identical; a later one that succeeds moves them into the episode.
+#[tokio::test]
+async fn img_4_cmp_6_a_failed_compression_with_photos_changes_nothing() {
+    each_wire(|| async {
+        let fail = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let failing = fail.clone();
+        let model = ScriptedModel::with(move |body: &Value, _| {
+            if is_summary_request(body) {
+                if failing.load(std::sync::atomic::Ordering::SeqCst) {
+                    return Reply::Raw(500, r#"{"error":{"message":"boom","type":"server_error"}}"#.into());
+                }
+                return text_reply(&snapshot_text("plants", "photos"), 50);
+            }
+            text_reply("noted", 100)
+        });
+        let rt = runtime_with(model, |c| {
+            let config = ContextCompressorConfig { keep_recent_message_count: 2, min_messages_to_summarize: 2, ..ContextCompressorConfig::with_threshold(50) };
+            c.compression = Some(Compression::Default { config, summarizer: None });
+            c.model.retry = arkagent::llm::RetryPolicy::none();
+        });
+        for i in 0..3 {
+            rt.run(input(&format!("photo {i}"), &[&small_png(20 + i)])).await.unwrap();
+        }
+        let before = rt.export_state().unwrap();
+        let result = rt.compress_now().await.unwrap();
+        assert_eq!(result.outcome, arkagent::compress::CompressOutcome::Failed, "{result:?}");
+        assert_eq!(rt.export_state().unwrap(), before, "byte-identical after a failure");
+        fail.store(false, std::sync::atomic::Ordering::SeqCst);
+        let result = rt.compress_now().await.unwrap();
+        assert_eq!(result.outcome, arkagent::compress::CompressOutcome::Compressed, "{result:?}");
+        let archived: usize = rt.episodic_memories().iter().flat_map(|e| e.archived_messages.iter()).map(|m| m.images().count()).sum();
+        let live: usize = rt.messages().iter().map(|m| m.images().count()).sum();
+        assert_eq!((archived, live), (2, 1), "two photos in the episode, the last one live");
+        for i in 0..3 {
+            let id = ImageData::new(small_png(20 + i)).unwrap().id().to_owned();
+            assert!(rt.image(&id).is_some(), "photo {i} readable by id");
+        }
+    })
+    .await;
 }
