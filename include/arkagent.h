@@ -108,6 +108,18 @@ typedef enum ArkAgentResult {
   ARK_AGENT_RESULT_STORE_READ_ONLY = 405,
   // Another I/O or SQLite failure.
   ARK_AGENT_RESULT_STORE_IO = 406,
+  // Not a JPEG, PNG, WebP or GIF — or a HEIC/HEIF photo for a model family that does
+  // not take them (pack it as JPEG first).
+  ARK_AGENT_RESULT_IMAGE_UNSUPPORTED_TYPE = 500,
+  // The image header does not parse, the bytes are not the declared type, the base64
+  // does not decode, or the URL is neither `https:` nor a `data:` URL.
+  ARK_AGENT_RESULT_IMAGE_INVALID = 501,
+  // The image is over the model's `max_image_bytes` (default 20 MiB).
+  ARK_AGENT_RESULT_IMAGE_TOO_LARGE = 502,
+  // The request would carry more images than the model's `max_images_per_request`.
+  ARK_AGENT_RESULT_TOO_MANY_IMAGES = 503,
+  // No image with that id in the session.
+  ARK_AGENT_RESULT_IMAGE_NOT_FOUND = 504,
   // A panic was caught at the boundary (a library bug; the handle stays usable).
   ARK_AGENT_RESULT_PANIC = 900,
   // Internal failure (e.g. the executor could not start).
@@ -400,6 +412,21 @@ enum ArkAgentResult arkagent_http_stream_end(struct ArkAgentHttpCompletion *comp
 // `content` a NUL-terminated string.
 enum ArkAgentResult arkagent_tool_complete(struct ArkAgentToolCompletion *completion, const char *content, int32_t is_error);
 
+// IMG-1: finishes a tool call with text and image parts (a screenshot, a rendered chart):
+// `parts_json` as in `arkagent_runtime_run_parts` (`[{"type":"text","text"},{"type":"image",
+// "mime_type","data":"<base64>"},…]`). The model sees the texts (joined by newlines) and
+// then the images: on Anthropic Messages inside the `tool_result`; on Chat Completions,
+// which cannot carry an image in a tool message, the tool message says how many images
+// follow and one user message after the turn's last tool result carries them. A
+// malformed array or a refused image (`ARK_AGENT_RESULT_INVALID_JSON`,
+// `_IMAGE_UNSUPPORTED_TYPE`, `_IMAGE_INVALID`) leaves the call open; an image over the
+// model's bounds is reported to the model as a tool error. `is_error` as in
+// [`arkagent_tool_complete`]. Consumes `completion` on success. Any thread.
+//
+// # Safety
+// `parts_json` a NUL-terminated string.
+enum ArkAgentResult arkagent_tool_complete_parts(struct ArkAgentToolCompletion *completion, const char *parts_json, int32_t is_error);
+
 // Finishes a tool call as failed with a stable error code of the tool's own (CORE-2):
 // the model sees `{"error":{"code":"<code>","message":"<message>"}}` and the
 // `tool_call_finished` event carries `"is_error":true,"error_code":"<code>"`. `code`
@@ -653,7 +680,15 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 // `https://api.anthropic.com/v1`) with the key in `x-api-key` and `anthropic-version:
 // 2023-06-01`, always sends `max_tokens` (4096 when `"max_tokens"` is absent) and
 // places the prompt-cache breakpoints itself; any other value gives
-// `ARK_AGENT_RESULT_INVALID_CONFIG`.
+// `ARK_AGENT_RESULT_INVALID_CONFIG`. Images (IMG-3, IMG-5): `"image_tokens"?` names the
+// model family's rule for an image's tokens — `"openai_tiles"` (the `openai` default),
+// `"openai_o_tiles"`, `"openai_mini_patches"`, `"openai_nano_patches"`,
+// `"openai_o4_mini_patches"`, `"anthropic"` (the `anthropic` default),
+// `"anthropic_high_res"`, `"qwen_vl"`, `"qwen_vl_high_res"`, `"qwen3_vl"`, `"gemini"`
+// (another name gives `ARK_AGENT_RESULT_INVALID_JSON`); it also decides whether HEIC/HEIF
+// photos are taken (`"gemini"` and the Qwen-VL ones). `"max_image_bytes"?` (default
+// 20971520) and `"max_images_per_request"?` (default 100) bound what
+// `arkagent_runtime_run_parts` and tool results may carry.
 // `tools` and `workers` may be NULL; workers enable delegation with
 // the default policy when the config has no `"delegation"`. `http` (required, copied
 // during the call) is the host's HTTP client: `send` (required) sends requests,
@@ -691,6 +726,39 @@ enum ArkAgentResult arkagent_runtime_new_with_compressor(const char *config_json
 // Frees a runtime; an active run is cancelled and finishes on its own thread. NULL and
 // already-freed handles are ignored.
 void arkagent_runtime_free(struct ArkAgentRuntime *runtime);
+
+// Runs one user turn whose input is ordered text and image parts, exactly like
+// `arkagent_runtime_run` (same thread, outcome and rollback rules). `parts_json` is a JSON
+// array: `[{"type":"text","text":"what is this plant?"},{"type":"image",
+// "mime_type":"image/jpeg","data":"<base64 of the file's bytes>","detail":"low"},
+// {"type":"image","url":"https://…"}]` (`"detail"`: `"low"`, `"high"` or `"auto"`, optional;
+// a `"url"` may also be a `data:` URL). Image types: JPEG, PNG, WebP, GIF (HEIC/HEIF only
+// for a model whose `"image_tokens"` family takes them: Gemini, Qwen-VL). Nothing is
+// written and nothing sent when an image is refused:
+// `ARK_AGENT_RESULT_IMAGE_UNSUPPORTED_TYPE` (for a HEIC photo the message says to pack it
+// as JPEG first), `ARK_AGENT_RESULT_IMAGE_INVALID` (a header that does not parse, bytes of
+// another type than declared, data that is not base64, a URL neither `https:` nor
+// `data:`), `ARK_AGENT_RESULT_IMAGE_TOO_LARGE` (over the model's `"max_image_bytes"`,
+// default 20 MiB), `ARK_AGENT_RESULT_TOO_MANY_IMAGES` (the request would carry more than
+// `"max_images_per_request"`, default 100); a malformed array is
+// `ARK_AGENT_RESULT_INVALID_JSON`. The bytes reach the model unchanged: base64 in the
+// request body (Chat Completions `image_url` data URLs, Anthropic `image` blocks).
+//
+// # Safety
+// `parts_json` a NUL-terminated string; `out_outcome_json` NULL or valid for one write.
+enum ArkAgentResult arkagent_runtime_run_parts(struct ArkAgentRuntime *runtime, const char *parts_json, char **out_outcome_json);
+
+// Writes the image whose id is `image_id` to `*out_json` as
+// `{"id","mime_type","width","height","data":"<base64>"}`; free it with
+// `arkagent_string_free`. The id is the SHA-256 of the bytes in lowercase hex: the id a
+// compressed-out image's line names (`[image image/jpeg, 4032×3024 px, N bytes, id …]`,
+// in `retrieve_memory` results and summaries), found in the live history or in an
+// episode's archived originals. `ARK_AGENT_RESULT_IMAGE_NOT_FOUND` when the session
+// holds no such image.
+//
+// # Safety
+// `image_id` a NUL-terminated string; `out_json` valid for one pointer write.
+enum ArkAgentResult arkagent_runtime_image(struct ArkAgentRuntime *runtime, const char *image_id, char **out_json);
 
 // Runs one user turn to the end, blocking the calling thread; callbacks are invoked on
 // this thread. On success `*out_outcome_json` (if `out_outcome_json` is not NULL) gets

@@ -56,6 +56,7 @@ const MODULES = [
   'sub_agents',
   'parity',
   'store',
+  'images',
   'runtime',
   'runtime_delegation',
 ];
@@ -95,7 +96,7 @@ function closedSets(root = ROOT) {
 function unionDeclaration(set) {
   if (!/^[A-Z][A-Za-z0-9]*$/.test(set.name)) throw new Error(`closed set name ${JSON.stringify(set.name)}`);
   for (const v of set.values) {
-    if (!/^[a-z0-9_-]+$/.test(v)) throw new Error(`closed set ${set.name}: value ${JSON.stringify(v)}`);
+    if (!/^[a-z0-9_/-]+$/.test(v)) throw new Error(`closed set ${set.name}: value ${JSON.stringify(v)}`);
   }
   if (new Set(set.values).size !== set.values.length) throw new Error(`closed set ${set.name} repeats a value`);
   const doc = wrap(`${set.doc} Generated from the Rust ${set.source}: scripts/gen-dts.sh writes one string per variant.`, 88);

@@ -33,6 +33,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("state_import", check_state_import),
     ("config_json", check_config_json),
     ("safe_split", check_safe_split),
+    ("image_header", check_image_header),
 ];
 
 /// Splits fuzz input into chunk sizes and a body: the first byte says how many of the
@@ -249,6 +250,33 @@ pub fn check_safe_split(data: &[u8]) {
     let messages = history_from_bytes(&rest[..rest.len().min(512)]);
     let keep = usize::from(keep % 16);
     assert_eq!(compute_safe_split_index(&messages, keep), reference_split(&messages, keep), "split differs from the reference");
+}
+
+/// IMG-5: any bytes through the image header reader (sniffing, frame header, declared
+/// types, data URLs): an image or a stable code, never a panic. A read image has a
+/// positive size, a positive estimate under every family rule, and survives its own
+/// `data:` URL unchanged.
+pub fn check_image_header(data: &[u8]) {
+    use crate::compress::image_tokens;
+    use crate::error::ErrorCode;
+    use crate::history::{ImageData, ImageMime, ImageTokenRule};
+    let refused = |e: &crate::ArkAgentError| matches!(e.code(), ErrorCode::ImageUnsupportedType | ErrorCode::ImageInvalid);
+    match ImageData::new(data.to_vec()) {
+        Ok(image) => {
+            assert!(image.width() > 0 && image.height() > 0, "a read image has a size");
+            for rule in ImageTokenRule::ALL {
+                assert!(image_tokens(rule, image.width(), image.height(), None) > 0, "{rule:?}");
+            }
+            let again = ImageData::from_data_url(&image.data_url().to_string());
+            assert_eq!(again.ok().as_ref(), Some(&image), "a data: URL round trip");
+        }
+        Err(e) => assert!(refused(&e), "unexpected code {}", e.code()),
+    }
+    for mime in ImageMime::ALL {
+        if let Err(e) = ImageData::with_mime(mime.as_str(), data.to_vec()) {
+            assert!(refused(&e), "unexpected code {}", e.code());
+        }
+    }
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ pub mod subagent;
 pub mod tools;
 
 pub use error::{ArkAgentError, ErrorCode};
-pub use history::{AgentState, Cost, History, HistoryInvariants, Message, ModelPrice, ModelUsage, ToolCall};
+pub use history::{AgentState, Content, ContentPart, Cost, History, HistoryInvariants, ImageData, ImagePart, Message, ModelPrice, ModelUsage, ToolCall};
 pub use llm::{
     BodyStream, ChatClient, ChatRequest, ChatResponse, HttpBody, HttpRequest, HttpResponse,
     HttpTransport, LlmError, ModelConfig, TransportError,

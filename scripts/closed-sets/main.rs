@@ -101,6 +101,24 @@ fn sets() -> Result<Vec<ClosedSet>, String> {
             "enum `arkagent::RunStatus` (src/runtime/outcome.rs)",
             serde_variants::<RunStatus>()?,
         ),
+        set(
+            "ImageTokenRule",
+            "A model family's rule for an image's tokens (IMG-3): ModelConfig.imageTokens.",
+            "enum `arkagent::history::ImageTokenRule` (src/history/image_rule.rs; `as_str`)",
+            arkagent::history::ImageTokenRule::ALL.iter().map(|r| r.as_str()).collect(),
+        ),
+        set(
+            "ImageMimeType",
+            "An image's type (IMG-1): ContentPart.image()'s mimeType, ImageInfo.mimeType.",
+            "enum `arkagent::history::ImageMime` (src/history/image.rs; `as_str`)",
+            arkagent::history::ImageMime::ALL.iter().map(|m| m.as_str()).collect(),
+        ),
+        set(
+            "ImageDetail",
+            "How closely the model looks at an image (OpenAI's detail; other formats ignore it).",
+            "enum `arkagent::history::ImageDetail` (src/history/image.rs)",
+            serde_variants::<arkagent::history::ImageDetail>()?,
+        ),
         // ChildEnding (issue 26 item 2) — the one line to add once the enum exists:
         // set("ChildEnding", "How a sub-agent ended.", "enum `arkagent::runtime::ChildEnding` (src/runtime/…)", serde_variants::<ChildEnding>()?),
     ])

@@ -12,7 +12,7 @@ use std::ops::{Add, AddAssign};
 
 use serde::{Deserialize, Serialize};
 
-use crate::history::calibration::{CLASSES, FIT_LEN};
+use crate::history::calibration::{packed_in, CLASSES, FIT_LEN};
 pub use crate::history::{TokenCalibration, TokenCalibrations};
 
 /// The smallest correction factor a class can get: a provider cannot make the estimate
@@ -39,6 +39,9 @@ pub struct TokenCounts {
     pub other: u64,
     /// Estimated tokens of per-message framing.
     pub framing: u64,
+    /// Estimated tokens of images, by the model family's rule (IMG-3): a class of its
+    /// own, so a provider's counts correct it apart from the text.
+    pub images: u64,
 }
 
 impl TokenCounts {
@@ -53,8 +56,8 @@ impl TokenCounts {
     }
 
     /// The scaled classes, in [`TokenCalibration::factors`] order.
-    fn classes(&self) -> [u64; 4] {
-        [self.ascii, self.digits, self.cjk, self.other]
+    fn classes(&self) -> [u64; CLASSES] {
+        [self.ascii, self.digits, self.cjk, self.other, self.images]
     }
 }
 
@@ -67,6 +70,7 @@ impl Add for TokenCounts {
             cjk: self.cjk.saturating_add(o.cjk),
             other: self.other.saturating_add(o.other),
             framing: self.framing.saturating_add(o.framing),
+            images: self.images.saturating_add(o.images),
         }
     }
 }
@@ -97,7 +101,7 @@ fn quantized(v: f64) -> f64 {
 
 /// Index of (i, j), i ≤ j, in the packed upper triangle.
 fn packed(i: usize, j: usize) -> usize {
-    i * CLASSES - i * (i + 1) / 2 + j
+    packed_in(CLASSES, i, j)
 }
 
 /// Solves `a x = b` (Gaussian elimination, partial pivoting); `None` when singular.
@@ -137,9 +141,9 @@ fn bounded(f: f64) -> f64 {
 
 impl TokenCalibration {
     /// The factors as applied (within the bounds), in [`TokenCounts`] order: ASCII,
-    /// digits, CJK, other.
-    pub fn factors(&self) -> [f64; 4] {
-        [self.ascii, self.digits, self.cjk, self.other].map(bounded)
+    /// digits, CJK, other, images.
+    pub fn factors(&self) -> [f64; CLASSES] {
+        [self.ascii, self.digits, self.cjk, self.other, self.images].map(bounded)
     }
 
     /// True once a provider count was learned from: estimates are calibrated.
@@ -204,7 +208,7 @@ impl TokenCalibration {
             b[i] = self.fit[moments + i] + d;
         }
         if let Some(f) = solve(a, b) {
-            [self.ascii, self.digits, self.cjk, self.other] = f.map(|v| quantized(bounded(v)));
+            [self.ascii, self.digits, self.cjk, self.other, self.images] = f.map(|v| quantized(bounded(v)));
         }
         self.fit = self.fit.map(quantized);
         self.observations = self.observations.saturating_add(1);
@@ -231,7 +235,7 @@ mod tests {
     use super::*;
 
     fn counts(ascii: u64, cjk: u64, other: u64) -> TokenCounts {
-        TokenCounts { ascii, digits: 0, cjk, other, framing: 8 }
+        TokenCounts { ascii, digits: 0, cjk, other, framing: 8, images: 0 }
     }
 
     #[test]
@@ -260,7 +264,7 @@ mod tests {
         for _ in 0..500 {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let pick = |shift: u32| (seed >> shift) % 5000;
-            let c = TokenCounts { ascii: pick(1), digits: pick(13) / 10, cjk: pick(25), other: pick(37) / 7, framing: 40 };
+            let c = TokenCounts { ascii: pick(1), digits: pick(13) / 10, cjk: pick(25), other: pick(37) / 7, framing: 40, images: pick(7) / 3 };
             cal.observe(&c, 40 + (c.total() - 40) * (50 + pick(49) % 100) / 100);
             let json = serde_json::to_string(&cal).unwrap_or_default();
             let back: TokenCalibration = serde_json::from_str(&json).unwrap_or_default();
@@ -280,5 +284,38 @@ mod tests {
         }
         assert!((cal.cjk - 0.6).abs() < 0.08, "{cal:?}");
         assert!((cal.ascii - 1.2).abs() < 0.12, "{cal:?}");
+    }
+
+    /// IMG-3: images are a class of their own — a provider counting photos at half the
+    /// family rule's figure corrects the image factor, not the text's.
+    #[test]
+    fn img_3_provider_counts_correct_the_image_class() {
+        let truth = |c: &TokenCounts| c.framing + c.ascii + c.images / 2;
+        let mut cal = TokenCalibration::default();
+        for (ascii, images) in [(300, 0), (100, 1105), (250, 765), (120, 2000), (400, 0), (80, 765)] {
+            let c = TokenCounts { ascii, images, framing: 8, ..TokenCounts::default() };
+            assert!(cal.observe(&c, truth(&c)));
+        }
+        assert!((cal.images - 0.5).abs() < 0.08, "{cal:?}");
+        assert!((cal.ascii - 1.0).abs() < 0.1, "{cal:?}");
+        let photo = TokenCounts { images: 1000, framing: 4, ..TokenCounts::default() };
+        assert!((cal.estimate(&photo) as i64 - 504).abs() < 80, "{}", cal.estimate(&photo));
+    }
+
+    /// A calibration stored before images (4 classes, a fit of 14 values) loads: its
+    /// factors and fit carry over, the image factor starts at 1.
+    #[test]
+    fn img_3_a_calibration_stored_before_images_loads() {
+        let old = r#"{"ascii":1.2,"digits":1.0,"cjk":0.6,"other":1.5,"observations":3,"fit":[1,2,3,4,5,6,7,8,9,10,11,12,13,14]}"#;
+        let cal: TokenCalibration = serde_json::from_str(old).unwrap_or_default();
+        assert_eq!((cal.ascii, cal.cjk, cal.images, cal.observations), (1.2, 0.6, 1.0, 3));
+        // (0,0) (0,3) (3,3) and the moments land where the 5-class layout keeps them.
+        assert_eq!(cal.fit[packed(0, 0)], 1.0);
+        assert_eq!(cal.fit[packed(0, 3)], 4.0);
+        assert_eq!(cal.fit[packed(3, 3)], 10.0);
+        assert_eq!(cal.fit[packed(0, 4)], 0.0);
+        assert_eq!(&cal.fit[15..19], &[11.0, 12.0, 13.0, 14.0]);
+        let text = TokenCounts { ascii: 100, framing: 4, ..TokenCounts::default() };
+        assert_eq!(cal.estimate(&text), 4 + 120);
     }
 }

@@ -302,7 +302,8 @@ fn render_message(message: &Message) -> String {
     let mut out = String::new();
     match message {
         Message::System { content } => out.push_str(&format!("[system] {content}\n")),
-        Message::User { content } => out.push_str(&format!("[user] {content}\n")),
+        // IMG-4: an image is its line (type, size, id) in the transcript.
+        Message::User { content } => out.push_str(&format!("[user] {}\n", content.transcript())),
         Message::Assistant { content, tool_calls, .. } => {
             if let Some(text) = content.as_deref().filter(|t| !t.is_empty()) {
                 out.push_str(&format!("[assistant] {text}\n"));
@@ -313,7 +314,7 @@ fn render_message(message: &Message) -> String {
         }
         Message::Tool { tool_call_id, content, is_error } => {
             let status = if *is_error { " (error)" } else { "" };
-            out.push_str(&format!("[tool result id={tool_call_id}{status}] {content}\n"));
+            out.push_str(&format!("[tool result id={tool_call_id}{status}] {}\n", content.transcript()));
         }
     }
     out

@@ -3,7 +3,8 @@
 //! under-estimating overflows.
 
 use super::calibration::TokenCounts;
-use crate::history::Message;
+use super::image_tokens::image_part_tokens;
+use crate::history::{Content, ContentPart, ImageTokenRule, Message};
 use crate::tools::ToolDefinition;
 
 /// Tokens per message for role and framing.
@@ -94,14 +95,39 @@ pub fn estimate_message_tokens(message: &Message) -> u64 {
     count_message_tokens(message).total()
 }
 
-/// [`estimate_message_tokens`] split by script class (CMP-12).
+/// [`estimate_message_tokens`] split by script class (CMP-12); images by the default
+/// rule of the OpenAI-compatible format ([`ImageTokenRule::OpenAiTiles`]).
 pub fn count_message_tokens(message: &Message) -> TokenCounts {
+    count_message_tokens_for(message, ImageTokenRule::OpenAiTiles)
+}
+
+/// [`count_message_tokens`] with images counted by `rule` (IMG-3): their own class.
+pub fn count_message_tokens_for(message: &Message, rule: ImageTokenRule) -> TokenCounts {
     let calls: TokenCounts = message
         .tool_calls()
         .iter()
         .map(|c| count_tokens(&c.name) + count_tokens(&c.arguments) + count_tokens(&c.id) + framing())
         .sum();
-    framing() + message.text().map(count_tokens).unwrap_or_default() + calls
+    let content = match message {
+        Message::User { content } | Message::Tool { content, .. } => count_content(content, rule),
+        Message::System { content } => count_tokens(content),
+        Message::Assistant { content, .. } => content.as_deref().map(count_tokens).unwrap_or_default(),
+    };
+    framing() + content + calls
+}
+
+/// A content's text by script class and its images by `rule`.
+fn count_content(content: &Content, rule: ImageTokenRule) -> TokenCounts {
+    match content {
+        Content::Text(text) => count_tokens(text),
+        Content::Parts(parts) => parts
+            .iter()
+            .map(|p| match p {
+                ContentPart::Text { text } => count_tokens(text),
+                ContentPart::Image(image) => TokenCounts { images: image_part_tokens(rule, image), ..TokenCounts::default() },
+            })
+            .sum(),
+    }
 }
 
 fn framing() -> TokenCounts {
@@ -115,10 +141,21 @@ pub fn estimate_request_tokens(system_prompt: &str, context: &[Message], message
 
 /// [`estimate_request_tokens`] split by script class (CMP-12).
 pub fn count_request_tokens(system_prompt: &str, context: &[Message], messages: &[Message], tools: &[ToolDefinition]) -> TokenCounts {
+    count_request_tokens_for(system_prompt, context, messages, tools, ImageTokenRule::OpenAiTiles)
+}
+
+/// [`count_request_tokens`] with images counted by `rule` (IMG-3).
+pub fn count_request_tokens_for(
+    system_prompt: &str,
+    context: &[Message],
+    messages: &[Message],
+    tools: &[ToolDefinition],
+    rule: ImageTokenRule,
+) -> TokenCounts {
     let tools: TokenCounts = tools
         .iter()
         .map(|t| count_tokens(&t.name) + count_tokens(&t.description) + count_tokens(&t.parameters.to_string()) + framing())
         .sum();
     let system = if system_prompt.is_empty() { TokenCounts::default() } else { framing() + count_tokens(system_prompt) };
-    system + context.iter().chain(messages).map(count_message_tokens).sum::<TokenCounts>() + tools
+    system + context.iter().chain(messages).map(|m| count_message_tokens_for(m, rule)).sum::<TokenCounts>() + tools
 }

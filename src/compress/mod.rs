@@ -12,6 +12,7 @@ mod estimate;
 mod foreign;
 mod prefix;
 mod sizer;
+mod image_tokens;
 mod split;
 
 pub use compressor::{
@@ -25,8 +26,10 @@ pub use calibration::{
     PromptSizeSource, TokenCalibration, TokenCalibrations, TokenCounts, MAX_CALIBRATION_FACTOR, MIN_CALIBRATION_FACTOR,
 };
 pub use estimate::{
-    count_message_tokens, count_request_tokens, count_tokens, estimate_message_tokens, estimate_request_tokens, estimate_tokens,
+    count_message_tokens, count_message_tokens_for, count_request_tokens, count_request_tokens_for, count_tokens, estimate_message_tokens,
+    estimate_request_tokens, estimate_tokens,
 };
+pub use image_tokens::{image_part_tokens, image_tokens};
 pub use foreign::{foreign_compressor_state_json, ForeignCompression, ForeignCompressor, ForeignCompressorCall};
 pub use conversation::ConversationPrefix;
 pub use split::compute_safe_split_index;

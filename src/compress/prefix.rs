@@ -52,12 +52,12 @@ pub(super) fn instruction(messages: &[Message], split: usize, summary_prompt: &s
 
 /// ` (from the user message that begins "…")`: where the kept messages start.
 fn describe(message: &Message) -> String {
-    let (role, text) = match message {
-        Message::System { content } => ("system", content.as_str()),
-        Message::User { content } => ("user", content.as_str()),
-        Message::Tool { content, .. } => ("tool result", content.as_str()),
+    let (role, text): (&str, std::borrow::Cow<'_, str>) = match message {
+        Message::System { content } => ("system", content.as_str().into()),
+        Message::User { content } => ("user", content.text()),
+        Message::Tool { content, .. } => ("tool result", content.text()),
         Message::Assistant { content, tool_calls, .. } => match content.as_deref().filter(|t| !t.trim().is_empty()) {
-            Some(text) => ("assistant", text),
+            Some(text) => ("assistant", text.into()),
             None => return tool_calls.first().map(|c| format!(" (from your call of the tool {})", c.name)).unwrap_or_default(),
         },
     };

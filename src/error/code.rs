@@ -79,11 +79,25 @@ pub enum ErrorCode {
     StoreReadOnly,
     /// `store_io`: any other I/O or SQLite failure.
     StoreIo,
+    // Images (IMG-5): nothing is written when one is refused.
+    /// `image_unsupported_type`: not a JPEG, PNG, WebP or GIF (or HEIC/HEIF for a model
+    /// family that does not take them: pack the photo as JPEG first).
+    ImageUnsupportedType,
+    /// `image_invalid`: the image's header does not parse, its bytes are not the declared
+    /// type, or its URL is neither `https:` nor a well-formed `data:` URL.
+    ImageInvalid,
+    /// `image_too_large`: the image is over the model's byte cap (`max_image_bytes`).
+    ImageTooLarge,
+    /// `too_many_images`: the request would carry more images than the model's limit
+    /// (`max_images_per_request`).
+    TooManyImages,
+    /// `image_not_found`: no image with that id in the session.
+    ImageNotFound,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 28] = [
+    pub const ALL: [ErrorCode; 33] = [
         Self::InvalidConfig,
         Self::ToolNameInvalid,
         Self::ToolNameDuplicate,
@@ -112,6 +126,11 @@ impl ErrorCode {
         Self::StoreFull,
         Self::StoreReadOnly,
         Self::StoreIo,
+        Self::ImageUnsupportedType,
+        Self::ImageInvalid,
+        Self::ImageTooLarge,
+        Self::TooManyImages,
+        Self::ImageNotFound,
     ];
 
     /// The stable string, e.g. `"invalid_json"`.
@@ -145,6 +164,11 @@ impl ErrorCode {
             Self::StoreFull => "store_full",
             Self::StoreReadOnly => "store_read_only",
             Self::StoreIo => "store_io",
+            Self::ImageUnsupportedType => "image_unsupported_type",
+            Self::ImageInvalid => "image_invalid",
+            Self::ImageTooLarge => "image_too_large",
+            Self::TooManyImages => "too_many_images",
+            Self::ImageNotFound => "image_not_found",
         }
     }
 }
@@ -219,10 +243,15 @@ mod tests {
                 | ErrorCode::StoreNewerSchema
                 | ErrorCode::StoreFull
                 | ErrorCode::StoreReadOnly
-                | ErrorCode::StoreIo => assert!(seen.insert(code), "{code:?} listed twice in ALL"),
+                | ErrorCode::StoreIo
+                | ErrorCode::ImageUnsupportedType
+                | ErrorCode::ImageInvalid
+                | ErrorCode::ImageTooLarge
+                | ErrorCode::TooManyImages
+                | ErrorCode::ImageNotFound => assert!(seen.insert(code), "{code:?} listed twice in ALL"),
             }
         }
-        assert_eq!(seen.len(), 28);
+        assert_eq!(seen.len(), 33);
     }
 
     #[test]

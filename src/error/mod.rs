@@ -36,6 +36,15 @@ pub enum ArkAgentError {
     /// The model call failed; see [`LlmError`] for the class.
     #[error(transparent)]
     Llm(#[from] LlmError),
+    /// An image was refused (IMG-5): `image_unsupported_type`, `image_invalid`,
+    /// `image_too_large`, `too_many_images`; nothing was written.
+    #[error("{message}")]
+    Image {
+        /// The stable code.
+        code: ErrorCode,
+        /// Human-readable detail.
+        message: String,
+    },
     /// The session store failed (STORE-1..5); see [`StoreError`] for the codes
     /// (`session_locked`, `store_corrupt`, `store_full`, …).
     #[error(transparent)]
@@ -46,7 +55,7 @@ impl ArkAgentError {
     /// The stable code of this error.
     pub fn code(&self) -> ErrorCode {
         match self {
-            Self::Config { code, .. } => *code,
+            Self::Config { code, .. } | Self::Image { code, .. } => *code,
             Self::InvalidJson(_) => ErrorCode::InvalidJson,
             Self::InvalidState(_) => ErrorCode::InvalidState,
             Self::RunInProgress => ErrorCode::RunInProgress,

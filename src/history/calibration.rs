@@ -32,12 +32,17 @@ pub struct TokenCalibration {
     pub cjk: f64,
     /// Factor for other text.
     pub other: f64,
+    /// Factor for images (IMG-3): the family rule's count scaled like a script class.
+    #[serde(default = "one")]
+    pub images: f64,
     /// Provider counts learned from (implausible ones are not counted).
     pub observations: u32,
     /// What the factors are fitted to: the decayed, size-weighted sums of the least-squares
     /// fit over the observations (the Gram matrix's upper triangle, row by row, then the
     /// moments). Kept so that later requests refine the fit instead of replacing it.
-    #[serde(default)]
+    /// (A calibration stored before images had 4 classes; its fit is read into the
+    /// 5-class layout, the image class empty.)
+    #[serde(default = "empty_fit", deserialize_with = "fit_of_any_version")]
     pub fit: [f64; FIT_LEN],
 }
 
@@ -45,14 +50,45 @@ fn one() -> f64 {
     1.0
 }
 
-/// Classes with a factor: ASCII, digits, CJK, other.
-pub(crate) const CLASSES: usize = 4;
-/// The upper triangle of a 4 × 4 matrix, then a 4-vector.
+/// Classes with a factor: ASCII, digits, CJK, other, images.
+pub(crate) const CLASSES: usize = 5;
+/// The upper triangle of a 5 × 5 matrix, then a 5-vector.
 pub(crate) const FIT_LEN: usize = CLASSES * (CLASSES + 1) / 2 + CLASSES;
+
+/// Classes before images (a stored calibration's fit of 4 × 5 / 2 + 4 = 14 values).
+const OLD_CLASSES: usize = 4;
+
+fn empty_fit() -> [f64; FIT_LEN] {
+    [0.0; FIT_LEN]
+}
+
+/// Index of (i, j), i ≤ j, in the packed upper triangle of an n × n matrix.
+pub(crate) fn packed_in(n: usize, i: usize, j: usize) -> usize {
+    i * n - i * (i + 1) / 2 + j
+}
+
+/// A stored fit: the current layout as it is, the 4-class one moved into it (the image
+/// row and column empty), anything else forgotten (the factors still stand).
+fn fit_of_any_version<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<[f64; FIT_LEN], D::Error> {
+    let values = Vec::<f64>::deserialize(deserializer)?;
+    let mut fit = [0.0; FIT_LEN];
+    if values.len() == FIT_LEN {
+        fit.copy_from_slice(&values);
+    } else if values.len() == OLD_CLASSES * (OLD_CLASSES + 1) / 2 + OLD_CLASSES {
+        let (old_moments, new_moments) = (OLD_CLASSES * (OLD_CLASSES + 1) / 2, CLASSES * (CLASSES + 1) / 2);
+        for i in 0..OLD_CLASSES {
+            for j in i..OLD_CLASSES {
+                fit[packed_in(CLASSES, i, j)] = values[packed_in(OLD_CLASSES, i, j)];
+            }
+            fit[new_moments + i] = values[old_moments + i];
+        }
+    }
+    Ok(fit)
+}
 
 impl Default for TokenCalibration {
     fn default() -> Self {
-        Self { ascii: 1.0, digits: 1.0, cjk: 1.0, other: 1.0, observations: 0, fit: [0.0; FIT_LEN] }
+        Self { ascii: 1.0, digits: 1.0, cjk: 1.0, other: 1.0, images: 1.0, observations: 0, fit: [0.0; FIT_LEN] }
     }
 }
 

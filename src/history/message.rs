@@ -1,5 +1,7 @@
 use serde::{Deserialize, Serialize};
 
+use super::content::Content;
+
 /// One tool call requested by the model inside an assistant message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
@@ -27,10 +29,10 @@ pub enum Message {
         /// Text.
         content: String,
     },
-    /// User input.
+    /// User input: text, or ordered text and image parts (IMG-1).
     User {
-        /// Text.
-        content: String,
+        /// Text or parts (a JSON string or array).
+        content: Content,
     },
     /// Model output: text and/or tool calls.
     Assistant {
@@ -49,8 +51,8 @@ pub enum Message {
     Tool {
         /// The id of the call this answers.
         tool_call_id: String,
-        /// What the model sees.
-        content: String,
+        /// What the model sees: text, or ordered text and image parts (IMG-1).
+        content: Content,
         /// True when the tool failed (the content then describes the error).
         #[serde(default)]
         is_error: bool,
@@ -62,8 +64,8 @@ impl Message {
     pub fn system(content: impl Into<String>) -> Self {
         Self::System { content: content.into() }
     }
-    /// A user message.
-    pub fn user(content: impl Into<String>) -> Self {
+    /// A user message: a string, or parts (`Vec<ContentPart>`).
+    pub fn user(content: impl Into<Content>) -> Self {
         Self::User { content: content.into() }
     }
     /// An assistant message with text only.
@@ -74,8 +76,8 @@ impl Message {
     pub fn assistant_tool_calls(tool_calls: Vec<ToolCall>) -> Self {
         Self::Assistant { content: None, tool_calls, reasoning: None }
     }
-    /// A tool result.
-    pub fn tool_result(tool_call_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
+    /// A tool result: a string, or parts.
+    pub fn tool_result(tool_call_id: impl Into<String>, content: impl Into<Content>, is_error: bool) -> Self {
         Self::Tool { tool_call_id: tool_call_id.into(), content: content.into(), is_error }
     }
     /// The tool calls of an assistant message (empty for other roles).
@@ -85,11 +87,41 @@ impl Message {
             _ => &[],
         }
     }
-    /// The text content, if the message has one.
+    /// The text content, if the message has one as plain text (a user message or tool
+    /// result of parts has none: see [`Message::content`]).
     pub fn text(&self) -> Option<&str> {
         match self {
-            Self::System { content } | Self::User { content } | Self::Tool { content, .. } => Some(content),
+            Self::System { content } => Some(content),
+            Self::User { content } | Self::Tool { content, .. } => content.as_text(),
             Self::Assistant { content, .. } => content.as_deref(),
         }
+    }
+
+    /// The content of a user message or tool result (text or parts).
+    pub fn content(&self) -> Option<&Content> {
+        match self {
+            Self::User { content } | Self::Tool { content, .. } => Some(content),
+            Self::System { .. } | Self::Assistant { .. } => None,
+        }
+    }
+
+    /// IMG-4: this message as a reader of memory sees it: each image replaced by its line
+    /// (borrowed when it has no image).
+    pub fn with_image_lines(&self) -> std::borrow::Cow<'_, Message> {
+        match self {
+            Self::User { content } if content.has_images() => std::borrow::Cow::Owned(Self::User { content: content.with_image_lines() }),
+            Self::Tool { tool_call_id, content, is_error } if content.has_images() => std::borrow::Cow::Owned(Self::Tool {
+                tool_call_id: tool_call_id.clone(),
+                content: content.with_image_lines(),
+                is_error: *is_error,
+            }),
+            _ => std::borrow::Cow::Borrowed(self),
+        }
+    }
+
+    /// The images this message carries, in order (only user messages and tool results
+    /// carry any).
+    pub fn images(&self) -> impl Iterator<Item = &super::image::ImagePart> {
+        self.content().into_iter().flat_map(Content::images)
     }
 }

@@ -53,6 +53,20 @@ impl AgentState {
         UsageTotals { parent, children, total }
     }
 
+    /// IMG-4: the image whose content id ([`ImageData::id`](super::ImageData::id)) is
+    /// `id`, in the live history or any episode's archived originals.
+    pub fn find_image(&self, id: &str) -> Option<super::ImageData> {
+        let archived = self.history.episodic_memories.iter().flat_map(|e| e.archived_messages.iter());
+        self.history
+            .messages
+            .iter()
+            .chain(archived)
+            .flat_map(Message::images)
+            .filter_map(super::ImagePart::image)
+            .find(|image| image.id() == id)
+            .cloned()
+    }
+
     /// Serializes to JSON. Never fails for this type; an error would mean a serde bug.
     pub fn to_json(&self) -> Result<String, ArkAgentError> {
         Ok(serde_json::to_string(self)?)

@@ -4,13 +4,28 @@ use serde::Deserialize;
 
 use super::format::WireFormat;
 use super::RetryPolicy;
-use crate::history::ModelPrice;
+use crate::history::{ImageTokenRule, ModelPrice};
 
 /// Default limit of one attempt until the response arrives (a whole non-streamed answer).
 pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 60_000;
 
 /// Default longest silence of a streamed body (OHOS-6).
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 120_000;
+
+/// Default byte cap of one image (IMG-5): 20 MiB.
+pub const DEFAULT_MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
+
+/// Default limit of images in one request (IMG-5): 100, Anthropic's per-request limit
+/// (OpenAI allows more).
+pub const DEFAULT_MAX_IMAGES_PER_REQUEST: u32 = 100;
+
+fn default_max_image_bytes() -> u64 {
+    DEFAULT_MAX_IMAGE_BYTES
+}
+
+fn default_max_images_per_request() -> u32 {
+    DEFAULT_MAX_IMAGES_PER_REQUEST
+}
 
 fn default_request_timeout_ms() -> u64 {
     DEFAULT_REQUEST_TIMEOUT_MS
@@ -25,7 +40,9 @@ fn default_idle_timeout_ms() -> u64 {
 ///
 /// Deserializes from `{"base_url", "api_key", "model", "wire_format"?: "openai" |
 /// "anthropic", "temperature"?, "max_tokens"?, "stream"?, "extra_headers"?: [[name,
-/// value], …], "retry"?: {…RetryPolicy…}, "request_timeout_ms"?, "idle_timeout_ms"?, "price"?: {…ModelPrice…}}`;
+/// value], …], "retry"?: {…RetryPolicy…}, "request_timeout_ms"?, "idle_timeout_ms"?, "price"?: {…ModelPrice…},
+/// "image_tokens"?: "openai_tiles" | "anthropic" | "qwen_vl" | … , "max_image_bytes"?,
+/// "max_images_per_request"?}`;
 /// unknown fields are rejected, missing ones take the defaults. An unknown
 /// `wire_format` is refused when the config is validated (`invalid_config`, see
 /// [`check_wire_format`](crate::llm::check_wire_format)).
@@ -93,6 +110,24 @@ pub struct ModelConfig {
     /// (`invalid_config`).
     #[serde(default)]
     pub price: Option<ModelPrice>,
+    /// IMG-3: the model family's rule for an image's tokens (e.g.
+    /// [`ImageTokenRule::QwenVl`] for Qwen-VL on DashScope); `None` (the default): the
+    /// wire format's — [`ImageTokenRule::OpenAiTiles`] for `openai`,
+    /// [`ImageTokenRule::Anthropic`] for `anthropic`. It also decides whether HEIC/HEIF
+    /// photos are accepted ([`ImageTokenRule::accepts`]).
+    #[serde(default)]
+    pub image_tokens: Option<ImageTokenRule>,
+    /// IMG-5: the largest image accepted, in bytes; default
+    /// [`DEFAULT_MAX_IMAGE_BYTES`] (20 MiB). A larger one is refused with
+    /// `image_too_large` and nothing is written.
+    #[serde(default = "default_max_image_bytes")]
+    pub max_image_bytes: u64,
+    /// IMG-5: the most images one request may carry (the history's and the new input's);
+    /// default [`DEFAULT_MAX_IMAGES_PER_REQUEST`] (100). An input that would pass it is
+    /// refused with `too_many_images` and nothing is written (compressing the history
+    /// moves earlier photos into memory and makes room).
+    #[serde(default = "default_max_images_per_request")]
+    pub max_images_per_request: u32,
 }
 
 impl ModelConfig {
@@ -112,6 +147,9 @@ impl ModelConfig {
             request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
             idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
             price: None,
+            image_tokens: None,
+            max_image_bytes: DEFAULT_MAX_IMAGE_BYTES,
+            max_images_per_request: DEFAULT_MAX_IMAGES_PER_REQUEST,
         }
     }
 
@@ -171,6 +209,9 @@ impl fmt::Debug for ModelConfig {
             .field("request_timeout_ms", &self.request_timeout_ms)
             .field("idle_timeout_ms", &self.idle_timeout_ms)
             .field("price", &self.price)
+            .field("image_tokens", &self.image_tokens)
+            .field("max_image_bytes", &self.max_image_bytes)
+            .field("max_images_per_request", &self.max_images_per_request)
             .finish()
     }
 }

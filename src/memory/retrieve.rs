@@ -67,7 +67,9 @@ impl RetrieveMemoryTool {
                     .find_episode(id.trim())
                     .ok_or_else(|| ToolResult::error("snapshot_not_found", &format!("no episode with snapshot_id {id:?}")))?;
                 let total = episode.archived_messages.len();
-                let page: Vec<&crate::history::Message> = episode.archived_messages.iter().skip(offset).take(limit).collect();
+                // IMG-4: an image is its line (type, size, id), never its bytes.
+                let page: Vec<std::borrow::Cow<'_, crate::history::Message>> =
+                    episode.archived_messages.iter().skip(offset).take(limit).map(|m| m.with_image_lines()).collect();
                 Ok(json!({
                     "snapshot_id": episode.id, "summary": episode.summary, "total_messages": total,
                     "offset": offset, "messages": page, "next_offset": next(offset, page.len(), total),

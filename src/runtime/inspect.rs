@@ -38,6 +38,13 @@ impl AgentRuntime {
         self.inner.session.snapshot().history.messages.clone()
     }
 
+    /// IMG-4: the image with content id `id` (SHA-256 hex, as a memory line names it),
+    /// from the live history or an episode's archived originals: the host reads a
+    /// compressed-out photo's bytes back. `None` when the session holds none.
+    pub fn image(&self, id: &str) -> Option<crate::history::ImageData> {
+        self.inner.session.snapshot().find_image(id)
+    }
+
     /// A copy of the recorded usages.
     pub fn usages(&self) -> Vec<ModelUsage> {
         self.inner.session.snapshot().usages.clone()

@@ -60,11 +60,12 @@ fn call_bytes(c: &ToolCall) -> usize {
 /// Heap bytes a message owns (not counting its own slot in a vector).
 pub(crate) fn message_heap(m: &Message) -> usize {
     match m {
-        Message::System { content } | Message::User { content } => content.capacity(),
+        Message::System { content } => content.capacity(),
+        Message::User { content } => content.heap_bytes(),
         Message::Assistant { content, tool_calls, reasoning } => {
             opt(content) + opt(reasoning) + tool_calls.capacity() * size_of::<ToolCall>() + tool_calls.iter().map(call_bytes).sum::<usize>()
         }
-        Message::Tool { tool_call_id, content, .. } => tool_call_id.capacity() + content.capacity(),
+        Message::Tool { tool_call_id, content, .. } => tool_call_id.capacity() + content.heap_bytes(),
     }
 }
 

@@ -16,7 +16,7 @@ use super::outcome::{CompressionTrigger, RunOutcome, RunStatus};
 use super::tool_exec::run_tool_calls;
 use crate::compress::{CompressOutcome, TokenCounts};
 use crate::error::ArkAgentError;
-use crate::history::ToolCall;
+use crate::history::{Content, ToolCall};
 use crate::llm::{ChatResponse, LlmError, StreamDelta};
 use crate::session::{Answer, NextRequest, PushedInput};
 use crate::tools::{ToolContext, ToolResult};
@@ -39,7 +39,7 @@ struct Run<'a> {
 
 impl Inner {
     /// Runs the loop for `input` (the caller holds the run slot).
-    pub(super) async fn run_loop(&self, input: &str, run_id: &str, cancel: &CancellationToken) -> Ended {
+    pub(super) async fn run_loop(&self, input: Content, run_id: &str, cancel: &CancellationToken) -> Ended {
         let run = self.begin(input, run_id, cancel)?;
         for iteration in 1..=self.config.max_iterations {
             if cancel.is_cancelled() {
@@ -61,16 +61,19 @@ impl Inner {
         Ok(self.finish(run_id, RunStatus::MaxIterations, self.config.max_iterations, None))
     }
 
-    /// Starts a run: the tree's per-run budget, `run_started`, and the input pushed and
-    /// committed (STORE-2: a run whose input cannot be committed does not start; the
-    /// input is taken back).
-    fn begin<'a>(&'a self, input: &str, run_id: &'a str, cancel: &'a CancellationToken) -> Result<Run<'a>, ArkAgentError> {
+    /// Starts a run: the input checked (IMG-5: an image out of the model's bounds refuses
+    /// the run before it starts, nothing written), the tree's per-run budget,
+    /// `run_started`, and the input pushed and committed (STORE-2: a run whose input
+    /// cannot be committed does not start; the input is taken back).
+    fn begin<'a>(&'a self, input: Content, run_id: &'a str, cancel: &'a CancellationToken) -> Result<Run<'a>, ArkAgentError> {
+        let text = input.text().into_owned();
+        self.session.check_input(&input)?;
         if let Some(service) = &self.sub_agents {
             service.start_run();
         }
         self.run_usage.start(&self.session.snapshot());
-        self.emit(run_id, EventKind::RunStarted { input: input.to_owned() });
-        let input = self.session.push_input(input);
+        self.emit(run_id, EventKind::RunStarted { input: text });
+        let input = self.session.push_input(input)?;
         if let Err(e) = self.commit_point(run_id) {
             self.session.take_back(&input);
             return Err(self.store_failed(run_id, 0, e));

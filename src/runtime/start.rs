@@ -14,6 +14,7 @@ use super::agent::{AgentRuntime, Inner};
 use super::outcome::{CompressionTrigger, RunOutcome};
 use crate::error::{ArkAgentError, ErrorCode};
 use crate::compress::CompressResult;
+use crate::history::Content;
 use crate::subagent::{run_decomposed_tasks, DecomposedTask};
 use crate::tools::{ToolContext, ToolResult};
 
@@ -64,7 +65,12 @@ impl AgentRuntime {
     /// the input twice, and an input too large for the model cannot wedge the session;
     /// after a later call failed, it ends with the last tool results. (A sub-agent keeps
     /// its task in its record.)
-    pub async fn run(&self, input: &str) -> Result<RunOutcome, ArkAgentError> {
+    ///
+    /// The input is text (`"hi"`) or ordered parts ([`Content::Parts`](crate::history::Content)):
+    /// photos with the text (IMG-1). An image the model's bounds refuse
+    /// (`image_unsupported_type`, `image_too_large`, `too_many_images`) fails the run
+    /// before it starts, nothing written.
+    pub async fn run(&self, input: impl Into<Content>) -> Result<RunOutcome, ArkAgentError> {
         self.start_run(input)?.await
     }
 
@@ -72,7 +78,7 @@ impl AgentRuntime {
     /// [`cancel`](Self::cancel) right after this call is never lost, and a second start
     /// fails with `run_in_progress` at once — what bindings that spawn the future need.
     /// Dropping the future unclaimed releases the slot.
-    pub fn start_run(&self, input: impl Into<String>) -> Result<impl Future<Output = Result<RunOutcome, ArkAgentError>> + Send + 'static, ArkAgentError> {
+    pub fn start_run(&self, input: impl Into<Content>) -> Result<impl Future<Output = Result<RunOutcome, ArkAgentError>> + Send + 'static, ArkAgentError> {
         Ok(release(self.start_run_holding_slot(input)?))
     }
 
@@ -80,7 +86,7 @@ impl AgentRuntime {
     /// [`start_compress_now_holding_slot`](Self::start_compress_now_holding_slot).
     pub fn start_run_holding_slot(
         &self,
-        input: impl Into<String>,
+        input: impl Into<Content>,
     ) -> Result<impl Future<Output = (Result<RunOutcome, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
         self.begin_run(input, None)
     }
@@ -90,7 +96,7 @@ impl AgentRuntime {
     /// completion).
     pub(crate) fn start_run_linked(
         &self,
-        input: impl Into<String>,
+        input: impl Into<Content>,
         parent: Option<&CancellationToken>,
     ) -> Result<impl Future<Output = Result<RunOutcome, ArkAgentError>> + Send + 'static, ArkAgentError> {
         Ok(release(self.begin_run(input, parent)?))
@@ -99,7 +105,7 @@ impl AgentRuntime {
     /// The one starter of a run.
     fn begin_run(
         &self,
-        input: impl Into<String>,
+        input: impl Into<Content>,
         parent: Option<&CancellationToken>,
     ) -> Result<impl Future<Output = (Result<RunOutcome, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
         let active = self.claim_linked(parent)?;
@@ -108,7 +114,7 @@ impl AgentRuntime {
         let span = tracing::info_span!("arkagent.run", run_id = %run_id);
         Ok(async move {
             let inner = Arc::clone(&active.inner);
-            let outcome = inner.run_loop(&input, &run_id, &active.cancel).await;
+            let outcome = inner.run_loop(input, &run_id, &active.cancel).await;
             (outcome, RunSlot::new(active))
         }
         .instrument(span))

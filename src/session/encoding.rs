@@ -6,9 +6,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::history::{AgentState, Message};
-use crate::llm::{protocol_of, BodyWriter, ChatRequest, ModelConfig, Reopen, RequestEncoder, RequestParts, ToolChoice};
-use crate::compress::{count_message_tokens, count_request_tokens, TokenCounts};
+use crate::history::{AgentState, ImageTokenRule, Message};
+use crate::llm::{image_rule_of, protocol_of, BodyWriter, ChatRequest, ModelConfig, Reopen, RequestEncoder, RequestParts, ToolChoice};
+use crate::compress::{count_message_tokens_for, count_request_tokens_for, TokenCounts};
 use crate::tools::ToolDefinition;
 
 /// What every request of a session carries besides the conversation, fixed for the
@@ -35,6 +35,8 @@ pub(super) struct FixedEncodings {
     tokens: TokenCounts,
     /// What they were encoded from (the from-scratch reference encodes it again).
     shape: RequestShape,
+    /// How the model's family counts an image's tokens (IMG-3).
+    image_rule: ImageTokenRule,
 }
 
 impl FixedEncodings {
@@ -44,10 +46,12 @@ impl FixedEncodings {
             tools: &shape.tool_definitions,
             tool_choice: shape.tool_choice.as_ref(),
         };
+        let image_rule = image_rule_of(&shape.model);
         Self {
             encoder: protocol_of(&shape.model).request_encoder(&shape.model, parts),
-            tokens: count_request_tokens(&shape.system_prompt, &[], &[], &shape.tool_definitions),
+            tokens: count_request_tokens_for(&shape.system_prompt, &[], &[], &shape.tool_definitions, image_rule),
             shape,
+            image_rule,
         }
     }
 }
@@ -80,6 +84,8 @@ pub(super) struct EncodingCache {
     history_tokens: TokenCounts,
     /// Their tool call ids (fresh ids are checked against them).
     call_ids: HashSet<String>,
+    /// Their images (IMG-5's per-request count).
+    images: usize,
 }
 
 impl EncodingCache {
@@ -131,7 +137,7 @@ impl FixedEncodings {
 
     fn estimate_from_scratch(&self, state: &AgentState) -> TokenCounts {
         let context: Vec<Message> = memory_context(state).into_iter().collect();
-        count_request_tokens(&self.shape.system_prompt, &context, &state.history.messages, &self.shape.tool_definitions)
+        count_request_tokens_for(&self.shape.system_prompt, &context, &state.history.messages, &self.shape.tool_definitions, self.image_rule)
     }
 
     /// The body of the request for `state`, encoded from scratch by the wire format
@@ -163,7 +169,7 @@ impl EncodingCache {
             let mut writer = fixed.encoder.writer();
             let context: Vec<Message> = memory_context(state).into_iter().collect();
             cache.body = writer.start(&context);
-            cache.context_tokens = context.iter().map(count_message_tokens).sum();
+            cache.context_tokens = context.iter().map(|m| count_message_tokens_for(m, fixed.image_rule)).sum();
             writer
         });
         let closing = writer.close_len() + 1;
@@ -171,7 +177,8 @@ impl EncodingCache {
             let piece = writer.encode(m);
             reserve_gently(&mut cache.body, piece.len() + closing);
             cache.body.push_str(&piece);
-            cache.history_tokens += count_message_tokens(m);
+            cache.history_tokens += count_message_tokens_for(m, fixed.image_rule);
+            cache.images += m.images().count();
             cache.call_ids.extend(m.tool_calls().iter().map(|c| c.id.clone()));
         }
         cache.history_len = messages.len();
@@ -187,6 +194,13 @@ impl EncodingCache {
             assert_eq!(scratch, seen.iter().map(String::as_str).collect::<HashSet<&str>>());
         }
         seen
+    }
+
+    /// The images in `state`'s history, from the cache (IMG-5; PERF-7: no walk).
+    pub(super) fn image_count(&mut self, fixed: &FixedEncodings, state: &AgentState, generation: u64) -> usize {
+        let images = self.sync(fixed, state, generation).images;
+        debug_assert_eq!(images, state.history.messages.iter().map(|m| m.images().count()).sum::<usize>());
+        images
     }
 
     /// The local prompt estimate of the next request (CMP-11), per script class.

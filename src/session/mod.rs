@@ -20,6 +20,7 @@
 
 mod cursor;
 mod encoding;
+mod images;
 mod prompt_size;
 mod redact;
 mod store_side;
@@ -34,7 +35,8 @@ use crate::compress::{
     apply_compression, CompressReason, ConversationPrefix, PromptSizeSource, StagedCompression, TokenCalibration, TokenCounts,
     COMPRESSION_USAGE_SOURCE,
 };
-use crate::history::{AgentState, Message, ModelUsage, ToolCall};
+use crate::error::ArkAgentError;
+use crate::history::{AgentState, Content, Message, ModelUsage, ToolCall};
 use crate::ids::{Clock, IdGenerator};
 use crate::llm::ModelConfig;
 use crate::tools::{ToolDefinition, ToolResult};
@@ -44,6 +46,7 @@ pub use encoding::RequestShape;
 pub use view::{ChildUsageSink, SessionState, StateView};
 use cursor::Persist;
 use encoding::{EncodingCache, FixedEncodings};
+use images::ImageBounds;
 use prompt_size::ProviderCount;
 use redact::Redactor;
 use view::{lock_cell, StateCell};
@@ -76,6 +79,8 @@ pub struct Session {
     counts: Mutex<Counts>,
     /// STORE-2: the session store this session commits to, and what it has committed.
     persist: Mutex<Option<Persist>>,
+    /// IMG-5: the model's image bounds, checked at the doors.
+    image_bounds: ImageBounds,
 }
 
 impl std::fmt::Debug for Session {
@@ -134,6 +139,13 @@ impl SizeKey {
     }
 }
 
+fn message_content_mut(message: &mut Message) -> Option<&mut Content> {
+    match message {
+        Message::User { content } | Message::Tool { content, .. } => Some(content),
+        Message::System { .. } | Message::Assistant { .. } => None,
+    }
+}
+
 /// What [`Session::push_input`] pushed, for [`Session::take_back`].
 #[derive(Debug)]
 pub struct PushedInput {
@@ -178,7 +190,9 @@ impl Session {
     /// `shape`; `ids` makes tool call ids unique.
     pub fn new(state: SessionState, shape: RequestShape, clock: Arc<dyn Clock>, ids: Arc<dyn IdGenerator>) -> Self {
         let model = shape.model.model.clone();
+        let image_bounds = ImageBounds::of(&shape.model);
         Self {
+            image_bounds,
             cell: state.cell,
             generation: AtomicU64::new(0),
             model,
@@ -240,12 +254,50 @@ impl Session {
 
 /// The doors: every change to the state (STYLE 13, ARCH-2).
 impl Session {
-    /// Pushes the user's input (redacted) as a user message.
-    pub fn push_input(&self, input: &str) -> PushedInput {
+    /// Pushes the user's input (its texts redacted, never its image bytes) as a user
+    /// message. IMG-5: an image of a type the model's family does not take
+    /// (`image_unsupported_type`), over the byte cap (`image_too_large`) or past the
+    /// per-request limit (`too_many_images`) refuses the input whole: nothing is written.
+    pub fn push_input(&self, input: impl Into<Content>) -> Result<PushedInput, ArkAgentError> {
         let mut message = Message::user(input);
+        if let Some(content) = message.content() {
+            let adding = self.image_bounds.check_each(content)?;
+            self.image_bounds.check_count(self.images_in_request(), adding)?;
+        }
         self.redactor.message(&mut message);
+        self.share_known_images(&mut message);
         self.append(|state| state.history.messages.push(message.clone()));
-        PushedInput { message }
+        Ok(PushedInput { message })
+    }
+
+    /// IMG-5: whether `input` would pass [`push_input`](Self::push_input)'s image checks
+    /// now (nothing written either way).
+    pub fn check_input(&self, input: &Content) -> Result<(), ArkAgentError> {
+        let adding = self.image_bounds.check_each(input)?;
+        self.image_bounds.check_count(self.images_in_request(), adding)
+    }
+
+    /// IMG-4: a photo the session already holds (sent before, or kept in an episode) is
+    /// stored once: the new message shares the held bytes.
+    fn share_known_images(&self, message: &mut Message) {
+        let Some(content) = message_content_mut(message) else { return };
+        let crate::history::Content::Parts(parts) = content else { return };
+        let state = self.snapshot();
+        for part in parts.iter_mut() {
+            let crate::history::ContentPart::Image(image) = part else { continue };
+            let crate::history::ImageSource::Data(data) = &mut image.source else { continue };
+            if let Some(held) = state.find_image(data.id()) {
+                if !held.ptr_eq(data) {
+                    *data = data.sharing(held.bytes());
+                }
+            }
+        }
+    }
+
+    /// Images the next request carries (the history's; cached, PERF-7: no walk).
+    fn images_in_request(&self) -> usize {
+        let (state, generation) = self.snapshot_with_generation();
+        self.lock_encodings().image_count(&self.fixed, &state, generation)
     }
 
     /// CORE-4: takes `input` back out — when it is still the last message, i.e. the model
@@ -326,20 +378,35 @@ impl Session {
     }
 
     /// Pushes a turn's tool results together, one per call in the calls' order (CORE-2:
-    /// the turn is paired once they are in), redacted.
+    /// the turn is paired once they are in), redacted. IMG-5: a result whose images the
+    /// model's bounds refuse goes in as a tool error naming the code instead.
     pub fn push_tool_results(&self, calls: &[ToolCall], results: Vec<ToolResult>) {
         debug_assert_eq!(calls.len(), results.len(), "one result per call");
+        let mut images = self.images_in_request();
         let results: Vec<Message> = calls
             .iter()
             .zip(results)
             .map(|(call, result)| {
                 let is_error = result.is_error;
-                let mut message = Message::tool_result(&call.id, result.into_model_content(), is_error);
+                let content = self.bounded(result.into_model_parts(), &mut images);
+                let is_error = is_error || content.is_err();
+                let content = content.unwrap_or_else(|e| Content::Text(ToolResult::error(e.code().as_str(), &e.to_string()).content));
+                let mut message = Message::tool_result(&call.id, content, is_error);
                 self.redactor.message(&mut message);
+                self.share_known_images(&mut message);
                 message
             })
             .collect();
         self.append(|state| state.history.messages.extend(results));
+    }
+
+    /// `content` when its images are within the bounds (`images`: those already in the
+    /// request, counted on); the refusal otherwise.
+    fn bounded(&self, content: Content, images: &mut usize) -> Result<Content, ArkAgentError> {
+        let adding = self.image_bounds.check_each(&content)?;
+        self.image_bounds.check_count(*images, adding)?;
+        *images += adding;
+        Ok(content)
     }
 
     /// SUB-6: a model call was cut off mid-answer (cancelled, or its stream broke): it was
@@ -452,7 +519,7 @@ impl Session {
         // CMP-12: this model's calibration in `state` (the identity until one is learned).
         let calibration: TokenCalibration = state.token_calibration.get(&self.model).copied().unwrap_or_default();
         let count = self.counts().provider;
-        prompt_size::prompt_size(count, calibration, state, counts)
+        prompt_size::prompt_size(count, calibration, state, counts, self.image_bounds.rule())
     }
 
     /// The current state's prompt size and its source (what the compression trigger

@@ -28,7 +28,9 @@ impl Redactor {
     /// Every text of `message`: content, reasoning, tool call arguments.
     pub(super) fn message(&self, message: &mut Message) {
         match message {
-            Message::System { content } | Message::User { content } | Message::Tool { content, .. } => self.text(content),
+            Message::System { content } => self.text(content),
+            // IMG-5: texts and URLs only, never image bytes.
+            Message::User { content } | Message::Tool { content, .. } => content.texts_mut().for_each(|t| self.text(t)),
             Message::Assistant { content, tool_calls, reasoning } => {
                 content.iter_mut().chain(reasoning.iter_mut()).for_each(|t| self.text(t));
                 tool_calls.iter_mut().for_each(|call| self.text(&mut call.arguments));
@@ -38,7 +40,8 @@ impl Redactor {
 
     fn message_has_secret(&self, message: &Message) -> bool {
         match message {
-            Message::System { content } | Message::User { content } | Message::Tool { content, .. } => self.has_secret(content),
+            Message::System { content } => self.has_secret(content),
+            Message::User { content } | Message::Tool { content, .. } => content.texts().any(|t| self.has_secret(t)),
             Message::Assistant { content, tool_calls, reasoning } => {
                 content.iter().chain(reasoning.iter()).any(|t| self.has_secret(t)) || tool_calls.iter().any(|c| self.has_secret(&c.arguments))
             }

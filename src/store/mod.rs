@@ -12,6 +12,10 @@ mod memory;
 mod session;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "sqlite")]
+mod sqlite_images;
+#[cfg(feature = "sqlite")]
+mod sqlite_schema;
 
 pub use crate::error::StoreError;
 pub use memory::MemoryStore;

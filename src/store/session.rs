@@ -56,7 +56,7 @@ impl Commit {
     /// The first user message's text, shortened to a title.
     pub(crate) fn title_candidate(&self) -> Option<String> {
         self.messages.iter().find_map(|m| match m {
-            Message::User { content } => Some(title_of(content)),
+            Message::User { content } => Some(title_of(&content.text())),
             _ => None,
         })
     }

@@ -9,63 +9,13 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 
-use super::session::{checked_state, title_of, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary};
+use super::session::{checked_state, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary};
+use super::sqlite_images::{drop_session_images, message_row, write_images, RowReader};
+pub use super::sqlite_schema::SCHEMA_VERSION;
+use super::sqlite_schema::{migrate, APPLICATION_ID};
 use crate::error::StoreError;
-use crate::history::{AgentState, EpisodicMemory, Message, ModelUsage, TokenCalibrations};
+use crate::history::{AgentState, EpisodicMemory, ModelUsage, TokenCalibrations};
 use crate::history::ChildUsageRecord;
-
-/// The schema version this library writes. Files of any earlier version are migrated
-/// forward when opened; a newer file gives `store_newer_schema` and is left untouched.
-pub const SCHEMA_VERSION: i64 = 3;
-
-/// `PRAGMA application_id` of an arkagent store ("ARKA").
-const APPLICATION_ID: i64 = 0x4152_4b41;
-
-/// The forward migrations: `MIGRATIONS[i]` takes a file from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 3] = [
-    // 1: the first schema.
-    "CREATE TABLE arkagent_schema(version INTEGER PRIMARY KEY NOT NULL);
-     CREATE TABLE sessions(id TEXT PRIMARY KEY NOT NULL, created_ms INTEGER NOT NULL,
-        updated_ms INTEGER NOT NULL, seq INTEGER NOT NULL, message_count INTEGER NOT NULL,
-        total_tokens INTEGER NOT NULL);
-     CREATE TABLE messages(session_id TEXT NOT NULL, pos INTEGER NOT NULL, json TEXT NOT NULL,
-        PRIMARY KEY(session_id, pos)) WITHOUT ROWID;
-     CREATE TABLE episodes(session_id TEXT NOT NULL, ord INTEGER NOT NULL, id TEXT NOT NULL,
-        summary TEXT NOT NULL, created_at_ms INTEGER NOT NULL, message_count INTEGER NOT NULL,
-        PRIMARY KEY(session_id, ord)) WITHOUT ROWID;
-     CREATE TABLE archived(session_id TEXT NOT NULL, episode_ord INTEGER NOT NULL,
-        ord INTEGER NOT NULL, json TEXT NOT NULL,
-        PRIMARY KEY(session_id, episode_ord, ord)) WITHOUT ROWID;
-     CREATE TABLE usages(session_id TEXT NOT NULL, ord INTEGER NOT NULL, json TEXT NOT NULL,
-        PRIMARY KEY(session_id, ord)) WITHOUT ROWID;
-     CREATE TABLE child_usages(session_id TEXT NOT NULL, ord INTEGER NOT NULL, json TEXT NOT NULL,
-        PRIMARY KEY(session_id, ord)) WITHOUT ROWID;",
-    // 2: a stored title (the first user text), backfilled for existing sessions by
-    // `backfill_titles` (the rule of `title_of`: first line, trimmed, 80 characters).
-    "ALTER TABLE sessions ADD COLUMN title TEXT;",
-    // 3: the session's token calibration (CMP-12), JSON; none for existing sessions (the
-    // static estimate stands until the next provider count).
-    "ALTER TABLE sessions ADD COLUMN token_calibration TEXT;",
-];
-
-/// Migration 2's backfill: each existing session's title from its first user text, by the
-/// same rule as a new session's ([`title_of`]).
-fn backfill_titles(conn: &Connection) -> Result<(), rusqlite::Error> {
-    let firsts: Vec<(String, Option<String>)> = conn
-        .prepare(
-            "SELECT s.id, (SELECT json_extract(m.json, '$.content') FROM messages m
-                WHERE m.session_id = s.id AND json_extract(m.json, '$.role') = 'user'
-                ORDER BY m.pos LIMIT 1) FROM sessions s",
-        )?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
-    for (id, first) in firsts {
-        if let Some(text) = first {
-            conn.execute("UPDATE sessions SET title = ?1 WHERE id = ?2", params![title_of(&text), id])?;
-        }
-    }
-    Ok(())
-}
 
 /// `PRAGMA synchronous` for the WAL. See BENCHMARKS.md for the measurement behind the
 /// default.
@@ -291,28 +241,6 @@ fn quick_check(conn: &Connection) -> Result<(), StoreError> {
     }
 }
 
-/// Applies the migrations from `from` up to `to`, each in its own transaction with its
-/// version row.
-fn migrate(conn: &Connection, from: i64, to: i64) -> Result<(), rusqlite::Error> {
-    for version in from..to {
-        let Some(sql) = usize::try_from(version).ok().and_then(|v| MIGRATIONS.get(v)) else { break };
-        let next = version + 1;
-        conn.execute_batch("BEGIN IMMEDIATE")?;
-        conn.execute_batch(sql)
-            .and_then(|()| if next == 2 { backfill_titles(conn) } else { Ok(()) })
-            .and_then(|()| {
-                conn.execute_batch(&format!(
-                    "PRAGMA application_id = {APPLICATION_ID};
-                     INSERT INTO arkagent_schema(version) VALUES ({next}); COMMIT;"
-                ))
-            })
-            .inspect_err(|_| {
-                let _ = conn.execute_batch("ROLLBACK");
-            })?;
-    }
-    Ok(())
-}
-
 /// A session's lock: a small SQLite file held in exclusive locking mode. The OS drops the
 /// lock when the process dies (a killed app leaves no stale lock); two connections of
 /// one process conflict too.
@@ -400,8 +328,9 @@ impl SqliteStore {
         if let Some(json) = calibration {
             state.token_calibration = from_json::<TokenCalibrations>(&json)?;
         }
+        let mut rows = RowReader::new(&conn, session_id);
         for json in json_rows(&conn, "SELECT json FROM messages WHERE session_id = ?1 ORDER BY pos", [session_id])? {
-            state.history.messages.push(from_json::<Message>(&json)?);
+            state.history.messages.push(rows.message(&json)?);
         }
         let episodes: Vec<(i64, String, String, i64)> = {
             let mut stmt = conn
@@ -417,7 +346,7 @@ impl SqliteStore {
                 params![session_id, ord],
             )?
             .iter()
-            .map(|j| from_json::<Message>(j))
+            .map(|j| rows.message(j))
             .collect::<Result<Vec<_>, _>>()?;
             state.history.episodic_memories.push(EpisodicMemory {
                 id,
@@ -438,13 +367,14 @@ impl SqliteStore {
 
     fn apply(&self, session_id: &str, c: &Commit) -> Result<u64, StoreError> {
         // Encode before the transaction: nothing fails inside it but SQLite.
-        let messages: Vec<String> = c.messages.iter().map(to_json).collect::<Result<_, _>>()?;
+        let mut images = Vec::new();
+        let messages: Vec<String> = c.messages.iter().map(|m| message_row(m, &mut images)).collect::<Result<_, _>>()?;
         let usages: Vec<String> = c.usages.iter().map(to_json).collect::<Result<_, _>>()?;
         let children: Vec<String> = c.child_usages.iter().map(to_json).collect::<Result<_, _>>()?;
         let calibration: Option<String> = c.token_calibration.as_ref().map(to_json).transpose()?;
         let mut episodes = Vec::with_capacity(c.episodes.len());
         for e in &c.episodes {
-            let archived: Vec<String> = e.archived_messages.iter().map(to_json).collect::<Result<_, _>>()?;
+            let archived: Vec<String> = e.archived_messages.iter().map(|m| message_row(m, &mut images)).collect::<Result<_, _>>()?;
             episodes.push((e, archived));
         }
         let mut conn = self.conn();
@@ -457,7 +387,9 @@ impl SqliteStore {
                 }
                 tx.execute("UPDATE sessions SET total_tokens = 0, title = NULL, token_calibration = NULL WHERE id = ?1", [id])
                     .map_err(map_err)?;
+                drop_session_images(&tx, id).map_err(map_err)?;
             }
+            write_images(&tx, id, &images).map_err(map_err)?;
             tx.prepare_cached(
                 "INSERT OR IGNORE INTO sessions(id, created_ms, updated_ms, seq, message_count, total_tokens)
                  VALUES (?1, ?2, ?2, 0, 0, 0)",
@@ -576,6 +508,7 @@ impl SessionStore for SqliteStore {
             for table in ["messages", "episodes", "archived", "usages", "child_usages"] {
                 tx.execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [session_id]).map_err(map_err)?;
             }
+            drop_session_images(&tx, session_id).map_err(map_err)?;
             let n = tx.execute("DELETE FROM sessions WHERE id = ?1", [session_id]).map_err(map_err)?;
             tx.commit().map_err(map_err)?;
             n > 0

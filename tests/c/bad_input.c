@@ -274,6 +274,12 @@ static void probe_cb(void *userdata, const char *call_json, ArkAgentToolCompleti
   EXPECT(arkagent_tool_complete(completion, "x", 2), BAD_ARG);
   EXPECT(arkagent_tool_complete(completion, "x", -1), BAD_ARG);
   EXPECT(arkagent_tool_complete(FORGED(ArkAgentToolCompletion), "x", 0), BAD_HANDLE);
+  EXPECT(arkagent_tool_complete_parts(NULL, "[]", 0), NULL_ARG);
+  EXPECT(arkagent_tool_complete_parts(completion, NULL, 0), NULL_ARG);
+  EXPECT(arkagent_tool_complete_parts(completion, BAD_UTF8_STR, 0), BAD_UTF8);
+  EXPECT(arkagent_tool_complete_parts(completion, NOT_JSON, 0), BAD_JSON);
+  EXPECT(arkagent_tool_complete_parts(completion, "[]", 2), BAD_ARG);
+  EXPECT(arkagent_tool_complete_parts(FORGED(ArkAgentToolCompletion), "[]", 0), BAD_HANDLE);
   EXPECT(arkagent_http_complete((ArkAgentHttpCompletion *)completion, 200, NULL, NULL, 0), BAD_HANDLE);
   EXPECT(arkagent_tool_fail(NULL, "code", "m"), NULL_ARG);
   EXPECT(arkagent_tool_fail(completion, NULL, "m"), NULL_ARG);
@@ -467,6 +473,8 @@ static void bad_runtime_handle(ArkAgentRuntime *rt, int code) {
   size_t count = 0;
   uint64_t id = 0;
   EXPECT(arkagent_runtime_run(rt, "hi", &out), code);
+  EXPECT(arkagent_runtime_run_parts(rt, "[]", &out), code);
+  EXPECT(arkagent_runtime_image(rt, "id", &out), code);
   EXPECT(arkagent_runtime_compress_now(rt, &out), code);
   EXPECT(arkagent_runtime_episodes(rt, &out), code);
   EXPECT(arkagent_runtime_total_usage(rt, &out), code);
@@ -532,8 +540,17 @@ static void runtime_checks(void) {
   uint64_t sub = 0;
   EXPECT(arkagent_runtime_subscribe(rt, NULL, NULL, &sub), NULL_ARG);
   EXPECT(arkagent_runtime_subscribe(rt, event_cb, NULL, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_run_parts(rt, NULL, NULL), NULL_ARG);
+  EXPECT(arkagent_runtime_image(rt, NULL, &out), NULL_ARG);
+  EXPECT(arkagent_runtime_image(rt, "id", NULL), NULL_ARG);
   /* Invalid UTF-8 and JSON. */
   EXPECT(arkagent_runtime_run(rt, BAD_UTF8_STR, NULL), BAD_UTF8);
+  EXPECT(arkagent_runtime_run_parts(rt, BAD_UTF8_STR, NULL), BAD_UTF8);
+  EXPECT(arkagent_runtime_run_parts(rt, NOT_JSON, NULL), BAD_JSON);
+  EXPECT(arkagent_runtime_run_parts(rt, "[{\"type\":\"image\",\"mime_type\":\"image/png\",\"data\":\"AAAA\"}]", NULL),
+         ARK_AGENT_RESULT_IMAGE_INVALID);
+  EXPECT(arkagent_runtime_image(rt, BAD_UTF8_STR, &out), BAD_UTF8);
+  EXPECT(arkagent_runtime_image(rt, "0", &out), ARK_AGENT_RESULT_IMAGE_NOT_FOUND);
   EXPECT(arkagent_runtime_run_decomposed(rt, BAD_UTF8_STR, 1, &out), BAD_UTF8);
   EXPECT(arkagent_runtime_run_decomposed(rt, NOT_JSON, 1, &out), BAD_JSON);
   EXPECT(arkagent_runtime_run_decomposed(rt, "{\"assignee\":1}", 1, &out), BAD_JSON);

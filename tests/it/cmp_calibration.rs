@@ -124,7 +124,7 @@ fn error(estimate: u64, real: u64) -> f64 {
 async fn chat(rt: &AgentRuntime, recorder: &Arc<Recorder>, inputs: &[&str], counts: &Mutex<Vec<u64>>) -> Vec<(u64, PromptSizeSource, u64)> {
     let _sub = rt.subscribe(recorder.clone());
     for input in inputs {
-        rt.run(input).await.unwrap();
+        rt.run(*input).await.unwrap();
     }
     let real = counts.lock().unwrap().clone();
     requests(recorder).into_iter().zip(real).map(|((e, s), r)| (e, s, r)).collect()
@@ -252,7 +252,7 @@ async fn cmp_12_a_provider_that_reports_nothing_leaves_the_estimate_static() {
     let recorder = Arc::new(Recorder::default());
     let _sub = rt.subscribe(recorder.clone());
     for (input, _) in CHINESE_TURNS.iter().take(3) {
-        rt.run(input).await.unwrap();
+        rt.run(*input).await.unwrap();
     }
     assert!(rt.state().token_calibration.is_empty());
     let requests = requests(&recorder);

@@ -82,7 +82,7 @@ fn tool_results(rt: &AgentRuntime) -> Vec<(String, bool)> {
     rt.messages()
         .into_iter()
         .filter_map(|m| match m {
-            Message::Tool { content, is_error, .. } => Some((content, is_error)),
+            Message::Tool { content, is_error, .. } => Some((content.to_string(), is_error)),
             _ => None,
         })
         .collect()
@@ -541,7 +541,7 @@ fn ended_by_task(rt: &AgentRuntime) -> std::collections::BTreeMap<String, arkage
 }
 
 fn tool_contents(messages: &[Message]) -> Vec<String> {
-    messages.iter().filter_map(|m| if let Message::Tool { content, .. } = m { Some(content.clone()) } else { None }).collect()
+    messages.iter().filter_map(|m| if let Message::Tool { content, .. } = m { Some(content.to_string()) } else { None }).collect()
 }
 
 /// max_depth 2: the root's child is offered delegate_task and delegates once more; the

@@ -115,3 +115,31 @@ proptest! {
         }
     }
 }
+
+/// IMG-5: no panic on any bytes — random bytes, and the seed images with bytes flipped,
+/// cut or appended, through the image header reader's check.
+#[test]
+fn img_5_the_image_header_reader_never_panics_on_any_bytes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/image_header");
+    let seeds: Vec<Vec<u8>> = inputs(&root).iter().map(|p| std::fs::read(p).unwrap()).collect();
+    assert!(seeds.len() >= 8);
+    let mutated = (prop::sample::select(seeds), prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..6), any::<prop::sample::Index>())
+        .prop_map(|(mut bytes, flips, cut)| {
+            for (at, byte) in flips {
+                let i = at.index(bytes.len().max(1));
+                if let Some(b) = bytes.get_mut(i) {
+                    *b = byte;
+                }
+            }
+            let keep = cut.index(bytes.len() + 1);
+            bytes.truncate(keep.max(bytes.len() / 2));
+            bytes
+        });
+    let any_bytes = prop::collection::vec(any::<u8>(), 0..64);
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig { cases: 2000, ..ProptestConfig::default() });
+    runner.run(&prop_oneof![mutated, any_bytes], |data| {
+        fuzzing::check_image_header(&data);
+        Ok(())
+    })
+    .unwrap();
+}

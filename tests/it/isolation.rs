@@ -101,7 +101,7 @@ async fn iso_2_whitelist_hides_and_blocks_tools_outside_the_role() {
     assert_eq!(child.role, "code-review");
     assert_eq!(child.allowed_tools.as_deref(), Some(&["read_file".to_owned(), "search_files".to_owned(), "list_dir".to_owned()][..]));
     let denied = child.messages.iter().find_map(|m| match m {
-        Message::Tool { tool_call_id, content, .. } if tool_call_id == "w1" => Some(content.clone()),
+        Message::Tool { tool_call_id, content, .. } if tool_call_id == "w1" => Some(content.to_string()),
         _ => None,
     });
     assert!(denied.unwrap().contains("tool_not_allowed"));
@@ -129,7 +129,7 @@ async fn iso_2_whitelists_are_configurable_and_unknown_roles_rejected() {
     });
     let rt = AgentRuntime::new(config(delegation, file_tools(counter)), model).unwrap();
     rt.run("go").await.unwrap();
-    let results: Vec<String> = rt.messages().iter().filter_map(|m| if let Message::Tool { content, .. } = m { Some(content.clone()) } else { None }).collect();
+    let results: Vec<String> = rt.messages().iter().filter_map(|m| if let Message::Tool { content, .. } = m { Some(content.to_string()) } else { None }).collect();
     assert_eq!(results[0], "ok");
     assert!(results[1].contains("subagent_unknown_role"));
 }
@@ -244,7 +244,7 @@ async fn iso_4_registry_sees_active_children_and_force_complete_stops_them() {
     assert_eq!(registry.force_complete_all("parent", 99), 1);
     let outcome = handle.await.unwrap().unwrap();
     assert_eq!(outcome.final_text.as_deref(), Some("done"), "the parent goes on after a forced child");
-    let tool = rt.messages().iter().find_map(|m| if let Message::Tool { content, .. } = m { Some(content.clone()) } else { None }).unwrap();
+    let tool = rt.messages().iter().find_map(|m| if let Message::Tool { content, .. } = m { Some(content.to_string()) } else { None }).unwrap();
     assert!(tool.contains("session-closed") || tool.contains("force-completed"), "{tool}");
     assert_eq!(registry.stats().active, 0);
 }
@@ -273,7 +273,7 @@ async fn iso_5_token_budget_with_real_usage_cancels_the_in_flight_call() {
     assert_eq!(result.forced_reason.as_deref(), Some(TOKEN_BUDGET_EXCEEDED));
     assert_eq!(child.status, SubAgentStatus::Completed);
     assert!(result.token_count >= 900);
-    let tool = rt.messages().iter().find_map(|m| if let Message::Tool { content, .. } = m { Some(content.clone()) } else { None }).unwrap();
+    let tool = rt.messages().iter().find_map(|m| if let Message::Tool { content, .. } = m { Some(content.to_string()) } else { None }).unwrap();
     assert!(tool.contains(TOKEN_BUDGET_EXCEEDED));
 }
 
@@ -533,7 +533,7 @@ async fn iso_2_general_role_clone_cannot_widen_the_parents_tools() {
         let allowed = child.allowed_tools.clone().expect("restricted like its parent");
         assert!(allowed.contains(&"read_file".to_owned()) && !allowed.contains(&"write_file".to_owned()), "{allowed:?}");
         let denied = child.messages.iter().find_map(|m| match m {
-            Message::Tool { tool_call_id, content, .. } if tool_call_id == "w1" => Some(content.clone()),
+            Message::Tool { tool_call_id, content, .. } if tool_call_id == "w1" => Some(content.to_string()),
             _ => None,
         });
         assert!(denied.unwrap().contains("tool_not_allowed"), "{}", child.id);
@@ -637,7 +637,7 @@ async fn iso_4_close_sub_agents_catches_a_child_that_just_started() {
         let ended = registry.history();
         assert_eq!(ended.len(), 1);
         assert_eq!(ended[0].result.as_ref().unwrap().forced_reason.as_deref(), Some("session-closed"));
-        let tool = rt.messages().iter().find_map(|m| if let Message::Tool { content, .. } = m { Some(content.clone()) } else { None }).unwrap();
+        let tool = rt.messages().iter().find_map(|m| if let Message::Tool { content, .. } = m { Some(content.to_string()) } else { None }).unwrap();
         assert!(tool.contains("force-completed"), "iteration {i}: {tool}");
         assert_eq!(built.load(Ordering::SeqCst), 1);
     }
@@ -776,7 +776,7 @@ async fn iso_5_token_budget_trips_mid_stream() {
     assert_eq!(child.result.as_ref().unwrap().forced_reason.as_deref(), Some(TOKEN_BUDGET_EXCEEDED));
     let tokens = child.result.unwrap().token_count;
     assert!((450..450 + 2 * 100).contains(&tokens), "the cut call's streamed tokens count, and stop soon after the budget ({tokens})");
-    let tool = rt.messages().iter().find_map(|m| if let Message::Tool { content, .. } = m { Some(content.clone()) } else { None }).unwrap();
+    let tool = rt.messages().iter().find_map(|m| if let Message::Tool { content, .. } = m { Some(content.to_string()) } else { None }).unwrap();
     assert!(tool.contains(TOKEN_BUDGET_EXCEEDED));
     // SUB-6: the call cut off mid-answer was a model call made, though no usage came.
     assert_eq!(rt.total_usage().children.call_count, 1, "the cut-off call counts");

@@ -75,7 +75,13 @@ struct Echo;
 impl ToolExecutor for Echo {
     async fn execute(&self, call: ToolInvocation, _ctx: ToolContext) -> ToolResult {
         let text = call.arguments["text"].as_str().unwrap_or_default();
-        ToolResult::ok(text.repeat(400 / text.len().max(1)).chars().take(400).collect::<String>())
+        let result = ToolResult::ok(text.repeat(400 / text.len().max(1)).chars().take(400).collect::<String>());
+        // IMG-2: every other call returns a photo too.
+        if text.len() % 2 == 1 {
+            let photo = arkagent::history::ImageData::new(crate::photos::small_png(text.len() as u64)).unwrap();
+            return result.with_images(vec![arkagent::history::ImagePart::data(photo, None)]);
+        }
+        result
     }
 }
 
@@ -100,8 +106,9 @@ impl ContextCompressor for Armed {
 
 #[derive(Debug, Clone)]
 enum Op {
-    /// A run: `calls` tool-call turns then an answer; `fail_at` makes that call fail.
-    Run { calls: Vec<String>, answer: String, fail_at: Option<usize> },
+    /// A run: `calls` tool-call turns then an answer; `fail_at` makes that call fail;
+    /// the input carries `photos` photos (IMG-2).
+    Run { calls: Vec<String>, answer: String, fail_at: Option<usize>, photos: u64 },
     /// Arm the compressor for the next attempt (inside the next run, or `compress_now`).
     Arm,
     CompressNow,
@@ -116,8 +123,8 @@ fn text() -> impl Strategy<Value = String> {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => (prop::collection::vec(text(), 0..4), text(), prop::option::weighted(0.2, 0usize..4))
-            .prop_map(|(calls, answer, fail_at)| Op::Run { calls, answer, fail_at }),
+        4 => (prop::collection::vec(text(), 0..4), text(), prop::option::weighted(0.2, 0usize..4), 0u64..3)
+            .prop_map(|(calls, answer, fail_at, photos)| Op::Run { calls, answer, fail_at, photos }),
         1 => Just(Op::Arm),
         1 => Just(Op::CompressNow),
         1 => Just(Op::Export),
@@ -150,14 +157,17 @@ async fn drive(ops: Vec<Op>, system_prompt: String, tool_choice: Option<ToolChoi
     let mut exports: Vec<String> = Vec::new();
     for op in ops {
         match op {
-            Op::Run { calls, answer, fail_at } => {
+            Op::Run { calls, answer, fail_at, photos } => {
                 let mut script: VecDeque<Step> = calls.iter().cloned().map(Step::Call).collect();
                 script.push_back(Step::Answer(answer));
                 if let Some(at) = fail_at.filter(|&at| at < script.len()) {
                     script[at] = Step::Fail;
                 }
                 *transport.script.lock().unwrap() = script;
-                let _ = rt.run("go on \"now\"").await;
+                let pictures: Vec<Vec<u8>> = (0..photos).map(|p| crate::photos::small_png(100 + p)).collect();
+                let refs: Vec<&[u8]> = pictures.iter().map(Vec::as_slice).collect();
+                let input: arkagent::Content = if refs.is_empty() { "go on \"now\"".into() } else { crate::photos::input("go on \"now\"", &refs) };
+                let _ = rt.run(input).await;
             }
             Op::Arm => compressor.0.store(true, Ordering::SeqCst),
             Op::CompressNow => {
@@ -203,9 +213,10 @@ proptest! {
 #[tokio::test]
 async fn perf_7_a_scripted_session_with_every_kind_of_change_sends_identical_bodies() {
     let run = |calls: usize, fail_at: Option<usize>| Op::Run {
-        calls: (0..calls).map(|i| format!("t{i} \"q\" 中")).collect(),
+        calls: (0..calls).map(|i| format!("t{i} \"q\" 中{}", "x".repeat(i))).collect(),
         answer: "done".into(),
         fail_at,
+        photos: calls as u64 % 3,
     };
     let ops = vec![
         run(2, None),
@@ -236,6 +247,8 @@ async fn perf_7_a_scripted_session_with_every_kind_of_change_sends_identical_bod
             assert_eq!(body["tool_choice"], "auto");
         }
         assert!(bodies.iter().any(|(b, _)| b.contains("Earlier conversation was compressed")), "the memory context was sent");
+        assert!(bodies.iter().any(|(b, _)| b.contains("Images returned by tool call") || b.contains(r#""type":"tool_result","tool_use_id""#) && b.contains(r#""type":"image""#)), "tool photos were sent");
+        assert!(bodies.iter().filter(|(b, _)| b.contains("base64")).count() > 5, "photos were sent");
     })
     .await;
 }

@@ -144,7 +144,7 @@ async fn core_4_cancel_while_tool_in_flight_leaves_history_paired() {
     let messages = runtime.messages();
     assert!(HistoryInvariants::tool_calls_paired(&messages));
     let Message::Tool { content, is_error, .. } = &messages[2] else { panic!("tool result expected") };
-    assert!(*is_error && content.contains("\"cancelled\""));
+    assert!(*is_error && content.text().contains("\"cancelled\""));
     assert_eq!(model.request_count(), 1, "no model call after cancellation");
     let last = recorder.0.lock().unwrap().last().cloned().unwrap();
     assert!(matches!(last.kind, EventKind::RunFinished { status: RunStatus::Cancelled, .. }));
@@ -198,7 +198,7 @@ async fn core_4_unknown_tool_and_invalid_arguments_become_tool_errors() {
     let errors: Vec<&str> = messages
         .iter()
         .filter_map(|m| match m {
-            Message::Tool { content, is_error: true, .. } => Some(content.as_str()),
+            Message::Tool { content, is_error: true, .. } => content.as_text(),
             _ => None,
         })
         .collect();

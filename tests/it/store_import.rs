@@ -157,7 +157,7 @@ impl Drop for WriteLock {
 /// What a reader sees: the user inputs (`messages`), the number of usages (`usages`), the
 /// episode ids (`memory().list_episodes()`) and the export.
 fn seen(rt: &AgentRuntime) -> (Vec<String>, usize, Vec<String>, String) {
-    let users = rt.messages().iter().filter_map(|m| if let arkagent::Message::User { content } = m { Some(content.clone()) } else { None }).collect();
+    let users = rt.messages().iter().filter_map(|m| if let arkagent::Message::User { content } = m { Some(content.to_string()) } else { None }).collect();
     let episodes = rt.memory().list_episodes().into_iter().map(|e| e.id).collect();
     (users, rt.usages().len(), episodes, rt.export_state().unwrap())
 }

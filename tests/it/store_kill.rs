@@ -59,7 +59,7 @@ fn check_invariants(path: &Path, previous: &[Message]) -> Result<Vec<Message>, S
         return Err("unpaired tool calls".into());
     }
     // Tasks in order, each once: a half-applied compression would duplicate or drop some.
-    let tasks: Vec<String> = full.iter().filter_map(|m| if let Message::User { content } = m { Some(content.clone()) } else { None }).collect();
+    let tasks: Vec<String> = full.iter().filter_map(|m| if let Message::User { content } = m { Some(content.to_string()) } else { None }).collect();
     for (i, t) in tasks.iter().enumerate() {
         if *t != format!("task {i}") {
             return Err(format!("user message {i} is {t:?}"));

@@ -27,7 +27,7 @@ fn root_config(policy: SubAgentPolicy, workers: Vec<SubAgentDefinition>) -> Agen
 }
 
 fn tool_contents(messages: &[Message]) -> Vec<String> {
-    messages.iter().filter_map(|m| if let Message::Tool { content, .. } = m { Some(content.clone()) } else { None }).collect()
+    messages.iter().filter_map(|m| if let Message::Tool { content, .. } = m { Some(content.to_string()) } else { None }).collect()
 }
 
 /// SUB-3: a worker whose factory succeeded but whose config cannot be built (it registers

@@ -45,16 +45,18 @@ pub struct ScriptedModel {
     /// The wire format it speaks (the running test's when it was built).
     wire: Wire,
     pub requests: Mutex<Vec<Value>>,
+    /// Every request body as sent, in its own wire format (IMG-2's exact parts).
+    pub raw: Mutex<Vec<Value>>,
 }
 
 impl ScriptedModel {
     pub fn new(replies: Vec<Reply>) -> Arc<Self> {
-        Arc::new(Self { replies: Mutex::new(replies.into()), responder: None, wire: wire(), requests: Mutex::default() })
+        Arc::new(Self { replies: Mutex::new(replies.into()), responder: None, wire: wire(), requests: Mutex::default(), raw: Mutex::default() })
     }
 
     /// A model answering each request (body, index) through `f`.
     pub fn with(f: impl Fn(&Value, usize) -> Reply + Send + Sync + 'static) -> Arc<Self> {
-        Arc::new(Self { replies: Mutex::default(), responder: Some(Box::new(f)), wire: wire(), requests: Mutex::default() })
+        Arc::new(Self { replies: Mutex::default(), responder: Some(Box::new(f)), wire: wire(), requests: Mutex::default(), raw: Mutex::default() })
     }
 
     /// The reply of a model built with [`ScriptedModel::with`] to `body` (no request is
@@ -145,6 +147,7 @@ fn check_messages(body: &Value) {
 impl HttpTransport for ScriptedModel {
     async fn send(&self, request: HttpRequest, cancel: CancellationToken) -> Result<HttpResponse, TransportError> {
         let body = self.check(&request);
+        self.raw.lock().unwrap().push(serde_json::from_str(&request.body).unwrap());
         let index = {
             let mut requests = self.requests.lock().unwrap();
             requests.push(body.clone());

@@ -394,7 +394,18 @@ fn check_turns(turns: &[Value]) -> usize {
                     assert!(block["input"].is_object(), "input is an object");
                     answered.push(id);
                 }
+                ("user", "image") => {
+                    check_image_block(block);
+                    assert!(answered.len() == open.len(), "an image before tool results");
+                }
                 ("user", "tool_result") => {
+                    for inner in block["content"].as_array().into_iter().flatten() {
+                        match inner["type"].as_str() {
+                            Some("text") => assert!(!inner["text"].as_str().unwrap().is_empty(), "empty text in a tool_result"),
+                            Some("image") => check_image_block(inner),
+                            other => panic!("{other:?} inside a tool_result"),
+                        }
+                    }
                     let id = block["tool_use_id"].as_str().unwrap().to_owned();
                     assert!(open.contains(&id) && !answered.contains(&id), "tool_result answers an open tool_use: {id}");
                     answered.push(id);
@@ -411,6 +422,41 @@ fn check_turns(turns: &[Value]) -> usize {
     }
     assert!(open.is_empty(), "request ends with unanswered tool_use blocks {open:?}");
     breakpoints
+}
+
+/// A tool_result's text: its string, or its text blocks joined.
+fn result_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// An Anthropic image block as a Chat Completions `image_url` part.
+pub fn image_url_of(block: &Value) -> Value {
+    let s = &block["source"];
+    let url = match s["type"].as_str() {
+        Some("base64") => format!("data:{};base64,{}", s["media_type"].as_str().unwrap(), s["data"].as_str().unwrap()),
+        _ => s["url"].as_str().unwrap_or_default().to_owned(),
+    };
+    json!({"type": "image_url", "image_url": {"url": url}})
+}
+
+/// IMG-2: an image block has a base64 source of a type Anthropic takes, or a URL.
+fn check_image_block(block: &Value) {
+    use base64::Engine;
+    let source = &block["source"];
+    match source["type"].as_str() {
+        Some("base64") => {
+            let media = source["media_type"].as_str().unwrap();
+            assert!(["image/jpeg", "image/png", "image/gif", "image/webp"].contains(&media), "media_type {media}");
+            let data = source["data"].as_str().unwrap();
+            assert!(base64::engine::general_purpose::STANDARD.decode(data).is_ok(), "image data is not base64");
+        }
+        Some("url") => assert!(source["url"].as_str().unwrap().starts_with("https://")),
+        other => panic!("image source {other:?}"),
+    }
 }
 
 /// The user turn the format puts before a history that starts with the model's turn.
@@ -443,7 +489,8 @@ pub fn anthropic_to_openai(body: &Value) -> Value {
         }
         for b in blocks {
             messages.push(match b["type"].as_str() {
-                Some("tool_result") => json!({"role": "tool", "tool_call_id": b["tool_use_id"], "content": b["content"].as_str().unwrap_or("")}),
+                Some("tool_result") => json!({"role": "tool", "tool_call_id": b["tool_use_id"], "content": result_text(&b["content"])}),
+                Some("image") => json!({"role": "user", "content": [image_url_of(b)]}),
                 _ => json!({"role": "user", "content": b["text"]}),
             });
         }

@@ -33,6 +33,17 @@ const KINDS = {
   // WIRE-1: a protocol name the core knows.
   wireFormat: { valid: () => 'anthropic', bad: () => ['Anthropic', 'x', '', 42, null, MISSING, {}, Symbol('s'), true] },
   bool: { valid: () => true, bad: () => ['true', 1, 0, null, MISSING, {}] },
+  // IMG-3: an image token rule the core knows, or undefined to clear it.
+  'imageTokens?': { valid: () => 'qwen_vl', bad: () => ['Qwen', 'x', '', 42, {}, Symbol('s'), true] },
+  // IMG-1: a run's parts, a photo's bytes, type, detail and URL.
+  parts: { valid: () => [native.ContentPart.text('x')], bad: () => [5, 'x', [5], ['x'], [{}], {}, null, MISSING] },
+  photo: {
+    valid: () => Uint8Array.from(Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64')).buffer,
+    bad: () => [5, 'x', {}, [1, 2], null, MISSING],
+  },
+  'mime?': { valid: () => 'image/png', bad: () => [42, {}, Symbol('s'), true] },
+  'detail?': { valid: () => 'low', bad: () => ['LOW', 'x', 42, {}, true] },
+  url: { valid: () => 'https://example.com/a.png', bad: () => [42, null, MISSING, {}, true] },
   // A count stored in 64 bits: any non-negative safe integer.
   int: { valid: () => SAFE_MAX, bad: () => [...BAD_NUMBERS, null, MISSING] },
   'int?': { valid: () => SAFE_MAX, bad: () => BAD_NUMBERS },
@@ -122,6 +133,7 @@ const SETTERS = {
       requestTimeoutMs: KINDS.int,
       idleTimeoutMs: KINDS.int,
       price: KINDS['price?'],
+      imageTokens: KINDS['imageTokens?'], maxImageBytes: KINDS.int, maxImagesPerRequest: KINDS.u32,
     },
   },
   AgentRuntimeConfig: {
@@ -180,7 +192,7 @@ const PRIVATE = [
   'HttpBodySink', 'CompressResult', 'WorkerConfig', 'SubAgentDefinition', 'ChildUsageSummary', 'UsageTotals',
   'SubAgentContext', 'SubAgentStats', 'SubAgentRegistryView', 'DecomposedResult', 'EpisodicMemory',
   'SessionStore', 'EpisodeIdValidation', 'CompressContext', 'CompressOutcome', 'NamespaceStats', 'MemoryNamespace',
-  'ToolContext', 'SubAgentChildEvent',
+  'ToolContext', 'SubAgentChildEvent', 'ContentPart',
 ];
 
 /** Module functions (PAR-1): argument kinds (refusals throw invalid_argument). */
@@ -209,6 +221,7 @@ const METHODS = {
     runDecomposed: [KINDS.tasks, KINDS['int?']], memoryStore: [KINDS.string, KINDS.string, KINDS.string],
     memoryRecall: [KINDS.string, KINDS.string], detachStore: [],
     forceCompleteSubAgent: [KINDS.string, KINDS.string], cleanupSubAgents: [KINDS.int], memory: [],
+    runParts: [KINDS.parts], image: [KINDS.string],
   },
   MemoryNamespace: {
     store: [KINDS.string, KINDS.string, KINDS.string], recall: [KINDS.string, KINDS.string],
@@ -234,6 +247,9 @@ const STATICS = {
     compressed: [KINDS.int, KINDS.string, KINDS['string?'], KINDS['usage?']],
   },
   SubAgentChildEvent: { from: [KINDS.event] },
+  ContentPart: {
+    text: [KINDS.string], image: [KINDS.photo, KINDS['mime?'], KINDS['detail?']], imageUrl: [KINDS.url, KINDS['detail?']],
+  },
 };
 
 // ---- the walkers ---------------------------------------------------------------------

@@ -107,6 +107,19 @@ pub enum ArkAgentResult {
     StoreReadOnly = 405,
     /// Another I/O or SQLite failure.
     StoreIo = 406,
+    // 5xx: images (IMG-5); nothing was written.
+    /// Not a JPEG, PNG, WebP or GIF — or a HEIC/HEIF photo for a model family that does
+    /// not take them (pack it as JPEG first).
+    ImageUnsupportedType = 500,
+    /// The image header does not parse, the bytes are not the declared type, the base64
+    /// does not decode, or the URL is neither `https:` nor a `data:` URL.
+    ImageInvalid = 501,
+    /// The image is over the model's `max_image_bytes` (default 20 MiB).
+    ImageTooLarge = 502,
+    /// The request would carry more images than the model's `max_images_per_request`.
+    TooManyImages = 503,
+    /// No image with that id in the session.
+    ImageNotFound = 504,
     // 9xx: library faults.
     /// A panic was caught at the boundary (a library bug; the handle stays usable).
     Panic = 900,
@@ -172,6 +185,11 @@ impl ArkAgentResult {
             ErrorCode::StoreFull => Self::StoreFull,
             ErrorCode::StoreReadOnly => Self::StoreReadOnly,
             ErrorCode::StoreIo => Self::StoreIo,
+            ErrorCode::ImageUnsupportedType => Self::ImageUnsupportedType,
+            ErrorCode::ImageInvalid => Self::ImageInvalid,
+            ErrorCode::ImageTooLarge => Self::ImageTooLarge,
+            ErrorCode::TooManyImages => Self::TooManyImages,
+            ErrorCode::ImageNotFound => Self::ImageNotFound,
         }
     }
 
@@ -212,6 +230,11 @@ impl ArkAgentResult {
             Self::StoreFull => c"store_full",
             Self::StoreReadOnly => c"store_read_only",
             Self::StoreIo => c"store_io",
+            Self::ImageUnsupportedType => c"image_unsupported_type",
+            Self::ImageInvalid => c"image_invalid",
+            Self::ImageTooLarge => c"image_too_large",
+            Self::TooManyImages => c"too_many_images",
+            Self::ImageNotFound => c"image_not_found",
             Self::Panic => c"panic",
             Self::Internal => c"internal",
         }
@@ -233,7 +256,7 @@ pub extern "C" fn arkagent_result_name(result: i32) -> *const c_char {
     ALL.iter().find(|r| **r as i32 == result).map_or(c"unknown", |r| r.name()).as_ptr()
 }
 
-const ALL: [ArkAgentResult; 36] = [
+const ALL: [ArkAgentResult; 41] = [
     ArkAgentResult::Ok,
     ArkAgentResult::NullArgument,
     ArkAgentResult::InvalidUtf8,
@@ -268,6 +291,11 @@ const ALL: [ArkAgentResult; 36] = [
     ArkAgentResult::StoreFull,
     ArkAgentResult::StoreReadOnly,
     ArkAgentResult::StoreIo,
+    ArkAgentResult::ImageUnsupportedType,
+    ArkAgentResult::ImageInvalid,
+    ArkAgentResult::ImageTooLarge,
+    ArkAgentResult::TooManyImages,
+    ArkAgentResult::ImageNotFound,
     ArkAgentResult::Panic,
     ArkAgentResult::Internal,
 ];
@@ -304,10 +332,12 @@ mod tests {
             StoreError::Full("x".into()).into(),
             StoreError::ReadOnly("x".into()).into(),
             StoreError::Io("x".into()).into(),
+            ArkAgentError::Image { code: ErrorCode::ImageInvalid, message: "x".into() },
         ];
         for e in &all {
             match e {
                 ArkAgentError::Config { .. }
+                | ArkAgentError::Image { .. }
                 | ArkAgentError::InvalidJson(_)
                 | ArkAgentError::InvalidState(_)
                 | ArkAgentError::RunInProgress => {}
@@ -337,7 +367,7 @@ mod tests {
     }
 
     /// Today's C number of every core code: numbers are never renumbered.
-    const NUMBERS: [(&str, i32); 28] = [
+    const NUMBERS: [(&str, i32); 33] = [
         ("invalid_config", 104),
         ("tool_name_invalid", 109),
         ("tool_name_duplicate", 109),
@@ -366,6 +396,11 @@ mod tests {
         ("store_full", 404),
         ("store_read_only", 405),
         ("store_io", 406),
+        ("image_unsupported_type", 500),
+        ("image_invalid", 501),
+        ("image_too_large", 502),
+        ("too_many_images", 503),
+        ("image_not_found", 504),
     ];
 
     #[test]

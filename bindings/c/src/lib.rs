@@ -33,7 +33,7 @@ mod workers;
 
 pub use callbacks::{
     arkagent_http_complete, arkagent_http_fail, arkagent_http_is_cancelled, arkagent_http_stream_begin, arkagent_http_stream_chunk,
-    arkagent_http_stream_end, arkagent_tool_complete, arkagent_tool_fail, ArkAgentEventCallback, ArkAgentHttp, ArkAgentHttpCancelCallback,
+    arkagent_http_stream_end, arkagent_tool_complete, arkagent_tool_complete_parts, arkagent_tool_fail, ArkAgentEventCallback, ArkAgentHttp, ArkAgentHttpCancelCallback,
     ArkAgentHttpCompletion, ArkAgentHttpHeader, ArkAgentHttpRequest, ArkAgentHttpSendCallback, ArkAgentToolCallback, ArkAgentToolCompletion,
 };
 pub use compress::{arkagent_compress_complete, arkagent_compress_fail, ArkAgentCompressCallback, ArkAgentCompressCompletion};
@@ -46,8 +46,8 @@ pub use parity::{
 };
 pub use runtime::{
     arkagent_child_usage_summary, arkagent_runtime_new_with_compressor, arkagent_runtime_cancel, arkagent_runtime_close_sub_agents, arkagent_runtime_compress_now, arkagent_runtime_episodes, arkagent_runtime_export_state, arkagent_runtime_free, arkagent_runtime_import_state,
-    arkagent_runtime_memory_recall, arkagent_runtime_memory_store, arkagent_runtime_messages, arkagent_runtime_new,
-    arkagent_runtime_run, arkagent_runtime_run_decomposed, arkagent_runtime_sub_agents, arkagent_runtime_session_id,
+    arkagent_runtime_image, arkagent_runtime_memory_recall, arkagent_runtime_memory_store, arkagent_runtime_messages, arkagent_runtime_new,
+    arkagent_runtime_run, arkagent_runtime_run_decomposed, arkagent_runtime_run_parts, arkagent_runtime_sub_agents, arkagent_runtime_session_id,
     arkagent_runtime_subscribe, arkagent_runtime_total_usage, arkagent_runtime_unsubscribe, arkagent_runtime_usages, arkagent_shutdown, arkagent_tools_free,
     arkagent_tools_new, arkagent_tools_register, ArkAgentMemoryTier, ArkAgentRuntime, ArkAgentTools,
 };

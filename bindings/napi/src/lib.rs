@@ -15,7 +15,7 @@
 //! 2. `args` (arguments and settings coming in from JS)
 //! 3. `numbers`, `request` (range checks of JS numbers; the request object the transport gets)
 //! 4. `usage`, `model_config`, `memory`, `events`, `store`, `transport`
-//! 5. `parity`, `tools`
+//! 5. `parity`, `tools`, `images`
 //! 6. `compression`, `delegation`, `sub_agents`
 //! 7. `config` (`AgentRuntimeConfig`)
 //! 8. `runtime` (`AgentRuntime`)
@@ -35,6 +35,7 @@ mod error;
 mod events;
 #[cfg(all(not(target_env = "ohos"), target_os = "linux"))]
 mod host_fix;
+mod images;
 mod memory;
 mod model_config;
 mod numbers;

@@ -215,6 +215,51 @@ impl ModelConfig {
         Ok(())
     }
 
+    /// IMG-3: the model family's image token rule; absent: the wire format's default.
+    #[napi(getter, ts_return_type = "ImageTokenRule | undefined")]
+    pub fn image_tokens(&self) -> Optional<String> {
+        optional(self.inner.image_tokens.map(|r| r.as_str().to_owned()))
+    }
+
+    /// A name the core does not know throws `invalid_config`.
+    #[napi(setter, ts_args_type = "value?: ImageTokenRule")]
+    pub fn set_image_tokens(&mut self, value: Setting<Option<String>>) -> Result<(), Thrown> {
+        self.inner.image_tokens = value
+            .0
+            .map(|name| {
+                arkagent::history::ImageTokenRule::from_name(&name).ok_or_else(|| {
+                    let known: Vec<&str> = arkagent::history::ImageTokenRule::ALL.iter().map(|r| r.as_str()).collect();
+                    napi_ohos::Error::new("invalid_config".to_owned(), format!("imageTokens must be one of {}, got {name:?}", known.join(", ")))
+                })
+            })
+            .transpose()?;
+        Ok(())
+    }
+
+    /// IMG-5: the largest image accepted, in bytes.
+    #[napi(getter)]
+    pub fn max_image_bytes(&self) -> f64 {
+        self.inner.max_image_bytes as f64
+    }
+
+    #[napi(setter)]
+    pub fn set_max_image_bytes(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.max_image_bytes = setting(value.0, "maxImageBytes")?;
+        Ok(())
+    }
+
+    /// IMG-5: the most images one request carries.
+    #[napi(getter)]
+    pub fn max_images_per_request(&self) -> u32 {
+        self.inner.max_images_per_request
+    }
+
+    #[napi(setter)]
+    pub fn set_max_images_per_request(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        self.inner.max_images_per_request = setting(value.0, "maxImagesPerRequest")?;
+        Ok(())
+    }
+
     /// What this model costs (COST-2); absent: no cost anywhere.
     #[napi(getter)]
     pub fn price(&self) -> Optional<JsModelPrice> {
@@ -306,5 +351,17 @@ export class ModelConfig {
    * priced by its own ModelConfig's price.
    */
   price?: ModelPrice;
+  /**
+   * How an image's tokens are estimated (IMG-3): the model family's published rule, read
+   * from the image's pixel size. Unset: 'openai_tiles' for wireFormat 'openai', 'anthropic'
+   * for 'anthropic'. Set 'qwen_vl' for Qwen-VL on DashScope, 'gemini' for Gemini, the
+   * '…_patches' ones for OpenAI's mini and nano models. It also decides whether HEIC/HEIF
+   * photos are taken ('gemini' and the Qwen-VL ones). Another name throws "invalid_config".
+   */
+  imageTokens?: ImageTokenRule;
+  /** The largest image accepted, in bytes (default 20971520, 20 MiB): a larger one is refused with "image_too_large". */
+  maxImageBytes: number;
+  /** The most images one request may carry (default 100): an input past it is refused with "too_many_images". */
+  maxImagesPerRequest: number;
 }
 */

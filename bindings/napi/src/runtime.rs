@@ -18,6 +18,7 @@ use crate::config::AgentRuntimeConfig;
 use crate::convert::{optional, serde_name, Optional};
 use crate::error::{internal, rejection, thrown, CodedError, Thrown};
 use crate::events::{JsAgentEvent, JsObserver};
+use crate::images::{image_info, ContentPart, JsImageInfo};
 use crate::memory::{memory_tier, EpisodicMemory, MemoryNamespace};
 use crate::numbers::argument;
 use crate::store::SessionStore;
@@ -111,6 +112,24 @@ impl AgentRuntime {
         // settles: a `run()` issued before that is refused, never squeezed in between.
         let started = self.core.start_run_holding_slot(input);
         settle_holding_slot(env, started, |outcome: Result<RunOutcome, _>| outcome.map(JsRunResult::from))
+    }
+
+    /// IMG-1: a run whose input is ordered text and image parts.
+    #[napi(ts_args_type = "parts: ContentPart[]", ts_return_type = "Promise<RunResult>")]
+    pub fn run_parts<'env>(
+        &self,
+        env: &'env Env,
+        parts: Arg<Vec<ClassInstance<'_, ContentPart>>>,
+    ) -> Result<PromiseRaw<'env, JsRunResult>, Thrown> {
+        let content = arkagent::Content::Parts(parts.0.iter().map(|p| p.core()).collect());
+        let started = self.core.start_run_holding_slot(content);
+        settle_holding_slot(env, started, |outcome: Result<RunOutcome, _>| outcome.map(JsRunResult::from))
+    }
+
+    /// IMG-4: an image of the session (live or compressed out) by its id.
+    #[napi(ts_return_type = "ImageInfo | undefined")]
+    pub fn image(&self, id: Arg<String>) -> Optional<JsImageInfo> {
+        optional(self.core.image(&id.0).as_ref().map(image_info))
     }
 
     /// One compression attempt now, with the compressor's usual checks (CMP-6); resolves
@@ -361,6 +380,25 @@ export class AgentRuntime {
    * the history ends with the last tool results, paired.
    */
   run(input: string): Promise<RunResult>;
+  /**
+   * run() with ordered text and image parts as the input (IMG-1): e.g.
+   * `[ContentPart.text('what is this plant?'), ContentPart.image(jpegBytes, 'image/jpeg')]`.
+   * The photo goes to the model as its wire format carries images (an OpenAI-compatible
+   * `image_url` data URL, an Anthropic `image` block), encoded once for the whole chat;
+   * it is kept in the history, exportState() and the SessionStore. Rejects, with nothing
+   * written and nothing sent, with "image_unsupported_type" (a HEIC/HEIF photo for a
+   * model family that does not take it: pack it as JPEG first), "image_too_large" (over
+   * ModelConfig.maxImageBytes) or "too_many_images" (the request would carry more than
+   * ModelConfig.maxImagesPerRequest; compressNow() moves earlier photos into memory).
+   */
+  runParts(parts: ContentPart[]): Promise<RunResult>;
+  /**
+   * The image with this id (SHA-256 hex), from the live history or an episode's archived
+   * originals — the id a compressed-out photo's line names in summaries and retrieve_memory
+   * results ("[image image/jpeg, 4032×3024 px, N bytes, id …]"); undefined when the
+   * session holds none.
+   */
+  image(id: string): ImageInfo | undefined;
   /**
    * One compression attempt now, with the compressor's usual checks; resolves "skipped"
    * ("no_usage") when no compressor is configured. Like run(), it takes the run slot

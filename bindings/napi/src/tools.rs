@@ -27,6 +27,8 @@ pub struct JsToolCall {
 pub struct JsToolResult {
     pub content: String,
     pub is_error: Option<bool>,
+    /// IMG-1: images after the text, each a file's bytes (type sniffed, checked by the core).
+    pub images: Option<Vec<napi_ohos::bindgen_prelude::Uint8Array>>,
 }
 
 impl From<ToolInvocation> for JsToolCall {
@@ -41,11 +43,20 @@ impl From<ToolInvocation> for JsToolCall {
 
 impl From<JsToolResult> for arkagent::ToolResult {
     fn from(result: JsToolResult) -> Self {
-        if result.is_error.unwrap_or(false) {
+        let mut images = Vec::new();
+        for bytes in result.images.unwrap_or_default() {
+            match arkagent::ImageData::new(bytes.to_vec()) {
+                Ok(image) => images.push(arkagent::ImagePart::data(image, None)),
+                // A refused image: the model sees the tool failed, with the image's code.
+                Err(e) => return arkagent::ToolResult::error(e.code().as_str(), &e.to_string()),
+            }
+        }
+        let text = if result.is_error.unwrap_or(false) {
             arkagent::ToolResult::failure(result.content)
         } else {
             arkagent::ToolResult::ok(result.content)
-        }
+        };
+        text.with_images(images)
     }
 }
 
@@ -225,6 +236,15 @@ export interface ToolCall {
 export interface ToolResult {
   content: string;
   isError?: boolean;
+  /**
+   * Images the model sees after the text (IMG-1), each a file's bytes (JPEG, PNG, WebP, GIF;
+   * the type is read from the bytes). On Anthropic Messages they go inside the tool_result;
+   * on Chat Completions, which cannot put an image in a tool message, one user message after
+   * the turn's last tool result carries them. An image that is refused (another type, a header
+   * that does not parse, over the model's bounds) makes the result a tool error naming its
+   * code, e.g. "image_unsupported_type".
+   */
+  images?: Uint8Array[];
 }
 
 /**

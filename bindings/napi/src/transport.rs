@@ -317,7 +317,7 @@ pub enum Bytes<'env> {
 }
 
 impl Bytes<'_> {
-    fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         match self {
             Self::Buffer(buffer) => buffer,
             Self::View(view) => view,

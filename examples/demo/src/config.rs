@@ -37,6 +37,8 @@ OPTIONS:
     --stream        ask the model for an SSE stream (the default)
     --no-stream     ask for whole responses
     --offline       use the simulated server even if ARKAGENT_* is set
+    --image PATH    attach this photo (JPEG, PNG, WebP, GIF) to the first message;
+                    repeatable (several photos go with that message)
     --price CURRENCY:INPUT:CACHED:OUTPUT[:CACHE_WRITE]
                     what the model costs per 1M tokens (uncached input, cached input,
                     output, optionally cache writes), e.g. --price USD:0.27:0.07:1.10
@@ -117,6 +119,8 @@ pub struct DemoConfig {
     pub notice: Option<String>,
     /// What the model costs (`--price`); `None`: nothing is priced (COST-2).
     pub price: Option<ModelPrice>,
+    /// Photos attached to the first message (`--image`, IMG-1).
+    pub images: Vec<PathBuf>,
 }
 
 impl DemoConfig {
@@ -128,6 +132,7 @@ impl DemoConfig {
             script: Vec::new(),
             notice: None,
             price: None,
+            images: Vec::new(),
         }
     }
 
@@ -163,8 +168,8 @@ impl DemoConfig {
 pub enum Command {
     /// Print [`USAGE`].
     Help,
-    /// Run the demo.
-    Run(DemoConfig),
+    /// Run the demo (boxed: the config is much larger than `Help`).
+    Run(Box<DemoConfig>),
 }
 
 /// Parses the arguments (without the program name) and reads the endpoint from `env`.
@@ -188,6 +193,7 @@ pub fn parse_args(
             "--script" => config.script.push(ScriptItem::File(
                 args.next().ok_or("--script needs a FILE argument")?.into(),
             )),
+            "--image" => config.images.push(args.next().ok_or("--image needs a PATH argument")?.into()),
             "--price" => {
                 config.price = Some(parse_price(
                     &args.next().ok_or("--price needs CURRENCY:INPUT:CACHED:OUTPUT")?,
@@ -221,7 +227,7 @@ pub fn parse_args(
             _ => {}
         }
     }
-    Ok(Command::Run(config))
+    Ok(Command::Run(Box::new(config)))
 }
 
 /// `CURRENCY:INPUT:CACHED:OUTPUT[:CACHE_WRITE]` (per 1M tokens), checked as the library

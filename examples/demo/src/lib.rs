@@ -12,6 +12,7 @@
 pub mod config;
 pub mod console;
 pub mod cost;
+pub mod photos;
 pub mod repl;
 pub mod server;
 pub mod tools;

@@ -110,6 +110,8 @@ pub struct Demo {
     turns: u32,
     stream: bool,
     counts: Arc<StreamCounts>,
+    /// `--image` photos waiting for the first message (IMG-1).
+    photos: Vec<arkagent::ContentPart>,
     _subscription: Subscription,
     // Declared last so it stops after the runtime is gone.
     server: Option<SimulatedServer>,
@@ -222,6 +224,12 @@ impl Demo {
             Some(p) => format!("cost: {} (--price); /cost shows what the session cost", crate::cost::price_text(p)),
             None => "cost: no price set (--price CURRENCY:INPUT:CACHED:OUTPUT per 1M tokens); /cost shows cached tokens".to_owned(),
         });
+        let mut photos = Vec::new();
+        for path in &config.images {
+            let (photo, line) = crate::photos::load(path).map_err(DemoError)?;
+            console.line(&line);
+            photos.push(photo);
+        }
         Ok(Self {
             runtime,
             console,
@@ -230,6 +238,7 @@ impl Demo {
             turns: 0,
             stream: config.stream,
             counts,
+            photos,
             _subscription: subscription,
             server,
         })
@@ -268,7 +277,8 @@ impl Demo {
         self.turns += 1;
         let span = tracing::info_span!("demo.turn", turn = self.turns);
         self.console.take_text_printed();
-        let result = self.runtime.run(line).instrument(span).await;
+        let input = crate::photos::with_photos(line, std::mem::take(&mut self.photos));
+        let result = self.runtime.run(input).instrument(span).await;
         self.console.end_text();
         match result {
             Ok(outcome) => {

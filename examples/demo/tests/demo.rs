@@ -576,3 +576,23 @@ fn cost_2_without_a_price_cost_says_none_is_set_and_never_shows_zero() {
     let (ok, _, err) = run_demo(&["--price", "USD:-1:0:0", "--say", "hi"]);
     assert!(!ok && err.contains("--price"), "{err}");
 }
+
+/// IMG-1: `--image PATH` attaches the photo to the first message; the simulated model
+/// says it received it; a file that is not a supported image stops the demo with its code.
+#[test]
+fn img_1_image_flag_sends_the_photo_with_the_first_message() {
+    let dir = std::env::temp_dir().join(format!("arkagent-demo-image-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let photo = dir.join("plant.png");
+    std::fs::write(&photo, arkagent::history::tiny_png()).unwrap();
+    let (ok, out, err) = run_demo(&["--no-stream", "--image", photo.to_str().unwrap(), "--say", "what is this plant?", "--say", "hello"]);
+    assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("(image/png, 1×1 px, 70 bytes) goes with the first message"), "{out}");
+    assert!(out.contains("I received 1 photo(s) (image/png)"), "{out}");
+    assert_eq!(out.matches("I received").count(), 1, "only the first message carries it: {out}");
+    let text = dir.join("notes.txt");
+    std::fs::write(&text, "not a photo").unwrap();
+    let (ok, out, err) = run_demo(&["--image", text.to_str().unwrap(), "--say", "hi"]);
+    assert!(!ok, "{out}");
+    assert!(format!("{out}{err}").contains("[image_unsupported_type]"), "stdout:\n{out}\nstderr:\n{err}");
+}

@@ -20,7 +20,7 @@ use super::request::{ChatRequest, ChatResponse, ToolChoice};
 use super::stream::StreamParser;
 use super::transport::HttpResponse;
 use crate::error::{ArkAgentError, ErrorCode, LlmError};
-use crate::history::Message;
+use crate::history::{ImageTokenRule, Message};
 use crate::tools::ToolDefinition;
 
 pub use anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS;
@@ -70,6 +70,11 @@ pub fn check_wire_format(config: &ModelConfig) -> Result<(), ArkAgentError> {
     }
 }
 
+/// The image token rule of `config` (IMG-3): its own, else its wire format's default.
+pub fn image_rule_of(config: &ModelConfig) -> ImageTokenRule {
+    config.image_tokens.unwrap_or_else(|| protocol_of(config).default_image_rule())
+}
+
 /// A [`StreamParser`] reading `format`'s events (the OpenAI-compatible ones for an unknown name).
 pub fn stream_parser(config: &ModelConfig) -> StreamParser {
     StreamParser::with_events(protocol_of(config).stream_events())
@@ -107,6 +112,8 @@ pub trait WireProtocol: Send + Sync {
     /// Classifies a non-2xx answer from its status, its body (at most the first 64 KiB)
     /// and the server's requested wait.
     fn classify_error(&self, status: u16, body: &[u8], retry_after_ms: Option<u64>) -> LlmError;
+    /// The image token rule of a config that sets none (IMG-3).
+    fn default_image_rule(&self) -> ImageTokenRule;
     /// The server's requested wait, from the response headers.
     fn retry_after_ms(&self, response: &HttpResponse) -> Option<u64> {
         super::classify::retry_after_ms(response)

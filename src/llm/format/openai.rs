@@ -7,14 +7,14 @@ use std::sync::Arc;
 
 use super::{BodyWriter, Reopen, RequestEncoder, RequestParts, WireProtocol};
 use crate::error::LlmError;
-use crate::history::Message;
+use crate::history::{ImageTokenRule, Message};
 use crate::llm::classify::classify_status;
 use crate::llm::config::ModelConfig;
 use crate::llm::delta::StreamEvents;
 use crate::llm::openai::parse_response;
 use crate::llm::request::{ChatRequest, ChatResponse};
 use crate::llm::stream::StreamParser;
-use crate::llm::wire::{encode_body, encode_message, encode_system, BodyTemplate};
+use crate::llm::wire::{encode_body, encode_in_turn, encode_system, BodyTemplate, ToolImageCarrier};
 
 /// The OpenAI-compatible Chat Completions protocol (`wire_format: "openai"`).
 pub(super) struct OpenAiChat;
@@ -52,6 +52,10 @@ impl WireProtocol for OpenAiChat {
     fn classify_error(&self, status: u16, body: &[u8], retry_after_ms: Option<u64>) -> LlmError {
         classify_status(status, body, retry_after_ms)
     }
+
+    fn default_image_rule(&self) -> ImageTokenRule {
+        ImageTokenRule::OpenAiTiles
+    }
 }
 
 /// The fixed encodings.
@@ -66,7 +70,7 @@ struct Encoder(Arc<Fixed>);
 
 impl RequestEncoder for Encoder {
     fn writer(&self) -> Box<dyn BodyWriter> {
-        Box::new(Writer { fixed: Arc::clone(&self.0), any: false })
+        Box::new(Writer { fixed: Arc::clone(&self.0), any: false, carrier: ToolImageCarrier::default() })
     }
 
     fn heap_bytes(&self) -> usize {
@@ -81,6 +85,8 @@ struct Writer {
     fixed: Arc<Fixed>,
     /// Something follows the `[` (the next message needs a comma first).
     any: bool,
+    /// Where a turn's tool images go (IMG-2; the from-scratch encoder runs the same).
+    carrier: ToolImageCarrier,
 }
 
 impl BodyWriter for Writer {
@@ -91,6 +97,7 @@ impl BodyWriter for Writer {
         head.push('[');
         head.push_str(&f.system);
         self.any = !f.system.is_empty();
+        self.carrier = ToolImageCarrier::default();
         for m in context {
             head.push_str(&self.encode(m));
         }
@@ -98,7 +105,7 @@ impl BodyWriter for Writer {
     }
 
     fn encode(&mut self, message: &Message) -> String {
-        let encoded = encode_message(message);
+        let encoded = encode_in_turn(&mut self.carrier, message);
         if !std::mem::replace(&mut self.any, true) {
             return encoded;
         }

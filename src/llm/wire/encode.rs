@@ -9,6 +9,7 @@
 use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
 
+use super::parts::{ToolImageCarrier, ToolText, WireContent};
 use crate::history::{Message, ToolCall};
 use crate::llm::config::ModelConfig;
 use crate::llm::request::{ChatRequest, ToolChoice};
@@ -64,7 +65,7 @@ enum WireMessage<'a> {
         content: &'a str,
     },
     User {
-        content: &'a str,
+        content: WireContent<'a>,
     },
     Assistant {
         /// `null` when the model only called tools.
@@ -74,7 +75,7 @@ enum WireMessage<'a> {
     },
     Tool {
         tool_call_id: &'a str,
-        content: &'a str,
+        content: ToolText<'a>,
     },
 }
 
@@ -82,11 +83,11 @@ impl<'a> From<&'a Message> for WireMessage<'a> {
     fn from(message: &'a Message) -> Self {
         match message {
             Message::System { content } => Self::System { content },
-            Message::User { content } => Self::User { content },
+            Message::User { content } => Self::User { content: WireContent(content) },
             Message::Assistant { content, tool_calls, .. } => {
                 Self::Assistant { content: content.as_deref(), tool_calls: WireToolCalls(tool_calls) }
             }
-            Message::Tool { tool_call_id, content, .. } => Self::Tool { tool_call_id, content },
+            Message::Tool { tool_call_id, content, .. } => Self::Tool { tool_call_id, content: ToolText(content) },
         }
     }
 }
@@ -158,13 +159,19 @@ struct ScratchMessages<'a> {
 
 impl Serialize for ScratchMessages<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let len = usize::from(self.system.is_some()) + self.context.len() + self.history.len();
-        let mut seq = serializer.serialize_seq(Some(len))?;
+        let mut seq = serializer.serialize_seq(None)?;
         if let Some(content) = self.system {
             seq.serialize_element(&WireMessage::System { content })?;
         }
+        let mut carrier = ToolImageCarrier::default();
         for m in self.context.iter().chain(self.history) {
+            if let Some(images) = carrier.before(m) {
+                seq.serialize_element(&images)?;
+            }
             seq.serialize_element(&WireMessage::from(m))?;
+            if let Some(images) = carrier.after(m) {
+                seq.serialize_element(&images)?;
+            }
         }
         seq.end()
     }
@@ -273,9 +280,24 @@ impl BodyTemplate {
     }
 }
 
-/// Encodes one message as it appears in the messages array.
+/// Encodes one message as it appears in the messages array (alone: a tool result's
+/// images, which go in a later user message, are left out; see [`encode_in_turn`]).
 pub fn encode_message(message: &Message) -> String {
     encode(&WireMessage::from(message))
+}
+
+/// Encodes `message` in its place in a history that `carrier` has followed so far:
+/// its wire message, preceded or followed by the user message carrying a turn's tool
+/// images when that goes here (IMG-2), comma-separated.
+pub(crate) fn encode_in_turn(carrier: &mut ToolImageCarrier, message: &Message) -> String {
+    let before = carrier.before(message).map(|images| encode(&images));
+    let this = encode_message(message);
+    let after = carrier.after(message).map(|images| encode(&images));
+    if before.is_none() && after.is_none() {
+        return this;
+    }
+    let pieces: Vec<String> = before.into_iter().chain(std::iter::once(this)).chain(after).collect();
+    pieces.join(",")
 }
 
 /// Appends `message`'s encoding to a comma-separated run of encoded messages (O(message),

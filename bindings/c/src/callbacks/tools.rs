@@ -78,6 +78,41 @@ pub unsafe extern "C" fn arkagent_tool_complete(
     })
 }
 
+/// IMG-1: finishes a tool call with text and image parts (a screenshot, a rendered chart):
+/// `parts_json` as in `arkagent_runtime_run_parts` (`[{"type":"text","text"},{"type":"image",
+/// "mime_type","data":"<base64>"},…]`). The model sees the texts (joined by newlines) and
+/// then the images: on Anthropic Messages inside the `tool_result`; on Chat Completions,
+/// which cannot carry an image in a tool message, the tool message says how many images
+/// follow and one user message after the turn's last tool result carries them. A
+/// malformed array or a refused image (`ARK_AGENT_RESULT_INVALID_JSON`,
+/// `_IMAGE_UNSUPPORTED_TYPE`, `_IMAGE_INVALID`) leaves the call open; an image over the
+/// model's bounds is reported to the model as a tool error. `is_error` as in
+/// [`arkagent_tool_complete`]. Consumes `completion` on success. Any thread.
+///
+/// # Safety
+/// `parts_json` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_tool_complete_parts(
+    completion: *mut ArkAgentToolCompletion,
+    parts_json: *const c_char,
+    is_error: i32,
+) -> ArkAgentResult {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let json = unsafe { str_arg(parts_json, "parts_json") }?;
+        let is_error = match is_error {
+            0 => false,
+            1 => true,
+            other => return Err(FfiError::new(ArkAgentResult::InvalidArgument, format!("is_error {other} is not 0 or 1"))),
+        };
+        let content = arkagent::Content::from_parts_json(json)?;
+        let images: Vec<arkagent::ImagePart> = content.images().cloned().collect();
+        let text = content.text().into_owned();
+        let result = if is_error { ToolResult::failure(text) } else { ToolResult::ok(text) };
+        finish_tool(completion, result.with_images(images))
+    })
+}
+
 /// Finishes a tool call as failed with a stable error code of the tool's own (CORE-2):
 /// the model sees `{"error":{"code":"<code>","message":"<message>"}}` and the
 /// `tool_call_finished` event carries `"is_error":true,"error_code":"<code>"`. `code`

@@ -108,7 +108,15 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 /// `https://api.anthropic.com/v1`) with the key in `x-api-key` and `anthropic-version:
 /// 2023-06-01`, always sends `max_tokens` (4096 when `"max_tokens"` is absent) and
 /// places the prompt-cache breakpoints itself; any other value gives
-/// `ARK_AGENT_RESULT_INVALID_CONFIG`.
+/// `ARK_AGENT_RESULT_INVALID_CONFIG`. Images (IMG-3, IMG-5): `"image_tokens"?` names the
+/// model family's rule for an image's tokens — `"openai_tiles"` (the `openai` default),
+/// `"openai_o_tiles"`, `"openai_mini_patches"`, `"openai_nano_patches"`,
+/// `"openai_o4_mini_patches"`, `"anthropic"` (the `anthropic` default),
+/// `"anthropic_high_res"`, `"qwen_vl"`, `"qwen_vl_high_res"`, `"qwen3_vl"`, `"gemini"`
+/// (another name gives `ARK_AGENT_RESULT_INVALID_JSON`); it also decides whether HEIC/HEIF
+/// photos are taken (`"gemini"` and the Qwen-VL ones). `"max_image_bytes"?` (default
+/// 20971520) and `"max_images_per_request"?` (default 100) bound what
+/// `arkagent_runtime_run_parts` and tool results may carry.
 /// `tools` and `workers` may be NULL; workers enable delegation with
 /// the default policy when the config has no `"delegation"`. `http` (required, copied
 /// during the call) is the host's HTTP client: `send` (required) sends requests,

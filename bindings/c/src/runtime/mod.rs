@@ -4,6 +4,7 @@
 
 mod executor;
 mod handle;
+mod images;
 mod run;
 mod state;
 
@@ -13,6 +14,7 @@ pub use handle::{
     arkagent_runtime_free, arkagent_runtime_new, arkagent_runtime_new_with_compressor, arkagent_tools_free, arkagent_tools_new,
     arkagent_tools_register, ArkAgentRuntime, ArkAgentTools,
 };
+pub use images::{arkagent_runtime_image, arkagent_runtime_run_parts};
 pub use run::{
     arkagent_child_usage_summary, arkagent_runtime_cancel, arkagent_runtime_close_sub_agents, arkagent_runtime_compress_now,
     arkagent_runtime_episodes, arkagent_runtime_memory_recall, arkagent_runtime_memory_store, arkagent_runtime_run,

@@ -79,7 +79,10 @@ pub fn decide(request: &Value) -> Reply {
                 return Reply::Text(research_notes(&text));
             }
             let calls = plan_tool_calls(&text, &offered, messages);
-            if calls.is_empty() {
+            let photos = photo_types(last);
+            if calls.is_empty() && !photos.is_empty() {
+                Reply::Text(photo_reply(&photos))
+            } else if calls.is_empty() {
                 Reply::Text(small_talk(&text))
             } else {
                 Reply::ToolCalls(calls)
@@ -121,6 +124,33 @@ fn content_text(message: &Value) -> String {
             .join(" "),
         _ => String::new(),
     }
+}
+
+/// IMG-1: the MIME types of the photos in a user message (`image_url` data URLs).
+fn photo_types(message: &Value) -> Vec<String> {
+    let Some(Value::Array(parts)) = message.get("content") else {
+        return Vec::new();
+    };
+    parts
+        .iter()
+        .filter_map(|p| p.pointer("/image_url/url").and_then(Value::as_str))
+        .map(|url| {
+            url.strip_prefix("data:")
+                .and_then(|u| u.split(';').next())
+                .unwrap_or("an image URL")
+                .to_owned()
+        })
+        .collect()
+}
+
+/// What the simulated model says to photos: it received them, it cannot see them.
+fn photo_reply(types: &[String]) -> String {
+    format!(
+        "I received {} photo(s) ({}) as image parts of your message. I am a simulated model and \
+         cannot look at them; a vision model (set ARKAGENT_BASE_URL/API_KEY/MODEL) would describe them.",
+        types.len(),
+        types.join(", ")
+    )
 }
 
 fn words(text: &str) -> Vec<String> {

@@ -32,7 +32,7 @@ use serde::ser::Serializer;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::history::{Message, ToolCall};
+use crate::history::{Content, ContentPart, ImageSource, Message, ToolCall};
 use crate::llm::config::ModelConfig;
 use crate::llm::format::{BodyWriter, Reopen, RequestEncoder, RequestParts};
 use crate::llm::request::ToolChoice;
@@ -74,10 +74,16 @@ enum Block<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    /// IMG-2: an image, base64 or URL source.
+    Image {
+        source: Source<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
     ToolResult {
         tool_use_id: &'a str,
-        #[serde(skip_serializing_if = "str::is_empty")]
-        content: &'a str,
+        #[serde(skip_serializing_if = "ResultContent::is_empty")]
+        content: ResultContent<'a>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -87,8 +93,81 @@ enum Block<'a> {
 
 impl Block<'_> {
     fn mark(&mut self) {
-        let (Block::Text { cache_control, .. } | Block::ToolUse { cache_control, .. } | Block::ToolResult { cache_control, .. }) = self;
+        let (Block::Text { cache_control, .. }
+        | Block::ToolUse { cache_control, .. }
+        | Block::Image { cache_control, .. }
+        | Block::ToolResult { cache_control, .. }) = self;
         *cache_control = BREAKPOINT;
+    }
+}
+
+/// An image block's `source`: `{"type":"base64","media_type","data"}` (the base64
+/// written straight into the body) or `{"type":"url","url"}`.
+struct Source<'a>(&'a ImageSource);
+
+impl Serialize for Source<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        match self.0 {
+            ImageSource::Data(image) => {
+                map.serialize_entry("type", "base64")?;
+                map.serialize_entry("media_type", image.mime().as_str())?;
+                map.serialize_entry("data", &Base64(image))?;
+            }
+            ImageSource::Url(url) => {
+                map.serialize_entry("type", "url")?;
+                map.serialize_entry("url", url)?;
+            }
+        }
+        map.end()
+    }
+}
+
+struct Base64<'a>(&'a crate::history::ImageData);
+
+impl Serialize for Base64<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&self.0.base64())
+    }
+}
+
+/// A `tool_result`'s content: its text (left out when empty, as before images), or its
+/// text and image blocks (IMG-2: Anthropic takes images inside a tool result).
+enum ResultContent<'a> {
+    Text(&'a str),
+    Blocks(Vec<Block<'a>>),
+}
+
+impl ResultContent<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            Self::Text(text) => text.is_empty(),
+            Self::Blocks(blocks) => blocks.is_empty(),
+        }
+    }
+}
+
+impl Serialize for ResultContent<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Text(text) => serializer.serialize_str(text),
+            Self::Blocks(blocks) => blocks.serialize(serializer),
+        }
+    }
+}
+
+/// The blocks of a user message's or tool result's content (empty texts left out).
+fn content_blocks(content: &Content) -> Vec<Block<'_>> {
+    match content {
+        Content::Text(text) => (!text.is_empty()).then_some(Block::Text { text, cache_control: None }).into_iter().collect(),
+        Content::Parts(parts) => parts
+            .iter()
+            .filter_map(|p| match p {
+                ContentPart::Text { text } => (!text.is_empty()).then_some(Block::Text { text, cache_control: None }),
+                ContentPart::Image(image) => Some(Block::Image { source: Source(&image.source), cache_control: None }),
+            })
+            .collect(),
     }
 }
 
@@ -132,7 +211,8 @@ fn blocks(message: &Message) -> Vec<Block<'_>> {
         (!text.is_empty()).then_some(Block::Text { text, cache_control: None })
     }
     match message {
-        Message::System { content } | Message::User { content } => text(content).into_iter().collect(),
+        Message::System { content } => text(content).into_iter().collect(),
+        Message::User { content } => content_blocks(content),
         Message::Assistant { content, tool_calls, .. } => content
             .as_deref()
             .and_then(text)
@@ -140,6 +220,10 @@ fn blocks(message: &Message) -> Vec<Block<'_>> {
             .chain(tool_calls.iter().map(|c| Block::ToolUse { id: &c.id, name: &c.name, input: Input::of(c), cache_control: None }))
             .collect(),
         Message::Tool { tool_call_id, content, is_error } => {
+            let content = match content {
+                Content::Text(text) => ResultContent::Text(text),
+                Content::Parts(_) => ResultContent::Blocks(content_blocks(content)),
+            };
             vec![Block::ToolResult { tool_use_id: tool_call_id, content, is_error: *is_error, cache_control: None }]
         }
     }

@@ -60,6 +60,10 @@ impl WireProtocol for AnthropicMessages {
     fn classify_error(&self, status: u16, body: &[u8], retry_after_ms: Option<u64>) -> LlmError {
         response::classify_http(status, body, retry_after_ms)
     }
+
+    fn default_image_rule(&self) -> crate::history::ImageTokenRule {
+        crate::history::ImageTokenRule::Anthropic
+    }
 }
 
 #[cfg(test)]

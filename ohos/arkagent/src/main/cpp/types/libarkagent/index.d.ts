@@ -79,6 +79,11 @@ export type ErrorCode =
   | 'store_full'
   | 'store_read_only'
   | 'store_io'
+  | 'image_unsupported_type'
+  | 'image_invalid'
+  | 'image_too_large'
+  | 'too_many_images'
+  | 'image_not_found'
   | 'invalid_argument'
   | 'private_constructor'
   | 'invalid_call'
@@ -175,6 +180,47 @@ export type RunStatus =
   | 'cancelled'
   | 'max_iterations'
   | 'failed';
+
+/**
+ * A model family's rule for an image's tokens (IMG-3): ModelConfig.imageTokens. Generated
+ * from the Rust enum `arkagent::history::ImageTokenRule` (src/history/image_rule.rs;
+ * `as_str`): scripts/gen-dts.sh writes one string per variant.
+ */
+export type ImageTokenRule =
+  | 'openai_tiles'
+  | 'openai_o_tiles'
+  | 'openai_mini_patches'
+  | 'openai_nano_patches'
+  | 'openai_o4_mini_patches'
+  | 'anthropic'
+  | 'anthropic_high_res'
+  | 'qwen_vl'
+  | 'qwen_vl_high_res'
+  | 'qwen3_vl'
+  | 'gemini';
+
+/**
+ * An image's type (IMG-1): ContentPart.image()'s mimeType, ImageInfo.mimeType. Generated
+ * from the Rust enum `arkagent::history::ImageMime` (src/history/image.rs; `as_str`):
+ * scripts/gen-dts.sh writes one string per variant.
+ */
+export type ImageMimeType =
+  | 'image/jpeg'
+  | 'image/png'
+  | 'image/webp'
+  | 'image/gif'
+  | 'image/heic'
+  | 'image/heif';
+
+/**
+ * How closely the model looks at an image (OpenAI's detail; other formats ignore it).
+ * Generated from the Rust enum `arkagent::history::ImageDetail` (src/history/image.rs):
+ * scripts/gen-dts.sh writes one string per variant.
+ */
+export type ImageDetail =
+  | 'low'
+  | 'high'
+  | 'auto';
 
 /**
  * An Error thrown or rejected by the module, typed: its `code` is one of ErrorCode (see
@@ -298,6 +344,15 @@ export interface ToolCall {
 export interface ToolResult {
   content: string;
   isError?: boolean;
+  /**
+   * Images the model sees after the text (IMG-1), each a file's bytes (JPEG, PNG, WebP, GIF;
+   * the type is read from the bytes). On Anthropic Messages they go inside the tool_result;
+   * on Chat Completions, which cannot put an image in a tool message, one user message after
+   * the turn's last tool result carries them. An image that is refused (another type, a header
+   * that does not parse, over the model's bounds) makes the result a tool error naming its
+   * code, e.g. "image_unsupported_type".
+   */
+  images?: Uint8Array[];
 }
 
 /**
@@ -788,6 +843,18 @@ export class ModelConfig {
    * priced by its own ModelConfig's price.
    */
   price?: ModelPrice;
+  /**
+   * How an image's tokens are estimated (IMG-3): the model family's published rule, read
+   * from the image's pixel size. Unset: 'openai_tiles' for wireFormat 'openai', 'anthropic'
+   * for 'anthropic'. Set 'qwen_vl' for Qwen-VL on DashScope, 'gemini' for Gemini, the
+   * '…_patches' ones for OpenAI's mini and nano models. It also decides whether HEIC/HEIF
+   * photos are taken ('gemini' and the Qwen-VL ones). Another name throws "invalid_config".
+   */
+  imageTokens?: ImageTokenRule;
+  /** The largest image accepted, in bytes (default 20971520, 20 MiB): a larger one is refused with "image_too_large". */
+  maxImageBytes: number;
+  /** The most images one request may carry (default 100): an input past it is refused with "too_many_images". */
+  maxImagesPerRequest: number;
 }
 
 /**
@@ -1253,6 +1320,52 @@ export class SessionStore {
   delete(sessionId: string): boolean;
 }
 
+/**
+ * One part of a user message (IMG-1): text, or an image. Build parts with the static
+ * factories and pass them to AgentRuntime.runParts(). A plain string stays a valid input
+ * of run().
+ */
+export class ContentPart {
+  /** Parts come from the static factories: `new ContentPart()` throws "private_constructor". */
+  constructor();
+  static text(text: string): ContentPart;
+  /**
+   * An image from its file bytes — the ArrayBuffer (or a Uint8Array view) the photo picker (read with fs) or an
+   * image packer (image.createImagePacker().packToData, e.g. as "image/jpeg") gave you. The
+   * bytes are copied once into the library (no base64 string is made in JS). JPEG, PNG,
+   * WebP and GIF; `mimeType` is checked against the bytes when given, sniffed otherwise.
+   * Throws "image_unsupported_type" (another type; a HEIC/HEIF photo is refused when the
+   * run's model family does not take it — pack it as JPEG first), "image_invalid" (a header
+   * that does not parse, or bytes of another type than `mimeType`). `detail`: OpenAI's
+   * 'low' | 'high' | 'auto' (other formats ignore it).
+   */
+  static image(bytes: ArrayBuffer | Uint8Array, mimeType?: ImageMimeType, detail?: ImageDetail): ContentPart;
+  /** An image by URL: https: (fetched by the provider) or a data: URL (decoded and checked here). Throws "image_invalid". */
+  static imageUrl(url: string, detail?: ImageDetail): ContentPart;
+  readonly kind: 'text' | 'image';
+  /** The text of a text part. */
+  readonly textValue?: string;
+  /** An image's type, pixel size (read from its header), byte length and id (SHA-256 hex). */
+  readonly mimeType?: ImageMimeType;
+  readonly width?: number;
+  readonly height?: number;
+  readonly byteLength?: number;
+  readonly imageId?: string;
+  /** The URL of an image by URL. */
+  readonly url?: string;
+}
+
+/** An image read back by id (AgentRuntime.image()). */
+export interface ImageInfo {
+  /** SHA-256 of the bytes, lowercase hex: the id a memory line names. */
+  id: string;
+  mimeType: ImageMimeType;
+  width: number;
+  height: number;
+  /** The file's bytes (a copy owned by JS). */
+  bytes: Uint8Array;
+}
+
 /** The outcome of one run. status: "completed" | "cancelled" | "max_iterations". */
 export interface RunResult {
   runId: string;
@@ -1296,6 +1409,25 @@ export class AgentRuntime {
    * the history ends with the last tool results, paired.
    */
   run(input: string): Promise<RunResult>;
+  /**
+   * run() with ordered text and image parts as the input (IMG-1): e.g.
+   * `[ContentPart.text('what is this plant?'), ContentPart.image(jpegBytes, 'image/jpeg')]`.
+   * The photo goes to the model as its wire format carries images (an OpenAI-compatible
+   * `image_url` data URL, an Anthropic `image` block), encoded once for the whole chat;
+   * it is kept in the history, exportState() and the SessionStore. Rejects, with nothing
+   * written and nothing sent, with "image_unsupported_type" (a HEIC/HEIF photo for a
+   * model family that does not take it: pack it as JPEG first), "image_too_large" (over
+   * ModelConfig.maxImageBytes) or "too_many_images" (the request would carry more than
+   * ModelConfig.maxImagesPerRequest; compressNow() moves earlier photos into memory).
+   */
+  runParts(parts: ContentPart[]): Promise<RunResult>;
+  /**
+   * The image with this id (SHA-256 hex), from the live history or an episode's archived
+   * originals — the id a compressed-out photo's line names in summaries and retrieve_memory
+   * results ("[image image/jpeg, 4032×3024 px, N bytes, id …]"); undefined when the
+   * session holds none.
+   */
+  image(id: string): ImageInfo | undefined;
   /**
    * One compression attempt now, with the compressor's usual checks; resolves "skipped"
    * ("no_usage") when no compressor is configured. Like run(), it takes the run slot

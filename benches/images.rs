@@ -1,0 +1,158 @@
+//! IMG-2, PERF-1, PERF-2 with photos (issue 30 item 7; results: BENCHMARKS.md, "Photos
+//! in a long chat"): a 200-turn chat in which 30 turns carry a photo of 1–3 MB, against
+//! an instant in-process transport that drops each body at once, next to the same chat
+//! without photos. Each chat runs in a fresh child process (this binary re-executed), so
+//! the process peak (`VmHWM`) is that chat's alone.
+//!
+//! Reported per chat: the framework's time per turn (the whole run, the transport being
+//! instant: the core's own work), split into turns with and without a new photo; the two
+//! PERF-1 floors for the last request (re-serializing it from the typed structs — which
+//! base64-encodes every photo again — and copying its bytes); the last body's size; the
+//! peak RSS. Goals: framework time per turn within PERF-1's (≤ 1× the first floor, ≤ 5×
+//! the second), peak RSS ≤ 1.5 × (the photos' bytes + their base64) + the text chat's
+//! peak, and nothing re-encoded per turn (a turn without a new photo costs what a text
+//! turn costs).
+//!
+//! `cargo bench -p arkagent --bench images`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arkagent::history::{ContentPart, ImageData};
+use arkagent::{AgentRuntime, AgentRuntimeConfig, CancellationToken, Content, HttpRequest, HttpResponse, HttpTransport, ModelConfig, TransportError};
+use async_trait::async_trait;
+use serde_json::json;
+
+const TURNS: usize = 200;
+const PHOTOS: usize = 30;
+
+/// Answers every request at once with a short text; keeps nothing of the request.
+struct Instant200;
+
+#[async_trait]
+impl HttpTransport for Instant200 {
+    async fn send(&self, request: HttpRequest, _cancel: CancellationToken) -> Result<HttpResponse, TransportError> {
+        drop(request);
+        let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "Noted: that looks like a fern, keep it out of direct sun."}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 12, "total_tokens": 1012}});
+        Ok(HttpResponse::full(200, body.to_string()))
+    }
+}
+
+/// A JPEG of `len` bytes: a real frame header (4032 × 3024) after seeded APP segments.
+fn photo(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut out = vec![0xFF, 0xD8];
+    while out.len() + 65_000 < len {
+        out.extend_from_slice(&[0xFF, 0xE2, 0xFD, 0xE8]); // APP2, 65000 bytes
+        out.extend((0..64_998).map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 255) as u8
+        }));
+    }
+    out.extend_from_slice(&[0xFF, 0xC0, 0, 17, 8, 0x0B, 0xD0, 0x0F, 0xC0, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1, 0xFF, 0xD9]);
+    out
+}
+
+fn peak_rss_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// One chat in this process; prints one JSON line.
+fn child(with_photos: bool) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap_or_else(|e| panic!("{e}"));
+    let mut config = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", "k", "m"));
+    config.system_prompt = "You are a gardening assistant.".into();
+    config.compression = None;
+    let agent = AgentRuntime::new(config, Arc::new(Instant200)).unwrap_or_else(|e| panic!("{e}"));
+    let every = TURNS / PHOTOS;
+    let mut photo_bytes = 0usize;
+    let (mut photo_time, mut photo_turns, mut other_time, mut other_turns) = (Duration::ZERO, 0u32, Duration::ZERO, 0u32);
+    let baseline = peak_rss_kb();
+    for turn in 0..TURNS {
+        let question = format!("Turn {turn}: how often should I water this plant, and where should it stand in a flat that faces north?");
+        let input: Content = if with_photos && turn % every == 0 && turn / every < PHOTOS {
+            // 1–3 MB, spread evenly.
+            let len = 1_000_000 + (turn / every) * 2_000_000 / (PHOTOS - 1);
+            let bytes = photo(len, turn as u64);
+            photo_bytes += bytes.len();
+            let image = ImageData::new(bytes).unwrap_or_else(|e| panic!("{e}"));
+            Content::Parts(vec![ContentPart::text(question), ContentPart::image(image)])
+        } else {
+            question.into()
+        };
+        let is_photo = matches!(input, Content::Parts(_));
+        let started = Instant::now();
+        rt.block_on(agent.run(input)).unwrap_or_else(|e| panic!("{e}"));
+        let took = started.elapsed();
+        if is_photo {
+            (photo_time, photo_turns) = (photo_time + took, photo_turns + 1);
+        } else {
+            (other_time, other_turns) = (other_time + took, other_turns + 1);
+        }
+    }
+    // The chat's peak, before the floors below allocate two more bodies.
+    let peak = peak_rss_kb();
+    // PERF-1's floors for the last request: re-serialize it, copy its bytes.
+    let started = Instant::now();
+    let body = agent.request_body_from_scratch();
+    let scratch = started.elapsed();
+    let started = Instant::now();
+    let copy = std::hint::black_box(body.as_bytes().to_vec());
+    let copied = started.elapsed();
+    let per = |d: Duration, n: u32| d.as_secs_f64() * 1000.0 / f64::from(n.max(1));
+    println!(
+        "{}",
+        json!({
+            "chat": if with_photos { "photos" } else { "text" },
+            "turns": TURNS, "photos": photo_turns, "photo_bytes": photo_bytes,
+            "ms_per_turn": per(photo_time + other_time, photo_turns + other_turns),
+            "ms_per_photo_turn": per(photo_time, photo_turns),
+            "ms_per_other_turn": per(other_time, other_turns),
+            "scratch_ms": scratch.as_secs_f64() * 1000.0, "copy_ms": copied.as_secs_f64() * 1000.0,
+            "last_body_bytes": copy.len(), "baseline_rss_kb": baseline, "peak_rss_kb": peak,
+        })
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(pos) = args.iter().position(|a| a == "--child") {
+        child(args.get(pos + 1).map(String::as_str) == Some("photos"));
+        return;
+    }
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
+    let mut results = Vec::new();
+    for chat in ["text", "photos"] {
+        let out = std::process::Command::new(&exe).args(["--child", chat]).output().unwrap_or_else(|e| panic!("{e}"));
+        let line = String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or_default().to_owned();
+        println!("{line}");
+        results.push(serde_json::from_str::<serde_json::Value>(&line).unwrap_or_default());
+    }
+    let (text, photos) = (&results[0], &results[1]);
+    let photo_bytes = photos["photo_bytes"].as_f64().unwrap_or(0.0);
+    let budget_kb = (1.5 * (photo_bytes + photo_bytes * 4.0 / 3.0)) / 1024.0 + text["peak_rss_kb"].as_f64().unwrap_or(0.0);
+    let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(0.0);
+    println!(
+        "photos: {:.3} ms/turn ({:.3} with a new photo, {:.3} without; text chat {:.3}); last request re-serialized {:.1} ms, copied {:.2} ms; \
+         peak RSS {:.1} MB (budget {:.1} MB = 1.5 × (photos {:.1} MB + base64) + text chat {:.1} MB)",
+        f(photos, "ms_per_turn"),
+        f(photos, "ms_per_photo_turn"),
+        f(photos, "ms_per_other_turn"),
+        f(text, "ms_per_turn"),
+        f(photos, "scratch_ms"),
+        f(photos, "copy_ms"),
+        f(photos, "peak_rss_kb") / 1024.0,
+        budget_kb / 1024.0,
+        photo_bytes / 1_048_576.0,
+        f(text, "peak_rss_kb") / 1024.0,
+    );
+}

@@ -1,0 +1,200 @@
+//! `ContentPart` and `ImageInfo` (IMG-1, IMG-4): photos in the conversation from ArkTS. An
+//! image's bytes come in as the `ArrayBuffer` the photo picker or an image packer gave the
+//! app, copied once into the core (no base64 text, no V8 string); the core checks them.
+
+use std::sync::Arc;
+
+use arkagent::history::{ImageData, ImageDetail, ImagePart, ImageSource};
+use napi_derive_ohos::napi;
+use napi_ohos::bindgen_prelude::Uint8Array;
+
+use crate::args::Arg;
+use crate::convert::{optional, Optional};
+use crate::error::{private_constructor, thrown, Thrown};
+use crate::transport::Bytes;
+
+/// One part of a message: text or an image.
+#[napi]
+pub struct ContentPart {
+    inner: arkagent::ContentPart,
+}
+
+impl ContentPart {
+    /// The core part.
+    pub fn core(&self) -> arkagent::ContentPart {
+        self.inner.clone()
+    }
+}
+
+fn detail_of(detail: Option<String>) -> Result<Option<ImageDetail>, Thrown> {
+    detail
+        .map(|d| match d.as_str() {
+            "low" => Ok(ImageDetail::Low),
+            "high" => Ok(ImageDetail::High),
+            "auto" => Ok(ImageDetail::Auto),
+            other => Err(napi_ohos::Error::new("invalid_argument".to_owned(), format!("detail must be low, high or auto, got {other:?}"))),
+        })
+        .transpose()
+}
+
+fn image(part: &arkagent::ContentPart) -> Option<&ImagePart> {
+    match part {
+        arkagent::ContentPart::Image(image) => Some(image),
+        arkagent::ContentPart::Text { .. } => None,
+    }
+}
+
+fn data(part: &arkagent::ContentPart) -> Option<&ImageData> {
+    image(part).and_then(ImagePart::image)
+}
+
+#[napi]
+impl ContentPart {
+    /// Parts come from the static factories; `new` throws `private_constructor`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("ContentPart"))
+    }
+
+    #[napi(factory)]
+    pub fn text(text: Arg<String>) -> Self {
+        Self { inner: arkagent::ContentPart::text(text.0) }
+    }
+
+    /// The bytes copied once out of the `ArrayBuffer`, checked by the core.
+    #[napi(factory, ts_args_type = "bytes: ArrayBuffer | Uint8Array, mimeType?: ImageMimeType, detail?: ImageDetail")]
+    pub fn image(bytes: Arg<Bytes<'_>>, mime_type: Arg<Option<String>>, detail: Arg<Option<String>>) -> Result<Self, Thrown> {
+        let copied: Arc<[u8]> = Arc::from(bytes.0.as_slice());
+        let data = match mime_type.0 {
+            Some(mime) => ImageData::with_mime(&mime, copied),
+            None => ImageData::new(copied),
+        }
+        .map_err(thrown)?;
+        Ok(Self { inner: arkagent::ContentPart::Image(ImagePart::data(data, detail_of(detail.0)?)) })
+    }
+
+    #[napi(factory, ts_args_type = "url: string, detail?: ImageDetail")]
+    pub fn image_url(url: Arg<String>, detail: Arg<Option<String>>) -> Result<Self, Thrown> {
+        let part = ImagePart::url(&url.0, detail_of(detail.0)?).map_err(thrown)?;
+        Ok(Self { inner: arkagent::ContentPart::Image(part) })
+    }
+
+    #[napi(getter, ts_return_type = "'text' | 'image'")]
+    pub fn kind(&self) -> String {
+        if image(&self.inner).is_some() { "image" } else { "text" }.to_owned()
+    }
+
+    #[napi(getter)]
+    pub fn text_value(&self) -> Optional<String> {
+        optional(match &self.inner {
+            arkagent::ContentPart::Text { text } => Some(text.clone()),
+            arkagent::ContentPart::Image(_) => None,
+        })
+    }
+
+    #[napi(getter, ts_return_type = "ImageMimeType | undefined")]
+    pub fn mime_type(&self) -> Optional<String> {
+        optional(data(&self.inner).map(|d| d.mime().as_str().to_owned()))
+    }
+
+    #[napi(getter)]
+    pub fn width(&self) -> Optional<u32> {
+        optional(data(&self.inner).map(ImageData::width))
+    }
+
+    #[napi(getter)]
+    pub fn height(&self) -> Optional<u32> {
+        optional(data(&self.inner).map(ImageData::height))
+    }
+
+    #[napi(getter)]
+    pub fn byte_length(&self) -> Optional<f64> {
+        optional(data(&self.inner).map(|d| d.len() as f64))
+    }
+
+    #[napi(getter)]
+    pub fn image_id(&self) -> Optional<String> {
+        optional(data(&self.inner).map(|d| d.id().to_owned()))
+    }
+
+    #[napi(getter)]
+    pub fn url(&self) -> Optional<String> {
+        optional(image(&self.inner).and_then(|i| match &i.source {
+            ImageSource::Url(url) => Some(url.clone()),
+            ImageSource::Data(_) => None,
+        }))
+    }
+}
+
+/// An image read back by id (IMG-4).
+#[napi(object, js_name = "ImageInfo")]
+pub struct JsImageInfo {
+    pub id: String,
+    #[napi(ts_type = "ImageMimeType")]
+    pub mime_type: String,
+    pub width: u32,
+    pub height: u32,
+    pub bytes: Uint8Array,
+}
+
+/// The image's info with its bytes copied into a `Uint8Array` handed to JS.
+pub fn image_info(image: &ImageData) -> JsImageInfo {
+    JsImageInfo {
+        id: image.id().to_owned(),
+        mime_type: image.mime().as_str().to_owned(),
+        width: image.width(),
+        height: image.height(),
+        bytes: Uint8Array::new(image.bytes().to_vec()),
+    }
+}
+
+// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
+// tests keep). scripts/gen-dts.sh assembles these blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+/* ts
+/**
+ * One part of a user message (IMG-1): text, or an image. Build parts with the static
+ * factories and pass them to AgentRuntime.runParts(). A plain string stays a valid input
+ * of run().
+ */
+export class ContentPart {
+  /** Parts come from the static factories: `new ContentPart()` throws "private_constructor". */
+  constructor();
+  static text(text: string): ContentPart;
+  /**
+   * An image from its file bytes — the ArrayBuffer (or a Uint8Array view) the photo picker (read with fs) or an
+   * image packer (image.createImagePacker().packToData, e.g. as "image/jpeg") gave you. The
+   * bytes are copied once into the library (no base64 string is made in JS). JPEG, PNG,
+   * WebP and GIF; `mimeType` is checked against the bytes when given, sniffed otherwise.
+   * Throws "image_unsupported_type" (another type; a HEIC/HEIF photo is refused when the
+   * run's model family does not take it — pack it as JPEG first), "image_invalid" (a header
+   * that does not parse, or bytes of another type than `mimeType`). `detail`: OpenAI's
+   * 'low' | 'high' | 'auto' (other formats ignore it).
+   */
+  static image(bytes: ArrayBuffer | Uint8Array, mimeType?: ImageMimeType, detail?: ImageDetail): ContentPart;
+  /** An image by URL: https: (fetched by the provider) or a data: URL (decoded and checked here). Throws "image_invalid". */
+  static imageUrl(url: string, detail?: ImageDetail): ContentPart;
+  readonly kind: 'text' | 'image';
+  /** The text of a text part. */
+  readonly textValue?: string;
+  /** An image's type, pixel size (read from its header), byte length and id (SHA-256 hex). */
+  readonly mimeType?: ImageMimeType;
+  readonly width?: number;
+  readonly height?: number;
+  readonly byteLength?: number;
+  readonly imageId?: string;
+  /** The URL of an image by URL. */
+  readonly url?: string;
+}
+
+/** An image read back by id (AgentRuntime.image()). */
+export interface ImageInfo {
+  /** SHA-256 of the bytes, lowercase hex: the id a memory line names. */
+  id: string;
+  mimeType: ImageMimeType;
+  width: number;
+  height: number;
+  /** The file's bytes (a copy owned by JS). */
+  bytes: Uint8Array;
+}
+*/

@@ -1,0 +1,460 @@
+//! IMG-1, IMG-5: an image in a message — its bytes with their type, read and checked
+//! once where they enter (the type sniffed from the bytes, the pixel size read from the
+//! image's own frame header without decoding), shared afterwards (`Arc`: a photo in the
+//! history, its episode, the store's write and an export are one allocation), and named
+//! by a content address (SHA-256) computed once, on first use.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sha2::{Digest, Sha256};
+
+use crate::error::{ArkAgentError, ErrorCode};
+
+/// The image types a message can carry (IMG-1): JPEG, PNG, WebP and GIF go to every
+/// model family; HEIC/HEIF (what phone cameras write) only to a family that accepts them
+/// ([`crate::history::ImageTokenRule::accepts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ImageMime {
+    /// `image/jpeg`.
+    Jpeg,
+    /// `image/png`.
+    Png,
+    /// `image/webp`.
+    Webp,
+    /// `image/gif`.
+    Gif,
+    /// `image/heic`.
+    Heic,
+    /// `image/heif`.
+    Heif,
+}
+
+impl ImageMime {
+    /// Every type, in declaration order.
+    pub const ALL: [ImageMime; 6] = [Self::Jpeg, Self::Png, Self::Webp, Self::Gif, Self::Heic, Self::Heif];
+
+    /// The MIME type, e.g. `"image/jpeg"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Jpeg => "image/jpeg",
+            Self::Png => "image/png",
+            Self::Webp => "image/webp",
+            Self::Gif => "image/gif",
+            Self::Heic => "image/heic",
+            Self::Heif => "image/heif",
+        }
+    }
+
+    /// The type named `mime` (ASCII case-insensitive; `image/jpg` is JPEG), if known.
+    pub fn from_mime(mime: &str) -> Option<Self> {
+        let mime = mime.trim();
+        if mime.eq_ignore_ascii_case("image/jpg") {
+            return Some(Self::Jpeg);
+        }
+        Self::ALL.into_iter().find(|m| m.as_str().eq_ignore_ascii_case(mime))
+    }
+
+    /// True for HEIC/HEIF.
+    pub const fn is_heif(self) -> bool {
+        matches!(self, Self::Heic | Self::Heif)
+    }
+}
+
+impl fmt::Display for ImageMime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How closely the model looks at an image (OpenAI's `detail`; other formats do not send
+/// it, and the estimate of families without it ignores it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageDetail {
+    /// A fixed low-resolution look.
+    Low,
+    /// Full resolution (within the family's limits).
+    High,
+    /// The provider decides (counted as `high` by the estimate: the larger figure).
+    Auto,
+}
+
+impl ImageDetail {
+    /// `"low"`, `"high"` or `"auto"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::High => "high",
+            Self::Auto => "auto",
+        }
+    }
+}
+
+/// An image's bytes with their type and pixel size, checked when made. Cheap to clone:
+/// clones share the bytes and the content address.
+///
+/// ```
+/// use arkagent::history::{ImageData, ImageMime};
+/// // The smallest PNG: 1×1 pixels.
+/// let png = arkagent::history::tiny_png();
+/// let image = ImageData::new(png.clone()).unwrap();
+/// assert_eq!((image.mime(), image.width(), image.height()), (ImageMime::Png, 1, 1));
+/// assert_eq!(image.bytes().as_ref(), png.as_slice());
+/// assert_eq!(image.id().len(), 64); // SHA-256, lowercase hex
+/// ```
+#[derive(Clone)]
+pub struct ImageData(Arc<Inner>);
+
+struct Inner {
+    mime: ImageMime,
+    bytes: Arc<[u8]>,
+    width: u32,
+    height: u32,
+    id: OnceLock<String>,
+}
+
+/// A 1×1 PNG (70 bytes), for examples and tests.
+#[doc(hidden)]
+pub fn tiny_png() -> Vec<u8> {
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    STANDARD.decode(PNG).unwrap_or_default()
+}
+
+fn image_error(code: ErrorCode, message: impl Into<String>) -> ArkAgentError {
+    ArkAgentError::Image { code, message: message.into() }
+}
+
+/// The type the bytes themselves say, if it is one of ours.
+fn sniff(bytes: &[u8]) -> Result<ImageMime, ArkAgentError> {
+    use imagesize::ImageType;
+    let Ok(kind) = imagesize::image_type(bytes) else {
+        // Too short for the reader's sniffing, but its magic says what it claims to be:
+        // a truncated image is an invalid one, not an unsupported type.
+        return magic(bytes).ok_or_else(|| image_error(ErrorCode::ImageUnsupportedType, "the bytes are not a JPEG, PNG, WebP, GIF or HEIC/HEIF image"));
+    };
+    match kind {
+        ImageType::Jpeg => Ok(ImageMime::Jpeg),
+        ImageType::Png => Ok(ImageMime::Png),
+        ImageType::Webp => Ok(ImageMime::Webp),
+        ImageType::Gif => Ok(ImageMime::Gif),
+        ImageType::Heif(imagesize::Compression::Hevc) => Ok(ImageMime::Heic),
+        ImageType::Heif(imagesize::Compression::Av1) => Err(image_error(ErrorCode::ImageUnsupportedType, "AVIF images are not supported (JPEG, PNG, WebP, GIF)")),
+        ImageType::Heif(_) => Ok(ImageMime::Heif),
+        other => Err(image_error(ErrorCode::ImageUnsupportedType, format!("{other:?} images are not supported (JPEG, PNG, WebP, GIF)"))),
+    }
+}
+
+/// The type a file's first bytes claim.
+fn magic(bytes: &[u8]) -> Option<ImageMime> {
+    let starts = |m: &[u8]| bytes.starts_with(m);
+    if starts(b"\xFF\xD8\xFF") {
+        Some(ImageMime::Jpeg)
+    } else if starts(b"\x89PNG") {
+        Some(ImageMime::Png)
+    } else if starts(b"GIF8") {
+        Some(ImageMime::Gif)
+    } else if starts(b"RIFF") && bytes.get(8..12) == Some(b"WEBP") {
+        Some(ImageMime::Webp)
+    } else {
+        None
+    }
+}
+
+/// The pixel size from the image's own frame header (never decoding it): JPEG's first
+/// start-of-frame outside any embedded image (an EXIF thumbnail sits inside an APP
+/// segment, which is skipped whole), PNG's IHDR, WebP's VP8/VP8L/VP8X header, GIF's
+/// logical screen, HEIF's image spatial extent.
+fn pixel_size(bytes: &[u8]) -> Result<(u32, u32), ArkAgentError> {
+    let size = imagesize::blob_size(bytes)
+        .map_err(|e| image_error(ErrorCode::ImageInvalid, format!("the image header does not parse: {e}")))?;
+    let (w, h) = (u32::try_from(size.width).unwrap_or(0), u32::try_from(size.height).unwrap_or(0));
+    if w == 0 || h == 0 {
+        return Err(image_error(ErrorCode::ImageInvalid, format!("the image header gives a size of {}×{}", size.width, size.height)));
+    }
+    Ok((w, h))
+}
+
+impl ImageData {
+    /// Checks `bytes` and takes them (no copy of an `Arc<[u8]>`): the type is sniffed
+    /// from the bytes, the pixel size read from the header. Errors:
+    /// `image_unsupported_type` (not JPEG, PNG, WebP, GIF or HEIC/HEIF), `image_invalid`
+    /// (a header that does not parse, or a zero size).
+    pub fn new(bytes: impl Into<Arc<[u8]>>) -> Result<Self, ArkAgentError> {
+        let bytes = bytes.into();
+        let mime = sniff(&bytes)?;
+        let (width, height) = pixel_size(&bytes)?;
+        Ok(Self(Arc::new(Inner { mime, bytes, width, height, id: OnceLock::new() })))
+    }
+
+    /// [`new`](Self::new) for bytes declared as `mime`: an unknown declared type is
+    /// `image_unsupported_type`, bytes of another type than declared (or of none)
+    /// `image_invalid`.
+    pub fn with_mime(mime: &str, bytes: impl Into<Arc<[u8]>>) -> Result<Self, ArkAgentError> {
+        let declared = ImageMime::from_mime(mime).ok_or_else(|| {
+            image_error(ErrorCode::ImageUnsupportedType, format!("{mime:?} is not a supported image type (image/jpeg, image/png, image/webp, image/gif)"))
+        })?;
+        // Bytes of no supported type under a supported declared one: not what they claim.
+        let image = Self::new(bytes).map_err(|e| match e.code() {
+            ErrorCode::ImageUnsupportedType => image_error(ErrorCode::ImageInvalid, format!("declared {declared} but the bytes are not an image of that type")),
+            _ => e,
+        })?;
+        if image.mime() != declared && !(declared.is_heif() && image.mime().is_heif()) {
+            return Err(image_error(ErrorCode::ImageInvalid, format!("declared {declared} but the bytes are {}", image.mime())));
+        }
+        Ok(Self(Arc::new(Inner {
+            mime: declared,
+            bytes: Arc::clone(&image.0.bytes),
+            width: image.0.width,
+            height: image.0.height,
+            id: OnceLock::new(),
+        })))
+    }
+
+    /// A `data:<mime>;base64,<data>` URL decoded and checked as [`with_mime`](Self::with_mime).
+    /// A malformed URL or base64 is `image_invalid`.
+    pub fn from_data_url(url: &str) -> Result<Self, ArkAgentError> {
+        let malformed = || image_error(ErrorCode::ImageInvalid, "a data: URL must read data:<image type>;base64,<data>");
+        let rest = url.get(..5).filter(|p| p.eq_ignore_ascii_case("data:")).and(url.get(5..)).ok_or_else(malformed)?;
+        let (meta, data) = rest.split_once(',').ok_or_else(malformed)?;
+        let mime = meta.strip_suffix(";base64").ok_or_else(malformed)?;
+        let bytes = STANDARD.decode(data.trim()).map_err(|_| image_error(ErrorCode::ImageInvalid, "the data: URL's base64 does not decode"))?;
+        Self::with_mime(mime, bytes)
+    }
+
+    /// The type.
+    pub fn mime(&self) -> ImageMime {
+        self.0.mime
+    }
+
+    /// The bytes, shared.
+    pub fn bytes(&self) -> &Arc<[u8]> {
+        &self.0.bytes
+    }
+
+    /// Width in pixels, from the header.
+    pub fn width(&self) -> u32 {
+        self.0.width
+    }
+
+    /// Height in pixels, from the header.
+    pub fn height(&self) -> u32 {
+        self.0.height
+    }
+
+    /// Byte length.
+    pub fn len(&self) -> usize {
+        self.0.bytes.len()
+    }
+
+    /// Never true (an image has a header); for clippy's `len_without_is_empty`.
+    pub fn is_empty(&self) -> bool {
+        self.0.bytes.is_empty()
+    }
+
+    /// The content address: SHA-256 of the bytes in lowercase hex (computed once). The
+    /// same photo sent twice has one id; the host reads the bytes back by it.
+    pub fn id(&self) -> &str {
+        self.0.id.get_or_init(|| content_id(&self.0.bytes))
+    }
+
+    /// True when both share one allocation (a clone), without comparing bytes.
+    pub fn ptr_eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || Arc::ptr_eq(&self.0.bytes, &other.0.bytes)
+    }
+
+    /// The bytes in standard base64, written straight into `f` (no intermediate string).
+    pub fn base64(&self) -> impl fmt::Display + '_ {
+        base64::display::Base64Display::new(&self.0.bytes, &STANDARD)
+    }
+
+    /// The `data:` URL form, written straight into `f`.
+    pub fn data_url(&self) -> impl fmt::Display + '_ {
+        DataUrl(self)
+    }
+
+    /// The same image shared with `bytes` already held elsewhere (the same content):
+    /// used to store a photo sent twice once.
+    pub(crate) fn sharing(&self, bytes: &Arc<[u8]>) -> Self {
+        Self(Arc::new(Inner {
+            mime: self.0.mime,
+            bytes: Arc::clone(bytes),
+            width: self.0.width,
+            height: self.0.height,
+            id: self.0.id.clone(),
+        }))
+    }
+}
+
+/// SHA-256 of `bytes`, lowercase hex.
+pub fn content_id(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut hex = String::with_capacity(64);
+    for b in digest.iter() {
+        hex.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
+        hex.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+    }
+    hex
+}
+
+struct DataUrl<'a>(&'a ImageData);
+
+impl fmt::Display for DataUrl<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "data:{};base64,{}", self.0.mime(), self.0.base64())
+    }
+}
+
+impl PartialEq for ImageData {
+    fn eq(&self, other: &Self) -> bool {
+        self.mime() == other.mime() && (self.ptr_eq(other) || self.0.bytes == other.0.bytes)
+    }
+}
+
+impl Eq for ImageData {}
+
+impl fmt::Debug for ImageData {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never the bytes.
+        f.debug_struct("ImageData")
+            .field("mime", &self.mime().as_str())
+            .field("bytes", &self.len())
+            .field("width", &self.width())
+            .field("height", &self.height())
+            .finish()
+    }
+}
+
+/// Where an image comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageSource {
+    /// Bytes carried in the request (base64 on the wire).
+    Data(ImageData),
+    /// An `https:` URL the provider fetches (its size is unknown here: the estimate
+    /// counts the family's largest image).
+    Url(String),
+}
+
+/// An image part of a message (IMG-1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImagePart {
+    /// The bytes or the URL.
+    pub source: ImageSource,
+    /// OpenAI's `detail`, when set.
+    pub detail: Option<ImageDetail>,
+}
+
+impl ImagePart {
+    /// An image of checked bytes.
+    pub fn data(image: ImageData, detail: Option<ImageDetail>) -> Self {
+        Self { source: ImageSource::Data(image), detail }
+    }
+
+    /// An image from a URL: an `https:` URL is kept as it is, a `data:` URL is decoded
+    /// into bytes and checked. Errors: `image_invalid` (another scheme, a malformed
+    /// data URL), `image_unsupported_type`.
+    pub fn url(url: &str, detail: Option<ImageDetail>) -> Result<Self, ArkAgentError> {
+        let scheme = |s: &str| url.get(..s.len()).is_some_and(|p| p.eq_ignore_ascii_case(s));
+        if scheme("data:") {
+            return Ok(Self::data(ImageData::from_data_url(url)?, detail));
+        }
+        if !scheme("https://") || url.len() <= "https://".len() || url.chars().any(char::is_whitespace) {
+            return Err(image_error(ErrorCode::ImageInvalid, "an image URL must be https: or data:"));
+        }
+        Ok(Self { source: ImageSource::Url(url.to_owned()), detail })
+    }
+
+    /// IMG-4: the line that stands for this image where its bytes do not go (a chunked
+    /// summary transcript, `retrieve_memory`): its type, pixel size, byte size and id —
+    /// the host reads the bytes back by that id.
+    ///
+    /// ```
+    /// use arkagent::history::{ImageData, ImagePart};
+    /// let part = ImagePart::data(ImageData::new(arkagent::history::tiny_png()).unwrap(), None);
+    /// assert!(part.line().starts_with("[image image/png, 1×1 px, 70 bytes, id "));
+    /// ```
+    pub fn line(&self) -> String {
+        match &self.source {
+            ImageSource::Data(d) => format!("[image {}, {}×{} px, {} bytes, id {}]", d.mime(), d.width(), d.height(), d.len(), d.id()),
+            ImageSource::Url(url) => format!("[image at {url}]"),
+        }
+    }
+
+    /// The image's bytes, when carried.
+    pub fn image(&self) -> Option<&ImageData> {
+        match &self.source {
+            ImageSource::Data(image) => Some(image),
+            ImageSource::Url(_) => None,
+        }
+    }
+}
+
+/// The JSON form of an image part (inside a part with `"type": "image"`): `mime_type`
+/// and base64 `data`, or `url`; `detail` when set.
+#[derive(Serialize, Deserialize)]
+struct Repr<'a> {
+    #[serde(default, skip_serializing_if = "Option::is_none", borrow)]
+    mime_type: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    data: Option<Base64Field<'a>>,
+    #[serde(default, skip_serializing_if = "Option::is_none", borrow)]
+    url: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    detail: Option<ImageDetail>,
+}
+
+/// Base64 text: written from the bytes, read as text.
+enum Base64Field<'a> {
+    Out(&'a ImageData),
+    In(Cow<'a, str>),
+}
+
+impl Serialize for Base64Field<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Out(image) => serializer.collect_str(&image.base64()),
+            Self::In(text) => serializer.serialize_str(text),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Base64Field<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Cow::<'a, str>::deserialize(deserializer).map(Self::In)
+    }
+}
+
+impl Serialize for ImagePart {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let repr = match &self.source {
+            ImageSource::Data(image) => Repr {
+                mime_type: Some(Cow::Borrowed(image.mime().as_str())),
+                data: Some(Base64Field::Out(image)),
+                url: None,
+                detail: self.detail,
+            },
+            ImageSource::Url(url) => Repr { mime_type: None, data: None, url: Some(Cow::Borrowed(url)), detail: self.detail },
+        };
+        repr.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ImagePart {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let repr = Repr::deserialize(deserializer)?;
+        match (repr.mime_type, repr.data, repr.url) {
+            (Some(mime), Some(Base64Field::In(data)), None) => {
+                let bytes = STANDARD.decode(data.as_bytes()).map_err(|_| D::Error::custom("image data is not base64"))?;
+                let image = ImageData::with_mime(&mime, bytes).map_err(D::Error::custom)?;
+                Ok(Self::data(image, repr.detail))
+            }
+            (None, None, Some(url)) => Self::url(&url, repr.detail).map_err(D::Error::custom),
+            _ => Err(D::Error::custom("an image part has mime_type and data, or url")),
+        }
+    }
+}

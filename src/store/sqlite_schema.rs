@@ -1,0 +1,83 @@
+//! The SQLite store's schema: its version, the forward migrations and their backfills.
+
+use rusqlite::{params, Connection};
+
+use super::session::title_of;
+use super::sqlite_images::MIGRATION_4;
+
+/// The schema version this library writes. Files of any earlier version are migrated
+/// forward when opened; a newer file gives `store_newer_schema` and is left untouched.
+pub const SCHEMA_VERSION: i64 = 4;
+
+/// `PRAGMA application_id` of an arkagent store ("ARKA").
+pub(super) const APPLICATION_ID: i64 = 0x4152_4b41;
+
+/// The forward migrations: `MIGRATIONS[i]` takes a file from version `i` to `i + 1`.
+const MIGRATIONS: [&str; 4] = [
+    // 1: the first schema.
+    "CREATE TABLE arkagent_schema(version INTEGER PRIMARY KEY NOT NULL);
+     CREATE TABLE sessions(id TEXT PRIMARY KEY NOT NULL, created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL, seq INTEGER NOT NULL, message_count INTEGER NOT NULL,
+        total_tokens INTEGER NOT NULL);
+     CREATE TABLE messages(session_id TEXT NOT NULL, pos INTEGER NOT NULL, json TEXT NOT NULL,
+        PRIMARY KEY(session_id, pos)) WITHOUT ROWID;
+     CREATE TABLE episodes(session_id TEXT NOT NULL, ord INTEGER NOT NULL, id TEXT NOT NULL,
+        summary TEXT NOT NULL, created_at_ms INTEGER NOT NULL, message_count INTEGER NOT NULL,
+        PRIMARY KEY(session_id, ord)) WITHOUT ROWID;
+     CREATE TABLE archived(session_id TEXT NOT NULL, episode_ord INTEGER NOT NULL,
+        ord INTEGER NOT NULL, json TEXT NOT NULL,
+        PRIMARY KEY(session_id, episode_ord, ord)) WITHOUT ROWID;
+     CREATE TABLE usages(session_id TEXT NOT NULL, ord INTEGER NOT NULL, json TEXT NOT NULL,
+        PRIMARY KEY(session_id, ord)) WITHOUT ROWID;
+     CREATE TABLE child_usages(session_id TEXT NOT NULL, ord INTEGER NOT NULL, json TEXT NOT NULL,
+        PRIMARY KEY(session_id, ord)) WITHOUT ROWID;",
+    // 2: a stored title (the first user text), backfilled for existing sessions by
+    // `backfill_titles` (the rule of `title_of`: first line, trimmed, 80 characters).
+    "ALTER TABLE sessions ADD COLUMN title TEXT;",
+    // 3: the session's token calibration (CMP-12), JSON; none for existing sessions (the
+    // static estimate stands until the next provider count).
+    "ALTER TABLE sessions ADD COLUMN token_calibration TEXT;",
+    // 4: images stored once, content-addressed, with each session's references (IMG-1, IMG-4).
+    MIGRATION_4,
+];
+
+/// Migration 2's backfill: each existing session's title from its first user text, by the
+/// same rule as a new session's ([`title_of`]).
+fn backfill_titles(conn: &Connection) -> Result<(), rusqlite::Error> {
+    let firsts: Vec<(String, Option<String>)> = conn
+        .prepare(
+            "SELECT s.id, (SELECT json_extract(m.json, '$.content') FROM messages m
+                WHERE m.session_id = s.id AND json_extract(m.json, '$.role') = 'user'
+                ORDER BY m.pos LIMIT 1) FROM sessions s",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (id, first) in firsts {
+        if let Some(text) = first {
+            conn.execute("UPDATE sessions SET title = ?1 WHERE id = ?2", params![title_of(&text), id])?;
+        }
+    }
+    Ok(())
+}
+
+/// Applies the migrations from `from` up to `to`, each in its own transaction with its
+/// version row.
+pub(super) fn migrate(conn: &Connection, from: i64, to: i64) -> Result<(), rusqlite::Error> {
+    for version in from..to {
+        let Some(sql) = usize::try_from(version).ok().and_then(|v| MIGRATIONS.get(v)) else { break };
+        let next = version + 1;
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        conn.execute_batch(sql)
+            .and_then(|()| if next == 2 { backfill_titles(conn) } else { Ok(()) })
+            .and_then(|()| {
+                conn.execute_batch(&format!(
+                    "PRAGMA application_id = {APPLICATION_ID};
+                     INSERT INTO arkagent_schema(version) VALUES ({next}); COMMIT;"
+                ))
+            })
+            .inspect_err(|_| {
+                let _ = conn.execute_batch("ROLLBACK");
+            })?;
+    }
+    Ok(())
+}
