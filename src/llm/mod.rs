@@ -37,7 +37,7 @@ pub mod wire;
 pub use client::ChatClient;
 pub use config::{ModelConfig, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_IMAGES_PER_REQUEST, DEFAULT_MAX_IMAGE_BYTES, DEFAULT_REQUEST_TIMEOUT_MS};
 pub use delta::{DeltaSink, StreamDelta};
-pub use format::{check_wire_format, image_rule_of, stream_parser, wire_format, wire_format_names, WireFormat, ANTHROPIC_DEFAULT_MAX_TOKENS, WIRE_FORMAT_NAMES};
+pub use format::{check_wire_format, image_rule_of, stream_parser, wire_format, wire_format_names, WireFormat, ANTHROPIC_DEFAULT_MAX_TOKENS};
 pub(crate) use format::{protocol_of, BodyWriter, Reopen, RequestEncoder, RequestParts};
 /// Defined on the ground ([`crate::error`]) so the crate's error type can carry it
 /// without importing `llm`.

@@ -7,8 +7,8 @@
 //!
 //! The implementations: `openai` (OpenAI-compatible Chat Completions, delegating to the
 //! codec in `llm::openai`, `llm::wire` and `llm::stream`) and `anthropic` (Anthropic
-//! Messages). A third protocol is a new module here, its entry in [`REGISTRY`] and its
-//! name in [`WIRE_FORMAT_NAMES`].
+//! Messages). A third protocol is a new module here and its one entry in [`REGISTRY`]
+//! (its name is the one its [`WireProtocol::name`] gives).
 
 mod anthropic;
 mod name;
@@ -24,16 +24,15 @@ use crate::history::{ImageTokenRule, Message};
 use crate::tools::ToolDefinition;
 
 pub use anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS;
-pub use name::{WireFormat, WIRE_FORMAT_NAMES};
+pub use name::WireFormat;
 
-/// Every protocol the library speaks, at the position of its name in
-/// [`WIRE_FORMAT_NAMES`] (the compiler holds the counts equal, a unit test the names).
-/// Registering a protocol is its entry here and its name there.
-static REGISTRY: [&dyn WireProtocol; WIRE_FORMAT_NAMES.len()] = [&openai::OpenAiChat, &anthropic::AnthropicMessages];
+/// Every protocol the library speaks, each named by its [`WireProtocol::name`] (the
+/// `wire_format` value that selects it). Registering a protocol is its one entry here.
+static REGISTRY: &[&dyn WireProtocol] = &[&openai::OpenAiChat, &anthropic::AnthropicMessages];
 
 /// The protocol named by `format`, if there is one.
 pub fn protocol(format: &WireFormat) -> Option<&'static dyn WireProtocol> {
-    format.index().and_then(|i| REGISTRY.get(i)).copied()
+    REGISTRY.iter().find(|p| p.name() == format.as_str()).copied()
 }
 
 /// The protocol of `config`; an unknown name (refused by [`check_wire_format`], so only
@@ -44,7 +43,7 @@ pub fn protocol_of(config: &ModelConfig) -> &'static dyn WireProtocol {
 
 /// The names of the registered protocols, in registry order.
 pub fn wire_format_names() -> impl Iterator<Item = &'static str> {
-    WIRE_FORMAT_NAMES.iter().copied()
+    REGISTRY.iter().map(|p| p.name())
 }
 
 /// The [`WireFormat`] named `name`, if a protocol of that name is registered.
@@ -54,7 +53,7 @@ pub fn wire_format_names() -> impl Iterator<Item = &'static str> {
 /// assert_eq!(arkagent::llm::wire_format("Anthropic"), None);
 /// ```
 pub fn wire_format(name: &str) -> Option<WireFormat> {
-    WireFormat::from_name(name)
+    REGISTRY.iter().find(|p| p.name() == name).map(|p| WireFormat::of_protocol(p.name()))
 }
 
 /// WIRE-1: refuses a config whose `wire_format` names no registered protocol. Errors:
@@ -64,7 +63,7 @@ pub fn check_wire_format(config: &ModelConfig) -> Result<(), ArkAgentError> {
         Some(_) => Ok(()),
         None => {
             let known: Vec<&str> = wire_format_names().collect();
-            let message = format!("unknown wire_format (known: {})", known.join(", "));
+            let message = format!("unknown wire_format {:?} (known: {})", config.wire_format.as_str(), known.join(", "));
             Err(ArkAgentError::config(ErrorCode::InvalidConfig, message))
         }
     }
@@ -190,11 +189,18 @@ mod tests {
 
     #[test]
     fn wire_1_every_registered_protocol_sits_at_its_name() {
-        for (protocol, name) in REGISTRY.iter().zip(WIRE_FORMAT_NAMES) {
-            assert_eq!(protocol.name(), name);
-            let format = wire_format(name).map(|f| f.as_str());
-            assert_eq!(format, Some(name));
+        let names: Vec<&str> = wire_format_names().collect();
+        assert_eq!(names, ["openai", "anthropic"]);
+        let mut seen = std::collections::HashSet::new();
+        for protocol in REGISTRY {
+            assert!(seen.insert(protocol.name()), "two protocols named {}", protocol.name());
+            let format = wire_format(protocol.name());
+            assert_eq!(format.as_ref().map(WireFormat::as_str), Some(protocol.name()));
+            assert_eq!(format.as_ref().and_then(super::protocol).map(|p| p.name()), Some(protocol.name()));
         }
+        assert_eq!(wire_format("Anthropic"), None);
+        assert_eq!(WireFormat::OPENAI.as_str(), "openai");
+        assert_eq!(WireFormat::ANTHROPIC.as_str(), "anthropic");
     }
 
     /// COST-3: in every format, closing a body behind one extra message equals the
@@ -216,7 +222,8 @@ mod tests {
         ];
         let extra = Message::user("[instruction] summarize, no tools");
         let tools = [ToolDefinition::new("t", "d", serde_json::json!({"type": "object"}))];
-        for (protocol, name) in REGISTRY.iter().zip(WIRE_FORMAT_NAMES) {
+        for protocol in REGISTRY {
+            let name = protocol.name();
             let mut config = ModelConfig::new("http://h/v1", "k", "m");
             config.wire_format = wire_format(name).unwrap_or_default();
             for (system, context) in [("", vec![]), ("sys", vec![Message::system("snapshot")])] {
