@@ -119,8 +119,14 @@ fn sets() -> Result<Vec<ClosedSet>, String> {
             "enum `arkagent::history::ImageDetail` (src/history/image.rs)",
             serde_variants::<arkagent::history::ImageDetail>()?,
         ),
-        // ChildEnding (issue 26 item 2) — the one line to add once the enum exists:
-        // set("ChildEnding", "How a sub-agent ended.", "enum `arkagent::runtime::ChildEnding` (src/runtime/…)", serde_variants::<ChildEnding>()?),
+        set(
+            "WireFormat",
+            "A provider protocol (WIRE-1): ModelConfig.wireFormat — one name per protocol the \
+             library registers.",
+            "`arkagent::llm::wire_format_names()` (the protocols' names in `REGISTRY`, \
+             src/llm/format/mod.rs)",
+            arkagent::llm::wire_format_names().collect(),
+        ),
     ])
 }
 

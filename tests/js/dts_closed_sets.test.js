@@ -188,6 +188,9 @@ async function eventsOfEveryType() {
   });
   const streaming = modelConfig();
   streaming.stream = true;
+  // Priced (COST-2): its usages carry a cost and its run_finished costs; the delegating
+  // runtime below has no price, so both shapes are seen.
+  streaming.price = { currency: 'USD', inputPerMillion: 0.27, cachedInputPerMillion: 0.07, outputPerMillion: 1.1 };
   const compressor = new native.ContextCompressor(10, 1, undefined, 1);
   compressor.summarizerMaxInputTokens = 100000;
   compressor.summarizerModel = modelConfig();
@@ -246,11 +249,14 @@ test('ARCH-2 every event payload the module emits fits the payload interface of 
   const payloads = (type) => events.filter((e) => e.type === type).map((e) => JSON.parse(e.payloadJson));
   assert.ok(payloads('tool_call_delta').some((p) => p.name === null) && payloads('tool_call_delta').some((p) => p.name === 'echo'));
   assert.ok(payloads('model_response').every((p) => p.usage !== null));
+  assert.ok(payloads('model_response').some((p) => p.usage.cost) && payloads('model_response').some((p) => !p.usage.cost));
+  assert.ok(payloads('run_finished').some((p) => p.usage.costs) && payloads('run_finished').some((p) => !p.usage.costs));
   assert.ok(payloads('compression').some((p) => p.outcome === 'compressed' && p.usage.raw.source === 'context_compression'));
 });
 
 test('ARCH-2 the planted payload check fails on a payload that does not fit', () => {
-  const good = { type: 'run_finished', status: 'completed', iterations: 1, error_code: null };
+  const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, cached_tokens: 0, reasoning_tokens: 0, call_count: 1, priced_call_count: 0 };
+  const good = { type: 'run_finished', status: 'completed', iterations: 1, error_code: null, usage };
   assert.deepEqual(fitsInterface(good, 'RunFinishedPayload', 'p'), []);
   assert.notDeepEqual(fitsInterface({ ...good, status: 'done' }, 'RunFinishedPayload', 'p'), []);
   assert.notDeepEqual(fitsInterface({ ...good, error_code: 'no_such_code' }, 'RunFinishedPayload', 'p'), []);

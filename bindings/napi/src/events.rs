@@ -206,6 +206,31 @@ export interface UsagePayload {
   reasoning_tokens?: number;
   /** Where the usage came from and how many calls it stands for, when not plain. */
   raw?: UsageRawPayload;
+  /** What the call cost, when its model has a price (COST-2); absent otherwise, never 0. */
+  cost?: CostPayload;
+}
+
+/** An exact amount as the events carry it (cf. Cost): billionths of the currency unit. */
+export interface CostPayload {
+  /** The currency code as the price names it, e.g. "USD", "CNY". */
+  currency: string;
+  /** The amount in billionths of the currency unit (an integer). */
+  nanos: number;
+}
+
+/** What a run used, as "run_finished" carries it (snake_case; cf. ChildUsageSummary). */
+export interface UsageSummaryPayload {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
+  /** Model calls made (see ChildUsageSummary.callCount). */
+  call_count: number;
+  /** How many of call_count carry a cost. */
+  priced_call_count: number;
+  /** One exact sum per currency, sorted by currency code; absent when no call was priced. */
+  costs?: CostPayload[];
 }
 
 /** UsagePayload.raw (ModelUsage.source and ModelUsage.calls). */
@@ -343,6 +368,8 @@ export interface RunFinishedPayload extends EventPayload {
   iterations: number;
   /** The error's code when status is "failed". */
   error_code: ErrorCode | null;
+  /** What the run used up to its end, failed runs included (as RunResult.usage; COST-1, COST-2). */
+  usage: UsageSummaryPayload;
 }
 
 /**

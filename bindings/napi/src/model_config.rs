@@ -104,13 +104,13 @@ impl ModelConfig {
     }
 
     /// The provider protocol's name (WIRE-1).
-    #[napi(getter)]
+    #[napi(getter, ts_return_type = "WireFormat")]
     pub fn wire_format(&self) -> String {
         self.inner.wire_format.as_str().to_owned()
     }
 
     /// Sets the provider protocol; a name the core does not know throws `invalid_config`.
-    #[napi(setter)]
+    #[napi(setter, ts_args_type = "value: WireFormat")]
     pub fn set_wire_format(&mut self, value: Setting<String>) -> Result<(), Thrown> {
         let Some(format) = arkagent::llm::wire_format(&value.0) else {
             let known: Vec<&str> = arkagent::llm::wire_format_names().collect();
@@ -312,7 +312,7 @@ export class ModelConfig {
    * goes in `x-api-key`, `max_tokens` is always sent (4096 when maxTokens is unset), and
    * prompt-cache breakpoints are placed automatically. Any other value throws "invalid_config".
    */
-  wireFormat: 'openai' | 'anthropic';
+  wireFormat: WireFormat;
   temperature?: number;
   /** `max_tokens`; unset means none for 'openai' and 4096 for 'anthropic'. */
   maxTokens?: number;

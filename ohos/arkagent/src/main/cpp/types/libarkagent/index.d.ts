@@ -223,6 +223,16 @@ export type ImageDetail =
   | 'auto';
 
 /**
+ * A provider protocol (WIRE-1): ModelConfig.wireFormat — one name per protocol the library
+ * registers. Generated from the Rust `arkagent::llm::wire_format_names()` (the protocols'
+ * names in `REGISTRY`, src/llm/format/mod.rs): scripts/gen-dts.sh writes one string per
+ * variant.
+ */
+export type WireFormat =
+  | 'openai'
+  | 'anthropic';
+
+/**
  * An Error thrown or rejected by the module, typed: its `code` is one of ErrorCode (see
  * the header; an exception of the caller's own code propagates unchanged). In ArkTS,
  * `(e as NativeError).code`.
@@ -518,6 +528,31 @@ export interface UsagePayload {
   reasoning_tokens?: number;
   /** Where the usage came from and how many calls it stands for, when not plain. */
   raw?: UsageRawPayload;
+  /** What the call cost, when its model has a price (COST-2); absent otherwise, never 0. */
+  cost?: CostPayload;
+}
+
+/** An exact amount as the events carry it (cf. Cost): billionths of the currency unit. */
+export interface CostPayload {
+  /** The currency code as the price names it, e.g. "USD", "CNY". */
+  currency: string;
+  /** The amount in billionths of the currency unit (an integer). */
+  nanos: number;
+}
+
+/** What a run used, as "run_finished" carries it (snake_case; cf. ChildUsageSummary). */
+export interface UsageSummaryPayload {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
+  /** Model calls made (see ChildUsageSummary.callCount). */
+  call_count: number;
+  /** How many of call_count carry a cost. */
+  priced_call_count: number;
+  /** One exact sum per currency, sorted by currency code; absent when no call was priced. */
+  costs?: CostPayload[];
 }
 
 /** UsagePayload.raw (ModelUsage.source and ModelUsage.calls). */
@@ -655,6 +690,8 @@ export interface RunFinishedPayload extends EventPayload {
   iterations: number;
   /** The error's code when status is "failed". */
   error_code: ErrorCode | null;
+  /** What the run used up to its end, failed runs included (as RunResult.usage; COST-1, COST-2). */
+  usage: UsageSummaryPayload;
 }
 
 /**
@@ -804,7 +841,7 @@ export class ModelConfig {
    * goes in `x-api-key`, `max_tokens` is always sent (4096 when maxTokens is unset), and
    * prompt-cache breakpoints are placed automatically. Any other value throws "invalid_config".
    */
-  wireFormat: 'openai' | 'anthropic';
+  wireFormat: WireFormat;
   temperature?: number;
   /** `max_tokens`; unset means none for 'openai' and 4096 for 'anthropic'. */
   maxTokens?: number;
