@@ -15,9 +15,15 @@
 # (musl + stub system libraries, marked FAKE_NDK: then the libraries go to
 # <target dir>/ohos-fake-ndk-libs/<abi>/, never to ohos/arkagent/libs/).
 #
-# Rust: uses `rustup target add <arch>-unknown-linux-ohos` (prebuilt std) when rustup can
-# install it; otherwise nightly with -Zbuild-std=std,panic_abort (needs rust-src).
-# Set OHOS_BUILD_STD=1 to force the nightly build-std path.
+# Rust std (PERF-9): by default std is built from source with nightly (-Zbuild-std, needs
+# rust-src; both installed here when missing) and -Zbuild-std-features=panic-unwind: std
+# optimized for size with the rest of the library (the `ohos` profile) and without std's
+# backtrace symbolizer (gimli, addr2line, miniz_oxide: 156 KB of the arm64 library), which
+# an app cannot use: it has no RUST_BACKTRACE and no stderr to print a backtrace to.
+# OHOS_BUILD_STD=0 uses rustup's prebuilt std instead
+# (`rustup target add <arch>-unknown-linux-ohos`, the active toolchain; a larger library:
+# the symbolizer alone is 156 KB on arm64); without nightly + rust-src the script falls
+# back to the prebuilt std and says so.
 # The C compiler for C dependencies, the archiver and the linker are the NDK's clang and
 # llvm tools, called through small wrappers generated in <target dir>/ohos-toolchain/.
 #
@@ -55,6 +61,14 @@ read -r -a ABIS <<<"${OHOS_ABIS:-arm64-v8a x86_64}"
 die() {
   echo "build-ohos: error: $*" >&2
   exit 1
+}
+
+# True when nightly with rust-src is installed or can be installed now.
+nightly_with_rust_src() {
+  if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+    rustup toolchain install nightly --profile minimal >&2 || return 1
+  fi
+  rustup component add rust-src --toolchain nightly >&2
 }
 
 # ABI -> Rust target, NDK clang target (= the sysroot lib dir), ELF machine (readelf -h).
@@ -146,19 +160,19 @@ for abi in "${ABIS[@]}"; do
   export "AR_$TARGET_VAR=$LLVM_BIN/llvm-ar"
   export "RANLIB_$TARGET_VAR=$LLVM_BIN/llvm-ranlib"
 
-  # Prebuilt std from rustup when available, else build std with nightly.
+  # std built from source with nightly (the default), else rustup's prebuilt std.
   cargo_cmd=(cargo)
   build_std=()
-  if [ "${OHOS_BUILD_STD:-0}" != "1" ] && rustup target add "$TARGET" >/dev/null 2>&1; then
+  if [ "${OHOS_BUILD_STD:-1}" != "0" ] && nightly_with_rust_src; then
+    echo "build-ohos: building std with nightly (-Zbuild-std, without the backtrace symbolizer)" >&2
+    cargo_cmd=(cargo +nightly)
+    build_std=("-Zbuild-std=std,panic_abort" "-Zbuild-std-features=panic-unwind")
+  elif rustup target add "$TARGET" >/dev/null 2>&1; then
+    [ "${OHOS_BUILD_STD:-1}" = "0" ] ||
+      echo "build-ohos: WARNING: nightly + rust-src unavailable; using the prebuilt std (a larger library: it carries std's backtrace symbolizer)" >&2
     echo "build-ohos: using the prebuilt std of $TARGET ($(rustc --version))" >&2
   else
-    echo "build-ohos: no prebuilt std for $TARGET; building std with nightly (-Zbuild-std)" >&2
-    if ! rustup run nightly rustc --version >/dev/null 2>&1; then
-      rustup toolchain install nightly --profile minimal || die "cannot install the nightly toolchain"
-    fi
-    rustup component add rust-src --toolchain nightly || die "cannot add rust-src to nightly"
-    cargo_cmd=(cargo +nightly)
-    build_std=("-Zbuild-std=std,panic_abort")
+    die "no std for $TARGET: neither nightly + rust-src (-Zbuild-std) nor \`rustup target add $TARGET\` is available"
   fi
 
   echo "build-ohos: ${cargo_cmd[*]} build ${build_std[*]} --profile $PROFILE --target $TARGET -p $CRATE" >&2

@@ -435,8 +435,8 @@ done
 echo "scripts/ohos-link-check.sh" >"$NDK/FAKE_NDK"
 
 # --- 4. Build: scripts/build-ohos.sh, the command a user runs ------------------------------
-# OHOS_BUILD_STD=1: rustup has no prebuilt std for the ohos targets here (download 404s),
-# and the nightly build-std path keeps this build's cache stable between runs.
+# OHOS_BUILD_STD=1 (build-ohos.sh's default, spelled out): std built with nightly, as a
+# user's build does; rustup has no prebuilt std for the ohos targets here (download 404s).
 say "OHOS_NDK_HOME=${NDK#"$ROOT/"} OHOS_ABIS=\"$ABIS\" scripts/build-ohos.sh" \
   "(CARGO_TARGET_DIR=${BUILD_DIR#"$ROOT/"})"
 HAR="$BUILD_DIR/arkagent.har"

@@ -34,6 +34,16 @@ step() {
   fi
 }
 
+# ARKAGENT_PRUNE=1 (.ci/run sets it: CI runs on a small disk) removes a step's own build
+# directory once the step is done — ASan's, cargo-fuzz's, Miri's, the OHOS check's — so the
+# run's peak is the shared debug build plus one step; a developer's reruns keep theirs.
+target_root=${CARGO_TARGET_DIR:-$PWD/target}
+prune() {
+  [ "${ARKAGENT_PRUNE:-0}" = 1 ] || return 0
+  rm -rf "$@"
+  echo "pruned $*: $(df -Ph . | awk 'NR == 2 { print $4 }') free"
+}
+
 clippy() {
   rustup component add clippy >/dev/null 2>&1 || true
   cargo clippy --quiet --workspace --all-targets -- -D warnings
@@ -46,10 +56,13 @@ step "clippy (cargo clippy --workspace --all-targets)" clippy
 # ARCH-1: SQLite sits behind the core's default `sqlite` feature; the core builds without it.
 step "core without default features (cargo check -p arkagent --no-default-features)" cargo check --quiet -p arkagent --no-default-features
 step "C tests under AddressSanitizer and valgrind (scripts/test-c-asan.sh)" bash scripts/test-c-asan.sh
+prune "$target_root/asan"
 # REL-3: the fuzz seeds and regression inputs were replayed by cargo test above (stable);
 # here each cargo-fuzz target runs briefly (nightly; SKIPPED loudly without it).
 step "fuzz smoke, 5 s per target (scripts/fuzz.sh 5)" env FUZZ_BUILD_FLAGS=--dev bash scripts/fuzz.sh 5
+prune fuzz/target
 step "Miri: pure-core unit tests (scripts/miri.sh)" bash scripts/miri.sh
+prune "$target_root/miri"
 step "N-API module under Node (scripts/test-js.sh)" bash scripts/test-js.sh
 step "ArkTS lint (scripts/lint-arkts.sh)" bash scripts/lint-arkts.sh
 # After the lint (which installs ohos-typescript) and the N-API step (which builds the module).
@@ -59,10 +72,11 @@ step "ArkTS ohosTest cases under Node (scripts/run-ohostest.js)" node --test scr
 # OHOS-1: the DevEco project's structure as hvigor reads it (tests/arkts/ohos_1.test.js).
 step "DevEco project and HAR packaging rules (node --test tests/arkts/)" node --test tests/arkts/
 step "OHOS compile check (scripts/ohos-check.sh)" bash scripts/ohos-check.sh
+prune "$target_root/aarch64-unknown-linux-ohos/debug"
 step "OHOS build (scripts/build-ohos.sh on a fake NDK) and link check (scripts/ohos-link-check.sh)" bash scripts/ohos-link-check.sh
 
 echo
-echo "==> summary ($(($(date +%s) - start))s)"
+echo "==> summary ($(($(date +%s) - start))s; build directories: $(du -sh "$target_root" 2>/dev/null | cut -f1))"
 printf '  %s\n' "${results[@]}"
 total=${#results[@]}
 echo "test.sh: $((total - failed)) passed, $failed failed"

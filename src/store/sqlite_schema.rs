@@ -42,22 +42,33 @@ const MIGRATIONS: [&str; 4] = [
 ];
 
 /// Migration 2's backfill: each existing session's title from its first user text, by the
-/// same rule as a new session's ([`title_of`]).
+/// same rule as a new session's ([`title_of`]). The rows are read in Rust: the bundled
+/// SQLite has no JSON functions (PERF-9).
 fn backfill_titles(conn: &Connection) -> Result<(), rusqlite::Error> {
-    let firsts: Vec<(String, Option<String>)> = conn
-        .prepare(
-            "SELECT s.id, (SELECT json_extract(m.json, '$.content') FROM messages m
-                WHERE m.session_id = s.id AND json_extract(m.json, '$.role') = 'user'
-                ORDER BY m.pos LIMIT 1) FROM sessions s",
-        )?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
-    for (id, first) in firsts {
-        if let Some(text) = first {
-            conn.execute("UPDATE sessions SET title = ?1 WHERE id = ?2", params![title_of(&text), id])?;
+    let ids: Vec<String> = conn.prepare("SELECT id FROM sessions")?.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let mut messages = conn.prepare("SELECT json FROM messages WHERE session_id = ?1 ORDER BY pos")?;
+    for id in ids {
+        let mut rows = messages.query([&id])?;
+        while let Some(row) = rows.next()? {
+            let json: String = row.get(0)?;
+            if let Some(text) = first_user_text(&json) {
+                conn.execute("UPDATE sessions SET title = ?1 WHERE id = ?2", params![title_of(&text), id])?;
+                break;
+            }
         }
     }
     Ok(())
+}
+
+/// A stored message's text when it is a user message (schema 1 wrote `content` as a
+/// string); `None` for any other row.
+fn first_user_text(json: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Row {
+        role: String,
+        content: Option<String>,
+    }
+    serde_json::from_str::<Row>(json).ok().filter(|row| row.role == "user").and_then(|row| row.content)
 }
 
 /// Applies the migrations from `from` up to `to`, each in its own transaction with its

@@ -175,6 +175,31 @@ async fn store_1_migration_from_every_earlier_version() {
     }
 }
 
+/// STORE-1, PERF-9: migration 2's title backfill reads the rows in Rust (the bundled SQLite
+/// is built without its JSON functions): the title is the first *user* message's, whatever
+/// comes before it, and a session without one keeps an empty title.
+#[test]
+fn store_1_migration_2_titles_come_from_the_first_user_message() {
+    let dir = temp_dir("migrate-titles");
+    let path = dir.join("v1.db");
+    SqliteStore::create_at_version(&path, 1).unwrap();
+    SqliteStore::execute_raw(
+        &path,
+        r#"INSERT INTO sessions(id, created_ms, updated_ms, seq, message_count, total_tokens) VALUES ('a', 1, 2, 1, 3, 0);
+           INSERT INTO sessions(id, created_ms, updated_ms, seq, message_count, total_tokens) VALUES ('b', 1, 3, 1, 1, 0);
+           INSERT INTO messages VALUES ('a', 0, '{"role":"assistant","content":"Welcome."}');
+           INSERT INTO messages VALUES ('a', 1, '{"role":"user","content":"  first question\nsecond line"}');
+           INSERT INTO messages VALUES ('a', 2, '{"role":"user","content":"later"}');
+           INSERT INTO messages VALUES ('b', 0, '{"role":"assistant","content":"no user here"}');"#,
+    )
+    .unwrap();
+    let err = SqliteStore::execute_raw(&path, "SELECT json_extract('{}', '$.a')").unwrap_err();
+    assert!(err.to_string().contains("json_extract"), "the bundled SQLite has no JSON functions: {err}");
+    let list = SqliteStore::open(&path).unwrap().list_sessions().unwrap();
+    let titles: Vec<(&str, &str)> = list.iter().map(|s| (s.id.as_str(), s.title.as_str())).collect();
+    assert_eq!(titles, [("b", ""), ("a", "first question")]);
+}
+
 /// Replays commits onto a model of the stored session and checks each one.
 #[derive(Default)]
 struct Recording {
