@@ -54,7 +54,7 @@ pub use runtime::{
 };
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
-pub use store::{MemoryStore, SessionStore, SessionSummary, StoreError};
+pub use store::{InMemorySessionStore, SessionStore, SessionSummary, StoreError};
 pub use tools::{
     ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult,
 };
