@@ -2,7 +2,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod arch_imports;
-mod c_abi;
+#[path = "../c/programs.rs"]
+mod c_programs;
 mod cmp_10_chunks;
 mod cmp_calibration;
 mod compression;

@@ -540,7 +540,7 @@ async fn store_5_a_read_only_directory_gives_store_read_only_and_damages_nothing
 /// scripts/test-c-asan.sh).
 #[test]
 fn store_6_c_program_opens_attaches_resumes_lists_and_deletes() {
-    let stdout = crate::c_abi::compile_and_run("store");
+    let stdout = crate::c_programs::compile_and_run("store");
     assert!(stdout.contains("store: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
 }
 

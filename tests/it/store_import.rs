@@ -132,7 +132,7 @@ async fn store_1_store_4_migrated_titles_are_the_first_line_trimmed_to_80_charac
 /// write lock): tests/c/store_import.c.
 #[test]
 fn store_2_core_6_c_a_failed_import_write_keeps_the_old_state() {
-    let stdout = crate::c_abi::compile_and_run("store_import");
+    let stdout = crate::c_programs::compile_and_run("store_import");
     assert!(stdout.contains("store_import: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
 }
 
