@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod arch_imports;
+mod arch_names;
 #[path = "../c/programs.rs"]
 mod c_programs;
 mod cmp_10_chunks;
