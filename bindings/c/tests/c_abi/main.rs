@@ -4,8 +4,10 @@
 //! from Rust; and checks that the header's text keeps its promises.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
-#[path = "../../../tests/c/programs.rs"]
+#[path = "../../../../tests/c/programs.rs"]
 mod programs;
+
+mod ffi_3;
 
 use std::collections::BTreeSet;
 use std::ffi::{c_void, CStr};
