@@ -2,7 +2,8 @@
 //! against include/arkagent.h and the libarkagent_c.so cargo built for this test run.
 //!
 //! Shared by two test crates through `#[path]`: the core's integration tests
-//! (tests/it/main.rs, `mod c_programs`) and the C ABI crate's own (bindings/c/tests/c_abi/main.rs).
+//! (tests/it/main.rs, `mod c_programs`) and the C ABI crate's own
+//! (bindings/c/tests/c_abi/main.rs).
 //! Both test binaries live in target/<profile>/deps, next to the cdylib of arkagent-c (a
 //! dev-dependency of the core, the crate under test of the other).
 
