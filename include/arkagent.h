@@ -270,6 +270,8 @@ typedef void (*ArkAgentHttpSendCallback)(void *userdata, const struct ArkAgentHt
 // - Because of both waits, the callback must not block, nor wait for a lock held (or a
 //   thread blocked) while calling a finishing function or the blocking call that caused
 //   the cancel: either would deadlock.
+// - `completion` is the handle `send` was given for that request. The cancel does not
+//   finish it: it stays valid until the host finishes it (next point).
 // - After cancel, finish the request as usual (e.g. `arkagent_http_fail` from the abort
 //   path, even inside the cancel callback): that call returns `ARK_AGENT_RESULT_OK` and
 //   is ignored, and releases the handle; `arkagent_http_stream_begin` returns

@@ -24,4 +24,5 @@ fi
 export MIRIFLAGS="${MIRIFLAGS:-} -Zmiri-disable-isolation"
 filters=(llm::sse:: llm::stream:: fuzzing::tests:: "$@")
 cargo +nightly miri setup >/dev/null
-cargo +nightly miri test -p arkagent --lib -- "${filters[@]}"
+# `fuzzing`: the core feature holding arkagent::fuzzing (off in the default build).
+cargo +nightly miri test -p arkagent --lib --features fuzzing -- "${filters[@]}"

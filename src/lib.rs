@@ -28,6 +28,9 @@
 
 pub mod compress;
 pub mod error;
+/// REL-3's fuzz checks, behind the non-default `fuzzing` feature (the fuzz crate and the
+/// tests enable it); not part of the API.
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod history;
@@ -54,7 +57,7 @@ pub use runtime::{
 };
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
-pub use store::{MemoryStore, SessionStore, SessionSummary, StoreError};
+pub use store::{InMemorySessionStore, SessionStore, SessionSummary, StoreError};
 pub use tools::{
     ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult,
 };

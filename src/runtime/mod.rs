@@ -1,4 +1,4 @@
-//! The agent runtime (layer L7): configuration, the run loop over a
+//! The agent runtime (layer L9): configuration, the run loop over a
 //! [`Session`](crate::session::Session), the ways to start it, cancellation, events and
 //! observers, tool execution, and delegation to child runtimes. The id generator and clock
 //! live on the ground ([`crate::ids`]) and are re-exported here.

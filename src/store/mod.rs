@@ -1,6 +1,6 @@
 //! Durable sessions (STORE-1..6): the [`SessionStore`] interface the runtime writes to at
 //! its commit points, with an embedded SQLite implementation (`SqliteStore`, the
-//! default; it needs the default `sqlite` feature) and an in-memory one ([`MemoryStore`]).
+//! default; it needs the default `sqlite` feature) and an in-memory one ([`InMemorySessionStore`]).
 //!
 //! The runtime never rewrites a session: each [`Commit`] appends what is new since the
 //! last one (messages, episodes with their archived originals, usages, sub-agent records)
@@ -8,7 +8,7 @@
 //! A store hands out a [`SessionLease`] per open session; while it is alive, opening the
 //! same session again (in this process or another) fails with `session_locked`.
 
-mod memory;
+mod in_memory;
 mod session;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -18,7 +18,7 @@ mod sqlite_images;
 mod sqlite_schema;
 
 pub use crate::error::StoreError;
-pub use memory::MemoryStore;
+pub use in_memory::InMemorySessionStore;
 pub use session::{Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, SharedStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, SqliteSync, SCHEMA_VERSION};

@@ -3,7 +3,7 @@
  * invalid UTF-8, invalid JSON, out-of-range integers, freed, forged and wrong-kind
  * handles, racing completions from many threads, completion after free — must answer
  * with its documented result code and never crash, leak or act before refusing.
- * Built and run by tests/it/c_abi.rs (which also checks that every export in the header
+ * Built and run by bindings/c/tests/c_abi/main.rs (which also checks that every export in the header
  * is named here) and by scripts/test-c-asan.sh under AddressSanitizer and valgrind.
  * Prints "N passed, M failed" and exits non-zero on any failure.
  */

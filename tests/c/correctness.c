@@ -2,7 +2,7 @@
  * CORE-2 / CORE-4 / CORE-6 / LLM-3 / LLM-4 / CMP-1 / CMP-5 / SUB-6 through the C ABI: the
  * runtime-correctness guarantees as a C host sees them, with a scripted OpenAI-compatible
  * model answering JSON bodies through the host HTTP callback and a context compressor
- * written in C. Built and run by tests/it/c_abi.rs and by scripts/test-c-asan.sh (ASan,
+ * written in C. Built and run by bindings/c/tests/c_abi/main.rs and by scripts/test-c-asan.sh (ASan,
  * valgrind). Prints "N passed, M failed" and exits non-zero on any failure.
  */
 #define _POSIX_C_SOURCE 200809L

@@ -3,7 +3,7 @@
  * helpers a custom compressor needs, a custom compressor asked only when a compression
  * is due and never sent the archive, the MemoryService and memory namespace of a tool,
  * namespace access, per-child force-completion, registry cleanup, the seed's constants.
- * Built and run by tests/it/c_abi.rs and by scripts/test-c-asan.sh (ASan, valgrind).
+ * Built and run by bindings/c/tests/c_abi/main.rs and by scripts/test-c-asan.sh (ASan, valgrind).
  * Prints "N passed, M failed" and exits non-zero on any failure.
  */
 #define _POSIX_C_SOURCE 200809L

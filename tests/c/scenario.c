@@ -1,7 +1,7 @@
 /*
  * FFI-4 / FFI-5: the acceptance scenario through the C ABI, with a scripted
  * OpenAI-compatible model answering through the host HTTP callback. Built and run by
- * tests/it/c_abi.rs against include/arkagent.h and the freshly built libarkagent_c.so.
+ * bindings/c/tests/c_abi/main.rs against include/arkagent.h and the freshly built libarkagent_c.so.
  * Prints "N passed, M failed" and exits non-zero on any failure.
  */
 #define _POSIX_C_SOURCE 200809L

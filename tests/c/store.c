@@ -2,7 +2,7 @@
  * STORE-6 through the C ABI: open a session store, attach it to a runtime, run (each
  * commit announced by a "session_committed" event), free the runtime, resume the session
  * in a new runtime, list, the session lock, delete, and bad files and arguments. Built
- * and run by tests/it/c_abi.rs and by scripts/test-c-asan.sh (ASan, valgrind). Prints
+ * and run by tests/it/store.rs and by scripts/test-c-asan.sh (ASan, valgrind). Prints
  * "N passed, M failed" and exits non-zero on any failure. argv[1]: a scratch directory
  * (default: a new one under /tmp).
  */

@@ -7,7 +7,7 @@
  * until its store write commits — while it waits for the lock, the getters called from
  * another thread (messages, usages, episodes, export) return the old conversation; once the
  * lock is released in time the import succeeds and they return the new one. Built and run
- * by tests/it/c_abi.rs.
+ * by tests/it/store_import.rs.
  * Prints "N passed, M failed". argv[1]: a scratch directory (default: a new one in /tmp).
  */
 #define _POSIX_C_SOURCE 200809L

@@ -6,7 +6,7 @@
  * `transport <case> [dir]` runs one case; with no case it runs them all. The `body` case
  * writes every request it receives to <dir>/req-N.meta (method, URL, stream flag, one
  * header per line) and <dir>/req-N.body (the body bytes exactly as received), which
- * tests/it/c_abi.rs parses. Built and run by tests/it/c_abi.rs and by
+ * bindings/c/tests/c_abi/main.rs parses. Built and run by bindings/c/tests/c_abi/main.rs and by
  * scripts/test-c-asan.sh (ASan, valgrind). Prints "N passed, M failed".
  */
 #define _POSIX_C_SOURCE 200809L

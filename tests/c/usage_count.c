@@ -2,7 +2,7 @@
  * SUB-6 through the C ABI: a model call whose provider reported no usage is a call made:
  * arkagent_runtime_total_usage counts it ("call_count"), the usages hold it as a zero
  * usage with source "unreported", and arkagent_child_usage_summary over those usages
- * agrees. Built and run by tests/it/c_abi.rs (via tests/it/sub_nested.rs). Prints
+ * agrees. Built and run by tests/it/sub_nested.rs (linked statically by bindings/c/tests/c_abi/main.rs). Prints
  * "N passed, M failed".
  */
 #define _POSIX_C_SOURCE 200809L

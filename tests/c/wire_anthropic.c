@@ -3,7 +3,7 @@
  * tool call against a scripted Anthropic Messages model answering through the host HTTP
  * callback (a whole JSON tool_use answer, then a streamed text answer), and an unknown
  * wire_format is refused with ARK_AGENT_RESULT_INVALID_CONFIG. Built and run by
- * tests/it/wire_c.rs against include/arkagent.h and the freshly built libarkagent_c.so.
+ * tests/it/wire.rs against include/arkagent.h and the freshly built libarkagent_c.so.
  * Prints "N passed, M failed" and exits non-zero on any failure.
  */
 #define _POSIX_C_SOURCE 200809L

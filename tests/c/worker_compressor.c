@@ -2,7 +2,7 @@
  * CMP-1/SUB-1 through the C ABI: a C custom compressor (arkagent_runtime_new_with_compressor)
  * is inherited by a delegated "clone" child, never by a named worker (the header's
  * promise). The root delegates to the named worker "w" and to "clone"; the compressor
- * records whose state it was called with. Built and run by tests/it/c_abi.rs. Prints
+ * records whose state it was called with. Built and run by tests/it/sub_nested.rs. Prints
  * "N passed, M failed".
  */
 #define _POSIX_C_SOURCE 200809L

@@ -490,21 +490,68 @@ fn top_edges(edges: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, BTr
     out
 }
 
-/// ARCHITECTURE.md's import table: `| layer | `module` | `a`, `b` |` rows under
-/// "## Import table".
-fn import_table() -> BTreeMap<String, (u32, BTreeSet<String>)> {
+/// The rows of ARCHITECTURE.md's import table under "## Import table": layer, module
+/// cell, imports cell.
+fn import_rows() -> Vec<(u32, String, String)> {
     let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
     let section = text.split("## Import table").nth(1).expect("ARCHITECTURE.md has an '## Import table' section");
     let section = section.split("\n## ").next().unwrap();
-    let mut table = BTreeMap::new();
+    let mut rows = Vec::new();
     for line in section.lines().filter(|l| l.starts_with('|')) {
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
         let Ok(layer) = cells[0].parse::<u32>() else { continue };
-        let module = cells[1].trim_matches('`').to_string();
-        let imports = cells[2].split(',').map(|s| s.trim().trim_matches('`').to_string()).filter(|s| !s.is_empty() && s != "—").collect();
-        table.insert(module, (layer, imports));
+        rows.push((layer, cells[1].to_string(), cells[2].to_string()));
+    }
+    rows
+}
+
+/// The first `code` span of a table cell (`` `fuzzing` (feature `fuzzing`) `` → fuzzing).
+fn first_code(cell: &str) -> String {
+    cell.split('`').nth(1).unwrap_or(cell).to_string()
+}
+
+/// ARCHITECTURE.md's import table: `| layer | `module` | `a`, `b` |` rows.
+fn import_table() -> BTreeMap<String, (u32, BTreeSet<String>)> {
+    let mut table = BTreeMap::new();
+    for (layer, module, imports) in import_rows() {
+        let imports = imports.split(',').map(|s| s.trim().trim_matches('`').to_string()).filter(|s| !s.is_empty() && s != "—").collect();
+        table.insert(first_code(&module), (layer, imports));
     }
     table
+}
+
+/// The import table's feature-gated modules: a module cell reading
+/// `` `m` (feature `f`, off by default) `` → (m, f).
+fn gated_in_table() -> BTreeMap<String, String> {
+    import_rows()
+        .into_iter()
+        .filter_map(|(_, cell, _)| cell.split_once("(feature `").map(|(_, rest)| (first_code(&cell), rest.split('`').next().unwrap_or("").to_string())))
+        .collect()
+}
+
+/// The top-level modules src/lib.rs declares under `#[cfg(feature = "…")]` (only
+/// attributes and doc comments between the gate and `pub mod`): module → feature.
+fn gated_in_lib_rs(lib_rs: &str) -> BTreeMap<String, String> {
+    let mut gated = BTreeMap::new();
+    let mut gate: Option<String> = None;
+    for line in lib_rs.lines().map(str::trim) {
+        if let Some(feature) = line.strip_prefix("#[cfg(feature = \"").and_then(|r| r.strip_suffix("\")]")) {
+            gate = Some(feature.to_string());
+        } else if let Some(module) = line.strip_prefix("pub mod ").and_then(|r| r.strip_suffix(';')) {
+            if let Some(feature) = gate.take() {
+                gated.insert(module.to_string(), feature);
+            }
+        } else if !(line.starts_with("#[") || line.starts_with("///")) {
+            gate = None;
+        }
+    }
+    gated
+}
+
+/// The features a manifest's `default = [...]` line turns on.
+fn default_features(manifest: &str) -> Vec<String> {
+    let line = manifest.lines().find(|l| l.trim_start().starts_with("default =")).unwrap_or("");
+    line.split('"').skip(1).step_by(2).map(str::to_string).collect()
 }
 
 fn crates() -> Vec<Crate> {
@@ -582,6 +629,35 @@ fn arch_1_core_imports_match_the_architecture_table_and_point_down() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Issue 26 item 5: a module the table marks as feature-gated (`fuzzing`, REL-3's checks)
+/// is declared under that `cfg` in src/lib.rs, its feature is not a default one, and
+/// neither binding nor the demo turns it on — so it is no part of the library's public
+/// build; every feature-gated top-level module is marked in the table.
+#[test]
+fn arch_1_feature_gated_modules_stay_out_of_the_default_build() {
+    let table = gated_in_table();
+    assert_eq!(table.get("fuzzing").map(String::as_str), Some("fuzzing"), "the import table marks `fuzzing` as feature-gated: {table:?}");
+    let lib_rs = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    assert_eq!(gated_in_lib_rs(&lib_rs), table, "src/lib.rs's #[cfg(feature)] modules and the import table's disagree");
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let defaults = default_features(&manifest);
+    assert!(defaults.contains(&"sqlite".to_string()), "the default line was not read: {defaults:?}");
+    for feature in table.values() {
+        assert!(manifest.lines().any(|l| l.starts_with(&format!("{feature} = ["))), "Cargo.toml defines no feature `{feature}`");
+        assert!(!defaults.contains(feature), "feature `{feature}` is a default feature of the core");
+        for consumer in ["bindings/c/Cargo.toml", "bindings/napi/Cargo.toml", "examples/demo/Cargo.toml"] {
+            let text = std::fs::read_to_string(root().join(consumer)).unwrap();
+            let deps = text.split("[dependencies]").nth(1).unwrap_or("").split("\n[").next().unwrap_or("");
+            let line = deps.lines().find(|l| l.starts_with("arkagent =")).unwrap_or("");
+            assert!(!line.contains(&format!("\"{feature}\"")), "{consumer} turns on `{feature}`: {line}");
+        }
+    }
+    // The reader itself: a gate reaches through attributes and docs, not past an item.
+    let sample = "#[cfg(feature = \"x\")]\n/// doc\n#[doc(hidden)]\npub mod a;\npub mod b;\n#[cfg(feature = \"y\")]\nuse c;\npub mod d;\n";
+    assert_eq!(gated_in_lib_rs(sample), BTreeMap::from([("a".to_string(), "x".to_string())]));
+    assert_eq!(default_features("[features]\ndefault = [\"a\", \"b\"]\n"), ["a", "b"]);
 }
 
 #[test]

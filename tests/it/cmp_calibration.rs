@@ -8,7 +8,7 @@ use arkagent::compress::{
     count_request_tokens, PromptSizeSource, TokenCalibration, TokenCounts, MAX_CALIBRATION_FACTOR, MIN_CALIBRATION_FACTOR,
 };
 use arkagent::store::SessionStore;
-use arkagent::{AgentRuntime, AgentRuntimeConfig, EventKind, MemoryStore, Message, ModelConfig, SqliteStore};
+use arkagent::{AgentRuntime, AgentRuntimeConfig, EventKind, InMemorySessionStore, Message, ModelConfig, SqliteStore};
 use serde_json::{json, Value};
 
 use crate::store::temp_dir;
@@ -309,7 +309,7 @@ async fn cmp_12_the_calibration_survives_export_import() {
 async fn cmp_12_the_calibration_survives_a_store_resume() {
     let dir = temp_dir("calibration");
     let stores: [Arc<dyn SessionStore>; 2] =
-        [Arc::new(SqliteStore::open(dir.join("s.db")).unwrap()), Arc::new(MemoryStore::new())];
+        [Arc::new(SqliteStore::open(dir.join("s.db")).unwrap()), Arc::new(InMemorySessionStore::new())];
     for store in stores {
         let mut c = config(CHINESE_SYSTEM);
         c.session_id = Some("cal".into());

@@ -4,7 +4,7 @@
 /// COST-1 / COST-2: prices, costs and cached tokens on every C getter and event.
 #[test]
 fn cost_2_c_program_prices_usages_and_sums_them_exactly() {
-    let stdout = crate::c_abi::compile_and_run("cost");
+    let stdout = crate::c_programs::compile_and_run("cost");
     assert!(stdout.contains("cost: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
 }
 
@@ -55,7 +55,7 @@ fn bodies_of(r: &Records, run: usize, label: &str) -> Vec<String> {
 /// rewrite the executable under each other).
 fn prefix_exe() -> &'static Path {
     static EXE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    EXE.get_or_init(|| crate::c_abi::compile("prefix"))
+    EXE.get_or_init(|| crate::c_programs::compile("prefix"))
 }
 
 fn prefix_program(dir: &Path, args: &[&str]) -> PathBuf {
@@ -63,7 +63,7 @@ fn prefix_program(dir: &Path, args: &[&str]) -> PathBuf {
     let file = dir.join(format!("{}.records", args.join("-").replace('/', "_")));
     let mut all = vec![args[0], file.to_str().unwrap()];
     all.extend(&args[1..]);
-    crate::c_abi::run_program(exe, &all);
+    crate::c_programs::run_program(exe, &all);
     file
 }
 

@@ -802,7 +802,7 @@ async fn sub_4_ban_holds_at_max_depth_two_against_a_malicious_factory() {
 #[tokio::test]
 async fn store_2_sub_agent_records_are_committed_and_listed_in_the_total() {
     each_wire(|| async {
-        let store: Arc<dyn arkagent::SessionStore> = Arc::new(arkagent::MemoryStore::new());
+        let store: Arc<dyn arkagent::SessionStore> = Arc::new(arkagent::InMemorySessionStore::new());
         let model = family_model(vec![("d1", "researcher", "find the boiling point")], Duration::ZERO, Arc::new(child_text));
         let mut config = parent_config(SubAgentPolicy::default(), vec![researcher()]);
         config.store = Some(store.clone());

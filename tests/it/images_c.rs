@@ -3,6 +3,6 @@
 
 #[test]
 fn img_1_img_2_img_5_c_photos_round_trip_and_refusals_have_codes() {
-    let stdout = crate::c_abi::compile_and_run("images");
+    let stdout = crate::c_programs::compile_and_run("images");
     assert!(stdout.contains("images: "), "{stdout}");
 }

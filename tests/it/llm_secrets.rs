@@ -37,7 +37,7 @@ fn assert_clean(what: &str, text: &str) {
 }
 
 #[tokio::test(flavor = "current_thread")]
-async fn llm_4_key_never_leaks_into_errors_events_tool_results_state_or_logs() {
+async fn llm_4_rel_4_key_never_leaks_into_errors_events_tool_results_state_or_logs() {
     each_wire(|| async {
         let trace = TraceBuffer::default();
         let _tracing = trace.install();

@@ -2,16 +2,21 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod arch_imports;
-mod c_abi;
+mod arch_names;
+#[path = "../c/programs.rs"]
+mod c_programs;
 mod cmp_10_chunks;
 mod cmp_calibration;
 mod compression;
 mod cost;
 mod cost_3;
 mod cost_4;
+mod cost_5;
 mod cost_c;
+mod delivery;
 mod delegation;
 mod doors;
+mod dx;
 mod fuzz_replay;
 mod glossary;
 mod header;
@@ -37,6 +42,8 @@ mod numbers;
 mod parity;
 mod ohos_6_timeouts;
 mod perf_2_memory;
+mod perf_6;
 mod perf_7;
 mod photos;
 mod prefix;
+mod records;

@@ -12,7 +12,7 @@ use arkagent::compress::{ContextCompressorConfig, COMPRESSION_USAGE_SOURCE};
 use arkagent::runtime::Compression;
 use arkagent::store::{Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, SqliteSync, StoreError, SCHEMA_VERSION};
 use arkagent::{
-    AgentRuntime, AgentRuntimeConfig, AgentState, EventKind, HistoryInvariants, MemoryStore, Message, ModelConfig,
+    AgentRuntime, AgentRuntimeConfig, AgentState, EventKind, HistoryInvariants, InMemorySessionStore, Message, ModelConfig,
     SequentialIdGenerator, SqliteStore, ToolDefinition, ToolRegistry,
 };
 use serde_json::{json, Value};
@@ -123,7 +123,7 @@ async fn round_trip(store: Arc<dyn SessionStore>) {
 async fn store_1_sqlite_and_memory_round_trip_a_session_with_tools_and_compression() {
     let dir = temp_dir("store1");
     round_trip(sqlite(&dir.join("sessions.db"))).await;
-    round_trip(Arc::new(MemoryStore::new())).await;
+    round_trip(Arc::new(InMemorySessionStore::new())).await;
 }
 
 #[tokio::test]
@@ -207,7 +207,7 @@ struct Recording {
 }
 
 struct RecordingStore {
-    inner: MemoryStore,
+    inner: InMemorySessionStore,
     log: Arc<Recording>,
 }
 
@@ -239,7 +239,7 @@ impl SessionStore for RecordingStore {
 #[tokio::test]
 async fn store_2_commits_are_paired_appends_and_each_is_announced() {
     let log = Arc::new(Recording::default());
-    let store = Arc::new(RecordingStore { inner: MemoryStore::new(), log: log.clone() });
+    let store = Arc::new(RecordingStore { inner: InMemorySessionStore::new(), log: log.clone() });
     let rt = AgentRuntime::new(store_config(store, "s2", true), busy_model()).unwrap();
     let recorder = Arc::new(Recorder::default());
     let _sub = rt.subscribe(recorder.clone());
@@ -356,7 +356,7 @@ async fn store_4_a_session_open_twice_in_one_process_is_locked() {
         let err = AgentRuntime::new(store_config(store, "x", false), busy_model()).unwrap_err();
         assert_eq!(err.code(), "session_locked");
     }
-    let mem = Arc::new(MemoryStore::new());
+    let mem = Arc::new(InMemorySessionStore::new());
     let _m = AgentRuntime::new(store_config(mem.clone(), "x", false), busy_model()).unwrap();
     assert_eq!(AgentRuntime::new(store_config(mem, "x", false), busy_model()).unwrap_err().code(), "session_locked");
     drop(rt);
@@ -565,13 +565,13 @@ async fn store_5_a_read_only_directory_gives_store_read_only_and_damages_nothing
 /// scripts/test-c-asan.sh).
 #[test]
 fn store_6_c_program_opens_attaches_resumes_lists_and_deletes() {
-    let stdout = crate::c_abi::compile_and_run("store");
+    let stdout = crate::c_programs::compile_and_run("store");
     assert!(stdout.contains("store: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
 }
 
 #[tokio::test]
 async fn store_4_import_and_late_attach_rewrite_the_stored_session() {
-    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SessionStore> = Arc::new(InMemorySessionStore::new());
     // A runtime without a store runs, then attaches one: the new session gets all of it.
     let mut config = store_config(store.clone(), "late", false);
     config.store = None;
@@ -624,7 +624,7 @@ async fn store_6_detach_store_releases_the_session_and_stops_committing() {
 #[tokio::test]
 async fn store_4_title_is_the_first_lines_first_80_characters_and_empty_before_the_first_run() {
     let dir = temp_dir("store4-title");
-    for store in [sqlite(&dir.join("sessions.db")), Arc::new(MemoryStore::new()) as Arc<dyn SessionStore>] {
+    for store in [sqlite(&dir.join("sessions.db")), Arc::new(InMemorySessionStore::new()) as Arc<dyn SessionStore>] {
         let rt = AgentRuntime::new(store_config(store.clone(), "t", false), busy_model()).unwrap();
         // A session is listed from its first commit; one without a user text yet (here an
         // imported state with only a usage) has the title "".
@@ -662,7 +662,7 @@ async fn store_1_the_sqlite_file_is_in_wal_mode_and_syncs_normal_by_default() {
 async fn store_2_run_decomposed_commits_its_sub_agent_records() {
     // Sub-agent records are a commit point (STORE-2): a restart right after
     // run_decomposed must find them, not only after the next run.
-    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SessionStore> = Arc::new(InMemorySessionStore::new());
     let mut config = store_config(store.clone(), "dec", false);
     config.delegation = Some(arkagent::runtime::DelegationConfig { allow_clone: true, ..Default::default() });
     let rt = AgentRuntime::new(config, ScriptedModel::with(|_, _| text_reply("child answer", 7))).unwrap();
@@ -690,7 +690,7 @@ async fn store_2_run_decomposed_commits_its_sub_agent_records() {
 
 /// A memory store whose `n`-th commit (1-based, over all leases) fails with `store_full`.
 struct FailingStore {
-    inner: MemoryStore,
+    inner: InMemorySessionStore,
     fail_at: usize,
     commits: Arc<AtomicUsize>,
 }
@@ -728,7 +728,7 @@ impl SessionStore for FailingStore {
 async fn store_3_a_failed_rollback_commit_never_leaves_the_old_input_stored() {
     // The first model call fails: the input is taken out again, and that rollback's commit
     // (the 2nd commit) fails too. The next run's input must replace it in the store.
-    let mem = MemoryStore::new();
+    let mem = InMemorySessionStore::new();
     let store: Arc<dyn SessionStore> = Arc::new(FailingStore { inner: mem.clone(), fail_at: 2, commits: Arc::default() });
     let model = ScriptedModel::with(|_, i| if i == 0 { Reply::Raw(500, "{}".into()) } else { text_reply("hello", 10) });
     let rt = AgentRuntime::new(store_config(store, "rb", false), model).unwrap();
@@ -747,7 +747,7 @@ async fn store_4_an_import_keeps_the_attached_session_id() {
     // A state exported from another session, imported into a runtime attached to "mine":
     // the store writes it under "mine", so the runtime must keep calling itself "mine" (a
     // host that remembers `session_id()` to resume later would otherwise resume nothing).
-    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SessionStore> = Arc::new(InMemorySessionStore::new());
     let mut other = store_config(store.clone(), "theirs", false);
     other.store = None;
     let donor = AgentRuntime::new(other, busy_model()).unwrap();

@@ -7,14 +7,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use arkagent::store::{Commit, OpenedSession, SessionLease, SessionStore, SessionSummary, StoreError};
-use arkagent::{AgentRuntime, MemoryStore, SqliteStore};
+use arkagent::{AgentRuntime, InMemorySessionStore, SqliteStore};
 
 use crate::store::{busy_model, store_config, temp_dir};
 use crate::support::*;
 
 /// A memory store whose commits fail with `store_full` while `fail` is set.
 struct ArmedStore {
-    inner: MemoryStore,
+    inner: InMemorySessionStore,
     fail: Arc<AtomicBool>,
 }
 
@@ -48,13 +48,13 @@ impl SessionStore for ArmedStore {
 #[tokio::test]
 async fn store_2_core_6_a_failed_import_write_keeps_the_old_state_in_memory_and_in_the_store() {
     let donor = {
-        let mut config = store_config(Arc::new(MemoryStore::new()), "donor", false);
+        let mut config = store_config(Arc::new(InMemorySessionStore::new()), "donor", false);
         config.store = None;
         let donor = AgentRuntime::new(config, busy_model()).unwrap();
         donor.run("a different conversation").await.unwrap();
         donor.export_state().unwrap()
     };
-    let mem = MemoryStore::new();
+    let mem = InMemorySessionStore::new();
     let fail = Arc::new(AtomicBool::new(false));
     let store: Arc<dyn SessionStore> = Arc::new(ArmedStore { inner: mem.clone(), fail: fail.clone() });
     let rt = AgentRuntime::new(store_config(store, "mine", false), busy_model()).unwrap();
@@ -83,13 +83,13 @@ async fn store_2_core_6_a_failed_import_write_keeps_the_old_state_in_memory_and_
 #[tokio::test]
 async fn store_4_a_successful_import_with_a_store_is_stored_at_once() {
     let donor = {
-        let mut config = store_config(Arc::new(MemoryStore::new()), "donor", false);
+        let mut config = store_config(Arc::new(InMemorySessionStore::new()), "donor", false);
         config.store = None;
         let donor = AgentRuntime::new(config, busy_model()).unwrap();
         donor.run("a different conversation").await.unwrap();
         donor.state()
     };
-    let mem = MemoryStore::new();
+    let mem = InMemorySessionStore::new();
     let rt = AgentRuntime::new(store_config(Arc::new(mem.clone()), "mine", false), busy_model()).unwrap();
     rt.run("weather in Paris?").await.unwrap();
     rt.import_state(&donor.to_json().unwrap()).unwrap();
@@ -118,7 +118,7 @@ async fn store_1_store_4_migrated_titles_are_the_first_line_trimmed_to_80_charac
     let titles: Vec<(String, String)> = store.list_sessions().unwrap().into_iter().map(|s| (s.id, s.title)).collect();
     assert_eq!(titles, vec![("lines".into(), "plan the trip".into()), ("long".into(), "长".repeat(80))]);
     // The same rule as a session stored today.
-    let fresh = MemoryStore::new();
+    let fresh = InMemorySessionStore::new();
     let rt = AgentRuntime::new(
         store_config(Arc::new(fresh.clone()), "new", false),
         ScriptedModel::new(vec![text_reply("ok", 10)]),
@@ -132,7 +132,7 @@ async fn store_1_store_4_migrated_titles_are_the_first_line_trimmed_to_80_charac
 /// write lock): tests/c/store_import.c.
 #[test]
 fn store_2_core_6_c_a_failed_import_write_keeps_the_old_state() {
-    let stdout = crate::c_abi::compile_and_run("store_import");
+    let stdout = crate::c_programs::compile_and_run("store_import");
     assert!(stdout.contains("store_import: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
 }
 
@@ -172,7 +172,7 @@ fn seen(rt: &AgentRuntime) -> (Vec<String>, usize, Vec<String>, String) {
 fn store_2_core_6_an_import_is_invisible_until_its_store_write_commits() {
     let tokio = tokio::runtime::Runtime::new().unwrap();
     let imported = {
-        let mut config = store_config(Arc::new(MemoryStore::new()), "donor", false);
+        let mut config = store_config(Arc::new(InMemorySessionStore::new()), "donor", false);
         config.store = None;
         let donor = AgentRuntime::new(config, busy_model()).unwrap();
         tokio.block_on(donor.run("a different conversation")).unwrap();

@@ -87,7 +87,7 @@ async fn sub_3_iso_8_the_delegation_prompt_states_the_budget_per_request_across_
 /// only, never by a named worker: tests/c/worker_compressor.c.
 #[test]
 fn cmp_1_sub_1_c_named_workers_do_not_inherit_the_c_compressor() {
-    let stdout = crate::c_abi::compile_and_run("worker_compressor");
+    let stdout = crate::c_programs::compile_and_run("worker_compressor");
     assert!(stdout.contains("worker_compressor: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
 }
 
@@ -262,7 +262,7 @@ async fn sub_6_a_call_without_reported_usage_counts_in_the_parents_total() {
 /// The same through the C ABI: tests/c/usage_count.c.
 #[test]
 fn sub_6_c_a_call_without_reported_usage_counts() {
-    let stdout = crate::c_abi::compile_and_run("usage_count");
+    let stdout = crate::c_programs::compile_and_run("usage_count");
     assert!(stdout.contains("usage_count: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
 }
 
@@ -270,7 +270,7 @@ fn sub_6_c_a_call_without_reported_usage_counts() {
 /// the registry's stats count each call once: tests/c/nested.c.
 #[test]
 fn sub_3_iso_4_c_nested_depth_and_totals() {
-    let stdout = crate::c_abi::compile_and_run("nested");
+    let stdout = crate::c_programs::compile_and_run("nested");
     assert!(stdout.contains("nested: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
 }
 

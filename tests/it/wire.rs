@@ -68,6 +68,6 @@ async fn wire_1_anthropic_overloaded_529_waits_its_retry_after_then_succeeds() {
 /// `wire_format` refused with `ARK_AGENT_RESULT_INVALID_CONFIG`.
 #[test]
 fn wire_1_c_program_runs_a_tool_call_turn_over_anthropic_messages() {
-    let stdout = crate::c_abi::compile_and_run("wire_anthropic");
+    let stdout = crate::c_programs::compile_and_run("wire_anthropic");
     assert!(stdout.contains("wire_anthropic: "), "{stdout}");
 }

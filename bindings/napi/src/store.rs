@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use arkagent::store::{MemoryStore, SessionSummary as CoreSummary, SharedStore, SqliteStore};
+use arkagent::store::{InMemorySessionStore, SessionSummary as CoreSummary, SharedStore, SqliteStore};
 use arkagent::ArkAgentError;
 use napi_derive_ohos::napi;
 
@@ -73,7 +73,7 @@ impl SessionStore {
     /// A store in memory, gone with the process (tests, previews).
     #[napi]
     pub fn open_memory() -> SessionStore {
-        Self { core: Arc::new(MemoryStore::new()) }
+        Self { core: Arc::new(InMemorySessionStore::new()) }
     }
 
     /// Every session, most recently updated first.

@@ -1,6 +1,13 @@
-//! FFI-4 / FFI-5 / REL-3: compiles the C programs in tests/c/ with the system C compiler against
-//! include/arkagent.h and the libarkagent_c.so cargo built for this test run, then runs
-//! them; and checks that the header's text keeps its promises.
+//! The C ABI's integration tests. FFI-4 / FFI-5 / REL-3: compiles the C programs in
+//! tests/c/ with the system C compiler against include/arkagent.h and the libarkagent_c.so
+//! cargo built for this test run, then runs them (tests/c/programs.rs); drives the exports
+//! from Rust; and checks that the header's text keeps its promises.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
+
+#[path = "../../../../tests/c/programs.rs"]
+mod programs;
+
+mod ffi_3;
 
 use std::collections::BTreeSet;
 use std::ffi::{c_void, CStr};
@@ -10,54 +17,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use programs::{compile, compile_and_run, deps_dir, run_program};
+
 use arkagent_c::{self as ffi, ArkAgentHttp, ArkAgentHttpCompletion, ArkAgentHttpRequest, ArkAgentResult, ArkAgentRuntime};
 
 fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Compiles `tests/c/<name>.c` and runs it; returns its stdout.
-pub(crate) fn compile_and_run(name: &str) -> String {
-    run_program(&compile(name), &[])
-}
-
-/// Compiles `tests/c/<name>.c` against the header and the freshly built library; returns
-/// the executable.
-pub(crate) fn compile(name: &str) -> PathBuf {
-    // Integration test binaries live in target/<profile>/deps, next to the cdylib of the
-    // C ABI crate (bindings/c, a dev-dependency).
-    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    assert!(deps.join("libarkagent_c.so").exists(), "libarkagent_c.so not built in {}", deps.display());
-    let exe = deps.join(format!("arkagent-c-{name}"));
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let status = Command::new(&cc)
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread"])
-        .arg(root().join(format!("tests/c/{name}.c")))
-        .arg("-I")
-        .arg(root().join("include"))
-        .arg("-L")
-        .arg(&deps)
-        .arg("-larkagent_c")
-        .arg(format!("-Wl,-rpath,{}", deps.display()))
-        .arg("-o")
-        .arg(&exe)
-        .status()
-        .expect("a C compiler (cc) is installed");
-    assert!(status.success(), "tests/c/{name}.c does not compile against include/arkagent.h");
-    exe
-}
-
-/// Runs a compiled C test program with `args`; asserts it passed and returns its stdout.
-pub(crate) fn run_program(exe: &Path, args: &[&str]) -> String {
-    // Not cargo's LD_LIBRARY_PATH: it lists target/<profile> (where a stale
-    // libarkagent_c.so from an earlier `cargo build` may lie) before deps, and beats the
-    // rpath the program was linked with.
-    let out = Command::new(exe).args(args).env_remove("LD_LIBRARY_PATH").output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{} {args:?} failed ({:?}):\n{stdout}\n{stderr}", exe.display(), out.status);
-    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
-    stdout
+    programs::repo_root()
 }
 
 #[test]
@@ -473,7 +438,7 @@ fn ffi_1_readme_link_line_the_static_library_links_and_runs() {
     assert!(manifest.contains("name = \"arkagent_c\""), "the library is libarkagent_c");
     assert!(manifest.contains("\"cdylib\"") && manifest.contains("\"staticlib\""), "both a .so and a .a");
 
-    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
+    let deps = deps_dir();
     let archive = deps.join("libarkagent_c.a");
     assert!(archive.exists(), "libarkagent_c.a not built in {}", deps.display());
     let exe = deps.join("arkagent-c-usage_count-static");

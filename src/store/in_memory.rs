@@ -31,17 +31,17 @@ struct Sessions {
 
 /// Sessions kept in memory for the life of the store (cloneable; clones share them).
 #[derive(Clone, Default)]
-pub struct MemoryStore {
+pub struct InMemorySessionStore {
     inner: Arc<Mutex<Sessions>>,
 }
 
-impl std::fmt::Debug for MemoryStore {
+impl std::fmt::Debug for InMemorySessionStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("MemoryStore")
+        f.write_str("InMemorySessionStore")
     }
 }
 
-impl MemoryStore {
+impl InMemorySessionStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
@@ -57,7 +57,7 @@ fn put<T: Clone>(v: &mut Vec<T>, from: usize, items: &[T]) {
     v.extend_from_slice(items);
 }
 
-impl SessionStore for MemoryStore {
+impl SessionStore for InMemorySessionStore {
     fn open_session(&self, session_id: &str) -> Result<OpenedSession, StoreError> {
         let mut all = self.lock();
         if !all.locked.insert(session_id.to_owned()) {
@@ -112,7 +112,7 @@ impl SessionStore for MemoryStore {
 }
 
 struct MemoryLease {
-    store: MemoryStore,
+    store: InMemorySessionStore,
     id: String,
 }
 
