@@ -25,7 +25,7 @@ mod callbacks;
 mod codes;
 mod compress;
 mod handles;
-mod parity;
+mod seed_helpers;
 mod runtime;
 mod store;
 mod strings;
@@ -38,7 +38,7 @@ pub use callbacks::{
 };
 pub use compress::{arkagent_compress_complete, arkagent_compress_fail, ArkAgentCompressCallback, ArkAgentCompressCompletion};
 pub use codes::{arkagent_result_name, ArkAgentResult, ArkAgentTransportError};
-pub use parity::{
+pub use seed_helpers::{
     arkagent_allocate_isolated_session_id, arkagent_compute_safe_split_index, arkagent_runtime_cleanup_sub_agents, arkagent_runtime_find_episode,
     arkagent_runtime_force_complete_sub_agent, arkagent_runtime_memory_forget, arkagent_runtime_memory_ids, arkagent_runtime_memory_stats,
     arkagent_tool_calls_paired, arkagent_tool_episodes, arkagent_tool_find_episode, arkagent_tool_memory_recall, arkagent_tool_memory_store,
