@@ -27,12 +27,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// The seed's names (SUB-1), as the library uses them: the delegation tool, the assignee
-// that clones the parent, and the service id in a delegate_task result's metadata
-// ("service"). Equal to the Rust core's constants (tests/it/header.rs checks).
+// The seed's names, as the library uses them; each equal to the Rust core's constant of
+// the same name minus the library prefix (tests/it/header.rs checks). SUB-1: the
+// delegation tool, the assignee that clones the parent, and the service id in a
+// delegate_task result's metadata ("service").
 #define ARKAGENT_DELEGATE_TASK_TOOL_NAME "delegate_task"
 #define ARKAGENT_CLONE_ASSIGNEE "clone"
 #define ARKAGENT_SUB_AGENT_SERVICE_ID "arkagent.sub_agent"
+// MEM-2: the tool the model reads episodes with (offered whenever the runtime
+// compresses), its page size when the model gives no "limit", and the largest "limit" it
+// accepts (a larger one is answered with the tool error "invalid_limit").
+#define ARKAGENT_RETRIEVE_MEMORY_TOOL_NAME "retrieve_memory"
+#define ARKAGENT_DEFAULT_MEMORY_LIMIT 20
+#define ARKAGENT_MAX_MEMORY_LIMIT 100
+// CMP-3: the seed's totalTokenThreshold default (the "compression" object's
+// "total_token_threshold" when absent; pass it as a C compressor's threshold for the
+// default).
+#define ARKAGENT_DEFAULT_TOTAL_TOKEN_THRESHOLD 64000
 
 
 // Result of every C call. 0 is success.
@@ -183,7 +194,8 @@ typedef struct ArkAgentToolCompletion ArkAgentToolCompletion;
 typedef struct ArkAgentTools ArkAgentTools;
 
 // Opaque: the worker being built, valid only during an [`ArkAgentWorkerFactory`] call.
-// It starts as a copy of the parent's configuration. Whatever it is given, the runtime
+// It starts as a copy of the parent's configuration without its C compressor (the
+// factory gives it one with `arkagent_worker_set_compressor`). Whatever it is given, the runtime
 // strips `delegate_task` from the final worker (workers never delegate; with `max_depth`
 // above 1 a child below it gets the parent's own delegation settings instead).
 typedef struct ArkAgentWorkerBuilder ArkAgentWorkerBuilder;
@@ -191,6 +203,33 @@ typedef struct ArkAgentWorkerBuilder ArkAgentWorkerBuilder;
 // Opaque: the named workers a runtime may delegate to. Owned by the caller; free with
 // [`arkagent_workers_free`] (a runtime keeps its own copy).
 typedef struct ArkAgentWorkers ArkAgentWorkers;
+
+// A context compressor written in C (CMP-1), given to
+// `arkagent_runtime_new_with_compressor`. Called on the thread running
+// `arkagent_runtime_run`, `arkagent_runtime_compress_now` or
+// `arkagent_runtime_run_decomposed` — before a model call (pre-flight) and after a turn
+// only when the prompt size reaches the runtime's `threshold` (see
+// `arkagent_runtime_new_with_compressor`), on a context overflow, and for
+// `compress_now`; a delegated `clone` child inherits the compressor and calls it with
+// its own state, a named worker has one only when its factory gives it one
+// ([`arkagent_worker_set_compressor`]). Answer `{"outcome":"skipped"}` when there is
+// nothing to do. Do not call blocking arkagent functions from it
+// (`ARK_AGENT_RESULT_REENTRANT`).
+//
+// - `userdata`: the `compress_userdata` given with the callback; used from library
+//   threads until the runtime is freed and no run is active.
+// - `state_json`: the state exactly as `arkagent_runtime_export_state` writes it
+//   (`{"version","session_id","history":{"messages":[…],"episodic_memories":[…]},
+//   "usages":[…],"child_usages"?,"token_calibration"?}`), byte for byte, except that
+//   each episode comes without its `"archived_messages"` (id, summary, created_at_ms,
+//   message_count: what a new summary folds in); borrowed, valid only during the call.
+// - `context_json`: `{"estimated_prompt_tokens": n | null, "force": bool}` (`force` is
+//   true after the model refused the context as too long); borrowed, valid only during
+//   the call.
+// - `completion`: finish it exactly once, inside the callback or later from any thread,
+//   with [`arkagent_compress_complete`] or [`arkagent_compress_fail`]. Owned by the
+//   library; never freed by the host.
+typedef void (*ArkAgentCompressCallback)(void *userdata, const char *state_json, const char *context_json, struct ArkAgentCompressCompletion *completion);
 
 // Draws a fresh id for [`arkagent_allocate_isolated_session_id`]: returns a
 // NUL-terminated UTF-8 string that stays valid until the next call or until
@@ -293,31 +332,6 @@ typedef struct ArkAgentHttp {
   // freed and no blocking call is running.
   void *userdata;
 } ArkAgentHttp;
-
-// A context compressor written in C (CMP-1), given to
-// `arkagent_runtime_new_with_compressor`. Called on the thread running
-// `arkagent_runtime_run`, `arkagent_runtime_compress_now` or
-// `arkagent_runtime_run_decomposed` — before a model call (pre-flight) and after a turn
-// only when the prompt size reaches the runtime's `threshold` (see
-// `arkagent_runtime_new_with_compressor`), on a context overflow, and for
-// `compress_now`; a delegated `clone` child inherits the compressor and calls it with
-// its own state. Answer `{"outcome":"skipped"}` when there is nothing to do. Do not
-// call blocking arkagent functions from it (`ARK_AGENT_RESULT_REENTRANT`).
-//
-// - `userdata`: the `compress_userdata` given with the callback; used from library
-//   threads until the runtime is freed and no run is active.
-// - `state_json`: the state as `arkagent_runtime_export_state` writes it
-//   (`{"version","session_id","usages":[…],"history":{"messages":[…],
-//   "episodic_memories":[…]},…}`) except that each episode comes without its
-//   `archived_messages` (id, summary, created_at_ms, message_count: what a new summary
-//   folds in); borrowed, valid only during the call.
-// - `context_json`: `{"estimated_prompt_tokens": n | null, "force": bool}` (`force` is
-//   true after the model refused the context as too long); borrowed, valid only during
-//   the call.
-// - `completion`: finish it exactly once, inside the callback or later from any thread,
-//   with [`arkagent_compress_complete`] or [`arkagent_compress_fail`]. Owned by the
-//   library; never freed by the host.
-typedef void (*ArkAgentCompressCallback)(void *userdata, const char *state_json, const char *context_json, struct ArkAgentCompressCompletion *completion);
 
 // Receives one event (`{"session_id","run_id","seq","at_ms","type",…}`), in order, on
 // the thread running `arkagent_runtime_run`. `event_json` is valid only during the call.
@@ -474,6 +488,18 @@ enum ArkAgentResult arkagent_compress_complete(struct ArkAgentCompressCompletion
 // `message` NULL or a NUL-terminated string.
 enum ArkAgentResult arkagent_compress_fail(struct ArkAgentCompressCompletion *completion, const char *message);
 
+// SUB-1, CMP-1: gives the worker being built its own C compressor (a named worker has a
+// custom compressor only when its factory calls this; a `clone` child inherits the
+// parent's). `compress`, `compress_userdata` and `threshold` as for
+// `arkagent_runtime_new_with_compressor` (0: called on every automatic attempt;
+// `ARKAGENT_DEFAULT_TOTAL_TOKEN_THRESHOLD` for the default); the callback gets the
+// worker's own state. `compress_userdata` must stay valid until the runtime is freed. Only during the factory call
+// (`ARK_AGENT_RESULT_INVALID_HANDLE` after it).
+//
+// # Safety
+// `builder` the factory's builder; `compress` NULL or a valid callback.
+enum ArkAgentResult arkagent_worker_set_compressor(struct ArkAgentWorkerBuilder *builder, ArkAgentCompressCallback compress, void *compress_userdata, uint64_t threshold);
+
 // CMP-4, the seed's `computeSafeSplitIndex`: the largest index `s` (1 ≤ s ≤ n −
 // `keep_recent`) at which both `messages[..s]` and `messages[s..]` keep every tool call
 // paired with its result — what a custom compressor answers as `split_index` — or -1
@@ -516,6 +542,18 @@ enum ArkAgentResult arkagent_validate_episodic_memory_ids(const char *episodes_j
 // `parent_session_id`, `requested` and `active_ids_json` NUL-terminated strings;
 // `out` valid for one pointer write.
 enum ArkAgentResult arkagent_allocate_isolated_session_id(const char *parent_session_id, const char *requested, const char *active_ids_json, ArkAgentNextIdCallback next_id, void *userdata, char **out);
+
+// ISO-3, the seed's `SubAgentContext.summarize(content)`: the three-level summary a
+// parent receives of a child's answer — `content` as it is when it has at most 500
+// characters (Unicode scalar values, never cut inside one); otherwise its `## Summary`
+// section (or else its `## Result` section: the heading line to the next `## `
+// heading) when that has at most 1000; otherwise the first 500 characters followed by
+// `[truncated, N chars]`, N the full length. `*out` gets it; free with
+// `arkagent_string_free`. Any thread; needs no runtime.
+//
+// # Safety
+// `content` a NUL-terminated string; `out` valid for one pointer write.
+enum ArkAgentResult arkagent_summarize_result(const char *content, char **out);
 
 // MEM-1: writes the episode with this snapshot id (`{"id","summary","created_at_ms",
 // "message_count","archived_messages":[…]}`), or `null` when there is none, to `*out`
@@ -654,9 +692,12 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 // "wire_format"?,"temperature"?,"max_tokens"?,"stream"?},"system_prompt"?,"max_iterations"?,
 // "max_parallel_tools"?,"session_id"?,"compression"?:{"total_token_threshold"?,
 // "keep_recent_message_count"?,"summary_prompt"?,"min_messages_to_summarize"?,
-// "summarizer_max_input_tokens"?},"delegation"?:{"policy"?:{"max_depth"?,
+// "summarizer_max_input_tokens"?,"summarizer_model"?:{…as "model"…}},"delegation"?:{"policy"?:{"max_depth"?,
 // "max_delegations_per_run"?,"max_concurrent_children"?,"parent_context_message_count"?},
 // "allow_clone"?,"child_token_budget"?,"role_whitelists"?:{"role":["tool",…]|null}}}`.
+// `"summarizer_model"` (the seed's `modelConfig` of the compressor, the JS
+// `ContextCompressor.summarizerModel`) is the model the default compressor's summary
+// requests go to, through the same `http` client; absent, the runtime's `"model"`.
 // Inside `"model"`: `"retry"?:{"max_attempts"?,"initial_backoff_ms"?,"max_backoff_ms"?}`
 // (defaults 3 attempts in total, 500 ms, 8000 ms; exponential backoff with full jitter,
 // only rate-limit, 5xx, timeout and transport failures are retried) and
@@ -707,12 +748,15 @@ enum ArkAgentResult arkagent_runtime_new(const char *config_json, const struct A
 // and answered through `arkagent_compress_complete` / `arkagent_compress_fail`;
 // `compress_userdata` (may be NULL) is passed back to it and must stay valid until the
 // runtime is freed and no run is active. `http` as for `arkagent_runtime_new`.
-// `threshold` is the runtime's trigger (0: 64000, the default compressor's): before a
-// model call and after a turn the compressor is called only when the prompt size
-// reaches it (and the last usage is not a compression's own); below it the runtime
-// skips (`below_threshold`) without calling. `arkagent_runtime_compress_now` and a
-// context overflow always call it. It is reported in the `compression` and
-// `model_request` events (`"threshold"`, `"compression_threshold"`).
+// `threshold` is the runtime's trigger: before a model call and after a turn the
+// compressor is called only when the prompt size reaches it (and the last usage is not
+// a compression's own); below it the runtime skips (`below_threshold`) without calling.
+// Pass `ARKAGENT_DEFAULT_TOTAL_TOKEN_THRESHOLD` (64000, the default compressor's) for
+// the default; 0 means what it means on every surface: nothing is below it, so the
+// compressor is called before every model call and after every turn (except right
+// after a compression). `arkagent_runtime_compress_now` and a context overflow always
+// call it. It is reported in the `compression` and `model_request` events
+// (`"threshold"`, `"compression_threshold"`).
 //
 // The custom compressor wins over the config's `"compression"`: that key is still
 // checked (`ARK_AGENT_RESULT_INVALID_CONFIG` / `_INVALID_JSON` as for
@@ -1010,8 +1054,10 @@ bool arkagent_log_to_hilog(uint32_t max_level);
 enum ArkAgentResult arkagent_workers_new(struct ArkAgentWorkers **out);
 
 // Adds a named worker. Its factory configures a copy of the delegating runtime's
-// settings, its tools included, but never its C custom compressor (only a `clone` child
-// inherits that; a worker without one does not compress). Errors:
+// settings, its tools included, but not its C custom compressor: the worker's definition
+// decides, so it has one only when its factory calls `arkagent_worker_set_compressor` (a
+// `clone` child inherits the parent's; a worker whose parent has only a C compressor and
+// that is given none does not compress). Errors:
 // `ARK_AGENT_RESULT_SUBAGENT_NAME_EMPTY`,
 // `ARK_AGENT_RESULT_SUBAGENT_NAME_RESERVED` ("clone" in any case),
 // `ARK_AGENT_RESULT_SUBAGENT_NAME_DUPLICATE`. `userdata` must stay valid until every

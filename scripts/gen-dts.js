@@ -54,7 +54,7 @@ const MODULES = [
   'config',
   'delegation',
   'sub_agents',
-  'parity',
+  'seed_helpers',
   'store',
   'images',
   'runtime',

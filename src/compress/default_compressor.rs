@@ -27,10 +27,15 @@ const FRAMING_TOKENS: u64 = 64;
 /// The smallest chunk worth a call; below it the summarizer window is too small.
 const MIN_CHUNK_TOKENS: u64 = 256;
 
+/// The seed's `totalTokenThreshold` default: prompt tokens from which a compression is due
+/// (the default compressor's, and a custom compressor's when none is given).
+pub const DEFAULT_TOTAL_TOKEN_THRESHOLD: u64 = 64_000;
+
 /// Settings of [`DefaultContextCompressor`], with the seed's defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextCompressorConfig {
-    /// Compress when prompt tokens reach this (default 64000).
+    /// Compress when prompt tokens reach this (default [`DEFAULT_TOTAL_TOKEN_THRESHOLD`],
+    /// 64000; 0 is refused: `invalid_config`).
     pub total_token_threshold: u64,
     /// Messages kept verbatim at the end (default 10).
     pub keep_recent_message_count: usize,
@@ -62,7 +67,7 @@ pub fn default_summarizer_window(total_token_threshold: u64) -> u64 {
 
 impl Default for ContextCompressorConfig {
     fn default() -> Self {
-        Self::with_threshold(64_000)
+        Self::with_threshold(DEFAULT_TOTAL_TOKEN_THRESHOLD)
     }
 }
 

@@ -6,7 +6,8 @@
 //! PERF-3 / ARCHITECTURE.md's no-copy snapshot: an automatic attempt (before a model call,
 //! after a turn) asks the host only when the runtime's own trigger policy — the default
 //! compressor's checks against the threshold — says a compression is due, and the state
-//! it gets leaves out the episodes' archived originals ([`ForeignCompressor`]).
+//! it gets is `export_state`'s JSON without the episodes' archived originals
+//! ([`ForeignCompressor`], [`foreign_compressor_state_json`]).
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -14,9 +15,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::compressor::{CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression, COMPRESSION_USAGE_SOURCE};
-use super::default_compressor::ContextCompressorConfig;
-use crate::history::{AgentState, Message, ModelUsage};
-use crate::history::ChildUsageRecord;
+use super::default_compressor::DEFAULT_TOTAL_TOKEN_THRESHOLD;
+use crate::history::{AgentState, ChildUsageRecord, EpisodicMemory, History, Message, ModelUsage, TokenCalibrations};
 
 /// What a foreign compressor answers (JSON, snake_case):
 /// `{"outcome": "skipped" | "failed" | "compressed", "reason"?: "<CMP-2 code>",
@@ -112,8 +112,9 @@ fn tag(mut usage: ModelUsage) -> ModelUsage {
     usage
 }
 
-/// The host side of a foreign compressor: gets the state JSON (as `export_state` writes
-/// it, but each episode without its `archived_messages`) and the context JSON
+/// The host side of a foreign compressor: gets the state JSON
+/// ([`foreign_compressor_state_json`]: `export_state`'s JSON, byte for byte, except that
+/// each episode comes without its `archived_messages`) and the context JSON
 /// (`{"estimated_prompt_tokens": n | null, "force": bool}`) and answers a
 /// [`ForeignCompression`] as JSON, or an error message (the attempt then fails with
 /// `compressor_error`). `cancel` fires when the run is cancelled.
@@ -139,10 +140,25 @@ pub struct ForeignCompressor<F> {
 
 impl<F: ForeignCompressorCall> ForeignCompressor<F> {
     /// A compressor over `call`; automatic attempts ask it from `threshold` prompt tokens
-    /// on (`None`: the default compressor's 64000).
+    /// on. The one rule of every surface (the C ABI's `threshold`, ArkTS's
+    /// `setCustomCompressor(compress, threshold?)`): `None` (absent) is the default
+    /// compressor's [`DEFAULT_TOTAL_TOKEN_THRESHOLD`] (64000); an explicit `Some(0)` is
+    /// what the seed's check (`promptTokens < threshold` skips) makes of 0 — never below
+    /// the threshold, so every automatic attempt asks the host (right after a compression
+    /// the loop guard still answers `last_usage_is_compression` itself).
+    ///
+    /// ```
+    /// # use arkagent::compress::{ContextCompressor, ForeignCompressor, ForeignCompressorCall};
+    /// # struct Host;
+    /// # #[async_trait::async_trait]
+    /// # impl ForeignCompressorCall for Host {
+    /// #     async fn compress_json(&self, _: String, _: String, _: arkagent::CancellationToken) -> Result<String, String> { Err(String::new()) }
+    /// # }
+    /// assert_eq!(ForeignCompressor::new(Host, None).threshold(), Some(64_000));
+    /// assert_eq!(ForeignCompressor::new(Host, Some(0)).threshold(), Some(0));
+    /// ```
     pub fn new(call: F, threshold: Option<u64>) -> Self {
-        let threshold = threshold.unwrap_or_else(|| ContextCompressorConfig::default().total_token_threshold);
-        Self { call, threshold }
+        Self { call, threshold: threshold.unwrap_or(DEFAULT_TOTAL_TOKEN_THRESHOLD) }
     }
 
     /// The runtime's trigger policy for an automatic attempt (CMP-3's checks that need no
@@ -157,7 +173,8 @@ impl<F: ForeignCompressorCall> ForeignCompressor<F> {
 }
 
 /// The state as a foreign compressor gets it: `export_state`'s JSON with every episode's
-/// archived originals left out (borrowed: nothing is copied to build it).
+/// archived originals left out (borrowed: nothing is copied to build it). Its fields are
+/// [`AgentState`]'s, in its order, with the same `skip_serializing_if` rules.
 #[derive(Serialize)]
 struct CompressorState<'a> {
     version: u32,
@@ -166,6 +183,8 @@ struct CompressorState<'a> {
     usages: &'a [ModelUsage],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     child_usages: &'a [ChildUsageRecord],
+    #[serde(skip_serializing_if = "TokenCalibrations::is_empty")]
+    token_calibration: &'a TokenCalibrations,
 }
 
 #[derive(Serialize)]
@@ -182,22 +201,28 @@ struct CompressorEpisode<'a> {
     message_count: usize,
 }
 
-/// The JSON a foreign compressor gets for `state` (see [`ForeignCompressorCall`]).
+impl<'a> From<&'a EpisodicMemory> for CompressorEpisode<'a> {
+    fn from(episode: &'a EpisodicMemory) -> Self {
+        let EpisodicMemory { id, summary, created_at_ms, message_count, archived_messages: _ } = episode;
+        Self { id, summary, created_at_ms: *created_at_ms, message_count: *message_count }
+    }
+}
+
+/// The JSON a foreign compressor gets for `state`: exactly what `export_state` writes for
+/// it (CMP-1; the runtime asks only at points where the history is paired, so nothing is
+/// cut) except that each episode has no `archived_messages` key. The destructuring below
+/// names every field, so a field added to [`AgentState`], [`History`] or
+/// [`EpisodicMemory`] does not compile until it is sent here too.
 pub fn foreign_compressor_state_json(state: &AgentState) -> Result<String, serde_json::Error> {
+    let AgentState { version, session_id, history, usages, child_usages, token_calibration } = state;
+    let History { messages, episodic_memories } = history;
     let view = CompressorState {
-        version: state.version,
-        session_id: &state.session_id,
-        history: CompressorHistory {
-            messages: &state.history.messages,
-            episodic_memories: state
-                .history
-                .episodic_memories
-                .iter()
-                .map(|e| CompressorEpisode { id: &e.id, summary: &e.summary, created_at_ms: e.created_at_ms, message_count: e.message_count })
-                .collect(),
-        },
-        usages: &state.usages,
-        child_usages: &state.child_usages,
+        version: *version,
+        session_id,
+        history: CompressorHistory { messages, episodic_memories: episodic_memories.iter().map(CompressorEpisode::from).collect() },
+        usages,
+        child_usages,
+        token_calibration,
     };
     serde_json::to_string(&view)
 }
@@ -259,6 +284,41 @@ mod tests {
             force: false,
             conversation: None,
         }
+    }
+
+    /// CMP-1 / issue 28 item 9: with every field of the state filled in (child usages and
+    /// a token calibration included), what the host gets is `export_state`'s JSON byte for
+    /// byte once each episode's `archived_messages` is taken out.
+    #[test]
+    fn cmp_1_the_host_state_is_the_export_without_the_archived_originals() {
+        use crate::history::{ChildUsageRecord, ChildUsageSummary, EpisodicMemory, TokenCalibration};
+        let mut state = AgentState::new("s");
+        state.history.messages.push(Message::user("hi"));
+        state.history.episodic_memories.push(EpisodicMemory {
+            id: "ep1".into(),
+            summary: "earlier".into(),
+            created_at_ms: 7,
+            message_count: 1,
+            archived_messages: Arc::new(vec![Message::user("ARCHIVED")]),
+        });
+        state.usages.push(ModelUsage { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12, ..ModelUsage::default() });
+        state.child_usages.push(ChildUsageRecord {
+            call_id: "d1".into(),
+            child_session_id: "s_w_1".into(),
+            assignee: "clone".into(),
+            usage: ChildUsageSummary::default(),
+        });
+        let mut calibration = TokenCalibration::default();
+        assert!(calibration.observe(&crate::compress::count_tokens("hello there, how are you today?"), 9));
+        state.token_calibration.insert("m".into(), calibration);
+        let export = state.to_json().unwrap();
+        for key in ["\"child_usages\"", "\"token_calibration\"", "ARCHIVED"] {
+            assert!(export.contains(key), "the export has {key}");
+        }
+        let archive = serde_json::to_string(&state.history.episodic_memories[0].archived_messages).unwrap();
+        let without_archive = export.replacen(&format!(",\"archived_messages\":{archive}"), "", 1);
+        assert_ne!(without_archive, export);
+        assert_eq!(foreign_compressor_state_json(&state).unwrap(), without_archive, "byte for byte");
     }
 
     /// CMP-7 through a host compressor: right after a compression, a call recorded without

@@ -20,7 +20,8 @@ pub use compressor::{
     StagedCompression, COMPRESSION_USAGE_SOURCE,
 };
 pub use default_compressor::{
-    default_summarizer_window, ContextCompressorConfig, DefaultContextCompressor, DEFAULT_SUMMARY_PROMPT, MIN_DEFAULT_SUMMARIZER_WINDOW,
+    default_summarizer_window, ContextCompressorConfig, DefaultContextCompressor, DEFAULT_SUMMARY_PROMPT, DEFAULT_TOTAL_TOKEN_THRESHOLD,
+    MIN_DEFAULT_SUMMARIZER_WINDOW,
 };
 pub use calibration::{
     PromptSizeSource, TokenCalibration, TokenCalibrations, TokenCounts, MAX_CALIBRATION_FACTOR, MIN_CALIBRATION_FACTOR,

@@ -161,7 +161,10 @@ fn check_price(model: Option<&ModelConfig>) -> Result<(), ArkAgentError> {
 #[async_trait]
 pub trait SubAgentFactory: Send + Sync {
     /// `parent` is a copy of the parent's config (API key included: the worker usually
-    /// talks to the same provider). Return the worker's config.
+    /// talks to the same provider) without its custom compressor
+    /// ([`named_worker_start`](super::named_worker_start)): the worker compresses with a
+    /// custom compressor only when the returned config sets one (`compression`); a
+    /// `clone` child inherits the parent's. Return the worker's config.
     async fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError>;
 }
 
@@ -315,13 +318,17 @@ struct CompressionJson {
     summary_prompt: Option<String>,
     min_messages_to_summarize: Option<usize>,
     summarizer_max_input_tokens: Option<u64>,
+    /// The seed's `modelConfig` of the compressor: the summarizer's own model (same
+    /// transport); absent: the runtime's model.
+    summarizer_model: Option<ModelConfig>,
 }
 
 impl AgentRuntimeConfig {
     /// Parses `{"model": {…ModelConfig…}, "system_prompt"?, "max_iterations"?,
     /// "max_parallel_tools"?, "session_id"?, "compression"?: {"total_token_threshold"?,
     /// "keep_recent_message_count"?, "summary_prompt"?, "min_messages_to_summarize"?,
-    /// "summarizer_max_input_tokens"?}, "delegation"?: {"policy"?: {"max_depth"?,
+    /// "summarizer_max_input_tokens"?, "summarizer_model"?: {…ModelConfig…}},
+    /// "delegation"?: {"policy"?: {"max_depth"?,
     /// "max_delegations_per_run"?, "max_concurrent_children"?,
     /// "parent_context_message_count"?}, "allow_clone"?, "child_token_budget"?,
     /// "role_whitelists"?: {"role": ["tool", …] | null}}}` and validates it. Errors: `invalid_json`,
@@ -359,7 +366,7 @@ impl AgentRuntimeConfig {
                     min_messages_to_summarize: c.min_messages_to_summarize.unwrap_or(d.min_messages_to_summarize),
                     summarizer_max_input_tokens: c.summarizer_max_input_tokens,
                 },
-                summarizer: None,
+                summarizer: c.summarizer_model,
             });
         }
         config.validate()?;

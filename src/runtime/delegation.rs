@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{AgentRuntimeConfig, DelegationConfig};
 use super::events::Emitter;
+use super::worker_config::named_worker_start;
 use crate::history::ChildUsageRecord;
 use crate::llm::HttpTransport;
 use crate::session::{ChildUsageSink, StateView};
@@ -100,7 +101,7 @@ impl SubAgentService {
             return if self.config.allow_clone { Ok(self.parent_config.clone()) } else { Err("subagent_unknown_assignee") };
         }
         let worker = self.config.workers.iter().find(|w| w.name == assignee).ok_or("subagent_unknown_assignee")?;
-        worker.factory.create(&self.parent_config).await.map_err(|_| "subagent_factory_failed")
+        worker.factory.create(&named_worker_start(&self.parent_config)).await.map_err(|_| "subagent_factory_failed")
     }
 
     pub(super) fn record_usage(&self, record: ChildUsageRecord) {

@@ -26,7 +26,7 @@ pub use start::RunSlot;
 pub use config::{
     AgentRuntimeConfig, Compression, DelegationConfig, SubAgentDefinition, SubAgentFactory, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_PARALLEL_TOOLS,
 };
-pub use worker_config::{delegate_task_definition, force_worker_config};
+pub use worker_config::{delegate_task_definition, force_worker_config, named_worker_start};
 pub use events::{AgentEvent, AgentObserver, EventKind, SubAgentChildEvent, Subscription};
 pub use memory_report::MemoryReport;
 pub use crate::ids::{Clock, DefaultIdGenerator, IdGenerator, ManualClock, SequentialIdGenerator, SystemClock};

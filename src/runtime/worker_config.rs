@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::config::{AgentRuntimeConfig, DelegationConfig};
+use super::config::{AgentRuntimeConfig, Compression, DelegationConfig};
 use crate::subagent::{build_worker_tool_registry, CLONE_ASSIGNEE, DELEGATE_TASK_TOOL_NAME};
 use crate::tools::ToolDefinition;
 
@@ -28,6 +28,19 @@ pub fn delegate_task_definition(config: &DelegationConfig) -> ToolDefinition {
             "required": ["assignee", "task_description"]
         }),
     )
+}
+
+/// SUB-1, CMP-1: what a named worker's factory starts from — a copy of the parent's config
+/// without its custom compressor. The one rule of every surface: a named worker has a
+/// custom compressor only when its definition (the factory) gives it one; a `clone`
+/// child, being a copy of the parent, inherits the parent's. The parent's default
+/// compressor settings are kept (a factory may change or drop them as well).
+pub fn named_worker_start(parent: &AgentRuntimeConfig) -> AgentRuntimeConfig {
+    let mut start = parent.clone();
+    if matches!(start.compression, Some(Compression::Custom(_))) {
+        start.compression = None;
+    }
+    start
 }
 
 /// SUB-4 layer 2: the final worker config is hard-stripped, whatever the factory did:

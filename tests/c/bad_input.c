@@ -371,6 +371,14 @@ static void tools_checks(void) {
 
 static ArkAgentWorkerBuilder *stale_builder = NULL;
 
+/* Never called: the checks below only refuse it or leave it unused. */
+static void unused_compress_cb(void *userdata, const char *state_json, const char *context_json, ArkAgentCompressCompletion *completion) {
+  (void)userdata;
+  (void)state_json;
+  (void)context_json;
+  EXPECT(arkagent_compress_complete(completion, "{\"outcome\":\"skipped\"}"), OK);
+}
+
 static int32_t checking_factory(void *userdata, const char *worker_name, ArkAgentWorkerBuilder *builder) {
   (void)userdata;
   CHECK(worker_name != NULL && strcmp(worker_name, "w") == 0, "factory gets the worker name");
@@ -387,6 +395,9 @@ static int32_t checking_factory(void *userdata, const char *worker_name, ArkAgen
   EXPECT(arkagent_worker_register_tool(builder, BAD_UTF8_STR, probe_cb, NULL), BAD_UTF8);
   EXPECT(arkagent_worker_register_tool(builder, NOT_JSON, probe_cb, NULL), BAD_JSON);
   EXPECT(arkagent_worker_register_tool(FORGED(ArkAgentWorkerBuilder), PROBE_DEF, probe_cb, NULL), BAD_HANDLE);
+  EXPECT(arkagent_worker_set_compressor(NULL, unused_compress_cb, NULL, 0), NULL_ARG);
+  EXPECT(arkagent_worker_set_compressor(builder, NULL, NULL, 0), NULL_ARG);
+  EXPECT(arkagent_worker_set_compressor(FORGED(ArkAgentWorkerBuilder), unused_compress_cb, NULL, 0), BAD_HANDLE);
   EXPECT(arkagent_worker_configure(builder, "{\"system_prompt\":\"You check.\"}"), OK);
   return OK;
 }
@@ -454,6 +465,7 @@ static void workers_checks(void) {
   /* The builder is valid only during the factory call. */
   EXPECT(arkagent_worker_configure(stale_builder, "{}"), BAD_HANDLE);
   EXPECT(arkagent_worker_register_tool(stale_builder, PROBE_DEF, probe_cb, NULL), BAD_HANDLE);
+  EXPECT(arkagent_worker_set_compressor(stale_builder, unused_compress_cb, NULL, 0), BAD_HANDLE);
   arkagent_runtime_free(rt);
   arkagent_workers_free(workers); /* freed twice: ignored */
   arkagent_workers_free(NULL);
@@ -891,6 +903,11 @@ static void plain_checks(void) {
   EXPECT(arkagent_allocate_isolated_session_id("p", "", "[]", null_id_cb, NULL, &id), BAD_ARG);
   EXPECT(arkagent_allocate_isolated_session_id("p", "", "[]", bad_id_cb, NULL, &id), BAD_UTF8);
   CHECK(id == NULL, "a refused allocation writes nothing");
+  char *summary = NULL;
+  EXPECT(arkagent_summarize_result(NULL, &summary), NULL_ARG);
+  EXPECT(arkagent_summarize_result("x", NULL), NULL_ARG);
+  EXPECT(arkagent_summarize_result(BAD_UTF8_STR, &summary), BAD_UTF8);
+  CHECK(summary == NULL, "a refused summary writes nothing");
   /* Shutdown with nothing running is fine, and idempotent. */
   EXPECT(arkagent_shutdown(), OK);
   EXPECT(arkagent_shutdown(), OK);

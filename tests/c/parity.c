@@ -3,6 +3,9 @@
  * helpers a custom compressor needs, a custom compressor asked only when a compression
  * is due and never sent the archive, the MemoryService and memory namespace of a tool,
  * namespace access, per-child force-completion, registry cleanup, the seed's constants.
+ * Issue 28: a C compressor's threshold 0 (item 5), its state_json is the export (item 9),
+ * the retrieve_memory constants, the three-level summary and the compressor's own model
+ * (item 12).
  * Built and run by bindings/c/tests/c_abi/main.rs and by scripts/test-c-asan.sh (ASan, valgrind).
  * Prints "N passed, M failed" and exits non-zero on any failure.
  */
@@ -42,13 +45,17 @@ typedef struct {
   char bodies[8][4096];
   ArkAgentHttpCompletion *held;
   volatile int holding;
+  char urls[8][128];
 } Model;
 
 static void http_cb(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
   Model *m = userdata;
   CHECK(occurrences(request, API_KEY, 0) == 0, "the key never in a body");
   int i = m->n_requests++;
-  if (i < 8) body_into(request, m->bodies[i], sizeof m->bodies[i]);
+  if (i < 8) {
+    body_into(request, m->bodies[i], sizeof m->bodies[i]);
+    snprintf(m->urls[i], sizeof m->urls[i], "%s", request->url);
+  }
   const char *reply = i < 8 ? m->replies[i] : REPLY("ok", "40");
   if (reply == NULL) {
     m->held = completion;
@@ -263,7 +270,7 @@ static const char *EPISODE_STATE =
     "\"archived_messages\":[{\"role\":\"user\",\"content\":\"Beijing in May\"}]}]}}";
 
 static void tool_memory_checks(void) {
-  Model m = {{CALL_REPLY("recall", "{}"), REPLY("done", "30")}, 0, {{0}}, NULL, 0};
+  Model m = {{CALL_REPLY("recall", "{}"), REPLY("done", "30")}, 0, {{0}}, NULL, 0, {{0}}};
   Recall r = {0};
   ArkAgentTools *tools = NULL;
   EXPECT(arkagent_tools_new(&tools), OK);
@@ -345,7 +352,7 @@ static void sub_agent_checks(void) {
   /* The root delegates to a clone; the clone's model call hangs until it is forced. */
   Model m = {{CALL_REPLY("delegate_task", "{\\\"assignee\\\":\\\"clone\\\",\\\"task_description\\\":\\\"dig\\\"}"), NULL,
               REPLY("the child was stopped", "30")},
-             0, {{0}}, NULL, 0};
+             0, {{0}}, NULL, 0, {{0}}};
   ArkAgentRuntime *rt = NULL;
   EXPECT(arkagent_runtime_new(DELEGATION_CONFIG, NULL, NULL, HTTP(http_cb, &m), &rt), OK);
   Events events = {PTHREAD_MUTEX_INITIALIZER, {0}};
@@ -400,11 +407,285 @@ static void sub_agent_checks(void) {
   arkagent_runtime_free(rt);
 }
 
+
+/* ------------------------------------------------------------- issue 28 item 5: threshold 0 */
+
+typedef struct {
+  int calls;
+  char *state; /* the last state_json, copied */
+} Asked;
+
+static void asked_cb(void *userdata, const char *state_json, const char *context_json, ArkAgentCompressCompletion *completion) {
+  (void)context_json;
+  Asked *a = userdata;
+  a->calls++;
+  free(a->state);
+  a->state = strdup(state_json);
+  EXPECT(arkagent_compress_complete(completion, "{\"outcome\":\"skipped\",\"reason\":\"below_threshold\"}"), OK);
+}
+
+/* CMP-1: threshold 0 means on every surface what it means in the core: nothing is below
+   it, so the compressor is asked before the first model call and after the turn; the
+   default threshold (ARKAGENT_DEFAULT_TOTAL_TOKEN_THRESHOLD) is not reached by a short
+   turn. (0 used to stand for 64000 here only.) */
+static void threshold_checks(void) {
+  CHECK(ARKAGENT_DEFAULT_TOTAL_TOKEN_THRESHOLD == 64000, "DEFAULT_TOTAL_TOKEN_THRESHOLD");
+  uint64_t thresholds[2] = {0, ARKAGENT_DEFAULT_TOTAL_TOKEN_THRESHOLD};
+  int expected[2] = {2, 0};
+  for (int t = 0; t < 2; t++) {
+    Model m = {0};
+    for (int i = 0; i < 8; i++) m.replies[i] = REPLY("ok", "40");
+    Asked a = {0, NULL};
+    ArkAgentRuntime *rt = NULL;
+    EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, HTTP(http_cb, &m), asked_cb, &a, thresholds[t], &rt), OK);
+    EXPECT(arkagent_runtime_run(rt, "hello", NULL), OK);
+    if (t == 0) {
+      CHECK(a.calls == expected[t], "threshold 0: asked before the first model call and after the turn");
+    } else {
+      CHECK(a.calls == expected[t], "the default threshold: a short turn asks nothing");
+    }
+    if (a.calls != expected[t]) fprintf(stderr, "threshold %llu: %d calls\n", (unsigned long long)thresholds[t], a.calls);
+    free(a.state);
+    arkagent_runtime_free(rt);
+  }
+}
+
+/* Compresses everything on its first call, then skips. */
+static void compressing_cb(void *userdata, const char *state_json, const char *context_json, ArkAgentCompressCompletion *completion) {
+  (void)context_json;
+  Asked *a = userdata;
+  char answer[256];
+  if (a->calls++ == 0) {
+    snprintf(answer, sizeof answer,
+             "{\"outcome\":\"compressed\",\"split_index\":%d,\"summary\":\"s\","
+             "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1,\"total_tokens\":6}}",
+             messages_in(state_json));
+  } else {
+    snprintf(answer, sizeof answer, "{\"outcome\":\"skipped\",\"reason\":\"below_threshold\"}");
+  }
+  free(a->state);
+  a->state = strdup(state_json);
+  EXPECT(arkagent_compress_complete(completion, answer), OK);
+}
+
+/* CMP-7 with threshold 0: right after a compression the loop guard answers itself — the
+   next run's pre-flight is not asked, the attempt after its turn is. */
+static void threshold_loop_guard_checks(void) {
+  Model m = {0};
+  for (int i = 0; i < 8; i++) m.replies[i] = REPLY("ok", "40");
+  Asked a = {0, NULL};
+  ArkAgentRuntime *rt = NULL;
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, HTTP(http_cb, &m), compressing_cb, &a, 0, &rt), OK);
+  EXPECT(arkagent_runtime_import_state(rt, "{\"version\":1,\"session_id\":\"c-parity\",\"usages\":[{\"prompt_tokens\":12,"
+                                           "\"completion_tokens\":2,\"total_tokens\":14}],\"history\":{\"messages\":["
+                                           "{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"hello\"}]}}"),
+         OK);
+  char *result = NULL;
+  EXPECT(arkagent_runtime_compress_now(rt, &result), OK);
+  CHECK(result && strstr(result, "\"outcome\":\"compressed\""), "compressed");
+  arkagent_string_free(result);
+  EXPECT(arkagent_runtime_run(rt, "next", NULL), OK);
+  CHECK(a.calls == 2 && a.state && strstr(a.state, "\"content\":\"next\""), "compress_now, then only the attempt after the turn");
+  free(a.state);
+  arkagent_runtime_free(rt);
+}
+
+/* ------------------------------------------------------------- issue 28 item 9: state_json */
+
+/* Removes every `,"archived_messages":[…]` (a JSON array, strings inside skipped). */
+static void strip_archives(char *json) {
+  const char *key = ",\"archived_messages\":";
+  char *at;
+  while ((at = strstr(json, key)) != NULL) {
+    char *p = at + strlen(key);
+    int depth = 0, in_string = 0;
+    for (; *p; p++) {
+      if (in_string) {
+        if (*p == '\\') p++;
+        else if (*p == '"') in_string = 0;
+      } else if (*p == '"') {
+        in_string = 1;
+      } else if (*p == '[' || *p == '{') {
+        depth++;
+      } else if ((*p == ']' || *p == '}') && --depth == 0) {
+        p++;
+        break;
+      }
+    }
+    memmove(at, p, strlen(p) + 1);
+  }
+}
+
+static const char *FULL_STATE =
+    "{\"version\":1,\"session_id\":\"c-parity\",\"usages\":[{\"prompt_tokens\":12,\"completion_tokens\":2,\"total_tokens\":14}],"
+    "\"history\":{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"hello [x] {y}\"}],"
+    "\"episodic_memories\":[{\"id\":\"ep1\",\"summary\":\"earlier\",\"created_at_ms\":7,\"message_count\":1,"
+    "\"archived_messages\":[{\"role\":\"user\",\"content\":\"ARCHIVED ] \\\" [\"}]}]},"
+    "\"token_calibration\":{\"m\":{\"ascii\":0.5,\"digits\":1.0,\"cjk\":1.0,\"other\":1.0,\"images\":1.0,\"observations\":1}}}";
+
+/* CMP-1: the state a C compressor gets is arkagent_runtime_export_state's, byte for
+   byte, each episode without its archived_messages — the calibration included. */
+static void state_json_checks(void) {
+  Model m = {0};
+  Asked a = {0, NULL};
+  ArkAgentRuntime *rt = NULL;
+  EXPECT(arkagent_runtime_new_with_compressor(CONFIG, NULL, NULL, HTTP(http_cb, &m), asked_cb, &a,
+                                              ARKAGENT_DEFAULT_TOTAL_TOKEN_THRESHOLD, &rt),
+         OK);
+  EXPECT(arkagent_runtime_import_state(rt, FULL_STATE), OK);
+  char *result = NULL;
+  EXPECT(arkagent_runtime_compress_now(rt, &result), OK);
+  arkagent_string_free(result);
+  char *exported = NULL;
+  EXPECT(arkagent_runtime_export_state(rt, &exported), OK);
+  CHECK(exported && strstr(exported, "\"token_calibration\":{\"m\":") && strstr(exported, "ARCHIVED"), "the export has both");
+  char *expected = exported ? strdup(exported) : NULL;
+  if (expected) strip_archives(expected);
+  CHECK(a.calls == 1 && a.state && expected && strcmp(a.state, expected) == 0, "state_json is the export without archived_messages");
+  if (a.state && expected && strcmp(a.state, expected) != 0) fprintf(stderr, "state_json: %s\nexpected:   %s\n", a.state, expected);
+  free(expected);
+  free(a.state);
+  arkagent_string_free(exported);
+  arkagent_runtime_free(rt);
+}
+
+/* ------------------------------------------------------------- issue 28 item 12: seed names */
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const char *MEMORY_CONFIG =
+    "{\"model\":{\"base_url\":\"http://127.0.0.1:9/v1\",\"api_key\":\"" API_KEY "\",\"model\":\"m\",\"retry\":{\"max_attempts\":1}},"
+    "\"session_id\":\"c-parity\",\"compression\":{}}";
+
+/* MEM-2: the retrieve_memory tool by its header names — offered under
+   ARKAGENT_RETRIEVE_MEMORY_TOOL_NAME, a page of ARKAGENT_DEFAULT_MEMORY_LIMIT messages when
+   the model gives no limit, ARKAGENT_MAX_MEMORY_LIMIT accepted, one more refused. */
+static void memory_constant_checks(void) {
+  CHECK(strcmp(ARKAGENT_RETRIEVE_MEMORY_TOOL_NAME, "retrieve_memory") == 0, "RETRIEVE_MEMORY_TOOL_NAME");
+  CHECK(ARKAGENT_DEFAULT_MEMORY_LIMIT == 20 && ARKAGENT_MAX_MEMORY_LIMIT == 100, "DEFAULT_MEMORY_LIMIT, MAX_MEMORY_LIMIT");
+  /* One episode of 25 archived messages. */
+  char state[4096];
+  int n = snprintf(state, sizeof state,
+                   "{\"version\":1,\"session_id\":\"c-parity\",\"usages\":[],\"history\":{\"messages\":[],\"episodic_memories\":["
+                   "{\"id\":\"ep1\",\"summary\":\"s\",\"created_at_ms\":1,\"message_count\":25,\"archived_messages\":[");
+  for (int i = 0; i < 25; i++) n += snprintf(state + n, sizeof state - n, "%s{\"role\":\"user\",\"content\":\"m%d\"}", i ? "," : "", i);
+  snprintf(state + n, sizeof state - n, "]}]}}");
+  char calls[1024];
+  snprintf(calls, sizeof calls,
+           "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,\"message\":{"
+           "\"role\":\"assistant\",\"content\":null,\"tool_calls\":["
+           "{\"id\":\"t1\",\"type\":\"function\",\"function\":{\"name\":\"%s\",\"arguments\":\"{\\\"snapshot_id\\\":\\\"ep1\\\"}\"}},"
+           "{\"id\":\"t2\",\"type\":\"function\",\"function\":{\"name\":\"%s\",\"arguments\":\"{\\\"snapshot_id\\\":\\\"ep1\\\",\\\"limit\\\":%d}\"}},"
+           "{\"id\":\"t3\",\"type\":\"function\",\"function\":{\"name\":\"%s\",\"arguments\":\"{\\\"snapshot_id\\\":\\\"ep1\\\",\\\"limit\\\":%d}\"}}"
+           "]},\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":20,\"completion_tokens\":2,\"total_tokens\":22}}",
+           ARKAGENT_RETRIEVE_MEMORY_TOOL_NAME, ARKAGENT_RETRIEVE_MEMORY_TOOL_NAME, ARKAGENT_MAX_MEMORY_LIMIT,
+           ARKAGENT_RETRIEVE_MEMORY_TOOL_NAME, ARKAGENT_MAX_MEMORY_LIMIT + 1);
+  Model m = {{calls, REPLY("read", "30")}, 0, {{0}}, NULL, 0, {{0}}};
+  ArkAgentRuntime *rt = NULL;
+  EXPECT(arkagent_runtime_new(MEMORY_CONFIG, NULL, NULL, HTTP(http_cb, &m), &rt), OK);
+  EXPECT(arkagent_runtime_import_state(rt, state), OK);
+  EXPECT(arkagent_runtime_run(rt, "what was said?", NULL), OK);
+  CHECK(strstr(m.bodies[0], "\"name\":\"" ARKAGENT_RETRIEVE_MEMORY_TOOL_NAME "\"") != NULL, "offered by that name");
+  CHECK(strstr(m.bodies[0], "\"maximum\":" STR(ARKAGENT_MAX_MEMORY_LIMIT)) != NULL, "its limit's maximum");
+  char *messages = NULL;
+  EXPECT(arkagent_runtime_messages(rt, &messages), OK);
+  /* t1: no limit → 20 of 25, the next page at 20; t2: the maximum → all 25; t3: refused. */
+  CHECK(count(messages, "\\\"next_offset\\\":" STR(ARKAGENT_DEFAULT_MEMORY_LIMIT) ",") == 1, "a default page of DEFAULT_MEMORY_LIMIT");
+  CHECK(count(messages, "\\\"content\\\":\\\"m19\\\"") == 2 && count(messages, "\\\"content\\\":\\\"m24\\\"") == 1,
+        "m19 on both pages, m24 only on the page of MAX_MEMORY_LIMIT");
+  CHECK(count(messages, "\\\"next_offset\\\":null") == 1, "the page of MAX_MEMORY_LIMIT is the last");
+  CHECK(count(messages, "\\\"code\\\":\\\"invalid_limit\\\"") == 1, "MAX_MEMORY_LIMIT + 1 is refused");
+  arkagent_string_free(messages);
+  arkagent_runtime_free(rt);
+}
+
+/* ISO-3, the seed's SubAgentContext.summarize(content): the three-level summary. */
+static void summarize_checks(void) {
+  char *out = NULL;
+  EXPECT(arkagent_summarize_result("short", &out), OK);
+  CHECK(out && strcmp(out, "short") == 0, "<= 500 characters: as is");
+  arkagent_string_free(out);
+  char long_text[2048];
+  memset(long_text, 'x', 600);
+  snprintf(long_text + 600, sizeof long_text - 600, "\n## Summary\n结论：可行。\n## Details\nmore");
+  EXPECT(arkagent_summarize_result(long_text, &out), OK);
+  CHECK(out && strcmp(out, "## Summary\n结论：可行。") == 0, "the ## Summary section");
+  arkagent_string_free(out);
+  snprintf(long_text + 600, sizeof long_text - 600, "\n## Result\nok\n");
+  EXPECT(arkagent_summarize_result(long_text, &out), OK);
+  CHECK(out && strcmp(out, "## Result\nok") == 0, "else the ## Result section");
+  arkagent_string_free(out);
+  /* 600 CJK characters (1800 bytes): cut after 500 characters, never inside one. */
+  char cjk[2048] = {0};
+  for (int i = 0; i < 600; i++) strcat(cjk, "字");
+  EXPECT(arkagent_summarize_result(cjk, &out), OK);
+  char expected[2048] = {0};
+  for (int i = 0; i < 500; i++) strcat(expected, "字");
+  strcat(expected, "[truncated, 600 chars]");
+  CHECK(out && strcmp(out, expected) == 0, "else the first 500 characters and [truncated, N chars]");
+  arkagent_string_free(out);
+  out = NULL;
+  EXPECT(arkagent_summarize_result(NULL, &out), ARK_AGENT_RESULT_NULL_ARGUMENT);
+  EXPECT(arkagent_summarize_result("x", NULL), ARK_AGENT_RESULT_NULL_ARGUMENT);
+  EXPECT(arkagent_summarize_result("\xff", &out), ARK_AGENT_RESULT_INVALID_UTF8);
+  CHECK(out == NULL, "refused calls write nothing");
+}
+
+#define SNAPSHOT_REPLY                                                                                             \
+  "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"<state_snapshot><overall_goal>g</overall_goal>" \
+  "<key_knowledge>k</key_knowledge><file_system_state>none</file_system_state><recent_actions>a</recent_actions>"   \
+  "<current_plan>p</current_plan></state_snapshot>\"},\"finish_reason\":\"stop\"}],"                               \
+  "\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":30,\"total_tokens\":70}}"
+
+/* The seed's modelConfig of the compressor: "compression":{"summarizer_model":{…}} is where
+   the summary request goes (its base URL and model), through the same http client. */
+static void summarizer_model_checks(void) {
+  const char *config =
+      "{\"model\":{\"base_url\":\"http://127.0.0.1:9/v1\",\"api_key\":\"" API_KEY "\",\"model\":\"m\",\"retry\":{\"max_attempts\":1}},"
+      "\"session_id\":\"c-parity\",\"compression\":{\"total_token_threshold\":100,\"keep_recent_message_count\":2,"
+      "\"summarizer_model\":{\"base_url\":\"http://summarizer.test/v2\",\"api_key\":\"sk-summarizer\",\"model\":\"summary-model\"}}}";
+  const char *state =
+      "{\"version\":1,\"session_id\":\"c-parity\",\"usages\":[{\"prompt_tokens\":500,\"completion_tokens\":1,\"total_tokens\":501}],"
+      "\"history\":{\"messages\":["
+      "{\"role\":\"user\",\"content\":\"Plan a long trip through many cities and check the weather in each, in detail.\"},"
+      "{\"role\":\"assistant\",\"content\":\"Sure, starting with Beijing and then going south through many cities.\"},"
+      "{\"role\":\"user\",\"content\":\"Also compare the average temperatures of each city in July and in January.\"},"
+      "{\"role\":\"assistant\",\"content\":\"Beijing is hot in summer and cold in winter; next I will look at Shanghai.\"},"
+      "{\"role\":\"user\",\"content\":\"ok\"},{\"role\":\"assistant\",\"content\":\"done\"}]}}";
+  Model m = {{SNAPSHOT_REPLY}, 0, {{0}}, NULL, 0, {{0}}};
+  ArkAgentRuntime *rt = NULL;
+  EXPECT(arkagent_runtime_new(config, NULL, NULL, HTTP(http_cb, &m), &rt), OK);
+  EXPECT(arkagent_runtime_import_state(rt, state), OK);
+  char *result = NULL;
+  EXPECT(arkagent_runtime_compress_now(rt, &result), OK);
+  CHECK(result && strstr(result, "\"outcome\":\"compressed\""), "compressed");
+  arkagent_string_free(result);
+  CHECK(m.n_requests == 1 && strcmp(m.urls[0], "http://summarizer.test/v2/chat/completions") == 0, "the summary request goes to the summarizer's URL");
+  CHECK(strstr(m.bodies[0], "\"model\":\"summary-model\"") != NULL && strstr(m.bodies[0], "state_snapshot") != NULL,
+        "asking the summarizer's model for the snapshot");
+  if (m.n_requests > 0) fprintf(stderr, "summarizer url: %s\n", m.urls[0]);
+  /* A summarizer_model that is not a model config is refused. */
+  ArkAgentRuntime *bad = NULL;
+  EXPECT(arkagent_runtime_new("{\"model\":{\"base_url\":\"http://h/v1\",\"api_key\":\"k\",\"model\":\"m\"},"
+                              "\"compression\":{\"summarizer_model\":{\"model\":\"m\"}}}",
+                              NULL, NULL, HTTP(http_cb, &m), &bad),
+         ARK_AGENT_RESULT_INVALID_JSON);
+  CHECK(bad == NULL, "nothing created");
+  arkagent_runtime_free(rt);
+}
+
 int main(void) {
   helper_checks();
   compressor_checks();
   tool_memory_checks();
   sub_agent_checks();
+  threshold_checks();
+  threshold_loop_guard_checks();
+  state_json_checks();
+  memory_constant_checks();
+  summarize_checks();
+  summarizer_model_checks();
   printf("parity: %d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

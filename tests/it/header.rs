@@ -25,3 +25,29 @@ fn ffi_1_committed_header_is_current() {
         "include/arkagent.h is stale: run scripts/gen-header.sh and commit the result"
     );
 }
+
+/// PAR-1: every `#define ARKAGENT_<NAME>` of the header equals the Rust core's constant
+/// `<NAME>` (the header's promise); a value changed on one side only fails here.
+#[test]
+fn par_1_header_constants_equal_the_core_constants() {
+    let header = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("include/arkagent.h")).unwrap();
+    let core: Vec<(&str, String)> = vec![
+        ("DELEGATE_TASK_TOOL_NAME", format!("{:?}", arkagent::subagent::DELEGATE_TASK_TOOL_NAME)),
+        ("CLONE_ASSIGNEE", format!("{:?}", arkagent::subagent::CLONE_ASSIGNEE)),
+        ("SUB_AGENT_SERVICE_ID", format!("{:?}", arkagent::subagent::SUB_AGENT_SERVICE_ID)),
+        ("RETRIEVE_MEMORY_TOOL_NAME", format!("{:?}", arkagent::memory::RETRIEVE_MEMORY_TOOL_NAME)),
+        ("DEFAULT_MEMORY_LIMIT", arkagent::memory::DEFAULT_MEMORY_LIMIT.to_string()),
+        ("MAX_MEMORY_LIMIT", arkagent::memory::MAX_MEMORY_LIMIT.to_string()),
+        ("DEFAULT_TOTAL_TOKEN_THRESHOLD", arkagent::compress::DEFAULT_TOTAL_TOKEN_THRESHOLD.to_string()),
+    ];
+    let defines: Vec<(&str, &str)> = header
+        .lines()
+        .filter_map(|l| l.strip_prefix("#define ARKAGENT_"))
+        .filter_map(|l| l.split_once(' '))
+        .collect();
+    assert_eq!(defines.len(), core.len(), "every define is checked here: {defines:?}");
+    for (name, value) in &core {
+        let define = defines.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+        assert_eq!(define, Some(value.as_str()), "ARKAGENT_{name}");
+    }
+}

@@ -39,7 +39,7 @@ mod llm_retry;
 mod llm_secrets;
 mod llm_stream;
 mod numbers;
-mod parity;
+mod seed_helpers;
 mod ohos_6_timeouts;
 mod perf_2_memory;
 mod perf_6;

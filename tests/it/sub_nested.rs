@@ -83,8 +83,9 @@ async fn sub_3_iso_8_the_delegation_prompt_states_the_budget_per_request_across_
     assert!(prompt.contains("sub-agents delegating further included"), "{prompt}");
 }
 
-/// CMP-1/SUB-1 through the C ABI: the C custom compressor is inherited by a `clone` child
-/// only, never by a named worker: tests/c/worker_compressor.c.
+/// CMP-1/SUB-1 through the C ABI: the C custom compressor is inherited by a `clone` child;
+/// a named worker has one only when its factory gives it its own
+/// (`arkagent_worker_set_compressor`, issue 28 item 6): tests/c/worker_compressor.c.
 #[test]
 fn cmp_1_sub_1_c_named_workers_do_not_inherit_the_c_compressor() {
     let stdout = crate::c_programs::compile_and_run("worker_compressor");

@@ -85,7 +85,7 @@ test('ARCH-2 a wrong type planted in a ts block fails the signature check', () =
     ['runtime.rs', '  run(input: string): Promise<RunResult>;', '  run(input: number): Promise<RunResult>;'],
     ['runtime.rs', '  historyJson(): string;', '  historyJson(): string[];'],
     ['compression.rs', '  readonly reason: CompressReason;', '  readonly reason: string;'],
-    ['parity.rs', 'export function toolCallsPaired(messagesJson: string): boolean;',
+    ['seed_helpers.rs', 'export function toolCallsPaired(messagesJson: string): boolean;',
       'export function toolCallsPaired(messagesJson?: string): boolean;'],
     ['events.rs', '  readonly depth: number;', '  depth: number;'],
   ]);

@@ -236,6 +236,7 @@ const METHODS = {
   },
   SubAgentContext: { toJson: [] },
   ChildUsageSummary: { toJson: [] },
+  WorkerConfig: { setCustomCompressor: [KINDS['function?'], KINDS['int?']] },
 };
 const STATICS = {
   SubAgentDefinition: { create: [KINDS.string, KINDS.string, KINDS.function] },
@@ -247,6 +248,7 @@ const STATICS = {
     compressed: [KINDS.int, KINDS.string, KINDS['string?'], KINDS['usage?']],
   },
   SubAgentChildEvent: { from: [KINDS.event] },
+  SubAgentContext: { summarize: [KINDS.string] },
   ContentPart: {
     text: [KINDS.string], image: [KINDS.photo, KINDS['mime?'], KINDS['detail?']], imageUrl: [KINDS.url, KINDS['detail?']],
   },
@@ -392,7 +394,7 @@ test('napi_2_errors_methods_refuse_wrong_missing_and_out_of_range_arguments_with
     assert.equal(typeof native[name], 'function', `${name} is exported`);
     walkArguments(kinds, ARGUMENT, name, (a) => native[name](...a));
   }
-  for (const cls of ['CompressContext', 'CompressOutcome', 'SubAgentChildEvent']) {
+  for (const cls of ['CompressContext', 'CompressOutcome', 'SubAgentChildEvent', 'SubAgentContext']) {
     for (const [method, kinds] of Object.entries(STATICS[cls])) {
       walkArguments(kinds, ARGUMENT, `${cls}.${method}`, (a) => native[cls][method](...a));
     }
@@ -428,6 +430,7 @@ test('napi_2_errors_module_created_instances_refuse_bad_arguments_too', async ()
   assert.equal(result.isError, false, result.content);
   assert.ok(worker instanceof native.WorkerConfig);
   walkSetters('WorkerConfig', worker);
+  walkMethods('WorkerConfig', worker);
   const [context] = runtime.subAgents().history;
   assert.ok(context instanceof native.SubAgentContext);
   walkMethods('SubAgentContext', context);

@@ -8,7 +8,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 
-const { native, completion, ScriptedModel, runtimeConfig, waitFor } = require('./support');
+const { native, MODEL, completion, ScriptedModel, runtimeConfig, waitFor } = require('./support');
 
 const usage = (prompt) => ({ prompt_tokens: prompt, completion_tokens: 2, total_tokens: prompt + 2 });
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -225,4 +225,99 @@ test('iso_1 iso_4 sub_1 sub_7 par_1 forceCompleteSubAgent(id, reason), cleanupSu
   await sleep(5);
   assert.equal(runtime.cleanupSubAgents(0), 1, 'the ended child is dropped');
   assert.equal(runtime.subAgents().history.length, 0);
+});
+
+// ------------------------------------------------------------------ issue 28
+
+const skippedAnswer = () => native.CompressOutcome.skipped('below_threshold').toJson();
+
+test('cmp_1 a custom compressor threshold of 0 asks on every automatic attempt, an absent one is 64000 (the rule of C and Rust too)', async () => {
+  for (const [threshold, asked] of [[0, 2], [undefined, 0], [64000, 0]]) {
+    let calls = 0;
+    const config = runtimeConfig();
+    config.setCustomCompressor(async () => { calls += 1; return skippedAnswer(); }, threshold);
+    const model = new ScriptedModel([() => completion({ content: 'ok', usage: usage(40) })]);
+    const runtime = new native.AgentRuntime(config, model.transport, new native.ToolRegistry());
+    await runtime.run('hello');
+    assert.deepEqual(model.problems, []);
+    assert.equal(calls, asked, `threshold ${threshold}: asked before the first model call and after the turn, or never`);
+  }
+});
+
+test('cmp_7 with threshold 0 a custom compressor is still not asked right after its own compression', async () => {
+  const states = [];
+  const config = runtimeConfig();
+  config.setCustomCompressor(async (stateJson) => {
+    states.push(stateJson);
+    if (states.length > 1) return skippedAnswer();
+    const n = JSON.parse(stateJson).history.messages.length;
+    return native.CompressOutcome.compressed(n, 's', undefined, { promptTokens: 5, completionTokens: 1, totalTokens: 6 }).toJson();
+  }, 0);
+  const model = new ScriptedModel([() => completion({ content: 'ok', usage: usage(40) })]);
+  const runtime = new native.AgentRuntime(config, model.transport, new native.ToolRegistry());
+  runtime.importState(JSON.stringify({ version: 1, session_id: 'guard', usages: [usage(12)], history: { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] } }));
+  assert.equal((await runtime.compressNow()).outcome, 'compressed');
+  await runtime.run('next');
+  assert.deepEqual(model.problems, []);
+  assert.equal(states.length, 2, 'compressNow(), then only the attempt after the turn');
+  assert.ok(states[1].includes('"content":"next"'));
+});
+
+const FULL_STATE = {
+  version: 1,
+  session_id: 'full',
+  usages: [{ prompt_tokens: 12, completion_tokens: 2, total_tokens: 14 }],
+  history: {
+    messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }],
+    episodic_memories: [{ id: 'ep1', summary: 'earlier', created_at_ms: 7, message_count: 1, archived_messages: [{ role: 'user', content: 'ARCHIVED' }] }],
+  },
+  child_usages: [{ call_id: 'd1', child_session_id: 'full_w_1', assignee: 'clone', usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4, call_count: 1 } }],
+  token_calibration: { [MODEL]: { ascii: 0.5, cjk: 1, other: 1, observations: 1 } },
+};
+
+test('cmp_1 a custom compressor gets exactly exportState() without the archived_messages (token_calibration included)', async () => {
+  const states = [];
+  const config = runtimeConfig();
+  config.setCustomCompressor(async (stateJson) => { states.push(stateJson); return skippedAnswer(); });
+  const runtime = new native.AgentRuntime(config, new ScriptedModel([]).transport, new native.ToolRegistry());
+  runtime.importState(JSON.stringify(FULL_STATE));
+  await runtime.compressNow();
+  const exported = JSON.parse(runtime.exportState());
+  assert.ok(exported.token_calibration[MODEL] && exported.child_usages.length === 1, runtime.exportState());
+  for (const episode of exported.history.episodic_memories) delete episode.archived_messages;
+  assert.equal(states.length, 1);
+  assert.deepEqual(JSON.parse(states[0]), exported);
+});
+
+test('par_1 mem_2 RETRIEVE_MEMORY_TOOL_NAME, DEFAULT_MEMORY_LIMIT and MAX_MEMORY_LIMIT name what retrieve_memory does', async () => {
+  assert.deepEqual([native.RETRIEVE_MEMORY_TOOL_NAME, native.DEFAULT_MEMORY_LIMIT, native.MAX_MEMORY_LIMIT], ['retrieve_memory', 20, 100]);
+  const archived = Array.from({ length: 25 }, (_, i) => ({ role: 'user', content: `m${i}` }));
+  const read = (id, limit) => ({ id, name: native.RETRIEVE_MEMORY_TOOL_NAME, arguments: limit === undefined ? { snapshot_id: 'ep1' } : { snapshot_id: 'ep1', limit } });
+  const model = new ScriptedModel([
+    () => completion({ toolCalls: [read('t1'), read('t2', native.MAX_MEMORY_LIMIT), read('t3', native.MAX_MEMORY_LIMIT + 1)], usage: usage(20) }),
+    () => completion({ content: 'read', usage: usage(30) }),
+  ]);
+  const config = runtimeConfig();
+  config.contextCompressor = new native.ContextCompressor();
+  const runtime = new native.AgentRuntime(config, model.transport, new native.ToolRegistry());
+  runtime.importState(JSON.stringify({ version: 1, session_id: 'mem', usages: [], history: { messages: [], episodic_memories: [{ id: 'ep1', summary: 's', created_at_ms: 1, message_count: 25, archived_messages: archived }] } }));
+  await runtime.run('what was said?');
+  assert.deepEqual(model.problems, []);
+  const tool = model.requests[0].body.tools.find((t) => t.function.name === native.RETRIEVE_MEMORY_TOOL_NAME);
+  assert.ok(tool, 'offered by that name');
+  assert.equal(tool.function.parameters.properties.limit.maximum, native.MAX_MEMORY_LIMIT);
+  const results = Object.fromEntries(JSON.parse(runtime.historyJson()).filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, JSON.parse(m.content)]));
+  assert.deepEqual([results.t1.messages.length, results.t1.next_offset], [native.DEFAULT_MEMORY_LIMIT, native.DEFAULT_MEMORY_LIMIT], 'no limit: a page of DEFAULT_MEMORY_LIMIT');
+  assert.deepEqual([results.t2.messages.length, results.t2.next_offset], [25, null], 'MAX_MEMORY_LIMIT is accepted');
+  assert.equal(results.t3.error.code, 'invalid_limit', 'MAX_MEMORY_LIMIT + 1 is refused');
+});
+
+test('par_1 iso_3 SubAgentContext.summarize(content) is the three-level summary', () => {
+  assert.equal(native.SubAgentContext.summarize('short'), 'short', '≤ 500 characters: as is');
+  const x = 'x'.repeat(600);
+  assert.equal(native.SubAgentContext.summarize(`${x}\n## Summary\n结论：可行。\n## Details\nmore`), '## Summary\n结论：可行。');
+  assert.equal(native.SubAgentContext.summarize(`${x}\n## Result\nok\n`), '## Result\nok', 'else the ## Result section');
+  assert.equal(native.SubAgentContext.summarize('字'.repeat(600)), `${'字'.repeat(500)}[truncated, 600 chars]`, 'else 500 characters, never cut inside one');
+  assert.equal(native.SubAgentContext.summarize('😀'.repeat(501)), `${'😀'.repeat(500)}[truncated, 501 chars]`, 'characters are code points');
+  assert.throws(() => native.SubAgentContext.summarize(5), (e) => e.code === 'invalid_argument');
 });

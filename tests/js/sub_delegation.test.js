@@ -392,3 +392,42 @@ test('sub_2_async_factory_configures_the_worker_and_a_throwing_factory_fails_the
     .map((e) => JSON.parse(e.payloadJson)).map((p) => [p.call_id, p.error_code]));
   assert.deepEqual(codes, { ok: null, bad: 'subagent_factory_failed', rej: 'subagent_factory_failed' });
 });
+
+test('sub_1 cmp_1 a named worker has a custom compressor only when its factory gives it one; a clone inherits the parent\'s', async () => {
+  const skip = () => native.CompressOutcome.skipped('below_threshold').toJson();
+  const asked = { parent: [], own: [] };
+  const handed = [];
+  const config = runtimeConfig();
+  config.allowClone = true;
+  // Threshold 0: every compressor a runtime has is asked on every attempt.
+  config.setCustomCompressor(async (stateJson) => { asked.parent.push(stateJson); return skip(); }, 0);
+  config.registerSubAgent(native.SubAgentDefinition.create('plain', 'keeps what it is handed', (worker) => {
+    handed.push(worker.hasCustomCompressor);
+  }));
+  config.registerSubAgent(native.SubAgentDefinition.create('own', 'brings its own compressor', (worker) => {
+    handed.push(worker.hasCustomCompressor);
+    assert.throws(() => worker.setCustomCompressor(async () => skip(), -1), (e) => e.code === 'invalid_argument');
+    worker.setCustomCompressor(async (stateJson) => { asked.own.push(stateJson); return skip(); }, 0);
+    handed.push(worker.hasCustomCompressor);
+  }));
+  const model = new RoutedModel([
+    { name: 'parent', match: isParent, turns: [
+      delegateTurn('task of plain', { assignee: 'plain', id: 'd1' }),
+      delegateTurn('task of own', { assignee: 'own', id: 'd2' }),
+      delegateTurn('task of the clone', { assignee: 'clone', id: 'd3' }),
+      () => completion({ content: 'root done' }),
+    ] },
+    { name: 'child', match: (body) => !isParent(body), turns: [0, 1, 2].map(() => () => completion({ content: 'child done' })) },
+  ]);
+  const runtime = new native.AgentRuntime(config, model.transport, new native.ToolRegistry());
+  const result = await runtime.run('start');
+  assert.equal(result.finalText, 'root done');
+  assert.deepEqual(model.problems, []);
+  assert.deepEqual(handed, [false, false, true], 'a factory is handed a worker without the parent\'s custom compressor');
+  const about = (states, task) => states.filter((s) => s.includes(`"content":"${task}"`)).length;
+  assert.equal(about(asked.parent, 'task of plain'), 0, 'a named worker does not inherit the parent\'s custom compressor');
+  assert.ok(about(asked.own, 'task of own') > 0, 'a named worker\'s own compressor is asked with its state');
+  assert.equal(about(asked.parent, 'task of own'), 0);
+  assert.ok(about(asked.parent, 'task of the clone') > 0, 'a clone inherits the parent\'s');
+  assert.equal(asked.own.length, about(asked.own, 'task of own'), 'the worker\'s own is asked by that worker only');
+});

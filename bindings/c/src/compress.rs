@@ -15,7 +15,9 @@ use crate::callbacks::UserData;
 use crate::codes::{ArkAgentResult, FfiError, FfiResult, poisoned};
 use crate::handles::{self, Kind};
 use crate::strings::{opt_str_arg, str_arg};
-use arkagent::compress::ForeignCompressorCall;
+use crate::workers::{with_builder, ArkAgentWorkerBuilder};
+use arkagent::compress::{ForeignCompressor, ForeignCompressorCall};
+use arkagent::runtime::Compression;
 
 /// Opaque: one compression attempt the host must finish with exactly one of
 /// [`arkagent_compress_complete`] or [`arkagent_compress_fail`]; later calls give
@@ -32,16 +34,18 @@ pub struct ArkAgentCompressCompletion {
 /// only when the prompt size reaches the runtime's `threshold` (see
 /// `arkagent_runtime_new_with_compressor`), on a context overflow, and for
 /// `compress_now`; a delegated `clone` child inherits the compressor and calls it with
-/// its own state. Answer `{"outcome":"skipped"}` when there is nothing to do. Do not
-/// call blocking arkagent functions from it (`ARK_AGENT_RESULT_REENTRANT`).
+/// its own state, a named worker has one only when its factory gives it one
+/// ([`arkagent_worker_set_compressor`]). Answer `{"outcome":"skipped"}` when there is
+/// nothing to do. Do not call blocking arkagent functions from it
+/// (`ARK_AGENT_RESULT_REENTRANT`).
 ///
 /// - `userdata`: the `compress_userdata` given with the callback; used from library
 ///   threads until the runtime is freed and no run is active.
-/// - `state_json`: the state as `arkagent_runtime_export_state` writes it
-///   (`{"version","session_id","usages":[…],"history":{"messages":[…],
-///   "episodic_memories":[…]},…}`) except that each episode comes without its
-///   `archived_messages` (id, summary, created_at_ms, message_count: what a new summary
-///   folds in); borrowed, valid only during the call.
+/// - `state_json`: the state exactly as `arkagent_runtime_export_state` writes it
+///   (`{"version","session_id","history":{"messages":[…],"episodic_memories":[…]},
+///   "usages":[…],"child_usages"?,"token_calibration"?}`), byte for byte, except that
+///   each episode comes without its `"archived_messages"` (id, summary, created_at_ms,
+///   message_count: what a new summary folds in); borrowed, valid only during the call.
 /// - `context_json`: `{"estimated_prompt_tokens": n | null, "force": bool}` (`force` is
 ///   true after the model refused the context as too long); borrowed, valid only during
 ///   the call.
@@ -139,6 +143,33 @@ pub unsafe extern "C" fn arkagent_compress_fail(completion: *mut ArkAgentCompres
         // SAFETY: forwarded contract.
         let message = unsafe { opt_str_arg(message, "message") }?.unwrap_or("the host compressor failed").to_owned();
         finish(completion, Err(message))
+    })
+}
+
+/// SUB-1, CMP-1: gives the worker being built its own C compressor (a named worker has a
+/// custom compressor only when its factory calls this; a `clone` child inherits the
+/// parent's). `compress`, `compress_userdata` and `threshold` as for
+/// `arkagent_runtime_new_with_compressor` (0: called on every automatic attempt;
+/// `ARKAGENT_DEFAULT_TOTAL_TOKEN_THRESHOLD` for the default); the callback gets the
+/// worker's own state. `compress_userdata` must stay valid until the runtime is freed. Only during the factory call
+/// (`ARK_AGENT_RESULT_INVALID_HANDLE` after it).
+///
+/// # Safety
+/// `builder` the factory's builder; `compress` NULL or a valid callback.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_worker_set_compressor(
+    builder: *mut ArkAgentWorkerBuilder,
+    compress: ArkAgentCompressCallback,
+    compress_userdata: *mut c_void,
+    threshold: u64,
+) -> ArkAgentResult {
+    boundary(|| {
+        let callback = compress.ok_or_else(|| FfiError::new(ArkAgentResult::NullArgument, "compress is NULL"))?;
+        with_builder(builder, |config| {
+            let call = HostCompressor { callback, userdata: UserData(compress_userdata) };
+            config.compression = Some(Compression::Custom(Arc::new(ForeignCompressor::new(call, Some(threshold)))));
+            Ok(())
+        })
     })
 }
 

@@ -25,7 +25,7 @@ mod callbacks;
 mod codes;
 mod compress;
 mod handles;
-mod parity;
+mod seed_helpers;
 mod runtime;
 mod store;
 mod strings;
@@ -36,13 +36,13 @@ pub use callbacks::{
     arkagent_http_stream_end, arkagent_tool_complete, arkagent_tool_complete_parts, arkagent_tool_fail, ArkAgentEventCallback, ArkAgentHttp, ArkAgentHttpCancelCallback,
     ArkAgentHttpCompletion, ArkAgentHttpHeader, ArkAgentHttpRequest, ArkAgentHttpSendCallback, ArkAgentToolCallback, ArkAgentToolCompletion,
 };
-pub use compress::{arkagent_compress_complete, arkagent_compress_fail, ArkAgentCompressCallback, ArkAgentCompressCompletion};
+pub use compress::{arkagent_compress_complete, arkagent_compress_fail, arkagent_worker_set_compressor, ArkAgentCompressCallback, ArkAgentCompressCompletion};
 pub use codes::{arkagent_result_name, ArkAgentResult, ArkAgentTransportError};
-pub use parity::{
+pub use seed_helpers::{
     arkagent_allocate_isolated_session_id, arkagent_compute_safe_split_index, arkagent_runtime_cleanup_sub_agents, arkagent_runtime_find_episode,
     arkagent_runtime_force_complete_sub_agent, arkagent_runtime_memory_forget, arkagent_runtime_memory_ids, arkagent_runtime_memory_stats,
     arkagent_tool_calls_paired, arkagent_tool_episodes, arkagent_tool_find_episode, arkagent_tool_memory_recall, arkagent_tool_memory_store,
-    arkagent_validate_episodic_memory_ids, ArkAgentNextIdCallback,
+    arkagent_summarize_result, arkagent_validate_episodic_memory_ids, ArkAgentNextIdCallback,
 };
 pub use runtime::{
     arkagent_child_usage_summary, arkagent_runtime_new_with_compressor, arkagent_runtime_cancel, arkagent_runtime_close_sub_agents, arkagent_runtime_compress_now, arkagent_runtime_episodes, arkagent_runtime_export_state, arkagent_runtime_free, arkagent_runtime_import_state,

@@ -10,7 +10,7 @@ use crate::codes::{ArkAgentResult, FfiError, FfiResult};
 use crate::handles::{self, Kind};
 use crate::strings::str_arg;
 use arkagent::error::{ArkAgentError, ErrorCode};
-use arkagent::runtime::{AgentRuntimeConfig, Compression, SubAgentDefinition, SubAgentFactory};
+use arkagent::runtime::{AgentRuntimeConfig, SubAgentDefinition, SubAgentFactory};
 
 /// Opaque: the named workers a runtime may delegate to. Owned by the caller; free with
 /// [`arkagent_workers_free`] (a runtime keeps its own copy).
@@ -19,7 +19,8 @@ pub struct ArkAgentWorkers {
 }
 
 /// Opaque: the worker being built, valid only during an [`ArkAgentWorkerFactory`] call.
-/// It starts as a copy of the parent's configuration. Whatever it is given, the runtime
+/// It starts as a copy of the parent's configuration without its C compressor (the
+/// factory gives it one with `arkagent_worker_set_compressor`). Whatever it is given, the runtime
 /// strips `delegate_task` from the final worker (workers never delegate; with `max_depth`
 /// above 1 a child below it gets the parent's own delegation settings instead).
 pub struct ArkAgentWorkerBuilder {
@@ -44,13 +45,10 @@ struct HostWorkerFactory {
 #[async_trait::async_trait]
 impl SubAgentFactory for HostWorkerFactory {
     async fn create(&self, parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, ArkAgentError> {
-        // A named worker starts from the parent's settings without a custom (C)
-        // compressor: only a `clone` child inherits that (the header's promise).
-        let mut start = parent.clone();
-        if matches!(start.compression, Some(Compression::Custom(_))) {
-            start.compression = None;
-        }
-        let cell = Arc::new(Mutex::new(Some(start)));
+        // The core hands a named worker's factory the parent's settings without its
+        // custom compressor (`named_worker_start`); `arkagent_worker_set_compressor`
+        // gives it one.
+        let cell = Arc::new(Mutex::new(Some(parent.clone())));
         let builder = handles::insert::<ArkAgentWorkerBuilder, _>(Kind::WorkerBuilder, Arc::clone(&cell));
         // SAFETY: the host registered this callback and promised userdata stays valid.
         let result = unsafe { (self.callback)(self.userdata.0, self.name.as_ptr(), builder) };
@@ -81,8 +79,10 @@ pub unsafe extern "C" fn arkagent_workers_new(out: *mut *mut ArkAgentWorkers) ->
 }
 
 /// Adds a named worker. Its factory configures a copy of the delegating runtime's
-/// settings, its tools included, but never its C custom compressor (only a `clone` child
-/// inherits that; a worker without one does not compress). Errors:
+/// settings, its tools included, but not its C custom compressor: the worker's definition
+/// decides, so it has one only when its factory calls `arkagent_worker_set_compressor` (a
+/// `clone` child inherits the parent's; a worker whose parent has only a C compressor and
+/// that is given none does not compress). Errors:
 /// `ARK_AGENT_RESULT_SUBAGENT_NAME_EMPTY`,
 /// `ARK_AGENT_RESULT_SUBAGENT_NAME_RESERVED` ("clone" in any case),
 /// `ARK_AGENT_RESULT_SUBAGENT_NAME_DUPLICATE`. `userdata` must stay valid until every
@@ -130,7 +130,7 @@ pub(crate) fn workers_arg(workers: *const ArkAgentWorkers) -> FfiResult<Vec<SubA
     Ok(guard.clone())
 }
 
-fn with_builder(builder: *mut ArkAgentWorkerBuilder, f: impl FnOnce(&mut AgentRuntimeConfig) -> FfiResult<()>) -> FfiResult<()> {
+pub(crate) fn with_builder(builder: *mut ArkAgentWorkerBuilder, f: impl FnOnce(&mut AgentRuntimeConfig) -> FfiResult<()>) -> FfiResult<()> {
     let cell: Arc<Mutex<Option<AgentRuntimeConfig>>> = handles::get(Kind::WorkerBuilder, builder)?;
     let mut guard = cell.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
     let config = guard.as_mut().ok_or_else(|| FfiError::new(ArkAgentResult::InvalidHandle, "the worker builder is finished"))?;

@@ -1,6 +1,8 @@
 //! Context compression (NAPI-2, seed 000 §2): `ContextCompressor` (the default compressor's
 //! settings), `CompressResult`, and `DEFAULT_SUMMARY_PROMPT`.
 
+use std::sync::Arc;
+
 use arkagent::compress::{ContextCompressorConfig, ForeignCompressorCall};
 use arkagent::Compression;
 use napi_derive_ohos::napi;
@@ -10,9 +12,9 @@ use napi_ohos::Env;
 use crate::args::{constructing, Setting};
 use crate::callback::{JsAsyncFn, JsFunction};
 use crate::convert::{optional, serde_name, Optional};
-use crate::error::{private_constructor, Thrown};
+use crate::error::{internal, private_constructor, Thrown};
 use crate::model_config::ModelConfig;
-use crate::numbers::setting;
+use crate::numbers::{argument, setting};
 use crate::usage::JsModelUsage;
 
 /// The core's structured summary prompt (CMP-8).
@@ -213,6 +215,20 @@ impl CompressResult {
 /// The arguments of a JS compressor: the state JSON and the context JSON.
 pub type CompressArgs = FnArgs<(String, String)>;
 
+/// `setCustomCompressor(compress, threshold?)` of `AgentRuntimeConfig` and `WorkerConfig`:
+/// the core `ForeignCompressor` over `compress` (`None`: no custom compressor) with the
+/// core's threshold rule (absent: 64000; 0: every automatic attempt asks). Throws
+/// `invalid_argument` for a threshold that is not a non-negative integer.
+pub fn custom_compressor(
+    compress: Option<JsFunction<'_, CompressArgs>>,
+    threshold: Option<f64>,
+) -> Result<Option<Arc<dyn arkagent::compress::ContextCompressor>>, Thrown> {
+    let threshold = threshold.map(|t| argument::<u64>(t, "threshold")).transpose()?;
+    let Some(function) = compress else { return Ok(None) };
+    let call = JsCompressCall::new(function).map_err(internal)?;
+    Ok(Some(Arc::new(arkagent::compress::ForeignCompressor::new(call, threshold))))
+}
+
 /// A compressor written in JS (CMP-1): `(stateJson, contextJson) => Promise<string>`
 /// answering a `ForeignCompression` JSON. The core checks the answer and commits
 /// transactionally; a throw or rejection fails the attempt with `compressor_error`.
@@ -322,9 +338,10 @@ export class CompressResult {
 }
 
 /**
- * A context compressor written in ArkTS/JS (CMP-1): gets the state (as exportState() gives
- * it, except that each episode comes without its archived_messages: its id, summary,
- * created_at_ms and message_count are what a new summary folds in) and
+ * A context compressor written in ArkTS/JS (CMP-1): gets the state exactly as exportState()
+ * gives it (token_calibration and child_usages included), except that each episode comes
+ * without its archived_messages (its id, summary, created_at_ms and message_count are what
+ * a new summary folds in), and
  * `{"estimated_prompt_tokens": number | null, "force": boolean}`, and resolves with
  * a JSON text `{"outcome": "skipped" | "failed" | "compressed", "reason"?: code,
  * "split_index"?: number, "summary"?: string, "episode_id"?: string, "usage"?: {…},

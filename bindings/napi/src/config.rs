@@ -14,12 +14,12 @@ use arkagent::Compression;
 use crate::args::{constructing, Arg, Setting};
 use crate::callback::JsFunction;
 use crate::codes::ModuleCode;
-use crate::compression::{CompressArgs, ContextCompressor, JsCompressCall};
+use crate::compression::{custom_compressor, CompressArgs, ContextCompressor};
 use crate::convert::{optional, Optional};
 use crate::delegation::{SubAgentDefinition, SubAgentPolicy};
-use crate::error::{internal, thrown, Thrown};
+use crate::error::{thrown, Thrown};
 use crate::model_config::ModelConfig;
-use crate::numbers::{argument, setting};
+use crate::numbers::setting;
 
 /// Runtime settings; wraps the core `AgentRuntimeConfig` (its tools come from the
 /// `ToolRegistry` given to `AgentRuntime`, its compression from `contextCompressor`).
@@ -164,23 +164,16 @@ impl AgentRuntimeConfig {
     }
 
     /// A compressor written in ArkTS/JS (CMP-1) in place of the default one; `undefined`
-    /// removes it. `threshold` (default 64000) is the runtime's trigger: automatic
-    /// attempts call `compress` only from there on. Throws `invalid_argument` for a
-    /// threshold that is not a non-negative integer (or a `compress` that is no function).
+    /// removes it. `threshold` is the runtime's trigger (the core's rule, see
+    /// [`custom_compressor`]). Throws `invalid_argument` for a threshold that is not a
+    /// non-negative integer (or a `compress` that is no function).
     #[napi(ts_args_type = "compress: CustomCompressor | undefined, threshold?: number")]
     pub fn set_custom_compressor(
         &mut self,
         compress: Arg<Option<JsFunction<'_, CompressArgs>>>,
         threshold: Arg<Option<f64>>,
     ) -> Result<(), Thrown> {
-        let threshold = threshold.0.map(|t| argument::<u64>(t, "threshold")).transpose()?;
-        self.custom_compressor = match compress.0 {
-            None => None,
-            Some(f) => {
-                let call = JsCompressCall::new(f).map_err(internal)?;
-                Some(Arc::new(arkagent::compress::ForeignCompressor::new(call, threshold)))
-            }
-        };
+        self.custom_compressor = custom_compressor(compress.0, threshold.0)?;
         Ok(())
     }
 
@@ -262,13 +255,17 @@ export class AgentRuntimeConfig {
   constructor(model: ModelConfig);
   /**
    * Compresses with `compress` instead of the default compressor (contextCompressor is
-   * then ignored); undefined removes it. `threshold` (default 64000, the default
-   * compressor's) is the runtime's trigger: before a model call and after a turn,
-   * `compress` is called only when the prompt size (as in the "model_request" event)
-   * reaches it and the last usage is not a compression's own; otherwise the runtime skips
-   * ("below_threshold", "last_usage_is_compression") without calling it. compressNow() and
-   * a context overflow always call it. The threshold is reported in events. Throws
-   * "invalid_argument" for a threshold that is not a non-negative integer.
+   * then ignored); undefined removes it. `threshold` is the runtime's trigger: before a
+   * model call and after a turn, `compress` is called only when the prompt size (as in the
+   * "model_request" event) reaches it and the last usage is not a compression's own;
+   * otherwise the runtime skips ("below_threshold", "last_usage_is_compression") without
+   * calling it. Absent: 64000, the default compressor's; 0 (the same on every surface):
+   * nothing is below it, so `compress` is called before every model call and after every
+   * turn (except right after a compression). compressNow() and a context overflow always
+   * call it. The threshold is reported in events. A `clone` child inherits the compressor;
+   * a named worker has one only when its factory gives it one
+   * (WorkerConfig.setCustomCompressor). Throws "invalid_argument" for a threshold that is
+   * not a non-negative integer.
    */
   setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;
   /** Whether a custom compressor is set. */

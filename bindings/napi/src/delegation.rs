@@ -20,6 +20,7 @@ use napi_ohos::Env;
 
 use crate::args::{constructing, Arg, Setting};
 use crate::callback::{JsAsyncFn, JsFunction};
+use crate::compression::{custom_compressor, CompressArgs};
 use crate::error::{internal, private_constructor, thrown, Thrown};
 use crate::model_config::ModelConfig;
 use crate::numbers::setting;
@@ -120,7 +121,8 @@ impl SubAgentPolicy {
     }
 }
 
-/// What a factory may set on a worker; starts as the parent's settings.
+/// What a factory may set on a worker; starts as the parent's settings (without a custom
+/// compressor: the core's `named_worker_start`).
 struct WorkerSettings {
     name: String,
     system_prompt: String,
@@ -128,6 +130,8 @@ struct WorkerSettings {
     max_parallel_tools: usize,
     model: arkagent::ModelConfig,
     tools: ToolRegistry,
+    /// `setCustomCompressor`: the worker's own compressor, if its factory gives it one.
+    custom_compressor: Option<Arc<dyn arkagent::compress::ContextCompressor>>,
 }
 
 /// The worker being configured by a `SubAgentFactory`: it starts as a copy of the parent
@@ -212,6 +216,26 @@ impl WorkerConfig {
     pub fn tools(&self) -> ToolRegistry {
         self.lock().tools.share()
     }
+
+    /// SUB-1, CMP-1: gives the worker its own compressor written in JS, as
+    /// `AgentRuntimeConfig.setCustomCompressor` does for a runtime (same threshold rule);
+    /// `undefined` removes it. Throws `invalid_argument` as that does.
+    #[napi(ts_args_type = "compress: CustomCompressor | undefined, threshold?: number")]
+    pub fn set_custom_compressor(
+        &mut self,
+        compress: Arg<Option<JsFunction<'_, CompressArgs>>>,
+        threshold: Arg<Option<f64>>,
+    ) -> Result<(), Thrown> {
+        let compressor = custom_compressor(compress.0, threshold.0)?;
+        self.lock().custom_compressor = compressor;
+        Ok(())
+    }
+
+    /// Whether the worker has a custom compressor (set by its factory).
+    #[napi(getter)]
+    pub fn has_custom_compressor(&self) -> bool {
+        self.lock().custom_compressor.is_some()
+    }
 }
 
 /// [`arkagent::runtime::SubAgentFactory`] over a JS function (see the module docs).
@@ -233,6 +257,7 @@ impl arkagent::runtime::SubAgentFactory for JsSubAgentFactory {
             max_parallel_tools: parent.max_parallel_tools,
             model: parent.model.clone(),
             tools: ToolRegistry::from(parent.tools.clone()),
+            custom_compressor: None,
         }));
         let worker = WorkerConfig {
             settings: Arc::clone(&settings),
@@ -252,6 +277,11 @@ impl arkagent::runtime::SubAgentFactory for JsSubAgentFactory {
         config.max_parallel_tools = settings.max_parallel_tools;
         config.model = settings.model.clone();
         config.tools = settings.tools.core();
+        // The core handed over the parent's config without its custom compressor; the
+        // worker has one only when its factory set it.
+        if let Some(custom) = &settings.custom_compressor {
+            config.compression = Some(arkagent::Compression::Custom(Arc::clone(custom)));
+        }
         Ok(config)
     }
 }
@@ -344,11 +374,14 @@ export class SubAgentPolicy {
 
 /**
  * The worker a SubAgentFactory configures. It starts as a copy of the parent runtime's
- * settings (its tools included) and is read once the factory returned or its Promise
- * settled; later changes have no effect. Whatever it is given, `delegate_task` is
- * stripped: workers never delegate (below a maxDepth above 1, the runtime gives a child
- * the parent's own delegation settings instead). The tools it may use are the parent's
- * allowed tools ∩ the worker's ∩ the role's whitelist: never one its parent is barred from.
+ * settings (its tools included, not its custom compressor) and is read once the factory
+ * returned or its Promise settled; later changes have no effect. The rule of every
+ * surface: a named worker has a custom compressor only when its factory gives it one
+ * (setCustomCompressor); a `clone` child inherits the parent's. Whatever it is given,
+ * `delegate_task` is stripped: workers never delegate (below a maxDepth above 1, the
+ * runtime gives a child the parent's own delegation settings instead). The tools it may
+ * use are the parent's allowed tools ∩ the worker's ∩ the role's whitelist: never one its
+ * parent is barred from.
  */
 export class WorkerConfig {
   /** Instances are handed to a SubAgentFactory. */
@@ -362,6 +395,15 @@ export class WorkerConfig {
   model: ModelConfig;
   /** The worker's tools, live: register into or unregister from it. */
   readonly tools: ToolRegistry;
+  /**
+   * Gives the worker its own compressor written in ArkTS/JS, called with the worker's
+   * state, with the threshold rule of AgentRuntimeConfig.setCustomCompressor (absent:
+   * 64000; 0: every automatic attempt); undefined removes it. Throws "invalid_argument"
+   * for a threshold that is not a non-negative integer.
+   */
+  setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;
+  /** Whether the worker has a custom compressor (only one its factory gave it). */
+  readonly hasCustomCompressor: boolean;
 }
 
 /**

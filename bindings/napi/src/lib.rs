@@ -15,8 +15,8 @@
 //! 2. `args` (arguments and settings coming in from JS)
 //! 3. `numbers`, `request` (range checks of JS numbers; the request object the transport gets)
 //! 4. `usage`, `model_config`, `memory`, `events`, `store`, `transport`
-//! 5. `parity`, `tools`, `images`
-//! 6. `compression`, `delegation`, `sub_agents`
+//! 5. `seed_helpers`, `tools`, `images`, `compression`
+//! 6. `delegation`, `sub_agents`
 //! 7. `config` (`AgentRuntimeConfig`)
 //! 8. `runtime` (`AgentRuntime`)
 //! 9. `runtime_delegation` (`AgentRuntime`'s delegation methods)
@@ -39,10 +39,10 @@ mod images;
 mod memory;
 mod model_config;
 mod numbers;
-mod parity;
 mod request;
 mod runtime;
 mod runtime_delegation;
+mod seed_helpers;
 mod store;
 mod sub_agents;
 mod tools;

@@ -5,6 +5,7 @@ use arkagent::subagent::ChildUsageSummary as CoreUsage;
 use napi_derive_ohos::napi;
 use serde_json::Value;
 
+use crate::args::Arg;
 use crate::convert::{optional, serde_name, Optional};
 use crate::error::{private_constructor, Thrown};
 use crate::usage::ChildUsageSummary;
@@ -33,6 +34,13 @@ impl SubAgentContext {
     #[napi(constructor)]
     pub fn private() -> Result<Self, Thrown> {
         Err(private_constructor("SubAgentContext"))
+    }
+
+    /// ISO-3, the seed's `SubAgentContext.summarize(content)`: the core's
+    /// `summarize_result`, the summary a parent receives of a child's answer.
+    #[napi]
+    pub fn summarize(content: Arg<String>) -> String {
+        arkagent::subagent::summarize_result(&content.0)
     }
 
     /// The child's session id.
@@ -354,6 +362,15 @@ impl DecomposedResult {
 export class SubAgentContext {
   /** Instances come from `AgentRuntime.subAgents()`. */
   private constructor();
+  /**
+   * ISO-3, the seed's summarize(content): the three-level summary a parent receives of a
+   * child's answer (its `summary`) — `content` as it is when it has at most 500 characters
+   * (Unicode code points, never cut inside one); otherwise its "## Summary" section (or
+   * else its "## Result" section: the heading line up to the next "## " heading) when that
+   * has at most 1000; otherwise the first 500 characters followed by
+   * "[truncated, N chars]", N the full length.
+   */
+  static summarize(content: string): string;
   /** The child's session id. */
   readonly id: string;
   /** The parent's session id. */

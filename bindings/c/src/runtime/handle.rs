@@ -80,9 +80,12 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 /// "wire_format"?,"temperature"?,"max_tokens"?,"stream"?},"system_prompt"?,"max_iterations"?,
 /// "max_parallel_tools"?,"session_id"?,"compression"?:{"total_token_threshold"?,
 /// "keep_recent_message_count"?,"summary_prompt"?,"min_messages_to_summarize"?,
-/// "summarizer_max_input_tokens"?},"delegation"?:{"policy"?:{"max_depth"?,
+/// "summarizer_max_input_tokens"?,"summarizer_model"?:{…as "model"…}},"delegation"?:{"policy"?:{"max_depth"?,
 /// "max_delegations_per_run"?,"max_concurrent_children"?,"parent_context_message_count"?},
 /// "allow_clone"?,"child_token_budget"?,"role_whitelists"?:{"role":["tool",…]|null}}}`.
+/// `"summarizer_model"` (the seed's `modelConfig` of the compressor, the JS
+/// `ContextCompressor.summarizerModel`) is the model the default compressor's summary
+/// requests go to, through the same `http` client; absent, the runtime's `"model"`.
 /// Inside `"model"`: `"retry"?:{"max_attempts"?,"initial_backoff_ms"?,"max_backoff_ms"?}`
 /// (defaults 3 attempts in total, 500 ms, 8000 ms; exponential backoff with full jitter,
 /// only rate-limit, 5xx, timeout and transport failures are retried) and
@@ -182,8 +185,7 @@ unsafe fn new_runtime(
         // The custom compressor wins over the config's "compression" (checked above all
         // the same, so a bad value is still refused).
         let call = HostCompressor { callback, userdata: UserData(userdata) };
-        let threshold = (threshold != 0).then_some(threshold);
-        config.compression = Some(Compression::Custom(Arc::new(ForeignCompressor::new(call, threshold))));
+        config.compression = Some(Compression::Custom(Arc::new(ForeignCompressor::new(call, Some(threshold)))));
     }
     let transport = Arc::new(transport);
     let runtime = AgentRuntime::new(config, transport)?;
@@ -198,12 +200,15 @@ unsafe fn new_runtime(
 /// and answered through `arkagent_compress_complete` / `arkagent_compress_fail`;
 /// `compress_userdata` (may be NULL) is passed back to it and must stay valid until the
 /// runtime is freed and no run is active. `http` as for `arkagent_runtime_new`.
-/// `threshold` is the runtime's trigger (0: 64000, the default compressor's): before a
-/// model call and after a turn the compressor is called only when the prompt size
-/// reaches it (and the last usage is not a compression's own); below it the runtime
-/// skips (`below_threshold`) without calling. `arkagent_runtime_compress_now` and a
-/// context overflow always call it. It is reported in the `compression` and
-/// `model_request` events (`"threshold"`, `"compression_threshold"`).
+/// `threshold` is the runtime's trigger: before a model call and after a turn the
+/// compressor is called only when the prompt size reaches it (and the last usage is not
+/// a compression's own); below it the runtime skips (`below_threshold`) without calling.
+/// Pass `ARKAGENT_DEFAULT_TOTAL_TOKEN_THRESHOLD` (64000, the default compressor's) for
+/// the default; 0 means what it means on every surface: nothing is below it, so the
+/// compressor is called before every model call and after every turn (except right
+/// after a compression). `arkagent_runtime_compress_now` and a context overflow always
+/// call it. It is reported in the `compression` and `model_request` events
+/// (`"threshold"`, `"compression_threshold"`).
 ///
 /// The custom compressor wins over the config's `"compression"`: that key is still
 /// checked (`ARK_AGENT_RESULT_INVALID_CONFIG` / `_INVALID_JSON` as for

@@ -975,9 +975,10 @@ export class CompressResult {
 }
 
 /**
- * A context compressor written in ArkTS/JS (CMP-1): gets the state (as exportState() gives
- * it, except that each episode comes without its archived_messages: its id, summary,
- * created_at_ms and message_count are what a new summary folds in) and
+ * A context compressor written in ArkTS/JS (CMP-1): gets the state exactly as exportState()
+ * gives it (token_calibration and child_usages included), except that each episode comes
+ * without its archived_messages (its id, summary, created_at_ms and message_count are what
+ * a new summary folds in), and
  * `{"estimated_prompt_tokens": number | null, "force": boolean}`, and resolves with
  * a JSON text `{"outcome": "skipped" | "failed" | "compressed", "reason"?: code,
  * "split_index"?: number, "summary"?: string, "episode_id"?: string, "usage"?: {…},
@@ -997,13 +998,17 @@ export class AgentRuntimeConfig {
   constructor(model: ModelConfig);
   /**
    * Compresses with `compress` instead of the default compressor (contextCompressor is
-   * then ignored); undefined removes it. `threshold` (default 64000, the default
-   * compressor's) is the runtime's trigger: before a model call and after a turn,
-   * `compress` is called only when the prompt size (as in the "model_request" event)
-   * reaches it and the last usage is not a compression's own; otherwise the runtime skips
-   * ("below_threshold", "last_usage_is_compression") without calling it. compressNow() and
-   * a context overflow always call it. The threshold is reported in events. Throws
-   * "invalid_argument" for a threshold that is not a non-negative integer.
+   * then ignored); undefined removes it. `threshold` is the runtime's trigger: before a
+   * model call and after a turn, `compress` is called only when the prompt size (as in the
+   * "model_request" event) reaches it and the last usage is not a compression's own;
+   * otherwise the runtime skips ("below_threshold", "last_usage_is_compression") without
+   * calling it. Absent: 64000, the default compressor's; 0 (the same on every surface):
+   * nothing is below it, so `compress` is called before every model call and after every
+   * turn (except right after a compression). compressNow() and a context overflow always
+   * call it. The threshold is reported in events. A `clone` child inherits the compressor;
+   * a named worker has one only when its factory gives it one
+   * (WorkerConfig.setCustomCompressor). Throws "invalid_argument" for a threshold that is
+   * not a non-negative integer.
    */
   setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;
   /** Whether a custom compressor is set. */
@@ -1080,11 +1085,14 @@ export class SubAgentPolicy {
 
 /**
  * The worker a SubAgentFactory configures. It starts as a copy of the parent runtime's
- * settings (its tools included) and is read once the factory returned or its Promise
- * settled; later changes have no effect. Whatever it is given, `delegate_task` is
- * stripped: workers never delegate (below a maxDepth above 1, the runtime gives a child
- * the parent's own delegation settings instead). The tools it may use are the parent's
- * allowed tools ∩ the worker's ∩ the role's whitelist: never one its parent is barred from.
+ * settings (its tools included, not its custom compressor) and is read once the factory
+ * returned or its Promise settled; later changes have no effect. The rule of every
+ * surface: a named worker has a custom compressor only when its factory gives it one
+ * (setCustomCompressor); a `clone` child inherits the parent's. Whatever it is given,
+ * `delegate_task` is stripped: workers never delegate (below a maxDepth above 1, the
+ * runtime gives a child the parent's own delegation settings instead). The tools it may
+ * use are the parent's allowed tools ∩ the worker's ∩ the role's whitelist: never one its
+ * parent is barred from.
  */
 export class WorkerConfig {
   /** Instances are handed to a SubAgentFactory. */
@@ -1098,6 +1106,15 @@ export class WorkerConfig {
   model: ModelConfig;
   /** The worker's tools, live: register into or unregister from it. */
   readonly tools: ToolRegistry;
+  /**
+   * Gives the worker its own compressor written in ArkTS/JS, called with the worker's
+   * state, with the threshold rule of AgentRuntimeConfig.setCustomCompressor (absent:
+   * 64000; 0: every automatic attempt); undefined removes it. Throws "invalid_argument"
+   * for a threshold that is not a non-negative integer.
+   */
+  setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;
+  /** Whether the worker has a custom compressor (only one its factory gave it). */
+  readonly hasCustomCompressor: boolean;
 }
 
 /**
@@ -1121,6 +1138,15 @@ export class SubAgentDefinition {
 export class SubAgentContext {
   /** Instances come from `AgentRuntime.subAgents()`. */
   private constructor();
+  /**
+   * ISO-3, the seed's summarize(content): the three-level summary a parent receives of a
+   * child's answer (its `summary`) — `content` as it is when it has at most 500 characters
+   * (Unicode code points, never cut inside one); otherwise its "## Summary" section (or
+   * else its "## Result" section: the heading line up to the next "## " heading) when that
+   * has at most 1000; otherwise the first 500 characters followed by
+   * "[truncated, N chars]", N the full length.
+   */
+  static summarize(content: string): string;
   /** The child's session id. */
   readonly id: string;
   /** The parent's session id. */
@@ -1221,6 +1247,18 @@ export const DELEGATE_TASK_TOOL_NAME: string;
 export const CLONE_ASSIGNEE: string;
 /** The service id in a delegate_task result's metadata (`service`; SUB-1): "arkagent.sub_agent". */
 export const SUB_AGENT_SERVICE_ID: string;
+/**
+ * The tool the model reads episodes with (MEM-2): "retrieve_memory", offered whenever the
+ * runtime compresses (a contextCompressor or a custom compressor is set).
+ */
+export const RETRIEVE_MEMORY_TOOL_NAME: string;
+/** retrieve_memory's page size when the model gives no `limit` (MEM-2): 20. */
+export const DEFAULT_MEMORY_LIMIT: number;
+/**
+ * The largest `limit` retrieve_memory accepts (MEM-2): 100; a larger one is answered with
+ * the tool error "invalid_limit".
+ */
+export const MAX_MEMORY_LIMIT: number;
 
 /**
  * CMP-4, the seed's computeSafeSplitIndex: the largest index s (1 ≤ s ≤ n −

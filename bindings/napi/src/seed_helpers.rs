@@ -1,8 +1,9 @@
 //! PAR-1 for ArkTS/JS (issue 17 items 10–13): the seeds' helpers for custom compressors
 //! (`computeSafeSplitIndex`, `toolCallsPaired`, `validateEpisodicMemoryIds`,
 //! `allocateIsolatedSessionId`), a typed `CompressContext` / `CompressOutcome`, and the
-//! seed's constants. Conversions only: each calls the core. (The `ToolContext` every tool
-//! gets and `MemoryNamespace` are in `memory`, the typed `SubAgentChildEvent` in `events`.)
+//! seed's constants (delegation's and `retrieve_memory`'s). Conversions only: each calls
+//! the core. (The `ToolContext` every tool gets and `MemoryNamespace` are in `memory`, the
+//! typed `SubAgentChildEvent` in `events`.)
 
 // The module functions are read only by the napi registration, which napi-derive leaves
 // out under cfg(test) (`cargo clippy --all-targets` still compiles that).
@@ -29,6 +30,21 @@ pub const CLONE_ASSIGNEE: &str = arkagent::subagent::CLONE_ASSIGNEE;
 /// The service id in a delegate_task result's metadata (SUB-1).
 #[napi]
 pub const SUB_AGENT_SERVICE_ID: &str = arkagent::subagent::SUB_AGENT_SERVICE_ID;
+/// The episode-reading tool's name (MEM-2).
+#[napi]
+pub const RETRIEVE_MEMORY_TOOL_NAME: &str = arkagent::memory::RETRIEVE_MEMORY_TOOL_NAME;
+/// `retrieve_memory`'s page size when the model gives no limit (MEM-2).
+#[napi]
+pub const DEFAULT_MEMORY_LIMIT: u32 = memory_limit(arkagent::memory::DEFAULT_MEMORY_LIMIT);
+/// The largest limit `retrieve_memory` accepts (MEM-2).
+#[napi]
+pub const MAX_MEMORY_LIMIT: u32 = memory_limit(arkagent::memory::MAX_MEMORY_LIMIT);
+
+/// A page size as a JS number (the core's are small: a larger one fails the build).
+const fn memory_limit(limit: u64) -> u32 {
+    assert!(limit <= u32::MAX as u64, "a memory limit fits a u32");
+    limit as u32
+}
 
 fn messages(json: &str) -> Result<Vec<Message>, Thrown> {
     serde_json::from_str(json).map_err(|e| thrown(e.into()))
@@ -256,6 +272,18 @@ export const DELEGATE_TASK_TOOL_NAME: string;
 export const CLONE_ASSIGNEE: string;
 /** The service id in a delegate_task result's metadata (`service`; SUB-1): "arkagent.sub_agent". */
 export const SUB_AGENT_SERVICE_ID: string;
+/**
+ * The tool the model reads episodes with (MEM-2): "retrieve_memory", offered whenever the
+ * runtime compresses (a contextCompressor or a custom compressor is set).
+ */
+export const RETRIEVE_MEMORY_TOOL_NAME: string;
+/** retrieve_memory's page size when the model gives no `limit` (MEM-2): 20. */
+export const DEFAULT_MEMORY_LIMIT: number;
+/**
+ * The largest `limit` retrieve_memory accepts (MEM-2): 100; a larger one is answered with
+ * the tool error "invalid_limit".
+ */
+export const MAX_MEMORY_LIMIT: number;
 
 /**
  * CMP-4, the seed's computeSafeSplitIndex: the largest index s (1 ≤ s ≤ n −

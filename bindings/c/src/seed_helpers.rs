@@ -14,7 +14,7 @@ use crate::strings::{out_arg, str_arg, write_out_json, write_out_string};
 use arkagent::history::{HistoryInvariants, Message};
 use arkagent::compress::compute_safe_split_index;
 use arkagent::memory::{validate_episodic_memory_ids, EpisodicMemory, MemoryService};
-use arkagent::subagent::allocate_isolated_session_id;
+use arkagent::subagent::{allocate_isolated_session_id, summarize_result};
 use arkagent::tools::ToolContext;
 
 fn json_arg<T: serde::de::DeserializeOwned>(json: &str) -> FfiResult<T> {
@@ -159,6 +159,27 @@ pub unsafe extern "C" fn arkagent_allocate_isolated_session_id(
         }
         // SAFETY: checked non-NULL.
         unsafe { write_out_string(out, id) }
+    })
+}
+
+/// ISO-3, the seed's `SubAgentContext.summarize(content)`: the three-level summary a
+/// parent receives of a child's answer — `content` as it is when it has at most 500
+/// characters (Unicode scalar values, never cut inside one); otherwise its `## Summary`
+/// section (or else its `## Result` section: the heading line to the next `## `
+/// heading) when that has at most 1000; otherwise the first 500 characters followed by
+/// `[truncated, N chars]`, N the full length. `*out` gets it; free with
+/// `arkagent_string_free`. Any thread; needs no runtime.
+///
+/// # Safety
+/// `content` a NUL-terminated string; `out` valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_summarize_result(content: *const c_char, out: *mut *mut c_char) -> ArkAgentResult {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let content = unsafe { str_arg(content, "content") }?;
+        let out = out_arg(out, "out")?;
+        // SAFETY: checked non-NULL.
+        unsafe { write_out_string(out, summarize_result(content)) }
     })
 }
 

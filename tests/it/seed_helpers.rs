@@ -210,3 +210,162 @@ fn mem_3_first_invalid_episode_id_names_the_offending_id() {
         assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
     }
 }
+
+fn skipped(_: usize, _: &Value) -> String {
+    json!({"outcome": "skipped", "reason": "below_threshold"}).to_string()
+}
+
+fn host() -> Arc<Host> {
+    Arc::new(Host { seen: Mutex::default(), answer: Box::new(skipped) })
+}
+
+/// Issue 28 item 5: a custom compressor's threshold means one thing on every surface —
+/// absent: the default compressor's 64000 (a short turn asks nothing); an explicit 0:
+/// nothing is below it, so the host is asked before the first model call and after the
+/// turn (the C ABI used to read 0 as 64000: tests/c/parity.c, tests/js/par_1_parity.test.js).
+#[tokio::test]
+async fn cmp_1_a_custom_compressors_threshold_0_asks_on_every_automatic_attempt() {
+    for (threshold, asked) in [(Some(0), 2), (None, 0), (Some(arkagent::compress::DEFAULT_TOTAL_TOKEN_THRESHOLD), 0)] {
+        let host = host();
+        let model = ScriptedModel::with(|_, _| text_reply("ok", 40));
+        let rt = AgentRuntime::new(config(&host, threshold), model).unwrap();
+        rt.run("hello").await.unwrap();
+        assert_eq!(host.seen.lock().unwrap().len(), asked, "threshold {threshold:?}");
+    }
+}
+
+/// Issue 28 item 5, CMP-7: a threshold of 0 asks on every automatic attempt but one —
+/// right after a compression (its usage is the last) the loop guard answers itself: the
+/// pre-flight of the next run is not asked, the attempt after its turn is.
+#[tokio::test]
+async fn cmp_7_threshold_0_still_skips_right_after_a_compression() {
+    let host = Arc::new(Host {
+        seen: Mutex::default(),
+        answer: Box::new(|index, state| match index {
+            0 => json!({"outcome": "compressed", "split_index": state["history"]["messages"].as_array().unwrap().len(), "summary": "s",
+                        "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}})
+            .to_string(),
+            _ => skipped(index, state),
+        }),
+    });
+    let rt = AgentRuntime::new(config(&host, Some(0)), ScriptedModel::with(|_, _| text_reply("ok", 40))).unwrap();
+    let state = json!({"version": 1, "session_id": "par", "usages": [{"prompt_tokens": 12, "completion_tokens": 2, "total_tokens": 14}],
+                       "history": {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}});
+    rt.import_state(&state.to_string()).unwrap();
+    assert_eq!(rt.compress_now().await.unwrap().outcome, CompressOutcome::Compressed);
+    rt.run("next").await.unwrap();
+    let seen = host.seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "compress_now, then only the attempt after the turn");
+    assert!(seen[1].0.contains("\"content\":\"next\""), "{}", seen[1].0);
+}
+
+/// Issue 28 item 6: a named worker's factory starts from the parent's config without its
+/// custom compressor; the default compressor's settings stay.
+#[test]
+fn sub_1_a_named_worker_starts_without_the_parents_custom_compressor_only() {
+    use arkagent::runtime::named_worker_start;
+    let host = host();
+    let custom = config(&host, Some(0));
+    assert!(named_worker_start(&custom).compression.is_none());
+    let mut default = config(&host, Some(0));
+    default.compression = Some(Compression::default_compressor());
+    assert!(matches!(named_worker_start(&default).compression, Some(Compression::Default { .. })));
+}
+
+/// Issue 28 item 9: the state a custom compressor gets is `export_state()` with each
+/// episode's `archived_messages` left out — nothing else missing (the token calibration
+/// was).
+#[tokio::test]
+async fn cmp_1_a_custom_compressors_state_is_the_export_without_the_archive() {
+    let host = host();
+    let rt = AgentRuntime::new(config(&host, None), ScriptedModel::new(vec![])).unwrap();
+    rt.import_state(&FULL_STATE.to_string()).unwrap();
+    rt.compress_now().await.unwrap();
+    let mut export: Value = serde_json::from_str(&rt.export_state().unwrap()).unwrap();
+    assert!(export["token_calibration"]["m"].is_object(), "{export}");
+    assert!(export["history"]["episodic_memories"][0].as_object_mut().unwrap().remove("archived_messages").is_some());
+    let seen = host.seen.lock().unwrap();
+    let sent: Value = serde_json::from_str(&seen[0].0).unwrap();
+    assert_eq!(sent, export);
+}
+
+static FULL_STATE: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    json!({
+        "version": 1, "session_id": "par",
+        "usages": [{"prompt_tokens": 12, "completion_tokens": 2, "total_tokens": 14}],
+        "history": {
+            "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+            "episodic_memories": [{"id": "ep1", "summary": "earlier", "created_at_ms": 7, "message_count": 1,
+                                   "archived_messages": [{"role": "user", "content": "ARCHIVED"}]}]
+        },
+        "child_usages": [{"call_id": "d1", "child_session_id": "par_w_1", "assignee": "clone",
+                          "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4, "call_count": 1}}],
+        "token_calibration": {"m": {"ascii": 0.5, "cjk": 1.0, "other": 1.0, "observations": 1}}
+    })
+});
+
+/// Issue 28 item 6: one rule for a custom compressor and the workers — a named worker has
+/// one only when its definition gives it one; a `clone` child inherits the parent's. The
+/// root delegates in turn to "plain" (its factory keeps what it is handed), "own" (its
+/// factory sets its own compressor) and "clone"; every compressor asks on every attempt
+/// (threshold 0). (Rust named workers used to inherit the parent's; tests/c/
+/// worker_compressor.c and tests/js/sub_delegation.test.js for the other surfaces.)
+#[tokio::test]
+async fn sub_1_a_named_worker_has_a_custom_compressor_only_when_its_definition_gives_one() {
+    use crate::delegation::{delegate_calls, last_role, offers_delegation};
+    use arkagent::runtime::{DelegationConfig, SubAgentDefinition};
+    let (root, own) = (host(), host());
+    let plain = SubAgentDefinition::create("plain", "keeps what it is handed", Arc::new(|p: &AgentRuntimeConfig| Ok(p.clone()))).unwrap();
+    let own_compressor = Arc::new(ForeignCompressor::new(HostRef(own.clone()), Some(0)));
+    let own_worker = SubAgentDefinition::create(
+        "own",
+        "brings its own compressor",
+        Arc::new(move |p: &AgentRuntimeConfig| {
+            let mut c = p.clone();
+            c.compression = Some(Compression::Custom(own_compressor.clone()));
+            Ok(c)
+        }),
+    )
+    .unwrap();
+    let mut c = config(&root, Some(0));
+    let mut delegation = DelegationConfig { allow_clone: true, ..Default::default() };
+    delegation.register(plain).unwrap();
+    delegation.register(own_worker).unwrap();
+    c.delegation = Some(delegation);
+    let model = ScriptedModel::with(|body, _| {
+        if !offers_delegation(body) {
+            return text_reply("child done", 10);
+        }
+        let results = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").count();
+        match (last_role(body).as_str(), results) {
+            ("user", _) | ("tool", 0) => delegate_calls(&[("d1", "plain", "task of plain")]),
+            ("tool", 1) => delegate_calls(&[("d2", "own", "task of own")]),
+            ("tool", 2) => delegate_calls(&[("d3", "clone", "task of the clone")]),
+            _ => text_reply("root done", 10),
+        }
+    });
+    let rt = AgentRuntime::new(c, model).unwrap();
+    let outcome = rt.run("start").await.unwrap();
+    assert_eq!(outcome.final_text.as_deref(), Some("root done"));
+    let asked_with = |host: &Host, task: &str| host.seen.lock().unwrap().iter().filter(|(s, _)| s.contains(&format!("\"content\":\"{task}\""))).count();
+    assert_eq!(asked_with(&root, "task of plain"), 0, "a named worker does not inherit the parent's compressor");
+    assert!(asked_with(&own, "task of own") > 0, "a named worker's own compressor is asked with its state");
+    assert!(asked_with(&root, "task of the clone") > 0, "a clone inherits the parent's compressor");
+    assert_eq!(asked_with(&own, "task of plain") + asked_with(&own, "task of the clone"), 0);
+}
+
+/// Issue 28 item 12: the seed's `modelConfig` of the compressor in the config JSON (the
+/// C ABI's): `"compression": {"summarizer_model": {…}}` is the default compressor's own
+/// model; an unusable one is refused.
+#[test]
+fn par_1_the_config_json_names_the_compressors_own_model() {
+    let json = r#"{"model":{"base_url":"http://h/v1","api_key":"k","model":"m"},
+                   "compression":{"summarizer_model":{"base_url":"http://s/v2","api_key":"sk-s","model":"summary-model"}}}"#;
+    let c = AgentRuntimeConfig::from_json(json, ToolRegistry::new()).unwrap();
+    let Some(Compression::Default { summarizer: Some(model), .. }) = &c.compression else { panic!("a summarizer model") };
+    assert_eq!((model.base_url.as_str(), model.model.as_str()), ("http://s/v2", "summary-model"));
+    let without = AgentRuntimeConfig::from_json(r#"{"model":{"base_url":"http://h/v1","api_key":"k","model":"m"},"compression":{}}"#, ToolRegistry::new()).unwrap();
+    assert!(matches!(without.compression, Some(Compression::Default { summarizer: None, .. })));
+    let bad = r#"{"model":{"base_url":"http://h/v1","api_key":"k","model":"m"},"compression":{"summarizer_model":{"model":"m"}}}"#;
+    assert_eq!(AgentRuntimeConfig::from_json(bad, ToolRegistry::new()).unwrap_err().code(), "invalid_json");
+}
