@@ -24,6 +24,7 @@ mod runtime_correctness;
 mod store;
 mod store_import;
 mod store_kill;
+mod sub_endings;
 mod sub_nested;
 mod support;
 mod wire;
