@@ -10,6 +10,7 @@ mod cost;
 mod cost_3;
 mod cost_4;
 mod cost_c;
+mod decomposed;
 mod delegation;
 mod doors;
 mod fuzz_replay;

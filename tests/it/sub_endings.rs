@@ -221,3 +221,11 @@ async fn iso_4_sub_6_closing_a_nested_tree_counts_each_call_once() {
     assert_eq!((stats.total_tokens, stats.usage, stats.completed_count), (300, children, 2));
 }
 
+/// Item 2 (every ending of a C host's sub-agent: failed, force-completed by id, session
+/// closed, stale, the parent's run cancelled) and item 7 (`arkagent_runtime_run_decomposed`
+/// framed by `run_started` / `run_finished`) through the C ABI: tests/c/sub_endings.c.
+#[test]
+fn iso_4_sub_6_core_5_c_every_ending_keeps_the_spending_and_run_decomposed_is_a_run() {
+    let stdout = crate::c_abi::compile_and_run("sub_endings");
+    assert!(stdout.contains("sub_endings: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
+}

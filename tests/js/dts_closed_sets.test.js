@@ -250,13 +250,15 @@ test('ARCH-2 every event payload the module emits fits the payload interface of 
 });
 
 test('ARCH-2 the planted payload check fails on a payload that does not fit', () => {
-  const good = { type: 'run_finished', status: 'completed', iterations: 1, error_code: null };
+  const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, call_count: 0, priced_call_count: 0 };
+  const good = { type: 'run_finished', status: 'completed', iterations: 1, error_code: null, usage };
   assert.deepEqual(fitsInterface(good, 'RunFinishedPayload', 'p'), []);
   assert.notDeepEqual(fitsInterface({ ...good, status: 'done' }, 'RunFinishedPayload', 'p'), []);
   assert.notDeepEqual(fitsInterface({ ...good, error_code: 'no_such_code' }, 'RunFinishedPayload', 'p'), []);
   assert.notDeepEqual(fitsInterface({ ...good, extra: 1 }, 'RunFinishedPayload', 'p'), []);
   const { iterations, ...missing } = good;
   assert.notDeepEqual(fitsInterface(missing, 'RunFinishedPayload', 'p'), []);
+  assert.notDeepEqual(fitsInterface({ ...good, usage: { ...usage, costs: [{ currency: 'USD' }] } }, 'RunFinishedPayload', 'p'), []);
 });
 
 test('NAPI-2 the strings the module hands to JS are those of the declared unions', async () => {
