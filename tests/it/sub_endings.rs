@@ -172,11 +172,8 @@ async fn iso_4_sub_6_a_child_of_a_cancelled_run_archives_its_spending() {
 }
 
 /// Root → child (its call: 200 tokens, a delegation) → grandchild (its call: 100 tokens,
-/// then `get_weather`, waiting): closing the root's session ends both; the child's record
-/// covers its subtree (300), the grandchild's its own (100), the totals count each call
-/// once, at the moment of closing and once the runs wound down.
-#[tokio::test]
-async fn iso_4_sub_6_closing_a_nested_tree_counts_each_call_once() {
+/// then `get_weather`, waiting), running until both are inside their tools.
+async fn nested_tree_running() -> (AgentRuntime, Arc<SubAgentRegistry>, tokio::task::JoinHandle<Result<arkagent::RunOutcome, arkagent::ArkAgentError>>) {
     let weather = Arc::new(WeatherTool { hang: true, ..Default::default() });
     let model = ScriptedModel::with(|body, _| {
         let first = last_role(body) == "user";
@@ -202,16 +199,19 @@ async fn iso_4_sub_6_closing_a_nested_tree_counts_each_call_once() {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     assert_eq!(registry.active().len(), 2, "child and grandchild running");
-    assert_eq!(registry.force_complete_all("parent", 10_000), 1);
-    assert_eq!(registry.stats().total_tokens, 300, "at once: each call once");
-    let tokens = |task: &str| {
-        let history = registry.history();
-        let record = history.iter().find(|c| c.task.starts_with(task)).unwrap().clone();
-        record.result.unwrap()
-    };
-    assert_eq!((tokens("child task").token_count, tokens("grandchild task").token_count), (300, 100), "at once");
-    assert_eq!(running.await.unwrap().unwrap().final_text.as_deref(), Some("root done"));
-    let (child, grandchild) = (tokens("child task"), tokens("grandchild task"));
+    (rt, registry, running)
+}
+
+fn result_of(registry: &SubAgentRegistry, task: &str) -> arkagent::subagent::SubAgentResult {
+    let history = registry.history();
+    history.iter().find(|c| c.task.starts_with(task)).unwrap().clone().result.unwrap()
+}
+
+/// The records and totals of the nested tree once its runs wound down: the child's record
+/// covers its subtree (300), the grandchild's its own (100), the totals count each call
+/// once and equal the root's children total.
+fn assert_nested_totals(rt: &AgentRuntime, registry: &SubAgentRegistry) {
+    let (child, grandchild) = (result_of(registry, "child task"), result_of(registry, "grandchild task"));
     assert_eq!((child.token_count, grandchild.token_count), (300, 100));
     assert_eq!((child.usage.total_tokens, grandchild.usage.total_tokens), (300, 100));
     assert_eq!((child.tools_used, grandchild.tools_used), (vec!["delegate_task".to_owned()], vec!["get_weather".to_owned()]));
@@ -219,6 +219,29 @@ async fn iso_4_sub_6_closing_a_nested_tree_counts_each_call_once() {
     assert_eq!(children.total_tokens, 300);
     let stats = registry.stats();
     assert_eq!((stats.total_tokens, stats.usage, stats.completed_count), (300, children, 2));
+}
+
+/// Closing the root's session ends child and grandchild at once: the totals count each
+/// call once at the moment of closing and once the runs wound down.
+#[tokio::test]
+async fn iso_4_sub_6_closing_a_nested_tree_counts_each_call_once() {
+    let (rt, registry, running) = nested_tree_running().await;
+    assert_eq!(registry.force_complete_all("parent", 10_000), 1);
+    assert_eq!(registry.stats().total_tokens, 300, "at once: each call once");
+    let at_once = (result_of(&registry, "child task").token_count, result_of(&registry, "grandchild task").token_count);
+    assert_eq!(at_once, (300, 100), "at once");
+    assert_eq!(running.await.unwrap().unwrap().final_text.as_deref(), Some("root done"));
+    assert_nested_totals(&rt, &registry);
+}
+
+/// Cancelling the root's run ends child and grandchild (their delegations dropped): the
+/// same records and totals.
+#[tokio::test]
+async fn iso_4_sub_6_cancelling_the_root_of_a_nested_tree_counts_each_call_once() {
+    let (rt, registry, running) = nested_tree_running().await;
+    assert!(rt.cancel());
+    assert_eq!(running.await.unwrap().unwrap().status, RunStatus::Cancelled);
+    assert_nested_totals(&rt, &registry);
 }
 
 /// Item 2 (every ending of a C host's sub-agent: failed, force-completed by id, session
