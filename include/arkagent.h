@@ -344,7 +344,9 @@ typedef struct ArkAgentHttp {
 // `message_count`) after each commit: what it covers survives the process being killed.
 // COST-2: a `"model_response"` event's `"usage"` carries `"cost":{"currency","nanos"}`
 // when the model config has a `"price"` (absent otherwise, never 0); `"run_finished"`
-// carries `"usage"`, what the run used (as `arkagent_runtime_run`'s outcome).
+// carries `"usage"`, what the run used (as `arkagent_runtime_run`'s outcome). Every run
+// — `arkagent_runtime_run` and `arkagent_runtime_run_decomposed` alike — begins with
+// `"run_started"` and ends with `"run_finished"`.
 typedef void (*ArkAgentEventCallback)(void *userdata, const char *event_json);
 
 // Builds one worker when the model delegates to `worker_name`. Called on the thread
@@ -647,7 +649,8 @@ enum ArkAgentResult arkagent_runtime_memory_stats(struct ArkAgentRuntime *runtim
 // and cancels its run; the parent's `delegate_task` call is answered as forced.
 // `*out_found` (may be NULL) gets 1 when it was running, 0 otherwise (unknown, already
 // ended, or no delegation configured). A blank `reason` gives
-// `ARK_AGENT_RESULT_INVALID_ARGUMENT`. Any thread, including from a callback.
+// `ARK_AGENT_RESULT_INVALID_ARGUMENT`. Any thread, including from a callback. Its record
+// keeps what it spent up to then (see `arkagent_runtime_sub_agents`).
 //
 // # Safety
 // `id` and `reason` NUL-terminated strings; `out_found` NULL or valid for one write.
@@ -655,7 +658,8 @@ enum ArkAgentResult arkagent_runtime_force_complete_sub_agent(struct ArkAgentRun
 
 // ISO-4, the seed's `cleanup(maxAgeMs)`: drops ended sub-agents that ended more than
 // `max_age_ms` ago from this runtime's registry history, and force-completes running
-// ones started more than `max_age_ms` ago (reason `stale`). `*out_count` (may be NULL)
+// ones started more than `max_age_ms` ago (reason `stale`; their records keep what they
+// spent). `*out_count` (may be NULL)
 // gets how many were dropped or ended (0 without delegation). Any thread.
 //
 // # Safety
@@ -874,7 +878,12 @@ enum ArkAgentResult arkagent_child_usage_summary(const char *usages_json, char *
 // "usage":{…}}}` to `*out` (empty lists without delegation); free with
 // `arkagent_string_free`. `"usage"` (COST-1, COST-2) sums every ended sub-agent's
 // reported usage, each call once, in the form of `arkagent_child_usage_summary`; each
-// ended context's `"result"` has its own `"usage"`.
+// ended context's `"result"` has its own `"usage"`. However a sub-agent ended — its
+// answer, a failure, force-completed, its session closed, stale, its parent's run
+// cancelled — its record holds what it spent up to its end (`"token_count"`, `"usage"`,
+// `"tools_used"`, `"messages"`), and once the run that delegated it has returned,
+// `"total_tokens"` and `"usage"` equal the `"children"` of `arkagent_runtime_total_usage`
+// (with reported usage).
 //
 // # Safety
 // `out` valid for one pointer write.
@@ -883,7 +892,8 @@ enum ArkAgentResult arkagent_runtime_sub_agents(struct ArkAgentRuntime *runtime,
 // Force-completes every running sub-agent of this runtime's session, and theirs
 // (`session-closed`) — call it when the conversation closes. It reaches every child the
 // registry lists, even one still being built. `*out_count` (if not NULL) gets how many
-// direct children.
+// direct children. Each record keeps what that child spent up to then (see
+// `arkagent_runtime_sub_agents`).
 //
 // # Safety
 // `out_count` NULL or valid for one write.
@@ -893,7 +903,11 @@ enum ArkAgentResult arkagent_runtime_close_sub_agents(struct ArkAgentRuntime *ru
 // through delegation in parallel batches of `max_concurrency` (0 = 3), blocking like
 // `arkagent_runtime_run`. `*out_results_json` gets one `{"content","is_error",
 // "error_code"?,"metadata"?}` per task, in input order. `out_results_json` must not be
-// NULL (`ARK_AGENT_RESULT_NULL_ARGUMENT`, checked before any task starts).
+// NULL (`ARK_AGENT_RESULT_NULL_ARGUMENT`, checked before any task starts). Subscribers
+// see it as a run: `"run_started"` first (`"input"`: the task descriptions, one per
+// line), the children's `"sub_agent"` events, `"run_finished"` last (`"status"`
+// `"completed"`, or `"cancelled"` after `arkagent_runtime_cancel`; `"iterations"` 0;
+// `"usage"`: its children's), all with the job's `"run_id"`.
 //
 // # Safety
 // `tasks_json` a NUL-terminated string; `out_results_json` valid for one write.

@@ -18,7 +18,7 @@ target_root=${CARGO_TARGET_DIR:-$PWD/target}
 host=$(rustc -vV | sed -n 's/^host: //p')
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-programs=(scenario bad_input correctness transport store parity store_import worker_compressor usage_count nested images)
+programs=(scenario bad_input correctness transport store parity store_import worker_compressor usage_count nested images sub_endings)
 failures=0
 cc=${CC:-cc}
 

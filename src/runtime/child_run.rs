@@ -17,35 +17,35 @@ use super::outcome::{RunOutcome, RunStatus};
 use super::worker_config::{bind_child_session, force_worker_config};
 use crate::compress::CompressOutcome;
 use crate::error::ArkAgentError;
-use crate::history::{ChildUsageRecord, ChildUsageSummary};
+use crate::history::{AgentState, ChildUsageRecord, ChildUsageSummary, Message};
+use crate::session::StateView;
 use crate::subagent::{
-    cancelled, condense_parent_context, intersect_tools, parent_context_slice, summarize_result, ChildEnding, Meter, SubAgentContext,
-    SubAgentResult, SubAgentStatus, DELEGATE_TASK_TOOL_NAME, GENERAL_ROLE, SUB_AGENT_SERVICE_ID,
+    cancelled, condense_parent_context, intersect_tools, parent_context_slice, summarize_result, ChildEnding, ChildProgress, ChildSpending, Meter,
+    SubAgentContext, SubAgentResult, SubAgentStatus, DELEGATE_TASK_TOOL_NAME, GENERAL_ROLE, SUB_AGENT_SERVICE_ID,
 };
 use crate::tools::{ToolContext, ToolExecutor, ToolInvocation, ToolResult};
 
 /// One registered delegation, ended exactly once: by [`finish`](Self::finish), or — when
 /// the delegation future is dropped (the parent's run was cancelled) or it returns
 /// early — on drop, as force-completed with `cancelled`. Either way the child leaves the
-/// registry's active set, its usage is recorded and its memory namespace is freed.
+/// registry's active set (or settles the record a forced completion left there) with
+/// what it spent, its usage is recorded and its memory namespace is freed.
 struct Registered<'a> {
     service: &'a SubAgentService,
     session_id: String,
     call_id: String,
     assignee: String,
     child: Option<AgentRuntime>,
+    /// The child's meter, once its run starts.
+    meter: Option<Arc<MeterObserver>>,
     ended: bool,
 }
 
 impl Registered<'_> {
-    /// The child's usage (SUB-6): its own calls — `call_count` is every model call it
-    /// made that the model answered (usage reported or not) or that was cut off
-    /// mid-answer, plus the summarizer calls of its committed compressions — plus its own
-    /// children's (`max_depth` > 1), so the root's total covers the whole tree, each call
-    /// once.
-    fn usage(&self) -> ChildUsageSummary {
-        let Some(child) = &self.child else { return ChildUsageSummary::default() };
-        ChildUsageSummary::from_usages(&child.usages()).plus(child.total_usage().children)
+    /// What the child spent so far (see [`spending_of`]).
+    fn spending(&self) -> ChildSpending {
+        let Some(child) = &self.child else { return ChildSpending::default() };
+        spending_of(&child.inner.session.snapshot(), self.meter.as_ref().map(|m| &m.0))
     }
 
     fn end(&mut self, usage: ChildUsageSummary) {
@@ -62,15 +62,14 @@ impl Registered<'_> {
         }
     }
 
-    fn finish(mut self, usage: ChildUsageSummary, result: SubAgentResult) {
-        self.finish_now(usage, result);
+    fn finish(mut self, result: SubAgentResult, messages: Vec<Message>) {
+        self.finish_now(result, messages);
     }
 
     /// [`finish`](Self::finish) through a borrow (the drop then does nothing).
-    fn finish_now(&mut self, usage: ChildUsageSummary, result: SubAgentResult) {
-        self.end(usage);
-        let messages = self.child.as_ref().map(AgentRuntime::messages).unwrap_or_default();
-        self.service.config.registry.complete(&self.session_id, result, messages, self.service.parent_config.clock.now_ms());
+    fn finish_now(&mut self, result: SubAgentResult, messages: Vec<Message>) {
+        self.end(result.usage.clone());
+        self.service.config.registry.conclude(&self.session_id, result, messages, self.service.parent_config.clock.now_ms());
     }
 }
 
@@ -79,11 +78,44 @@ impl Drop for Registered<'_> {
         if self.ended {
             return;
         }
-        let usage = self.usage();
-        self.end(usage.clone());
-        let messages = self.child.as_ref().map(AgentRuntime::messages);
+        let spending = self.spending();
+        self.end(spending.usage.clone());
         let now_ms = self.service.parent_config.clock.now_ms();
-        self.service.config.registry.force_complete_with(&self.session_id, ChildEnding::Cancelled.as_str(), messages, Some(usage), now_ms);
+        self.service.config.registry.abandon(&self.session_id, ChildEnding::Cancelled.as_str(), spending, now_ms);
+    }
+}
+
+/// What a child spent (SUB-6, ISO-1, ISO-4), from its state and its meter: its usage —
+/// its own calls (`call_count` is every model call it made that the model answered,
+/// usage reported or not, or that was cut off mid-answer, plus the summarizer calls of
+/// its committed compressions) plus its own children's (`max_depth` > 1), so the root's
+/// total covers the whole tree, each call once —; its tokens, the larger of that usage
+/// and what its meter counted (a call cut off mid-answer reports no usage: its estimate
+/// so far counts); the tools it started; its messages.
+fn spending_of(state: &AgentState, meter: Option<&Meter>) -> ChildSpending {
+    let own_usage = ChildUsageSummary::from_usages(&state.usages);
+    let usage = state.child_usages.iter().fold(own_usage.clone(), |sum, r| sum.plus(r.usage.clone()));
+    let counted = meter.map(Meter::counted).unwrap_or_default();
+    ChildSpending {
+        token_count: counted.tokens.max(usage.total_tokens),
+        own_tokens: counted.own_tokens.max(own_usage.total_tokens),
+        usage,
+        own_usage,
+        tools_used: counted.tools_used,
+        messages: state.history.messages.clone(),
+    }
+}
+
+/// The registry's live view of a running child (ISO-4): its state cell and its meter,
+/// read when a forced completion archives it. Both locks are leaves.
+struct Progress {
+    state: StateView,
+    meter: Arc<MeterObserver>,
+}
+
+impl ChildProgress for Progress {
+    fn spending(&self) -> ChildSpending {
+        spending_of(&self.state.snapshot(), Some(&self.meter.0))
     }
 }
 
@@ -137,7 +169,10 @@ impl AgentObserver for MeterObserver {
             }
             EventKind::ModelResponse { usage, .. } => self.0.answered(session, usage.as_ref().map(|u| u.total_tokens)),
             // Summarizer calls send no model events: their usage comes with the outcome.
-            EventKind::Compression { usage: Some(usage), outcome, .. } => self.0.compressed(usage.total_tokens, *outcome == CompressOutcome::Compressed),
+            EventKind::Compression { usage: Some(usage), outcome, .. } => {
+                self.0.compressed(session, usage.total_tokens, *outcome == CompressOutcome::Compressed)
+            }
+            EventKind::RunFinished { status: RunStatus::Failed, .. } => self.0.failed(session),
             EventKind::ToolCallStarted { name, .. } if own => self.0.tool_started(name),
             _ => {}
         }
@@ -159,12 +194,10 @@ struct Delegation<'a> {
     force: CancellationToken,
 }
 
-/// What the child's run came to, as its meter and registry see it.
+/// What the child's run came to, and what it spent.
 struct ChildRun {
     outcome: Result<RunOutcome, ArkAgentError>,
-    usage: ChildUsageSummary,
-    tokens: u64,
-    tools_used: Vec<String>,
+    spending: ChildSpending,
     budget_tripped: bool,
 }
 
@@ -183,7 +216,7 @@ impl ToolExecutor for DelegateTaskTool {
             Ok(child) => child,
             Err(failed) => return failed,
         };
-        let run = delegation.run(&child, input, &registered).await;
+        let run = delegation.run(&child, input, &mut registered).await;
         delegation.conclude(registered, run)
     }
 }
@@ -255,6 +288,7 @@ impl<'a> Delegation<'a> {
             call_id: call_id.to_owned(),
             assignee: self.assignee.to_owned(),
             child: None,
+            meter: None,
             ended: false,
         })
     }
@@ -268,7 +302,7 @@ impl<'a> Delegation<'a> {
         let child = AgentRuntime::new_child(config, Arc::clone(&service.transport), self.depth, Arc::clone(&service.budget)).map_err(|e| {
             let code = e.code().as_str().to_owned();
             let failed = SubAgentResult { error_code: Some(code.clone()), ..Default::default() };
-            registered.finish_now(ChildUsageSummary::default(), failed);
+            registered.finish_now(failed, Vec::new());
             ToolResult::error(&code, "the sub-agent could not be created")
         })?;
         registered.child = Some(child.clone());
@@ -284,10 +318,14 @@ impl<'a> Delegation<'a> {
     /// even when cancelled, so its history stays paired and nothing outlives the
     /// delegation; a child force-completed before this point (its session closed) starts
     /// cancelled and makes no model call.
-    async fn run(&self, child: &AgentRuntime, input: String, registered: &Registered<'_>) -> ChildRun {
+    async fn run(&self, child: &AgentRuntime, input: String, registered: &mut Registered<'_>) -> ChildRun {
         let service = self.service;
-        let meter = Arc::new(MeterObserver(Meter::new(service.config.child_token_budget, self.force.clone())));
+        let meter = Meter::new(service.config.child_token_budget, self.force.clone(), registered.session_id.clone());
+        let meter = Arc::new(MeterObserver(meter));
         let _meter = child.subscribe(meter.clone());
+        registered.meter = Some(meter.clone());
+        // ISO-4: a forced completion archives what the child spent up to then.
+        service.config.registry.track(&registered.session_id, Arc::new(Progress { state: child.inner.session.view(), meter: meter.clone() }));
         let _bridge = child.subscribe(Arc::new(Bridge {
             emitter: service.emitter.clone(),
             parent_session_id: self.ctx.session_id.clone(),
@@ -302,11 +340,7 @@ impl<'a> Delegation<'a> {
             Ok(run) => run.instrument(span).await,
             Err(e) => Err(e),
         };
-        let usage = registered.usage();
-        let m = meter.0.lock();
-        // A call cut off mid-stream reports no usage: its estimate so far counts.
-        let tokens = m.spent().saturating_add(m.in_flight()).max(usage.total_tokens);
-        ChildRun { outcome, usage, tokens, tools_used: m.tools_used.clone(), budget_tripped: m.tripped }
+        ChildRun { outcome, spending: registered.spending(), budget_tripped: meter.0.counted().tripped }
     }
 
     /// Why the child ended (SUB-8: codes only, never the child's raw error text).
@@ -335,26 +369,28 @@ impl<'a> Delegation<'a> {
             _ => String::new(),
         };
         let summary = summarize_result(&final_text);
+        let ChildRun { outcome, spending, .. } = run;
+        let usage = spending.usage.clone();
         let record = SubAgentResult {
             summary: summary.clone(),
             artifacts: if summary == final_text { Vec::new() } else { vec![final_text] },
-            token_count: run.tokens,
-            tools_used: run.tools_used,
+            token_count: spending.token_count,
+            tools_used: spending.tools_used,
             forced_reason: code.clone().filter(|_| ending.is_forced()),
             error_code: code.clone().filter(|_| ending == ChildEnding::Failed),
-            usage: run.usage.clone(),
+            usage: usage.clone(),
         };
         let session_id = registered.session_id.clone();
-        registered.finish(run.usage.clone(), record);
+        registered.finish(record, spending.messages);
         let metadata = json!({
             "service": SUB_AGENT_SERVICE_ID,
             "assignee": self.assignee,
             "role": self.role,
             "child_session_id": session_id,
-            "child_run_id": run.outcome.as_ref().map(|o| o.run_id.clone()).ok(),
+            "child_run_id": outcome.as_ref().map(|o| o.run_id.clone()).ok(),
             "status": ending.status(),
             "reason": code,
-            "child_usage": run.usage,
+            "child_usage": usage,
         });
         let mut result = match code {
             None => ToolResult::ok(summary),

@@ -31,9 +31,9 @@ pub struct AgentEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
-    /// A run began with this user input.
+    /// A run began with this user input (`run_decomposed` is a run too: its first event).
     RunStarted {
-        /// The user input.
+        /// The user input; for `run_decomposed`, the task descriptions, one per line.
         input: String,
     },
     /// A model request is about to be sent.
@@ -158,11 +158,12 @@ pub enum EventKind {
         /// Messages the session has committed (live plus archived originals).
         message_count: u64,
     },
-    /// The run ended.
+    /// The run ended (a `run_decomposed` job too: its last event).
     RunFinished {
-        /// How it ended.
+        /// How it ended (`completed` or `cancelled` for `run_decomposed`: a task's
+        /// failure is in its result).
         status: RunStatus,
-        /// Model calls made.
+        /// Model calls made (0 for `run_decomposed`: its children make the calls).
         iterations: u32,
         /// Error code when `status` is `failed`.
         error_code: Option<String>,

@@ -11,7 +11,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::agent::{AgentRuntime, Inner};
-use super::outcome::{CompressionTrigger, RunOutcome};
+use super::events::EventKind;
+use super::outcome::{CompressionTrigger, RunOutcome, RunStatus};
 use crate::error::{ArkAgentError, ErrorCode};
 use crate::compress::CompressResult;
 use crate::history::Content;
@@ -153,6 +154,13 @@ impl AgentRuntime {
     /// time; a failing task never cancels its siblings; results keep the input order. It
     /// counts as a run: per-run budgets apply and [`cancel`](Self::cancel) stops it.
     /// Errors: `run_in_progress`, `delegation_not_configured`.
+    ///
+    /// Observers see it as a run (CORE-5): `run_started` first, its `input` the task
+    /// descriptions one per line; the children's `sub_agent` events; `run_finished` last,
+    /// with status `completed` (a task's failure is in its result) or `cancelled` after
+    /// [`cancel`](Self::cancel), `iterations` 0 (it makes no model call of its own) and
+    /// its `usage`: its children's. Every event carries the job's run id, which the
+    /// children's events name as their `parent_run_id`.
     pub async fn run_decomposed(&self, tasks: &[DecomposedTask], max_concurrency: usize) -> Result<Vec<ToolResult>, ArkAgentError> {
         self.start_run_decomposed(tasks.to_vec(), max_concurrency)?.await
     }
@@ -187,13 +195,19 @@ impl AgentRuntime {
             episodes: Some(self.memory()),
         };
         let batch = service.batch_size(max_concurrency);
+        let input = tasks.iter().map(|t| t.task_description.as_str()).collect::<Vec<_>>().join("\n");
         Ok(async move {
+            let inner = &active.inner;
+            inner.run_usage.start(&inner.session.snapshot());
+            inner.emit(&ctx.run_id, EventKind::RunStarted { input });
             let results = run_decomposed_tasks(tool.as_ref(), &tasks, batch, &ctx).await;
             // STORE-2: the sub-agent records are a commit point. A failed commit is
             // retried at the next one (the records stay in the state).
-            if let Err(e) = active.inner.commit_point(&ctx.run_id) {
+            if let Err(e) = inner.commit_point(&ctx.run_id) {
                 tracing::warn!(code = e.code().as_str(), "could not commit sub-agent records; retried at the next commit point");
             }
+            let status = if ctx.cancel.is_cancelled() { RunStatus::Cancelled } else { RunStatus::Completed };
+            inner.finish(&ctx.run_id, status, 0, None);
             (Ok(results), RunSlot::new(active))
         })
     }

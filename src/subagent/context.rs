@@ -23,9 +23,12 @@ pub struct SubAgentResult {
     pub summary: String,
     /// Structured outputs (e.g. the full final text when it was summarized).
     pub artifacts: Vec<String>,
-    /// Tokens the child used (reported where available, estimated otherwise).
+    /// Tokens the child used (reported where available, estimated otherwise: a call cut
+    /// off mid-answer counts its estimate so far; one answered with an error before any
+    /// answer arrived used none), its own children's included, up to its end — however it
+    /// ended (ISO-4).
     pub token_count: u64,
-    /// Distinct tools it called, in first-use order.
+    /// Distinct tools it called, in first-use order (however it ended).
     pub tools_used: Vec<String>,
     /// Why it was force-completed (`token-budget-exceeded`, `max-iterations`,
     /// `cancelled`, `session-closed`), if it was.
@@ -53,7 +56,8 @@ pub struct SubAgentContext {
     pub assignee: String,
     /// The task.
     pub task: String,
-    /// The child's own, isolated messages (filled when it ends).
+    /// The child's own, isolated messages (filled when it ends; a force-completed
+    /// child's are those it had then, completed once its run wound down).
     pub messages: Vec<Message>,
     /// Tools it may use; `None` = all.
     pub allowed_tools: Option<Vec<String>>,

@@ -16,6 +16,7 @@ mod ending;
 mod meter;
 mod names;
 mod policy;
+mod progress;
 mod registry;
 mod roles;
 mod session_id;
@@ -31,6 +32,7 @@ pub use summary::{summarize_result, SUMMARY_DIRECT_LIMIT, SUMMARY_SECTION_LIMIT}
 pub use worker::{build_worker_tool_registry, parent_context_slice, DecomposedTask, TOKEN_BUDGET_EXCEEDED};
 pub(crate) use budget::DelegationBudget;
 pub(crate) use meter::Meter;
+pub(crate) use progress::{ChildProgress, ChildSpending};
 pub(crate) use worker::{cancelled, intersect_tools, run_decomposed_tasks};
 pub use names::{
     CLONE_ASSIGNEE, DEFAULT_DECOMPOSE_CONCURRENCY, DELEGATE_TASK_TOOL_NAME, DELEGATION_PROMPT, SUB_AGENT_SERVICE_ID,

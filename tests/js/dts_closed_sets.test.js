@@ -263,6 +263,7 @@ test('ARCH-2 the planted payload check fails on a payload that does not fit', ()
   assert.notDeepEqual(fitsInterface({ ...good, extra: 1 }, 'RunFinishedPayload', 'p'), []);
   const { iterations, ...missing } = good;
   assert.notDeepEqual(fitsInterface(missing, 'RunFinishedPayload', 'p'), []);
+  assert.notDeepEqual(fitsInterface({ ...good, usage: { ...usage, costs: [{ currency: 'USD' }] } }, 'RunFinishedPayload', 'p'), []);
 });
 
 test('NAPI-2 the strings the module hands to JS are those of the declared unions', async () => {

@@ -409,7 +409,8 @@ pub unsafe extern "C" fn arkagent_runtime_memory_stats(runtime: *mut ArkAgentRun
 /// and cancels its run; the parent's `delegate_task` call is answered as forced.
 /// `*out_found` (may be NULL) gets 1 when it was running, 0 otherwise (unknown, already
 /// ended, or no delegation configured). A blank `reason` gives
-/// `ARK_AGENT_RESULT_INVALID_ARGUMENT`. Any thread, including from a callback.
+/// `ARK_AGENT_RESULT_INVALID_ARGUMENT`. Any thread, including from a callback. Its record
+/// keeps what it spent up to then (see `arkagent_runtime_sub_agents`).
 ///
 /// # Safety
 /// `id` and `reason` NUL-terminated strings; `out_found` NULL or valid for one write.
@@ -439,7 +440,8 @@ pub unsafe extern "C" fn arkagent_runtime_force_complete_sub_agent(
 
 /// ISO-4, the seed's `cleanup(maxAgeMs)`: drops ended sub-agents that ended more than
 /// `max_age_ms` ago from this runtime's registry history, and force-completes running
-/// ones started more than `max_age_ms` ago (reason `stale`). `*out_count` (may be NULL)
+/// ones started more than `max_age_ms` ago (reason `stale`; their records keep what they
+/// spent). `*out_count` (may be NULL)
 /// gets how many were dropped or ended (0 without delegation). Any thread.
 ///
 /// # Safety

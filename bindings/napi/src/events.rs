@@ -148,13 +148,14 @@ impl SubAgentChildEvent {
  * error_code; messages_before; messages_after; estimated_prompt_tokens; threshold;
  * usage), "sub_agent" (an event of a delegated child: parent_session_id, parent_run_id,
  * child_session_id, child_run_id, assignee, task_description, depth, and the child's own
- * event in `event`), "run_finished" (status, iterations, error_code), and from a runtime
- * constructed with a SessionStore: "session_committed" (commit_seq: the session's commit
+ * event in `event`), "run_finished" (status, iterations, error_code, usage), and from a
+ * runtime constructed with a SessionStore: "session_committed" (commit_seq: the session's commit
  * sequence number, 1 for its first commit, as SessionSummary.commitSeq reports it;
  * message_count: messages committed, live plus archived) — everything up to it survives
  * the app being killed. Each type's fields are typed by its payload interface
  * (RunStartedPayload … RunFinishedPayload, below): `JSON.parse(event.payloadJson) as
- * ModelRequestPayload` for a "model_request" event, and so on.
+ * ModelRequestPayload` for a "model_request" event, and so on. Every run — run() and
+ * runDecomposed() alike — begins with "run_started" and ends with "run_finished".
  */
 export interface AgentEvent {
   type: EventType;
@@ -173,10 +174,13 @@ export interface EventPayload {
   type: EventType;
 }
 
-/** "run_started": a run began with this user input. */
+/**
+ * "run_started": a run began with this user input; always a run's first event,
+ * runDecomposed() included.
+ */
 export interface RunStartedPayload extends EventPayload {
   type: 'run_started';
-  /** The user input. */
+  /** The user input; for runDecomposed(), the task descriptions, one per line. */
   input: string;
 }
 
@@ -360,15 +364,19 @@ export interface SessionCommittedPayload extends EventPayload {
   message_count: number;
 }
 
-/** "run_finished": the run ended; always a run's last event. */
+/**
+ * "run_finished": the run ended; always a run's last event, runDecomposed() included
+ * (status "completed", or "cancelled" after cancel(): a task's failure is in its result).
+ */
 export interface RunFinishedPayload extends EventPayload {
   type: 'run_finished';
   status: RunStatus;
-  /** Model calls made. */
+  /** Model calls made (0 for runDecomposed(): its children make the calls). */
   iterations: number;
   /** The error's code when status is "failed". */
   error_code: ErrorCode | null;
-  /** What the run used up to its end, failed runs included (as RunResult.usage; COST-1, COST-2). */
+  /** What the run used up to its end, failed runs included (as RunResult.usage; COST-1,
+   * COST-2); for runDecomposed(), its children's. */
   usage: UsageSummaryPayload;
 }
 

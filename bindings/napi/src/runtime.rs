@@ -461,7 +461,9 @@ export class AgentRuntime {
   /**
    * Force-completes (and cancels) every running sub-agent of this session, and theirs, with
    * "session-closed"; returns how many direct children. It reaches every child
-   * activeChildren() lists, even one still being built (that one never starts).
+   * activeChildren() lists, even one still being built (that one never starts). Each
+   * record in subAgents().history keeps what that child spent up to then (tokenCount,
+   * usage, toolsUsed, its messages), as forceCompleteSubAgent() does.
    */
   closeSubAgents(): number;
   /**
@@ -469,13 +471,17 @@ export class AgentRuntime {
    * session id from activeChildren() or subAgents().active) with `reason` (its
    * forcedReason) and cancels its run; the delegate_task call is answered as forced.
    * false when it is not running (or delegation is off). Throws "invalid_argument" for a
-   * blank reason.
+   * blank reason. Its record in subAgents().history keeps what it spent up to then —
+   * tokenCount, usage (cached tokens, costs, callCount), toolsUsed, its messages — and
+   * subAgents().stats count it: once the run that delegated it has settled,
+   * stats.totalTokens and stats.usage equal totalUsage().children (with reported usage).
    */
   forceCompleteSubAgent(id: string, reason: string): boolean;
   /**
    * ISO-4, the seed's registry cleanup(maxAgeMs): drops sub-agents that ended more than
    * `maxAgeMs` ago from subAgents().history and force-completes ("stale") running ones
-   * started more than `maxAgeMs` ago; returns how many.
+   * started more than `maxAgeMs` ago (their records keep what they spent, as
+   * forceCompleteSubAgent()); returns how many.
    */
   cleanupSubAgents(maxAgeMs: number): number;
   /** This runtime's memory namespace (MEM-4): store, recall, forget, ids, stats. */
@@ -487,6 +493,10 @@ export class AgentRuntime {
    * takes the run slot like run(), per-run budgets apply and cancel() stops it: no worker
    * is built after cancel(), and the tasks not yet started answer "cancelled". Rejects
    * with "run_in_progress", or "delegation_not_configured" without workers or clone.
+   * Listeners see it as a run: "run_started" first (input: the task descriptions, one per
+   * line), the children's "sub_agent" events, "run_finished" last (status "completed", or
+   * "cancelled" after cancel(); iterations 0; usage: its children's), all with the job's
+   * runId.
    */
   runDecomposed(tasks: DecomposedTask[], maxConcurrency?: number): Promise<DecomposedResult[]>;
   /**

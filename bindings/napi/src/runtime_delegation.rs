@@ -83,7 +83,8 @@ impl AgentRuntime {
     /// cancels its siblings; results keep the input order. It counts as a run: it claims
     /// the run slot here (a `run()` meanwhile is refused with `run_in_progress`), per-run
     /// budgets apply and `cancel()` stops it. Rejects with `run_in_progress` or
-    /// `delegation_not_configured`.
+    /// `delegation_not_configured`. Listeners see it as a run (the core emits the
+    /// events): `run_started`, the children's `sub_agent` events, `run_finished`.
     #[napi(
         ts_args_type = "tasks: DecomposedTask[], maxConcurrency?: number",
         ts_return_type = "Promise<DecomposedResult[]>"

@@ -384,12 +384,14 @@ export class SubAgentContext {
   readonly status: string;
   /** The three-level summary the parent received (ISO-3); "" while active. */
   readonly summary: string;
-  /** Tokens used (reported, else estimated) by it and its own sub-agents; 0 while active. */
+  /** Tokens used (reported, else estimated) by it and its own sub-agents; 0 while active.
+   * However it ended — force-completed, its session closed, stale, its parent cancelled —
+   * what it spent up to its end (a call that failed without an answer used nothing). */
   readonly tokenCount: number;
   /** What its model calls used, its own sub-agents' included (COST-1, COST-2): tokens,
    * cached and reasoning tokens, calls and costs at its own model's price; all zero while active. */
   readonly usage: ChildUsageSummary;
-  /** Distinct tools it called, in first-use order. */
+  /** Distinct tools it called, in first-use order (however it ended). */
   readonly toolsUsed: string[];
   /** Why it was force-completed: "token-budget-exceeded", "max-iterations", "cancelled", "session-closed", … */
   readonly forcedReason?: string;
@@ -402,7 +404,8 @@ export class SubAgentContext {
   readonly startedAtMs: number;
   /** End time, ms since the Unix epoch. */
   readonly endedAtMs?: number;
-  /** The whole record as JSON, the child's own messages included. */
+  /** The whole record as JSON, the child's own messages included (its messages so far
+   * when it was force-completed). */
   toJson(): string;
 }
 
@@ -417,10 +420,14 @@ export class SubAgentStats {
   /** Ended since the runtime was created. */
   readonly completedCount: number;
   /** Tokens used by every ended sub-agent, each call counted once (a nested child's calls
-   * are in its parent's tokenCount too, but not counted twice here). */
+   * are in its parent's tokenCount too, but not counted twice here), force-completed ones
+   * included. With reported usage it equals totalUsage().children.totalTokens once the
+   * runs that delegated them have settled. */
   readonly totalTokens: number;
   /** The reported usage of every ended sub-agent, each call counted once (COST-1, COST-2):
-   * cached and reasoning tokens and per-currency costs included; unlike totalTokens, no estimates. */
+   * cached and reasoning tokens and per-currency costs included; unlike totalTokens, no
+   * estimates. Once the runs that delegated them have settled it equals
+   * totalUsage().children, however each child ended. */
   readonly usage: ChildUsageSummary;
 }
 

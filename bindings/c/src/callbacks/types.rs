@@ -138,7 +138,9 @@ pub type ArkAgentToolCallback =
 /// `message_count`) after each commit: what it covers survives the process being killed.
 /// COST-2: a `"model_response"` event's `"usage"` carries `"cost":{"currency","nanos"}`
 /// when the model config has a `"price"` (absent otherwise, never 0); `"run_finished"`
-/// carries `"usage"`, what the run used (as `arkagent_runtime_run`'s outcome).
+/// carries `"usage"`, what the run used (as `arkagent_runtime_run`'s outcome). Every run
+/// — `arkagent_runtime_run` and `arkagent_runtime_run_decomposed` alike — begins with
+/// `"run_started"` and ends with `"run_finished"`.
 pub type ArkAgentEventCallback = Option<unsafe extern "C" fn(userdata: *mut c_void, event_json: *const c_char)>;
 
 /// Host userdata: the host promises it may be used from any thread until the owning

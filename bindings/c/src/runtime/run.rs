@@ -127,7 +127,12 @@ pub unsafe extern "C" fn arkagent_child_usage_summary(usages_json: *const c_char
 /// "usage":{…}}}` to `*out` (empty lists without delegation); free with
 /// `arkagent_string_free`. `"usage"` (COST-1, COST-2) sums every ended sub-agent's
 /// reported usage, each call once, in the form of `arkagent_child_usage_summary`; each
-/// ended context's `"result"` has its own `"usage"`.
+/// ended context's `"result"` has its own `"usage"`. However a sub-agent ended — its
+/// answer, a failure, force-completed, its session closed, stale, its parent's run
+/// cancelled — its record holds what it spent up to its end (`"token_count"`, `"usage"`,
+/// `"tools_used"`, `"messages"`), and once the run that delegated it has returned,
+/// `"total_tokens"` and `"usage"` equal the `"children"` of `arkagent_runtime_total_usage`
+/// (with reported usage).
 ///
 /// # Safety
 /// `out` valid for one pointer write.
@@ -148,7 +153,8 @@ pub unsafe extern "C" fn arkagent_runtime_sub_agents(runtime: *mut ArkAgentRunti
 /// Force-completes every running sub-agent of this runtime's session, and theirs
 /// (`session-closed`) — call it when the conversation closes. It reaches every child the
 /// registry lists, even one still being built. `*out_count` (if not NULL) gets how many
-/// direct children.
+/// direct children. Each record keeps what that child spent up to then (see
+/// `arkagent_runtime_sub_agents`).
 ///
 /// # Safety
 /// `out_count` NULL or valid for one write.
@@ -172,7 +178,11 @@ pub unsafe extern "C" fn arkagent_runtime_close_sub_agents(runtime: *mut ArkAgen
 /// through delegation in parallel batches of `max_concurrency` (0 = 3), blocking like
 /// `arkagent_runtime_run`. `*out_results_json` gets one `{"content","is_error",
 /// "error_code"?,"metadata"?}` per task, in input order. `out_results_json` must not be
-/// NULL (`ARK_AGENT_RESULT_NULL_ARGUMENT`, checked before any task starts).
+/// NULL (`ARK_AGENT_RESULT_NULL_ARGUMENT`, checked before any task starts). Subscribers
+/// see it as a run: `"run_started"` first (`"input"`: the task descriptions, one per
+/// line), the children's `"sub_agent"` events, `"run_finished"` last (`"status"`
+/// `"completed"`, or `"cancelled"` after `arkagent_runtime_cancel`; `"iterations"` 0;
+/// `"usage"`: its children's), all with the job's `"run_id"`.
 ///
 /// # Safety
 /// `tasks_json` a NUL-terminated string; `out_results_json` valid for one write.

@@ -470,13 +470,14 @@ export class ToolContext {
  * error_code; messages_before; messages_after; estimated_prompt_tokens; threshold;
  * usage), "sub_agent" (an event of a delegated child: parent_session_id, parent_run_id,
  * child_session_id, child_run_id, assignee, task_description, depth, and the child's own
- * event in `event`), "run_finished" (status, iterations, error_code), and from a runtime
- * constructed with a SessionStore: "session_committed" (commit_seq: the session's commit
+ * event in `event`), "run_finished" (status, iterations, error_code, usage), and from a
+ * runtime constructed with a SessionStore: "session_committed" (commit_seq: the session's commit
  * sequence number, 1 for its first commit, as SessionSummary.commitSeq reports it;
  * message_count: messages committed, live plus archived) — everything up to it survives
  * the app being killed. Each type's fields are typed by its payload interface
  * (RunStartedPayload … RunFinishedPayload, below): `JSON.parse(event.payloadJson) as
- * ModelRequestPayload` for a "model_request" event, and so on.
+ * ModelRequestPayload` for a "model_request" event, and so on. Every run — run() and
+ * runDecomposed() alike — begins with "run_started" and ends with "run_finished".
  */
 export interface AgentEvent {
   type: EventType;
@@ -495,10 +496,13 @@ export interface EventPayload {
   type: EventType;
 }
 
-/** "run_started": a run began with this user input. */
+/**
+ * "run_started": a run began with this user input; always a run's first event,
+ * runDecomposed() included.
+ */
 export interface RunStartedPayload extends EventPayload {
   type: 'run_started';
-  /** The user input. */
+  /** The user input; for runDecomposed(), the task descriptions, one per line. */
   input: string;
 }
 
@@ -682,15 +686,19 @@ export interface SessionCommittedPayload extends EventPayload {
   message_count: number;
 }
 
-/** "run_finished": the run ended; always a run's last event. */
+/**
+ * "run_finished": the run ended; always a run's last event, runDecomposed() included
+ * (status "completed", or "cancelled" after cancel(): a task's failure is in its result).
+ */
 export interface RunFinishedPayload extends EventPayload {
   type: 'run_finished';
   status: RunStatus;
-  /** Model calls made. */
+  /** Model calls made (0 for runDecomposed(): its children make the calls). */
   iterations: number;
   /** The error's code when status is "failed". */
   error_code: ErrorCode | null;
-  /** What the run used up to its end, failed runs included (as RunResult.usage; COST-1, COST-2). */
+  /** What the run used up to its end, failed runs included (as RunResult.usage; COST-1,
+   * COST-2); for runDecomposed(), its children's. */
   usage: UsageSummaryPayload;
 }
 
@@ -1160,12 +1168,14 @@ export class SubAgentContext {
   readonly status: string;
   /** The three-level summary the parent received (ISO-3); "" while active. */
   readonly summary: string;
-  /** Tokens used (reported, else estimated) by it and its own sub-agents; 0 while active. */
+  /** Tokens used (reported, else estimated) by it and its own sub-agents; 0 while active.
+   * However it ended — force-completed, its session closed, stale, its parent cancelled —
+   * what it spent up to its end (a call that failed without an answer used nothing). */
   readonly tokenCount: number;
   /** What its model calls used, its own sub-agents' included (COST-1, COST-2): tokens,
    * cached and reasoning tokens, calls and costs at its own model's price; all zero while active. */
   readonly usage: ChildUsageSummary;
-  /** Distinct tools it called, in first-use order. */
+  /** Distinct tools it called, in first-use order (however it ended). */
   readonly toolsUsed: string[];
   /** Why it was force-completed: "token-budget-exceeded", "max-iterations", "cancelled", "session-closed", … */
   readonly forcedReason?: string;
@@ -1178,7 +1188,8 @@ export class SubAgentContext {
   readonly startedAtMs: number;
   /** End time, ms since the Unix epoch. */
   readonly endedAtMs?: number;
-  /** The whole record as JSON, the child's own messages included. */
+  /** The whole record as JSON, the child's own messages included (its messages so far
+   * when it was force-completed). */
   toJson(): string;
 }
 
@@ -1193,10 +1204,14 @@ export class SubAgentStats {
   /** Ended since the runtime was created. */
   readonly completedCount: number;
   /** Tokens used by every ended sub-agent, each call counted once (a nested child's calls
-   * are in its parent's tokenCount too, but not counted twice here). */
+   * are in its parent's tokenCount too, but not counted twice here), force-completed ones
+   * included. With reported usage it equals totalUsage().children.totalTokens once the
+   * runs that delegated them have settled. */
   readonly totalTokens: number;
   /** The reported usage of every ended sub-agent, each call counted once (COST-1, COST-2):
-   * cached and reasoning tokens and per-currency costs included; unlike totalTokens, no estimates. */
+   * cached and reasoning tokens and per-currency costs included; unlike totalTokens, no
+   * estimates. Once the runs that delegated them have settled it equals
+   * totalUsage().children, however each child ended. */
   readonly usage: ChildUsageSummary;
 }
 
@@ -1565,7 +1580,9 @@ export class AgentRuntime {
   /**
    * Force-completes (and cancels) every running sub-agent of this session, and theirs, with
    * "session-closed"; returns how many direct children. It reaches every child
-   * activeChildren() lists, even one still being built (that one never starts).
+   * activeChildren() lists, even one still being built (that one never starts). Each
+   * record in subAgents().history keeps what that child spent up to then (tokenCount,
+   * usage, toolsUsed, its messages), as forceCompleteSubAgent() does.
    */
   closeSubAgents(): number;
   /**
@@ -1573,13 +1590,17 @@ export class AgentRuntime {
    * session id from activeChildren() or subAgents().active) with `reason` (its
    * forcedReason) and cancels its run; the delegate_task call is answered as forced.
    * false when it is not running (or delegation is off). Throws "invalid_argument" for a
-   * blank reason.
+   * blank reason. Its record in subAgents().history keeps what it spent up to then —
+   * tokenCount, usage (cached tokens, costs, callCount), toolsUsed, its messages — and
+   * subAgents().stats count it: once the run that delegated it has settled,
+   * stats.totalTokens and stats.usage equal totalUsage().children (with reported usage).
    */
   forceCompleteSubAgent(id: string, reason: string): boolean;
   /**
    * ISO-4, the seed's registry cleanup(maxAgeMs): drops sub-agents that ended more than
    * `maxAgeMs` ago from subAgents().history and force-completes ("stale") running ones
-   * started more than `maxAgeMs` ago; returns how many.
+   * started more than `maxAgeMs` ago (their records keep what they spent, as
+   * forceCompleteSubAgent()); returns how many.
    */
   cleanupSubAgents(maxAgeMs: number): number;
   /** This runtime's memory namespace (MEM-4): store, recall, forget, ids, stats. */
@@ -1591,6 +1612,10 @@ export class AgentRuntime {
    * takes the run slot like run(), per-run budgets apply and cancel() stops it: no worker
    * is built after cancel(), and the tasks not yet started answer "cancelled". Rejects
    * with "run_in_progress", or "delegation_not_configured" without workers or clone.
+   * Listeners see it as a run: "run_started" first (input: the task descriptions, one per
+   * line), the children's "sub_agent" events, "run_finished" last (status "completed", or
+   * "cancelled" after cancel(); iterations 0; usage: its children's), all with the job's
+   * runId.
    */
   runDecomposed(tasks: DecomposedTask[], maxConcurrency?: number): Promise<DecomposedResult[]>;
   /**

@@ -1,0 +1,254 @@
+//! Issue 28 item 2 through the public Rust API: however a sub-agent ends — a final
+//! answer, a failure, force-completed by id, its session closed, stale cleanup, its
+//! parent's run cancelled — the registry archives what it really spent up to then
+//! (tokens, the usage summary with cached tokens, costs and calls, the tools it used,
+//! its messages so far), and the registry's totals agree with the children part of
+//! `total_usage()` (ISO-1, ISO-4, SUB-6), nested trees included (each call once).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arkagent::subagent::{SubAgentContext, SubAgentPolicy, SubAgentRegistry, SubAgentStatus};
+use arkagent::{AgentRuntime, AgentRuntimeConfig, Message, ModelPrice, RunStatus, ToolDefinition};
+use serde_json::json;
+
+use crate::delegation::{delegate_calls, last_role, last_user, offers_delegation, parent_config};
+use crate::support::*;
+
+/// A reply with a usage of `prompt` (of them `cached` from the provider's cache) plus 7
+/// completion tokens.
+fn with_usage(mut reply: Reply, prompt: u64, cached: u64) -> Reply {
+    if let Reply::Json(v) = &mut reply {
+        v["usage"] = json!({"prompt_tokens": prompt, "completion_tokens": 7, "total_tokens": prompt + 7,
+                            "prompt_tokens_details": {"cached_tokens": cached}});
+    }
+    reply
+}
+
+/// The child's first call: 47 tokens (10 of them cached), asking for `get_weather`.
+fn weather_call() -> Reply {
+    with_usage(tool_calls_reply(&[("w1", "get_weather", json!({"city": "Oslo"}))], 0), 40, 10)
+}
+
+/// `delegation`'s parent (session "parent", clone allowed) with a price and the
+/// `get_weather` tool the clone inherits.
+fn priced_parent(policy: SubAgentPolicy, weather: Arc<WeatherTool>) -> AgentRuntimeConfig {
+    let mut c = parent_config(policy, vec![]);
+    c.model.price = Some(ModelPrice::new("USD", 0.27, 0.07, 1.10));
+    c.tools.register(ToolDefinition::new("get_weather", "weather", json!({"type": "object"})), weather).unwrap();
+    c
+}
+
+/// Parent: delegates "fetch it", then answers. Child: `weather_call`, then `after_tool`.
+fn family(after_tool: fn() -> Reply) -> Arc<ScriptedModel> {
+    ScriptedModel::with(move |body, _| {
+        if offers_delegation(body) {
+            return if last_role(body) == "user" { delegate_calls(&[("d1", "clone", "fetch it")]) } else { text_reply("parent done", 30) };
+        }
+        if last_role(body) == "user" { weather_call() } else { after_tool() }
+    })
+}
+
+/// What the archived record and the totals must say of a child that made one call (47
+/// tokens, 10 cached, priced) and ran `get_weather`.
+fn assert_real_spending(rt: &AgentRuntime, record: &SubAgentContext, when: &str) {
+    let result = record.result.as_ref().unwrap();
+    assert_eq!(result.token_count, 47, "{when}: the archived token count is what the child spent");
+    assert_eq!(result.tools_used, vec!["get_weather".to_owned()], "{when}: the tools it used");
+    let (u, children) = (&result.usage, rt.total_usage().children);
+    assert_eq!((u.total_tokens, u.cached_tokens, u.call_count, u.priced_call_count), (47, 10, 1, 1), "{when}: {u:?}");
+    assert!(u.cost_in("USD").is_some_and(|c| c.nanos > 0), "{when}: the call's cost: {u:?}");
+    assert_eq!(*u, children, "{when}: the record's usage is what the parent recorded");
+    let called = record.messages.iter().any(|m| matches!(m, Message::Assistant { tool_calls, .. } if tool_calls.iter().any(|c| c.id == "w1")));
+    assert!(called, "{when}: its messages so far: {:?}", record.messages);
+    let stats = rt.sub_agent_registry().unwrap().stats();
+    assert_eq!(stats.total_tokens, children.total_tokens, "{when}: stats.total_tokens = total_usage().children");
+    assert_eq!(stats.usage, children, "{when}: stats.usage = total_usage().children");
+}
+
+/// The one ended record.
+fn ended(rt: &AgentRuntime) -> SubAgentContext {
+    let history = rt.sub_agent_registry().unwrap().history();
+    assert_eq!(history.len(), 1, "{history:?}");
+    history[0].clone()
+}
+
+#[tokio::test]
+async fn iso_4_sub_6_a_completed_child_archives_its_spending_and_the_totals_agree() {
+    let weather = Arc::new(WeatherTool::default());
+    let rt = AgentRuntime::new(priced_parent(SubAgentPolicy::default(), weather), family(|| text_reply("child done", 0))).unwrap();
+    rt.run("go").await.unwrap();
+    let record = ended(&rt);
+    assert_eq!((record.status, record.result.as_ref().unwrap().forced_reason.as_deref()), (SubAgentStatus::Completed, None));
+    // The final answer's call is the child's second: 47 + 5.
+    assert_eq!(record.result.as_ref().unwrap().token_count, 52);
+    let stats = rt.sub_agent_registry().unwrap().stats();
+    assert_eq!((stats.total_tokens, stats.usage.clone()), (52, rt.total_usage().children));
+}
+
+#[tokio::test]
+async fn iso_4_sub_6_a_failed_child_archives_its_spending_and_the_totals_agree() {
+    let weather = Arc::new(WeatherTool::default());
+    let rt = AgentRuntime::new(priced_parent(SubAgentPolicy::default(), weather), family(|| Reply::Raw(400, "{\"error\":{\"message\":\"no\"}}".into())))
+        .unwrap();
+    rt.run("go").await.unwrap();
+    let record = ended(&rt);
+    assert_eq!(record.status, SubAgentStatus::Failed);
+    assert_real_spending(&rt, &record, "failed");
+}
+
+/// How a test ends the running child (stuck in its `get_weather` call).
+#[derive(Clone, Copy, Debug)]
+enum Forced {
+    ById,
+    SessionClosed,
+    Stale,
+    ParentCancelled,
+}
+
+/// Runs a parent whose child made its call and is inside `get_weather` (which waits for
+/// the child's cancellation), ends the child as `how`, checks the record right then (the
+/// registry's own endings) and once the parent's run is over.
+async fn end_a_running_child(how: Forced, reason: &str) {
+    let weather = Arc::new(WeatherTool { hang: true, ..Default::default() });
+    let model = family(|| text_reply("never asked", 0));
+    let rt = AgentRuntime::new(priced_parent(SubAgentPolicy::default(), weather.clone()), model).unwrap();
+    let registry = rt.sub_agent_registry().unwrap();
+    let running = tokio::spawn({
+        let rt = rt.clone();
+        async move { rt.run("go").await }
+    });
+    for _ in 0..1000 {
+        if !weather.calls.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let [child] = registry.active().try_into().expect("one running child");
+    let now = child.started_at_ms + 5_000;
+    match how {
+        Forced::ById => assert!(registry.force_complete(&child.id, reason, now)),
+        Forced::SessionClosed => assert_eq!(registry.force_complete_all("parent", now), 1),
+        Forced::Stale => assert_eq!(registry.cleanup(1_000, now), 1),
+        Forced::ParentCancelled => assert!(rt.cancel()),
+    }
+    if !matches!(how, Forced::ParentCancelled) {
+        // The moment it ended: the registry's record already holds what it spent.
+        let record = registry.history().pop().unwrap();
+        let result = record.result.as_ref().unwrap();
+        assert_eq!((result.token_count, result.tools_used.clone()), (47, vec!["get_weather".to_owned()]), "{how:?} at once");
+        assert_eq!((result.usage.total_tokens, result.usage.call_count), (47, 1), "{how:?} at once");
+        assert_eq!(registry.stats().total_tokens, 47, "{how:?} at once");
+    }
+    let outcome = running.await.unwrap().unwrap();
+    let expected = if matches!(how, Forced::ParentCancelled) { RunStatus::Cancelled } else { RunStatus::Completed };
+    assert_eq!(outcome.status, expected);
+    let record = ended(&rt);
+    assert_eq!(record.id, child.id);
+    assert_eq!(record.status, SubAgentStatus::Completed);
+    assert_eq!(record.result.as_ref().unwrap().forced_reason.as_deref(), Some(reason), "{how:?}");
+    assert_real_spending(&rt, &record, &format!("{how:?}"));
+    assert_eq!(registry.stats().completed_count, 1, "ended once");
+}
+
+#[tokio::test]
+async fn iso_4_sub_6_a_child_force_completed_by_id_archives_its_spending() {
+    end_a_running_child(Forced::ById, "user-stopped").await;
+}
+
+#[tokio::test]
+async fn iso_4_sub_6_a_child_of_a_closed_session_archives_its_spending() {
+    end_a_running_child(Forced::SessionClosed, "session-closed").await;
+}
+
+#[tokio::test]
+async fn iso_4_sub_6_a_stale_child_archives_its_spending() {
+    end_a_running_child(Forced::Stale, "stale").await;
+}
+
+#[tokio::test]
+async fn iso_4_sub_6_a_child_of_a_cancelled_run_archives_its_spending() {
+    end_a_running_child(Forced::ParentCancelled, "cancelled").await;
+}
+
+/// Root → child (its call: 200 tokens, a delegation) → grandchild (its call: 100 tokens,
+/// then `get_weather`, waiting), running until both are inside their tools.
+async fn nested_tree_running() -> (AgentRuntime, Arc<SubAgentRegistry>, tokio::task::JoinHandle<Result<arkagent::RunOutcome, arkagent::ArkAgentError>>) {
+    let weather = Arc::new(WeatherTool { hang: true, ..Default::default() });
+    let model = ScriptedModel::with(|body, _| {
+        let first = last_role(body) == "user";
+        match last_user(body).split('\n').next().unwrap_or_default() {
+            "grandchild task" => with_usage(tool_calls_reply(&[("w1", "get_weather", json!({}))], 0), 93, 0),
+            "child task" if first => with_usage(delegate_calls(&[("g", "clone", "grandchild task")]), 193, 0),
+            "child task" => text_reply("never asked", 0),
+            _ if first => delegate_calls(&[("c", "clone", "child task")]),
+            _ => text_reply("root done", 5),
+        }
+    });
+    let policy = SubAgentPolicy { max_depth: 2, ..Default::default() };
+    let rt = AgentRuntime::new(priced_parent(policy, weather.clone()), model).unwrap();
+    let registry: Arc<SubAgentRegistry> = rt.sub_agent_registry().unwrap();
+    let running = tokio::spawn({
+        let rt = rt.clone();
+        async move { rt.run("go").await }
+    });
+    for _ in 0..1000 {
+        if !weather.calls.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert_eq!(registry.active().len(), 2, "child and grandchild running");
+    (rt, registry, running)
+}
+
+fn result_of(registry: &SubAgentRegistry, task: &str) -> arkagent::subagent::SubAgentResult {
+    let history = registry.history();
+    history.iter().find(|c| c.task.starts_with(task)).unwrap().clone().result.unwrap()
+}
+
+/// The records and totals of the nested tree once its runs wound down: the child's record
+/// covers its subtree (300), the grandchild's its own (100), the totals count each call
+/// once and equal the root's children total.
+fn assert_nested_totals(rt: &AgentRuntime, registry: &SubAgentRegistry) {
+    let (child, grandchild) = (result_of(registry, "child task"), result_of(registry, "grandchild task"));
+    assert_eq!((child.token_count, grandchild.token_count), (300, 100));
+    assert_eq!((child.usage.total_tokens, grandchild.usage.total_tokens), (300, 100));
+    assert_eq!((child.tools_used, grandchild.tools_used), (vec!["delegate_task".to_owned()], vec!["get_weather".to_owned()]));
+    let children = rt.total_usage().children;
+    assert_eq!(children.total_tokens, 300);
+    let stats = registry.stats();
+    assert_eq!((stats.total_tokens, stats.usage, stats.completed_count), (300, children, 2));
+}
+
+/// Closing the root's session ends child and grandchild at once: the totals count each
+/// call once at the moment of closing and once the runs wound down.
+#[tokio::test]
+async fn iso_4_sub_6_closing_a_nested_tree_counts_each_call_once() {
+    let (rt, registry, running) = nested_tree_running().await;
+    assert_eq!(registry.force_complete_all("parent", 10_000), 1);
+    assert_eq!(registry.stats().total_tokens, 300, "at once: each call once");
+    let at_once = (result_of(&registry, "child task").token_count, result_of(&registry, "grandchild task").token_count);
+    assert_eq!(at_once, (300, 100), "at once");
+    assert_eq!(running.await.unwrap().unwrap().final_text.as_deref(), Some("root done"));
+    assert_nested_totals(&rt, &registry);
+}
+
+/// Cancelling the root's run ends child and grandchild (their delegations dropped): the
+/// same records and totals.
+#[tokio::test]
+async fn iso_4_sub_6_cancelling_the_root_of_a_nested_tree_counts_each_call_once() {
+    let (rt, registry, running) = nested_tree_running().await;
+    assert!(rt.cancel());
+    assert_eq!(running.await.unwrap().unwrap().status, RunStatus::Cancelled);
+    assert_nested_totals(&rt, &registry);
+}
+
+/// Item 2 (every ending of a C host's sub-agent: failed, force-completed by id, session
+/// closed, stale, the parent's run cancelled) and item 7 (`arkagent_runtime_run_decomposed`
+/// framed by `run_started` / `run_finished`) through the C ABI: tests/c/sub_endings.c.
+#[test]
+fn iso_4_sub_6_core_5_c_every_ending_keeps_the_spending_and_run_decomposed_is_a_run() {
+    let stdout = crate::c_abi::compile_and_run("sub_endings");
+    assert!(stdout.contains("sub_endings: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
+}
