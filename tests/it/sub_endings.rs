@@ -249,6 +249,6 @@ async fn iso_4_sub_6_cancelling_the_root_of_a_nested_tree_counts_each_call_once(
 /// framed by `run_started` / `run_finished`) through the C ABI: tests/c/sub_endings.c.
 #[test]
 fn iso_4_sub_6_core_5_c_every_ending_keeps_the_spending_and_run_decomposed_is_a_run() {
-    let stdout = crate::c_abi::compile_and_run("sub_endings");
+    let stdout = crate::c_programs::compile_and_run("sub_endings");
     assert!(stdout.contains("sub_endings: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
 }
