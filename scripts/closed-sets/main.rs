@@ -120,6 +120,27 @@ fn sets() -> Result<Vec<ClosedSet>, String> {
             serde_variants::<arkagent::history::ImageDetail>()?,
         ),
         set(
+            "SubAgentStatus",
+            "Where a sub-agent's record stands (ISO-4): SubAgentContext.status.",
+            "enum `arkagent::subagent::SubAgentStatus` (src/subagent/context.rs)",
+            serde_variants::<arkagent::subagent::SubAgentStatus>()?,
+        ),
+        set(
+            "ChildStatus",
+            "How a delegated child ended, in short (SUB-8): DecomposedResult.status and the \
+             delegate_task result metadata's status.",
+            "`arkagent::subagent::ChildEnding::STATUSES` (src/subagent/ending.rs; `status()`)",
+            arkagent::subagent::ChildEnding::STATUSES.to_vec(),
+        ),
+        set(
+            "ChildEnding",
+            "How a delegated child ended (SUB-8, ISO-5): the library's forcedReason values (a host \
+             may force-complete with a reason of its own), the delegate_task metadata's reason, \
+             and the code of a forced child's tool error.",
+            "enum `arkagent::subagent::ChildEnding` (src/subagent/ending.rs; `as_str`)",
+            arkagent::subagent::ChildEnding::ALL.iter().map(|e| e.as_str()).collect(),
+        ),
+        set(
             "WireFormat",
             "A provider protocol (WIRE-1): ModelConfig.wireFormat — one name per protocol the \
              library registers.",

@@ -317,3 +317,36 @@ test('NAPI-2 the code of every Error the module throws or rejects with is an Err
   for (const code of codes) assert.ok(UNIONS.get('ErrorCode').includes(code), `${code} is an ErrorCode`);
   assert.equal(DECLARATIONS.get('NativeError').members.get('code').type, 'ErrorCode');
 });
+
+test('ARCH-2 NAPI-2 sub-agent statuses and endings are strings of the declared unions (SubAgentStatus, ChildStatus, ChildEnding)', async () => {
+  const config = runtimeConfig();
+  config.allowClone = true;
+  let started = false;
+  const tools = new native.ToolRegistry();
+  tools.register(new native.ToolDefinition('wait', 'Waits', '{"type":"object"}'), async () => {
+    started = true;
+    await new Promise(() => {}); // until the library stops awaiting it
+  });
+  // Task A: the clone answers; task B: the clone calls `wait`, and closeSubAgents() ends it.
+  const isB = (body) => JSON.stringify(body.messages).includes('task B');
+  const routed = new RoutedModel([
+    { name: 'A', match: (body) => !isB(body), turns: [() => completion({ content: 'A done.', usage: USAGE })] },
+    { name: 'B', match: isB, turns: [() => completion({ toolCalls: [{ id: 'w1', name: 'wait', arguments: {} }], usage: USAGE })] },
+  ]);
+  const runtime = new native.AgentRuntime(config, routed.transport, tools);
+  const job = runtime.runDecomposed([{ assignee: 'clone', taskDescription: 'task A' }, { assignee: 'clone', taskDescription: 'task B' }], 2);
+  await waitFor(() => started, 'the clone of task B waits in its tool');
+  assert.ok(runtime.subAgents().active.every((c) => UNIONS.get('SubAgentStatus').includes(c.status) && c.status === 'active'));
+  runtime.closeSubAgents();
+  const results = await job;
+  assert.deepEqual(routed.problems, []);
+  assert.deepEqual(results.map((r) => r.status), ['completed', 'forced']);
+  assert.ok(results.every((r) => UNIONS.get('ChildStatus').includes(r.status)), 'DecomposedResult.status');
+  const { history } = runtime.subAgents();
+  assert.deepEqual(history.map((c) => c.status).sort(), ['completed', 'completed']);
+  assert.ok(history.every((c) => UNIONS.get('SubAgentStatus').includes(c.status)), 'SubAgentContext.status');
+  const forced = history.find((c) => c.forcedReason !== undefined);
+  assert.equal(forced.forcedReason, 'session-closed');
+  assert.ok(UNIONS.get('ChildEnding').includes(forced.forcedReason), 'a library forcedReason is a ChildEnding');
+  assert.deepEqual(SETS.find((s) => s.name === 'ChildStatus').values, ['completed', 'forced', 'failed']);
+});

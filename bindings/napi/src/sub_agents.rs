@@ -71,7 +71,7 @@ impl SubAgentContext {
     }
 
     /// "active" | "completed" | "failed".
-    #[napi(getter)]
+    #[napi(getter, ts_return_type = "SubAgentStatus")]
     pub fn status(&self) -> String {
         serde_name(serde_json::to_value(self.inner.status))
     }
@@ -326,7 +326,7 @@ impl DecomposedResult {
 
     /// "completed" | "forced" | "failed"; undefined when the task was refused before a
     /// child started.
-    #[napi(getter)]
+    #[napi(getter, ts_return_type = "ChildStatus | undefined")]
     pub fn status(&self) -> Optional<String> {
         self.metadata_str("status")
     }
@@ -380,8 +380,8 @@ export class SubAgentContext {
   /** Worker name or "clone". */
   readonly assignee: string;
   readonly task: string;
-  /** "active" | "completed" | "failed". */
-  readonly status: string;
+  /** "active" while it runs, then "completed" (a forced ending too; see forcedReason) or "failed". */
+  readonly status: SubAgentStatus;
   /** The three-level summary the parent received (ISO-3); "" while active. */
   readonly summary: string;
   /** Tokens used (reported, else estimated) by it and its own sub-agents; 0 while active.
@@ -393,7 +393,9 @@ export class SubAgentContext {
   readonly usage: ChildUsageSummary;
   /** Distinct tools it called, in first-use order (however it ended). */
   readonly toolsUsed: string[];
-  /** Why it was force-completed: "token-budget-exceeded", "max-iterations", "cancelled", "session-closed", … */
+  /** Why it was force-completed: one of ChildEnding's forced values ("token-budget-exceeded",
+   * "max-iterations", "force-completed", "cancelled", "session-closed", "stale"), or the
+   * reason a host gave forceCompleteSubAgent. */
   readonly forcedReason?: string;
   /** The error code when it failed. */
   readonly errorCode?: string;
@@ -463,7 +465,7 @@ export class DecomposedResult {
   /** The code when it failed, e.g. "subagent_unknown_assignee", "llm_auth", "token-budget-exceeded". */
   readonly errorCode?: string;
   /** "completed" | "forced" | "failed"; unset when it was refused before a child started. */
-  readonly status?: string;
+  readonly status?: ChildStatus;
   /** The child's session id, when a child started. */
   readonly childSessionId?: string;
   /** The child's usage, when a child started. */

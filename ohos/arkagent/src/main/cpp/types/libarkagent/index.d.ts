@@ -223,6 +223,44 @@ export type ImageDetail =
   | 'auto';
 
 /**
+ * Where a sub-agent's record stands (ISO-4): SubAgentContext.status. Generated from the
+ * Rust enum `arkagent::subagent::SubAgentStatus` (src/subagent/context.rs):
+ * scripts/gen-dts.sh writes one string per variant.
+ */
+export type SubAgentStatus =
+  | 'active'
+  | 'completed'
+  | 'failed';
+
+/**
+ * How a delegated child ended, in short (SUB-8): DecomposedResult.status and the
+ * delegate_task result metadata's status. Generated from the Rust
+ * `arkagent::subagent::ChildEnding::STATUSES` (src/subagent/ending.rs; `status()`):
+ * scripts/gen-dts.sh writes one string per variant.
+ */
+export type ChildStatus =
+  | 'completed'
+  | 'forced'
+  | 'failed';
+
+/**
+ * How a delegated child ended (SUB-8, ISO-5): the library's forcedReason values (a host
+ * may force-complete with a reason of its own), the delegate_task metadata's reason, and
+ * the code of a forced child's tool error. Generated from the Rust enum
+ * `arkagent::subagent::ChildEnding` (src/subagent/ending.rs; `as_str`): scripts/gen-dts.sh
+ * writes one string per variant.
+ */
+export type ChildEnding =
+  | 'completed'
+  | 'failed'
+  | 'token-budget-exceeded'
+  | 'max-iterations'
+  | 'force-completed'
+  | 'cancelled'
+  | 'session-closed'
+  | 'stale';
+
+/**
  * A provider protocol (WIRE-1): ModelConfig.wireFormat — one name per protocol the library
  * registers. Generated from the Rust `arkagent::llm::wire_format_names()` (the protocols'
  * names in `REGISTRY`, src/llm/format/mod.rs): scripts/gen-dts.sh writes one string per
@@ -1164,8 +1202,8 @@ export class SubAgentContext {
   /** Worker name or "clone". */
   readonly assignee: string;
   readonly task: string;
-  /** "active" | "completed" | "failed". */
-  readonly status: string;
+  /** "active" while it runs, then "completed" (a forced ending too; see forcedReason) or "failed". */
+  readonly status: SubAgentStatus;
   /** The three-level summary the parent received (ISO-3); "" while active. */
   readonly summary: string;
   /** Tokens used (reported, else estimated) by it and its own sub-agents; 0 while active.
@@ -1177,7 +1215,9 @@ export class SubAgentContext {
   readonly usage: ChildUsageSummary;
   /** Distinct tools it called, in first-use order (however it ended). */
   readonly toolsUsed: string[];
-  /** Why it was force-completed: "token-budget-exceeded", "max-iterations", "cancelled", "session-closed", … */
+  /** Why it was force-completed: one of ChildEnding's forced values ("token-budget-exceeded",
+   * "max-iterations", "force-completed", "cancelled", "session-closed", "stale"), or the
+   * reason a host gave forceCompleteSubAgent. */
   readonly forcedReason?: string;
   /** The error code when it failed. */
   readonly errorCode?: string;
@@ -1247,7 +1287,7 @@ export class DecomposedResult {
   /** The code when it failed, e.g. "subagent_unknown_assignee", "llm_auth", "token-budget-exceeded". */
   readonly errorCode?: string;
   /** "completed" | "forced" | "failed"; unset when it was refused before a child started. */
-  readonly status?: string;
+  readonly status?: ChildStatus;
   /** The child's session id, when a child started. */
   readonly childSessionId?: string;
   /** The child's usage, when a child started. */
