@@ -30,9 +30,11 @@ pub struct ModelUsage {
     /// that config has no price (never 0 for "unknown"), for a call without reported
     /// usage, and in usages recorded before prices existed. A compression's usage carries
     /// the sum of its summarizer calls' costs; a foreign compressor's usage carries the
-    /// cost its host gave, if any.
+    /// cost its host gave, if any. Boxed: a long chat holds a usage per call, most of them
+    /// unpriced, and an absent cost then costs a pointer, not the amount and its currency
+    /// (PERF-2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost: Option<Cost>,
+    pub cost: Option<Box<Cost>>,
 }
 
 /// `raw.source` of the usage recorded for a model call whose provider reported none

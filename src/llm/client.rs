@@ -137,7 +137,7 @@ impl ChatClient {
                 Ok(mut response) => {
                     // COST-2: priced once, here, by the config that made the call.
                     if let (Some(price), Some(usage)) = (&self.config.price, response.usage.as_mut()) {
-                        usage.cost = Some(price.cost_of(usage));
+                        usage.cost = Some(Box::new(price.cost_of(usage)));
                     }
                     return Ok(response);
                 }

@@ -261,8 +261,7 @@ impl Session {
     pub fn push_input(&self, input: impl Into<Content>) -> Result<PushedInput, ArkAgentError> {
         let mut message = Message::user(input);
         if let Some(content) = message.content() {
-            let adding = self.image_bounds.check_each(content)?;
-            self.image_bounds.check_count(self.images_in_request(), adding)?;
+            self.check_input(content)?;
         }
         self.redactor.message(&mut message);
         self.share_known_images(&mut message);
@@ -273,8 +272,11 @@ impl Session {
     /// IMG-5: whether `input` would pass [`push_input`](Self::push_input)'s image checks
     /// now (nothing written either way).
     pub fn check_input(&self, input: &Content) -> Result<(), ArkAgentError> {
-        let adding = self.image_bounds.check_each(input)?;
-        self.image_bounds.check_count(self.images_in_request(), adding)
+        match self.image_bounds.check_each(input)? {
+            // Text only: nothing to count (PERF-1: no walk of the encoding cache per turn).
+            0 => Ok(()),
+            adding => self.image_bounds.check_count(self.images_in_request(), adding),
+        }
     }
 
     /// IMG-4: a photo the session already holds (sent before, or kept in an episode) is
@@ -382,7 +384,8 @@ impl Session {
     /// model's bounds refuse goes in as a tool error naming the code instead.
     pub fn push_tool_results(&self, calls: &[ToolCall], results: Vec<ToolResult>) {
         debug_assert_eq!(calls.len(), results.len(), "one result per call");
-        let mut images = self.images_in_request();
+        // Counted only when a result carries an image (PERF-1).
+        let mut images = None;
         let results: Vec<Message> = calls
             .iter()
             .zip(results)
@@ -401,11 +404,14 @@ impl Session {
     }
 
     /// `content` when its images are within the bounds (`images`: those already in the
-    /// request, counted on); the refusal otherwise.
-    fn bounded(&self, content: Content, images: &mut usize) -> Result<Content, ArkAgentError> {
+    /// request, counted on once needed); the refusal otherwise.
+    fn bounded(&self, content: Content, images: &mut Option<usize>) -> Result<Content, ArkAgentError> {
         let adding = self.image_bounds.check_each(&content)?;
-        self.image_bounds.check_count(*images, adding)?;
-        *images += adding;
+        if adding > 0 {
+            let in_request = images.get_or_insert_with(|| self.images_in_request());
+            self.image_bounds.check_count(*in_request, adding)?;
+            *in_request += adding;
+        }
         Ok(content)
     }
 

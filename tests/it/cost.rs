@@ -119,7 +119,7 @@ async fn cost_2_every_call_is_priced_by_its_own_model_and_totals_are_exact_sums(
     // Per token at p per 1M tokens: p × 1000 nanos. Parent: 400×270 + 600×70 + 50×1100;
     // 200×270 + 1000×70 + 30×1100; 200×270 + 1300×70 + 20×1100. Summarizer in CNY:
     // 900×2000 + 120×8000.
-    let costs: Vec<Option<Cost>> = rt.usages().into_iter().map(|u| u.cost).collect();
+    let costs: Vec<Option<Cost>> = rt.usages().into_iter().map(|u| u.cost.map(|c| *c)).collect();
     assert_eq!(costs, vec![Some(usd(205_000)), Some(usd(157_000)), Some(usd(167_000)), Some(cny(2_760_000))]);
     // Worker: 200×1000 + 100×100 + 40×4000.
     let child = ChildUsageSummary {
@@ -160,7 +160,7 @@ async fn cost_2_every_call_is_priced_by_its_own_model_and_totals_are_exact_sums(
     let response_costs: Vec<Option<Cost>> = events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::ModelResponse { usage, .. } => Some(usage.as_ref().and_then(|u| u.cost.clone())),
+            EventKind::ModelResponse { usage, .. } => Some(usage.as_ref().and_then(|u| u.cost.as_deref().cloned())),
             _ => None,
         })
         .collect();
@@ -169,7 +169,7 @@ async fn cost_2_every_call_is_priced_by_its_own_model_and_totals_are_exact_sums(
         .iter()
         .filter_map(|e| match &e.kind {
             EventKind::SubAgent(c) => match &c.event.kind {
-                EventKind::ModelResponse { usage: Some(u), .. } => u.cost.clone(),
+                EventKind::ModelResponse { usage: Some(u), .. } => u.cost.as_deref().cloned(),
                 _ => None,
             },
             _ => None,

@@ -68,7 +68,7 @@ impl JsModelUsage {
         if let Some(calls) = self.calls {
             usage.raw.insert("calls".into(), serde_json::Value::from(tokens(calls, "calls")?));
         }
-        usage.cost = self.cost.as_ref().map(JsCost::core).transpose()?;
+        usage.cost = self.cost.as_ref().map(JsCost::core).transpose()?.map(Box::new);
         Ok(usage)
     }
 }
@@ -84,7 +84,7 @@ impl From<&ModelUsage> for JsModelUsage {
             reasoning_tokens: usage.reasoning_tokens.map(|t| t as f64),
             source: usage.source().map(str::to_owned),
             calls: usage.raw.get("calls").and_then(serde_json::Value::as_u64).map(|c| c as f64),
-            cost: usage.cost.as_ref().map(JsCost::from),
+            cost: usage.cost.as_deref().map(JsCost::from),
         }
     }
 }
