@@ -157,7 +157,9 @@ fn perf_4_release_library_sizes_are_reported_for_host_and_ohos_and_kept_small() 
         .collect();
     assert!(rows.iter().any(|(target, _)| target.contains("x86_64-linux-gnu")), "no host size reported: {rows:?}");
     assert!(rows.iter().any(|(target, _)| *target == "aarch64-unknown-linux-ohos"), "no OHOS size reported: {rows:?}");
-    assert!(rows.iter().all(|(_, mb)| *mb > 0.1 && *mb <= 2.5), "{rows:?}");
+    assert!(rows.iter().all(|(_, mb)| *mb > 0.1), "{rows:?}");
+    // PERF-9: the HAR's arm64 library is the one with a cap.
+    assert!(rows.iter().filter(|(target, _)| *target == "aarch64-unknown-linux-ohos").all(|(_, mb)| *mb <= 2.5), "{rows:?}");
     let link_check = read("scripts/ohos-link-check.sh");
     assert!(link_check.contains("max_so=${OHOS_MAX_SO_BYTES:-2500000}") && link_check.contains("[ \"$so_bytes\" -le \"$max_so\" ]"), "the link check caps the arm64 library");
 }
