@@ -35,8 +35,9 @@ step() {
 }
 
 # ARKAGENT_PRUNE=1 (.ci/run sets it: CI runs on a small disk) removes a step's own build
-# directory once the step is done — ASan's, cargo-fuzz's, Miri's, the OHOS check's — so the
-# run's peak is the shared debug build plus one step; a developer's reruns keep theirs.
+# directory once the step is done — ASan's, cargo-fuzz's, Miri's, the host debug build once
+# the Node and ArkTS steps are done, the OHOS check's — so the run's peak is the shared debug
+# build plus one step; a developer's reruns keep theirs.
 target_root=${CARGO_TARGET_DIR:-$PWD/target}
 prune() {
   [ "${ARKAGENT_PRUNE:-0}" = 1 ] || return 0
@@ -71,6 +72,8 @@ step "ArkTS ohosTest cases under Node (scripts/run-ohostest.js)" node --test scr
 # the ohos-typescript and json5 the lint installs.
 # OHOS-1: the DevEco project's structure as hvigor reads it (tests/arkts/ohos_1.test.js).
 step "DevEco project and HAR packaging rules (node --test tests/arkts/)" node --test tests/arkts/
+# The host debug build and the module copied from it have no user after this point.
+prune "$target_root/debug" "$target_root/arkagent.node"
 step "OHOS compile check (scripts/ohos-check.sh)" bash scripts/ohos-check.sh
 prune "$target_root/aarch64-unknown-linux-ohos/debug"
 step "OHOS build (scripts/build-ohos.sh on a fake NDK) and link check (scripts/ohos-link-check.sh)" bash scripts/ohos-link-check.sh
