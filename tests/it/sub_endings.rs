@@ -106,14 +106,10 @@ enum Forced {
     ParentCancelled,
 }
 
-/// Runs a parent whose child made its call and is inside `get_weather` (which waits for
-/// the child's cancellation), ends the child as `how`, checks the record right then (the
-/// registry's own endings) and once the parent's run is over.
-async fn end_a_running_child(how: Forced, reason: &str) {
-    let weather = Arc::new(WeatherTool { hang: true, ..Default::default() });
-    let model = family(|| text_reply("never asked", 0));
-    let rt = AgentRuntime::new(priced_parent(SubAgentPolicy::default(), weather.clone()), model).unwrap();
-    let registry = rt.sub_agent_registry().unwrap();
+type Running = tokio::task::JoinHandle<Result<arkagent::RunOutcome, arkagent::ArkAgentError>>;
+
+/// Starts `rt.run("go")` and returns once a child is inside `get_weather` (at most ~2 s).
+async fn run_until_the_weather_call(rt: &AgentRuntime, weather: &WeatherTool) -> Running {
     let running = tokio::spawn({
         let rt = rt.clone();
         async move { rt.run("go").await }
@@ -124,6 +120,18 @@ async fn end_a_running_child(how: Forced, reason: &str) {
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
+    running
+}
+
+/// Runs a parent whose child made its call and is inside `get_weather` (which waits for
+/// the child's cancellation), ends the child as `how`, checks the record right then (the
+/// registry's own endings) and once the parent's run is over.
+async fn end_a_running_child(how: Forced, reason: &str) {
+    let weather = Arc::new(WeatherTool { hang: true, ..Default::default() });
+    let model = family(|| text_reply("never asked", 0));
+    let rt = AgentRuntime::new(priced_parent(SubAgentPolicy::default(), weather.clone()), model).unwrap();
+    let registry = rt.sub_agent_registry().unwrap();
+    let running = run_until_the_weather_call(&rt, &weather).await;
     let [child] = registry.active().try_into().expect("one running child");
     let now = child.started_at_ms + 5_000;
     match how {
@@ -173,7 +181,7 @@ async fn iso_4_sub_6_a_child_of_a_cancelled_run_archives_its_spending() {
 
 /// Root → child (its call: 200 tokens, a delegation) → grandchild (its call: 100 tokens,
 /// then `get_weather`, waiting), running until both are inside their tools.
-async fn nested_tree_running() -> (AgentRuntime, Arc<SubAgentRegistry>, tokio::task::JoinHandle<Result<arkagent::RunOutcome, arkagent::ArkAgentError>>) {
+async fn nested_tree_running() -> (AgentRuntime, Arc<SubAgentRegistry>, Running) {
     let weather = Arc::new(WeatherTool { hang: true, ..Default::default() });
     let model = ScriptedModel::with(|body, _| {
         let first = last_role(body) == "user";
@@ -188,16 +196,7 @@ async fn nested_tree_running() -> (AgentRuntime, Arc<SubAgentRegistry>, tokio::t
     let policy = SubAgentPolicy { max_depth: 2, ..Default::default() };
     let rt = AgentRuntime::new(priced_parent(policy, weather.clone()), model).unwrap();
     let registry: Arc<SubAgentRegistry> = rt.sub_agent_registry().unwrap();
-    let running = tokio::spawn({
-        let rt = rt.clone();
-        async move { rt.run("go").await }
-    });
-    for _ in 0..1000 {
-        if !weather.calls.lock().unwrap().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+    let running = run_until_the_weather_call(&rt, &weather).await;
     assert_eq!(registry.active().len(), 2, "child and grandchild running");
     (rt, registry, running)
 }
