@@ -63,13 +63,9 @@ die() {
   exit 1
 }
 
-# True when nightly with rust-src is installed or can be installed now.
-nightly_with_rust_src() {
-  if ! rustup run nightly rustc --version >/dev/null 2>&1; then
-    rustup toolchain install nightly --profile minimal >&2 || return 1
-  fi
-  rustup component add rust-src --toolchain nightly >&2
-}
+# ohos_std_for: how std is had (nightly build-std by default; see the header).
+# shellcheck source=scripts/ohos-std.sh
+source "$ROOT/scripts/ohos-std.sh"
 
 # ABI -> Rust target, NDK clang target (= the sysroot lib dir), ELF machine (readelf -h).
 rust_target() {
@@ -161,19 +157,7 @@ for abi in "${ABIS[@]}"; do
   export "RANLIB_$TARGET_VAR=$LLVM_BIN/llvm-ranlib"
 
   # std built from source with nightly (the default), else rustup's prebuilt std.
-  cargo_cmd=(cargo)
-  build_std=()
-  if [ "${OHOS_BUILD_STD:-1}" != "0" ] && nightly_with_rust_src; then
-    echo "build-ohos: building std with nightly (-Zbuild-std, without the backtrace symbolizer)" >&2
-    cargo_cmd=(cargo +nightly)
-    build_std=("-Zbuild-std=std,panic_abort" "-Zbuild-std-features=panic-unwind")
-  elif rustup target add "$TARGET" >/dev/null 2>&1; then
-    [ "${OHOS_BUILD_STD:-1}" = "0" ] ||
-      echo "build-ohos: WARNING: nightly + rust-src unavailable; using the prebuilt std (a larger library: it carries std's backtrace symbolizer)" >&2
-    echo "build-ohos: using the prebuilt std of $TARGET ($(rustc --version))" >&2
-  else
-    die "no std for $TARGET: neither nightly + rust-src (-Zbuild-std) nor \`rustup target add $TARGET\` is available"
-  fi
+  ohos_std_for "$TARGET" || exit 1
 
   echo "build-ohos: ${cargo_cmd[*]} build ${build_std[*]} --profile $PROFILE --target $TARGET -p $CRATE" >&2
   "${cargo_cmd[@]}" build ${build_std[@]+"${build_std[@]}"} --profile "$PROFILE" --target "$TARGET" -p "$CRATE"

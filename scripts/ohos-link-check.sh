@@ -530,6 +530,12 @@ max_so=${OHOS_MAX_SO_BYTES:-2500000}
 so_bytes=$(wc -c <"$INSTALLED/arm64-v8a/libarkagent.so" | tr -d ' ')
 check "PERF-9: arm64 libarkagent.so stripped <= $max_so bytes" "$([ "$so_bytes" -le "$max_so" ] && echo 1 || echo 0)" \
   "$so_bytes bytes ($((max_so - so_bytes)) to spare)"
+# PERF-9: build-ohos.sh builds std without its backtrace symbolizer (README, "Building for
+# HarmonyOS"): the DWARF section names only the symbolizer (gimli) carries are absent.
+symbolizer=0
+grep -qa 'debug_str_offsets.dwo' "$INSTALLED/arm64-v8a/libarkagent.so" && symbolizer=1
+check "PERF-9: arm64 libarkagent.so has no backtrace symbolizer (std built without it)" "$((1 - symbolizer))" \
+  "$([ "$symbolizer" = 0 ] && echo "no .debug_*.dwo section names" || echo "gimli's DWARF section names found")"
 
 if [ "${OHOS_LINK_CHECK_X86_64:-1}" = 1 ]; then
   SO_X64_BUILT="$BUILD_DIR/$X64_TARGET/${OHOS_PROFILE:-ohos}/$ARTIFACT"

@@ -163,3 +163,62 @@ fn perf_4_release_library_sizes_are_reported_for_host_and_ohos_and_kept_small() 
     let link_check = read("scripts/ohos-link-check.sh");
     assert!(link_check.contains("max_so=${OHOS_MAX_SO_BYTES:-2500000}") && link_check.contains("[ \"$so_bytes\" -le \"$max_so\" ]"), "the link check caps the arm64 library");
 }
+
+/// Runs scripts/ohos-std.sh's `ohos_std_for` with a fake `rustup` first on PATH whose
+/// nightly (`FAKE_NIGHTLY`) and `target add` (`FAKE_TARGET`) succeed or fail: the cargo
+/// command and build-std flags it chose (`None` when it refused), and what it printed.
+fn ohos_std(nightly: bool, target: bool, build_std: Option<&str>) -> (Option<String>, String) {
+    let dir = std::env::temp_dir().join(format!("arkagent-ohos-std-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rustup = dir.join("rustup");
+    std::fs::write(
+        &rustup,
+        "#!/bin/sh\n\
+         case \"$1 $2\" in\n\
+         'run nightly'|'toolchain install'|'component add') [ \"$FAKE_NIGHTLY\" = ok ] ;;\n\
+         'target add') [ \"$FAKE_TARGET\" = ok ] ;;\n\
+         *) exit 2 ;;\n\
+         esac\n",
+    )
+    .unwrap();
+    Command::new("chmod").arg("+x").arg(&rustup).status().unwrap();
+    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());
+    let script = format!(
+        "source '{}' && ohos_std_for aarch64-unknown-linux-ohos && echo \"${{cargo_cmd[*]}}|${{build_std[*]}}\"",
+        root().join("scripts/ohos-std.sh").display()
+    );
+    let mut cmd = Command::new("bash");
+    cmd.args(["-c", &script]).env("PATH", path).env("FAKE_NIGHTLY", if nightly { "ok" } else { "no" });
+    cmd.env("FAKE_TARGET", if target { "ok" } else { "no" }).env_remove("OHOS_BUILD_STD");
+    if let Some(v) = build_std {
+        cmd.env("OHOS_BUILD_STD", v);
+    }
+    let out = cmd.output().unwrap();
+    let chosen = out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned());
+    (chosen, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// PERF-9, OHOS-3: README's "Building for HarmonyOS" — std is built with nightly by default
+/// and without its backtrace symbolizer; `OHOS_BUILD_STD=0` uses rustup's prebuilt std;
+/// without nightly the script falls back to it and says so; with neither it refuses.
+#[test]
+fn perf_9_ohos_3_build_ohos_builds_std_with_nightly_unless_told_or_unable() {
+    let nightly = "cargo +nightly|-Zbuild-std=std,panic_abort -Zbuild-std-features=panic-unwind";
+    let (chosen, said) = ohos_std(true, true, None);
+    assert_eq!(chosen.as_deref(), Some(nightly), "{said}");
+    assert!(said.contains("without the backtrace symbolizer"), "{said}");
+    assert_eq!(ohos_std(true, true, Some("1")).0.as_deref(), Some(nightly));
+
+    let (chosen, said) = ohos_std(true, true, Some("0"));
+    assert_eq!(chosen.as_deref(), Some("cargo|"), "OHOS_BUILD_STD=0: the prebuilt std. {said}");
+    assert!(said.contains("using the prebuilt std of aarch64-unknown-linux-ohos") && !said.contains("WARNING"), "{said}");
+
+    let (chosen, said) = ohos_std(false, true, None);
+    assert_eq!(chosen.as_deref(), Some("cargo|"), "no nightly: the prebuilt std. {said}");
+    assert!(said.contains("WARNING: nightly + rust-src unavailable"), "it says so: {said}");
+
+    let (chosen, said) = ohos_std(false, false, None);
+    assert_eq!(chosen, None, "neither: refused");
+    assert!(said.contains("no std for aarch64-unknown-linux-ohos"), "{said}");
+    assert_eq!(ohos_std(true, false, Some("0")).0, None, "OHOS_BUILD_STD=0 without a prebuilt std: refused");
+}

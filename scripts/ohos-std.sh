@@ -1,0 +1,36 @@
+# Sourced by scripts/build-ohos.sh (and by tests/it/delivery.rs with a fake `rustup` on
+# PATH): how the OHOS build gets Rust's std (PERF-9).
+#
+#   ohos_std_for <rust target>   sets cargo_cmd=(…) and build_std=(…), or returns 1
+#
+# Default: std built from source with nightly (-Zbuild-std; nightly and rust-src installed
+# when missing) and -Zbuild-std-features=panic-unwind — std at the library's profile and
+# without its backtrace symbolizer. OHOS_BUILD_STD=0: rustup's prebuilt std for the target.
+# Without nightly + rust-src the prebuilt std is the fallback, with a warning; neither:
+# return 1 with the reason on stderr.
+
+# True when nightly with rust-src is installed or can be installed now.
+ohos_nightly_with_rust_src() {
+  if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+    rustup toolchain install nightly --profile minimal >&2 || return 1
+  fi
+  rustup component add rust-src --toolchain nightly >&2
+}
+
+ohos_std_for() {
+  local target=$1
+  cargo_cmd=(cargo)
+  build_std=()
+  if [ "${OHOS_BUILD_STD:-1}" != "0" ] && ohos_nightly_with_rust_src; then
+    echo "build-ohos: building std with nightly (-Zbuild-std, without the backtrace symbolizer)" >&2
+    cargo_cmd=(cargo +nightly)
+    build_std=("-Zbuild-std=std,panic_abort" "-Zbuild-std-features=panic-unwind")
+  elif rustup target add "$target" >/dev/null 2>&1; then
+    [ "${OHOS_BUILD_STD:-1}" = "0" ] ||
+      echo "build-ohos: WARNING: nightly + rust-src unavailable; using the prebuilt std (a larger library: it carries std's backtrace symbolizer)" >&2
+    echo "build-ohos: using the prebuilt std of $target ($(rustc --version 2>/dev/null))" >&2
+  else
+    echo "build-ohos: error: no std for $target: neither nightly + rust-src (-Zbuild-std) nor \`rustup target add $target\` is available" >&2
+    return 1
+  fi
+}
