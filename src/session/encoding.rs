@@ -82,8 +82,8 @@ pub(super) struct EncodingCache {
     context_tokens: TokenCounts,
     history_len: usize,
     history_tokens: TokenCounts,
-    /// Their tool call ids (fresh ids are checked against them).
-    call_ids: HashSet<String>,
+    /// Their tool call ids (fresh ids are checked against them), as hashes.
+    call_ids: CallIds,
     /// Their images (IMG-5's per-request count).
     images: usize,
 }
@@ -106,16 +106,7 @@ impl EncodingCache {
     /// Heap bytes held: the body (or the lent one), the ids.
     pub(super) fn heap_bytes(&self) -> usize {
         let body = self.lent.as_ref().map_or(self.body.capacity(), |(b, _)| b.capacity());
-        body + self.call_ids.capacity() * std::mem::size_of::<String>() + self.call_ids.iter().map(String::capacity).sum::<usize>()
-    }
-}
-
-/// PERF-2: grows `s` to hold `extra` more bytes by an eighth of its length at a time
-/// rather than doubling, so the encoding cache (a long chat's largest buffer) carries at
-/// most ~12.5 % of slack instead of up to 100 %. Large buffers grow by `mremap` (no copy).
-fn reserve_gently(s: &mut String, extra: usize) {
-    if s.capacity() - s.len() < extra {
-        s.reserve_exact(extra.max(s.len() / 8).max(4096));
+        body + self.call_ids.heap_bytes()
     }
 }
 
@@ -175,23 +166,24 @@ impl EncodingCache {
         let closing = writer.close_len() + 1;
         for m in &messages[cache.history_len..] {
             let piece = writer.encode(m);
-            reserve_gently(&mut cache.body, piece.len() + closing);
+            super::gentle::reserve_string(&mut cache.body, piece.len() + closing);
             cache.body.push_str(&piece);
             cache.history_tokens += count_message_tokens_for(m, fixed.image_rule);
             cache.images += m.images().count();
-            cache.call_ids.extend(m.tool_calls().iter().map(|c| c.id.clone()));
+            m.tool_calls().iter().for_each(|c| cache.call_ids.insert(&c.id));
         }
         cache.history_len = messages.len();
         cache
     }
 
     /// The tool call ids in `state`'s history, from the cache (PERF-7: no walk).
-    pub(super) fn call_ids(&mut self, fixed: &FixedEncodings, state: &AgentState, generation: u64) -> &HashSet<String> {
+    pub(super) fn call_ids(&mut self, fixed: &FixedEncodings, state: &AgentState, generation: u64) -> &CallIds {
         let seen = &self.sync(fixed, state, generation).call_ids;
         #[cfg(debug_assertions)]
         {
-            let scratch: HashSet<&str> = state.history.messages.iter().flat_map(|m| m.tool_calls().iter().map(|c| c.id.as_str())).collect();
-            assert_eq!(scratch, seen.iter().map(String::as_str).collect::<HashSet<&str>>());
+            let mut scratch = CallIds::default();
+            state.history.messages.iter().flat_map(Message::tool_calls).for_each(|c| scratch.insert(&c.id));
+            assert_eq!(scratch.0, seen.0);
         }
         seen
     }
@@ -218,7 +210,7 @@ impl EncodingCache {
         let cache = self.sync(fixed, state, generation);
         let reopen = match cache.writer.as_ref() {
             Some(writer) => {
-                reserve_gently(&mut cache.body, writer.close_len());
+                super::gentle::reserve_string(&mut cache.body, writer.close_len());
                 writer.close(&mut cache.body)
             }
             // `sync` always starts a writer; nothing to close without one.
@@ -255,6 +247,38 @@ impl EncodingCache {
         let body = Arc::new(std::mem::take(&mut cache.body));
         cache.lent = Some((Arc::clone(&body), reopen));
         body
+    }
+}
+
+/// The tool call ids of a history, held as 64-bit hashes (PERF-2: 10,000 ids as strings
+/// in a set held 0.7 MB, as hashes 0.13 MB). A fresh id whose hash is held is treated as
+/// taken and replaced by a new unique one: a false match (odds ~n / 2^64) only renames an
+/// id that was unique already, which pairing does not notice.
+#[derive(Default)]
+pub(super) struct CallIds(HashSet<u64>);
+
+impl CallIds {
+    fn hash(id: &str) -> u64 {
+        use std::hash::{Hash, Hasher};
+        // Keyed with zeros: an id hashes the same for the cache's whole life.
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        id.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    /// Holds `id`.
+    pub(super) fn insert(&mut self, id: &str) {
+        self.0.insert(Self::hash(id));
+    }
+
+    /// Whether `id` (or an id with its hash) is held.
+    pub(super) fn contains(&self, id: &str) -> bool {
+        self.0.contains(&Self::hash(id))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        // A hashbrown table: one key and one control byte per bucket.
+        self.0.capacity() * (std::mem::size_of::<u64>() + 1)
     }
 }
 

@@ -20,6 +20,7 @@
 
 mod cursor;
 mod encoding;
+mod gentle;
 mod images;
 mod prompt_size;
 mod redact;
@@ -238,9 +239,13 @@ impl Session {
     /// Appends to the state (history messages, usages) without invalidating the encoding
     /// cache: `f` must only push. The one writer that may bypass the generation; in debug
     /// builds every assembled body is checked against a from-scratch encoding.
-    fn append<R>(&self, f: impl FnOnce(&mut AgentState) -> R) -> R {
+    /// Appends through `f`, which adds at most `room.messages` messages and
+    /// `room.usages` usages (their room made first, by an eighth at a time: PERF-2).
+    fn append<R>(&self, room: Room, f: impl FnOnce(&mut AgentState) -> R) -> R {
         let mut guard = self.lock_raw();
         let state = Arc::make_mut(&mut guard);
+        gentle::reserve_vec(&mut state.history.messages, room.messages);
+        gentle::reserve_vec(&mut state.usages, room.usages);
         let before = state.history.messages.len();
         let r = f(state);
         debug_assert!(state.history.messages.len() >= before, "append only appends");
@@ -250,6 +255,13 @@ impl Session {
     fn counts(&self) -> MutexGuard<'_, Counts> {
         self.counts.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// How much one append adds (its room is made before it, PERF-2).
+#[derive(Clone, Copy)]
+struct Room {
+    messages: usize,
+    usages: usize,
 }
 
 /// The doors: every change to the state (STYLE 13, ARCH-2).
@@ -265,7 +277,7 @@ impl Session {
         }
         self.redactor.message(&mut message);
         self.share_known_images(&mut message);
-        self.append(|state| state.history.messages.push(message.clone()));
+        self.append(Room { messages: 1, usages: 0 }, |state| state.history.messages.push(message.clone()));
         Ok(PushedInput { message })
     }
 
@@ -325,7 +337,7 @@ impl Session {
         let mut message = self.with_unique_call_ids(message);
         self.redactor.message(&mut message);
         let answer = Answer { text: message.text().map(str::to_owned), tool_calls: message.tool_calls().to_vec() };
-        self.append(|state| {
+        self.append(Room { messages: 1, usages: 1 }, |state| {
             self.record_usage(state, usage, sent);
             state.history.messages.push(message);
         });
@@ -370,7 +382,7 @@ impl Session {
             let seen = encodings.call_ids(&self.fixed, &state, generation);
             let mut fresh: HashSet<String> = HashSet::new();
             for call in &mut tool_calls {
-                while call.id.is_empty() || seen.contains(call.id.as_str()) || fresh.contains(&call.id) {
+                while call.id.is_empty() || seen.contains(&call.id) || fresh.contains(&call.id) {
                     call.id = format!("call_{}", self.ids.next_id());
                 }
                 fresh.insert(call.id.clone());
@@ -400,7 +412,7 @@ impl Session {
                 message
             })
             .collect();
-        self.append(|state| state.history.messages.extend(results));
+        self.append(Room { messages: results.len(), usages: 0 }, |state| state.history.messages.extend(results));
     }
 
     /// `content` when its images are within the bounds (`images`: those already in the
@@ -418,7 +430,7 @@ impl Session {
     /// SUB-6: a model call was cut off mid-answer (cancelled, or its stream broke): it was
     /// made, but its usage never came. Recorded as an "unreported" usage.
     pub fn record_unreported_usage(&self) {
-        self.append(|state| state.usages.push(ModelUsage::unreported()));
+        self.append(Room { messages: 0, usages: 1 }, |state| state.usages.push(ModelUsage::unreported()));
     }
 
     /// CMP-6: commits a staged compression if the state is still `snapshot` (what the
@@ -454,7 +466,11 @@ impl Session {
 
     /// The reset ritual, in one place: the state becomes `state`, the provider's count is
     /// forgotten and the compression backoff reset. (`state` is redacted by the caller.)
-    fn reset_to(&self, state: AgentState) {
+    fn reset_to(&self, mut state: AgentState) {
+        // PERF-2: an imported or resumed long chat carries no empty slots (a JSON array
+        // is read by doubling); appends then grow it by an eighth.
+        state.history.messages.shrink_to_fit();
+        state.usages.shrink_to_fit();
         *self.lock() = Arc::new(state);
         self.reset_counts();
     }

@@ -329,7 +329,10 @@ impl SqliteStore {
             state.token_calibration = from_json::<TokenCalibrations>(&json)?;
         }
         let mut rows = RowReader::new(&conn, session_id);
-        for json in json_rows(&conn, "SELECT json FROM messages WHERE session_id = ?1 ORDER BY pos", [session_id])? {
+        // PERF-2: sized exactly (a resumed long chat carries no empty slots).
+        let messages = json_rows(&conn, "SELECT json FROM messages WHERE session_id = ?1 ORDER BY pos", [session_id])?;
+        state.history.messages.reserve_exact(messages.len());
+        for json in messages {
             state.history.messages.push(rows.message(&json)?);
         }
         let episodes: Vec<(i64, String, String, i64)> = {
@@ -356,7 +359,9 @@ impl SqliteStore {
                 archived_messages: Arc::new(archived),
             });
         }
-        for json in json_rows(&conn, "SELECT json FROM usages WHERE session_id = ?1 ORDER BY ord", [session_id])? {
+        let usages = json_rows(&conn, "SELECT json FROM usages WHERE session_id = ?1 ORDER BY ord", [session_id])?;
+        state.usages.reserve_exact(usages.len());
+        for json in usages {
             state.usages.push(from_json::<ModelUsage>(&json)?);
         }
         for json in json_rows(&conn, "SELECT json FROM child_usages WHERE session_id = ?1 ORDER BY ord", [session_id])? {

@@ -119,3 +119,64 @@ async fn perf_2_memory_report_names_the_history_and_a_cache_of_one_body_with_lit
     assert_eq!(report.total(), report.history + report.episodes + report.usages + report.encoding_cache + report.fixed_encodings);
     assert!(report.to_string().contains("encoding cache"));
 }
+
+/// Heap bytes of `m`'s own strings and tool call slots (exact: the runtime's strings
+/// carry no slack).
+fn owned_bytes(m: &arkagent::Message) -> usize {
+    use arkagent::Message;
+    match m {
+        Message::Assistant { content, tool_calls, reasoning } => {
+            content.as_ref().map_or(0, String::len)
+                + reasoning.as_ref().map_or(0, String::len)
+                + tool_calls.len() * std::mem::size_of::<arkagent::ToolCall>()
+                + tool_calls.iter().map(|c| c.id.len() + c.name.len() + c.arguments.len()).sum::<usize>()
+        }
+        Message::Tool { tool_call_id, content, .. } => tool_call_id.len() + content.text().len(),
+        Message::User { content } => content.text().len(),
+        Message::System { content } => content.len(),
+    }
+}
+
+#[tokio::test]
+async fn perf_2_history_and_usage_slots_carry_at_most_an_eighth_of_slack() {
+    // 70 calls: 140 messages and 70 usages, just past 128 and 64, where a doubling vector
+    // holds 256 and 128 slots.
+    let host = Host::new(70, false);
+    let rt = runtime(Arc::clone(&host));
+    let outcome = rt.run("look up facts").await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Completed);
+    let report = rt.memory_report();
+    let messages = rt.messages();
+    let slot = std::mem::size_of::<arkagent::Message>();
+    let strings: usize = messages.iter().map(owned_bytes).sum();
+    let allowed = |len: usize| len + len / 8 + 16;
+    assert_eq!(messages.len(), 140);
+    assert!(report.history >= strings + messages.len() * slot, "{report}");
+    assert!(report.history <= strings + allowed(messages.len()) * slot, "{report}: {} slots' worth over the strings", (report.history - strings) / slot);
+    let usages = rt.usages();
+    assert_eq!(usages.len(), 70);
+    let usage_slot = std::mem::size_of::<arkagent::ModelUsage>();
+    assert!(report.usages >= usages.len() * usage_slot && report.usages <= allowed(usages.len()) * usage_slot, "{report}: {} usage slots", report.usages / usage_slot);
+}
+
+#[tokio::test]
+async fn perf_2_a_resumed_session_holds_exactly_its_messages_and_usages() {
+    let path = crate::store::temp_dir("perf-2-resume").join("sessions.db");
+    let rt = runtime(Host::new(70, false));
+    rt.attach_store(Arc::new(arkagent::SqliteStore::open(&path).unwrap()), Some("long")).unwrap();
+    rt.run("look up facts").await.unwrap();
+    drop(rt);
+    let resumed = runtime(Host::new(1, false));
+    resumed.attach_store(Arc::new(arkagent::SqliteStore::open(&path).unwrap()), Some("long")).unwrap();
+    let report = resumed.memory_report();
+    let messages = resumed.messages();
+    assert_eq!(messages.len(), 140);
+    let strings: usize = messages.iter().map(owned_bytes).sum();
+    assert_eq!(report.history, strings + messages.len() * std::mem::size_of::<arkagent::Message>(), "{report}");
+    assert_eq!(report.usages, 70 * std::mem::size_of::<arkagent::ModelUsage>(), "{report}");
+    // So does an imported one (its JSON arrays are read by doubling).
+    let imported = runtime(Host::new(1, false));
+    imported.import_state(&resumed.export_state().unwrap()).unwrap();
+    let again = imported.memory_report();
+    assert_eq!((again.history, again.usages), (report.history, report.usages), "{again}");
+}
