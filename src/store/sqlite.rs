@@ -329,10 +329,7 @@ impl SqliteStore {
             state.token_calibration = from_json::<TokenCalibrations>(&json)?;
         }
         let mut rows = RowReader::new(&conn, session_id);
-        // PERF-2: sized exactly (a resumed long chat carries no empty slots).
-        let messages = json_rows(&conn, "SELECT json FROM messages WHERE session_id = ?1 ORDER BY pos", [session_id])?;
-        state.history.messages.reserve_exact(messages.len());
-        for json in messages {
+        for json in json_rows(&conn, "SELECT json FROM messages WHERE session_id = ?1 ORDER BY pos", [session_id])? {
             state.history.messages.push(rows.message(&json)?);
         }
         let episodes: Vec<(i64, String, String, i64)> = {
@@ -359,9 +356,7 @@ impl SqliteStore {
                 archived_messages: Arc::new(archived),
             });
         }
-        let usages = json_rows(&conn, "SELECT json FROM usages WHERE session_id = ?1 ORDER BY ord", [session_id])?;
-        state.usages.reserve_exact(usages.len());
-        for json in usages {
+        for json in json_rows(&conn, "SELECT json FROM usages WHERE session_id = ?1 ORDER BY ord", [session_id])? {
             state.usages.push(from_json::<ModelUsage>(&json)?);
         }
         for json in json_rows(&conn, "SELECT json FROM child_usages WHERE session_id = ?1 ORDER BY ord", [session_id])? {

@@ -12,11 +12,16 @@
 //   node tests/js/bench/memory.js            # 500, 2000 and 10000 turns
 //   node tests/js/bench/memory.js 500 2000   # some
 //
-// Each N runs in a fresh child process. The baseline is the child's peak RSS after the
-// module is loaded and a 2-turn warm-up session ran (Node, V8 and the module's own). RSS
-// peaks come from the kernel (getrusage maxrss), V8 heap figures from v8.getHeapStatistics;
-// the end-of-run growth is split into anonymous memory (heaps: the module's, V8's) and
-// file-backed pages (mostly the node binary's own code, paged in as V8 tiers up).
+// Each N runs in a fresh child process. The baseline is the child's resident memory
+// (VmRSS, after a full GC) once the module is loaded, a 2-turn warm-up session ran (the
+// module's own, its executor threads) and the transport's own JS work ran hot enough for
+// V8's optimizing tier: without that, a run of ~1,000 turns pages in ~4 MB of the node
+// binary's own code (TurboFan, measured per mapping in /proc/self/smaps) — Node's cost,
+// the same with any module or none. The figure is the session's peak RSS (getrusage
+// maxrss) over that baseline: stricter than over the warm-up's peak, which is higher than
+// what is resident after it. V8 heap figures come from v8.getHeapStatistics; the growth at
+// the end of the run is split into anonymous memory (heaps: the module's, V8's) and
+// file-backed pages (code).
 
 const { spawnSync } = require('node:child_process');
 const v8 = require('node:v8');
@@ -63,12 +68,25 @@ function residency() {
   return { anon: kb('RssAnon'), file: kb('RssFile') };
 }
 
+/** What the transport does per turn, without the module: V8 optimizes it (and pages in its
+ * optimizing compiler's code) before the measurement. Keeps nothing. */
+function tierUp(support, calls) {
+  let bytes = 0;
+  for (let k = 0; k < calls; k += 1) {
+    bytes += support.completion({ toolCalls: [{ id: `call_${k}`, name: 'lookup', arguments: { key: `k${k}` } }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } }).length;
+  }
+  return bytes;
+}
+
 async function child(n) {
   const support = require('../support');
   const { native } = support;
-  await session(native, support, 2); // warm-up: module, executor threads, V8 code
-  const baseline = process.resourceUsage().maxRSS * 1024;
+  await session(native, support, 2); // warm-up: module, executor threads
+  tierUp(support, 3000); // warm-up: V8's optimizing tier
+  if (global.gc) global.gc();
   const before = residency();
+  const v8Before = v8.getHeapStatistics().total_physical_size;
+  const baseline = process.memoryUsage().rss;
   const { runtime, last } = await session(native, support, n);
   const peak = process.resourceUsage().maxRSS * 1024;
   const after = residency();
@@ -78,7 +96,7 @@ async function child(n) {
   console.log(
     `node turns ${String(n).padStart(6)} | ${process.env.BODY === 'string' ? 'body as string' : 'bodyBytes'} | last body ${mb(last).padStart(6)} MB | peak RSS ${mb(peak).padStart(7)} MB `
     + `(baseline ${mb(baseline)} MB; over baseline ${mb(over)} MB = ${(over / last).toFixed(1)}× body; goal ≤ ${mb(goal)} MB: ${over <= goal ? 'met' : 'MISSED'}) `
-    + `| V8 heap used ${mb(heap.used_heap_size)} MB, external ${mb(heap.external_memory)} MB `
+    + `| V8 heap used ${mb(heap.used_heap_size)} MB, external ${mb(heap.external_memory)} MB, physical ${mb(heap.total_physical_size - v8Before)} MB over the baseline's `
     + `| at the end over the baseline's: anonymous ${mb(after.anon - before.anon)} MB, file-backed ${mb(after.file - before.file)} MB (Node paging in its own code)`,
   );
   void runtime;
@@ -91,7 +109,7 @@ async function main() {
   }
   const sizes = process.argv.slice(2).map(Number).filter((x) => x > 0);
   for (const n of sizes.length > 0 ? sizes : [500, 2000, 10000]) {
-    const r = spawnSync(process.execPath, [__filename], { env: { ...process.env, ARKAGENT_MEMORY_BENCH_CHILD: String(n) }, stdio: 'inherit' });
+    const r = spawnSync(process.execPath, ['--expose-gc', __filename], { env: { ...process.env, ARKAGENT_MEMORY_BENCH_CHILD: String(n) }, stdio: 'inherit' });
     if (r.status !== 0) throw new Error(`the ${n}-turn session failed (${r.status})`);
   }
 }
