@@ -199,6 +199,9 @@ struct ChildRun {
     outcome: Result<RunOutcome, ArkAgentError>,
     spending: ChildSpending,
     budget_tripped: bool,
+    /// The registry's reason when it force-completed the child (`session-closed`,
+    /// `stale`, a host's own).
+    forced_by_registry: Option<String>,
 }
 
 #[async_trait]
@@ -340,7 +343,8 @@ impl<'a> Delegation<'a> {
             Ok(run) => run.instrument(span).await,
             Err(e) => Err(e),
         };
-        ChildRun { outcome, spending: registered.spending(), budget_tripped: meter.0.counted().tripped }
+        let forced_by_registry = service.config.registry.unsettled_reason(&registered.session_id);
+        ChildRun { outcome, spending: registered.spending(), budget_tripped: meter.0.counted().tripped, forced_by_registry }
     }
 
     /// Why the child ended (SUB-8: codes only, never the child's raw error text).
@@ -349,7 +353,14 @@ impl<'a> Delegation<'a> {
             Ok(o) if o.status == RunStatus::Completed => ChildEnding::Completed,
             _ if run.budget_tripped => ChildEnding::TokenBudgetExceeded,
             Ok(o) if o.status == RunStatus::MaxIterations => ChildEnding::MaxIterations,
-            Ok(_) if self.force.is_cancelled() && !self.ctx.cancel.is_cancelled() => ChildEnding::ForceCompleted,
+            // The registry's own endings keep their name (SUB-8: the parent's answer and the
+            // record agree); a host's reason is outside the set: `force-completed`.
+            Ok(_) if self.force.is_cancelled() && !self.ctx.cancel.is_cancelled() => {
+                match run.forced_by_registry.as_deref().and_then(ChildEnding::parse) {
+                    Some(e @ (ChildEnding::SessionClosed | ChildEnding::Stale)) => e,
+                    _ => ChildEnding::ForceCompleted,
+                }
+            }
             Ok(_) => ChildEnding::Cancelled,
             Err(_) => ChildEnding::Failed,
         }

@@ -87,6 +87,8 @@ struct Unsettled {
     counted: Figures,
     /// The parent whose `descendants` entry holds `figures` (it was open then).
     folded_into: Option<String>,
+    /// The reason it was forced with (its record's `forced_reason`).
+    reason: String,
 }
 
 #[derive(Default)]
@@ -278,6 +280,12 @@ impl SubAgentRegistry {
         n
     }
 
+    /// The reason a delegated child was force-completed with while its run still winds
+    /// down (`session-closed`, `stale`, a host's own); `None` once settled or never forced.
+    pub(crate) fn unsettled_reason(&self, id: &str) -> Option<String> {
+        self.lock().unsettled.get(id).map(|u| u.reason.clone())
+    }
+
     /// Running sub-agents (oldest first).
     pub fn active(&self) -> Vec<SubAgentContext> {
         let mut list: Vec<SubAgentContext> = self.lock().active.values().map(|a| a.context.clone()).collect();
@@ -354,7 +362,8 @@ impl SubAgentRegistry {
         let figures = Figures::of(context.result.as_ref());
         inner.totals = std::mem::take(&mut inner.totals).plus(&own);
         let folded_into = Self::fold(inner, &context, &figures);
-        inner.unsettled.insert(context.id.clone(), Unsettled { figures, counted: own, folded_into });
+        let reason = context.result.as_ref().and_then(|r| r.forced_reason.clone()).unwrap_or_default();
+        inner.unsettled.insert(context.id.clone(), Unsettled { figures, counted: own, folded_into, reason });
         Self::push_history(inner, context);
     }
 

@@ -66,6 +66,18 @@ fn assert_real_spending(rt: &AgentRuntime, record: &SubAgentContext, when: &str)
     assert_eq!(stats.usage, children, "{when}: stats.usage = total_usage().children");
 }
 
+/// The error code of the parent's `delegate_task` result, as its model sees it.
+fn delegate_answer_code(rt: &AgentRuntime) -> Option<String> {
+    let messages = rt.messages();
+    let call = messages.iter().flat_map(Message::tool_calls).find(|c| c.name == "delegate_task")?;
+    let answer = messages.iter().find_map(|m| match m {
+        Message::Tool { tool_call_id, content, .. } if *tool_call_id == call.id => Some(content.text().into_owned()),
+        _ => None,
+    })?;
+    let json: serde_json::Value = serde_json::from_str(&answer).ok()?;
+    json["error"]["code"].as_str().map(str::to_owned)
+}
+
 /// The one ended record.
 fn ended(rt: &AgentRuntime) -> SubAgentContext {
     let history = rt.sub_agent_registry().unwrap().history();
@@ -155,6 +167,11 @@ async fn end_a_running_child(how: Forced, reason: &str) {
     assert_eq!(record.id, child.id);
     assert_eq!(record.status, SubAgentStatus::Completed);
     assert_eq!(record.result.as_ref().unwrap().forced_reason.as_deref(), Some(reason), "{how:?}");
+    // SUB-8: the parent's model is answered with the same ending the record names (a
+    // host's own reason is outside the closed set: `force-completed`).
+    let answered = delegate_answer_code(&rt);
+    let expected = if matches!(how, Forced::ById) { "force-completed" } else { reason };
+    assert_eq!(answered.as_deref(), Some(expected), "{how:?}");
     assert_real_spending(&rt, &record, &format!("{how:?}"));
     assert_eq!(registry.stats().completed_count, 1, "ended once");
 }
