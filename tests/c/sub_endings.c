@@ -235,6 +235,17 @@ static void ending_checks(Ending ending, const char *reason, const char *what) {
     pthread_join(thread, NULL);
     EXPECT(arg.result, OK);
     check_spending(rt, reason, what);
+    if (ending != CANCELLED) {
+      /* SUB-8: the parent's delegate_task answer names the ending the record holds (a
+       * host's own reason is outside the closed set: force-completed). In the messages
+       * JSON the answer is a string of JSON, its quotes escaped. */
+      char needle[96];
+      snprintf(needle, sizeof needle, "\\\"code\\\":\\\"%s\\\"", ending == BY_ID ? "force-completed" : reason);
+      char *messages = NULL;
+      EXPECT(arkagent_runtime_messages(rt, &messages), OK);
+      CHECK(messages && strstr(messages, needle), what);
+      arkagent_string_free(messages);
+    }
     pthread_mutex_lock(&s.lock);
     ArkAgentToolCompletion *held = s.held;
     pthread_mutex_unlock(&s.lock);

@@ -245,7 +245,7 @@ async fn iso_4_registry_sees_active_children_and_force_complete_stops_them() {
     let outcome = handle.await.unwrap().unwrap();
     assert_eq!(outcome.final_text.as_deref(), Some("done"), "the parent goes on after a forced child");
     let tool = rt.messages().iter().find_map(|m| if let Message::Tool { content, .. } = m { Some(content.to_string()) } else { None }).unwrap();
-    assert!(tool.contains("session-closed") || tool.contains("force-completed"), "{tool}");
+    assert!(tool.contains("\"code\":\"session-closed\""), "the answer names the record's ending: {tool}");
     assert_eq!(registry.stats().active, 0);
 }
 
@@ -638,7 +638,7 @@ async fn iso_4_close_sub_agents_catches_a_child_that_just_started() {
         assert_eq!(ended.len(), 1);
         assert_eq!(ended[0].result.as_ref().unwrap().forced_reason.as_deref(), Some("session-closed"));
         let tool = rt.messages().iter().find_map(|m| if let Message::Tool { content, .. } = m { Some(content.to_string()) } else { None }).unwrap();
-        assert!(tool.contains("force-completed"), "iteration {i}: {tool}");
+        assert!(tool.contains("\"code\":\"session-closed\""), "iteration {i}: {tool}");
         assert_eq!(built.load(Ordering::SeqCst), 1);
     }
 }

@@ -225,7 +225,8 @@ test('iso_4_close_sub_agents_force_completes_running_children', async () => {
         () => completion({ toolCalls: [{ id: 'd1', name: 'delegate_task', arguments: { assignee: 'analyst', task_description: 'Slow work' } }] }),
         (body) => {
           const answer = body.messages.find((m) => m.role === 'tool' && m.tool_call_id === 'd1').content;
-          assert.match(answer, /force-completed/);
+          // SUB-8: the answer names the ending the record holds (closeSubAgents: session-closed).
+          assert.equal(JSON.parse(answer).error.code, 'session-closed');
           return completion({ content: 'closed' });
         },
       ],
