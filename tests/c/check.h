@@ -61,4 +61,18 @@ static inline void sleep_ms(long ms) {
   nanosleep(&ts, NULL);
 }
 
+/* A run on its own thread: `pthread_create(&t, NULL, run_thread, &arg)` runs
+ * `arkagent_runtime_run(arg.rt, arg.input, NULL)` and leaves its result in `arg.result`. */
+typedef struct {
+  ArkAgentRuntime *rt;
+  const char *input;
+  int result;
+} RunArg;
+
+static inline void *run_thread(void *arg) {
+  RunArg *a = arg;
+  a->result = arkagent_runtime_run(a->rt, a->input, NULL);
+  return NULL;
+}
+
 #endif

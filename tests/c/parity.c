@@ -320,17 +320,6 @@ static const char *DELEGATION_CONFIG =
     "\"session_id\":\"c-parent\",\"delegation\":{\"allow_clone\":true}}";
 
 typedef struct {
-  ArkAgentRuntime *rt;
-  int result;
-} RunArg;
-
-static void *run_thread(void *arg) {
-  RunArg *a = arg;
-  a->result = arkagent_runtime_run(a->rt, "dig into it", NULL);
-  return NULL;
-}
-
-typedef struct {
   pthread_mutex_t lock;
   char services[512];
 } Events;
@@ -358,7 +347,7 @@ static void sub_agent_checks(void) {
   Events events = {PTHREAD_MUTEX_INITIALIZER, {0}};
   uint64_t sub = 0;
   EXPECT(arkagent_runtime_subscribe(rt, event_cb, &events, &sub), OK);
-  RunArg arg = {rt, -1};
+  RunArg arg = {rt, "dig into it", -1};
   pthread_t thread;
   pthread_create(&thread, NULL, run_thread, &arg);
   for (int i = 0; i < 500 && !m.holding; i++) sleep_ms(10);

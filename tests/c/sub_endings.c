@@ -89,17 +89,6 @@ static void weather_cb(void *userdata, const char *call_json, ArkAgentToolComple
   s->tool_started = 1;
 }
 
-typedef struct {
-  ArkAgentRuntime *rt;
-  int result;
-} RunArg;
-
-static void *run_thread(void *arg) {
-  RunArg *a = arg;
-  a->result = arkagent_runtime_run(a->rt, "go", NULL);
-  return NULL;
-}
-
 /* Copies the JSON object that follows `"key":` in `json` into `out`; "" when absent. */
 static void object_after(const char *json, const char *key, char *out, size_t cap) {
   out[0] = 0;
@@ -192,7 +181,7 @@ static void ending_checks(Ending ending, const char *reason, const char *what) {
     EXPECT(arkagent_runtime_run(rt, "go", NULL), OK);
     check_spending(rt, NULL, what);
   } else {
-    RunArg arg = {rt, -1};
+    RunArg arg = {rt, "go", -1};
     pthread_t thread;
     pthread_create(&thread, NULL, run_thread, &arg);
     for (int i = 0; i < 500 && !s.tool_started; i++) sleep_ms(10);
