@@ -180,3 +180,55 @@ async fn perf_2_a_resumed_session_holds_exactly_its_messages_and_usages() {
     let again = imported.memory_report();
     assert_eq!((again.history, again.usages), (report.history, report.usages), "{again}");
 }
+
+/// The capacities `message` carries beyond its lengths: (its tool call slots, the bytes of
+/// its texts, ids, names and arguments).
+fn spare_capacity(message: &arkagent::Message) -> (usize, usize) {
+    let arkagent::Message::Assistant { content, tool_calls, reasoning } = message else { panic!("not an answer: {message:?}") };
+    let text = |s: &String| s.capacity() - s.len();
+    let texts = content.iter().chain(reasoning).map(text).sum::<usize>()
+        + tool_calls.iter().map(|c| text(&c.id) + text(&c.name) + text(&c.arguments)).sum::<usize>();
+    (tool_calls.capacity() - tool_calls.len(), texts)
+}
+
+/// PERF-2, PERF-9: an answer is kept for the session's life, so what the parsers built it
+/// in must not keep spare room: before, the Anthropic parser's call vector (grown by
+/// `push`) held 4 slots for 1–2 calls, and every text assembled from stream deltas up to
+/// twice its length. Whole and streamed, on both wires, with text, reasoning and calls.
+#[tokio::test]
+async fn perf_2_an_answer_is_kept_without_spare_capacity_whole_or_streamed_on_either_wire() {
+    use crate::llm_fake::{config, delta_event, each_wire, finish_events, parse_stream_wire, FakeProvider, Step};
+    let call = |k: usize| json!({"id": format!("call_{k}"), "type": "function", "function": {"name": "lookup", "arguments": format!("{{\"key\":\"北京 k{k}\"}}")}});
+    each_wire(|| async move {
+        // Whole.
+        let body = json!({"choices": [{"message": {"role": "assistant", "content": "Let me check both.", "reasoning_content": "Two lookups.", "tool_calls": [call(1), call(2)]}, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}});
+        let mut whole = config();
+        whole.stream = false;
+        let client = arkagent::ChatClient::new(FakeProvider::new(vec![Step::ok(body.to_string())]), whole);
+        let request = arkagent::ChatRequest { system_prompt: Some("sys"), context_messages: &[], messages: &[], tools: &[], tool_choice: None };
+        let answer = client.send(client.build_http_request(&request), &CancellationToken::new()).await.unwrap();
+        assert_eq!(answer.message.tool_calls().len(), 2);
+        assert_eq!(spare_capacity(&answer.message), (0, 0), "whole: {:?}", answer.message);
+        // Streamed: every text and the arguments one character per delta.
+        let mut sse = String::new();
+        for piece in "Thinking it over, 慢慢地.".chars() {
+            sse += &delta_event(&json!({"reasoning_content": piece.to_string()}).to_string());
+        }
+        for piece in "The weather in 北京 and 深圳, one moment.".chars() {
+            sse += &delta_event(&json!({"content": piece.to_string()}).to_string());
+        }
+        for k in 0..2 {
+            sse += &delta_event(&json!({"tool_calls": [{"index": k, "id": format!("call_{k}"), "type": "function", "function": {"name": "lookup", "arguments": ""}}]}).to_string());
+            for piece in format!("{{\"key\":\"深圳 k{k}\"}}").chars() {
+                sse += &delta_event(&json!({"tool_calls": [{"index": k, "function": {"arguments": piece.to_string()}}]}).to_string());
+            }
+        }
+        sse += &finish_events("tool_calls");
+        let answer = parse_stream_wire(&crate::llm_fake::wire_body(sse.as_bytes())).unwrap();
+        assert_eq!(answer.message.tool_calls().len(), 2);
+        assert!(answer.message.text().is_some_and(|t| t.contains("深圳")));
+        assert_eq!(spare_capacity(&answer.message), (0, 0), "streamed: {:?}", answer.message);
+    })
+    .await;
+}

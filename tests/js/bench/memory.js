@@ -5,7 +5,8 @@
 // JS transport that answers at once and, like NetworkKitTransport, takes the body as
 // `request.bodyBytes` (the ArrayBuffer over the runtime's bytes) and keeps nothing but its
 // length. Goal (PERF-9): peak RSS − Node's own baseline ≤ 2 × the last request body + 5 MB.
-// BODY=string reads `request.body` instead (the string a host may ask for), for comparison.
+// BODY=string reads `request.body` instead (the string a host may ask for), for comparison;
+// WIRE=anthropic runs the same turns on the Anthropic Messages wire.
 // Not a test (node --test only runs *.test.js); run it by hand after a release build:
 //
 //   PROFILE=release bash scripts/test-js.sh
@@ -33,6 +34,18 @@ function mb(bytes) {
   return (bytes / 1e6).toFixed(2);
 }
 
+/** WIRE=anthropic: the same turns on the Anthropic Messages wire (a whole JSON answer per
+ * call, with the usage Anthropic always reports, cache counts included). */
+const anthropic = process.env.WIRE === 'anthropic';
+
+function anthropicAnswer(k, n) {
+  const usage = { input_tokens: 10, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const content = k < n
+    ? [{ type: 'tool_use', id: `toolu_${k}`, name: 'lookup', input: { key: `k${k}` } }]
+    : [{ type: 'text', text: 'done' }];
+  return JSON.stringify({ id: `msg_${k}`, type: 'message', role: 'assistant', model: 'claude-test-1', content, stop_reason: k < n ? 'tool_use' : 'end_turn', usage });
+}
+
 async function session(native, support, n) {
   let last = 0;
   let k = 0;
@@ -41,14 +54,16 @@ async function session(native, support, n) {
     last = asString ? Buffer.byteLength(request.body) : request.bodyBytes.byteLength;
     if (process.env.GC_EACH && global.gc) global.gc();
     k += 1;
-    const body = k < n
+    const body = anthropic ? anthropicAnswer(k, n) : k < n
       ? support.completion({ toolCalls: [{ id: `call_${k}`, name: 'lookup', arguments: { key: `k${k}` } }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } })
       : support.completion({ content: 'done', usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } });
     return { status: 200, headers: [], body };
   };
   const tools = new native.ToolRegistry();
   tools.register(new native.ToolDefinition('lookup', 'Looks a fact up.', JSON.stringify({ type: 'object', properties: { key: { type: 'string' } } })), async () => ({ content: RESULT }));
-  const config = support.runtimeConfig({ systemPrompt: 'You are a helpful assistant. Use the lookup tool whenever a fact is needed.' });
+  const model = support.modelConfig();
+  if (anthropic) model.wireFormat = 'anthropic';
+  const config = support.runtimeConfig({ model, systemPrompt: 'You are a helpful assistant. Use the lookup tool whenever a fact is needed.' });
   config.maxIterations = n;
   const runtime = new native.AgentRuntime(config, transport, tools);
   const outcome = await runtime.run('Look up the facts one by one, then summarize.');
@@ -94,7 +109,7 @@ async function child(n) {
   const goal = 2 * last + 5e6;
   const over = peak - baseline;
   console.log(
-    `node turns ${String(n).padStart(6)} | ${process.env.BODY === 'string' ? 'body as string' : 'bodyBytes'} | last body ${mb(last).padStart(6)} MB | peak RSS ${mb(peak).padStart(7)} MB `
+    `node turns ${String(n).padStart(6)} | ${process.env.BODY === 'string' ? 'body as string' : 'bodyBytes'}${anthropic ? ' | anthropic' : ''} | last body ${mb(last).padStart(6)} MB | peak RSS ${mb(peak).padStart(7)} MB `
     + `(baseline ${mb(baseline)} MB; over baseline ${mb(over)} MB = ${(over / last).toFixed(1)}× body; goal ≤ ${mb(goal)} MB: ${over <= goal ? 'met' : 'MISSED'}) `
     + `| V8 heap used ${mb(heap.used_heap_size)} MB, external ${mb(heap.external_memory)} MB, physical ${mb(heap.total_physical_size - v8Before)} MB over the baseline's `
     + `| at the end over the baseline's: anonymous ${mb(after.anon - before.anon)} MB, file-backed ${mb(after.file - before.file)} MB (Node paging in its own code)`,
