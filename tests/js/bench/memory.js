@@ -6,7 +6,8 @@
 // `request.bodyBytes` (the ArrayBuffer over the runtime's bytes) and keeps nothing but its
 // length. Goal (PERF-9): peak RSS − Node's own baseline ≤ 2 × the last request body + 5 MB.
 // BODY=string reads `request.body` instead (the string a host may ask for), for comparison;
-// WIRE=anthropic runs the same turns on the Anthropic Messages wire.
+// WIRE=anthropic runs the same turns on the Anthropic Messages wire; STREAM=1 streams every
+// answer through the HttpBodySink as SSE (OpenAI-compatible wire).
 // Not a test (node --test only runs *.test.js); run it by hand after a release build:
 //
 //   PROFILE=release bash scripts/test-js.sh
@@ -47,23 +48,50 @@ function anthropicAnswer(k, n) {
   return JSON.stringify({ id: `msg_${k}`, type: 'message', role: 'assistant', model: 'claude-test-1', content, stop_reason: k < n ? 'tool_use' : 'end_turn', usage });
 }
 
+/** STREAM=1 (OpenAI-compatible wire): each answer streamed through the sink as SSE, the
+ * call's arguments in two deltas, with the usage chunk `include_usage` asks for. */
+const stream = process.env.STREAM === '1' && !anthropic;
+
+function streamedAnswer(support, k, n) {
+  const usage = { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 };
+  if (k >= n) return support.textStream(['do', 'ne'], usage);
+  const call = (delta) => support.sseEvent({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, ...delta }] }, finish_reason: null }] });
+  return [
+    call({ id: `call_${k}`, type: 'function', function: { name: 'lookup', arguments: '' } }),
+    call({ function: { arguments: '{"key":' } }),
+    call({ function: { arguments: `"k${k}"}` } }),
+    support.sseEvent({ choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] }),
+    support.sseEvent({ choices: [], usage }),
+    support.sseEvent('[DONE]'),
+  ];
+}
+
 async function session(native, support, n) {
   let last = 0;
   let k = 0;
   const asString = process.env.BODY === 'string';
-  const transport = (request) => {
+  const transport = (request, sink) => {
     last = asString ? Buffer.byteLength(request.body) : request.bodyBytes.byteLength;
     if (process.env.GC_EACH && global.gc) global.gc();
     k += 1;
     const body = anthropic ? anthropicAnswer(k, n) : k < n
       ? support.completion({ toolCalls: [{ id: `call_${k}`, name: 'lookup', arguments: { key: `k${k}` } }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } })
       : support.completion({ content: 'done', usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } });
+    if (stream) {
+      const events = streamedAnswer(support, k, n);
+      setImmediate(() => {
+        for (const event of events) sink.write(event);
+        sink.end();
+      });
+      return { status: 200, headers: [{ name: 'content-type', value: 'text/event-stream' }], streamed: true };
+    }
     return { status: 200, headers: [], body };
   };
   const tools = new native.ToolRegistry();
   tools.register(new native.ToolDefinition('lookup', 'Looks a fact up.', JSON.stringify({ type: 'object', properties: { key: { type: 'string' } } })), async () => ({ content: RESULT }));
   const model = support.modelConfig();
   if (anthropic) model.wireFormat = 'anthropic';
+  model.stream = stream;
   const config = support.runtimeConfig({ model, systemPrompt: 'You are a helpful assistant. Use the lookup tool whenever a fact is needed.' });
   config.maxIterations = n;
   const runtime = new native.AgentRuntime(config, transport, tools);
@@ -90,6 +118,8 @@ function tierUp(support, calls) {
   let bytes = 0;
   for (let k = 0; k < calls; k += 1) {
     bytes += support.completion({ toolCalls: [{ id: `call_${k}`, name: 'lookup', arguments: { key: `k${k}` } }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } }).length;
+    if (anthropic) bytes += anthropicAnswer(k, calls).length;
+    if (stream) bytes += streamedAnswer(support, k, calls).join('').length;
   }
   return bytes;
 }
@@ -110,7 +140,7 @@ async function child(n) {
   const goal = 2 * last + 5e6;
   const over = peak - baseline;
   console.log(
-    `node turns ${String(n).padStart(6)} | ${process.env.BODY === 'string' ? 'body as string' : 'bodyBytes'}${anthropic ? ' | anthropic' : ''} | last body ${mb(last).padStart(6)} MB | peak RSS ${mb(peak).padStart(7)} MB `
+    `node turns ${String(n).padStart(6)} | ${process.env.BODY === 'string' ? 'body as string' : 'bodyBytes'}${anthropic ? ' | anthropic' : ''}${stream ? ' | streamed' : ''} | last body ${mb(last).padStart(6)} MB | peak RSS ${mb(peak).padStart(7)} MB `
     + `(baseline ${mb(baseline)} MB; over baseline ${mb(over)} MB = ${(over / last).toFixed(1)}× body; goal ≤ ${mb(goal)} MB: ${over <= goal ? 'met' : 'MISSED'}) `
     + `| V8 heap used ${mb(heap.used_heap_size)} MB, external ${mb(heap.external_memory)} MB, physical ${mb(heap.total_physical_size - v8Before)} MB over the baseline's `
     + `| at the end over the baseline's: anonymous ${mb(after.anon - before.anon)} MB, file-backed ${mb(after.file - before.file)} MB (Node paging in its own code)`,
