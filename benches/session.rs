@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use arkagent::llm::openai::parse_response;
 use arkagent::llm::wire::{encode_body, encode_message};
+use arkagent::llm::ReasoningReplay;
 use arkagent::{
     AgentRuntime, AgentRuntimeConfig, CancellationToken, ChatRequest, HttpRequest, HttpResponse, HttpTransport, Message, ModelConfig,
     RunStatus, ToolCall, ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolResult, TransportError,
@@ -146,7 +147,7 @@ fn perf_1_turn_parts(c: &mut Criterion) {
     g.sample_size(20).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
     let answer = tool_call_answer(250);
     let call = ToolCall { id: "call_250".into(), name: "lookup".into(), arguments: r#"{"key":"k250"}"#.into() };
-    let assistant = Message::Assistant { content: None, tool_calls: vec![call], reasoning: None };
+    let assistant = Message::Assistant { content: None, tool_calls: vec![call], reasoning: None, thinking: Default::default() };
     let result = Message::tool_result("call_250", tool_result_text(), false);
     g.bench_function("parse_response_tool_call", |b| b.iter(|| black_box(parse_response(black_box(answer.as_bytes())))));
     // What the former parser did before reading any field: build the `Value` tree.
@@ -154,7 +155,7 @@ fn perf_1_turn_parts(c: &mut Criterion) {
         b.iter(|| black_box(serde_json::from_slice::<serde_json::Value>(black_box(answer.as_bytes())).is_ok()))
     });
     g.bench_function("encode_committed_messages", |b| {
-        b.iter(|| encode_message(black_box(&assistant)).len() + encode_message(black_box(&result)).len())
+        b.iter(|| encode_message(black_box(&assistant), ReasoningReplay::ToolCalls).len() + encode_message(black_box(&result), ReasoningReplay::ToolCalls).len())
     });
     g.finish();
 }

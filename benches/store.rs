@@ -15,7 +15,7 @@ use arkagent::{Message, ModelUsage, SqliteStore, ToolCall};
 /// JSON, a typical tool turn).
 fn turn(i: u64) -> (Vec<Message>, ModelUsage) {
     let call = ToolCall { id: format!("call_{i}"), name: "get_weather".into(), arguments: format!(r#"{{"city":"Paris {i}","days":3}}"#) };
-    let assistant = Message::Assistant { content: Some(format!("Let me look that up for turn {i}.")), tool_calls: vec![call], reasoning: None };
+    let assistant = Message::Assistant { content: Some(format!("Let me look that up for turn {i}.")), tool_calls: vec![call], reasoning: None, thinking: Default::default() };
     let result = Message::tool_result(
         format!("call_{i}"),
         format!("weather in Paris {i}: sunny, 21°C, light wind from the west; tomorrow cloudy with rain in the evening, 17°C; the day after clear and warm. {}", "x".repeat(200)),

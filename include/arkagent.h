@@ -131,6 +131,14 @@ typedef enum ArkAgentResult {
   ARK_AGENT_RESULT_TOO_MANY_IMAGES = 503,
   // No image with that id in the session.
   ARK_AGENT_RESULT_IMAGE_NOT_FOUND = 504,
+  // The model's `thinking` setting has no switch at its provider on its wire format.
+  ARK_AGENT_RESULT_THINKING_UNSUPPORTED = 600,
+  // A request option the thinking model refuses (forced `tool_choice` or `temperature`
+  // with Anthropic thinking or an OpenAI reasoning model, Qwen thinking without
+  // streaming).
+  ARK_AGENT_RESULT_THINKING_CONFLICT = 601,
+  // `extra_body` sets a field the library writes itself.
+  ARK_AGENT_RESULT_EXTRA_BODY_CONFLICT = 602,
   // A panic was caught at the boundary (a library bug; the handle stays usable).
   ARK_AGENT_RESULT_PANIC = 900,
   // Internal failure (e.g. the executor could not start).
@@ -735,7 +743,25 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 // (another name gives `ARK_AGENT_RESULT_INVALID_JSON`); it also decides whether HEIC/HEIF
 // photos are taken (`"gemini"` and the Qwen-VL ones). `"max_image_bytes"?` (default
 // 20971520) and `"max_images_per_request"?` (default 100) bound what
-// `arkagent_runtime_run_parts` and tool results may carry.
+// `arkagent_runtime_run_parts` and tool results may carry. Thinking models (THINK-2,
+// THINK-4; README, "Thinking models"): `"provider"?` — `"deepseek"`, `"kimi"`, `"glm"`,
+// `"qwen"`, `"doubao"`, `"anthropic"`, `"openai"` or `"other"`; absent, recognised from
+// the base URL's host, else the model name — decides how `"thinking"?` is sent:
+// `"off"`, `"on"`, `{"effort":"minimal"|"low"|"medium"|"high"|"xhigh"|"max"}` or
+// `{"budget_tokens":n}` (absent: nothing is sent, the provider's default holds). A
+// setting the provider has no switch for gives `ARK_AGENT_RESULT_THINKING_UNSUPPORTED`;
+// an option the thinking model refuses gives `ARK_AGENT_RESULT_THINKING_CONFLICT` (a
+// forced tool choice or a `"temperature"` with Anthropic thinking or an OpenAI reasoning
+// model, Qwen thinking without `"stream"`), before any request. `"reasoning_replay"?`
+// (`"auto"` default, `"tool_calls"`, `"all"`, `"none"`) says which earlier reasoning
+// goes back: by default, on `"openai"`, each answer's `reasoning_content` on every
+// assistant message with tool calls, exactly as received (`""` included; never where the
+// provider sent none; not for Qwen), and on `"anthropic"` every answer's `thinking` and
+// `redacted_thinking` blocks byte-exact before its `tool_use`. `"extra_body"?:{…}` is
+// merged into the top level of every request body; a field the library writes itself
+// (`"model"`, `"messages"`, `"tools"`, `"stream"`, `"temperature"`, `"max_tokens"`, the
+// thinking fields, …) gives `ARK_AGENT_RESULT_EXTRA_BODY_CONFLICT`. The summarizer model
+// is checked the same way, and its `"wire_format"` too.
 // `tools` and `workers` may be NULL; workers enable delegation with
 // the default policy when the config has no `"delegation"`. `http` (required, copied
 // during the call) is the host's HTTP client: `send` (required) sends requests,
@@ -1085,8 +1111,10 @@ enum ArkAgentResult arkagent_workers_add(struct ArkAgentWorkers *workers, const 
 void arkagent_workers_free(struct ArkAgentWorkers *workers);
 
 // Applies `{"system_prompt"?,"max_iterations"?,"max_parallel_tools"?,"model"?,
-// "temperature"?,"max_tokens"?,"price"?:{…}|null}` to the worker; on error the worker is
-// unchanged. COST-2: `"price"` is the worker model's own (as in `arkagent_runtime_new`);
+// "temperature"?,"max_tokens"?,"price"?:{…}|null,"thinking"?:"off"|"on"|{…}|null}` to the
+// worker; on error the worker is unchanged. `"thinking"` (THINK-4, as in
+// `arkagent_runtime_new`) replaces the inherited setting, `null` leaves the provider's
+// default. COST-2: `"price"` is the worker model's own (as in `arkagent_runtime_new`);
 // a `"model"` naming another model without a `"price"` drops the inherited price, and
 // `"price":null` drops it, so a worker is never priced at another model's price. An
 // invalid price gives `ARK_AGENT_RESULT_INVALID_CONFIG`.

@@ -122,17 +122,19 @@ pub fn check_stream_chunking(data: &[u8]) {
 /// The deltas of a successful stream rebuild its final message: text, reasoning, and per
 /// tool call its name, id (when announced) and arguments.
 pub fn check_deltas_add_up(response: &ChatResponse, deltas: &[StreamDelta]) {
-    let Message::Assistant { content, tool_calls, reasoning } = &response.message else {
+    let Message::Assistant { content, tool_calls, .. } = &response.message else {
         panic!("a completion that is not an assistant message");
     };
     let mut text = String::new();
     let mut thought = String::new();
+    let mut redacted = 0;
     let mut started: HashMap<u32, (String, String)> = HashMap::new();
     let mut args: HashMap<u32, String> = HashMap::new();
     for delta in deltas {
         match delta {
             StreamDelta::Text(t) => text.push_str(t),
             StreamDelta::Reasoning(r) => thought.push_str(r),
+            StreamDelta::RedactedReasoning => redacted += 1,
             StreamDelta::ToolCallStarted { index, id, name } => {
                 assert!(started.insert(*index, (id.clone(), name.clone())).is_none(), "call {index} started twice");
             }
@@ -143,7 +145,10 @@ pub fn check_deltas_add_up(response: &ChatResponse, deltas: &[StreamDelta]) {
         }
     }
     assert_eq!(content.as_deref().unwrap_or_default(), text, "text deltas do not add up");
-    assert_eq!(reasoning.as_deref().unwrap_or_default(), thought, "reasoning deltas do not add up");
+    assert_eq!(response.message.reasoning_text().unwrap_or_default(), thought, "reasoning deltas do not add up");
+    let Message::Assistant { thinking, .. } = &response.message else { return };
+    let blocks = thinking.iter().filter(|b| matches!(b, crate::history::ThinkingBlock::RedactedThinking { .. })).count();
+    assert_eq!(redacted, blocks, "redacted reasoning deltas do not match the blocks");
     assert_eq!(started.len(), tool_calls.len(), "not every tool call was announced");
     // Calls are announced by provider index; the message lists them sorted by index.
     let mut indices: Vec<u32> = started.keys().copied().collect();

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::conversation::ConversationPrefix;
-use crate::history::{AgentState, EpisodicMemory, HistoryInvariants, ModelUsage};
+use crate::history::{AgentState, EpisodicMemory, HistoryInvariants, Message, ModelUsage};
 use crate::ids::{Clock, IdGenerator};
 
 /// `raw.source` of the usage a compression call produced (CMP-7).
@@ -226,6 +226,12 @@ pub trait ContextCompressor: Send + Sync {
 /// anything changes — whatever a compressor (a foreign one included) staged; then the
 /// archived messages move (not copied) into a new episode and the episode is pushed. On
 /// error nothing changed.
+///
+/// THINK-2: what preceded each kept answer's signed reasoning blocks has changed, so the
+/// provider would no longer take them: they are dropped from the kept messages, except
+/// the open tool cycle's (the latest answer with tool calls when only its results follow
+/// it), which the provider requires before its `tool_use` (README, "Thinking models").
+/// The episode keeps the archived messages' blocks as they were.
 pub fn apply_compression(state: &mut AgentState, staged: StagedCompression) -> Result<(), CompressReason> {
     let messages = &state.history.messages;
     let split = staged.split_index;
@@ -242,6 +248,7 @@ pub fn apply_compression(state: &mut AgentState, staged: StagedCompression) -> R
         return Err(CompressReason::EmptySummary);
     }
     let archived: Vec<_> = state.history.messages.drain(..split).collect();
+    drop_unbound_thinking(&mut state.history.messages);
     state.history.episodic_memories.push(EpisodicMemory {
         id: staged.episode_id,
         summary: staged.summary,
@@ -250,4 +257,18 @@ pub fn apply_compression(state: &mut AgentState, staged: StagedCompression) -> R
         archived_messages: Arc::new(archived),
     });
     Ok(())
+}
+
+/// THINK-2: clears the reasoning blocks of every answer in `kept` but the open tool
+/// cycle's.
+fn drop_unbound_thinking(kept: &mut [Message]) {
+    let results = kept.iter().rev().take_while(|m| matches!(m, Message::Tool { .. })).count();
+    let open = kept.len().checked_sub(results + 1).filter(|&i| results > 0 && !kept[i].tool_calls().is_empty());
+    for (i, message) in kept.iter_mut().enumerate() {
+        if let Message::Assistant { thinking, .. } = message {
+            if Some(i) != open {
+                thinking.clear();
+            }
+        }
+    }
 }

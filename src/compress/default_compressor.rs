@@ -310,6 +310,11 @@ fn render_message(message: &Message) -> String {
         // IMG-4: an image is its line (type, size, id) in the transcript.
         Message::User { content } => out.push_str(&format!("[user] {}\n", content.transcript())),
         Message::Assistant { content, tool_calls, .. } => {
+            // THINK-3: the reasoning behind a tool call is part of what the provider keeps
+            // in context, so the summarizer reads it too (a redacted block has no text).
+            if let Some(reasoning) = message.reasoning_text().filter(|r| !tool_calls.is_empty() && !r.trim().is_empty()) {
+                out.push_str(&format!("[assistant reasoning] {reasoning}\n"));
+            }
             if let Some(text) = content.as_deref().filter(|t| !t.is_empty()) {
                 out.push_str(&format!("[assistant] {text}\n"));
             }

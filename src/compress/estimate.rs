@@ -111,7 +111,16 @@ pub fn count_message_tokens_for(message: &Message, rule: ImageTokenRule) -> Toke
     let content = match message {
         Message::User { content } | Message::Tool { content, .. } => count_content(content, rule),
         Message::System { content } => count_tokens(content),
-        Message::Assistant { content, .. } => content.as_deref().map(count_tokens).unwrap_or_default(),
+        Message::Assistant { content, tool_calls, reasoning, thinking } => {
+            // THINK-2: an answer that called a tool sends its reasoning back (the default
+            // replay on every wire), so it is part of the prompt.
+            let replayed = if tool_calls.is_empty() {
+                TokenCounts::default()
+            } else {
+                reasoning.as_deref().map(count_tokens).unwrap_or_default() + thinking.iter().map(|b| count_tokens(b.text())).sum()
+            };
+            content.as_deref().map(count_tokens).unwrap_or_default() + replayed
+        }
     };
     framing() + content + calls
 }

@@ -93,11 +93,21 @@ pub enum ErrorCode {
     TooManyImages,
     /// `image_not_found`: no image with that id in the session.
     ImageNotFound,
+    // Thinking models (THINK-4), refused when the config is validated, before any request.
+    /// `thinking_unsupported`: the model's `thinking` setting has no switch at its
+    /// provider on its wire format (e.g. a token budget for DeepSeek): nothing is sent.
+    ThinkingUnsupported,
+    /// `thinking_conflict`: a request option the thinking model refuses (a forced
+    /// `tool_choice` or a `temperature` with Anthropic thinking or an OpenAI reasoning
+    /// model, Qwen thinking on a call that does not stream).
+    ThinkingConflict,
+    /// `extra_body_conflict`: `extra_body` sets a field the library writes itself.
+    ExtraBodyConflict,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 33] = [
+    pub const ALL: [ErrorCode; 36] = [
         Self::InvalidConfig,
         Self::ToolNameInvalid,
         Self::ToolNameDuplicate,
@@ -131,6 +141,9 @@ impl ErrorCode {
         Self::ImageTooLarge,
         Self::TooManyImages,
         Self::ImageNotFound,
+        Self::ThinkingUnsupported,
+        Self::ThinkingConflict,
+        Self::ExtraBodyConflict,
     ];
 
     /// The stable string, e.g. `"invalid_json"`.
@@ -169,6 +182,9 @@ impl ErrorCode {
             Self::ImageTooLarge => "image_too_large",
             Self::TooManyImages => "too_many_images",
             Self::ImageNotFound => "image_not_found",
+            Self::ThinkingUnsupported => "thinking_unsupported",
+            Self::ThinkingConflict => "thinking_conflict",
+            Self::ExtraBodyConflict => "extra_body_conflict",
         }
     }
 }
@@ -248,10 +264,13 @@ mod tests {
                 | ErrorCode::ImageInvalid
                 | ErrorCode::ImageTooLarge
                 | ErrorCode::TooManyImages
-                | ErrorCode::ImageNotFound => assert!(seen.insert(code), "{code:?} listed twice in ALL"),
+                | ErrorCode::ImageNotFound
+                | ErrorCode::ThinkingUnsupported
+                | ErrorCode::ThinkingConflict
+                | ErrorCode::ExtraBodyConflict => assert!(seen.insert(code), "{code:?} listed twice in ALL"),
             }
         }
-        assert_eq!(seen.len(), 33);
+        assert_eq!(seen.len(), 36);
     }
 
     #[test]

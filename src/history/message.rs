@@ -1,6 +1,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::content::Content;
+use super::thinking::ThinkingBlocks;
 
 /// One tool call requested by the model inside an assistant message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,10 +43,17 @@ pub enum Message {
         /// Tool calls, in the order the model emitted them.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
-        /// Reasoning text (DeepSeek `reasoning_content`), kept apart from the answer and
-        /// never sent back to the provider.
+        /// Reasoning text of a Chat Completions answer (`reasoning_content`, or `reasoning`
+        /// from Ollama and vLLM), exactly as received (THINK-1): `None` when the provider
+        /// sent no such field, `Some("")` when it sent an empty one. Kept apart from the
+        /// answer; sent back as the model's replay policy says (THINK-2).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reasoning: Option<String>,
+        /// Anthropic's reasoning blocks (`thinking` with its signature, `redacted_thinking`),
+        /// in the order received, byte-exact (THINK-1); sent back before the turn's
+        /// `tool_use` (THINK-2). Empty for other wire formats.
+        #[serde(default, skip_serializing_if = "ThinkingBlocks::is_empty")]
+        thinking: ThinkingBlocks,
     },
     /// The result of one tool call.
     Tool {
@@ -70,11 +78,11 @@ impl Message {
     }
     /// An assistant message with text only.
     pub fn assistant(content: impl Into<String>) -> Self {
-        Self::Assistant { content: Some(content.into()), tool_calls: Vec::new(), reasoning: None }
+        Self::Assistant { content: Some(content.into()), tool_calls: Vec::new(), reasoning: None, thinking: ThinkingBlocks::new() }
     }
     /// An assistant message with tool calls only.
     pub fn assistant_tool_calls(tool_calls: Vec<ToolCall>) -> Self {
-        Self::Assistant { content: None, tool_calls, reasoning: None }
+        Self::Assistant { content: None, tool_calls, reasoning: None, thinking: ThinkingBlocks::new() }
     }
     /// A tool result: a string, or parts.
     pub fn tool_result(tool_call_id: impl Into<String>, content: impl Into<Content>, is_error: bool) -> Self {
@@ -94,6 +102,17 @@ impl Message {
             Self::System { content } => Some(content),
             Self::User { content } | Self::Tool { content, .. } => content.as_text(),
             Self::Assistant { content, .. } => content.as_deref(),
+        }
+    }
+
+    /// The model's readable reasoning: a Chat Completions answer's `reasoning`, else the
+    /// text of its Anthropic `thinking` blocks joined (`None` when it has neither, and for
+    /// other roles).
+    pub fn reasoning_text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match self {
+            Self::Assistant { reasoning: Some(r), .. } => Some(std::borrow::Cow::Borrowed(r)),
+            Self::Assistant { thinking, .. } if !thinking.is_empty() => Some(std::borrow::Cow::Owned(thinking.text())),
+            _ => None,
         }
     }
 

@@ -12,6 +12,7 @@ mod invariants;
 mod message;
 mod price;
 mod state;
+mod thinking;
 mod usage;
 
 pub use calibration::{TokenCalibration, TokenCalibrations};
@@ -25,4 +26,5 @@ pub use image::{content_id, tiny_png, ImageData, ImageDetail, ImageMime, ImagePa
 pub use image_rule::ImageTokenRule;
 pub use message::{Message, ToolCall};
 pub use state::{AgentState, History, STATE_FORMAT_VERSION};
+pub use thinking::{ThinkingBlock, ThinkingBlocks};
 pub use usage::{ModelUsage, UNREPORTED_USAGE_SOURCE};

@@ -14,7 +14,7 @@ use super::sse::MAX_EVENT_BYTES;
 use super::stream::StreamParser;
 use super::transport::{ErrorAnswer, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError, TransportErrorKind};
 use crate::error::LlmError;
-use crate::history::Message;
+use crate::history::{Message, ThinkingBlock};
 
 /// Talks to one model through the host transport: builds requests in the config's wire
 /// format (WIRE-1), sends them with the configured timeout and retries (LLM-3), and
@@ -364,9 +364,16 @@ impl BodyReader {
 
 /// A non-streamed answer as deltas: reasoning, text, then each tool call.
 fn emit_whole(response: &ChatResponse, emit: &mut dyn FnMut(StreamDelta)) {
-    let Message::Assistant { content, tool_calls, reasoning } = &response.message else { return };
+    let Message::Assistant { content, tool_calls, reasoning, thinking } = &response.message else { return };
     if let Some(r) = reasoning.as_ref().filter(|r| !r.is_empty()) {
         emit(StreamDelta::Reasoning(r.clone()));
+    }
+    for block in thinking {
+        match block {
+            ThinkingBlock::Thinking { thinking, .. } if !thinking.is_empty() => emit(StreamDelta::Reasoning(thinking.clone())),
+            ThinkingBlock::Thinking { .. } => {}
+            ThinkingBlock::RedactedThinking { .. } => emit(StreamDelta::RedactedReasoning),
+        }
     }
     if let Some(c) = content.as_ref().filter(|c| !c.is_empty()) {
         emit(StreamDelta::Text(c.clone()));

@@ -3,6 +3,7 @@ use std::fmt;
 use serde::Deserialize;
 
 use super::format::WireFormat;
+use super::thinking::{Provider, ReasoningReplay, Thinking};
 use super::RetryPolicy;
 use crate::history::{ImageTokenRule, ModelPrice};
 
@@ -42,7 +43,9 @@ fn default_idle_timeout_ms() -> u64 {
 /// "anthropic", "temperature"?, "max_tokens"?, "stream"?, "extra_headers"?: [[name,
 /// value], …], "retry"?: {…RetryPolicy…}, "request_timeout_ms"?, "idle_timeout_ms"?, "price"?: {…ModelPrice…},
 /// "image_tokens"?: "openai_tiles" | "anthropic" | "qwen_vl" | … , "max_image_bytes"?,
-/// "max_images_per_request"?}`;
+/// "max_images_per_request"?, "provider"?: "deepseek" | "kimi" | …, "thinking"?: "off" |
+/// "on" | {"effort"} | {"budget_tokens"}, "reasoning_replay"?: "auto" | "tool_calls" | "all" |
+/// "none", "extra_body"?: {…}}`;
 /// unknown fields are rejected, missing ones take the defaults. An unknown
 /// `wire_format` is refused when the config is validated (`invalid_config`, see
 /// [`check_wire_format`](crate::llm::check_wire_format)).
@@ -128,6 +131,27 @@ pub struct ModelConfig {
     /// moves earlier photos into memory and makes room).
     #[serde(default = "default_max_images_per_request")]
     pub max_images_per_request: u32,
+    /// THINK-4: the provider, which decides how [`thinking`](Self::thinking) is sent and
+    /// what a thinking model refuses; `None` (the default): recognised from the base URL's
+    /// host, else the model name ([`Provider::recognise`]; README, "Thinking models").
+    #[serde(default)]
+    pub provider: Option<Provider>,
+    /// THINK-4: how much the model thinks; `None` (the default) sends nothing, so the
+    /// provider's default holds (DeepSeek V4, Kimi, GLM, Qwen3.5 and recent Claude models
+    /// think by default). A setting the provider has no switch for is refused when the
+    /// config is validated (`thinking_unsupported`).
+    #[serde(default)]
+    pub thinking: Option<Thinking>,
+    /// THINK-2: which earlier reasoning goes back in later requests (default
+    /// [`ReasoningReplay::Auto`], the provider's rule).
+    #[serde(default)]
+    pub reasoning_replay: ReasoningReplay,
+    /// THINK-4: fields merged into the top level of every request body of this model
+    /// (a provider option the library has no setting for). A field the library writes
+    /// itself for this config (`model`, `messages`, `tools`, `stream`, the thinking
+    /// fields, …) is refused when the config is validated (`extra_body_conflict`).
+    #[serde(default)]
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ModelConfig {
@@ -150,7 +174,17 @@ impl ModelConfig {
             image_tokens: None,
             max_image_bytes: DEFAULT_MAX_IMAGE_BYTES,
             max_images_per_request: DEFAULT_MAX_IMAGES_PER_REQUEST,
+            provider: None,
+            thinking: None,
+            reasoning_replay: ReasoningReplay::Auto,
+            extra_body: serde_json::Map::new(),
         }
+    }
+
+    /// THINK-4: the provider of this config: its own, else the one its base URL and
+    /// model name are recognised as.
+    pub fn provider(&self) -> Provider {
+        self.provider.unwrap_or_else(|| Provider::recognise(&self.base_url, &self.model))
     }
 
     /// The chat completions URL (`{base_url}/chat/completions`), whatever the wire format.
@@ -212,6 +246,10 @@ impl fmt::Debug for ModelConfig {
             .field("image_tokens", &self.image_tokens)
             .field("max_image_bytes", &self.max_image_bytes)
             .field("max_images_per_request", &self.max_images_per_request)
+            .field("provider", &self.provider)
+            .field("thinking", &self.thinking)
+            .field("reasoning_replay", &self.reasoning_replay)
+            .field("extra_body", &self.extra_body.keys().collect::<Vec<_>>())
             .finish()
     }
 }

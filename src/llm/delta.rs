@@ -17,6 +17,9 @@ pub enum StreamDelta {
     /// Reasoning text (DeepSeek `reasoning_content`, Anthropic `thinking`), never part of
     /// the answer.
     Reasoning(String),
+    /// A reasoning block the provider encrypted began (Anthropic `redacted_thinking`): no
+    /// text to show.
+    RedactedReasoning,
     /// A tool call began. `index` is the call's position in this answer (an
     /// OpenAI-compatible stream's own `index`; the order of Anthropic's `tool_use`
     /// blocks); `id` may be empty when the provider sends it later or never (the final

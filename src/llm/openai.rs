@@ -55,8 +55,9 @@ pub fn parse_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
     };
     let content = message.content.0.map(Cow::into_owned);
     // `reasoning_content` (DeepSeek, Qwen, GLM, Kimi) wins over `reasoning` (Ollama, vLLM),
-    // even when it is empty.
-    let reasoning = message.reasoning_content.0.or(message.reasoning.0).filter(|r| !r.is_empty()).map(Cow::into_owned);
+    // even when it is empty; an empty field is kept as received (THINK-1: the provider may
+    // want `""` back).
+    let reasoning = message.reasoning_content.0.or(message.reasoning.0).map(Cow::into_owned);
     let mut tool_calls = Vec::new();
     if let Some(List::Items(calls)) = message.tool_calls {
         tool_calls.reserve_exact(calls.len());
@@ -69,7 +70,7 @@ pub fn parse_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
         _ => None,
     };
     Ok(ChatResponse {
-        message: finish_message(content, tool_calls, reasoning),
+        message: finish_message(content, tool_calls, reasoning, Vec::new()),
         usage,
         finish_reason: finish_reason.0.map(Cow::into_owned),
     })
@@ -174,7 +175,6 @@ mod tests {
                     _ => None,
                 }),
             }
-            .filter(|r| !r.is_empty())
             .cloned();
             let mut tool_calls = Vec::new();
             if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
@@ -184,7 +184,7 @@ mod tests {
             }
             let usage = value.get("usage").filter(|u| u.is_object()).map(parse_usage);
             Ok(ChatResponse {
-                message: finish_message(content, tool_calls, reasoning),
+                message: finish_message(content, tool_calls, reasoning, Vec::new()),
                 usage,
                 finish_reason: choice.get("finish_reason").and_then(Value::as_str).map(str::to_owned),
             })

@@ -125,7 +125,8 @@ pub fn parse_stream(body: &[u8]) -> Result<ChatResponse, LlmError> {
 struct Accumulator {
     /// Answer text; `Some` once any `content` string arrived (even empty).
     content: Option<String>,
-    reasoning: String,
+    /// Reasoning text; `Some` once any reasoning string arrived (even empty: THINK-1).
+    reasoning: Option<String>,
     calls: Vec<PartialCall>,
     finish_reason: Option<String>,
     usage: Option<ModelUsage>,
@@ -212,10 +213,9 @@ impl Accumulator {
             }
         }
         // `reasoning_content` wins; vLLM sends both with the same text.
-        let reasoning = delta.reasoning_content.0.or(delta.reasoning.0);
-        if let Some(text) = reasoning.filter(|t| !t.is_empty()) {
-            self.reasoning.push_str(&text);
-            if let Some(sink) = sink.as_mut() {
+        if let Some(text) = delta.reasoning_content.0.or(delta.reasoning.0) {
+            self.reasoning.get_or_insert_with(String::new).push_str(&text);
+            if let (false, Some(sink)) = (text.is_empty(), sink.as_mut()) {
                 sink(StreamDelta::Reasoning(text.into_owned()));
             }
         }
@@ -289,9 +289,8 @@ impl Accumulator {
             }
             tool_calls.push(ToolCall { id: call.id, name: call.name, arguments: call.arguments.unwrap_or_else(|| "{}".into()) });
         }
-        let reasoning = Some(self.reasoning).filter(|r| !r.is_empty());
         Ok(ChatResponse {
-            message: finish_message(self.content, tool_calls, reasoning),
+            message: finish_message(self.content, tool_calls, self.reasoning, Vec::new()),
             usage: self.usage,
             finish_reason: self.finish_reason,
         })
@@ -327,7 +326,7 @@ mod tests {
                 ToolCall { id: "call_b".into(), name: "get_time".into(), arguments: r#"{"tz":"UTC"}"#.into() },
             ]
         );
-        assert_eq!(r.message, Message::Assistant { content: None, tool_calls: r.message.tool_calls().to_vec(), reasoning: None });
+        assert_eq!(r.message, Message::Assistant { content: None, tool_calls: r.message.tool_calls().to_vec(), reasoning: None, thinking: Default::default() });
         assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
         assert_eq!(deltas[0], StreamDelta::ToolCallStarted { index: 0, id: "call_a".into(), name: "get_weather".into() });
         assert_eq!(deltas[1], StreamDelta::ToolCallStarted { index: 1, id: "call_b".into(), name: "get_time".into() });
@@ -344,7 +343,7 @@ mod tests {
         body += "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":4,\"total_tokens\":14,\
                  \"prompt_cache_hit_tokens\":6,\"completion_tokens_details\":{\"reasoning_tokens\":3}}}\n\ndata: [DONE]\n\n";
         let r = parse_stream(body.as_bytes()).unwrap();
-        assert_eq!(r.message, Message::Assistant { content: Some("答案".into()), tool_calls: vec![], reasoning: Some("想一想".into()) });
+        assert_eq!(r.message, Message::Assistant { content: Some("答案".into()), tool_calls: vec![], reasoning: Some("想一想".into()), thinking: Default::default() });
         let u = r.usage.unwrap();
         assert_eq!((u.prompt_tokens, u.completion_tokens, u.total_tokens, u.cached_tokens, u.reasoning_tokens), (10, 4, 14, Some(6), Some(3)));
     }

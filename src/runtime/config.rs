@@ -115,7 +115,9 @@ impl AgentRuntimeConfig {
         }
     }
 
-    /// Checks ranges; errors carry code `invalid_config`.
+    /// Checks ranges; errors carry code `invalid_config`, and for the model's and the
+    /// summarizer's thinking settings `thinking_unsupported`, `thinking_conflict` and
+    /// `extra_body_conflict` ([`check_thinking`](crate::llm::check_thinking)).
     pub fn validate(&self) -> Result<(), ArkAgentError> {
         let bad = |m: &str| Err(ArkAgentError::config(ErrorCode::InvalidConfig, m));
         if self.model.base_url.trim().is_empty() {
@@ -125,6 +127,7 @@ impl AgentRuntimeConfig {
             return bad("model name is empty");
         }
         crate::llm::check_wire_format(&self.model)?;
+        crate::llm::check_thinking(&self.model, self.tool_choice.as_ref())?;
         if self.max_iterations == 0 {
             return bad("max_iterations must be at least 1");
         }
@@ -140,6 +143,11 @@ impl AgentRuntimeConfig {
         if let Some(Compression::Default { config, summarizer }) = &self.compression {
             config.validate().map_err(|m| ArkAgentError::config(ErrorCode::InvalidConfig, &m))?;
             check_price(summarizer.as_ref())?;
+            if let Some(summarizer) = summarizer {
+                crate::llm::check_wire_format(summarizer)?;
+                // THINK-4: the summarizer offers no tools.
+                crate::llm::check_thinking(summarizer, None)?;
+            }
         }
         check_price(Some(&self.model))
     }
@@ -300,6 +308,9 @@ struct OverridesJson {
     /// COST-2: absent keeps the price unless `model` names another model; `null` clears.
     #[serde(default, deserialize_with = "present")]
     price: Option<Option<ModelPrice>>,
+    /// THINK-4: absent keeps the parent's setting; `null` leaves the provider's default.
+    #[serde(default, deserialize_with = "present")]
+    thinking: Option<Option<crate::llm::Thinking>>,
 }
 
 /// `Some(value)` for a key that is present (`Some(None)` for `null`), so that an absent
@@ -376,7 +387,8 @@ impl AgentRuntimeConfig {
 
 impl AgentRuntimeConfig {
     /// Applies `{"system_prompt"?, "max_iterations"?, "max_parallel_tools"?, "model"?,
-    /// "temperature"?, "max_tokens"?, "price"?: {…ModelPrice…} | null}` (e.g. a worker's
+    /// "temperature"?, "max_tokens"?, "price"?: {…ModelPrice…} | null, "thinking"?: "off" |
+    /// "on" | {"effort"} | {"budget_tokens"} | null}` (e.g. a worker's
     /// differences from its parent), then validates. A `"model"` naming another model
     /// without a `"price"` drops the inherited price (COST-2: no call is priced at another
     /// model's price); `"price": null` drops it too. Errors: `invalid_json`,
@@ -407,6 +419,9 @@ impl AgentRuntimeConfig {
         }
         if o.max_tokens.is_some() {
             self.model.max_tokens = o.max_tokens;
+        }
+        if let Some(thinking) = o.thinking {
+            self.model.thinking = thinking;
         }
         self.validate()
     }

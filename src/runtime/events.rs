@@ -76,13 +76,19 @@ pub enum EventKind {
         /// The new text.
         delta: String,
     },
-    /// Reasoning text arrived (DeepSeek `reasoning_content`; streaming only). Never part
-    /// of the answer.
+    /// Reasoning arrived (THINK-5: Chat Completions `reasoning_content`, Anthropic
+    /// `thinking`; a non-streamed answer's whole reasoning at once). Never part of the
+    /// answer.
     ReasoningDelta {
         /// 1-based model call number within the run.
         iteration: u32,
-        /// The new text.
+        /// The new text ("" for a redacted block).
         delta: String,
+        /// True when the provider encrypted this reasoning (Anthropic
+        /// `redacted_thinking`): a block began that has no text to show. Left out of the
+        /// event's JSON when false.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        redacted: bool,
     },
     /// Part of a tool call the model is still writing arrived (streaming only): the name
     /// when the call begins, then argument fragments to concatenate.

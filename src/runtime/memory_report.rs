@@ -62,8 +62,12 @@ pub(crate) fn message_heap(m: &Message) -> usize {
     match m {
         Message::System { content } => content.capacity(),
         Message::User { content } => content.heap_bytes(),
-        Message::Assistant { content, tool_calls, reasoning } => {
-            opt(content) + opt(reasoning) + tool_calls.capacity() * size_of::<ToolCall>() + tool_calls.iter().map(call_bytes).sum::<usize>()
+        Message::Assistant { content, tool_calls, reasoning, thinking } => {
+            opt(content)
+                + opt(reasoning)
+                + thinking.heap_bytes()
+                + tool_calls.capacity() * size_of::<ToolCall>()
+                + tool_calls.iter().map(call_bytes).sum::<usize>()
         }
         Message::Tool { tool_call_id, content, .. } => tool_call_id.capacity() + content.heap_bytes(),
     }

@@ -277,7 +277,8 @@ impl Run<'_> {
 fn delta_event(iteration: u32, delta: StreamDelta) -> EventKind {
     match delta {
         StreamDelta::Text(delta) => EventKind::TextDelta { iteration, delta },
-        StreamDelta::Reasoning(delta) => EventKind::ReasoningDelta { iteration, delta },
+        StreamDelta::Reasoning(delta) => EventKind::ReasoningDelta { iteration, delta, redacted: false },
+        StreamDelta::RedactedReasoning => EventKind::ReasoningDelta { iteration, delta: String::new(), redacted: true },
         StreamDelta::ToolCallStarted { index, name, .. } => EventKind::ToolCallDelta { iteration, index, name: Some(name), arguments_delta: String::new() },
         StreamDelta::ToolCallArguments { index, fragment } => EventKind::ToolCallDelta { iteration, index, name: None, arguments_delta: fragment },
     }

@@ -373,7 +373,7 @@ impl Session {
     /// `message` with every tool call id unique and non-empty: ids already in the history
     /// (from the encoding cache, PERF-7: no walk) or earlier in the answer are replaced.
     fn with_unique_call_ids(&self, message: Message) -> Message {
-        let Message::Assistant { content, mut tool_calls, reasoning } = message else {
+        let Message::Assistant { content, mut tool_calls, reasoning, thinking } = message else {
             return message;
         };
         if !tool_calls.is_empty() {
@@ -388,7 +388,7 @@ impl Session {
                 fresh.insert(call.id.clone());
             }
         }
-        Message::Assistant { content, tool_calls, reasoning }
+        Message::Assistant { content, tool_calls, reasoning, thinking }
     }
 
     /// Pushes a turn's tool results together, one per call in the calls' order (CORE-2:

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::history::{AgentState, ChildUsageRecord, Message};
+use crate::history::{AgentState, ChildUsageRecord, Message, ThinkingBlock, ThinkingBlocks};
 use crate::llm::ModelConfig;
 
 /// The secrets of one model config (its API key and credential headers), removed from
@@ -25,25 +25,41 @@ impl Redactor {
         matches!(self.0.redact_cow(text), std::borrow::Cow::Owned(_))
     }
 
-    /// Every text of `message`: content, reasoning, tool call arguments.
+    /// Every text of `message`: content, reasoning, tool call arguments. A signed
+    /// reasoning block is never altered (THINK-2: the provider refuses a changed one):
+    /// when a secret appears in any of an answer's blocks, all of them are dropped (one
+    /// left out invalidates the next), so the secret is not kept; the provider then
+    /// refuses the rest of that tool cycle (`llm_bad_request`).
     pub(super) fn message(&self, message: &mut Message) {
         match message {
             Message::System { content } => self.text(content),
             // IMG-5: texts and URLs only, never image bytes.
             Message::User { content } | Message::Tool { content, .. } => content.texts_mut().for_each(|t| self.text(t)),
-            Message::Assistant { content, tool_calls, reasoning } => {
+            Message::Assistant { content, tool_calls, reasoning, thinking } => {
                 content.iter_mut().chain(reasoning.iter_mut()).for_each(|t| self.text(t));
                 tool_calls.iter_mut().for_each(|call| self.text(&mut call.arguments));
+                if self.blocks_have_secret(thinking) {
+                    thinking.clear();
+                }
             }
         }
+    }
+
+    fn blocks_have_secret(&self, blocks: &ThinkingBlocks) -> bool {
+        blocks.iter().any(|b| match b {
+            ThinkingBlock::Thinking { thinking, signature } => self.has_secret(thinking) || self.has_secret(signature),
+            ThinkingBlock::RedactedThinking { data } => self.has_secret(data),
+        })
     }
 
     fn message_has_secret(&self, message: &Message) -> bool {
         match message {
             Message::System { content } => self.has_secret(content),
             Message::User { content } | Message::Tool { content, .. } => content.texts().any(|t| self.has_secret(t)),
-            Message::Assistant { content, tool_calls, reasoning } => {
-                content.iter().chain(reasoning.iter()).any(|t| self.has_secret(t)) || tool_calls.iter().any(|c| self.has_secret(&c.arguments))
+            Message::Assistant { content, tool_calls, reasoning, thinking } => {
+                content.iter().chain(reasoning.iter()).any(|t| self.has_secret(t))
+                    || tool_calls.iter().any(|c| self.has_secret(&c.arguments))
+                    || self.blocks_have_secret(thinking)
             }
         }
     }

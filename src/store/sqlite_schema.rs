@@ -7,13 +7,13 @@ use super::sqlite_images::MIGRATION_4;
 
 /// The schema version this library writes. Files of any earlier version are migrated
 /// forward when opened; a newer file gives `store_newer_schema` and is left untouched.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// `PRAGMA application_id` of an arkagent store ("ARKA").
 pub(super) const APPLICATION_ID: i64 = 0x4152_4b41;
 
 /// The forward migrations: `MIGRATIONS[i]` takes a file from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 4] = [
+const MIGRATIONS: [&str; 5] = [
     // 1: the first schema.
     "CREATE TABLE arkagent_schema(version INTEGER PRIMARY KEY NOT NULL);
      CREATE TABLE sessions(id TEXT PRIMARY KEY NOT NULL, created_ms INTEGER NOT NULL,
@@ -39,6 +39,13 @@ const MIGRATIONS: [&str; 4] = [
     "ALTER TABLE sessions ADD COLUMN token_calibration TEXT;",
     // 4: images stored once, content-addressed, with each session's references (IMG-1, IMG-4).
     MIGRATION_4,
+    // 5 (THINK-1): message rows may carry an answer's reasoning exactly as received — an
+    // empty `reasoning` kept apart from none, Anthropic's signed `thinking` blocks. The
+    // tables are unchanged (a row is the message's JSON, and rows of version 4 read as
+    // answers without blocks); the version says that a library of version 4, which would
+    // drop the blocks on reading and then have the provider refuse the tool cycle, must
+    // refuse the file (`store_newer_schema`) instead.
+    "SELECT 1;",
 ];
 
 /// Migration 2's backfill: each existing session's title from its first user text, by the

@@ -43,6 +43,7 @@ fn arch_2_every_door_redacts_whoever_calls_it() {
         content: Some(format!("echo {KEY}")),
         tool_calls: vec![call("c1", &format!("{{\"q\":\"{KEY}\"}}"))],
         reasoning: Some(format!("thinking about {KEY}")),
+        thinking: Default::default(),
     };
     let pushed = session.push_answer(answer, None, &Default::default());
     assert_eq!(pushed.text.as_deref(), Some("echo <redacted>"));
@@ -58,7 +59,7 @@ fn arch_2_every_door_redacts_whoever_calls_it() {
 
     // An imported state: messages, an episode's summary and its archived originals.
     let mut imported = AgentState::new("imported");
-    imported.history.messages = vec![Message::user(format!("old {KEY}")), Message::Assistant { content: Some("ok".into()), tool_calls: vec![], reasoning: None }];
+    imported.history.messages = vec![Message::user(format!("old {KEY}")), Message::Assistant { content: Some("ok".into()), tool_calls: vec![], reasoning: None, thinking: Default::default() }];
     imported.history.episodic_memories.push(EpisodicMemory {
         id: "old-1".into(),
         summary: format!("old summary {KEY}"),
@@ -104,7 +105,7 @@ fn arch_2_core_4_the_input_is_taken_back_only_while_it_is_the_last_message() {
     assert_eq!(session.message_count(), 0);
     assert!(!session.take_back(&first), "taken back once");
     let second = session.push_input("second").unwrap();
-    session.push_answer(Message::Assistant { content: Some("answered".into()), tool_calls: vec![], reasoning: None }, None, &Default::default());
+    session.push_answer(Message::Assistant { content: Some("answered".into()), tool_calls: vec![], reasoning: None, thinking: Default::default() }, None, &Default::default());
     assert!(!session.take_back(&second), "an answered input stays");
     assert_eq!(session.message_count(), 2);
 }
@@ -113,7 +114,7 @@ fn arch_2_core_4_the_input_is_taken_back_only_while_it_is_the_last_message() {
 fn arch_2_core_2_answers_get_unique_call_ids_and_usages_every_call() {
     let session = session(AgentState::new("s"));
     session.push_input("go").unwrap();
-    let answer = Message::Assistant { content: None, tool_calls: vec![call("dup", "{}"), call("dup", "{}"), call("", "{}")], reasoning: None };
+    let answer = Message::Assistant { content: None, tool_calls: vec![call("dup", "{}"), call("dup", "{}"), call("", "{}")], reasoning: None, thinking: Default::default() };
     let usage = ModelUsage { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12, ..Default::default() };
     let first = session.push_answer(answer, Some(&usage), &Default::default());
     let ids: Vec<&str> = first.tool_calls.iter().map(|c| c.id.as_str()).collect();
@@ -121,7 +122,7 @@ fn arch_2_core_2_answers_get_unique_call_ids_and_usages_every_call() {
     assert!(ids.iter().all(|id| !id.is_empty()) && ids[1] != "dup" && ids[2] != ids[1], "{ids:?}");
     session.push_tool_results(&first.tool_calls, vec![ToolResult::ok("a"), ToolResult::ok("b"), ToolResult::ok("c")]);
     // An id already in the history is replaced too.
-    let again = session.push_answer(Message::Assistant { content: None, tool_calls: vec![call("dup", "{}")], reasoning: None }, None, &Default::default());
+    let again = session.push_answer(Message::Assistant { content: None, tool_calls: vec![call("dup", "{}")], reasoning: None, thinking: Default::default() }, None, &Default::default());
     assert_ne!(again.tool_calls[0].id, "dup");
     assert!(arkagent::HistoryInvariants::tool_calls_paired(&session.snapshot().history.messages[..5]));
     session.record_unreported_usage();
@@ -145,7 +146,7 @@ fn arch_2_next_request_hands_over_body_counts_size_and_message_count() {
     drop(request);
     // After a reported usage the provider's count decides (CMP-3).
     let usage = ModelUsage { prompt_tokens: 5000, completion_tokens: 2, total_tokens: 5002, ..Default::default() };
-    session.push_answer(Message::Assistant { content: Some("sunny".into()), tool_calls: vec![], reasoning: None }, Some(&usage), &Default::default());
+    session.push_answer(Message::Assistant { content: Some("sunny".into()), tool_calls: vec![], reasoning: None, thinking: Default::default() }, Some(&usage), &Default::default());
     session.push_input("and tomorrow?").unwrap();
     let request = session.next_request();
     assert_eq!(request.message_count, 3);

@@ -148,5 +148,5 @@ async fn img_1_an_export_and_a_store_written_before_images_load_unchanged() {
     drop(resumed);
     let reopened = AgentRuntime::new(base_config(Some(store)), answering()).unwrap();
     assert_eq!(reopened.messages().iter().flat_map(|m| m.images()).count(), 1);
-    assert_eq!(count(&db, "SELECT max(version) FROM arkagent_schema"), 4);
+    assert_eq!(count(&db, "SELECT max(version) FROM arkagent_schema"), arkagent::store::SCHEMA_VERSION);
 }

@@ -855,14 +855,14 @@ fn iso_6_condensation_takes_last_three_assistant_messages_with_text() {
         Message::assistant("alpha"),
         Message::assistant("beta"),
         Message::user("question"),
-        Message::Assistant { content: Some("gamma, calling a tool".into()), tool_calls: vec![call("1")], reasoning: None },
+        Message::Assistant { content: Some("gamma, calling a tool".into()), tool_calls: vec![call("1")], reasoning: None, thinking: Default::default() },
         Message::tool_result("1", "tool output", false),
         Message::assistant("delta"),
         // The most recent ones have no text: they are skipped, not counted.
         Message::assistant_tool_calls(vec![call("2")]),
         Message::tool_result("2", "more output", false),
-        Message::Assistant { content: Some("   ".into()), tool_calls: vec![], reasoning: None },
-        Message::Assistant { content: None, tool_calls: vec![], reasoning: Some("thinking only".into()) },
+        Message::Assistant { content: Some("   ".into()), tool_calls: vec![], reasoning: None, thinking: Default::default() },
+        Message::Assistant { content: None, tool_calls: vec![], reasoning: Some("thinking only".into()), thinking: Default::default() },
     ];
     assert_eq!(condense_parent_context(&messages), "beta\ngamma, calling a tool\ndelta");
 }

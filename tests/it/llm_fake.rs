@@ -12,7 +12,7 @@ use arkagent::llm::{BodySender, BodyStream, RetryPolicy, TransportErrorKind};
 use arkagent::{CancellationToken, HttpBody, HttpRequest, HttpResponse, HttpTransport, ModelConfig, TransportError};
 use async_trait::async_trait;
 
-pub use crate::wire_fake::{each_wire, each_wire_sync, end_marker, wire, Wire};
+pub use crate::wire_fake::{as_received, each_wire, each_wire_sync, end_marker, wire, Wire};
 use crate::wire_fake::{error_to_anthropic, speak, SseToAnthropic};
 
 pub const KEY: &str = "sk-llm-test-KEY-9f8e7d6c5b4a";

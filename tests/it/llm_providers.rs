@@ -157,8 +157,13 @@ async fn wire_1_anthropic_fixtures_normalise_to_the_same_result_through_the_clie
         assert_eq!(normalise(&r), expected, "{file} / {size}");
         let u = r.usage.as_ref().unwrap();
         assert_eq!((u.cached_tokens, u.raw.get("cache_creation_input_tokens")), (Some(64), Some(&json!(36))), "{file}");
-        let Message::Assistant { reasoning, .. } = &r.message else { panic!() };
-        assert!(reasoning.as_deref().is_some_and(|t| t.starts_with("用户想知道")), "{file}: thinking is the reasoning");
+        // THINK-1: the thinking block as received, its signature (streamed as a
+        // signature_delta) included.
+        let Message::Assistant { reasoning: None, thinking, .. } = &r.message else { panic!() };
+        assert_eq!(thinking.as_slice(), [arkagent::history::ThinkingBlock::Thinking {
+            thinking: "用户想知道两个城市的天气，我应该并行调用两次 get_weather。".into(),
+            signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds".into()
+        }], "{file} / {size}");
         let deltas = deltas.into_inner().unwrap();
         assert!(matches!(deltas.first(), Some(StreamDelta::Reasoning(_))), "{file}");
     }

@@ -139,7 +139,7 @@ async fn llm_2_reasoning_deltas_stay_apart_from_the_answer() {
         let client = ChatClient::new(FakeProvider::new(vec![Step::chunked(body.as_bytes(), 4)]), config());
         let deltas = Deltas::default();
         let r = client.send_streaming(client.build_http_request(&empty_request()), &CancellationToken::new(), &deltas.sink()).await.unwrap();
-        assert_eq!(r.message, Message::Assistant { content: Some("答案是 4".into()), tool_calls: vec![], reasoning: Some("先想一想".into()) });
+        assert_eq!(r.message, as_received(Message::Assistant { content: Some("答案是 4".into()), tool_calls: vec![], reasoning: Some("先想一想".into()), thinking: Default::default() }));
         assert_eq!(
             deltas.all(),
             [StreamDelta::Reasoning("先想".into()), StreamDelta::Reasoning("一想".into()), StreamDelta::Text("答案是 4".into())]
@@ -160,7 +160,9 @@ async fn llm_2_send_streaming_accepts_a_json_body_and_emits_it_whole() {
             let client = ChatClient::new(FakeProvider::new(vec![step]), config());
             let deltas = Deltas::default();
             let r = client.send_streaming(client.build_http_request(&empty_request()), &CancellationToken::new(), &deltas.sink()).await.unwrap();
-            assert_eq!(r, openai::parse_response(body.to_string().as_bytes()).unwrap());
+            let mut expected = openai::parse_response(body.to_string().as_bytes()).unwrap();
+            expected.message = as_received(expected.message);
+            assert_eq!(r, expected);
             assert_eq!(
                 deltas.all(),
                 [

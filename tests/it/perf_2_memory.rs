@@ -125,9 +125,10 @@ async fn perf_2_memory_report_names_the_history_and_a_cache_of_one_body_with_lit
 fn owned_bytes(m: &arkagent::Message) -> usize {
     use arkagent::Message;
     match m {
-        Message::Assistant { content, tool_calls, reasoning } => {
+        Message::Assistant { content, tool_calls, reasoning, thinking } => {
             content.as_ref().map_or(0, String::len)
                 + reasoning.as_ref().map_or(0, String::len)
+                + thinking.heap_bytes()
                 + tool_calls.len() * std::mem::size_of::<arkagent::ToolCall>()
                 + tool_calls.iter().map(|c| c.id.len() + c.name.len() + c.arguments.len()).sum::<usize>()
         }
@@ -184,9 +185,14 @@ async fn perf_2_a_resumed_session_holds_exactly_its_messages_and_usages() {
 /// The capacities `message` carries beyond its lengths: (its tool call slots, the bytes of
 /// its texts, ids, names and arguments).
 fn spare_capacity(message: &arkagent::Message) -> (usize, usize) {
-    let arkagent::Message::Assistant { content, tool_calls, reasoning } = message else { panic!("not an answer: {message:?}") };
+    let arkagent::Message::Assistant { content, tool_calls, reasoning, thinking } = message else { panic!("not an answer: {message:?}") };
     let text = |s: &String| s.capacity() - s.len();
+    let blocks = thinking.iter().map(|b| match b {
+        arkagent::history::ThinkingBlock::Thinking { thinking, signature } => text(thinking) + text(signature),
+        arkagent::history::ThinkingBlock::RedactedThinking { data } => text(data),
+    });
     let texts = content.iter().chain(reasoning).map(text).sum::<usize>()
+        + blocks.sum::<usize>()
         + tool_calls.iter().map(|c| text(&c.id) + text(&c.name) + text(&c.arguments)).sum::<usize>();
     (tool_calls.capacity() - tool_calls.len(), texts)
 }

@@ -24,7 +24,7 @@ fn kinds() -> Vec<(Message, Value)> {
                 {"id": "c2", "name": "time", "arguments": "{}"}]}),
         ),
         (
-            Message::Assistant { content: Some("Let me look.".into()), tool_calls: vec![call("c3", "weather", "{}")], reasoning: None },
+            Message::Assistant { content: Some("Let me look.".into()), tool_calls: vec![call("c3", "weather", "{}")], reasoning: None, thinking: Default::default() },
             json!({"role": "assistant", "content": "Let me look.", "tool_calls": [{"id": "c3", "name": "weather", "arguments": "{}"}]}),
         ),
         (Message::tool_result("c1", "31 C", false), json!({"role": "tool", "tool_call_id": "c1", "content": "31 C", "is_error": false})),

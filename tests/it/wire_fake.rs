@@ -77,6 +77,23 @@ pub fn speak(mut config: arkagent::ModelConfig) -> arkagent::ModelConfig {
     config
 }
 
+/// The signature the fakes give every `thinking` block they make of a scripted reasoning.
+pub const FAKE_SIGNATURE: &str = "sig";
+
+/// THINK-1: `message` (scripted with a Chat Completions `reasoning`) as the running wire
+/// format's parser keeps it: on Anthropic the reasoning is a signed `thinking` block.
+pub fn as_received(message: arkagent::Message) -> arkagent::Message {
+    match (wire(), message) {
+        (Wire::Anthropic, arkagent::Message::Assistant { content, tool_calls, reasoning: Some(r), .. }) => arkagent::Message::Assistant {
+            content,
+            tool_calls,
+            reasoning: None,
+            thinking: vec![arkagent::history::ThinkingBlock::Thinking { thinking: r, signature: FAKE_SIGNATURE.into() }].into(),
+        },
+        (_, message) => message,
+    }
+}
+
 /// The end marker of a stream in the running format (as error texts name it).
 pub fn end_marker() -> &'static str {
     match wire() {
@@ -139,7 +156,7 @@ pub fn whole_to_anthropic(body: &Value) -> Value {
     let m = &choice["message"];
     let mut content = Vec::new();
     if let Some(r) = m["reasoning_content"].as_str().or(m["reasoning"].as_str()) {
-        content.push(json!({"type": "thinking", "thinking": r, "signature": "sig"}));
+        content.push(json!({"type": "thinking", "thinking": r, "signature": FAKE_SIGNATURE}));
     }
     if let Some(t) = m["content"].as_str() {
         content.push(json!({"type": "text", "text": t}));
@@ -214,14 +231,25 @@ impl SseToAnthropic {
         }
     }
 
+    /// Closes the open block; a `thinking` block gets its signature first, as Anthropic
+    /// sends it.
+    fn close_block(&mut self, out: &mut String) {
+        if let Some((index, open)) = self.open.take() {
+            if open == "thinking" {
+                Self::delta(index, json!({"type": "signature_delta", "signature": FAKE_SIGNATURE}), out);
+            }
+            out.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": index})));
+        }
+    }
+
     /// Makes `kind` the open block (closing another), returning its index.
     fn block(&mut self, kind: &str, start: Value, out: &mut String) -> usize {
         if let Some((index, open)) = &self.open {
             if open == kind {
                 return *index;
             }
-            out.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": index})));
         }
+        self.close_block(out);
         let index = self.blocks;
         self.blocks += 1;
         out.push_str(&event("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": start})));
@@ -251,7 +279,7 @@ impl SseToAnthropic {
             }
             let d = &choice["delta"];
             if let Some(r) = d["reasoning_content"].as_str().or(d["reasoning"].as_str()) {
-                let i = self.block("thinking", json!({"type": "thinking", "thinking": ""}), out);
+                let i = self.block("thinking", json!({"type": "thinking", "thinking": "", "signature": ""}), out);
                 Self::delta(i, json!({"type": "thinking_delta", "thinking": r}), out);
             }
             if let Some(t) = d["content"].as_str() {
@@ -283,9 +311,7 @@ impl SseToAnthropic {
     }
 
     fn done(&mut self, out: &mut String) {
-        if let Some((index, _)) = self.open.take() {
-            out.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": index})));
-        }
+        self.close_block(out);
         if self.started {
             let mut delta = json!({"type": "message_delta", "delta": {"stop_reason": self.finish, "stop_sequence": null}});
             if let Some(u) = &self.usage {
@@ -388,6 +414,14 @@ fn check_turns(turns: &[Value]) -> usize {
                     assert!(!block["text"].as_str().unwrap().is_empty(), "empty text block");
                     assert!(role == "assistant" || answered.len() == open.len(), "text before tool results");
                 }
+                ("assistant", "thinking" | "redacted_thinking") => {
+                    // THINK-2: reasoning blocks open an answer, exactly as the fakes made them.
+                    assert!(blocks[..b].iter().all(|p| p["type"] == "thinking" || p["type"] == "redacted_thinking"), "a reasoning block after the answer: {blocks:?}");
+                    assert!(block.get("cache_control").is_none(), "a breakpoint on a reasoning block");
+                    if block["type"] == "thinking" {
+                        assert!(block["thinking"].is_string() && block["signature"].is_string(), "thinking block {block}");
+                    }
+                }
                 ("assistant", "tool_use") => {
                     let id = block["id"].as_str().unwrap().to_owned();
                     assert!(!id.is_empty() && seen.insert(id.clone()), "duplicate or empty tool_use id");
@@ -481,6 +515,11 @@ pub fn anthropic_to_openai(body: &Value) -> Value {
                 .map(|b| json!({"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": b["input"].to_string()}}))
                 .collect();
             let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text.concat()) }});
+            let thinking: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "thinking").collect();
+            if !calls.is_empty() && !thinking.is_empty() {
+                // THINK-2: the blocks sent back, as Chat Completions would carry them.
+                m["reasoning_content"] = json!(thinking.iter().filter_map(|b| b["thinking"].as_str()).collect::<String>());
+            }
             if !calls.is_empty() {
                 m["tool_calls"] = json!(calls);
             }

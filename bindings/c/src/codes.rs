@@ -120,6 +120,15 @@ pub enum ArkAgentResult {
     TooManyImages = 503,
     /// No image with that id in the session.
     ImageNotFound = 504,
+    // 6xx: thinking models (THINK-4), refused when the config is validated.
+    /// The model's `thinking` setting has no switch at its provider on its wire format.
+    ThinkingUnsupported = 600,
+    /// A request option the thinking model refuses (forced `tool_choice` or `temperature`
+    /// with Anthropic thinking or an OpenAI reasoning model, Qwen thinking without
+    /// streaming).
+    ThinkingConflict = 601,
+    /// `extra_body` sets a field the library writes itself.
+    ExtraBodyConflict = 602,
     // 9xx: library faults.
     /// A panic was caught at the boundary (a library bug; the handle stays usable).
     Panic = 900,
@@ -190,6 +199,9 @@ impl ArkAgentResult {
             ErrorCode::ImageTooLarge => Self::ImageTooLarge,
             ErrorCode::TooManyImages => Self::TooManyImages,
             ErrorCode::ImageNotFound => Self::ImageNotFound,
+            ErrorCode::ThinkingUnsupported => Self::ThinkingUnsupported,
+            ErrorCode::ThinkingConflict => Self::ThinkingConflict,
+            ErrorCode::ExtraBodyConflict => Self::ExtraBodyConflict,
         }
     }
 
@@ -235,6 +247,9 @@ impl ArkAgentResult {
             Self::ImageTooLarge => c"image_too_large",
             Self::TooManyImages => c"too_many_images",
             Self::ImageNotFound => c"image_not_found",
+            Self::ThinkingUnsupported => c"thinking_unsupported",
+            Self::ThinkingConflict => c"thinking_conflict",
+            Self::ExtraBodyConflict => c"extra_body_conflict",
             Self::Panic => c"panic",
             Self::Internal => c"internal",
         }
@@ -256,7 +271,7 @@ pub extern "C" fn arkagent_result_name(result: i32) -> *const c_char {
     ALL.iter().find(|r| **r as i32 == result).map_or(c"unknown", |r| r.name()).as_ptr()
 }
 
-const ALL: [ArkAgentResult; 41] = [
+const ALL: [ArkAgentResult; 44] = [
     ArkAgentResult::Ok,
     ArkAgentResult::NullArgument,
     ArkAgentResult::InvalidUtf8,
@@ -296,6 +311,9 @@ const ALL: [ArkAgentResult; 41] = [
     ArkAgentResult::ImageTooLarge,
     ArkAgentResult::TooManyImages,
     ArkAgentResult::ImageNotFound,
+    ArkAgentResult::ThinkingUnsupported,
+    ArkAgentResult::ThinkingConflict,
+    ArkAgentResult::ExtraBodyConflict,
     ArkAgentResult::Panic,
     ArkAgentResult::Internal,
 ];
@@ -367,7 +385,7 @@ mod tests {
     }
 
     /// Today's C number of every core code: numbers are never renumbered.
-    const NUMBERS: [(&str, i32); 33] = [
+    const NUMBERS: [(&str, i32); 36] = [
         ("invalid_config", 104),
         ("tool_name_invalid", 109),
         ("tool_name_duplicate", 109),
@@ -401,6 +419,9 @@ mod tests {
         ("image_too_large", 502),
         ("too_many_images", 503),
         ("image_not_found", 504),
+        ("thinking_unsupported", 600),
+        ("thinking_conflict", 601),
+        ("extra_body_conflict", 602),
     ];
 
     #[test]

@@ -138,8 +138,10 @@ pub(crate) fn with_builder(builder: *mut ArkAgentWorkerBuilder, f: impl FnOnce(&
 }
 
 /// Applies `{"system_prompt"?,"max_iterations"?,"max_parallel_tools"?,"model"?,
-/// "temperature"?,"max_tokens"?,"price"?:{…}|null}` to the worker; on error the worker is
-/// unchanged. COST-2: `"price"` is the worker model's own (as in `arkagent_runtime_new`);
+/// "temperature"?,"max_tokens"?,"price"?:{…}|null,"thinking"?:"off"|"on"|{…}|null}` to the
+/// worker; on error the worker is unchanged. `"thinking"` (THINK-4, as in
+/// `arkagent_runtime_new`) replaces the inherited setting, `null` leaves the provider's
+/// default. COST-2: `"price"` is the worker model's own (as in `arkagent_runtime_new`);
 /// a `"model"` naming another model without a `"price"` drops the inherited price, and
 /// `"price":null` drops it, so a worker is never priced at another model's price. An
 /// invalid price gives `ARK_AGENT_RESULT_INVALID_CONFIG`.

@@ -19,6 +19,7 @@ use super::delta::StreamEvents;
 use super::request::{ChatRequest, ChatResponse, ToolChoice};
 use super::stream::StreamParser;
 use super::transport::HttpResponse;
+use super::thinking::ReasoningReplay;
 use crate::error::{ArkAgentError, ErrorCode, LlmError};
 use crate::history::{ImageTokenRule, Message};
 use crate::tools::ToolDefinition;
@@ -69,6 +70,29 @@ pub fn check_wire_format(config: &ModelConfig) -> Result<(), ArkAgentError> {
     }
 }
 
+/// THINK-4: refuses, before any request, a thinking setting `config`'s provider has no
+/// switch for on its wire format (`thinking_unsupported`), an option the thinking model
+/// refuses (`thinking_conflict`: a forced `tool_choice` or a `temperature` with Anthropic
+/// thinking or an OpenAI reasoning model, Qwen thinking without streaming), and an
+/// `extra_body` field the library writes itself (`extra_body_conflict`).
+pub fn check_thinking(config: &ModelConfig, tool_choice: Option<&ToolChoice>) -> Result<(), ArkAgentError> {
+    let protocol = protocol_of(config);
+    let fields = protocol.thinking_fields(config).map_err(|(code, m)| ArkAgentError::config(code, m))?;
+    if let Some(message) = protocol.thinking_conflict(config, tool_choice) {
+        return Err(ArkAgentError::config(ErrorCode::ThinkingConflict, message));
+    }
+    if let Some(key) = config.extra_body.keys().find(|k| protocol.owned_fields().contains(&k.as_str()) || fields.contains_key(*k)) {
+        let message = format!("extra_body sets {key:?}, which the library writes itself on the {} wire format: use its setting", protocol.name());
+        return Err(ArkAgentError::config(ErrorCode::ExtraBodyConflict, message));
+    }
+    Ok(())
+}
+
+/// THINK-2: the reasoning `config`'s requests send back, `auto` resolved by its wire format.
+pub fn reasoning_replay_of(config: &ModelConfig) -> ReasoningReplay {
+    protocol_of(config).replay(config)
+}
+
 /// The image token rule of `config` (IMG-3): its own, else its wire format's default.
 pub fn image_rule_of(config: &ModelConfig) -> ImageTokenRule {
     config.image_tokens.unwrap_or_else(|| protocol_of(config).default_image_rule())
@@ -113,6 +137,16 @@ pub trait WireProtocol: Send + Sync {
     fn classify_error(&self, status: u16, body: &[u8], retry_after_ms: Option<u64>) -> LlmError;
     /// The image token rule of a config that sets none (IMG-3).
     fn default_image_rule(&self) -> ImageTokenRule;
+    /// THINK-4: the body fields that carry the config's thinking setting on this wire
+    /// (written after the fixed fields, before `extra_body`), or the code and reason it
+    /// cannot be sent.
+    fn thinking_fields(&self, config: &ModelConfig) -> Result<serde_json::Map<String, serde_json::Value>, (ErrorCode, String)>;
+    /// THINK-4: an option of `config` (or `tool_choice`) its thinking model refuses.
+    fn thinking_conflict(&self, config: &ModelConfig, tool_choice: Option<&ToolChoice>) -> Option<String>;
+    /// The top-level body fields the library writes on this wire (`extra_body` may not).
+    fn owned_fields(&self) -> &'static [&'static str];
+    /// THINK-2: the replay policy of `config`, `auto` resolved by this wire's rule.
+    fn replay(&self, config: &ModelConfig) -> ReasoningReplay;
     /// The server's requested wait, from the response headers.
     fn retry_after_ms(&self, response: &HttpResponse) -> Option<u64> {
         super::classify::retry_after_ms(response)
@@ -214,7 +248,7 @@ mod tests {
         let history = [
             Message::assistant("carried over"),
             Message::user("hi \"there\" 中"),
-            Message::Assistant { content: Some("let me".into()), tool_calls: vec![call("a"), call("b")], reasoning: None },
+            Message::Assistant { content: Some("let me".into()), tool_calls: vec![call("a"), call("b")], reasoning: None, thinking: Default::default() },
             Message::tool_result("a", "r1", false),
             Message::tool_result("b", "r2", true),
             Message::assistant("done"),

@@ -14,7 +14,10 @@ use crate::llm::delta::StreamEvents;
 use crate::llm::openai::parse_response;
 use crate::llm::request::{ChatRequest, ChatResponse};
 use crate::llm::stream::StreamParser;
-use crate::llm::wire::{encode_body, encode_in_turn, encode_system, BodyTemplate, ToolImageCarrier};
+use crate::llm::request::ToolChoice;
+use crate::llm::thinking::ReasoningReplay;
+use crate::llm::wire::{encode_body, encode_in_turn, encode_system, replay_of, thinking_conflict, thinking_fields, BodyTemplate, ToolImageCarrier, OWNED_FIELDS};
+use crate::error::ErrorCode;
 
 /// The OpenAI-compatible Chat Completions protocol (`wire_format: "openai"`).
 pub(super) struct OpenAiChat;
@@ -34,7 +37,8 @@ impl WireProtocol for OpenAiChat {
 
     fn request_encoder(&self, config: &ModelConfig, parts: RequestParts<'_>) -> Box<dyn RequestEncoder> {
         let system = if parts.system_prompt.is_empty() { String::new() } else { encode_system(parts.system_prompt) };
-        Box::new(Encoder(Arc::new(Fixed { template: BodyTemplate::new(config, parts.tools, parts.tool_choice), system })))
+        let template = BodyTemplate::new(config, parts.tools, parts.tool_choice);
+        Box::new(Encoder(Arc::new(Fixed { template, system, replay: replay_of(config) })))
     }
 
     fn encode_request(&self, config: &ModelConfig, request: &ChatRequest<'_>) -> String {
@@ -56,6 +60,22 @@ impl WireProtocol for OpenAiChat {
     fn default_image_rule(&self) -> ImageTokenRule {
         ImageTokenRule::OpenAiTiles
     }
+
+    fn thinking_fields(&self, config: &ModelConfig) -> Result<serde_json::Map<String, serde_json::Value>, (ErrorCode, String)> {
+        thinking_fields(config)
+    }
+
+    fn thinking_conflict(&self, config: &ModelConfig, tool_choice: Option<&ToolChoice>) -> Option<String> {
+        thinking_conflict(config, tool_choice)
+    }
+
+    fn owned_fields(&self) -> &'static [&'static str] {
+        OWNED_FIELDS
+    }
+
+    fn replay(&self, config: &ModelConfig) -> ReasoningReplay {
+        replay_of(config)
+    }
 }
 
 /// The fixed encodings.
@@ -64,6 +84,8 @@ struct Fixed {
     template: BodyTemplate,
     /// The system prompt message ("" when there is none).
     system: String,
+    /// Which reasoning goes back (THINK-2), resolved.
+    replay: ReasoningReplay,
 }
 
 struct Encoder(Arc<Fixed>);
@@ -105,7 +127,7 @@ impl BodyWriter for Writer {
     }
 
     fn encode(&mut self, message: &Message) -> String {
-        let encoded = encode_in_turn(&mut self.carrier, message);
+        let encoded = encode_in_turn(&mut self.carrier, message, self.fixed.replay);
         if !std::mem::replace(&mut self.any, true) {
             return encoded;
         }

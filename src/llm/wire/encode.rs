@@ -10,9 +10,11 @@ use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
 
 use super::parts::{ToolImageCarrier, ToolText, WireContent};
+use super::thinking::{body_extras, replay, uses_max_completion_tokens};
 use crate::history::{Message, ToolCall};
 use crate::llm::config::ModelConfig;
 use crate::llm::request::{ChatRequest, ToolChoice};
+use crate::llm::thinking::ReasoningReplay;
 use crate::tools::ToolDefinition;
 
 /// The request object. `M` is the messages array, `T` the tools array.
@@ -29,10 +31,16 @@ struct WireRequest<'a, M, T> {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
+    /// OpenAI's name for `max_tokens` (its reasoning models refuse the old one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
+    /// THINK-4: the thinking fields, then `extra_body`.
+    #[serde(flatten)]
+    extras: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -56,8 +64,8 @@ struct WireName<'a> {
     name: &'a str,
 }
 
-/// One message in the wire shape. Reasoning text is never sent back; a tool result's
-/// `is_error` stays local.
+/// One message in the wire shape. An answer's reasoning goes back as `reasoning_content`
+/// when the replay policy says so (THINK-2); a tool result's `is_error` stays local.
 #[derive(Serialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
 enum WireMessage<'a> {
@@ -70,6 +78,9 @@ enum WireMessage<'a> {
     Assistant {
         /// `null` when the model only called tools.
         content: Option<&'a str>,
+        /// The reasoning exactly as received (`""` included), when it goes back.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning_content: Option<&'a str>,
         #[serde(skip_serializing_if = "WireToolCalls::is_empty")]
         tool_calls: WireToolCalls<'a>,
     },
@@ -79,14 +90,18 @@ enum WireMessage<'a> {
     },
 }
 
-impl<'a> From<&'a Message> for WireMessage<'a> {
-    fn from(message: &'a Message) -> Self {
+impl<'a> WireMessage<'a> {
+    /// `message` on the wire, its reasoning sent back as `replay` says (THINK-2: never
+    /// when the provider sent none).
+    fn of(message: &'a Message, replay: ReasoningReplay) -> Self {
         match message {
             Message::System { content } => Self::System { content },
             Message::User { content } => Self::User { content: WireContent(content) },
-            Message::Assistant { content, tool_calls, .. } => {
-                Self::Assistant { content: content.as_deref(), tool_calls: WireToolCalls(tool_calls) }
-            }
+            Message::Assistant { content, tool_calls, reasoning, .. } => Self::Assistant {
+                content: content.as_deref(),
+                reasoning_content: reasoning.as_deref().filter(|_| replay.sends(!tool_calls.is_empty())),
+                tool_calls: WireToolCalls(tool_calls),
+            },
             Message::Tool { tool_call_id, content, .. } => Self::Tool { tool_call_id, content: ToolText(content) },
         }
     }
@@ -155,6 +170,7 @@ struct ScratchMessages<'a> {
     system: Option<&'a str>,
     context: &'a [Message],
     history: &'a [Message],
+    replay: ReasoningReplay,
 }
 
 impl Serialize for ScratchMessages<'_> {
@@ -168,7 +184,7 @@ impl Serialize for ScratchMessages<'_> {
             if let Some(images) = carrier.before(m) {
                 seq.serialize_element(&images)?;
             }
-            seq.serialize_element(&WireMessage::from(m))?;
+            seq.serialize_element(&WireMessage::of(m, self.replay))?;
             if let Some(images) = carrier.after(m) {
                 seq.serialize_element(&images)?;
             }
@@ -200,9 +216,11 @@ fn write_body<M: Serialize, T: Serialize>(
         tool_choice: tools.as_ref().and(choice).map(tool_choice),
         tools,
         temperature: config.temperature.map(f64::from),
-        max_tokens: config.max_tokens,
+        max_tokens: config.max_tokens.filter(|_| !uses_max_completion_tokens(config)),
+        max_completion_tokens: config.max_tokens.filter(|_| uses_max_completion_tokens(config)),
         stream: config.stream.then_some(true),
         stream_options: config.stream.then_some(StreamOptions { include_usage: true }),
+        extras: body_extras(config),
     };
     let mut out = Vec::with_capacity(capacity);
     // Serializing these structs cannot fail: every map key is a string and every number
@@ -220,6 +238,7 @@ pub fn encode_body(config: &ModelConfig, request: &ChatRequest<'_>) -> String {
         system: request.system_prompt.filter(|s| !s.is_empty()),
         context: request.context_messages,
         history: request.messages,
+        replay: replay(config),
     };
     let tools = (!request.tools.is_empty()).then_some(WireTools(request.tools));
     write_body(config, messages, tools, request.tool_choice, 256)
@@ -281,17 +300,23 @@ impl BodyTemplate {
 }
 
 /// Encodes one message as it appears in the messages array (alone: a tool result's
-/// images, which go in a later user message, are left out; see [`encode_in_turn`]).
-pub fn encode_message(message: &Message) -> String {
-    encode(&WireMessage::from(message))
+/// images, which go in a later user message, are left out; see [`encode_in_turn`]), an
+/// answer's reasoning sent back as `replay` says (resolved: see [`replay_of`]).
+pub fn encode_message(message: &Message, replay: ReasoningReplay) -> String {
+    encode(&WireMessage::of(message, replay))
+}
+
+/// THINK-2: the replay policy `config`'s requests follow on this wire (`auto` resolved).
+pub fn replay_of(config: &ModelConfig) -> ReasoningReplay {
+    replay(config)
 }
 
 /// Encodes `message` in its place in a history that `carrier` has followed so far:
 /// its wire message, preceded or followed by the user message carrying a turn's tool
 /// images when that goes here (IMG-2), comma-separated.
-pub(crate) fn encode_in_turn(carrier: &mut ToolImageCarrier, message: &Message) -> String {
+pub(crate) fn encode_in_turn(carrier: &mut ToolImageCarrier, message: &Message, replay: ReasoningReplay) -> String {
     let before = carrier.before(message).map(|images| encode(&images));
-    let this = encode_message(message);
+    let this = encode_message(message, replay);
     let after = carrier.after(message).map(|images| encode(&images));
     if before.is_none() && after.is_none() {
         return this;
@@ -302,11 +327,11 @@ pub(crate) fn encode_in_turn(carrier: &mut ToolImageCarrier, message: &Message) 
 
 /// Appends `message`'s encoding to a comma-separated run of encoded messages (O(message),
 /// whatever the run's length).
-pub fn append_message(run: &mut String, message: &Message) {
+pub fn append_message(run: &mut String, message: &Message, replay: ReasoningReplay) {
     if !run.is_empty() {
         run.push(',');
     }
-    run.push_str(&encode_message(message));
+    run.push_str(&encode_message(message, replay));
 }
 
 /// Encodes the system prompt message.
@@ -337,7 +362,8 @@ mod tests {
             Message::Assistant {
                 content: None,
                 tool_calls: vec![ToolCall { id: "c".into(), name: "f".into(), arguments: "{}".into() }],
-                reasoning: Some("secret thoughts".into()),
+                reasoning: Some("thoughts".into()),
+                thinking: Default::default(),
             },
             Message::tool_result("c", "r", true),
         ];
@@ -356,7 +382,7 @@ mod tests {
             json!({"model": "m", "messages": [
                 {"role": "system", "content": "sys"},
                 {"role": "user", "content": "hi"},
-                {"role": "assistant", "content": null, "tool_calls": [
+                {"role": "assistant", "content": null, "reasoning_content": "thoughts", "tool_calls": [
                     {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
                 {"role": "tool", "tool_call_id": "c", "content": "r"}],
               "tools": [{"type": "function", "function": {"name": "f", "description": "d", "parameters": {"type": "object"}}}],
@@ -366,11 +392,11 @@ mod tests {
         let template = BodyTemplate::new(&config, &tools, Some(&choice));
         let mut run = String::new();
         for m in &messages {
-            append_message(&mut run, m);
+            append_message(&mut run, m, ReasoningReplay::ToolCalls);
         }
         let system = encode_system("sys");
         assert_eq!(template.assemble(&[&system, "", &run]), body);
-        let each: Vec<String> = messages.iter().map(encode_message).collect();
+        let each: Vec<String> = messages.iter().map(|m| encode_message(m, ReasoningReplay::ToolCalls)).collect();
         assert_eq!(each.join(","), run);
         // The temperature is widened as the former `json!` encoder did: same bytes.
         assert_eq!(serde_json::to_string(&json!(0.3f32)).unwrap(), serde_json::to_string(&f64::from(0.3f32)).unwrap());

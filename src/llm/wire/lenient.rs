@@ -83,7 +83,7 @@ impl<'de> Deserialize<'de> for IsNull {
 }
 
 /// A string field, borrowed when it has no escapes; any other value reads as absent.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Text<'a>(pub(crate) Option<Cow<'a, str>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {

@@ -11,10 +11,12 @@ mod encode;
 mod lenient;
 mod parts;
 mod response;
+mod thinking;
 
 pub(crate) use chunk::{ChunkWire, DeltaWire, ToolCallDeltaWire};
-pub use encode::{append_message, encode_body, encode_message, encode_system, BodyTemplate};
+pub use encode::{append_message, encode_body, encode_message, encode_system, replay_of, BodyTemplate};
 pub(crate) use encode::encode_in_turn;
 pub(crate) use parts::ToolImageCarrier;
 pub(crate) use lenient::{Args, Count, Fields, First, List, Obj, Skip, Text};
 pub(crate) use response::{finish_message, json_error, CallWire, ChoiceWire, CompletionWire, UsageWire};
+pub(crate) use thinking::{thinking_conflict, thinking_fields, OWNED_FIELDS};

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::lenient::{Args, Count, Fields, First, IsNull, List, Obj, Skip, Text};
 use crate::error::LlmError;
-use crate::history::{Message, ModelUsage, ToolCall};
+use crate::history::{Message, ModelUsage, ThinkingBlock, ToolCall};
 
 /// The assistant message of a completion; shared with the stream parser so both paths
 /// build identical messages. Empty text beside tool calls is dropped.
@@ -20,7 +20,9 @@ use crate::history::{Message, ModelUsage, ToolCall};
 /// capacity: a vector of calls grown by `push` holds 4 slots for 1 call (216 bytes
 /// empty per answer on the Anthropic wire: 2.2 MB at 10,000 turns), and texts assembled
 /// from stream deltas up to twice their length. Exact buffers are left as they are.
-pub(crate) fn finish_message(content: Option<String>, mut tool_calls: Vec<ToolCall>, reasoning: Option<String>) -> Message {
+/// THINK-1: the reasoning as received (`Some("")` kept apart from `None`), and Anthropic's
+/// reasoning blocks in order.
+pub(crate) fn finish_message(content: Option<String>, mut tool_calls: Vec<ToolCall>, reasoning: Option<String>, thinking: Vec<ThinkingBlock>) -> Message {
     let exact = |mut text: String| {
         text.shrink_to_fit();
         text
@@ -32,7 +34,7 @@ pub(crate) fn finish_message(content: Option<String>, mut tool_calls: Vec<ToolCa
         call.arguments.shrink_to_fit();
     }
     let content = content.filter(|c| !c.is_empty() || tool_calls.is_empty()).map(exact);
-    Message::Assistant { content, tool_calls, reasoning: reasoning.map(exact) }
+    Message::Assistant { content, tool_calls, reasoning: reasoning.map(exact), thinking: thinking.into() }
 }
 
 /// A JSON error without the offending input (which could echo anything, a key included).

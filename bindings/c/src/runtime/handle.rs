@@ -119,7 +119,25 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 /// (another name gives `ARK_AGENT_RESULT_INVALID_JSON`); it also decides whether HEIC/HEIF
 /// photos are taken (`"gemini"` and the Qwen-VL ones). `"max_image_bytes"?` (default
 /// 20971520) and `"max_images_per_request"?` (default 100) bound what
-/// `arkagent_runtime_run_parts` and tool results may carry.
+/// `arkagent_runtime_run_parts` and tool results may carry. Thinking models (THINK-2,
+/// THINK-4; README, "Thinking models"): `"provider"?` — `"deepseek"`, `"kimi"`, `"glm"`,
+/// `"qwen"`, `"doubao"`, `"anthropic"`, `"openai"` or `"other"`; absent, recognised from
+/// the base URL's host, else the model name — decides how `"thinking"?` is sent:
+/// `"off"`, `"on"`, `{"effort":"minimal"|"low"|"medium"|"high"|"xhigh"|"max"}` or
+/// `{"budget_tokens":n}` (absent: nothing is sent, the provider's default holds). A
+/// setting the provider has no switch for gives `ARK_AGENT_RESULT_THINKING_UNSUPPORTED`;
+/// an option the thinking model refuses gives `ARK_AGENT_RESULT_THINKING_CONFLICT` (a
+/// forced tool choice or a `"temperature"` with Anthropic thinking or an OpenAI reasoning
+/// model, Qwen thinking without `"stream"`), before any request. `"reasoning_replay"?`
+/// (`"auto"` default, `"tool_calls"`, `"all"`, `"none"`) says which earlier reasoning
+/// goes back: by default, on `"openai"`, each answer's `reasoning_content` on every
+/// assistant message with tool calls, exactly as received (`""` included; never where the
+/// provider sent none; not for Qwen), and on `"anthropic"` every answer's `thinking` and
+/// `redacted_thinking` blocks byte-exact before its `tool_use`. `"extra_body"?:{…}` is
+/// merged into the top level of every request body; a field the library writes itself
+/// (`"model"`, `"messages"`, `"tools"`, `"stream"`, `"temperature"`, `"max_tokens"`, the
+/// thinking fields, …) gives `ARK_AGENT_RESULT_EXTRA_BODY_CONFLICT`. The summarizer model
+/// is checked the same way, and its `"wire_format"` too.
 /// `tools` and `workers` may be NULL; workers enable delegation with
 /// the default policy when the config has no `"delegation"`. `http` (required, copied
 /// during the call) is the host's HTTP client: `send` (required) sends requests,

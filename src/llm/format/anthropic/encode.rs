@@ -8,7 +8,10 @@
 //! - user input, a tool result (`tool_result` block, `is_error` carried) and a system
 //!   message inside the history (an imported one) are `user` content; an answer's text
 //!   and tool calls (`tool_use` blocks, `input` = the arguments when they are a JSON
-//!   object, `{}` otherwise) are `assistant` content; reasoning is never sent back;
+//!   object, `{}` otherwise) are `assistant` content, after the answer's `thinking` and
+//!   `redacted_thinking` blocks exactly as received when the replay policy sends them
+//!   (THINK-2; an answer with neither text nor tool calls sends nothing, its blocks
+//!   included);
 //! - consecutive messages of one role are merged into one message, so a turn's tool
 //!   results (several `Message::Tool`) become ONE user message of `tool_result` blocks,
 //!   appended block by block without touching earlier bytes;
@@ -32,10 +35,12 @@ use serde::ser::Serializer;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::history::{Content, ContentPart, ImageSource, Message, ToolCall};
+use super::thinking::{body_extras, replay};
+use crate::history::{Content, ContentPart, ImageSource, Message, ThinkingBlock, ToolCall};
 use crate::llm::config::ModelConfig;
 use crate::llm::format::{BodyWriter, Reopen, RequestEncoder, RequestParts};
 use crate::llm::request::ToolChoice;
+use crate::llm::thinking::ReasoningReplay;
 use crate::tools::ToolDefinition;
 
 /// `max_tokens` sent when the config sets none (Anthropic requires the field): 4096, the
@@ -62,6 +67,7 @@ const BREAKPOINT: Option<CacheControl> = Some(CacheControl { kind: "ephemeral" }
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Block<'a> {
+
     Text {
         text: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -89,6 +95,10 @@ enum Block<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    /// THINK-2: a reasoning block as received (it is never the latest block of a request:
+    /// an answer sends its blocks only before its text or tool calls).
+    #[serde(untagged)]
+    Thinking(&'a ThinkingBlock),
 }
 
 impl Block<'_> {
@@ -96,7 +106,10 @@ impl Block<'_> {
         let (Block::Text { cache_control, .. }
         | Block::ToolUse { cache_control, .. }
         | Block::Image { cache_control, .. }
-        | Block::ToolResult { cache_control, .. }) = self;
+        | Block::ToolResult { cache_control, .. }) = self
+        else {
+            return; // a thinking block takes no breakpoint (and is never last)
+        };
         *cache_control = BREAKPOINT;
     }
 }
@@ -205,20 +218,27 @@ fn role(message: &Message) -> Role {
     }
 }
 
-/// The blocks `message` contributes to its turn (none for an empty one).
-fn blocks(message: &Message) -> Vec<Block<'_>> {
+/// The blocks `message` contributes to its turn (none for an empty one); an answer's
+/// reasoning blocks first, when `replay` sends them.
+fn blocks(message: &Message, replay: ReasoningReplay) -> Vec<Block<'_>> {
     fn text(text: &str) -> Option<Block<'_>> {
         (!text.is_empty()).then_some(Block::Text { text, cache_control: None })
     }
     match message {
         Message::System { content } => text(content).into_iter().collect(),
         Message::User { content } => content_blocks(content),
-        Message::Assistant { content, tool_calls, .. } => content
-            .as_deref()
-            .and_then(text)
-            .into_iter()
-            .chain(tool_calls.iter().map(|c| Block::ToolUse { id: &c.id, name: &c.name, input: Input::of(c), cache_control: None }))
-            .collect(),
+        Message::Assistant { content, tool_calls, thinking, .. } => {
+            let answer: Vec<Block<'_>> = content
+                .as_deref()
+                .and_then(text)
+                .into_iter()
+                .chain(tool_calls.iter().map(|c| Block::ToolUse { id: &c.id, name: &c.name, input: Input::of(c), cache_control: None }))
+                .collect();
+            if answer.is_empty() || !replay.sends(!tool_calls.is_empty()) || thinking.is_empty() {
+                return answer;
+            }
+            thinking.iter().map(Block::Thinking).chain(answer).collect()
+        }
         Message::Tool { tool_call_id, content, is_error } => {
             let content = match content {
                 Content::Text(text) => ResultContent::Text(text),
@@ -285,6 +305,9 @@ struct Head<'a> {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream: Option<bool>,
+    /// THINK-4: the thinking fields, then `extra_body`.
+    #[serde(flatten)]
+    extras: serde_json::Map<String, Value>,
 }
 
 impl<'a> Head<'a> {
@@ -298,6 +321,7 @@ impl<'a> Head<'a> {
             tools,
             temperature: config.temperature.map(f64::from),
             stream: config.stream.then_some(true),
+            extras: body_extras(config, ANTHROPIC_DEFAULT_MAX_TOKENS),
         }
     }
 }
@@ -316,6 +340,8 @@ struct Request<'a> {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream: Option<bool>,
+    #[serde(flatten)]
+    extras: serde_json::Map<String, Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     system: Vec<Block<'a>>,
     messages: Vec<Turn<'a>>,
@@ -339,10 +365,10 @@ fn system_blocks<'a>(system_prompt: &'a str, context: &'a [Message]) -> Vec<Bloc
 }
 
 /// The turns of a conversation, merged and marked as the incremental writer sends them.
-fn turns<'a>(messages: impl Iterator<Item = &'a Message>) -> Vec<Turn<'a>> {
+fn turns<'a>(messages: impl Iterator<Item = &'a Message>, replay: ReasoningReplay) -> Vec<Turn<'a>> {
     let mut turns: Vec<Turn<'a>> = Vec::new();
     for message in messages {
-        let content = blocks(message);
+        let content = blocks(message, replay);
         if content.is_empty() {
             continue;
         }
@@ -382,8 +408,9 @@ pub(super) fn encode_request(
         tool_choice: head.tool_choice,
         temperature: head.temperature,
         stream: head.stream,
+        extras: head.extras,
         system: system_blocks(parts.system_prompt, context),
-        messages: turns(other_context.chain(history)),
+        messages: turns(other_context.chain(history), replay(config)),
     };
     to_json(&request)
 }
@@ -394,6 +421,8 @@ struct Fixed {
     head: String,
     /// The system prompt block (a breakpoint), "" for none.
     system: String,
+    /// Which reasoning goes back (THINK-2), resolved.
+    replay: ReasoningReplay,
 }
 
 /// The encoder of one session's requests.
@@ -404,7 +433,7 @@ impl Encoder {
         let mut head = to_json(&Head::new(config, parts.tools, parts.tool_choice));
         head.pop(); // the closing `}`: `system` and `messages` follow
         let system = system_blocks(parts.system_prompt, &[]).first().map(to_json).unwrap_or_default();
-        Self(Arc::new(Fixed { head, system }))
+        Self(Arc::new(Fixed { head, system, replay: replay(config) }))
     }
 }
 
@@ -462,7 +491,7 @@ impl BodyWriter for Writer {
     }
 
     fn encode(&mut self, message: &Message) -> String {
-        let content = blocks(message);
+        let content = blocks(message, self.fixed.replay);
         if content.is_empty() {
             return String::new();
         }

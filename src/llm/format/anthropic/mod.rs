@@ -7,9 +7,12 @@
 mod encode;
 mod response;
 mod stream;
+mod thinking;
 
 use super::{RequestEncoder, RequestParts, WireProtocol};
-use crate::error::LlmError;
+use crate::error::{ErrorCode, LlmError};
+use crate::llm::request::ToolChoice;
+use crate::llm::thinking::ReasoningReplay;
 use crate::llm::config::ModelConfig;
 use crate::llm::delta::StreamEvents;
 use crate::llm::request::{ChatRequest, ChatResponse};
@@ -63,6 +66,22 @@ impl WireProtocol for AnthropicMessages {
 
     fn default_image_rule(&self) -> crate::history::ImageTokenRule {
         crate::history::ImageTokenRule::Anthropic
+    }
+
+    fn thinking_fields(&self, config: &ModelConfig) -> Result<serde_json::Map<String, serde_json::Value>, (ErrorCode, String)> {
+        thinking::thinking_fields(config, ANTHROPIC_DEFAULT_MAX_TOKENS)
+    }
+
+    fn thinking_conflict(&self, config: &ModelConfig, tool_choice: Option<&ToolChoice>) -> Option<String> {
+        thinking::thinking_conflict(config, tool_choice)
+    }
+
+    fn owned_fields(&self) -> &'static [&'static str] {
+        thinking::OWNED_FIELDS
+    }
+
+    fn replay(&self, config: &ModelConfig) -> ReasoningReplay {
+        thinking::replay(config)
     }
 }
 

@@ -9,7 +9,7 @@ use serde::de::MapAccess;
 use serde_json::{Map, Value};
 
 use crate::error::LlmError;
-use crate::history::{ModelUsage, ToolCall};
+use crate::history::{ModelUsage, ThinkingBlock, ToolCall};
 use crate::llm::classify::{classify_error_object, classify_status};
 use crate::llm::request::ChatResponse;
 use crate::llm::wire::{finish_message, json_error, Args, Count, Fields, List, Obj, Skip, Text};
@@ -21,6 +21,8 @@ pub(super) struct UsageWire {
     output_tokens: Option<u64>,
     cache_creation_input_tokens: Option<u64>,
     cache_read_input_tokens: Option<u64>,
+    /// `output_tokens_details.thinking_tokens`: the reasoning part of `output_tokens`.
+    thinking_tokens: Option<u64>,
 }
 
 impl UsageWire {
@@ -36,6 +38,7 @@ impl UsageWire {
         pick(&mut self.output_tokens, later.output_tokens);
         pick(&mut self.cache_creation_input_tokens, later.cache_creation_input_tokens);
         pick(&mut self.cache_read_input_tokens, later.cache_read_input_tokens);
+        pick(&mut self.thinking_tokens, later.thinking_tokens);
     }
 
     /// Our usage: `prompt_tokens` is the whole prompt (input + cache read + cache
@@ -59,7 +62,7 @@ impl UsageWire {
             completion_tokens: completion,
             total_tokens: prompt.saturating_add(completion),
             cached_tokens: self.cache_read_input_tokens,
-            reasoning_tokens: None,
+            reasoning_tokens: self.thinking_tokens,
             raw,
             cost: None,
         }
@@ -73,6 +76,12 @@ impl<'de> Fields<'de> for UsageWire {
             "output_tokens" => &mut self.output_tokens,
             "cache_creation_input_tokens" => &mut self.cache_creation_input_tokens,
             "cache_read_input_tokens" => &mut self.cache_read_input_tokens,
+            "output_tokens_details" => {
+                if let Obj::Object(details) = map.next_value::<Obj<OutputDetails>>()? {
+                    self.thinking_tokens = details.0;
+                }
+                return Ok(());
+            }
             _ => return map.next_value::<Skip>().map(drop),
         };
         *slot = map.next_value::<Count>()?.0;
@@ -80,12 +89,29 @@ impl<'de> Fields<'de> for UsageWire {
     }
 }
 
-/// A content block of an answer: `text`, `thinking`, `tool_use` (others are skipped).
+/// `usage.output_tokens_details`: only `thinking_tokens` is read (THINK-5).
+#[derive(Default)]
+struct OutputDetails(Option<u64>);
+
+impl<'de> Fields<'de> for OutputDetails {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            "thinking_tokens" => self.0 = map.next_value::<Count>()?.0,
+            _ => map.next_value::<Skip>().map(drop)?,
+        }
+        Ok(())
+    }
+}
+
+/// A content block of an answer: `text`, `thinking`, `redacted_thinking`, `tool_use`
+/// (others are skipped).
 #[derive(Default)]
 pub(super) struct BlockWire<'a> {
     pub(super) kind: Text<'a>,
     pub(super) text: Text<'a>,
     pub(super) thinking: Text<'a>,
+    pub(super) signature: Text<'a>,
+    pub(super) data: Text<'a>,
     pub(super) id: Text<'a>,
     pub(super) name: Text<'a>,
     pub(super) input: Option<Args<'a>>,
@@ -97,6 +123,8 @@ impl<'de: 'a, 'a> Fields<'de> for BlockWire<'a> {
             "type" => self.kind = map.next_value()?,
             "text" => self.text = map.next_value()?,
             "thinking" => self.thinking = map.next_value()?,
+            "signature" => self.signature = map.next_value()?,
+            "data" => self.data = map.next_value()?,
             "id" => self.id = map.next_value()?,
             "name" => self.name = map.next_value()?,
             "input" => self.input = Some(map.next_value()?),
@@ -110,6 +138,16 @@ impl<'a> BlockWire<'a> {
     /// The block's type.
     pub(super) fn kind(&self) -> &str {
         self.kind.0.as_deref().unwrap_or_default()
+    }
+
+    /// A `thinking` or `redacted_thinking` block, its strings as received (THINK-1).
+    pub(super) fn thinking_block(self) -> Option<ThinkingBlock> {
+        let owned = |t: Text<'_>| t.0.map(Cow::into_owned).unwrap_or_default();
+        match self.kind() {
+            "thinking" => Some(ThinkingBlock::Thinking { thinking: owned(self.thinking), signature: owned(self.signature) }),
+            "redacted_thinking" => Some(ThinkingBlock::RedactedThinking { data: owned(self.data) }),
+            _ => None,
+        }
     }
 
     /// A `tool_use` block's call; its arguments are `input` as compact JSON text.
@@ -161,8 +199,9 @@ pub(super) fn finish_reason(stop_reason: &str) -> String {
     .to_owned()
 }
 
-/// Parses a whole (non-streamed) Messages answer. Text blocks are joined, `thinking`
-/// blocks become the reasoning (never sent back), `tool_use` blocks the tool calls, the
+/// Parses a whole (non-streamed) Messages answer. Text blocks are joined, `thinking` and
+/// `redacted_thinking` blocks are kept as received, in order (THINK-1: the message's
+/// `thinking`; its `reasoning` stays `None`), `tool_use` blocks are the tool calls, the
 /// `stop_reason` the finish reason ([`finish_reason`]). Errors: `llm_malformed_response`,
 /// or the classified error of an `{"type":"error","error":{…}}` body.
 pub(super) fn parse_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
@@ -176,24 +215,23 @@ pub(super) fn parse_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
     }
     let Some(List::Items(blocks)) = message.content else { return Err(LlmError::MalformedResponse("no content".into())) };
     let mut text: Option<String> = None;
-    let mut reasoning = String::new();
+    let mut thinking = Vec::new();
     let mut tool_calls = Vec::new();
     for block in blocks {
         let Obj::Object(block) = block else { continue };
         match block.kind() {
             "text" => text.get_or_insert_with(String::new).push_str(block.text.0.as_deref().unwrap_or_default()),
-            "thinking" => reasoning.push_str(block.thinking.0.as_deref().unwrap_or_default()),
+            "thinking" | "redacted_thinking" => thinking.extend(block.thinking_block()),
             "tool_use" => tool_calls.push(block.tool_call()?),
-            _ => {} // redacted_thinking, server tools and future block types
+            _ => {} // server tools and future block types
         }
     }
     let usage = match message.usage {
         Some(Obj::Object(usage)) => Some(usage.into_usage()),
         _ => None,
     };
-    let reasoning = Some(reasoning).filter(|r| !r.is_empty());
     Ok(ChatResponse {
-        message: finish_message(text, tool_calls, reasoning),
+        message: finish_message(text, tool_calls, None, thinking),
         usage,
         finish_reason: message.stop_reason.0.as_deref().map(finish_reason),
     })

@@ -1,7 +1,7 @@
 //! WIRE-1: a streamed Anthropic Messages answer. Events (the `type` in each event's data,
 //! or the SSE `event:` name when the data has none): `message_start` (the usage so far),
 //! `content_block_start` / `content_block_delta` (`text_delta`, `input_json_delta`,
-//! `thinking_delta`; `signature_delta` and others ignored) / `content_block_stop`,
+//! `thinking_delta`, `signature_delta`; others ignored) / `content_block_stop`,
 //! `message_delta` (`stop_reason`, cumulative usage), `message_stop` (the end marker),
 //! `ping`, and `error` (classified like the same error answered with its HTTP status).
 //! Unknown event types are skipped, as Anthropic asks of clients.
@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::response::{classify_error_value, finish_reason, BlockWire, UsageWire};
 use crate::error::LlmError;
-use crate::history::ToolCall;
+use crate::history::{ThinkingBlock, ToolCall};
 use crate::llm::delta::{DeltaSink, StreamDelta, StreamEvents, StreamHalt};
 use crate::llm::request::ChatResponse;
 use crate::llm::sse::SseEvent;
@@ -58,6 +58,8 @@ struct DeltaWire<'a> {
     #[serde(default, borrow)]
     thinking: Text<'a>,
     #[serde(default, borrow)]
+    signature: Text<'a>,
+    #[serde(default, borrow)]
     stop_reason: Text<'a>,
 }
 
@@ -79,7 +81,8 @@ pub(super) struct Events {
     started: bool,
     /// `Some` once a text block started (even empty).
     content: Option<String>,
-    reasoning: String,
+    /// THINK-1: the reasoning blocks with their content block index, in order.
+    thinking: Vec<(u32, ThinkingBlock)>,
     calls: Vec<PartialCall>,
     finish_reason: Option<String>,
     usage: Option<UsageWire>,
@@ -131,9 +134,9 @@ impl StreamEvents for Events {
             return Err(LlmError::MalformedResponse("tool use without name".into()));
         }
         let calls = self.calls.into_iter().map(|p| ToolCall { arguments: if p.streamed { p.call.arguments } else { p.initial }, ..p.call });
-        let reasoning = Some(self.reasoning).filter(|r| !r.is_empty());
+        let thinking = self.thinking.into_iter().map(|(_, block)| block).collect();
         Ok(ChatResponse {
-            message: finish_message(self.content, calls.collect(), reasoning),
+            message: finish_message(self.content, calls.collect(), None, thinking),
             usage: self.usage.map(UsageWire::into_usage),
             finish_reason: self.finish_reason,
         })
@@ -170,9 +173,31 @@ impl Events {
                     emit(sink, || StreamDelta::Text(t.into_owned()));
                 }
             }
-            "thinking" => self.push_reasoning(block.thinking, sink),
+            "thinking" | "redacted_thinking" => self.start_thinking(index, block, sink),
             "tool_use" => self.start_call(index, block, sink),
             _ => {}
+        }
+    }
+
+    /// A reasoning block begins: its text so far (normally none) is shown, a redacted one
+    /// is announced as such.
+    fn start_thinking(&mut self, index: u32, block: BlockWire<'_>, sink: &mut DeltaSink<'_>) {
+        if let Some(t) = text(block.thinking.clone()) {
+            emit(sink, || StreamDelta::Reasoning(t.into_owned()));
+        }
+        if let Some(block) = block.thinking_block() {
+            if matches!(block, ThinkingBlock::RedactedThinking { .. }) {
+                emit(sink, || StreamDelta::RedactedReasoning);
+            }
+            self.thinking.push((index, block));
+        }
+    }
+
+    /// The `thinking` block at content block `index`, if it is one.
+    fn thinking_at(&mut self, index: u32) -> Option<(&mut String, &mut String)> {
+        match self.thinking.iter_mut().rev().find(|(i, _)| *i == index) {
+            Some((_, ThinkingBlock::Thinking { thinking, signature })) => Some((thinking, signature)),
+            _ => None,
         }
     }
 
@@ -199,7 +224,18 @@ impl Events {
                     emit(sink, || StreamDelta::Text(t.into_owned()));
                 }
             }
-            "thinking_delta" => self.push_reasoning(delta.thinking, sink),
+            "thinking_delta" => {
+                let Some(t) = text(delta.thinking) else { return };
+                let Some((thinking, _)) = self.thinking_at(index) else { return };
+                thinking.push_str(&t);
+                emit(sink, || StreamDelta::Reasoning(t.into_owned()));
+            }
+            "signature_delta" => {
+                let Some(fragment) = delta.signature.0 else { return };
+                if let Some((_, signature)) = self.thinking_at(index) {
+                    signature.push_str(&fragment);
+                }
+            }
             "input_json_delta" => {
                 let Some(position) = self.calls.iter().position(|c| c.block == index) else { return };
                 let partial = &mut self.calls[position];
@@ -210,14 +246,7 @@ impl Events {
                     emit(sink, || StreamDelta::ToolCallArguments { index, fragment: fragment.into_owned() });
                 }
             }
-            _ => {} // signature_delta, citations_delta and future delta types
-        }
-    }
-
-    fn push_reasoning(&mut self, thinking: Text<'_>, sink: &mut DeltaSink<'_>) {
-        if let Some(t) = text(thinking) {
-            self.reasoning.push_str(&t);
-            emit(sink, || StreamDelta::Reasoning(t.into_owned()));
+            _ => {} // citations_delta and future delta types
         }
     }
 }

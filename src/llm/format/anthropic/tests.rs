@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::AnthropicMessages;
 use crate::error::LlmError;
-use crate::history::{Message, ToolCall};
+use crate::history::{Message, ThinkingBlock, ToolCall};
 use crate::llm::format::{RequestParts, WireFormat, WireProtocol};
 use crate::llm::{ChatRequest, ModelConfig, StreamDelta, StreamParser, ToolChoice};
 use crate::tools::ToolDefinition;
@@ -40,6 +40,7 @@ fn wire_1_anthropic_body_has_the_documented_shape_with_three_breakpoints() {
             content: Some("let me".into()),
             tool_calls: vec![call("c1", "f", r#"{"x":1}"#), call("c2", "g", "not json")],
             reasoning: Some("secret thoughts".into()),
+            thinking: Default::default(),
         },
         Message::tool_result("c1", "r1", false),
         Message::tool_result("c2", "bad", true),
@@ -128,6 +129,7 @@ fn message() -> impl Strategy<Value = Message> {
                 content,
                 tool_calls: calls.into_iter().map(|(id, args)| call(&id, "t", args)).collect(),
                 reasoning: Some("r".into()),
+                thinking: Default::default(),
             }),
         3 => ("[a-c]{1,2}", text, any::<bool>()).prop_map(|(id, content, error)| Message::tool_result(id, content, error)),
     ]
@@ -220,9 +222,15 @@ fn parse_stream(body: &[u8], cut: usize) -> (Result<crate::llm::ChatResponse, Ll
 #[test]
 fn wire_1_anthropic_whole_answer_maps_blocks_and_usage() {
     let r = AnthropicMessages.parse_response(&fixture("nonstream.json")).unwrap();
-    let Message::Assistant { content, tool_calls, reasoning } = &r.message else { panic!() };
+    let Message::Assistant { content, tool_calls, reasoning, thinking } = &r.message else { panic!() };
     assert_eq!(content.as_deref(), Some("好的，我来查询北京和上海的天气 🌤️"));
-    assert_eq!(reasoning.as_deref(), Some("用户想知道两个城市的天气，我应该并行调用两次 get_weather。"));
+    // THINK-1: the block exactly as received, signature included; no separate reasoning.
+    assert_eq!(reasoning, &None);
+    assert_eq!(thinking.as_slice(), [ThinkingBlock::Thinking {
+        thinking: "用户想知道两个城市的天气，我应该并行调用两次 get_weather。".into(),
+        signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds".into()
+    }]);
+    assert_eq!(r.message.reasoning_text().as_deref(), Some("用户想知道两个城市的天气，我应该并行调用两次 get_weather。"));
     assert_eq!(tool_calls, &[call("toolu_01A09q90qw90lq917835lq9", "get_weather", r#"{"city":"北京"}"#), call("toolu_01B7Hx2kPq8zVn3mWc5tRy4e", "get_weather", r#"{"city":"上海"}"#)]);
     assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"), "stop_reason tool_use in the shared vocabulary");
     let u = r.usage.unwrap();
@@ -242,9 +250,12 @@ fn wire_1_anthropic_stream_equals_the_whole_answer_in_any_chunking() {
         let args: Vec<Value> = r.message.tool_calls().iter().map(|c| serde_json::from_str(&c.arguments).unwrap()).collect();
         assert_eq!(args, [json!({"city": "北京"}), json!({"city": "上海"})]);
         let strip = |m: &Message| match m {
-            Message::Assistant { content, reasoning, tool_calls } => {
-                (content.clone(), reasoning.clone(), tool_calls.iter().map(|c| (c.id.clone(), c.name.clone())).collect::<Vec<_>>())
-            }
+            Message::Assistant { content, reasoning, tool_calls, thinking } => (
+                content.clone(),
+                reasoning.clone(),
+                thinking.clone(),
+                tool_calls.iter().map(|c| (c.id.clone(), c.name.clone())).collect::<Vec<_>>(),
+            ),
             _ => panic!(),
         };
         assert_eq!(strip(&r.message), strip(&whole.message), "cut {cut}");
