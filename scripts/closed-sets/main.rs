@@ -148,6 +148,26 @@ fn sets() -> Result<Vec<ClosedSet>, String> {
              src/llm/format/mod.rs)",
             arkagent::llm::wire_format_names().collect(),
         ),
+        set(
+            "Provider",
+            "A model's provider (THINK-4): ModelConfig.provider — how thinking is switched and what \
+             a thinking model refuses (README, \"Thinking models\").",
+            "enum `arkagent::llm::Provider` (src/llm/thinking.rs; `as_str`)",
+            arkagent::llm::Provider::ALL.iter().map(|p| p.as_str()).collect(),
+        ),
+        set(
+            "ThinkingEffort",
+            "An effort level of a thinking model (THINK-4): ThinkingLevel.effort.",
+            "enum `arkagent::llm::Effort` (src/llm/thinking.rs; `as_str`)",
+            arkagent::llm::Effort::ALL.iter().map(|e| e.as_str()).collect(),
+        ),
+        set(
+            "ReasoningReplay",
+            "Which earlier reasoning goes back in later requests (THINK-2): \
+             ModelConfig.reasoningReplay.",
+            "enum `arkagent::llm::ReasoningReplay` (src/llm/thinking.rs; `as_str`)",
+            arkagent::llm::ReasoningReplay::ALL.iter().map(|r| r.as_str()).collect(),
+        ),
     ])
 }
 

@@ -364,17 +364,8 @@ impl BodyReader {
 
 /// A non-streamed answer as deltas: reasoning, text, then each tool call.
 fn emit_whole(response: &ChatResponse, emit: &mut dyn FnMut(StreamDelta)) {
-    let Message::Assistant { content, tool_calls, reasoning, thinking } = &response.message else { return };
-    if let Some(r) = reasoning.as_ref().filter(|r| !r.is_empty()) {
-        emit(StreamDelta::Reasoning(r.clone()));
-    }
-    for block in thinking {
-        match block {
-            ThinkingBlock::Thinking { thinking, .. } if !thinking.is_empty() => emit(StreamDelta::Reasoning(thinking.clone())),
-            ThinkingBlock::Thinking { .. } => {}
-            ThinkingBlock::RedactedThinking { .. } => emit(StreamDelta::RedactedReasoning),
-        }
-    }
+    let Message::Assistant { content, tool_calls, .. } = &response.message else { return };
+    reasoning_deltas(&response.message).into_iter().for_each(&mut *emit);
     if let Some(c) = content.as_ref().filter(|c| !c.is_empty()) {
         emit(StreamDelta::Text(c.clone()));
     }
@@ -385,4 +376,17 @@ fn emit_whole(response: &ChatResponse, emit: &mut dyn FnMut(StreamDelta)) {
             emit(StreamDelta::ToolCallArguments { index, fragment: call.arguments.clone() });
         }
     }
+}
+
+/// THINK-5: an answer's reasoning as the deltas a stream of it would have given: its
+/// reasoning text, each `thinking` block's text, each redacted block marked.
+pub fn reasoning_deltas(message: &Message) -> Vec<StreamDelta> {
+    let Message::Assistant { reasoning, thinking, .. } = message else { return Vec::new() };
+    let text = reasoning.iter().filter(|r| !r.is_empty()).map(|r| StreamDelta::Reasoning(r.clone()));
+    let blocks = thinking.iter().filter_map(|block| match block {
+        ThinkingBlock::Thinking { thinking, .. } if !thinking.is_empty() => Some(StreamDelta::Reasoning(thinking.clone())),
+        ThinkingBlock::Thinking { .. } => None,
+        ThinkingBlock::RedactedThinking { .. } => Some(StreamDelta::RedactedReasoning),
+    });
+    text.chain(blocks).collect()
 }

@@ -36,7 +36,7 @@ mod thinking;
 mod transport;
 pub mod wire;
 
-pub use client::ChatClient;
+pub use client::{reasoning_deltas, ChatClient};
 pub use config::{ModelConfig, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_IMAGES_PER_REQUEST, DEFAULT_MAX_IMAGE_BYTES, DEFAULT_REQUEST_TIMEOUT_MS};
 pub use delta::{DeltaSink, StreamDelta};
 pub use format::{check_thinking, check_wire_format, image_rule_of, reasoning_replay_of, stream_parser, wire_format, wire_format_names, WireFormat, ANTHROPIC_DEFAULT_MAX_TOKENS};

@@ -1,6 +1,7 @@
 //! The session's ways in and out: a session store attached or detached (STORE-4,
 //! STORE-6), the state exported (CORE-6) or imported.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -8,7 +9,7 @@ use super::agent::{AgentRuntime, Inner};
 use super::config::AgentRuntimeConfig;
 use super::start::RunSlot;
 use crate::error::{ArkAgentError, ErrorCode};
-use crate::history::{AgentState, HistoryInvariants};
+use crate::history::{AgentState, HistoryInvariants, Message};
 use crate::llm::HttpTransport;
 use crate::session::{last_consistent_len, Committed};
 use super::events::EventKind;
@@ -116,7 +117,28 @@ impl AgentRuntime {
         // LLM-4: a state that carries the key (saved by an older version, or edited) does
         // not bring it in. The replacement has no JSON metacharacters, so the text stays
         // the same JSON.
-        AgentState::from_json(&self.inner.config.model.redact_cow(state_json))
+        let Cow::Owned(redacted) = self.inner.config.model.redact_cow(state_json) else {
+            return AgentState::from_json(state_json);
+        };
+        let mut state = AgentState::from_json(&redacted)?;
+        // THINK-2: a signed reasoning block is never rewritten: the answers keep their
+        // blocks as given, and the session's door drops the blocks of an answer when one
+        // holds the secret.
+        let given = AgentState::from_json(state_json)?;
+        restore_blocks(&mut state.history.messages, &given.history.messages);
+        for (episode, was) in state.history.episodic_memories.iter_mut().zip(&given.history.episodic_memories) {
+            restore_blocks(Arc::make_mut(&mut episode.archived_messages).as_mut_slice(), &was.archived_messages);
+        }
+        Ok(state)
+    }
+}
+
+/// Puts each answer's reasoning blocks back as they were given.
+fn restore_blocks(messages: &mut [Message], given: &[Message]) {
+    for (message, was) in messages.iter_mut().zip(given) {
+        if let (Message::Assistant { thinking, .. }, Message::Assistant { thinking: given, .. }) = (message, was) {
+            thinking.clone_from(given);
+        }
     }
 }
 

@@ -166,9 +166,15 @@ impl Run<'_> {
     /// the calibration learn from the request just sent) and reports it.
     fn take_answer(&self, iteration: u32, response: ChatResponse, sent: &TokenCounts) -> Answer {
         let ChatResponse { message, usage, finish_reason, .. } = response;
+        let whole = !self.inner.config.model.stream;
+        // THINK-5: a whole answer's reasoning reaches observers once, as a stream's would.
+        let reasoning = if whole { crate::llm::reasoning_deltas(&message) } else { Vec::new() };
         let answer = self.inner.session.push_answer(message, usage.as_ref(), sent);
         self.inner.emit(self.run_id, EventKind::ModelResponse { iteration, usage, tool_call_count: answer.tool_calls.len(), finish_reason });
-        if !self.inner.config.model.stream {
+        for delta in reasoning {
+            self.inner.emit(self.run_id, delta_event(iteration, delta));
+        }
+        if whole {
             if let Some(delta) = answer.text.clone().filter(|t| !t.is_empty()) {
                 self.inner.emit(self.run_id, EventKind::TextDelta { iteration, delta });
             }

@@ -34,7 +34,7 @@ test('ARCH-2 the closed sets come from the Rust enums (the printer sees them all
     'PromptSizeSource', 'RunStatus']) {
     assert.ok(SETS.some((s) => s.name === name), `scripts/closed-sets prints ${name}`);
   }
-  assert.equal(setNamed('ErrorCode').values.length, 33 + 5, 'the 33 codes of arkagent::ErrorCode and the module\'s 5');
+  assert.equal(setNamed('ErrorCode').values.length, 36 + 5, 'the 36 codes of arkagent::ErrorCode and the module\'s 5');
   assert.equal(setNamed('EventType').values.length, 12);
   assert.ok(setNamed('CompressReason').values.includes('compressor_error'));
   assert.deepEqual(setNamed('CompressOutcomeKind').values, ['skipped', 'compressed', 'failed']);

@@ -33,6 +33,14 @@ const KINDS = {
   // WIRE-1: a protocol name the core knows.
   wireFormat: { valid: () => 'anthropic', bad: () => ['Anthropic', 'x', '', 42, null, MISSING, {}, Symbol('s'), true] },
   bool: { valid: () => true, bad: () => ['true', 1, 0, null, MISSING, {}] },
+  // THINK-4: a provider, a thinking setting, a replay policy the core knows; a JSON object.
+  'provider?': { valid: () => 'kimi', bad: () => ['Kimi', 'x', '', 42, {}, Symbol('s'), true] },
+  'thinking?': {
+    valid: () => ({ budgetTokens: 2048 }),
+    bad: () => ['yes', 'OFF', 42, true, {}, { effort: 'huge' }, { effort: 'low', budgetTokens: 5 }, { budgetTokens: -1 }, { budgetTokens: 1.5 }, [1]],
+  },
+  reasoningReplay: { valid: () => 'all', bad: () => ['All', 'x', '', 42, null, MISSING, {}, true] },
+  extraBody: { valid: () => ({ enable_search: true, n: [1, 'a', null] }), bad: () => [5, 'x', null, MISSING, true, () => {}, { f: () => {} }] },
   // IMG-3: an image token rule the core knows, or undefined to clear it.
   'imageTokens?': { valid: () => 'qwen_vl', bad: () => ['Qwen', 'x', '', 42, {}, Symbol('s'), true] },
   // IMG-1: a run's parts, a photo's bytes, type, detail and URL.
@@ -134,6 +142,7 @@ const SETTERS = {
       idleTimeoutMs: KINDS.int,
       price: KINDS['price?'],
       imageTokens: KINDS['imageTokens?'], maxImageBytes: KINDS.int, maxImagesPerRequest: KINDS.u32,
+      provider: KINDS['provider?'], thinking: KINDS['thinking?'], reasoningReplay: KINDS.reasoningReplay, extraBody: KINDS.extraBody,
     },
   },
   AgentRuntimeConfig: {

@@ -139,17 +139,22 @@ test('wire_1_a_turn_with_a_tool_call_over_anthropic_messages', async () => {
   ]);
 
   // Second request: the tool_use answered by a tool_result in the next user turn; the
-  // thinking is not sent back; the breakpoint moved to the result.
+  // thinking block goes back exactly as received, before the tool_use (THINK-2); the
+  // breakpoint moved to the result.
   assert.deepEqual(second.messages, [
     { role: 'user', content: [{ type: 'text', text: 'Weather in Beijing?' }] },
-    { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Beijing' } }] },
+    { role: 'assistant', content: [
+      { type: 'thinking', thinking: 'Look it up.', signature: 'sig' },
+      { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Beijing' } },
+    ] },
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny, 21°C', cache_control: EPHEMERAL }] },
   ]);
 
   // History in the runtime's own shape; usage with the whole prompt and the cache read.
   const history = JSON.parse(runtime.historyJson());
   assert.deepEqual(history.map((m) => m.role), ['user', 'assistant', 'tool', 'assistant']);
-  assert.equal(history[1].reasoning, 'Look it up.');
+  assert.deepEqual(history[1].thinking, [{ type: 'thinking', thinking: 'Look it up.', signature: 'sig' }], 'THINK-1: the block as received');
+  assert.equal(history[1].reasoning, undefined);
   const usages = runtime.usages();
   assert.deepEqual(usages.map((u) => [u.promptTokens, u.completionTokens, u.cachedTokens]), [[1230, 12, 0], [1225, 4, 1200]]);
   await waitFor(() => events.some((e) => e.type === 'run_finished'), 'run_finished');

@@ -140,8 +140,9 @@ impl SubAgentChildEvent {
  * kept in exportState() as token_calibration) or "provider" (the provider's last count
  * plus what was added since)),
  * "model_response", "text_delta" (iteration, delta: each piece as it streams in, or the
- * whole text once for a non-streamed answer), "reasoning_delta" (iteration, delta;
- * streaming only), "tool_call_delta" (iteration, index, name on a call's first delta,
+ * whole text once for a non-streamed answer), "reasoning_delta" (iteration, delta, and
+ * redacted: true for a block the provider encrypted; as it streams, or the whole reasoning
+ * once), "tool_call_delta" (iteration, index, name on a call's first delta,
  * arguments_delta; streaming only), "tool_call_started", "tool_call_finished"
  * (call_id, name, is_error, error_code, content, metadata), "compression" (trigger:
  * "preflight" | "post_turn" | "overflow" | "manual"; outcome; reason; episode_id;
@@ -264,11 +265,17 @@ export interface TextDeltaPayload extends EventPayload {
   delta: string;
 }
 
-/** "reasoning_delta": reasoning text arrived (streaming only); never part of the answer. */
+/**
+ * "reasoning_delta": reasoning arrived (THINK-5: Chat Completions reasoning_content, Anthropic
+ * thinking; each piece as it streams, or the whole reasoning once); never part of the answer.
+ * `redacted` is true (and `delta` "") when the provider encrypted a block (Anthropic
+ * redacted_thinking): there is reasoning, but no text to show.
+ */
 export interface ReasoningDeltaPayload extends EventPayload {
   type: 'reasoning_delta';
   iteration: number;
   delta: string;
+  redacted?: boolean;
 }
 
 /** "tool_call_delta": part of a tool call the model is still writing (streaming only). */

@@ -1,7 +1,7 @@
 //! `ModelConfig`: where and how to reach the model, a JS class holding the core config.
 
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::This;
+use napi_ohos::bindgen_prelude::{Either, FromNapiValue, JsValue, Object, This};
 use napi_ohos::Env;
 
 use crate::args::{constructing, Setting};
@@ -43,6 +43,48 @@ impl JsModelPrice {
         };
         price.validate().map_err(|m| napi_ohos::Error::new("invalid_config".to_owned(), m))?;
         Ok(price)
+    }
+}
+
+/// THINK-4: `{ effort }` or `{ budgetTokens }`, the object forms of a thinking setting.
+#[napi(object, js_name = "ThinkingLevel")]
+pub struct JsThinkingLevel {
+    #[napi(ts_type = "ThinkingEffort")]
+    pub effort: Option<String>,
+    pub budget_tokens: Option<f64>,
+}
+
+fn invalid(message: String) -> Thrown {
+    napi_ohos::Error::new("invalid_config".to_owned(), message)
+}
+
+/// The core setting of a JS thinking value (`'off'`, `'on'`, `{ effort }`, `{ budgetTokens }`).
+fn core_thinking(value: Either<String, JsThinkingLevel>) -> Result<arkagent::llm::Thinking, Thrown> {
+    use arkagent::llm::{Effort, Thinking};
+    let what = "thinking must be 'off', 'on', { effort: ThinkingEffort } or { budgetTokens: number }";
+    match value {
+        Either::A(word) => match word.as_str() {
+            "off" => Ok(Thinking::Off),
+            "on" => Ok(Thinking::On),
+            _ => Err(invalid(format!("{what}, got {word:?}"))),
+        },
+        Either::B(JsThinkingLevel { effort: Some(name), budget_tokens: None }) => Effort::from_name(&name).map(Thinking::Effort).ok_or_else(|| {
+            let known: Vec<&str> = Effort::ALL.iter().map(|e| e.as_str()).collect();
+            invalid(format!("thinking effort must be one of {}, got {name:?}", known.join(", ")))
+        }),
+        Either::B(JsThinkingLevel { effort: None, budget_tokens: Some(n) }) => Ok(Thinking::Budget(setting(n, "thinking.budgetTokens")?)),
+        Either::B(_) => Err(invalid(format!("{what}: exactly one of effort and budgetTokens"))),
+    }
+}
+
+/// A core thinking setting as JS sees it.
+fn js_thinking(thinking: arkagent::llm::Thinking) -> Either<String, JsThinkingLevel> {
+    use arkagent::llm::Thinking;
+    match thinking {
+        Thinking::Off => Either::A("off".to_owned()),
+        Thinking::On => Either::A("on".to_owned()),
+        Thinking::Effort(e) => Either::B(JsThinkingLevel { effort: Some(e.as_str().to_owned()), budget_tokens: None }),
+        Thinking::Budget(n) => Either::B(JsThinkingLevel { effort: None, budget_tokens: Some(f64::from(n)) }),
     }
 }
 
@@ -271,6 +313,71 @@ impl ModelConfig {
         self.inner.price = value.0.as_ref().map(JsModelPrice::core).transpose()?;
         Ok(())
     }
+
+    /// THINK-4: the provider; absent: recognised from baseUrl and model.
+    #[napi(getter, ts_return_type = "Provider | undefined")]
+    pub fn provider(&self) -> Optional<String> {
+        optional(self.inner.provider.map(|p| p.as_str().to_owned()))
+    }
+
+    /// A name the core does not know throws `invalid_config`.
+    #[napi(setter, ts_args_type = "value?: Provider")]
+    pub fn set_provider(&mut self, value: Setting<Option<String>>) -> Result<(), Thrown> {
+        use arkagent::llm::Provider;
+        self.inner.provider = value
+            .0
+            .map(|name| {
+                Provider::from_name(&name).ok_or_else(|| {
+                    let known: Vec<&str> = Provider::ALL.iter().map(|p| p.as_str()).collect();
+                    invalid(format!("provider must be one of {}, got {name:?}", known.join(", ")))
+                })
+            })
+            .transpose()?;
+        Ok(())
+    }
+
+    /// THINK-4: how much the model thinks; absent: the provider's default.
+    #[napi(getter, ts_return_type = "Thinking | undefined")]
+    pub fn thinking(&self) -> Optional<Either<String, JsThinkingLevel>> {
+        optional(self.inner.thinking.map(js_thinking))
+    }
+
+    #[napi(setter, ts_args_type = "value?: Thinking")]
+    pub fn set_thinking(&mut self, value: Setting<Option<Either<String, JsThinkingLevel>>>) -> Result<(), Thrown> {
+        self.inner.thinking = value.0.map(core_thinking).transpose()?;
+        Ok(())
+    }
+
+    /// THINK-2: which earlier reasoning goes back.
+    #[napi(getter, ts_return_type = "ReasoningReplay")]
+    pub fn reasoning_replay(&self) -> String {
+        self.inner.reasoning_replay.as_str().to_owned()
+    }
+
+    #[napi(setter, ts_args_type = "value: ReasoningReplay")]
+    pub fn set_reasoning_replay(&mut self, value: Setting<String>) -> Result<(), Thrown> {
+        use arkagent::llm::ReasoningReplay;
+        self.inner.reasoning_replay = ReasoningReplay::ALL.into_iter().find(|r| r.as_str() == value.0).ok_or_else(|| {
+            let known: Vec<&str> = ReasoningReplay::ALL.iter().map(|r| r.as_str()).collect();
+            invalid(format!("reasoningReplay must be one of {}, got {:?}", known.join(", "), value.0))
+        })?;
+        Ok(())
+    }
+
+    /// THINK-4: fields merged into every request body.
+    #[napi(getter, ts_return_type = "Record<string, Object>")]
+    pub fn extra_body(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.inner.extra_body.clone()
+    }
+
+    #[napi(setter, ts_args_type = "value: Record<string, Object>")]
+    pub fn set_extra_body(&mut self, env: &Env, value: Setting<Object<'_>>) -> Result<(), Thrown> {
+        // SAFETY: `value` is an object of this call's scope, on this env.
+        let body = unsafe { serde_json::Map::<String, serde_json::Value>::from_napi_value(env.raw(), value.0.raw()) }
+            .map_err(|e| invalid(format!("extraBody must be a plain JSON object: {}", e.reason)))?;
+        self.inner.extra_body = body;
+        Ok(())
+    }
 }
 
 // index.d.ts: the declarations of this module's JS API, with their docs (the promises the
@@ -363,5 +470,45 @@ export class ModelConfig {
   maxImageBytes: number;
   /** The most images one request may carry (default 100): an input past it is refused with "too_many_images". */
   maxImagesPerRequest: number;
+  /**
+   * THINK-4: the provider, which decides how `thinking` is sent and what a thinking model
+   * refuses. Unset: recognised from baseUrl's host, else from the model name (README,
+   * "Thinking models"). Another name throws "invalid_config".
+   */
+  provider?: Provider;
+  /**
+   * THINK-4: how much the model thinks — 'off', 'on', { effort } or { budgetTokens }.
+   * Unset (the default) sends nothing: the provider's default holds (DeepSeek V4, Kimi,
+   * GLM, Qwen3.5 and recent Claude models think by default). A malformed value throws
+   * "invalid_config"; a setting the provider has no switch for is refused when the runtime
+   * is created ("thinking_unsupported"), and so is an option the thinking model refuses
+   * ("thinking_conflict": a forced toolChoice or a temperature with Anthropic thinking or
+   * an OpenAI reasoning model, Qwen thinking without stream).
+   */
+  thinking?: Thinking;
+  /**
+   * THINK-2: which earlier reasoning goes back in later requests (default 'auto', the
+   * provider's rule: on 'openai', `reasoning_content` of every answer that called a tool,
+   * exactly as received — "" included, never where the provider sent none; none for Qwen;
+   * on 'anthropic', every answer's thinking blocks, byte-exact, before its tool_use).
+   */
+  reasoningReplay: ReasoningReplay;
+  /**
+   * THINK-4: fields merged into the top level of every request body (a provider option the
+   * library has no setting for), e.g. { enable_search: true }. A field the library writes
+   * itself (model, messages, tools, stream, temperature, max_tokens, the thinking fields…)
+   * is refused when the runtime is created ("extra_body_conflict"). Default {}; setting a
+   * value that is not a plain JSON object throws "invalid_config".
+   */
+  extraBody: Record<string, Object>;
 }
+
+/** THINK-4: the object forms of a thinking setting: exactly one of the two. */
+export interface ThinkingLevel {
+  effort?: ThinkingEffort;
+  budgetTokens?: number;
+}
+
+/** THINK-4: how much a model thinks (ModelConfig.thinking). */
+export type Thinking = 'off' | 'on' | ThinkingLevel;
 */

@@ -84,6 +84,9 @@ export type ErrorCode =
   | 'image_too_large'
   | 'too_many_images'
   | 'image_not_found'
+  | 'thinking_unsupported'
+  | 'thinking_conflict'
+  | 'extra_body_conflict'
   | 'invalid_argument'
   | 'private_constructor'
   | 'invalid_call'
@@ -269,6 +272,47 @@ export type ChildEnding =
 export type WireFormat =
   | 'openai'
   | 'anthropic';
+
+/**
+ * A model's provider (THINK-4): ModelConfig.provider — how thinking is switched and what a
+ * thinking model refuses (README, "Thinking models"). Generated from the Rust enum
+ * `arkagent::llm::Provider` (src/llm/thinking.rs; `as_str`): scripts/gen-dts.sh writes one
+ * string per variant.
+ */
+export type Provider =
+  | 'deepseek'
+  | 'kimi'
+  | 'glm'
+  | 'qwen'
+  | 'doubao'
+  | 'anthropic'
+  | 'openai'
+  | 'other';
+
+/**
+ * An effort level of a thinking model (THINK-4): ThinkingLevel.effort. Generated from the
+ * Rust enum `arkagent::llm::Effort` (src/llm/thinking.rs; `as_str`): scripts/gen-dts.sh
+ * writes one string per variant.
+ */
+export type ThinkingEffort =
+  | 'minimal'
+  | 'low'
+  | 'medium'
+  | 'high'
+  | 'xhigh'
+  | 'max';
+
+/**
+ * Which earlier reasoning goes back in later requests (THINK-2):
+ * ModelConfig.reasoningReplay. Generated from the Rust enum
+ * `arkagent::llm::ReasoningReplay` (src/llm/thinking.rs; `as_str`): scripts/gen-dts.sh
+ * writes one string per variant.
+ */
+export type ReasoningReplay =
+  | 'auto'
+  | 'tool_calls'
+  | 'all'
+  | 'none';
 
 /**
  * An Error thrown or rejected by the module, typed: its `code` is one of ErrorCode (see
@@ -500,8 +544,9 @@ export class ToolContext {
  * kept in exportState() as token_calibration) or "provider" (the provider's last count
  * plus what was added since)),
  * "model_response", "text_delta" (iteration, delta: each piece as it streams in, or the
- * whole text once for a non-streamed answer), "reasoning_delta" (iteration, delta;
- * streaming only), "tool_call_delta" (iteration, index, name on a call's first delta,
+ * whole text once for a non-streamed answer), "reasoning_delta" (iteration, delta, and
+ * redacted: true for a block the provider encrypted; as it streams, or the whole reasoning
+ * once), "tool_call_delta" (iteration, index, name on a call's first delta,
  * arguments_delta; streaming only), "tool_call_started", "tool_call_finished"
  * (call_id, name, is_error, error_code, content, metadata), "compression" (trigger:
  * "preflight" | "post_turn" | "overflow" | "manual"; outcome; reason; episode_id;
@@ -624,11 +669,17 @@ export interface TextDeltaPayload extends EventPayload {
   delta: string;
 }
 
-/** "reasoning_delta": reasoning text arrived (streaming only); never part of the answer. */
+/**
+ * "reasoning_delta": reasoning arrived (THINK-5: Chat Completions reasoning_content, Anthropic
+ * thinking; each piece as it streams, or the whole reasoning once); never part of the answer.
+ * `redacted` is true (and `delta` "") when the provider encrypted a block (Anthropic
+ * redacted_thinking): there is reasoning, but no text to show.
+ */
 export interface ReasoningDeltaPayload extends EventPayload {
   type: 'reasoning_delta';
   iteration: number;
   delta: string;
+  redacted?: boolean;
 }
 
 /** "tool_call_delta": part of a tool call the model is still writing (streaming only). */
@@ -938,7 +989,47 @@ export class ModelConfig {
   maxImageBytes: number;
   /** The most images one request may carry (default 100): an input past it is refused with "too_many_images". */
   maxImagesPerRequest: number;
+  /**
+   * THINK-4: the provider, which decides how `thinking` is sent and what a thinking model
+   * refuses. Unset: recognised from baseUrl's host, else from the model name (README,
+   * "Thinking models"). Another name throws "invalid_config".
+   */
+  provider?: Provider;
+  /**
+   * THINK-4: how much the model thinks — 'off', 'on', { effort } or { budgetTokens }.
+   * Unset (the default) sends nothing: the provider's default holds (DeepSeek V4, Kimi,
+   * GLM, Qwen3.5 and recent Claude models think by default). A malformed value throws
+   * "invalid_config"; a setting the provider has no switch for is refused when the runtime
+   * is created ("thinking_unsupported"), and so is an option the thinking model refuses
+   * ("thinking_conflict": a forced toolChoice or a temperature with Anthropic thinking or
+   * an OpenAI reasoning model, Qwen thinking without stream).
+   */
+  thinking?: Thinking;
+  /**
+   * THINK-2: which earlier reasoning goes back in later requests (default 'auto', the
+   * provider's rule: on 'openai', `reasoning_content` of every answer that called a tool,
+   * exactly as received — "" included, never where the provider sent none; none for Qwen;
+   * on 'anthropic', every answer's thinking blocks, byte-exact, before its tool_use).
+   */
+  reasoningReplay: ReasoningReplay;
+  /**
+   * THINK-4: fields merged into the top level of every request body (a provider option the
+   * library has no setting for), e.g. { enable_search: true }. A field the library writes
+   * itself (model, messages, tools, stream, temperature, max_tokens, the thinking fields…)
+   * is refused when the runtime is created ("extra_body_conflict"). Default {}; setting a
+   * value that is not a plain JSON object throws "invalid_config".
+   */
+  extraBody: Record<string, Object>;
 }
+
+/** THINK-4: the object forms of a thinking setting: exactly one of the two. */
+export interface ThinkingLevel {
+  effort?: ThinkingEffort;
+  budgetTokens?: number;
+}
+
+/** THINK-4: how much a model thinks (ModelConfig.thinking). */
+export type Thinking = 'off' | 'on' | ThinkingLevel;
 
 /**
  * The structured summary prompt of the default compressor (CMP-8): it asks for one

@@ -1,0 +1,446 @@
+//! THINK-1..THINK-5 through the public Rust API, against the strict thinking providers of
+//! `thinking_fake` (DeepSeek, Kimi, Qwen and Claude rules, whole and streamed).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arkagent::compress::ContextCompressorConfig;
+use arkagent::history::ThinkingBlock;
+use arkagent::llm::{Effort, ReasoningReplay, Thinking, ToolChoice};
+use arkagent::runtime::DelegationConfig;
+use arkagent::{
+    AgentEvent, AgentObserver, AgentRuntime, AgentRuntimeConfig, Compression, ErrorCode, EventKind, HistoryInvariants, Message, RunStatus,
+    SequentialIdGenerator, SqliteStore, ToolDefinition, ToolRegistry,
+};
+use serde_json::{json, Value};
+
+use crate::prefix::{check_sequence, ChatCompletions, WireView};
+use crate::store::temp_dir;
+use crate::support::{WeatherTool, API_KEY};
+use crate::thinking_fake::{Flavor, ThinkingProvider};
+
+/// Every provider that requires its reasoning back, on each wire format.
+const STRICT: [Flavor; 3] = [Flavor::DeepSeek, Flavor::Kimi, Flavor::Anthropic];
+
+fn config(flavor: Flavor, stream: bool) -> AgentRuntimeConfig {
+    let mut c = AgentRuntimeConfig::new(flavor.config(API_KEY, stream));
+    let mut tools = ToolRegistry::new();
+    tools.register(ToolDefinition::new("weather", "Weather for a city", json!({"type": "object"})), Arc::new(WeatherTool::default())).unwrap();
+    c.tools = tools;
+    c.system_prompt = "You are a weather assistant.".into();
+    c.session_id = Some(format!("think-{flavor:?}-{stream}"));
+    c.id_generator = Arc::new(SequentialIdGenerator::new("t"));
+    c
+}
+
+/// Collects events.
+#[derive(Default)]
+struct Events(Mutex<Vec<AgentEvent>>);
+
+impl AgentObserver for Events {
+    fn on_event(&self, event: &AgentEvent) {
+        self.0.lock().unwrap().push(event.clone());
+    }
+}
+
+impl Events {
+    fn reasoning(&self) -> (String, usize) {
+        let mut text = String::new();
+        let mut redacted = 0;
+        for e in self.0.lock().unwrap().iter() {
+            if let EventKind::ReasoningDelta { delta, redacted: r, .. } = &e.kind {
+                text.push_str(delta);
+                redacted += usize::from(*r);
+            }
+        }
+        (text, redacted)
+    }
+}
+
+fn each_mode() -> impl Iterator<Item = (Flavor, bool)> {
+    STRICT.into_iter().flat_map(|f| [(f, false), (f, true)])
+}
+
+/// The reasoning every answer of `rt`'s history carries (Chat Completions text or the
+/// Anthropic blocks' text).
+fn answers_with_reasoning(rt: &AgentRuntime) -> usize {
+    rt.messages().iter().filter(|m| m.reasoning_text().is_some()).count()
+}
+
+#[tokio::test]
+async fn think_2_tool_loops_complete_against_each_strict_provider_whole_and_streamed() {
+    for (flavor, stream) in each_mode() {
+        let provider = ThinkingProvider::new(flavor, API_KEY, 3);
+        let rt = AgentRuntime::new(config(flavor, stream), provider.clone()).unwrap();
+        let events = Arc::new(Events::default());
+        let _sub = rt.subscribe(events.clone());
+        for run in 0..3 {
+            let out = rt.run(format!("run {run}: the weather in Paris?")).await.unwrap_or_else(|e| panic!("{flavor:?} stream={stream}: {e} {:?}", provider.refusals()));
+            assert_eq!(out.status, RunStatus::Completed, "{flavor:?} stream={stream}");
+            assert!(out.final_text.unwrap().starts_with("done"));
+            assert_eq!(out.iterations, 4, "three tool rounds and the answer");
+        }
+        assert!(provider.refusals().is_empty(), "{:?}", provider.refusals());
+        assert_eq!(provider.bodies().len(), 12);
+        // THINK-1: every answer kept its reasoning; the history stays paired.
+        assert_eq!(answers_with_reasoning(&rt), 12, "{flavor:?}");
+        assert!(HistoryInvariants::tool_calls_paired(&rt.messages()));
+        // THINK-5: reasoning tokens in every usage and the totals; reasoning deltas on both wires.
+        let usages = rt.usages();
+        assert!(usages.iter().all(|u| u.reasoning_tokens.is_some()), "{flavor:?}: {usages:?}");
+        let sum: u64 = usages.iter().filter_map(|u| u.reasoning_tokens).sum();
+        assert!(sum > 0);
+        assert_eq!(rt.total_usage().total.reasoning_tokens, sum);
+        let (text, redacted) = events.reasoning();
+        assert!(text.contains("the user wants the weather"), "{flavor:?} stream={stream}");
+        if flavor == Flavor::Anthropic {
+            assert!(redacted > 0, "redacted blocks are marked in the events");
+        }
+    }
+}
+
+#[tokio::test]
+async fn think_2_a_loop_that_drops_the_reasoning_is_refused_by_each_strict_provider() {
+    for (flavor, stream) in each_mode() {
+        let provider = ThinkingProvider::new(flavor, API_KEY, 2);
+        let mut c = config(flavor, stream);
+        c.model.reasoning_replay = ReasoningReplay::None;
+        let rt = AgentRuntime::new(c, provider.clone()).unwrap();
+        let err = rt.run("the weather?").await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::LlmBadRequest, "{flavor:?}");
+        let refusal = provider.refusals().pop().unwrap();
+        let expected = match flavor {
+            Flavor::DeepSeek => "The reasoning_content in the thinking mode must be passed back to the API.",
+            Flavor::Kimi => "reasoning_content is missing in assistant tool call message at index 2",
+            _ => "Expected `thinking` or `redacted_thinking`, but found `tool_use`",
+        };
+        assert!(refusal.contains(expected), "{refusal}");
+    }
+}
+
+#[tokio::test]
+async fn think_2_a_changed_reasoning_or_signature_is_refused() {
+    for flavor in STRICT {
+        let provider = ThinkingProvider::new(flavor, API_KEY, 1);
+        let rt = AgentRuntime::new(config(flavor, false), provider.clone()).unwrap();
+        rt.run("first").await.unwrap();
+        // An import of the same history with one byte of the first answer's reasoning changed.
+        let mut state: Value = serde_json::from_str(&rt.export_state().unwrap()).unwrap();
+        let answer = &mut state["history"]["messages"][1];
+        match flavor {
+            Flavor::Anthropic => {
+                let sig = answer["thinking"][0]["signature"].as_str().unwrap().replace("sig", "SIG");
+                answer["thinking"][0]["signature"] = json!(sig);
+            }
+            _ => answer["reasoning"] = json!(format!("{} ", answer["reasoning"].as_str().unwrap())),
+        }
+        // The tool cycle stays open so that its reasoning is required: cut the final answer.
+        let messages = state["history"]["messages"].as_array_mut().unwrap();
+        messages.truncate(3);
+        let tampered = AgentRuntime::new(config(flavor, false), provider.clone()).unwrap();
+        tampered.import_state(&state.to_string()).unwrap();
+        let err = tampered.run("again").await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::LlmBadRequest, "{flavor:?}");
+    }
+}
+
+#[tokio::test]
+async fn think_2_no_request_carries_reasoning_the_provider_never_sent_and_thinking_switches_off() {
+    for flavor in Flavor::ALL {
+        for stream in [false, true] {
+            let provider = ThinkingProvider::new(flavor, API_KEY, 2);
+            let mut c = config(flavor, stream);
+            c.model.thinking = Some(Thinking::Off);
+            let rt = AgentRuntime::new(c, provider.clone()).unwrap();
+            let out = rt.run("the weather?").await.unwrap_or_else(|e| panic!("{flavor:?}: {e} {:?}", provider.refusals()));
+            assert_eq!(out.status, RunStatus::Completed);
+            for body in provider.bodies() {
+                let v: Value = serde_json::from_str(&body).unwrap();
+                match flavor {
+                    Flavor::Qwen => assert_eq!(v["enable_thinking"], json!(false), "{body}"),
+                    _ => assert_eq!(v["thinking"], json!({"type": "disabled"}), "{body}"),
+                }
+                assert!(!body.contains("reasoning_content") && !body.contains(r#""type":"thinking""#), "{flavor:?}: {body}");
+            }
+            assert_eq!(answers_with_reasoning(&rt), 0);
+        }
+    }
+}
+
+#[tokio::test]
+async fn think_4_qwen_without_streaming_is_sent_thinking_off_and_completes() {
+    let provider = ThinkingProvider::new(Flavor::Qwen, API_KEY, 2);
+    let rt = AgentRuntime::new(config(Flavor::Qwen, false), provider.clone()).unwrap();
+    rt.run("the weather?").await.unwrap();
+    assert!(provider.bodies().iter().all(|b| b.contains(r#""enable_thinking":false"#)));
+    // Streamed, Qwen thinks by default and its reasoning is not sent back (auto: none).
+    let provider = ThinkingProvider::new(Flavor::Qwen, API_KEY, 2);
+    let rt = AgentRuntime::new(config(Flavor::Qwen, true), provider.clone()).unwrap();
+    rt.run("the weather?").await.unwrap();
+    assert_eq!(answers_with_reasoning(&rt), 3);
+    assert!(provider.bodies().iter().all(|b| !b.contains("enable_thinking") && !b.contains("reasoning_content")));
+}
+
+/// A run that stops after its first tool round, the cycle left open in the history.
+fn stop_mid_cycle(c: &mut AgentRuntimeConfig) {
+    c.max_iterations = 1;
+}
+
+#[tokio::test]
+async fn think_1_sqlite_resume_and_import_continue_an_open_tool_cycle() {
+    for (flavor, stream) in each_mode() {
+        let dir = temp_dir("think-store");
+        let path = dir.join("s.db");
+        let provider = ThinkingProvider::new(flavor, API_KEY, 2);
+        let mut c = config(flavor, stream);
+        c.store = Some(Arc::new(SqliteStore::open(&path).unwrap()));
+        stop_mid_cycle(&mut c);
+        let rt = AgentRuntime::new(c, provider.clone()).unwrap();
+        let out = rt.run("the weather?").await.unwrap();
+        assert_eq!(out.status, RunStatus::MaxIterations);
+        let exported = rt.export_state().unwrap();
+        let before = rt.messages();
+        drop(rt);
+        // Resumed from SQLite by a new runtime: the reasoning is read back exactly.
+        let mut c = config(flavor, stream);
+        c.store = Some(Arc::new(SqliteStore::open(&path).unwrap()));
+        let resumed = AgentRuntime::new(c, provider.clone()).unwrap();
+        assert_eq!(resumed.messages(), before, "{flavor:?}: the store keeps the reasoning as received");
+        let out = resumed.run("go on").await.unwrap_or_else(|e| panic!("{flavor:?}: {e} {:?}", provider.refusals()));
+        assert_eq!(out.status, RunStatus::Completed);
+        // Imported into a runtime without a store.
+        let imported = AgentRuntime::new(config(flavor, stream), provider.clone()).unwrap();
+        imported.import_state(&exported).unwrap();
+        assert_eq!(imported.messages(), before);
+        imported.run("go on").await.unwrap_or_else(|e| panic!("{flavor:?}: {e} {:?}", provider.refusals()));
+        assert!(provider.refusals().is_empty());
+    }
+}
+
+fn compressing(c: &mut AgentRuntimeConfig, summarizer: Option<arkagent::ModelConfig>) {
+    let config = ContextCompressorConfig { keep_recent_message_count: 2, min_messages_to_summarize: 2, ..ContextCompressorConfig::with_threshold(300) };
+    c.compression = Some(Compression::Default { config, summarizer });
+}
+
+#[tokio::test]
+async fn think_3_both_summarizer_paths_carry_the_reasoning_and_the_loop_goes_on() {
+    for (flavor, stream) in each_mode() {
+        for chunked in [false, true] {
+            let provider = ThinkingProvider::new(flavor, API_KEY, 3);
+            let mut c = config(flavor, stream);
+            // The chunked path: a summarizer on another model of the same provider.
+            let summarizer = chunked.then(|| {
+                let mut s = flavor.config(API_KEY, stream);
+                s.model.push_str("-summarizer");
+                s
+            });
+            compressing(&mut c, summarizer);
+            let rt = AgentRuntime::new(c, provider.clone()).unwrap();
+            for run in 0..2 {
+                rt.run(format!("run {run}: the weather?")).await.unwrap_or_else(|e| panic!("{flavor:?} chunked={chunked}: {e} {:?}", provider.refusals()));
+            }
+            assert!(!rt.episodic_memories().is_empty(), "{flavor:?} chunked={chunked}: a compression was committed");
+            let bodies = provider.bodies();
+            let summaries: Vec<&String> = bodies.iter().filter(|b| crate::thinking_fake::is_summary(&serde_json::from_str(b).unwrap(), flavor)).collect();
+            assert!(!summaries.is_empty());
+            for s in summaries {
+                if chunked {
+                    assert!(s.contains("[assistant reasoning] Step"), "THINK-3: the transcript carries the reasoning: {s}");
+                } else {
+                    // The conversation's bytes: the reasoning goes back as the provider requires.
+                    let carried = if flavor == Flavor::Anthropic { r#""type":"thinking""# } else { "reasoning_content" };
+                    assert!(s.contains(carried), "THINK-3: {s}");
+                }
+            }
+            assert!(provider.refusals().is_empty(), "{:?}", provider.refusals());
+            assert!(HistoryInvariants::tool_calls_paired(&rt.messages()));
+        }
+    }
+}
+
+#[tokio::test]
+async fn think_1_a_child_sub_agent_on_a_thinking_model_completes_its_tool_loop() {
+    for (flavor, stream) in each_mode() {
+        let provider = ThinkingProvider::new(flavor, API_KEY, 2);
+        let mut c = config(flavor, stream);
+        c.delegation = Some(DelegationConfig { allow_clone: true, ..Default::default() });
+        let rt = AgentRuntime::new(c, provider.clone()).unwrap();
+        let out = rt.run("ask a helper for the weather").await.unwrap_or_else(|e| panic!("{flavor:?}: {e} {:?}", provider.refusals()));
+        assert_eq!(out.status, RunStatus::Completed);
+        let result = rt.messages().into_iter().find_map(|m| match m {
+            Message::Tool { content, .. } if content.text().contains("done") => Some(content.text().into_owned()),
+            _ => None,
+        });
+        assert!(result.is_some(), "{flavor:?}: the child's answer reached the parent");
+        assert!(rt.total_usage().children.reasoning_tokens > 0, "the child's reasoning tokens are counted");
+        assert!(provider.refusals().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn think_5_cancel_mid_reasoning_leaves_a_paired_history_and_the_next_run_completes() {
+    for flavor in STRICT {
+        let provider = ThinkingProvider::new(flavor, API_KEY, 2);
+        provider.hang_at(1); // the second call: after a tool round, mid-reasoning
+        let rt = Arc::new(AgentRuntime::new(config(flavor, true), provider.clone()).unwrap());
+        let events = Arc::new(Events::default());
+        let _sub = rt.subscribe(events.clone());
+        let run = tokio::spawn({
+            let rt = rt.clone();
+            async move { rt.run("the weather?").await }
+        });
+        for _ in 0..500 {
+            if events.0.lock().unwrap().iter().any(|e| matches!(e.kind, EventKind::ReasoningDelta { iteration: 2, .. })) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(rt.cancel());
+        let out = run.await.unwrap().unwrap();
+        assert_eq!(out.status, RunStatus::Cancelled, "{flavor:?}");
+        assert!(HistoryInvariants::tool_calls_paired(&rt.messages()));
+        let next = rt.run("again").await.unwrap_or_else(|e| panic!("{flavor:?}: {e} {:?}", provider.refusals()));
+        assert_eq!(next.status, RunStatus::Completed);
+    }
+}
+
+#[tokio::test]
+async fn think_2_cost_4_requests_extend_each_other_with_the_reasoning_replayed() {
+    for (flavor, stream) in each_mode() {
+        let provider = ThinkingProvider::new(flavor, API_KEY, 3);
+        let rt = AgentRuntime::new(config(flavor, stream), provider.clone()).unwrap();
+        for run in 0..3 {
+            rt.run(format!("run {run}")).await.unwrap();
+        }
+        let bodies = provider.bodies();
+        let view: &dyn WireView = if flavor == Flavor::Anthropic { &crate::prefix::AnthropicMessages } else { &ChatCompletions };
+        let (extended, _) = check_sequence(view, &bodies, &vec![false; bodies.len()]);
+        assert_eq!(extended, bodies.len() - 1);
+        // The replayed reasoning is in the bytes the cache has seen.
+        let last = bodies.last().unwrap();
+        let replayed = last.matches(if flavor == Flavor::Anthropic { r#""signature""# } else { "reasoning_content" }).count();
+        assert!(replayed >= 6, "{flavor:?}: {replayed}");
+    }
+}
+
+#[test]
+fn think_4_settings_a_provider_refuses_are_refused_before_any_request() {
+    let new = |c: AgentRuntimeConfig| AgentRuntime::new(c, ThinkingProvider::new(Flavor::DeepSeek, API_KEY, 1)).err().map(|e| e.code());
+    let with = |flavor: Flavor, stream: bool, f: &dyn Fn(&mut AgentRuntimeConfig)| {
+        let mut c = config(flavor, stream);
+        f(&mut c);
+        new(c)
+    };
+    // thinking_unsupported: a setting with no switch at that provider.
+    assert_eq!(with(Flavor::DeepSeek, true, &|c| c.model.thinking = Some(Thinking::Budget(2048))), Some(ErrorCode::ThinkingUnsupported));
+    assert_eq!(with(Flavor::Kimi, true, &|c| c.model.thinking = Some(Thinking::Effort(Effort::High))), Some(ErrorCode::ThinkingUnsupported));
+    // thinking_conflict: what the thinking model refuses.
+    let anthropic_forced = |c: &mut AgentRuntimeConfig| {
+        c.model.thinking = Some(Thinking::On);
+        c.tool_choice = Some(ToolChoice::Required);
+    };
+    assert_eq!(with(Flavor::Anthropic, true, &anthropic_forced), Some(ErrorCode::ThinkingConflict));
+    assert_eq!(with(Flavor::Qwen, false, &|c| c.model.thinking = Some(Thinking::On)), Some(ErrorCode::ThinkingConflict));
+    let openai = |c: &mut AgentRuntimeConfig| {
+        c.model = arkagent::ModelConfig::new("https://api.openai.com/v1", API_KEY, "o3");
+        c.model.temperature = Some(0.3);
+    };
+    assert_eq!(with(Flavor::DeepSeek, true, &openai), Some(ErrorCode::ThinkingConflict));
+    // extra_body_conflict: a field the library writes.
+    assert_eq!(with(Flavor::DeepSeek, true, &|c| { c.model.extra_body.insert("model".into(), json!("x")); }), Some(ErrorCode::ExtraBodyConflict));
+    let both = |c: &mut AgentRuntimeConfig| {
+        c.model.thinking = Some(Thinking::Off);
+        c.model.extra_body.insert("thinking".into(), json!({"type": "enabled"}));
+    };
+    assert_eq!(with(Flavor::DeepSeek, true, &both), Some(ErrorCode::ExtraBodyConflict));
+    // The summarizer is checked too.
+    let summarizer = |c: &mut AgentRuntimeConfig| {
+        let mut s = Flavor::Qwen.config(API_KEY, false);
+        s.thinking = Some(Thinking::On);
+        compressing(c, Some(s));
+    };
+    assert_eq!(with(Flavor::DeepSeek, true, &summarizer), Some(ErrorCode::ThinkingConflict));
+    // Allowed: extra_body without thinking set, a conflict switched off.
+    assert_eq!(with(Flavor::DeepSeek, true, &|c| { c.model.extra_body.insert("thinking".into(), json!({"type": "enabled"})); }), None);
+    let off = |c: &mut AgentRuntimeConfig| {
+        c.model.thinking = Some(Thinking::Off);
+        c.tool_choice = Some(ToolChoice::Required);
+    };
+    assert_eq!(with(Flavor::Anthropic, true, &off), None);
+}
+
+#[tokio::test]
+async fn think_4_extra_body_and_thinking_fields_reach_every_request() {
+    let provider = ThinkingProvider::new(Flavor::DeepSeek, API_KEY, 1);
+    let mut c = config(Flavor::DeepSeek, true);
+    c.model.thinking = Some(Thinking::Effort(Effort::High));
+    c.model.extra_body.insert("user_id".into(), json!("u-42"));
+    c.model.max_tokens = Some(900);
+    let rt = AgentRuntime::new(c, provider.clone()).unwrap();
+    rt.run("the weather?").await.unwrap();
+    for body in provider.bodies() {
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!((&v["thinking"], &v["reasoning_effort"], &v["user_id"], &v["max_tokens"]), (&json!({"type": "enabled"}), &json!("high"), &json!("u-42"), &json!(900)));
+    }
+    // OpenAI takes max_completion_tokens, never max_tokens.
+    let mut c = AgentRuntimeConfig::new(arkagent::ModelConfig::new("https://api.openai.com/v1", API_KEY, "gpt-5.1"));
+    c.model.max_tokens = Some(900);
+    let rt = AgentRuntime::new(c, ThinkingProvider::new(Flavor::DeepSeek, API_KEY, 0)).unwrap();
+    let body: Value = serde_json::from_str(&rt.request_body_from_scratch()).unwrap();
+    assert_eq!((body.get("max_tokens"), &body["max_completion_tokens"]), (None, &json!(900)));
+}
+
+#[tokio::test]
+async fn think_2_a_secret_in_a_signed_block_is_dropped_never_altered() {
+    let provider = ThinkingProvider::new(Flavor::Anthropic, API_KEY, 1);
+    let rt = AgentRuntime::new(config(Flavor::Anthropic, false), provider).unwrap();
+    rt.run("first").await.unwrap();
+    let mut state: Value = serde_json::from_str(&rt.export_state().unwrap()).unwrap();
+    let blocks = state["history"]["messages"][1]["thinking"].clone();
+    assert!(!blocks.as_array().unwrap().is_empty(), "a signed thinking block");
+    // An imported history whose second answer's block holds the key.
+    let mut leaked = blocks.clone();
+    leaked[0]["thinking"] = json!(format!("the key is {API_KEY}"));
+    state["history"]["messages"][1]["thinking"] = leaked;
+    let other = AgentRuntime::new(config(Flavor::Anthropic, false), ThinkingProvider::new(Flavor::Anthropic, API_KEY, 1)).unwrap();
+    other.import_state(&state.to_string()).unwrap();
+    let export = other.export_state().unwrap();
+    assert!(!export.contains(API_KEY), "the secret is not kept");
+    let Message::Assistant { thinking, .. } = &other.messages()[1] else { panic!() };
+    assert!(thinking.is_empty(), "the answer's blocks are dropped whole, not rewritten");
+    // A block without a secret is kept byte for byte.
+    let Message::Assistant { thinking, .. } = &rt.messages()[1] else { panic!() };
+    assert_eq!(serde_json::to_value(thinking).unwrap(), blocks);
+}
+
+#[tokio::test]
+async fn think_2_a_compression_keeps_only_the_open_cycles_blocks() {
+    let provider = ThinkingProvider::new(Flavor::Anthropic, API_KEY, 3);
+    let mut c = config(Flavor::Anthropic, false);
+    compressing(&mut c, None);
+    let rt = AgentRuntime::new(c, provider.clone()).unwrap();
+    rt.run("run 0").await.unwrap();
+    rt.run("run 1").await.unwrap();
+    assert!(!rt.episodic_memories().is_empty());
+    let messages = rt.messages();
+    let with_blocks: Vec<usize> = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| matches!(m, Message::Assistant { thinking, .. } if !thinking.is_empty()))
+        .map(|(i, _)| i)
+        .collect();
+    // Blocks made after the last compression are kept; none made before it survive in the
+    // kept messages unless they belong to a cycle that was open at that compression.
+    let archived: usize = rt.episodic_memories().iter().map(|e| e.archived_messages.iter().filter(|m| matches!(m, Message::Assistant { thinking, .. } if !thinking.is_empty())).count()).sum();
+    assert!(archived > 0, "the episodes keep the archived answers' blocks as they were");
+    assert!(!with_blocks.is_empty());
+    assert!(provider.refusals().is_empty());
+    // The blocks that remain are byte-exact copies of what the provider gave.
+    for i in with_blocks {
+        let Message::Assistant { thinking, .. } = &messages[i] else { unreachable!() };
+        assert!(thinking.iter().all(|b| match b {
+            ThinkingBlock::Thinking { signature, .. } => signature.starts_with("EqQB"),
+            ThinkingBlock::RedactedThinking { data } => data.starts_with("EmwK"),
+        }));
+    }
+}
