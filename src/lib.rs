@@ -19,7 +19,7 @@
 //! use std::sync::Arc;
 //! use arkagent::{AgentRuntime, AgentRuntimeConfig, ModelConfig};
 //! # async fn demo(transport: Arc<dyn arkagent::HttpTransport>) -> Result<(), arkagent::ArkAgentError> {
-//! let model = ModelConfig::new("https://api.deepseek.com/v1", "sk-...", "deepseek-chat");
+//! let model = ModelConfig::new("https://api.deepseek.com/v1", "sk-...", "deepseek-v4-flash");
 //! let runtime = AgentRuntime::new(AgentRuntimeConfig::new(model), transport)?;
 //! let outcome = runtime.run("What is 2 + 2?").await?;
 //! println!("{:?}", outcome.final_text);

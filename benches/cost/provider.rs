@@ -125,6 +125,10 @@ impl Provider {
         if let Some(id) = message["tool_call_id"].as_str() {
             texts.push(id.to_owned());
         }
+        // THINK-2: reasoning sent back is rendered before the answer, as DeepSeek does.
+        if let Some(reasoning) = message["reasoning_content"].as_str() {
+            texts.push(reasoning.to_owned());
+        }
         if let Some(content) = message["content"].as_str() {
             texts.push(content.to_owned());
         }

@@ -68,7 +68,7 @@ fn answers_with_reasoning(rt: &AgentRuntime) -> usize {
 }
 
 #[tokio::test]
-async fn think_2_tool_loops_complete_against_each_strict_provider_whole_and_streamed() {
+async fn think_2_think_5_tool_loops_complete_against_each_strict_provider_whole_and_streamed() {
     for (flavor, stream) in each_mode() {
         let provider = ThinkingProvider::new(flavor, API_KEY, 3);
         let rt = AgentRuntime::new(config(flavor, stream), provider.clone()).unwrap();
@@ -443,4 +443,73 @@ async fn think_2_a_compression_keeps_only_the_open_cycles_blocks() {
             ThinkingBlock::RedactedThinking { data } => data.starts_with("EmwK"),
         }));
     }
+}
+
+#[test]
+fn think_5_docs_and_examples_default_to_a_model_that_exists() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    for file in ["README.md", "src/lib.rs", "ohos/arkagent/README.md", "ohos/arkagent/Index.ets", "ohos/example/src/main/ets/pages/Index.ets", "examples/demo/src/config.rs", "examples/demo/src/repl.rs"] {
+        for line in read(file).lines().filter(|l| l.contains("deepseek-chat") || l.contains("deepseek-reasoner")) {
+            assert!(line.contains("retired"), "{file} names a retired model: {line}");
+        }
+    }
+    let readme = read("README.md");
+    // The ArkTS, C and Rust quickstarts and the cost example.
+    assert!(readme.matches("deepseek-v4-flash").count() >= 5);
+    assert!(read("ohos/example/src/main/ets/pages/Index.ets").contains("const DEFAULT_MODEL: string = 'deepseek-v4-flash';"));
+    assert!(read("examples/demo/src/config.rs").contains(r#"pub const DEFAULT_MODEL: &str = "deepseek-v4-flash";"#));
+    // THINK-4: the provider table names every provider and how to switch thinking off.
+    let section = readme.split("## Thinking models").nth(1).unwrap().split("\n## ").next().unwrap();
+    for provider in arkagent::llm::Provider::ALL {
+        assert!(section.contains(&format!("| `{}`", provider.as_str())), "the table has a row for {}", provider.as_str());
+    }
+    for code in [ErrorCode::ThinkingUnsupported, ErrorCode::ThinkingConflict, ErrorCode::ExtraBodyConflict] {
+        assert!(section.contains(code.as_str()), "{code:?}");
+    }
+    assert!(section.contains("model.thinking = 'off'") && section.contains(r#""thinking":"off""#) && section.contains("Thinking::Off"));
+}
+
+#[test]
+fn think_2_apply_compression_drops_the_kept_answers_blocks_but_the_open_cycles() {
+    use arkagent::compress::{apply_compression, StagedCompression};
+    use arkagent::history::ThinkingBlocks;
+    use arkagent::{AgentState, ToolCall};
+    let blocks = |n: u32| -> ThinkingBlocks {
+        vec![ThinkingBlock::Thinking { thinking: format!("t{n}"), signature: format!("s{n}") }, ThinkingBlock::RedactedThinking { data: format!("d{n}") }].into()
+    };
+    let answer = |n: u32, calls: Vec<ToolCall>| Message::Assistant { content: None, tool_calls: calls, reasoning: None, thinking: blocks(n) };
+    let call = |id: &str| ToolCall { id: id.into(), name: "weather".into(), arguments: "{}".into() };
+    let mut state = AgentState::new("s");
+    state.history.messages = vec![
+        Message::user("q1"),
+        answer(1, vec![call("a")]),
+        Message::tool_result("a", "r", false),
+        Message::Assistant { content: Some("ok".into()), tool_calls: vec![], reasoning: None, thinking: blocks(2) },
+        Message::user("q2"),
+        answer(3, vec![call("b")]),
+        Message::tool_result("b", "r", false),
+        answer(4, vec![call("c")]),
+        Message::tool_result("c", "r", false),
+    ];
+    let before = state.history.messages.clone();
+    let staged = StagedCompression { split_index: 3, summary: "<state_snapshot>s</state_snapshot>".into(), episode_id: "e1".into(), created_at_ms: 1 };
+    apply_compression(&mut state, staged).unwrap();
+    let kept = &state.history.messages;
+    let thinking = |m: &Message| match m {
+        Message::Assistant { thinking, .. } => thinking.clone(),
+        _ => ThinkingBlocks::new(),
+    };
+    // Kept: the final answer 2 and the closed cycle 3 lose their blocks; the open cycle 4 keeps them.
+    assert!(thinking(&kept[0]).is_empty() && thinking(&kept[2]).is_empty());
+    assert_eq!(thinking(&kept[4]), blocks(4));
+    // The episode keeps the archived answer's blocks as they were.
+    assert_eq!(state.history.episodic_memories[0].archived_messages[1], before[1]);
+    // After a final answer there is no open cycle: every kept block goes.
+    let mut closed = AgentState::new("s");
+    closed.history.messages = before[..4].to_vec();
+    closed.history.messages.push(Message::user("q2"));
+    closed.history.messages.push(Message::Assistant { content: Some("fine".into()), tool_calls: vec![], reasoning: None, thinking: blocks(5) });
+    apply_compression(&mut closed, StagedCompression { split_index: 3, summary: "<state_snapshot>s</state_snapshot>".into(), episode_id: "e2".into(), created_at_ms: 1 }).unwrap();
+    assert!(closed.history.messages.iter().all(|m| thinking(m).is_empty()));
 }

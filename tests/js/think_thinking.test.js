@@ -41,7 +41,7 @@ function runtime(flavor, stream, { provider = new ThinkingProvider(flavor, { rou
 
 const MODES = FLAVORS.flatMap((f) => [[f, false], [f, true]]);
 
-test('think_2_tool_loops_complete_against_each_strict_provider_whole_and_streamed', async () => {
+test('think_2_think_5_tool_loops_complete_against_each_strict_provider_whole_and_streamed', async () => {
   for (const [flavor, stream] of MODES) {
     const { rt, provider } = runtime(flavor, stream);
     const events = [];

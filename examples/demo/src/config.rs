@@ -1,6 +1,7 @@
 //! Command line and environment: which endpoint (offline simulated server by default, a
-//! real one when `ARKAGENT_BASE_URL`, `ARKAGENT_API_KEY` and `ARKAGENT_MODEL` are all
-//! set), streaming on or off, and the scripted input.
+//! real one when `ARKAGENT_BASE_URL` and `ARKAGENT_API_KEY` are set, with the model
+//! `ARKAGENT_MODEL`, default [`DEFAULT_MODEL`]), streaming on or off, and the scripted
+//! input.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -21,6 +22,10 @@ pub const ENV_BASE_URL: &str = "ARKAGENT_BASE_URL";
 pub const ENV_API_KEY: &str = "ARKAGENT_API_KEY";
 /// See [`ENV_BASE_URL`].
 pub const ENV_MODEL: &str = "ARKAGENT_MODEL";
+
+/// The model of a real endpoint when `ARKAGENT_MODEL` is not set: DeepSeek V4 Flash (a
+/// thinking model; `deepseek-chat` was retired on 2026-07-24).
+pub const DEFAULT_MODEL: &str = "deepseek-v4-flash";
 
 /// Usage text for `--help`.
 pub const USAGE: &str = "\
@@ -47,8 +52,10 @@ OPTIONS:
 
 ENVIRONMENT:
     ARKAGENT_BASE_URL, ARKAGENT_API_KEY, ARKAGENT_MODEL
-                    all three set: use that OpenAI-compatible endpoint (the key is never
-                    printed); otherwise a simulated model on 127.0.0.1 answers offline
+                    the first two set: use that OpenAI-compatible endpoint (the key is never
+                    printed) with ARKAGENT_MODEL (default deepseek-v4-flash, e.g. with
+                    ARKAGENT_BASE_URL=https://api.deepseek.com); otherwise a simulated model
+                    on 127.0.0.1 answers offline
     RUST_LOG        tracing filter for stderr (default: warn), e.g. RUST_LOG=info
 
 COMMANDS (in the REPL or a script):
@@ -203,10 +210,11 @@ pub fn parse_args(
         }
     }
     if !offline {
-        let values = [ENV_BASE_URL, ENV_API_KEY, ENV_MODEL]
+        let values = [ENV_BASE_URL, ENV_API_KEY]
             .map(|name| (name, env(name).filter(|v| !v.trim().is_empty())));
+        let model = env(ENV_MODEL).filter(|v| !v.trim().is_empty()).unwrap_or_else(|| DEFAULT_MODEL.to_owned());
         match values {
-            [(_, Some(base_url)), (_, Some(api_key)), (_, Some(model))] => {
+            [(_, Some(base_url)), (_, Some(api_key))] => {
                 config.endpoint = Endpoint::Real {
                     base_url: base_url.trim().to_owned(),
                     api_key: api_key.trim().to_owned(),
@@ -220,7 +228,7 @@ pub fn parse_args(
                     .map(|(n, _)| *n)
                     .collect();
                 config.notice = Some(format!(
-                    "{} not set, so the offline simulated model is used (a real endpoint needs all three)",
+                    "{} not set, so the offline simulated model is used (a real endpoint needs both)",
                     missing.join(" and ")
                 ));
             }
@@ -275,7 +283,7 @@ mod tests {
     }
 
     #[test]
-    fn dx_2_offline_by_default_and_real_only_with_all_three_variables() {
+    fn dx_2_offline_by_default_and_real_with_the_url_and_key_variables() {
         let Ok(Command::Run(c)) = parse_args(args(&["--say", "hi"]), |_| None) else {
             panic!("parse")
         };
@@ -304,10 +312,13 @@ mod tests {
             panic!("parse")
         };
         assert_eq!(c.endpoint, Endpoint::Simulated);
-        assert!(c
-            .notice
-            .as_deref()
-            .is_some_and(|n| n.contains(ENV_API_KEY) && n.contains(ENV_MODEL)));
+        assert!(c.notice.as_deref().is_some_and(|n| n.contains(ENV_API_KEY)));
+        // THINK-5: without ARKAGENT_MODEL, a model that exists.
+        let no_model = |n: &str| (n != ENV_MODEL).then(|| format!("value-of-{n}"));
+        let Ok(Command::Run(c)) = parse_args(args(&[]), no_model) else {
+            panic!("parse")
+        };
+        assert!(matches!(&c.endpoint, Endpoint::Real { model, .. } if model == "deepseek-v4-flash"));
 
         assert!(parse_args(args(&["--say"]), |_| None).is_err());
         assert!(parse_args(args(&["--bogus"]), |_| None).is_err());

@@ -141,7 +141,7 @@ impl Demo {
                     server.base_url(),
                     server.port()
                 ));
-                console.line("  set ARKAGENT_BASE_URL, ARKAGENT_API_KEY and ARKAGENT_MODEL to use a real endpoint");
+                console.line("  set ARKAGENT_BASE_URL and ARKAGENT_API_KEY (and ARKAGENT_MODEL, default deepseek-v4-flash) to use a real endpoint");
                 let model = ModelConfig::new(server.base_url(), SIMULATED_API_KEY, SIMULATED_MODEL);
                 (
                     model,

@@ -120,6 +120,7 @@ mod tests {
             ("https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen3.5-plus", Thinking::Budget(500), json!({"enable_thinking": true, "thinking_budget": 500})),
             ("https://api.openai.com/v1", "gpt-5.1", Thinking::Off, json!({"reasoning_effort": "none"})),
             ("https://api.openai.com/v1", "o3", Thinking::Effort(Effort::High), json!({"reasoning_effort": "high"})),
+            ("http://localhost:8080/v1", "llama", Thinking::Effort(Effort::Low), json!({"reasoning_effort": "low"})),
         ];
         for (url, model, thinking, want) in cases {
             let got = thinking_fields(&config(url, model, Some(thinking))).unwrap();
