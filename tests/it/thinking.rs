@@ -513,3 +513,39 @@ fn think_2_apply_compression_drops_the_kept_answers_blocks_but_the_open_cycles()
     apply_compression(&mut closed, StagedCompression { split_index: 3, summary: "<state_snapshot>s</state_snapshot>".into(), episode_id: "e2".into(), created_at_ms: 1 }).unwrap();
     assert!(closed.history.messages.iter().all(|m| thinking(m).is_empty()));
 }
+
+#[tokio::test]
+async fn think_1_a_store_and_an_export_written_before_thinking_load_and_replay() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/thinking");
+    let dir = temp_dir("think-fixture");
+    std::fs::copy(fixtures.join("main-ecc9bc6.db"), dir.join("s.db")).unwrap();
+    let exported = std::fs::read_to_string(fixtures.join("main-ecc9bc6-state.json")).unwrap();
+    let fixture_config = |store: Option<Arc<dyn arkagent::SessionStore>>| {
+        let mut c = config(Flavor::DeepSeek, false);
+        c.model.base_url = "https://api.deepseek.com".into();
+        c.session_id = Some("base-ecc9bc6".into());
+        c.system_prompt = String::new();
+        c.store = store;
+        c
+    };
+    let from_store = ThinkingProvider::new(Flavor::DeepSeek, API_KEY, 1);
+    let store: Arc<dyn arkagent::SessionStore> = Arc::new(SqliteStore::open(dir.join("s.db")).unwrap());
+    let resumed = AgentRuntime::new(fixture_config(Some(store)), from_store.clone()).unwrap();
+    let from_import = ThinkingProvider::new(Flavor::DeepSeek, API_KEY, 1);
+    let imported = AgentRuntime::new(fixture_config(None), from_import.clone()).unwrap();
+    imported.import_state(&exported).unwrap();
+    assert_eq!(resumed.messages(), imported.messages());
+    assert_eq!(resumed.messages().len(), 7);
+    for rt in [&resumed, &imported] {
+        rt.run("go on").await.unwrap();
+    }
+    let (a, b) = (from_store.bodies()[0].clone(), from_import.bodies()[0].clone());
+    assert_eq!(a, b, "the resumed and the imported session send the same request");
+    let v: Value = serde_json::from_str(&a).unwrap();
+    let replayed: Vec<(Value, Value)> = v["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").map(|m| (m["content"].clone(), m["reasoning_content"].clone())).collect();
+    assert_eq!(replayed, vec![(Value::Null, json!("old reasoning 1")), (json!("answer 2"), Value::Null), (Value::Null, json!("old reasoning 11"))]);
+    drop(resumed);
+    let db = rusqlite::Connection::open(dir.join("s.db")).unwrap();
+    let version: i64 = db.query_row("SELECT max(version) FROM arkagent_schema", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, arkagent::store::SCHEMA_VERSION);
+}
