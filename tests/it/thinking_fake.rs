@@ -7,11 +7,12 @@
 //!   included); missing → 400 with the provider's message; changed → 400; a
 //!   `reasoning_content` on an answer the provider gave none → 400 (the fake's own rule:
 //!   no request carries reasoning a provider never sent).
-//! - Anthropic: the latest assistant turn with `tool_use` must start with its `thinking`
-//!   and `redacted_thinking` blocks exactly as given (400 "Expected `thinking` or
+//! - Anthropic: in the current tool cycle (a request whose last turn is tool results
+//!   only), the answer it continues must start with its `thinking` and
+//!   `redacted_thinking` blocks exactly as given (400 "Expected `thinking` or
 //!   `redacted_thinking`…" when missing); a block that is not one the provider gave, byte
 //!   for byte and in place (a changed signature or text, a reordered or dropped block) →
-//!   400 "Invalid `signature`"; earlier turns may leave theirs out.
+//!   400 "Invalid `signature`"; other turns may leave theirs out.
 //! - Qwen: a call that does not stream must say `enable_thinking: false` (400 otherwise);
 //!   its reasoning need not come back (and is not checked).
 //!
@@ -165,7 +166,10 @@ impl ThinkingProvider {
 
     fn check_anthropic(&self, body: &Value, given: &HashMap<String, Given>) -> Result<(), Refusal> {
         let turns = body["messages"].as_array().cloned().unwrap_or_default();
-        let last_with_tools = turns.iter().rposition(|t| t["role"] == "assistant" && blocks_of(t).iter().any(|b| b["type"] == "tool_use"));
+        // The current tool cycle: the request ends with a user turn of tool results only,
+        // answering the assistant turn before it.
+        let results_only = turns.last().is_some_and(|t| t["role"] == "user" && blocks_of(t).iter().all(|b| b["type"] == "tool_result"));
+        let last_with_tools = results_only.then(|| turns.len().checked_sub(2)).flatten();
         for (index, turn) in turns.iter().enumerate().filter(|(_, t)| t["role"] == "assistant") {
             let blocks = blocks_of(turn);
             let reasoning: Vec<Value> = blocks.iter().take_while(|b| is_reasoning(b)).cloned().collect();

@@ -113,15 +113,51 @@ test('think_1_export_import_and_a_session_store_continue_an_open_tool_cycle', as
   }
 });
 
-test('think_3_compression_on_the_conversations_bytes_carries_the_reasoning', async () => {
+test('think_3_both_summarizer_paths_carry_the_reasoning', async () => {
   for (const flavor of FLAVORS) {
-    const { rt, provider } = runtime(flavor, true, {
-      provider: new ThinkingProvider(flavor, { rounds: 3, key: API_KEY }),
-      configure: (c) => { c.contextCompressor = new native.ContextCompressor(300, 2, undefined, 2); },
-    });
-    await rt.run('run 0');
-    await rt.run('run 1');
-    assert.ok(rt.episodicMemories().length > 0, `${flavor}: a compression was committed`);
+    for (const chunked of [false, true]) {
+      const provider = new ThinkingProvider(flavor, { rounds: 3, key: API_KEY });
+      const { rt } = runtime(flavor, true, {
+        provider,
+        configure: (c) => {
+          const compressor = new native.ContextCompressor(300, 2, undefined, 2);
+          // The chunked path: a summarizer on another model of the same provider.
+          if (chunked) {
+            const summarizer = model(flavor, true);
+            summarizer.model = `${MODELS[flavor]}-summarizer`;
+            compressor.summarizerModel = summarizer;
+          }
+          c.contextCompressor = compressor;
+        },
+      });
+      // eslint-disable-next-line no-await-in-loop
+      await rt.run('run 0');
+      // eslint-disable-next-line no-await-in-loop
+      await rt.run('run 1');
+      assert.ok(rt.episodicMemories().length > 0, `${flavor}: a compression was committed`);
+      assert.deepEqual(provider.refusals, []);
+      const summaries = provider.bodies.map((b) => JSON.parse(b)).filter((b) => provider.isSummary(b)).map((b) => JSON.stringify(b));
+      assert.ok(summaries.length > 0);
+      const carried = chunked ? '[assistant reasoning] Step' : (flavor === 'anthropic' ? '"type":"thinking"' : 'reasoning_content');
+      assert.ok(summaries.every((b) => b.includes(carried)), `${flavor} chunked=${chunked}: THINK-3`);
+    }
+  }
+});
+
+test('think_5_cancel_mid_reasoning_leaves_a_paired_history_and_the_next_run_completes', async () => {
+  for (const flavor of FLAVORS) {
+    const provider = new ThinkingProvider(flavor, { rounds: 2, key: API_KEY });
+    provider.hangAt = 1; // the second call, after a tool round, mid-reasoning
+    const { rt } = runtime(flavor, true, { provider });
+    const events = [];
+    rt.subscribe((e) => events.push(e));
+    const running = rt.run('the weather?');
+    await waitFor(() => events.some((e) => e.type === 'reasoning_delta' && JSON.parse(e.payloadJson).iteration === 2), 'the second call reasoning');
+    rt.cancel();
+    assert.equal((await running).status, 'cancelled', flavor);
+    const history = JSON.parse(rt.historyJson());
+    assert.deepEqual(history.map((m) => m.role), ['user', 'assistant', 'tool'], 'the half answer is not kept');
+    assert.equal((await rt.run('again')).status, 'completed', `${flavor}: ${provider.refusals}`);
     assert.deepEqual(provider.refusals, []);
   }
 });

@@ -6,10 +6,10 @@
 // - DeepSeek / Kimi: every assistant message with tool calls carries the reasoning_content
 //   the provider gave it, exactly ("" included); missing → 400 with the provider's message;
 //   changed → 400; reasoning_content on an answer that had none → 400.
-// - Anthropic: the latest assistant turn with tool_use starts with its thinking and
-//   redacted_thinking blocks as given (missing → 400 "Expected `thinking` or
-//   `redacted_thinking`…"); any block not given byte for byte in place → 400 "Invalid
-//   `signature`".
+// - Anthropic: in the current tool cycle (the request ends with tool results only), the
+//   answer it continues starts with its thinking and redacted_thinking blocks as given
+//   (missing → 400 "Expected `thinking` or `redacted_thinking`…"); any block not given
+//   byte for byte in place → 400 "Invalid `signature`".
 // Thinking is on unless the request switches it off. Each run calls `weather` `rounds`
 // times (`delegate_task` once first when offered), then answers "done N"; summary requests
 // get a snapshot. Not a test file itself.
@@ -44,6 +44,8 @@ class ThinkingProvider {
     this.next = 0;
     this.bodies = [];
     this.refusals = [];
+    /** Request index (0-based) whose stream stops after its first reasoning piece. */
+    this.hangAt = -1;
     this.transport = (request, sink) => this.send(request, sink);
   }
 
@@ -76,8 +78,9 @@ class ThinkingProvider {
 
   checkAnthropic(body) {
     const turns = body.messages;
-    let lastWithTools = -1;
-    turns.forEach((t, i) => { if (t.role === 'assistant' && t.content.some((b) => b.type === 'tool_use')) lastWithTools = i; });
+    // The current tool cycle: the request ends with a user turn of tool results only.
+    const last = turns.at(-1);
+    const lastWithTools = last.role === 'user' && last.content.every((b) => b.type === 'tool_result') ? turns.length - 2 : -1;
     for (const [index, turn] of turns.entries()) {
       if (turn.role !== 'assistant') continue;
       const lead = [];
@@ -150,6 +153,13 @@ class ThinkingProvider {
       return { status: 200, headers: [{ name: 'content-type', value: 'application/json' }], body: JSON.stringify(this.anthropic ? anthropicWhole(a) : chatWhole(a)) };
     }
     const events = this.anthropic ? anthropicEvents(a) : chatEvents(a);
+    if (this.bodies.length - 1 === this.hangAt) {
+      // The first reasoning piece, then silence until the library cancels the request.
+      const first = events.findIndex((e) => e.includes('thinking_delta') || e.includes('reasoning_content'));
+      setImmediate(() => events.slice(0, first + 1).forEach((e) => sink.write(e)));
+      sink.onCancel(() => sink.fail('cancelled', 'cancelled'));
+      return { status: 200, headers: [{ name: 'content-type', value: 'text/event-stream' }], streamed: true };
+    }
     setImmediate(() => {
       for (const e of events) sink.write(e);
       sink.end();
