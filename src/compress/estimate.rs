@@ -5,6 +5,7 @@
 use super::calibration::TokenCounts;
 use super::image_tokens::image_part_tokens;
 use crate::history::{Content, ContentPart, ImageTokenRule, Message};
+use crate::llm::{image_rule_of, reasoning_replay_of, ModelConfig, ReasoningReplay};
 use crate::tools::ToolDefinition;
 
 /// Tokens per message for role and framing.
@@ -101,8 +102,35 @@ pub fn count_message_tokens(message: &Message) -> TokenCounts {
     count_message_tokens_for(message, ImageTokenRule::OpenAiTiles)
 }
 
-/// [`count_message_tokens`] with images counted by `rule` (IMG-3): their own class.
-pub fn count_message_tokens_for(message: &Message, rule: ImageTokenRule) -> TokenCounts {
+/// How one model's prompt is counted: its image rule (IMG-3) and which earlier reasoning it
+/// sends back (THINK-2: what is not sent is not counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counting {
+    /// The model family's image rule.
+    pub image_rule: ImageTokenRule,
+    /// The model's replay policy, resolved by its wire format.
+    pub replay: ReasoningReplay,
+}
+
+impl Counting {
+    /// The counting of `config`'s requests.
+    pub fn of(config: &ModelConfig) -> Self {
+        Self { image_rule: image_rule_of(config), replay: reasoning_replay_of(config) }
+    }
+}
+
+/// Counted by `rule`, with the reasoning of answers that called a tool (the default replay
+/// of every wire format but Qwen's).
+impl From<ImageTokenRule> for Counting {
+    fn from(image_rule: ImageTokenRule) -> Self {
+        Self { image_rule, replay: ReasoningReplay::ToolCalls }
+    }
+}
+
+/// [`count_message_tokens`] with images counted by the rule (IMG-3, their own class) and
+/// the reasoning the model sends back (THINK-2) of `counting`.
+pub fn count_message_tokens_for(message: &Message, counting: impl Into<Counting>) -> TokenCounts {
+    let Counting { image_rule: rule, replay } = counting.into();
     let calls: TokenCounts = message
         .tool_calls()
         .iter()
@@ -112,9 +140,8 @@ pub fn count_message_tokens_for(message: &Message, rule: ImageTokenRule) -> Toke
         Message::User { content } | Message::Tool { content, .. } => count_content(content, rule),
         Message::System { content } => count_tokens(content),
         Message::Assistant { content, tool_calls, reasoning, thinking } => {
-            // THINK-2: an answer that called a tool sends its reasoning back (the default
-            // replay on every wire), so it is part of the prompt.
-            let replayed = if tool_calls.is_empty() {
+            // THINK-2: the reasoning that goes back is part of the prompt.
+            let replayed = if !replay.sends(!tool_calls.is_empty()) {
                 TokenCounts::default()
             } else {
                 reasoning.as_deref().map(count_tokens).unwrap_or_default() + thinking.iter().map(|b| count_tokens(b.text())).sum()
@@ -159,12 +186,13 @@ pub fn count_request_tokens_for(
     context: &[Message],
     messages: &[Message],
     tools: &[ToolDefinition],
-    rule: ImageTokenRule,
+    counting: impl Into<Counting>,
 ) -> TokenCounts {
+    let counting = counting.into();
     let tools: TokenCounts = tools
         .iter()
         .map(|t| count_tokens(&t.name) + count_tokens(&t.description) + count_tokens(&t.parameters.to_string()) + framing())
         .sum();
     let system = if system_prompt.is_empty() { TokenCounts::default() } else { framing() + count_tokens(system_prompt) };
-    system + context.iter().chain(messages).map(|m| count_message_tokens_for(m, rule)).sum::<TokenCounts>() + tools
+    system + context.iter().chain(messages).map(|m| count_message_tokens_for(m, counting)).sum::<TokenCounts>() + tools
 }

@@ -27,6 +27,7 @@ pub use calibration::{
     PromptSizeSource, TokenCalibration, TokenCalibrations, TokenCounts, MAX_CALIBRATION_FACTOR, MIN_CALIBRATION_FACTOR,
 };
 pub use estimate::{
+    Counting,
     count_message_tokens, count_message_tokens_for, count_request_tokens, count_request_tokens_for, count_tokens, estimate_message_tokens,
     estimate_request_tokens, estimate_tokens,
 };

@@ -6,9 +6,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::history::{AgentState, ImageTokenRule, Message};
-use crate::llm::{image_rule_of, protocol_of, BodyWriter, ChatRequest, ModelConfig, Reopen, RequestEncoder, RequestParts, ToolChoice};
-use crate::compress::{count_message_tokens_for, count_request_tokens_for, TokenCounts};
+use crate::history::{AgentState, Message};
+use crate::llm::{protocol_of, BodyWriter, ChatRequest, ModelConfig, Reopen, RequestEncoder, RequestParts, ToolChoice};
+use crate::compress::{count_message_tokens_for, count_request_tokens_for, Counting, TokenCounts};
 use crate::tools::ToolDefinition;
 
 /// What every request of a session carries besides the conversation, fixed for the
@@ -35,8 +35,9 @@ pub(super) struct FixedEncodings {
     tokens: TokenCounts,
     /// What they were encoded from (the from-scratch reference encodes it again).
     shape: RequestShape,
-    /// How the model's family counts an image's tokens (IMG-3).
-    image_rule: ImageTokenRule,
+    /// How the model's prompt is counted: its family's image rule (IMG-3), the reasoning
+    /// it sends back (THINK-2).
+    counting: Counting,
 }
 
 impl FixedEncodings {
@@ -46,13 +47,18 @@ impl FixedEncodings {
             tools: &shape.tool_definitions,
             tool_choice: shape.tool_choice.as_ref(),
         };
-        let image_rule = image_rule_of(&shape.model);
+        let counting = Counting::of(&shape.model);
         Self {
             encoder: protocol_of(&shape.model).request_encoder(&shape.model, parts),
-            tokens: count_request_tokens_for(&shape.system_prompt, &[], &[], &shape.tool_definitions, image_rule),
+            tokens: count_request_tokens_for(&shape.system_prompt, &[], &[], &shape.tool_definitions, counting),
             shape,
-            image_rule,
+            counting,
         }
+    }
+
+    /// How the model's prompt is counted.
+    pub(super) fn counting(&self) -> Counting {
+        self.counting
     }
 }
 
@@ -128,7 +134,7 @@ impl FixedEncodings {
 
     fn estimate_from_scratch(&self, state: &AgentState) -> TokenCounts {
         let context: Vec<Message> = memory_context(state).into_iter().collect();
-        count_request_tokens_for(&self.shape.system_prompt, &context, &state.history.messages, &self.shape.tool_definitions, self.image_rule)
+        count_request_tokens_for(&self.shape.system_prompt, &context, &state.history.messages, &self.shape.tool_definitions, self.counting)
     }
 
     /// The body of the request for `state`, encoded from scratch by the wire format
@@ -160,7 +166,7 @@ impl EncodingCache {
             let mut writer = fixed.encoder.writer();
             let context: Vec<Message> = memory_context(state).into_iter().collect();
             cache.body = writer.start(&context);
-            cache.context_tokens = context.iter().map(|m| count_message_tokens_for(m, fixed.image_rule)).sum();
+            cache.context_tokens = context.iter().map(|m| count_message_tokens_for(m, fixed.counting)).sum();
             writer
         });
         let closing = writer.close_len() + 1;
@@ -168,7 +174,7 @@ impl EncodingCache {
             let piece = writer.encode(m);
             super::gentle::reserve_string(&mut cache.body, piece.len() + closing);
             cache.body.push_str(&piece);
-            cache.history_tokens += count_message_tokens_for(m, fixed.image_rule);
+            cache.history_tokens += count_message_tokens_for(m, fixed.counting);
             cache.images += m.images().count();
             m.tool_calls().iter().for_each(|c| cache.call_ids.insert(&c.id));
         }

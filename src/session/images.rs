@@ -23,11 +23,6 @@ impl ImageBounds {
         Self { rule: image_rule_of(model), max_bytes: model.max_image_bytes, max_count: model.max_images_per_request }
     }
 
-    /// The image token rule the estimate uses.
-    pub(super) fn rule(&self) -> ImageTokenRule {
-        self.rule
-    }
-
     /// Checks each image of `content` (type, byte cap); their count when all pass.
     pub(super) fn check_each(&self, content: &Content) -> Result<usize, ArkAgentError> {
         let mut count = 0;

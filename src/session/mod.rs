@@ -541,7 +541,7 @@ impl Session {
         // CMP-12: this model's calibration in `state` (the identity until one is learned).
         let calibration: TokenCalibration = state.token_calibration.get(&self.model).copied().unwrap_or_default();
         let count = self.counts().provider;
-        prompt_size::prompt_size(count, calibration, state, counts, self.image_bounds.rule())
+        prompt_size::prompt_size(count, calibration, state, counts, self.fixed.counting())
     }
 
     /// The current state's prompt size and its source (what the compression trigger

@@ -1,8 +1,7 @@
 //! CMP-3, CMP-11, CMP-12: the next prompt's size as the compression trigger sees it.
 
 use crate::history::AgentState;
-use crate::compress::{count_message_tokens_for, PromptSizeSource, TokenCalibration, TokenCounts};
-use crate::history::ImageTokenRule;
+use crate::compress::{count_message_tokens_for, Counting, PromptSizeSource, TokenCalibration, TokenCounts};
 
 /// What the provider reported for the last request: its prompt tokens and how many
 /// history messages that request carried. The next prompt is at least that count plus an
@@ -24,7 +23,7 @@ pub(super) fn prompt_size(
     calibration: TokenCalibration,
     state: &AgentState,
     counts: TokenCounts,
-    image_rule: ImageTokenRule,
+    counting: Counting,
 ) -> (u64, PromptSizeSource) {
     let local = calibration.estimate(&counts);
     let source = if calibration.is_calibrated() { PromptSizeSource::Calibrated } else { PromptSizeSource::Estimate };
@@ -35,7 +34,7 @@ pub(super) fn prompt_size(
     if count.messages_sent > messages.len() {
         return (local, source);
     }
-    let since: TokenCounts = messages[count.messages_sent..].iter().map(|m| count_message_tokens_for(m, image_rule)).sum();
+    let since: TokenCounts = messages[count.messages_sent..].iter().map(|m| count_message_tokens_for(m, counting)).sum();
     let floor = count.prompt_tokens.saturating_add(calibration.estimate(&since));
     if floor > local {
         (floor, PromptSizeSource::Provider)

@@ -549,3 +549,21 @@ async fn think_1_a_store_and_an_export_written_before_thinking_load_and_replay()
     let version: i64 = db.query_row("SELECT max(version) FROM arkagent_schema", [], |r| r.get(0)).unwrap();
     assert_eq!(version, arkagent::store::SCHEMA_VERSION);
 }
+
+#[test]
+fn think_2_the_estimate_counts_the_reasoning_that_goes_back_and_only_that() {
+    use arkagent::compress::{count_message_tokens_for, Counting};
+    use arkagent::history::ImageTokenRule;
+    use arkagent::ToolCall;
+    let reasoning = "a long chain of thought about the weather ".repeat(20);
+    let answer = |calls: Vec<ToolCall>| Message::Assistant { content: Some("ok".into()), tool_calls: calls, reasoning: Some(reasoning.clone()), thinking: Default::default() };
+    let with_call = answer(vec![ToolCall { id: "c".into(), name: "weather".into(), arguments: "{}".into() }]);
+    let counted = |m: &Message, replay| count_message_tokens_for(m, Counting { image_rule: ImageTokenRule::OpenAiTiles, replay }).total();
+    assert!(counted(&with_call, ReasoningReplay::ToolCalls) > counted(&with_call, ReasoningReplay::None) + 100);
+    assert_eq!(counted(&answer(vec![]), ReasoningReplay::ToolCalls), counted(&answer(vec![]), ReasoningReplay::None), "a final answer's reasoning is not sent");
+    assert!(counted(&answer(vec![]), ReasoningReplay::All) > counted(&answer(vec![]), ReasoningReplay::None) + 100);
+    // A Qwen model (auto: none) does not count what it does not send.
+    let qwen = Counting::of(&Flavor::Qwen.config(API_KEY, true));
+    assert_eq!(qwen.replay, ReasoningReplay::None);
+    assert_eq!(count_message_tokens_for(&with_call, qwen).total(), counted(&with_call, ReasoningReplay::None));
+}
