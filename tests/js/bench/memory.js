@@ -7,7 +7,9 @@
 // length. Goal (PERF-9): peak RSS − Node's own baseline ≤ 2 × the last request body + 5 MB.
 // BODY=string reads `request.body` instead (the string a host may ask for), for comparison;
 // WIRE=anthropic runs the same turns on the Anthropic Messages wire; STREAM=1 streams every
-// answer through the HttpBodySink as SSE (OpenAI-compatible wire).
+// answer through the HttpBodySink as SSE (OpenAI-compatible wire); REASONING=200-2000 gives
+// every tool-call answer that many tokens of reasoning (varying by turn, ~4 characters a
+// token; THINK-2: sent back on every later request, as DeepSeek V4 requires).
 // Not a test (node --test only runs *.test.js); run it by hand after a release build:
 //
 //   PROFILE=release bash scripts/test-js.sh
@@ -32,6 +34,16 @@ const v8 = require('node:v8');
 const TEXT = '北京今天晴，气温 12 到 21 度；The quick brown fox jumps over the lazy dog. "quoted" 深圳多云。\n';
 const RESULT = Array.from({ length: 400 }, (_, i) => [...TEXT][i % [...TEXT].length]).join('');
 
+/** REASONING=min-max: the reasoning of answer k, or null. */
+const REASONING = (process.env.REASONING || '').split('-').map(Number).filter((v) => v > 0);
+function reasoningOf(k) {
+  if (REASONING.length === 0) return null;
+  const [min, max] = [REASONING[0], REASONING[1] || REASONING[0]];
+  const tokens = min + ((k * 7919) % (max - min + 1));
+  const unit = `Step ${k}: check the lookup result before the next call. `;
+  return unit.repeat(Math.ceil((tokens * 4) / unit.length)).slice(0, tokens * 4);
+}
+
 function mb(bytes) {
   return (bytes / 1e6).toFixed(2);
 }
@@ -45,6 +57,8 @@ function anthropicAnswer(k, n) {
   const content = k < n
     ? [{ type: 'tool_use', id: `toolu_${k}`, name: 'lookup', input: { key: `k${k}` } }]
     : [{ type: 'text', text: 'done' }];
+  const reasoning = k < n ? reasoningOf(k) : null;
+  if (reasoning !== null) content.unshift({ type: 'thinking', thinking: reasoning, signature: `EqQB${k}sig` });
   return JSON.stringify({ id: `msg_${k}`, type: 'message', role: 'assistant', model: 'claude-test-1', content, stop_reason: k < n ? 'tool_use' : 'end_turn', usage });
 }
 
@@ -56,7 +70,10 @@ function streamedAnswer(support, k, n) {
   const usage = { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 };
   if (k >= n) return support.textStream(['do', 'ne'], usage);
   const call = (delta) => support.sseEvent({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, ...delta }] }, finish_reason: null }] });
+  const reasoning = reasoningOf(k);
+  const thought = reasoning === null ? [] : [support.sseEvent({ choices: [{ index: 0, delta: { role: 'assistant', content: null, reasoning_content: reasoning }, finish_reason: null }] })];
   return [
+    ...thought,
     call({ id: `call_${k}`, type: 'function', function: { name: 'lookup', arguments: '' } }),
     call({ function: { arguments: '{"key":' } }),
     call({ function: { arguments: `"k${k}"}` } }),
@@ -77,6 +94,12 @@ async function session(native, support, n) {
     const body = anthropic ? anthropicAnswer(k, n) : k < n
       ? support.completion({ toolCalls: [{ id: `call_${k}`, name: 'lookup', arguments: { key: `k${k}` } }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } })
       : support.completion({ content: 'done', usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } });
+    const reasoning = !anthropic && k < n ? reasoningOf(k) : null;
+    if (reasoning !== null && !stream) {
+      const whole = JSON.parse(body);
+      whole.choices[0].message.reasoning_content = reasoning;
+      return { status: 200, headers: [], body: JSON.stringify(whole) };
+    }
     if (stream) {
       const events = streamedAnswer(support, k, n);
       setImmediate(() => {
@@ -140,7 +163,7 @@ async function child(n) {
   const goal = 2 * last + 5e6;
   const over = peak - baseline;
   console.log(
-    `node turns ${String(n).padStart(6)} | ${process.env.BODY === 'string' ? 'body as string' : 'bodyBytes'}${anthropic ? ' | anthropic' : ''}${stream ? ' | streamed' : ''} | last body ${mb(last).padStart(6)} MB | peak RSS ${mb(peak).padStart(7)} MB `
+    `node turns ${String(n).padStart(6)} | ${process.env.BODY === 'string' ? 'body as string' : 'bodyBytes'}${anthropic ? ' | anthropic' : ''}${stream ? ' | streamed' : ''}${REASONING.length ? ` | reasoning ${process.env.REASONING}` : ''} | last body ${mb(last).padStart(6)} MB | peak RSS ${mb(peak).padStart(7)} MB `
     + `(baseline ${mb(baseline)} MB; over baseline ${mb(over)} MB = ${(over / last).toFixed(1)}× body; goal ≤ ${mb(goal)} MB: ${over <= goal ? 'met' : 'MISSED'}) `
     + `| V8 heap used ${mb(heap.used_heap_size)} MB, external ${mb(heap.external_memory)} MB, physical ${mb(heap.total_physical_size - v8Before)} MB over the baseline's `
     + `| at the end over the baseline's: anonymous ${mb(after.anon - before.anon)} MB, file-backed ${mb(after.file - before.file)} MB (Node paging in its own code)`,
