@@ -140,7 +140,10 @@ pub type ArkAgentToolCallback =
 /// when the model config has a `"price"` (absent otherwise, never 0); `"run_finished"`
 /// carries `"usage"`, what the run used (as `arkagent_runtime_run`'s outcome). Every run
 /// — `arkagent_runtime_run` and `arkagent_runtime_run_decomposed` alike — begins with
-/// `"run_started"` and ends with `"run_finished"`.
+/// `"run_started"` and ends with `"run_finished"`. THINK-5: `"reasoning_delta"`
+/// (`"iteration"`, `"delta"`) carries the model's reasoning as it streams (a whole
+/// answer's at once), and `"redacted":true` with an empty `"delta"` for a block the
+/// provider encrypted (Anthropic `redacted_thinking`).
 pub type ArkAgentEventCallback = Option<unsafe extern "C" fn(userdata: *mut c_void, event_json: *const c_char)>;
 
 /// Host userdata: the host promises it may be used from any thread until the owning
