@@ -354,7 +354,10 @@ typedef struct ArkAgentHttp {
 // when the model config has a `"price"` (absent otherwise, never 0); `"run_finished"`
 // carries `"usage"`, what the run used (as `arkagent_runtime_run`'s outcome). Every run
 // — `arkagent_runtime_run` and `arkagent_runtime_run_decomposed` alike — begins with
-// `"run_started"` and ends with `"run_finished"`.
+// `"run_started"` and ends with `"run_finished"`. THINK-5: `"reasoning_delta"`
+// (`"iteration"`, `"delta"`) carries the model's reasoning as it streams (a whole
+// answer's at once), and `"redacted":true` with an empty `"delta"` for a block the
+// provider encrypted (Anthropic `redacted_thinking`).
 typedef void (*ArkAgentEventCallback)(void *userdata, const char *event_json);
 
 // Builds one worker when the model delegates to `worker_name`. Called on the thread

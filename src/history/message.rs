@@ -47,8 +47,9 @@ pub enum Message {
         /// from Ollama and vLLM), exactly as received (THINK-1): `None` when the provider
         /// sent no such field, `Some("")` when it sent an empty one. Kept apart from the
         /// answer; sent back as the model's replay policy says (THINK-2).
+        /// Exact (`Box<str>`): kept for the session's life without spare capacity (PERF-2).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        reasoning: Option<String>,
+        reasoning: Option<Box<str>>,
         /// Anthropic's reasoning blocks (`thinking` with its signature, `redacted_thinking`),
         /// in the order received, byte-exact (THINK-1); sent back before the turn's
         /// `tool_use` (THINK-2). Empty for other wire formats.
@@ -110,7 +111,7 @@ impl Message {
     /// other roles).
     pub fn reasoning_text(&self) -> Option<std::borrow::Cow<'_, str>> {
         match self {
-            Self::Assistant { reasoning: Some(r), .. } => Some(std::borrow::Cow::Borrowed(r)),
+            Self::Assistant { reasoning: Some(r), .. } => Some(std::borrow::Cow::Borrowed(&**r)),
             Self::Assistant { thinking, .. } if !thinking.is_empty() => Some(std::borrow::Cow::Owned(thinking.text())),
             _ => None,
         }

@@ -59,6 +59,9 @@ impl ThinkingBlock {
 /// One pointer wide (PERF-2: every history slot pays for this field), serialized as a
 /// JSON array (left out of a message's JSON when empty).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+// One pointer, not a `Vec`'s three words or a boxed slice's two: the extra allocation is
+// paid only by answers that have blocks, the slot size by every message (PERF-2).
+#[allow(clippy::box_collection)]
 pub struct ThinkingBlocks(Option<Box<Vec<ThinkingBlock>>>);
 
 impl ThinkingBlocks {
@@ -146,7 +149,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn think_1_blocks_round_trip_in_anthropics_shape_and_stay_one_pointer_wide() {
+    fn think_1_perf_2_blocks_round_trip_in_anthropics_shape_and_stay_one_pointer_wide() {
         let blocks = ThinkingBlocks::from(vec![
             ThinkingBlock::Thinking { thinking: "a\u{1F600}\"b".into(), signature: "EqQB+/=".into() },
             ThinkingBlock::RedactedThinking { data: "ENC".into() },
@@ -157,5 +160,8 @@ mod tests {
         assert_eq!(blocks.text(), "a\u{1F600}\"b");
         assert!(ThinkingBlocks::from(Vec::new()).is_empty());
         assert_eq!(std::mem::size_of::<ThinkingBlocks>(), std::mem::size_of::<usize>());
+        // PERF-2, PERF-9: reasoning kept exactly costs the history's slots nothing (an
+        // answer's exact reasoning and its blocks fit where the reasoning was before).
+        assert!(std::mem::size_of::<super::super::Message>() <= 72, "{}", std::mem::size_of::<super::super::Message>());
     }
 }

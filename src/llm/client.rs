@@ -382,7 +382,7 @@ fn emit_whole(response: &ChatResponse, emit: &mut dyn FnMut(StreamDelta)) {
 /// reasoning text, each `thinking` block's text, each redacted block marked.
 pub fn reasoning_deltas(message: &Message) -> Vec<StreamDelta> {
     let Message::Assistant { reasoning, thinking, .. } = message else { return Vec::new() };
-    let text = reasoning.iter().filter(|r| !r.is_empty()).map(|r| StreamDelta::Reasoning(r.clone()));
+    let text = reasoning.iter().filter(|r| !r.is_empty()).map(|r| StreamDelta::Reasoning(r.to_string()));
     let blocks = thinking.iter().filter_map(|block| match block {
         ThinkingBlock::Thinking { thinking, .. } if !thinking.is_empty() => Some(StreamDelta::Reasoning(thinking.clone())),
         ThinkingBlock::Thinking { .. } => None,

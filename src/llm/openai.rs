@@ -123,7 +123,7 @@ mod tests {
         assert_eq!(r.message.tool_calls()[0].arguments, r#"{"x":1}"#);
         let u = r.usage.unwrap();
         assert_eq!((u.prompt_tokens, u.cached_tokens, u.reasoning_tokens), (10, Some(4), Some(2)));
-        assert!(matches!(r.message, Message::Assistant { reasoning: Some(ref t), content: None, .. } if t == "think"));
+        assert!(matches!(r.message, Message::Assistant { reasoning: Some(ref t), content: None, .. } if &**t == "think"));
     }
 
     #[test]

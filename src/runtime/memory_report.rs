@@ -64,7 +64,7 @@ pub(crate) fn message_heap(m: &Message) -> usize {
         Message::User { content } => content.heap_bytes(),
         Message::Assistant { content, tool_calls, reasoning, thinking } => {
             opt(content)
-                + opt(reasoning)
+                + reasoning.as_ref().map_or(0, |r| r.len())
                 + thinking.heap_bytes()
                 + tool_calls.capacity() * size_of::<ToolCall>()
                 + tool_calls.iter().map(call_bytes).sum::<usize>()

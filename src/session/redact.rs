@@ -36,7 +36,12 @@ impl Redactor {
             // IMG-5: texts and URLs only, never image bytes.
             Message::User { content } | Message::Tool { content, .. } => content.texts_mut().for_each(|t| self.text(t)),
             Message::Assistant { content, tool_calls, reasoning, thinking } => {
-                content.iter_mut().chain(reasoning.iter_mut()).for_each(|t| self.text(t));
+                content.iter_mut().for_each(|t| self.text(t));
+                if let Some(r) = reasoning {
+                    if let std::borrow::Cow::Owned(redacted) = self.0.redact_cow(r) {
+                        *r = redacted.into_boxed_str();
+                    }
+                }
                 tool_calls.iter_mut().for_each(|call| self.text(&mut call.arguments));
                 if self.blocks_have_secret(thinking) {
                     thinking.clear();
@@ -57,7 +62,8 @@ impl Redactor {
             Message::System { content } => self.has_secret(content),
             Message::User { content } | Message::Tool { content, .. } => content.texts().any(|t| self.has_secret(t)),
             Message::Assistant { content, tool_calls, reasoning, thinking } => {
-                content.iter().chain(reasoning.iter()).any(|t| self.has_secret(t))
+                content.iter().any(|t| self.has_secret(t))
+                    || reasoning.iter().any(|r| self.has_secret(r))
                     || tool_calls.iter().any(|c| self.has_secret(&c.arguments))
                     || self.blocks_have_secret(thinking)
             }

@@ -42,7 +42,7 @@ fn arch_2_every_door_redacts_whoever_calls_it() {
     let answer = Message::Assistant {
         content: Some(format!("echo {KEY}")),
         tool_calls: vec![call("c1", &format!("{{\"q\":\"{KEY}\"}}"))],
-        reasoning: Some(format!("thinking about {KEY}")),
+        reasoning: Some(format!("thinking about {KEY}").into()),
         thinking: Default::default(),
     };
     let pushed = session.push_answer(answer, None, &Default::default());

@@ -127,7 +127,7 @@ fn owned_bytes(m: &arkagent::Message) -> usize {
     match m {
         Message::Assistant { content, tool_calls, reasoning, thinking } => {
             content.as_ref().map_or(0, String::len)
-                + reasoning.as_ref().map_or(0, String::len)
+                + reasoning.as_ref().map_or(0, |r| r.len())
                 + thinking.heap_bytes()
                 + tool_calls.len() * std::mem::size_of::<arkagent::ToolCall>()
                 + tool_calls.iter().map(|c| c.id.len() + c.name.len() + c.arguments.len()).sum::<usize>()
@@ -191,7 +191,9 @@ fn spare_capacity(message: &arkagent::Message) -> (usize, usize) {
         arkagent::history::ThinkingBlock::Thinking { thinking, signature } => text(thinking) + text(signature),
         arkagent::history::ThinkingBlock::RedactedThinking { data } => text(data),
     });
-    let texts = content.iter().chain(reasoning).map(text).sum::<usize>()
+    // `reasoning` is a `Box<str>`: exact by its type.
+    let _ = reasoning;
+    let texts = content.iter().map(text).sum::<usize>()
         + blocks.sum::<usize>()
         + tool_calls.iter().map(|c| text(&c.id) + text(&c.name) + text(&c.arguments)).sum::<usize>();
     (tool_calls.capacity() - tool_calls.len(), texts)

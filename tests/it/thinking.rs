@@ -556,7 +556,7 @@ fn think_2_the_estimate_counts_the_reasoning_that_goes_back_and_only_that() {
     use arkagent::history::ImageTokenRule;
     use arkagent::ToolCall;
     let reasoning = "a long chain of thought about the weather ".repeat(20);
-    let answer = |calls: Vec<ToolCall>| Message::Assistant { content: Some("ok".into()), tool_calls: calls, reasoning: Some(reasoning.clone()), thinking: Default::default() };
+    let answer = |calls: Vec<ToolCall>| Message::Assistant { content: Some("ok".into()), tool_calls: calls, reasoning: Some(reasoning.clone().into()), thinking: Default::default() };
     let with_call = answer(vec![ToolCall { id: "c".into(), name: "weather".into(), arguments: "{}".into() }]);
     let counted = |m: &Message, replay| count_message_tokens_for(m, Counting { image_rule: ImageTokenRule::OpenAiTiles, replay }).total();
     assert!(counted(&with_call, ReasoningReplay::ToolCalls) > counted(&with_call, ReasoningReplay::None) + 100);

@@ -220,7 +220,9 @@ impl ThinkingProvider {
     fn answer(&self, body: &Value, state: &mut State) -> Value {
         let n = state.next;
         state.next += 1;
-        let thinking = !self.thinking_off(body) && !(self.flavor == Flavor::Qwen && body["stream"] != json!(true));
+        // Qwen thinks only in streamed calls.
+        let qwen_whole = self.flavor == Flavor::Qwen && body["stream"] != json!(true);
+        let thinking = !(self.thinking_off(body) || qwen_whole);
         let (text, call) = if is_summary(body, self.flavor) {
             (Some(snapshot_text("answer the weather", "called weather")), None)
         } else {

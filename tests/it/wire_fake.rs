@@ -88,7 +88,7 @@ pub fn as_received(message: arkagent::Message) -> arkagent::Message {
             content,
             tool_calls,
             reasoning: None,
-            thinking: vec![arkagent::history::ThinkingBlock::Thinking { thinking: r, signature: FAKE_SIGNATURE.into() }].into(),
+            thinking: vec![arkagent::history::ThinkingBlock::Thinking { thinking: r.into(), signature: FAKE_SIGNATURE.into() }].into(),
         },
         (_, message) => message,
     }

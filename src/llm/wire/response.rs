@@ -34,7 +34,7 @@ pub(crate) fn finish_message(content: Option<String>, mut tool_calls: Vec<ToolCa
         call.arguments.shrink_to_fit();
     }
     let content = content.filter(|c| !c.is_empty() || tool_calls.is_empty()).map(exact);
-    Message::Assistant { content, tool_calls, reasoning: reasoning.map(exact), thinking: thinking.into() }
+    Message::Assistant { content, tool_calls, reasoning: reasoning.map(String::into_boxed_str), thinking: thinking.into() }
 }
 
 /// A JSON error without the offending input (which could echo anything, a key included).
