@@ -467,7 +467,11 @@ fn think_5_docs_and_examples_default_to_a_model_that_exists() {
     for code in [ErrorCode::ThinkingUnsupported, ErrorCode::ThinkingConflict, ErrorCode::ExtraBodyConflict] {
         assert!(section.contains(code.as_str()), "{code:?}");
     }
-    assert!(section.contains("model.thinking = 'off'") && section.contains(r#""thinking":"off""#) && section.contains("Thinking::Off"));
+    assert!(section.contains("model.thinking = 'off'") && section.contains("Thinking::Off"));
+    // The C config snippet is a config arkagent_runtime_new takes, thinking off.
+    let json = section.split("```json\n").nth(1).unwrap().split("\n```").next().unwrap();
+    let config = AgentRuntimeConfig::from_json(json, ToolRegistry::new()).unwrap();
+    assert_eq!(config.model.thinking, Some(Thinking::Off));
 }
 
 #[test]
