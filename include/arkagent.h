@@ -992,8 +992,14 @@ enum ArkAgentResult arkagent_runtime_messages(struct ArkAgentRuntime *runtime, c
 // of the currency unit, rounded once per call), priced by the model that made the call
 // (a summarizer on its own model by its own price); without a price there is no
 // `"cost"`.
-// One per model call made: a call whose provider reported no usage is a zero usage with
-// `"raw":{"source":"unreported"}`, so `"call_count"` summed from them counts it.
+// Each usage is `{"prompt_tokens","completion_tokens","total_tokens","cached_tokens"?,
+// "reasoning_tokens"?,"cache_write_tokens"?,"source"?,"call_count"?,"cost"?}`:
+// `"cache_write_tokens"` Anthropic's cache writes, `"source"` `"context_compression"` for
+// a compression's summarizer calls (with `"call_count"` when it stands for more than one
+// call) or `"unreported"`. One per model call made: a call whose provider reported no
+// usage is a zero usage with `"source":"unreported"`, so `"call_count"` summed from them
+// counts it. Usages written by earlier versions (a `"raw"` map) are read into these fields
+// by `arkagent_runtime_import_state` and `arkagent_child_usage_summary`.
 //
 // # Safety
 // `out` valid for one pointer write.

@@ -149,6 +149,12 @@ fn sets() -> Result<Vec<ClosedSet>, String> {
             arkagent::llm::wire_format_names().collect(),
         ),
         set(
+            "UsageSource",
+            "Where a usage came from when it is not a plain model call (BND-1): ModelUsage.source.",
+            "enum `arkagent::history::UsageSource` (src/history/usage.rs; `as_str`)",
+            arkagent::history::UsageSource::ALL.iter().map(|s| s.as_str()).collect(),
+        ),
+        set(
             "Provider",
             "A model's provider (THINK-4): ModelConfig.provider — how thinking is switched and what \
              a thinking model refuses (README, \"Thinking models\").",

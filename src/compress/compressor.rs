@@ -10,8 +10,9 @@ use super::conversation::ConversationPrefix;
 use crate::history::{AgentState, EpisodicMemory, HistoryInvariants, Message, ModelUsage};
 use crate::ids::{Clock, IdGenerator};
 
-/// `raw.source` of the usage a compression call produced (CMP-7).
-pub const COMPRESSION_USAGE_SOURCE: &str = "context_compression";
+/// The name of [`UsageSource::ContextCompression`](crate::history::UsageSource), the
+/// source of the usage a compression call produced (CMP-7).
+pub const COMPRESSION_USAGE_SOURCE: &str = crate::history::UsageSource::ContextCompression.as_str();
 
 /// The last usage the provider reported (CMP-3, CMP-7): a call recorded without reported
 /// usage (SUB-6) says nothing about the prompt's size nor about a compression.
@@ -26,7 +27,7 @@ pub(crate) fn check_due(state: &AgentState, prompt_tokens: u64, threshold: u64) 
     if prompt_tokens < threshold {
         return Err(CompressReason::BelowThreshold);
     }
-    if last_reported_usage(state).and_then(ModelUsage::source) == Some(COMPRESSION_USAGE_SOURCE) {
+    if last_reported_usage(state).and_then(|u| u.source) == Some(crate::history::UsageSource::ContextCompression) {
         return Err(CompressReason::LastUsageIsCompression);
     }
     Ok(())
@@ -144,7 +145,7 @@ pub struct CompressResult {
     pub reason: CompressReason,
     /// The new episode's id when compressed.
     pub episode_id: Option<String>,
-    /// Usage of the summary call(s), tagged `raw.source = "context_compression"`. Recorded
+    /// Usage of the summary call(s), with source `context_compression`. Recorded
     /// in the state only when the compression is committed (CMP-5, CMP-7).
     pub usage: Option<ModelUsage>,
     /// The model error's code when `reason` is `llm_error`.

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::compressor::{CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression, COMPRESSION_USAGE_SOURCE};
+use super::compressor::{CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression};
 use super::default_compressor::DEFAULT_TOTAL_TOKEN_THRESHOLD;
 use crate::history::{AgentState, ChildUsageRecord, EpisodicMemory, History, Message, ModelUsage, TokenCalibrations};
 
@@ -44,7 +44,7 @@ pub struct ForeignCompression {
     /// The episode's id; a fresh one when absent.
     #[serde(default)]
     pub episode_id: Option<String>,
-    /// Usage of the compressor's model calls; tagged `raw.source = "context_compression"`
+    /// Usage of the compressor's model calls; with source `context_compression`
     /// and recorded only when the compression commits (CMP-7).
     #[serde(default)]
     pub usage: Option<ModelUsage>,
@@ -108,7 +108,7 @@ fn parse_reason(code: &str) -> Option<CompressReason> {
 }
 
 fn tag(mut usage: ModelUsage) -> ModelUsage {
-    usage.raw.insert("source".into(), Value::String(COMPRESSION_USAGE_SOURCE.into()));
+    usage.source = Some(crate::history::UsageSource::ContextCompression);
     usage
 }
 

@@ -10,7 +10,8 @@
 //! calls a tool, or holds no valid snapshot, is an invalid summary: the request is sent
 //! once more, then the chunked transcript (CMP-10) takes over.
 
-use super::compressor::{CompressContext, CompressReason, COMPRESSION_USAGE_SOURCE};
+use super::compressor::{CompressContext, CompressReason};
+use crate::history::UsageSource;
 use super::conversation::ConversationPrefix;
 use crate::history::{AgentState, Message, ModelUsage};
 use crate::llm::{ChatClient, LlmError, ModelConfig};
@@ -84,13 +85,13 @@ impl Spent {
         }
     }
 
-    /// CMP-7: the calls' usage tagged `raw.source = "context_compression"` (and `calls`),
+    /// CMP-7: the calls' usage with source `context_compression` (and its `call_count`),
     /// or `None` when no call was answered.
     pub(super) fn tagged(self) -> Option<ModelUsage> {
         let Self { mut usage, calls } = self;
         (calls > 0).then(|| {
-            usage.raw.insert("source".into(), serde_json::Value::String(COMPRESSION_USAGE_SOURCE.into()));
-            usage.raw.insert("calls".into(), serde_json::Value::from(calls));
+            usage.source = Some(UsageSource::ContextCompression);
+            usage.call_count = u32::try_from(calls).unwrap_or(u32::MAX);
             usage
         })
     }

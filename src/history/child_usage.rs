@@ -46,9 +46,9 @@ pub struct ChildUsageSummary {
 }
 
 /// Model calls one recorded usage stands for: a compression's usage sums its summarizer
-/// calls and says how many in `raw.calls`; any other usage is one call.
+/// calls and says how many (`call_count`); any other usage is one call.
 pub(crate) fn calls_in(usage: &ModelUsage) -> u64 {
-    usage.raw.get("calls").and_then(serde_json::Value::as_u64).unwrap_or(1)
+    u64::from(usage.call_count)
 }
 
 impl ChildUsageSummary {

@@ -10,11 +10,6 @@ use serde::{Deserialize, Serialize};
 
 use super::{Cost, ModelUsage};
 
-/// `raw` key of the prompt tokens written to the provider's cache by this call (Anthropic
-/// Messages' `cache_creation_input_tokens`), priced at
-/// [`ModelPrice::cache_write_per_million`] when that is set.
-pub const CACHE_WRITE_TOKENS_RAW_KEY: &str = "cache_creation_input_tokens";
-
 /// Largest price accepted, per 1M tokens (guards against a unit mistake; 10⁹ of any
 /// currency per 1M tokens is above every published price).
 pub const MAX_PRICE_PER_MILLION: f64 = 1e9;
@@ -31,7 +26,7 @@ pub const MAX_CURRENCY_LEN: usize = 16;
 ///
 /// A call is priced as: prompt tokens served from the cache (`cached_tokens`) at
 /// `cached_input_per_million`; prompt tokens written to the cache
-/// (`raw["cache_creation_input_tokens"]`, Anthropic) at `cache_write_per_million` when
+/// (`cache_write_tokens`, Anthropic's cache creation) at `cache_write_per_million` when
 /// that is set; the rest of the prompt at `input_per_million`; completion tokens
 /// (reasoning included, as providers bill them) at `output_per_million`.
 ///
@@ -101,7 +96,7 @@ impl ModelPrice {
         let prompt = usage.prompt_tokens;
         let cached = usage.cached_tokens.unwrap_or(0).min(prompt);
         let written = match self.cache_write_per_million {
-            Some(_) => usage.raw.get(CACHE_WRITE_TOKENS_RAW_KEY).and_then(serde_json::Value::as_u64).unwrap_or(0).min(prompt - cached),
+            Some(_) => usage.cache_write_tokens.unwrap_or(0).min(prompt - cached),
             None => 0,
         };
         let uncached = prompt - cached - written;

@@ -32,7 +32,7 @@ fn cost_2_cached_beyond_prompt_is_clamped_and_huge_counts_saturate() {
 #[test]
 fn cost_2_cache_writes_use_their_rate_only_when_set() {
     let mut u = usage(1_000_000, Some(200_000), 0);
-    u.raw.insert(CACHE_WRITE_TOKENS_RAW_KEY.into(), serde_json::json!(300_000));
+    u.cache_write_tokens = Some(300_000);
     let plain = ModelPrice::new("USD", 3.0, 0.3, 15.0);
     // Without a write rate the written tokens are uncached input: 0.8 × 3 + 0.2 × 0.3.
     assert_eq!(plain.cost_of(&u).nanos, 2_400_000_000 + 60_000_000);
@@ -40,7 +40,7 @@ fn cost_2_cache_writes_use_their_rate_only_when_set() {
     // 0.5 × 3 + 0.2 × 0.3 + 0.3 × 3.75.
     assert_eq!(with_write.cost_of(&u).nanos, 1_500_000_000 + 60_000_000 + 1_125_000_000);
     // A written count beyond the uncached rest is clamped.
-    u.raw.insert(CACHE_WRITE_TOKENS_RAW_KEY.into(), serde_json::json!(5_000_000));
+    u.cache_write_tokens = Some(5_000_000);
     assert_eq!(with_write.cost_of(&u).nanos, 60_000_000 + 3_000_000_000);
 }
 

@@ -142,7 +142,7 @@ mod tests {
     /// The parser as it was before the typed wire structs (reading a `serde_json::Value`
     /// tree): the reference the typed parser must agree with on every input.
     mod reference {
-        use serde_json::{Map, Value};
+        use serde_json::Value;
 
         use super::super::{classify_error_object, finish_message, json_error};
         use crate::history::{ModelUsage, ToolCall};
@@ -232,8 +232,7 @@ mod tests {
                 total_tokens: total,
                 cached_tokens: cached,
                 reasoning_tokens: reasoning,
-                raw: Map::new(),
-                cost: None,
+                ..ModelUsage::default()
             }
         }
     }

@@ -77,19 +77,9 @@ pub(crate) fn messages_heap(messages: &Vec<Message>) -> usize {
     messages.capacity() * size_of::<Message>() + messages.iter().map(message_heap).sum::<usize>()
 }
 
-/// A JSON value's heap bytes, with ~48 bytes per map entry or array slot of overhead.
-fn value_heap(v: &serde_json::Value) -> usize {
-    use serde_json::Value;
-    match v {
-        Value::String(s) => s.capacity(),
-        Value::Array(a) => a.capacity() * size_of::<Value>() + a.iter().map(value_heap).sum::<usize>(),
-        Value::Object(o) => o.iter().map(|(k, v)| 48 + k.capacity() + size_of::<Value>() + value_heap(v)).sum(),
-        _ => 0,
-    }
-}
-
+/// A usage's heap bytes: its cost, when it has one (every other field is in its slot).
 fn usage_heap(u: &ModelUsage) -> usize {
-    u.raw.iter().map(|(k, v)| 48 + k.capacity() + size_of::<serde_json::Value>() + value_heap(v)).sum()
+    u.cost.as_ref().map_or(0, |c| size_of::<crate::history::Cost>() + c.currency.capacity())
 }
 
 /// The state's part of the report.

@@ -34,7 +34,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::compress::{
     apply_compression, CompressReason, ConversationPrefix, PromptSizeSource, StagedCompression, TokenCalibration, TokenCounts,
-    COMPRESSION_USAGE_SOURCE,
 };
 use crate::error::ArkAgentError;
 use crate::history::{AgentState, Content, Message, ModelUsage, ToolCall};
@@ -352,7 +351,7 @@ impl Session {
             return;
         };
         state.usages.push(usage.clone());
-        if usage.source() == Some(COMPRESSION_USAGE_SOURCE) {
+        if usage.source == Some(crate::history::UsageSource::ContextCompression) {
             return;
         }
         let messages_sent = state.history.messages.len();

@@ -126,7 +126,7 @@ static void turn_with_a_tool_call(void) {
   /* prompt_tokens is the whole prompt: input + cache read + cache creation. */
   CHECK(usages && strstr(usages, "\"prompt_tokens\":940") && strstr(usages, "\"prompt_tokens\":930"), "whole prompts");
   CHECK(usages && strstr(usages, "\"cached_tokens\":900"), "cache read");
-  CHECK(usages && strstr(usages, "\"cache_creation_input_tokens\":900"), "cache creation kept in raw");
+  CHECK(usages && strstr(usages, "\"cache_write_tokens\":900"), "cache creation kept as cache_write_tokens");
   arkagent_string_free(usages);
   arkagent_runtime_free(rt);
 }

@@ -96,7 +96,7 @@ async fn cmp_3_compression_triggers_above_threshold_and_history_gets_shorter() {
         assert_eq!(episodes[0].message_count, result.messages_archived);
         // CMP-7: the usage is tagged and recorded after the commit.
         let last = rt.usages().last().cloned().unwrap();
-        assert_eq!(last.source(), Some(COMPRESSION_USAGE_SOURCE));
+        assert_eq!(last.source_name(), Some(COMPRESSION_USAGE_SOURCE));
         assert_eq!(last.prompt_tokens, 900);
         assert!(is_summary_request(&model.requests.lock().unwrap()[0]));
     })
@@ -577,7 +577,7 @@ async fn cmp_9_cmp_10_long_session_compresses_repeatedly_never_loops_and_keeps_t
         assert!(last_normal["messages"][0]["content"].as_str().unwrap().contains("<state_snapshot>"));
         assert!(last_normal["messages"][0]["content"].as_str().unwrap().contains(GOAL));
         // Every committed compression recorded exactly one tagged usage.
-        let tagged = rt.usages().iter().filter(|u| u.source() == Some(COMPRESSION_USAGE_SOURCE)).count();
+        let tagged = rt.usages().iter().filter(|u| u.source_name() == Some(COMPRESSION_USAGE_SOURCE)).count();
         assert_eq!(tagged, compressed);
     })
     .await;

@@ -368,9 +368,17 @@ async fn cost_1_an_export_written_before_cached_tokens_and_money_loads() {
     rt.import_state(&state).unwrap();
     let totals = rt.total_usage();
     assert_eq!(totals, old_main_totals());
-    // Re-exported, the old records keep their shape plus the new fields; nothing else.
+    // Re-exported, the old records keep their shape plus the new fields; nothing else —
+    // but BND-1: a usage's `raw` map (`source`, `calls`) is now its typed fields.
     let again: Value = serde_json::from_str(&rt.export_state().unwrap()).unwrap();
-    let before: Value = serde_json::from_str(&state).unwrap();
+    let mut before: Value = serde_json::from_str(&state).unwrap();
+    for usage in before["usages"].as_array_mut().unwrap() {
+        let Some(raw) = usage.as_object_mut().unwrap().remove("raw") else { continue };
+        usage["source"] = raw["source"].clone();
+        if raw["calls"] != 1 {
+            usage["call_count"] = raw["calls"].clone();
+        }
+    }
     assert_eq!(again["usages"], before["usages"]);
     assert_eq!(again["history"], before["history"]);
 }

@@ -107,7 +107,7 @@ fn kinds(bodies: &[String]) -> Vec<&'static str> {
 }
 
 fn compression_usages(rt: &AgentRuntime) -> Vec<arkagent::ModelUsage> {
-    rt.usages().into_iter().filter(|u| u.source() == Some(COMPRESSION_USAGE_SOURCE)).collect()
+    rt.usages().into_iter().filter(|u| u.source_name() == Some(COMPRESSION_USAGE_SOURCE)).collect()
 }
 
 #[tokio::test]
@@ -145,7 +145,7 @@ async fn cost_3_the_summarizer_request_is_the_last_main_requests_bytes_then_the_
             assert_eq!(rt.episodic_memories().len(), checked, "one request per compression, each committed");
             let usages = compression_usages(&rt);
             assert_eq!(usages.len(), checked);
-            assert!(usages.iter().all(|u| u.raw["calls"] == 1 && u.prompt_tokens == 700));
+            assert!(usages.iter().all(|u| u.call_count == 1 && u.prompt_tokens == 700));
         }
     })
     .await;
@@ -176,7 +176,7 @@ async fn cost_3_an_answer_calling_a_tool_is_asked_again_once_then_the_transcript
         assert_eq!(bodies[0], bodies[1], "asked again with the same bytes");
         assert!(tool.calls.lock().unwrap().is_empty(), "a summarizer's tool call is never run");
         let usage = result.usage.unwrap();
-        assert_eq!((usage.raw["calls"].as_u64(), usage.prompt_tokens), (Some(3), 650 + 650 + 700));
+        assert_eq!((usage.call_count, usage.prompt_tokens), (3, 650 + 650 + 700));
         assert_eq!(rt.episodic_memories()[0].summary, snapshot_text("weather for many cities", "looked up the weather"));
         // A tool choice that forces a call fails the same way (it is never changed).
         let mut forced = config(false, compressing());
@@ -277,7 +277,7 @@ async fn cost_3_a_conversation_too_big_for_the_summarizer_window_uses_the_transc
         let seen = kinds(&transport.bodies());
         assert_eq!(seen[0], "prefix");
         assert!(seen.len() > 1 && seen[1..].iter().all(|k| *k == "transcript"), "{seen:?}");
-        assert_eq!(result.usage.unwrap().raw["calls"], seen.len() - 1, "the refused request had no usage");
+        assert_eq!(result.usage.unwrap().call_count as usize, seen.len() - 1, "the refused request had no usage");
     })
     .await;
 }

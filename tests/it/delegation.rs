@@ -675,7 +675,7 @@ struct ChunkedSummary(std::sync::atomic::AtomicBool);
 #[async_trait]
 impl arkagent::compress::ContextCompressor for ChunkedSummary {
     async fn compress(&self, state: &arkagent::AgentState, _ctx: &arkagent::compress::CompressContext) -> arkagent::compress::CompressResult {
-        use arkagent::compress::{CompressReason, CompressResult, StagedCompression, COMPRESSION_USAGE_SOURCE};
+        use arkagent::compress::{CompressReason, CompressResult, StagedCompression};
         let messages = &state.history.messages;
         if self.0.load(Ordering::SeqCst) || !messages.iter().any(|m| matches!(m, Message::Tool { .. })) {
             return CompressResult::skipped(CompressReason::BelowThreshold);
@@ -683,8 +683,8 @@ impl arkagent::compress::ContextCompressor for ChunkedSummary {
         self.0.store(true, Ordering::SeqCst);
         let split = messages.iter().rposition(|m| !m.tool_calls().is_empty()).unwrap();
         let mut usage = arkagent::ModelUsage { prompt_tokens: 30, completion_tokens: 9, total_tokens: 39, ..Default::default() };
-        usage.raw.insert("source".into(), json!(COMPRESSION_USAGE_SOURCE));
-        usage.raw.insert("calls".into(), json!(3));
+        usage.source = Some(arkagent::history::UsageSource::ContextCompression);
+        usage.call_count = 3;
         let staged = StagedCompression { split_index: split, summary: snapshot_text("g", "a"), episode_id: "ep-1".into(), created_at_ms: 0 };
         CompressResult::compressed(staged, Some(usage))
     }
@@ -732,7 +732,7 @@ async fn sub_6_call_count_counts_model_calls() {
         assert_eq!(in_metadata, expected);
         // The same rule for the parent's own total: a chunked compression's usage is N calls.
         let mut chunked = arkagent::ModelUsage { total_tokens: 5, ..Default::default() };
-        chunked.raw.insert("calls".into(), json!(4));
+        chunked.call_count = 4;
         assert_eq!(ChildUsageSummary::from_usages(&[arkagent::ModelUsage::default(), chunked]).call_count, 5);
     })
     .await;

@@ -128,7 +128,7 @@ fn arch_2_core_2_answers_get_unique_call_ids_and_usages_every_call() {
     session.record_unreported_usage();
     let usages = session.snapshot().usages.clone();
     assert_eq!(usages.len(), 3, "reported, unreported answer, cut-off call");
-    assert!(usages[1..].iter().all(|u| u.source() == Some(UNREPORTED_USAGE_SOURCE)));
+    assert!(usages[1..].iter().all(|u| u.source_name() == Some(UNREPORTED_USAGE_SOURCE)));
 }
 
 #[test]

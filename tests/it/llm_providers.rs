@@ -156,7 +156,7 @@ async fn wire_1_anthropic_fixtures_normalise_to_the_same_result_through_the_clie
         let r = client.send_streaming(client.build_http_request(&request), &CancellationToken::new(), &sink).await.unwrap();
         assert_eq!(normalise(&r), expected, "{file} / {size}");
         let u = r.usage.as_ref().unwrap();
-        assert_eq!((u.cached_tokens, u.raw.get("cache_creation_input_tokens")), (Some(64), Some(&json!(36))), "{file}");
+        assert_eq!((u.cached_tokens, u.cache_write_tokens), (Some(64), Some(36)), "{file}");
         // THINK-1: the thinking block as received, its signature (streamed as a
         // signature_delta) included.
         let Message::Assistant { reasoning: None, thinking, .. } = &r.message else { panic!() };

@@ -114,16 +114,20 @@ async fn core_3_agent_state_holds_history_usages_and_session_id() {
     let second = exported["usages"][1].as_object().unwrap();
     assert!(!second.contains_key("cached_tokens") && !second.contains_key("reasoning_tokens"), "not reported, so absent: {second:?}");
 
-    // `raw` carries `source` (and whatever else the provider said) through an import.
+    // BND-1: an export written before the typed usage (a `raw` map with `source` and
+    // `calls`, and whatever else) imports into the typed fields and exports in today's spelling.
     let mut with_source = exported.clone();
-    with_source["usages"][1]["raw"] = json!({"source": "context_compression", "provider_field": [1, 2]});
+    with_source["usages"][1]["raw"] = json!({"source": "context_compression", "calls": 2, "provider_field": [1, 2]});
     let copy = AgentRuntime::new(AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", API_KEY, "m")), ScriptedModel::new(vec![])).unwrap();
     copy.import_state(&with_source.to_string()).unwrap();
     let usages: Vec<ModelUsage> = copy.usages();
-    assert_eq!(usages[1].source(), Some("context_compression"));
-    assert_eq!(usages[1].raw["provider_field"], json!([1, 2]));
+    assert_eq!((usages[1].source_name(), usages[1].call_count), (Some("context_compression"), 2));
     let again: Value = serde_json::from_str(&copy.export_state().unwrap()).unwrap();
-    assert_eq!(again["usages"], with_source["usages"]);
+    let mut today = with_source["usages"].clone();
+    today[1].as_object_mut().unwrap().remove("raw");
+    today[1]["source"] = json!("context_compression");
+    today[1]["call_count"] = json!(2);
+    assert_eq!(again["usages"], today);
     assert_eq!(again["history"], with_source["history"]);
 
     // The record itself, through serde.
@@ -132,4 +136,39 @@ async fn core_3_agent_state_holds_history_usages_and_session_id() {
     assert_eq!(read, copy.state());
     let fresh = AgentState::new("s");
     assert_eq!((fresh.session_id.as_str(), fresh.history.messages.len(), fresh.usages.len()), ("s", 0, 0));
+}
+
+#[test]
+fn bnd_1_a_store_and_an_export_written_before_the_typed_usage_load() {
+    use arkagent::history::UsageSource;
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/usage");
+    let dir = crate::store::temp_dir("bnd-1");
+    std::fs::copy(fixtures.join("main-697113c.db"), dir.join("s.db")).unwrap();
+    let exported = std::fs::read_to_string(fixtures.join("main-697113c-state.json")).unwrap();
+    let mut model = model_config("https://api.anthropic.com/v1", API_KEY, "claude-sonnet-4-5");
+    model.wire_format = arkagent::llm::WireFormat::ANTHROPIC;
+    let config = |store: Option<std::sync::Arc<dyn arkagent::SessionStore>>| {
+        let mut c = AgentRuntimeConfig::new(model.clone());
+        c.session_id = Some("base-697113c".into());
+        c.store = store;
+        c
+    };
+    let store: std::sync::Arc<dyn arkagent::SessionStore> = std::sync::Arc::new(arkagent::SqliteStore::open(dir.join("s.db")).unwrap());
+    let resumed = AgentRuntime::new(config(Some(store)), ScriptedModel::new(vec![])).unwrap();
+    let imported = AgentRuntime::new(config(None), ScriptedModel::new(vec![])).unwrap();
+    imported.import_state(&exported).unwrap();
+    for usages in [resumed.usages(), imported.usages()] {
+        assert_eq!(usages.len(), 5);
+        let plain: Vec<&ModelUsage> = usages.iter().filter(|u| u.source.is_none()).collect();
+        assert_eq!(plain.len(), 4);
+        assert!(plain.iter().all(|u| u.cache_write_tokens == Some(50) && u.call_count == 1), "{plain:?}");
+        let compression = usages.iter().find(|u| u.source == Some(UsageSource::ContextCompression)).unwrap();
+        assert_eq!((compression.call_count, compression.cache_write_tokens), (1, None));
+        // The costs those versions priced stay what they were: the cache writes at 3.75.
+        let price = arkagent::ModelPrice::new("USD", 3.0, 0.3, 15.0).with_cache_write(3.75);
+        assert!(plain.iter().all(|u| u.cost.as_ref().unwrap().nanos == price.cost_of(u).nanos));
+    }
+    assert_eq!(resumed.usages(), imported.usages());
+    let again = imported.export_state().unwrap();
+    assert!(!again.contains("\"raw\"") && again.contains("\"cache_write_tokens\":50") && again.contains("\"source\":\"context_compression\""));
 }

@@ -643,7 +643,7 @@ async fn cmp_1_a_foreign_compressor_is_validated_before_anything_commits() {
             assert_eq!(rt.messages().len(), 2);
             let episode = &rt.episodic_memories()[0];
             assert_eq!((episode.summary.as_str(), episode.message_count), ("four messages", 4));
-            assert_eq!(rt.usages().last().unwrap().source(), Some(arkagent::compress::COMPRESSION_USAGE_SOURCE), "CMP-7 tag");
+            assert_eq!(rt.usages().last().unwrap().source_name(), Some(arkagent::compress::COMPRESSION_USAGE_SOURCE), "CMP-7 tag");
         } else {
             assert_eq!(rt.export_state().unwrap(), before, "{reason}: nothing changed");
         }

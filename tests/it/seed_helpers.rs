@@ -119,7 +119,7 @@ async fn cmp_7_a_custom_compressor_is_not_asked_right_after_its_own_compression(
     // Pre-flight: no usage yet but the estimate is under 1000 → not asked. After the turn
     // the provider's 5000 count → asked, compressed; nothing else in this run.
     assert_eq!(host.seen.lock().unwrap().len(), 1);
-    assert_eq!(rt.usages().last().unwrap().source(), Some(arkagent::compress::COMPRESSION_USAGE_SOURCE));
+    assert_eq!(rt.usages().last().unwrap().source_name(), Some(arkagent::compress::COMPRESSION_USAGE_SOURCE));
     // The next run's pre-flight: the last usage is the compression's → not asked.
     rt.run("again").await.unwrap();
     let seen = host.seen.lock().unwrap().len();

@@ -270,7 +270,7 @@ async fn store_2_commits_are_paired_appends_and_each_is_announced() {
         usages += c.usages.len();
         assert!(HistoryInvariants::tool_calls_paired(&live), "a committed history is paired");
         if !c.episodes.is_empty() {
-            assert!(c.usages.iter().any(|u| u.source() == Some(COMPRESSION_USAGE_SOURCE)), "the summary's usage in the same commit");
+            assert!(c.usages.iter().any(|u| u.source_name() == Some(COMPRESSION_USAGE_SOURCE)), "the summary's usage in the same commit");
         }
     }
     assert!(episodes > 0, "compressions were committed");

@@ -79,7 +79,7 @@ fn check_invariants(path: &Path, previous: &[Message]) -> Result<Vec<Message>, S
         }
     }
     let assistant = full.iter().filter(|m| matches!(m, Message::Assistant { .. })).count();
-    let summaries = state.usages.iter().filter(|u| u.source() == Some(COMPRESSION_USAGE_SOURCE)).count();
+    let summaries = state.usages.iter().filter(|u| u.source_name() == Some(COMPRESSION_USAGE_SOURCE)).count();
     if state.usages.len() - summaries != assistant {
         return Err(format!("{} model usages for {assistant} assistant messages", state.usages.len() - summaries));
     }

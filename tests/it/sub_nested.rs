@@ -196,10 +196,10 @@ struct AlwaysFails;
 #[async_trait::async_trait]
 impl arkagent::compress::ContextCompressor for AlwaysFails {
     async fn compress(&self, _: &arkagent::AgentState, _: &arkagent::compress::CompressContext) -> arkagent::compress::CompressResult {
-        use arkagent::compress::{CompressReason, CompressResult, COMPRESSION_USAGE_SOURCE};
+        use arkagent::compress::{CompressReason, CompressResult};
         let mut usage = arkagent::ModelUsage { prompt_tokens: 30, completion_tokens: 9, total_tokens: 39, ..Default::default() };
-        usage.raw.insert("source".into(), json!(COMPRESSION_USAGE_SOURCE));
-        usage.raw.insert("calls".into(), json!(2));
+        usage.source = Some(arkagent::history::UsageSource::ContextCompression);
+        usage.call_count = 2;
         CompressResult::failed(CompressReason::MalformedSummary, Some(usage))
     }
 }
@@ -252,7 +252,7 @@ async fn sub_6_a_call_without_reported_usage_counts_in_the_parents_total() {
     rt.run("two").await.unwrap();
     let usages = rt.usages();
     assert_eq!(usages.len(), 2);
-    assert_eq!(usages[1].source(), Some(arkagent::history::UNREPORTED_USAGE_SOURCE));
+    assert_eq!(usages[1].source_name(), Some(arkagent::history::UNREPORTED_USAGE_SOURCE));
     assert_eq!(usages[1].total_tokens, 0);
     let totals = rt.total_usage();
     assert_eq!(totals.parent.call_count, 2, "both calls were made");
@@ -305,13 +305,13 @@ async fn sub_6_a_stream_broken_mid_answer_without_a_cancel_counts_as_a_call() {
     assert_eq!(rt.run("two").await.unwrap_err().code(), "llm_transport");
     assert_eq!(rt.messages().len(), 2, "the failed run's input was taken out again");
     assert_eq!(rt.usages().len(), 2);
-    assert_eq!(rt.usages()[1].source(), Some(UNREPORTED_USAGE_SOURCE));
+    assert_eq!(rt.usages()[1].source_name(), Some(UNREPORTED_USAGE_SOURCE));
     assert_eq!(rt.total_usage().parent.call_count, 2, "the broken call was made");
     // A later call of a run breaks mid-answer.
     assert_eq!(rt.run("three").await.unwrap_err().code(), "llm_transport");
     let usages = rt.usages();
     assert_eq!(usages.len(), 4, "one with usage, the tool turn's, and two broken");
-    assert_eq!(usages[3].source(), Some(UNREPORTED_USAGE_SOURCE));
+    assert_eq!(usages[3].source_name(), Some(UNREPORTED_USAGE_SOURCE));
     assert_eq!(rt.total_usage().parent.call_count, 4);
     assert_eq!(rt.total_usage().parent, arkagent::subagent::ChildUsageSummary::from_usages(&usages));
     // A stream that failed before any delta is retried; only the answered call counts.

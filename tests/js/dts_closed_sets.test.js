@@ -251,7 +251,7 @@ test('ARCH-2 every event payload the module emits fits the payload interface of 
   assert.ok(payloads('model_response').every((p) => p.usage !== null));
   assert.ok(payloads('model_response').some((p) => p.usage.cost) && payloads('model_response').some((p) => !p.usage.cost));
   assert.ok(payloads('run_finished').some((p) => p.usage.costs) && payloads('run_finished').some((p) => !p.usage.costs));
-  assert.ok(payloads('compression').some((p) => p.outcome === 'compressed' && p.usage.raw.source === 'context_compression'));
+  assert.ok(payloads('compression').some((p) => p.outcome === 'compressed' && p.usage.source === 'context_compression'));
 });
 
 test('ARCH-2 the planted payload check fails on a payload that does not fit', () => {

@@ -1,5 +1,5 @@
 'use strict';
-// SUB-6 through the N-API surface: a ModelUsage carries `calls` (raw.calls: the summarizer
+// SUB-6 through the N-API surface: a ModelUsage carries `callCount` (BND-1: the summarizer
 // calls of a compression written in N chunks), so ChildUsageSummary.fromUsages(usages())
 // counts model calls as Rust and C do and agrees with totalUsage().
 
@@ -29,7 +29,7 @@ function stateJson() {
   });
 }
 
-test('sub_6 ModelUsage carries calls: fromUsages(usages()) counts a chunked compression as its N calls', async () => {
+test('sub_6 bnd_1 ModelUsage carries callCount: fromUsages(usages()) counts a chunked compression as its N calls', async () => {
   const model = new ScriptedModel([], {
     summarizer: () => completion({ content: snapshot(), usage: { prompt_tokens: 1500, completion_tokens: 90, total_tokens: 1590 } }),
   });
@@ -42,15 +42,19 @@ test('sub_6 ModelUsage carries calls: fromUsages(usages()) counts a chunked comp
   assert.equal(result.outcome, 'compressed');
   const chunks = model.summaryRequests.length;
   assert.ok(chunks > 1, `${chunks} summary calls`);
-  assert.equal(result.usage.calls, chunks);
+  assert.equal(result.usage.callCount, chunks);
   const usages = runtime.usages();
-  assert.equal(usages.at(-1).calls, chunks);
-  assert.equal(usages[0].calls, undefined, 'a plain call stands for one');
+  assert.equal(usages.at(-1).callCount, chunks);
+  assert.equal(usages.at(-1).source, 'context_compression');
+  assert.equal(usages[0].callCount, undefined, 'a plain call stands for one');
   const summed = native.ChildUsageSummary.fromUsages(usages);
   assert.equal(summed.callCount, 1 + chunks);
   assert.equal(summed.callCount, runtime.totalUsage().parent.callCount, 'the same number as the runtime');
-  assert.equal(native.ChildUsageSummary.fromUsages([{ promptTokens: 1, completionTokens: 1, totalTokens: 2, calls: 3 }]).callCount, 3);
-  assert.throws(() => native.ChildUsageSummary.fromUsages([{ promptTokens: 1, completionTokens: 1, totalTokens: 2, calls: -1 }]),
+  assert.equal(native.ChildUsageSummary.fromUsages([{ promptTokens: 1, completionTokens: 1, totalTokens: 2, callCount: 3 }]).callCount, 3);
+  assert.throws(() => native.ChildUsageSummary.fromUsages([{ promptTokens: 1, completionTokens: 1, totalTokens: 2, callCount: -1 }]),
+    (e) => e.code === 'invalid_argument');
+  // BND-1: a source is one of the UsageSource union.
+  assert.throws(() => native.ChildUsageSummary.fromUsages([{ promptTokens: 1, completionTokens: 1, totalTokens: 2, source: 'mine' }]),
     (e) => e.code === 'invalid_argument');
 });
 

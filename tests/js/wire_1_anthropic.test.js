@@ -157,6 +157,8 @@ test('wire_1_a_turn_with_a_tool_call_over_anthropic_messages', async () => {
   assert.equal(history[1].reasoning, undefined);
   const usages = runtime.usages();
   assert.deepEqual(usages.map((u) => [u.promptTokens, u.completionTokens, u.cachedTokens]), [[1230, 12, 0], [1225, 4, 1200]]);
+  // BND-1: Anthropic's cache writes reach ArkTS, typed.
+  assert.deepEqual(usages.map((u) => u.cacheWriteTokens), [1200, undefined]);
   await waitFor(() => events.some((e) => e.type === 'run_finished'), 'run_finished');
   const deltas = events.filter((e) => e.type === 'text_delta').map((e) => JSON.parse(e.payloadJson).delta);
   assert.deepEqual(deltas, ['Beijing: ', 'sunny.']);

@@ -209,8 +209,12 @@ export interface UsagePayload {
   total_tokens: number;
   cached_tokens?: number;
   reasoning_tokens?: number;
-  /** Where the usage came from and how many calls it stands for, when not plain. */
-  raw?: UsageRawPayload;
+  /** Prompt tokens written to the provider's cache (Anthropic), when reported. */
+  cache_write_tokens?: number;
+  /** Where the usage came from, when not a plain model call. */
+  source?: UsageSource;
+  /** The model calls it stands for, when more than one. */
+  call_count?: number;
   /** What the call cost, when its model has a price (COST-2); absent otherwise, never 0. */
   cost?: CostPayload;
 }
@@ -236,14 +240,6 @@ export interface UsageSummaryPayload {
   priced_call_count: number;
   /** One exact sum per currency, sorted by currency code; absent when no call was priced. */
   costs?: CostPayload[];
-}
-
-/** UsagePayload.raw (ModelUsage.source and ModelUsage.calls). */
-export interface UsageRawPayload {
-  /** "context_compression" or "unreported". */
-  source?: string;
-  /** The model calls it stands for, when more than one. */
-  calls?: number;
 }
 
 /** "model_response": a model response was parsed and appended. */

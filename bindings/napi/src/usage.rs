@@ -42,10 +42,13 @@ pub struct JsModelUsage {
     pub total_tokens: f64,
     pub cached_tokens: Option<f64>,
     pub reasoning_tokens: Option<f64>,
+    /// Anthropic's cache writes, priced apart (COST-2).
+    pub cache_write_tokens: Option<f64>,
+    #[napi(ts_type = "UsageSource")]
     pub source: Option<String>,
-    /// `raw.calls`: the model calls this usage stands for when more than one (a summary
-    /// written in N chunks), so `ChildUsageSummary.fromUsages` counts them as Rust and C do.
-    pub calls: Option<f64>,
+    /// The model calls this usage stands for when more than one (a summary written in N
+    /// chunks), so `ChildUsageSummary.fromUsages` counts them as Rust and C do.
+    pub call_count: Option<f64>,
     /// What the call cost (COST-2), when its model config has a price.
     pub cost: Option<JsCost>,
 }
@@ -60,13 +63,16 @@ impl JsModelUsage {
             total_tokens: tokens(self.total_tokens, "totalTokens")?,
             cached_tokens: self.cached_tokens.map(|v| tokens(v, "cachedTokens")).transpose()?,
             reasoning_tokens: self.reasoning_tokens.map(|v| tokens(v, "reasoningTokens")).transpose()?,
+            cache_write_tokens: self.cache_write_tokens.map(|v| tokens(v, "cacheWriteTokens")).transpose()?,
             ..ModelUsage::default()
         };
         if let Some(source) = &self.source {
-            usage.raw.insert("source".into(), serde_json::Value::String(source.clone()));
+            usage.source = Some(arkagent::history::UsageSource::from_name(source).ok_or_else(|| {
+                napi_ohos::Error::new("invalid_argument".to_owned(), format!("usage source must be a UsageSource, got {source:?}"))
+            })?);
         }
-        if let Some(calls) = self.calls {
-            usage.raw.insert("calls".into(), serde_json::Value::from(tokens(calls, "calls")?));
+        if let Some(calls) = self.call_count {
+            usage.call_count = argument::<u32>(calls, "callCount")?;
         }
         usage.cost = self.cost.as_ref().map(JsCost::core).transpose()?.map(Box::new);
         Ok(usage)
@@ -82,8 +88,9 @@ impl From<&ModelUsage> for JsModelUsage {
             total_tokens: usage.total_tokens as f64,
             cached_tokens: usage.cached_tokens.map(|t| t as f64),
             reasoning_tokens: usage.reasoning_tokens.map(|t| t as f64),
-            source: usage.source().map(str::to_owned),
-            calls: usage.raw.get("calls").and_then(serde_json::Value::as_u64).map(|c| c as f64),
+            cache_write_tokens: usage.cache_write_tokens.map(|t| t as f64),
+            source: usage.source_name().map(str::to_owned),
+            call_count: (usage.call_count != 1).then_some(f64::from(usage.call_count)),
             cost: usage.cost.as_deref().map(JsCost::from),
         }
     }
@@ -231,13 +238,16 @@ export interface ModelUsage {
   totalTokens: number;
   cachedTokens?: number;
   reasoningTokens?: number;
-  /** `raw.source` when set: "context_compression" for a compression's summarizer calls,
-   * "unreported" for a call whose provider reported no usage (recorded with 0 tokens, so
-   * every call made is in usages()). */
-  source?: string;
-  /** `raw.calls`: the model calls this usage stands for when more than one (a compression
-   * whose summary was written in N chunks); absent: one call. */
-  calls?: number;
+  /** Prompt tokens written to the provider's cache (Anthropic's cache creation), when
+   * reported: priced at ModelPrice.cacheWritePerMillion when that is set. */
+  cacheWriteTokens?: number;
+  /** When set: "context_compression" for a compression's summarizer calls, "unreported"
+   * for a call whose provider reported no usage (recorded with 0 tokens, so every call made
+   * is in usages()). */
+  source?: UsageSource;
+  /** The model calls this usage stands for when more than one (a compression whose summary
+   * was written in N chunks); absent: one call. */
+  callCount?: number;
   /**
    * What the call cost (COST-2), priced once when it was recorded by the `ModelPrice` of
    * the model config that made it (a worker or summarizer on another model by its own);
@@ -252,7 +262,7 @@ export class ChildUsageSummary {
   private constructor();
   /**
    * Sums model usages (e.g. `runtime.usages()`); callCount is the number of model calls
-   * they stand for (a usage with `calls` counts that many, any other usage one), as in
+   * they stand for (a usage with `callCount` counts that many, any other usage one), as in
    * Rust and C. Throws "invalid_argument" for a token count that is not a non-negative integer.
    */
   static fromUsages(usages: ModelUsage[]): ChildUsageSummary;

@@ -347,7 +347,7 @@ impl Demo {
             if let Some(r) = u.reasoning_tokens.filter(|r| *r > 0) {
                 extra.push_str(&format!(", reasoning {r}"));
             }
-            if let Some(source) = u.source() {
+            if let Some(source) = u.source_name() {
                 extra.push_str(&format!(" ({source})"));
             }
             self.console.line(&format!(

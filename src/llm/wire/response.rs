@@ -7,7 +7,7 @@
 //! other key's value is checked as JSON without being kept (`Skip`).
 
 use serde::de::MapAccess;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::lenient::{Args, Count, Fields, First, IsNull, List, Obj, Skip, Text};
 use crate::error::LlmError;
@@ -114,8 +114,7 @@ impl UsageWire {
                 .or(self.prompt_cache_hit_tokens.0)
                 .or(self.cached_tokens.0),
             reasoning_tokens: detail(self.completion_tokens_details, |d| d.reasoning_tokens),
-            raw: Map::new(),
-            cost: None,
+            ..ModelUsage::default()
         }
     }
 }

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use serde::de::MapAccess;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::LlmError;
 use crate::history::{ModelUsage, ThinkingBlock, ToolCall};
@@ -44,7 +44,7 @@ impl UsageWire {
     /// Our usage: `prompt_tokens` is the whole prompt (input + cache read + cache
     /// creation, so the compression trigger and the calibration see its real size),
     /// `cached_tokens` the cache read, and the cache creation kept in
-    /// `raw.cache_creation_input_tokens` (it is priced apart). Sums saturate.
+    /// `cache_write_tokens` (it is priced apart). Sums saturate.
     pub(super) fn into_usage(self) -> ModelUsage {
         let creation = self.cache_creation_input_tokens;
         let prompt = self
@@ -53,18 +53,14 @@ impl UsageWire {
             .saturating_add(self.cache_read_input_tokens.unwrap_or(0))
             .saturating_add(creation.unwrap_or(0));
         let completion = self.output_tokens.unwrap_or(0);
-        let mut raw = Map::new();
-        if let Some(creation) = creation {
-            raw.insert("cache_creation_input_tokens".into(), Value::from(creation));
-        }
         ModelUsage {
             prompt_tokens: prompt,
             completion_tokens: completion,
             total_tokens: prompt.saturating_add(completion),
             cached_tokens: self.cache_read_input_tokens,
             reasoning_tokens: self.thinking_tokens,
-            raw,
-            cost: None,
+            cache_write_tokens: creation,
+            ..ModelUsage::default()
         }
     }
 }

@@ -236,7 +236,7 @@ fn wire_1_anthropic_whole_answer_maps_blocks_and_usage() {
     let u = r.usage.unwrap();
     // The whole prompt: 20 uncached + 64 read + 36 written.
     assert_eq!((u.prompt_tokens, u.completion_tokens, u.total_tokens, u.cached_tokens, u.reasoning_tokens), (120, 48, 168, Some(64), None));
-    assert_eq!(u.raw.get("cache_creation_input_tokens"), Some(&json!(36)));
+    assert_eq!(u.cache_write_tokens, Some(36));
 }
 
 #[test]
@@ -298,7 +298,7 @@ fn wire_1_anthropic_stream_errors_truncation_and_end_marker() {
     assert_eq!(r.message, Message::assistant("hi"));
     let u = r.usage.unwrap();
     assert_eq!((u.prompt_tokens, u.completion_tokens, u.cached_tokens, r.finish_reason.as_deref()), (5, 9, None, Some("stop")));
-    assert!(u.raw.is_empty());
+    assert_eq!(u.cache_write_tokens, None);
 }
 
 #[test]

@@ -274,6 +274,15 @@ export type WireFormat =
   | 'anthropic';
 
 /**
+ * Where a usage came from when it is not a plain model call (BND-1): ModelUsage.source.
+ * Generated from the Rust enum `arkagent::history::UsageSource` (src/history/usage.rs;
+ * `as_str`): scripts/gen-dts.sh writes one string per variant.
+ */
+export type UsageSource =
+  | 'context_compression'
+  | 'unreported';
+
+/**
  * A model's provider (THINK-4): ModelConfig.provider — how thinking is switched and what a
  * thinking model refuses (README, "Thinking models"). Generated from the Rust enum
  * `arkagent::llm::Provider` (src/llm/thinking.rs; `as_str`): scripts/gen-dts.sh writes one
@@ -613,8 +622,12 @@ export interface UsagePayload {
   total_tokens: number;
   cached_tokens?: number;
   reasoning_tokens?: number;
-  /** Where the usage came from and how many calls it stands for, when not plain. */
-  raw?: UsageRawPayload;
+  /** Prompt tokens written to the provider's cache (Anthropic), when reported. */
+  cache_write_tokens?: number;
+  /** Where the usage came from, when not a plain model call. */
+  source?: UsageSource;
+  /** The model calls it stands for, when more than one. */
+  call_count?: number;
   /** What the call cost, when its model has a price (COST-2); absent otherwise, never 0. */
   cost?: CostPayload;
 }
@@ -640,14 +653,6 @@ export interface UsageSummaryPayload {
   priced_call_count: number;
   /** One exact sum per currency, sorted by currency code; absent when no call was priced. */
   costs?: CostPayload[];
-}
-
-/** UsagePayload.raw (ModelUsage.source and ModelUsage.calls). */
-export interface UsageRawPayload {
-  /** "context_compression" or "unreported". */
-  source?: string;
-  /** The model calls it stands for, when more than one. */
-  calls?: number;
 }
 
 /** "model_response": a model response was parsed and appended. */
@@ -841,13 +846,16 @@ export interface ModelUsage {
   totalTokens: number;
   cachedTokens?: number;
   reasoningTokens?: number;
-  /** `raw.source` when set: "context_compression" for a compression's summarizer calls,
-   * "unreported" for a call whose provider reported no usage (recorded with 0 tokens, so
-   * every call made is in usages()). */
-  source?: string;
-  /** `raw.calls`: the model calls this usage stands for when more than one (a compression
-   * whose summary was written in N chunks); absent: one call. */
-  calls?: number;
+  /** Prompt tokens written to the provider's cache (Anthropic's cache creation), when
+   * reported: priced at ModelPrice.cacheWritePerMillion when that is set. */
+  cacheWriteTokens?: number;
+  /** When set: "context_compression" for a compression's summarizer calls, "unreported"
+   * for a call whose provider reported no usage (recorded with 0 tokens, so every call made
+   * is in usages()). */
+  source?: UsageSource;
+  /** The model calls this usage stands for when more than one (a compression whose summary
+   * was written in N chunks); absent: one call. */
+  callCount?: number;
   /**
    * What the call cost (COST-2), priced once when it was recorded by the `ModelPrice` of
    * the model config that made it (a worker or summarizer on another model by its own);
@@ -862,7 +870,7 @@ export class ChildUsageSummary {
   private constructor();
   /**
    * Sums model usages (e.g. `runtime.usages()`); callCount is the number of model calls
-   * they stand for (a usage with `calls` counts that many, any other usage one), as in
+   * they stand for (a usage with `callCount` counts that many, any other usage one), as in
    * Rust and C. Throws "invalid_argument" for a token count that is not a non-negative integer.
    */
   static fromUsages(usages: ModelUsage[]): ChildUsageSummary;
