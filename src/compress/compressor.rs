@@ -95,6 +95,12 @@ pub enum CompressReason {
     CompressorError,
 }
 
+impl std::fmt::Display for CompressReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
 impl CompressReason {
     /// The stable code, e.g. `"below_threshold"`.
     pub fn code(self) -> &'static str {

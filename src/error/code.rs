@@ -207,6 +207,18 @@ impl Serialize for ErrorCode {
     }
 }
 
+/// Reads a code back from its string (an event or a record written by this library);
+/// any other string is an error.
+impl<'de> serde::Deserialize<'de> for ErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<str>::deserialize(deserializer)?;
+        ErrorCode::ALL
+            .into_iter()
+            .find(|c| c.as_str() == name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown error code {name:?}")))
+    }
+}
+
 impl PartialEq<str> for ErrorCode {
     fn eq(&self, other: &str) -> bool {
         self.as_str() == other

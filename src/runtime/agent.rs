@@ -94,7 +94,7 @@ impl Inner {
         self.emit(run_id, EventKind::RunFinished {
             status: RunStatus::Failed,
             iterations: iteration,
-            error_code: Some(e.code().as_str().to_owned()),
+            error_code: Some(e.code()),
             usage: self.run_usage.usage(&self.session.snapshot()),
         });
         e

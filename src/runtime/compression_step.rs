@@ -99,7 +99,7 @@ impl Inner {
         self.emit(run_id, EventKind::Compression {
             trigger,
             outcome: result.outcome,
-            reason: result.reason.code().to_owned(),
+            reason: result.reason,
             episode_id: result.episode_id.clone(),
             error_code: result.error_code.clone(),
             messages_before,

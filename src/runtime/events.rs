@@ -135,8 +135,8 @@ pub enum EventKind {
         trigger: CompressionTrigger,
         /// What happened.
         outcome: CompressOutcome,
-        /// The reason code (CMP-2).
-        reason: String,
+        /// The reason (CMP-2), its code.
+        reason: crate::compress::CompressReason,
         /// The new episode, when compressed.
         episode_id: Option<String>,
         /// The model error's code when the reason is `llm_error`.
@@ -172,7 +172,7 @@ pub enum EventKind {
         /// Model calls made (0 for `run_decomposed`: its children make the calls).
         iterations: u32,
         /// Error code when `status` is `failed`.
-        error_code: Option<String>,
+        error_code: Option<crate::error::ErrorCode>,
         /// What the run used up to its end, failed runs included (COST-1, COST-2): as
         /// [`RunOutcome::usage`](super::RunOutcome::usage).
         #[serde(default)]

@@ -205,7 +205,7 @@ impl Run<'_> {
         self.inner.emit(self.run_id, EventKind::RunFinished {
             status: RunStatus::Failed,
             iterations: iteration,
-            error_code: Some(e.code().as_str().to_owned()),
+            error_code: Some(e.code()),
             usage: self.inner.run_usage.usage(&self.inner.session.snapshot()),
         });
         e.into()

@@ -105,7 +105,7 @@ async fn cmp_10_cmp_12_chunks_fit_a_summarizer_window_counted_by_a_real_tokenize
             .unwrap()
             .iter()
             .filter_map(|e| match &e.kind {
-                EventKind::Compression { outcome, reason, .. } if *outcome != CompressOutcome::Skipped => Some((*outcome, reason.clone())),
+                EventKind::Compression { outcome, reason, .. } if *outcome != CompressOutcome::Skipped => Some((*outcome, reason.code().to_owned())),
                 _ => None,
             })
             .collect();

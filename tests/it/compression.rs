@@ -66,7 +66,7 @@ fn compression_events(events: &[AgentEvent]) -> Vec<(CompressOutcome, String)> {
     events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::Compression { outcome, reason, .. } => Some((*outcome, reason.clone())),
+            EventKind::Compression { outcome, reason, .. } => Some((*outcome, reason.code().to_owned())),
             _ => None,
         })
         .collect()

@@ -318,7 +318,7 @@ async fn llm_3_model_error_fails_the_run_with_a_code_and_keeps_history_paired() 
     assert!(!err.to_string().contains(API_KEY));
     assert!(HistoryInvariants::tool_calls_paired(&runtime.messages()));
     let last = recorder.0.lock().unwrap().last().cloned().unwrap();
-    assert!(matches!(last.kind, EventKind::RunFinished { status: RunStatus::Failed, ref error_code, .. } if error_code.as_deref() == Some("llm_auth")));
+    assert!(matches!(last.kind, EventKind::RunFinished { status: RunStatus::Failed, ref error_code, .. } if error_code.map(|c| c.as_str()) == Some("llm_auth")));
 }
 
 #[tokio::test]

@@ -51,7 +51,7 @@ fn compressions(events: &[AgentEvent]) -> Vec<(CompressionTrigger, CompressOutco
         .iter()
         .filter_map(|e| match &e.kind {
             EventKind::Compression { trigger, outcome, reason, estimated_prompt_tokens, .. } => {
-                Some((*trigger, *outcome, reason.clone(), *estimated_prompt_tokens))
+                Some((*trigger, *outcome, reason.code().to_owned(), *estimated_prompt_tokens))
             }
             _ => None,
         })

@@ -243,7 +243,6 @@ impl Printer {
             } => {
                 let calls = if *iterations == 1 { "call" } else { "calls" };
                 let code = error_code
-                    .as_deref()
                     .map(|c| format!(" [{c}]"))
                     .unwrap_or_default();
                 self.console.line(&format!(
