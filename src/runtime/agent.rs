@@ -9,11 +9,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::AgentRuntimeConfig;
 use super::delegation::{DelegateTaskTool, SubAgentService};
-use super::events::{Emitter, EventKind};
+use super::events::{Emitter, EventKind, SubAgentChildEvent};
 use super::outcome::{RunOutcome, RunStatus};
 use super::tool_exec::ExecPolicy;
 use crate::error::ArkAgentError;
-use crate::llm::ChatClient;
+use crate::llm::{ChatClient, ModelConfig};
 use crate::compress::ContextCompressor;
 use crate::memory::ScopedMemory;
 use crate::session::{Committed, Session};
@@ -70,15 +70,7 @@ impl Inner {
             return self.emitter.skip(); // nobody listens: no redaction, no stamping
         }
         // LLM-4: whatever a model, tool or host echoed, the key never reaches an observer.
-        let model = &self.config.model;
-        match &mut kind {
-            EventKind::RunStarted { input } => model.redact_in_place(input),
-            EventKind::TextDelta { delta, .. } | EventKind::ReasoningDelta { delta, .. } => model.redact_in_place(delta),
-            EventKind::ToolCallDelta { arguments_delta, .. } => model.redact_in_place(arguments_delta),
-            EventKind::ToolCallStarted { arguments, .. } => model.redact_in_place(arguments),
-            EventKind::ToolCallFinished { content, .. } => model.redact_in_place(content),
-            _ => {}
-        }
+        redact_event(&self.config.model, &mut kind);
         self.emitter.emit(run_id, kind);
     }
 
@@ -98,6 +90,99 @@ impl Inner {
             usage: self.run_usage.usage(&self.session.snapshot()),
         });
         e
+    }
+}
+
+/// LLM-4 (BND-3 item 5): every text an event carries, redacted of `model`'s secrets. The
+/// match names every variant and every text field — no catch-all — so a new event (or a
+/// new text field bound by name) does not compile until someone decides what in it is
+/// redacted.
+fn redact_event(model: &ModelConfig, kind: &mut EventKind) {
+    let text = |t: &mut String| model.redact_in_place(t);
+    let maybe = |t: &mut Option<String>| {
+        if let Some(t) = t {
+            model.redact_in_place(t);
+        }
+    };
+    match kind {
+        EventKind::RunStarted { input } => text(input),
+        EventKind::ModelRequest {
+            iteration: _,
+            message_count: _,
+            tool_count: _,
+            estimated_prompt_tokens: _,
+            compression_threshold: _,
+            prompt_size_source: _,
+        } => {}
+        EventKind::ModelResponse { iteration: _, usage: _, tool_call_count: _, finish_reason } => maybe(finish_reason),
+        EventKind::TextDelta { iteration: _, delta } => text(delta),
+        EventKind::ReasoningDelta { iteration: _, delta, redacted: _ } => text(delta),
+        EventKind::ToolCallDelta { iteration: _, index: _, name, arguments_delta } => {
+            maybe(name);
+            text(arguments_delta);
+        }
+        EventKind::ToolCallStarted { call_id, name, arguments } => {
+            text(call_id);
+            text(name);
+            text(arguments);
+        }
+        EventKind::ToolCallFinished { call_id, name, is_error: _, error_code, content, metadata } => {
+            text(call_id);
+            text(name);
+            maybe(error_code);
+            text(content);
+            if let Some(metadata) = metadata {
+                redact_json(model, metadata);
+            }
+        }
+        EventKind::Compression {
+            trigger: _,
+            outcome: _,
+            reason: _,
+            episode_id,
+            error_code,
+            messages_before: _,
+            messages_after: _,
+            estimated_prompt_tokens: _,
+            threshold: _,
+            usage: _,
+        } => {
+            maybe(episode_id);
+            maybe(error_code);
+        }
+        // A child's event was redacted of the child's secrets when the child emitted it;
+        // here it is redacted of the parent's too (a delegated task may quote them).
+        EventKind::SubAgent(SubAgentChildEvent {
+            parent_session_id: _,
+            parent_run_id: _,
+            child_session_id: _,
+            child_run_id: _,
+            assignee: _,
+            task_description,
+            depth: _,
+            event,
+        }) => {
+            text(task_description);
+            redact_event(model, &mut event.kind);
+        }
+        EventKind::SessionCommitted { commit_seq: _, message_count: _ } => {}
+        EventKind::RunFinished { status: _, iterations: _, error_code: _, usage: _ } => {}
+    }
+}
+
+/// Every string inside a host's JSON (keys too), redacted of `model`'s secrets.
+fn redact_json(model: &ModelConfig, value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(s) => model.redact_in_place(s),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| redact_json(model, v)),
+        serde_json::Value::Object(map) => {
+            if map.keys().any(|k| matches!(model.redact_cow(k), std::borrow::Cow::Owned(_))) {
+                let entries = std::mem::take(map);
+                *map = entries.into_iter().map(|(k, v)| (model.redact(&k), v)).collect();
+            }
+            map.values_mut().for_each(|v| redact_json(model, v));
+        }
+        _ => {}
     }
 }
 

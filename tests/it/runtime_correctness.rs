@@ -495,6 +495,66 @@ async fn llm_4_a_key_echoed_by_a_tool_the_model_or_the_user_never_enters_state_o
     }
 }
 
+/// BND-2 (issue 36 item 5): every text an event carries is redacted — a tool's error code
+/// and its structured metadata (values and keys) too, which the catch-all arm of the old
+/// match let through.
+#[tokio::test]
+async fn bnd_2_llm_4_a_key_in_a_tools_error_code_or_metadata_never_reaches_an_event() {
+    struct Metadata;
+    #[async_trait]
+    impl ToolExecutor for Metadata {
+        async fn execute(&self, _call: ToolInvocation, _ctx: ToolContext) -> ToolResult {
+            let mut r = ToolResult::failure("refused");
+            r.error_code = Some(format!("bad_key_{API_KEY}"));
+            r.metadata = Some(json!({"echo": [API_KEY, {"nested": format!("k={API_KEY}")}], API_KEY: 1, "n": 7}));
+            r
+        }
+    }
+    let model = ScriptedModel::new(vec![tool_calls_reply(&[("c1", "get_weather", json!({}))], 10), text_reply("ok", 20)]);
+    let rt = AgentRuntime::new(base_config(weather_tools(Arc::new(Metadata))), model.clone()).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _s = rt.subscribe(recorder.clone());
+    rt.run("go").await.unwrap();
+    let events = recorder.0.lock().unwrap();
+    let finished = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::ToolCallFinished { error_code, metadata, .. } => Some((error_code.clone(), metadata.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(finished.0.as_deref(), Some("bad_key_<redacted>"));
+    assert_eq!(finished.1, Some(json!({"echo": ["<redacted>", {"nested": "k=<redacted>"}], "<redacted>": 1, "n": 7})));
+    for e in events.iter() {
+        assert!(!serde_json::to_string(e).unwrap().contains(API_KEY), "key in event {}", e.kind.type_name());
+    }
+}
+
+/// BND-2 (issue 36 item 5): the runtime's event-redaction match names every `EventKind`
+/// variant and has no catch-all arm, so a new event does not compile until someone decides
+/// what in it is redacted. Read from the source: the variants from the enum's own names.
+#[test]
+fn bnd_2_the_event_redaction_match_names_every_variant_without_a_catch_all() {
+    let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/runtime/agent.rs")).unwrap();
+    let start = source.find("fn redact_event(").expect("the runtime redacts events in redact_event");
+    let body = &source[start..start + source[start..].find("\n}\n").unwrap()];
+    assert!(!body.contains("_ =>"), "redact_event has a catch-all arm");
+    assert!(!body.contains(".. }") && !body.contains("..}"), "redact_event skips fields with `..`");
+    let events = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/runtime/events.rs")).unwrap();
+    let enum_body = &events[events.find("pub enum EventKind {").unwrap()..];
+    let enum_body = &enum_body[..enum_body.find("\n}\n").unwrap()];
+    let variants: Vec<&str> = enum_body
+        .lines()
+        .filter_map(|l| l.strip_prefix("    "))
+        .filter(|l| l.chars().next().is_some_and(|c| c.is_ascii_uppercase()))
+        .map(|l| l.split(|c: char| !c.is_alphanumeric()).next().unwrap())
+        .collect();
+    assert!(variants.len() >= 12, "{variants:?}");
+    for v in variants {
+        assert!(body.contains(&format!("EventKind::{v}")), "redact_event does not name EventKind::{v}");
+    }
+}
+
 // ------------------------------------------------------------ CORE-2: tool error codes
 
 #[tokio::test]
