@@ -15,6 +15,9 @@
  * - Input strings are NUL-terminated UTF-8 (ARK_AGENT_RESULT_INVALID_UTF8 otherwise)
  *   borrowed for the call; output strings (char **out) are owned by the caller and freed
  *   with arkagent_string_free.
+ * - The JSON records the functions write and take (events, usages, usage sums, run and
+ *   compression results, sub-agent records, session summaries) are listed key by key in
+ *   include/JSON-SHAPES.md, generated from the Rust types by scripts/regen.sh.
  * - arkagent_last_error_message explains the last failure on the calling thread.
  * - The library runs two executor threads named "arkagent", started by the first
  *   blocking call; a host that unloads the library calls arkagent_shutdown() first.
@@ -341,7 +344,8 @@ typedef struct ArkAgentHttp {
   void *userdata;
 } ArkAgentHttp;
 
-// Receives one event (`{"session_id","run_id","seq","at_ms","type",…}`), in order, on
+// Receives one event (an `AgentEvent`: its correlation keys and one event type's keys,
+// every type listed in `include/JSON-SHAPES.md`, generated from the Rust types), in order, on
 // the thread running `arkagent_runtime_run`. `event_json` is valid only during the call.
 // A `"model_request"` event's `"prompt_size_source"` names the figure that decided its
 // `"estimated_prompt_tokens"`: `"estimate"`, `"calibrated"` (corrected from the model's
@@ -841,10 +845,8 @@ enum ArkAgentResult arkagent_runtime_image(struct ArkAgentRuntime *runtime, cons
 
 // Runs one user turn to the end, blocking the calling thread; callbacks are invoked on
 // this thread. On success `*out_outcome_json` (if `out_outcome_json` is not NULL) gets
-// `{"run_id","status":"completed"|"cancelled"|"max_iterations","final_text","iterations",
-// "usage":{…}}`, `"usage"` being what the run used — its own model calls (compression
-// included) and the children it delegated to — in the form of
-// `arkagent_child_usage_summary` (COST-1, COST-2).
+// a `RunOutcome` (`include/JSON-SHAPES.md`), its `"usage"` what the run used — its own
+// model calls (compression included) and the children it delegated to (COST-1, COST-2).
 // Must not be called from inside a library callback (`ARK_AGENT_RESULT_REENTRANT`).
 // When it fails with a model error and the model had produced nothing in this run (its
 // first call failed), the input is taken out again: the history is as before the run (a
@@ -859,8 +861,8 @@ enum ArkAgentResult arkagent_runtime_run(struct ArkAgentRuntime *runtime, const 
 
 // Runs one compression attempt now (the compressor's usual checks apply), blocking the
 // calling thread like [`arkagent_runtime_run`]. `*out_result_json` (if not NULL) gets
-// `{"outcome":"skipped"|"compressed"|"failed","reason","episode_id","usage",
-// "error_code","messages_archived"}`. On `failed` or `skipped` the state is unchanged.
+// a `CompressResult` (`include/JSON-SHAPES.md`). On `failed` or `skipped` the state is
+// unchanged.
 // Without `"compression"` in the config the outcome is `skipped`.
 //
 // # Safety
@@ -875,8 +877,7 @@ enum ArkAgentResult arkagent_runtime_compress_now(struct ArkAgentRuntime *runtim
 enum ArkAgentResult arkagent_runtime_episodes(struct ArkAgentRuntime *runtime, char **out);
 
 // Writes the session's usage totals (SUB-6: its own calls plus every child's, each once)
-// as `{"parent":{…},"children":{…},"total":{…}}` to `*out`, each in the form of
-// `arkagent_child_usage_summary`; `"total"` is exactly `"parent"` + `"children"` and
+// as a `UsageTotals` (`include/JSON-SHAPES.md`) to `*out`; `"total"` is exactly `"parent"` + `"children"` and
 // `"parent"` exactly the sum of `arkagent_runtime_usages` (costs included: integers,
 // never rounded in the sum). Free with `arkagent_string_free`.
 //
@@ -884,16 +885,12 @@ enum ArkAgentResult arkagent_runtime_episodes(struct ArkAgentRuntime *runtime, c
 // `out` valid for one pointer write.
 enum ArkAgentResult arkagent_runtime_total_usage(struct ArkAgentRuntime *runtime, char **out);
 
-// Sums a JSON array of model usages (`[{"prompt_tokens","completion_tokens",
-// "total_tokens",…},…]`, e.g. what `arkagent_runtime_usages` writes or a child's usages)
-// into `{"prompt_tokens","completion_tokens","total_tokens","cached_tokens",
-// "reasoning_tokens","call_count","priced_call_count","costs"?}` (SUB-6, COST-1,
-// COST-2), the same summary `arkagent_runtime_total_usage`, a run's outcome and the
-// delegate tool's metadata use. `"cached_tokens"`: prompt tokens served from the
-// provider's cache; `"priced_call_count"`: how many of `"call_count"` carry a `"cost"`;
-// `"costs"`: `[{"currency","nanos"}]`, one exact sum per currency (sorted by code) of the
-// usages' costs in billionths of the currency unit — absent when no usage has a cost
-// (never 0 for "unknown"); different currencies are never added together.
+// Sums a JSON array of `ModelUsage` (e.g. what `arkagent_runtime_usages` writes or a
+// child's usages) into a `ChildUsageSummary` (SUB-6, COST-1, COST-2; both in
+// `include/JSON-SHAPES.md`), the same summary `arkagent_runtime_total_usage`, a run's
+// outcome and the delegate tool's metadata use: `"costs"` holds one exact sum per
+// currency (sorted by code) and is absent when no usage has a cost (never 0 for
+// "unknown"); different currencies are never added together.
 // `*out_json` gets it; free with `arkagent_string_free`. Anything but such an array
 // gives `ARK_AGENT_RESULT_INVALID_JSON` and writes nothing. Any thread; needs no
 // runtime.
@@ -902,11 +899,10 @@ enum ArkAgentResult arkagent_runtime_total_usage(struct ArkAgentRuntime *runtime
 // `usages_json` a NUL-terminated string; `out_json` valid for one pointer write.
 enum ArkAgentResult arkagent_child_usage_summary(const char *usages_json, char **out_json);
 
-// Writes the sub-agents of this runtime's registry as `{"active":[SubAgentContext…],
-// "history":[…≤100],"stats":{"active","history","completed_count","total_tokens",
-// "usage":{…}}}` to `*out` (empty lists without delegation); free with
-// `arkagent_string_free`. `"usage"` (COST-1, COST-2) sums every ended sub-agent's
-// reported usage, each call once, in the form of `arkagent_child_usage_summary`; each
+// Writes the sub-agents of this runtime's registry as a `RegistrySnapshot`
+// (`include/JSON-SHAPES.md`: `"active"`, `"history"` (≤ 100), `"stats"`) to `*out` (empty
+// lists without delegation); free with `arkagent_string_free`. The stats' `"usage"`
+// (COST-1, COST-2) sums every ended sub-agent's reported usage, each call once; each
 // ended context's `"result"` has its own `"usage"`. However a sub-agent ended — its
 // answer, a failure, force-completed, its session closed, stale, its parent's run
 // cancelled — its record holds what it spent up to its end (`"token_count"`, `"usage"`,
@@ -992,11 +988,8 @@ enum ArkAgentResult arkagent_runtime_messages(struct ArkAgentRuntime *runtime, c
 // of the currency unit, rounded once per call), priced by the model that made the call
 // (a summarizer on its own model by its own price); without a price there is no
 // `"cost"`.
-// Each usage is `{"prompt_tokens","completion_tokens","total_tokens","cached_tokens"?,
-// "reasoning_tokens"?,"cache_write_tokens"?,"source"?,"call_count"?,"cost"?}`:
-// `"cache_write_tokens"` Anthropic's cache writes, `"source"` `"context_compression"` for
-// a compression's summarizer calls (with `"call_count"` when it stands for more than one
-// call) or `"unreported"`. One per model call made: a call whose provider reported no
+// Each usage is a `ModelUsage` (its keys in `include/JSON-SHAPES.md`, generated from the
+// Rust type). One per model call made: a call whose provider reported no
 // usage is a zero usage with `"source":"unreported"`, so `"call_count"` summed from them
 // counts it. Usages written by earlier versions (a `"raw"` map) are read into these fields
 // by `arkagent_runtime_import_state` and `arkagent_child_usage_summary`.
@@ -1038,9 +1031,7 @@ enum ArkAgentResult arkagent_store_open(const char *path, struct ArkAgentStore *
 void arkagent_store_free(struct ArkAgentStore *store);
 
 // Writes the sessions as a JSON array to `*out_json`, most recently updated first:
-// `[{"id","title","updated_ms","message_count","total_tokens","commit_seq"}]` (`title`:
-// the first user text's first line, at most 80 characters; `message_count`: live plus
-// archived messages). Free with `arkagent_string_free`.
+// an array of `SessionSummary` (`include/JSON-SHAPES.md`). Free with `arkagent_string_free`.
 //
 // # Safety
 // `out_json` valid for one pointer write.

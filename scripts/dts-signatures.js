@@ -461,7 +461,9 @@ function main(argv) {
   return 0;
 }
 
-module.exports = { compare, napiDeclarations, dtsDeclarations, canonical, defaultTypeDefFile, DTS };
+module.exports = {
+  compare, napiDeclarations, dtsDeclarations, canonical, canonicalParts, parseParams, paramText, withNull, defaultTypeDefFile, DTS,
+};
 
 if (require.main === module) {
   process.exitCode = main(process.argv.slice(2));

@@ -6,13 +6,14 @@
 #   PROFILE=release scripts/test-js.sh
 #
 # ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts is generated from the `ts` blocks
-# of bindings/napi/src and the Rust enums of the closed sets (scripts/closed-sets):
-# regenerate it with scripts/gen-dts.sh. It is checked first (and by
-# tests/js/dts_generated.test.js): a hand edit, a block changed without regenerating, or an
-# enum variant added or removed, fails here. Then the module is built with napi-derive
-# writing its type definitions ($CARGO_TARGET_DIR/napi-type-def/arkagent-napi), and
-# scripts/dts-signatures.js compares every argument and return type of the d.ts with them
-# (also run by tests/js/dts_signatures.test.js).
+# of bindings/napi/src, the Rust enums of the closed sets and the core's records
+# (scripts/closed-sets), and the crate's own #[napi] items with their Rust docs (napi-derive's
+# type definitions): regenerate it with scripts/regen.sh. The module is built first with
+# napi-derive writing its type definitions ($CARGO_TARGET_DIR/napi-type-def/arkagent-napi);
+# then the generated files are checked (and by tests/js/dts_generated.test.js): a hand edit,
+# a block or a doc changed without regenerating, or an enum variant added or removed, fails
+# here; and scripts/dts-signatures.js compares every argument and return type of the d.ts
+# with them (also run by tests/js/dts_signatures.test.js).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,8 +26,6 @@ if [[ "$profile" == "release" ]]; then
 fi
 
 command -v node >/dev/null || { echo "test-js: node not found" >&2; exit 1; }
-
-node scripts/gen-dts.js --check
 
 target_dir="${CARGO_TARGET_DIR:-$root/target}"
 # napi-derive-ohos writes one JSON line per #[napi] item here while it expands the crate
@@ -41,6 +40,9 @@ fi
 cargo build "${cargo_flags[@]}"
 [[ -s "$type_defs/arkagent-napi" ]] || { echo "test-js: napi-derive wrote no $type_defs/arkagent-napi" >&2; exit 1; }
 export ARKAGENT_NAPI_TYPE_DEF="$type_defs/arkagent-napi"
+# The generated files from this very build's type definitions (BND-2: the classes'
+# declarations are napi-derive's, with the Rust docs).
+node scripts/gen-dts.js --check
 node scripts/dts-signatures.js "$ARKAGENT_NAPI_TYPE_DEF"
 
 so="$target_dir/$profile/libarkagent_napi.so"

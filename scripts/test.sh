@@ -2,7 +2,8 @@
 # The one test command: everything that can run on a machine without the OpenHarmony NDK.
 #   Rust core + C ABI + the demo (cargo test --workspace: unit, integration, the C
 #   programs, header staleness, fuzz seed and regression replay), clippy over the
-#   workspace, the C programs under AddressSanitizer and valgrind, a short cargo-fuzz run
+#   workspace, every generated file current (scripts/regen.sh --check), the C programs
+#   under AddressSanitizer and valgrind, a short cargo-fuzz run
 #   and Miri over the pure core (nightly), the N-API module under Node, the ArkTS lint,
 #   the HAR's ohosTest cases transpiled and run under Node against the host module, the
 #   HAR's packaging rules (keep rules generated from index.d.ts, hvigorfile.ts refusing a
@@ -55,6 +56,7 @@ clippy() {
 step "rust core, C ABI and demo (cargo test --workspace)" cargo test --workspace
 step "clippy (cargo clippy --workspace --all-targets)" clippy
 # ARCH-1: SQLite sits behind the core's default `sqlite` feature; the core builds without it.
+step "generated files are current (scripts/regen.sh --check)" bash scripts/regen.sh --check
 step "core without default features (cargo check -p arkagent --no-default-features)" cargo check --quiet -p arkagent --no-default-features
 step "C tests under AddressSanitizer and valgrind (scripts/test-c-asan.sh)" bash scripts/test-c-asan.sh
 prune "$target_root/asan"

@@ -1,13 +1,21 @@
-//! Prints the closed sets of strings that cross to ArkTS (STYLE rule 15, ARCH-2) as JSON,
-//! read from the Rust enums themselves — never from a second, hand-kept list:
+//! Prints what crosses to ArkTS, read from the Rust code itself — never from a second,
+//! hand-kept list — as JSON:
 //!
 //! ```text
-//! {"sets":[{"name":"ErrorCode","doc":"…","source":"…","values":["invalid_config",…]},…]}
+//! {"sets":[{"name":"ErrorCode","doc":"…","source":"…","values":["invalid_config",…]},…],
+//!  "records":{"roots":[{"rust":"ModelUsage","ts":"ModelUsage"},…],"defs":{…JSON Schema…}}}
 //! ```
 //!
+//! - `sets`: the closed sets of strings (STYLE rule 15, ARCH-2), from the Rust enums.
+//! - `records` (BND-2): the records handed to the app (event payloads, usages, sums, run
+//!   and compression results, sub-agent records, session summaries) as the JSON Schema of
+//!   their Rust types (schemars, the core's `schema` feature), docs included; `roots`
+//!   names each record's ArkTS interface.
+//!
 //! scripts/gen-dts.js runs it (`cargo run -q -p arkagent-closed-sets`) and writes each set
-//! into index.d.ts as a string-literal union type; tests/js/dts_closed_sets.test.js
-//! compares the unions of the committed d.ts with this output both ways.
+//! into index.d.ts as a string-literal union type and each record as an interface (and the
+//! records' C document, include/JSON-SHAPES.md); tests/js/dts_closed_sets.test.js compares
+//! the unions of the committed d.ts with this output both ways.
 //!
 //! Enums with serde derives are read through serde itself: a probe deserialization of a
 //! string no variant has makes the derived code report every variant name it accepts
@@ -17,9 +25,10 @@
 //! Adding a union (e.g. `ChildEnding`, `WireFormat`): one line in [`sets`]; then type the
 //! member that carries it with the union's name in its ts block and in the `#[napi]`
 //! attribute (`ts_type` / `ts_return_type`, so that scripts/dts-signatures.js sees the same
-//! type), run scripts/gen-dts.sh, add the name to the `export type` list of
-//! ohos/arkagent/Index.ets (scripts/lint-arkts.sh requires every export there) and run
-//! `node scripts/gen-consumer-rules.js --write`.
+//! type) and run scripts/regen.sh (Index.ets's export list and the keep rules follow).
+//! Adding a record: derive `schemars::JsonSchema` under the `schema` feature on the type
+//! (and the types it holds), one line in [`records`], return it from the N-API crate
+//! through `records::to_js`, run scripts/regen.sh.
 
 use std::fmt;
 use std::process::ExitCode;
@@ -242,6 +251,39 @@ fn serde_variants<T: DeserializeOwned>() -> Result<Vec<&'static str>, String> {
     }
 }
 
+/// One record that crosses to the app (BND-2): its Rust type's name in `defs` and the
+/// name of its ArkTS interface.
+#[derive(Serialize)]
+struct Record {
+    rust: String,
+    ts: &'static str,
+}
+
+/// The crossing records and the JSON Schema of every type they use (`defs`, keyed by the
+/// Rust type's name), as they are serialized (optional fields are the skipped ones).
+fn records() -> Result<serde_json::Value, String> {
+    let mut generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
+    let mut roots = Vec::new();
+    let mut root = |rust: schemars::Schema, ts: &'static str| -> Result<(), String> {
+        let reference = rust.get("$ref").and_then(serde_json::Value::as_str).ok_or_else(|| format!("{ts}: not a named type"))?;
+        roots.push(Record { rust: reference.trim_start_matches("#/$defs/").to_owned(), ts });
+        Ok(())
+    };
+    root(generator.subschema_for::<arkagent::EventKind>(), "EventPayload")?;
+    root(generator.subschema_for::<arkagent::ModelUsage>(), "ModelUsage")?;
+    root(generator.subschema_for::<arkagent::Cost>(), "Cost")?;
+    root(generator.subschema_for::<arkagent::history::ChildUsageSummary>(), "ChildUsageSummary")?;
+    root(generator.subschema_for::<arkagent::history::UsageTotals>(), "UsageTotals")?;
+    root(generator.subschema_for::<arkagent::RunOutcome>(), "RunResult")?;
+    root(generator.subschema_for::<arkagent::compress::CompressResult>(), "CompressResult")?;
+    root(generator.subschema_for::<arkagent::subagent::SubAgentContext>(), "SubAgentContext")?;
+    root(generator.subschema_for::<arkagent::subagent::SubAgentStats>(), "SubAgentStats")?;
+    root(generator.subschema_for::<arkagent::subagent::RegistrySnapshot>(), "SubAgentRegistryView")?;
+    root(generator.subschema_for::<arkagent::store::SessionSummary>(), "SessionSummary")?;
+    let defs = generator.take_definitions(true);
+    Ok(serde_json::json!({ "roots": roots, "defs": defs }))
+}
+
 fn main() -> ExitCode {
     let printed = sets().and_then(|sets| {
         for s in &sets {
@@ -249,7 +291,8 @@ fn main() -> ExitCode {
                 return Err(format!("{}: no values", s.name));
             }
         }
-        serde_json::to_string_pretty(&serde_json::json!({ "sets": sets })).map_err(|e| e.to_string())
+        let records = records()?;
+        serde_json::to_string_pretty(&serde_json::json!({ "sets": sets, "records": records })).map_err(|e| e.to_string())
     });
     match printed {
         Ok(json) => {

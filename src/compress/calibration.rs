@@ -218,6 +218,7 @@ impl TokenCalibration {
 
 /// Which figure decided a prompt's size (CMP-12), as the `model_request` event reports
 /// it: why compression fired, or did not.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PromptSizeSource {

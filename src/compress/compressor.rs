@@ -34,6 +34,7 @@ pub(crate) fn check_due(state: &AgentState, prompt_tokens: u64, threshold: u64) 
 }
 
 /// What a compression attempt did.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompressOutcome {
@@ -46,6 +47,7 @@ pub enum CompressOutcome {
 }
 
 /// Why (CMP-2). [`CompressReason::code`] gives the seed's codes.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompressReason {
@@ -143,6 +145,7 @@ pub struct StagedCompression {
 }
 
 /// The result of [`ContextCompressor::compress`].
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompressResult {
     /// What happened.

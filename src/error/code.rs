@@ -207,6 +207,19 @@ impl Serialize for ErrorCode {
     }
 }
 
+/// BND-2: a code is one of [`ErrorCode::ALL`]'s strings.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for ErrorCode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorCode".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
+    }
+}
+
 /// Reads a code back from its string (an event or a record written by this library);
 /// any other string is an error.
 impl<'de> serde::Deserialize<'de> for ErrorCode {

@@ -11,6 +11,7 @@ use super::{Cost, ModelUsage};
 /// `{"prompt_tokens","completion_tokens","total_tokens","cached_tokens",
 /// "reasoning_tokens","call_count","priced_call_count","costs"?:[{"currency","nanos"}]}`;
 /// records written before cached tokens and money existed load with those at 0 / absent.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChildUsageSummary {
     /// Sum of prompt tokens over the calls.
@@ -132,6 +133,7 @@ pub struct ChildUsageRecord {
 /// (including compression) plus every child's, each counted once; tokens, cached and
 /// reasoning tokens, calls and per-currency costs alike, so `total` is exactly
 /// `parent + children` and `parent` exactly the sum of the session's usages.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UsageTotals {
     /// The parent's own model calls.

@@ -20,6 +20,7 @@ pub const NANOS_PER_UNIT: u64 = 1_000_000_000;
 /// assert_eq!(c.to_string(), "0.394 USD");
 /// assert_eq!(c.amount(), 0.394);
 /// ```
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Cost {
     /// The currency code as the host set it on the price (e.g. `"USD"`, `"CNY"`);

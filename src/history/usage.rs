@@ -5,6 +5,7 @@ use super::Cost;
 
 /// Where a usage came from when it is not a plain model call (CMP-7, SUB-6). JSON: its
 /// name.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UsageSource {
@@ -48,6 +49,7 @@ impl UsageSource {
 /// assert_eq!(serde_json::to_string(&old).unwrap(),
 ///     r#"{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10,"source":"context_compression","call_count":2}"#);
 /// ```
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(from = "UsageRecord")]
 pub struct ModelUsage {
@@ -108,6 +110,7 @@ impl Default for ModelUsage {
 
 /// A usage as JSON has it, today's or an earlier version's (whose `raw` map held the
 /// source, the call count and Anthropic's cache writes).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Deserialize)]
 struct UsageRecord {
     #[serde(default)]

@@ -10,8 +10,9 @@ use crate::session::StateView;
 use crate::history::{ChildUsageSummary, ModelUsage};
 use crate::compress::{CompressOutcome, PromptSizeSource};
 
-/// One runtime event (CORE-5), with correlation fields. Serialized flat:
-/// `{"session_id":…,"run_id":…,"seq":…,"at_ms":…,"type":"tool_call_started",…}`.
+/// One runtime event (CORE-5), with correlation fields, serialized flat: the correlation
+/// fields beside the event's `type` and that type's fields.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentEvent {
     /// Session of the runtime that emitted it.
@@ -28,6 +29,7 @@ pub struct AgentEvent {
 }
 
 /// What happened.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
@@ -201,6 +203,7 @@ impl EventKind {
 }
 
 /// A child event as the parent's observers see it (SUB-7).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SubAgentChildEvent {
     /// The parent's session.

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How a run ended.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
@@ -18,6 +19,7 @@ pub enum RunStatus {
 }
 
 /// What started a compression attempt.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompressionTrigger {
@@ -32,6 +34,7 @@ pub enum CompressionTrigger {
 }
 
 /// The result of [`AgentRuntime::run`](crate::AgentRuntime::run).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunOutcome {
     /// Run id.

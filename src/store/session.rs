@@ -68,18 +68,19 @@ pub(crate) fn title_of(text: &str) -> String {
     line.chars().take(80).collect()
 }
 
-/// One row of [`SessionStore::list_sessions`].
+/// One session of a store, as [`SessionStore::list_sessions`] lists it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SessionSummary {
-    /// Session id.
+    /// Session id (the runtime config's `session_id`).
     pub id: String,
-    /// The first user text (first line, ≤ 80 characters); empty before the first run.
+    /// The first user text's first line, at most 80 characters; empty before the first run.
     pub title: String,
-    /// Time of the last commit (runtime clock, ms since the epoch).
+    /// Time of the last commit (the runtime's clock), milliseconds since the Unix epoch.
     pub updated_ms: u64,
-    /// Messages the session ever had: live plus archived originals.
+    /// Messages the session ever had: live plus archived by compressions.
     pub message_count: u64,
-    /// Total tokens: the session's own usages plus its sub-agents' records.
+    /// Total tokens: the session's own model calls plus its sub-agents'.
     pub total_tokens: u64,
     /// Sequence number of the last commit (1 for the first).
     pub commit_seq: u64,

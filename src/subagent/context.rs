@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::history::{ChildUsageSummary, Message};
 
 /// Lifecycle status.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SubAgentStatus {
@@ -17,6 +18,7 @@ pub enum SubAgentStatus {
 }
 
 /// What a sub-agent produced.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SubAgentResult {
     /// The three-level summary the parent received (ISO-3).
@@ -44,6 +46,7 @@ pub struct SubAgentResult {
 }
 
 /// One sub-agent (seed 003 `SubAgentContext`).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SubAgentContext {
     /// The child's session id.
@@ -58,6 +61,7 @@ pub struct SubAgentContext {
     pub task: String,
     /// The child's own, isolated messages (filled when it ends; a force-completed
     /// child's are those it had then, completed once its run wound down).
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<serde_json::Value>"))]
     pub messages: Vec<Message>,
     /// Tools it may use; `None` = all.
     pub allowed_tools: Option<Vec<String>>,

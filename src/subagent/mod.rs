@@ -26,7 +26,7 @@ mod worker;
 pub use condense::condense_parent_context;
 pub use context::{SubAgentContext, SubAgentResult, SubAgentStatus};
 pub use ending::ChildEnding;
-pub use registry::{SubAgentRegistry, SubAgentStats, REGISTRY_HISTORY_CAPACITY};
+pub use registry::{RegistrySnapshot, SubAgentRegistry, SubAgentStats, REGISTRY_HISTORY_CAPACITY};
 pub use roles::{default_role_whitelists, ToolWhitelist, GENERAL_ROLE};
 pub use summary::{summarize_result, SUMMARY_DIRECT_LIMIT, SUMMARY_SECTION_LIMIT};
 pub use worker::{build_worker_tool_registry, parent_context_slice, DecomposedTask, TOKEN_BUDGET_EXCEEDED};

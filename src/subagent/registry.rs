@@ -21,6 +21,7 @@ use crate::history::{ChildUsageSummary, Message};
 pub const REGISTRY_HISTORY_CAPACITY: usize = 100;
 
 /// Totals (`getStats`).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SubAgentStats {
     /// Running now.
@@ -43,6 +44,26 @@ pub struct SubAgentStats {
     /// `total_usage()`.
     #[serde(default)]
     pub usage: ChildUsageSummary,
+}
+
+/// A registry read at one moment (ISO-4): running and ended sub-agents and the totals, as
+/// the C and ArkTS surfaces hand it out.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RegistrySnapshot {
+    /// Running sub-agents, oldest first.
+    pub active: Vec<SubAgentContext>,
+    /// The last (at most 100) ended sub-agents, oldest first.
+    pub history: Vec<SubAgentContext>,
+    /// Totals.
+    pub stats: SubAgentStats,
+}
+
+impl RegistrySnapshot {
+    /// `registry` read now; no registry (a runtime that cannot delegate) reads empty.
+    pub fn of(registry: Option<&SubAgentRegistry>) -> Self {
+        registry.map_or_else(Self::default, |r| Self { active: r.active(), history: r.history(), stats: r.stats() })
+    }
 }
 
 struct Active {

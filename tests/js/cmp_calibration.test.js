@@ -41,8 +41,8 @@ test('cmp_12 model_request names the figure that decided; the calibration surviv
   const runtime = new native.AgentRuntime(runtimeConfig(), model.transport, new native.ToolRegistry());
   const requests = await chat(runtime, TURNS);
   assert.deepEqual(model.problems, []);
-  assert.equal(requests[0].prompt_size_source, 'estimate', 'nothing learned before the first count');
-  for (const r of requests.slice(1)) assert.ok(['calibrated', 'provider'].includes(r.prompt_size_source), r.prompt_size_source);
+  assert.equal(requests[0].promptSizeSource, 'estimate', 'nothing learned before the first count');
+  for (const r of requests.slice(1)) assert.ok(['calibrated', 'provider'].includes(r.promptSizeSource), r.promptSizeSource);
 
   const exported = JSON.parse(runtime.exportState());
   const calibration = exported.token_calibration[MODEL];
@@ -52,7 +52,7 @@ test('cmp_12 model_request names the figure that decided; the calibration surviv
   const resumed = new native.AgentRuntime(runtimeConfig(), chineseModel(1).transport, new native.ToolRegistry());
   resumed.importState(JSON.stringify(exported));
   const after = await chat(resumed, ['最后帮我总结一下。']);
-  assert.equal(after[0].prompt_size_source, 'calibrated', 'the imported calibration sizes the first request');
+  assert.equal(after[0].promptSizeSource, 'calibrated', 'the imported calibration sizes the first request');
   assert.deepEqual(JSON.parse(resumed.exportState()).token_calibration[MODEL].observations, 4);
 });
 
@@ -60,6 +60,6 @@ test('cmp_12 a provider that reports no usage leaves every request sized by the 
   const model = chineseModel(3, { report: false });
   const runtime = new native.AgentRuntime(runtimeConfig(), model.transport, new native.ToolRegistry());
   const requests = await chat(runtime, TURNS);
-  assert.deepEqual(requests.map((r) => r.prompt_size_source), ['estimate', 'estimate', 'estimate']);
+  assert.deepEqual(requests.map((r) => r.promptSizeSource), ['estimate', 'estimate', 'estimate']);
   assert.equal(JSON.parse(runtime.exportState()).token_calibration, undefined);
 });

@@ -167,11 +167,12 @@ test('cmp_5_compress_now_commits_episode_shorter_history_and_tagged_usage', asyn
   assert.deepEqual(model.problems, []);
   assert.equal(model.summaryRequests.length, 1);
   assert.equal(model.requests.length, 0);
-  assert.ok(result instanceof native.CompressResult);
+  // A plain record (no longer a class): exactly the declared fields, absent ones null.
+  assert.deepEqual(Object.keys(result).sort(), ['episodeId', 'errorCode', 'messagesArchived', 'outcome', 'reason', 'usage']);
   assert.equal(result.outcome, 'compressed');
   assert.equal(result.reason, 'compressed');
   assert.equal(typeof result.episodeId, 'string');
-  assert.equal(result.errorCode, undefined);
+  assert.equal(result.errorCode, null);
   assert.equal(result.messagesArchived, 3, 'the safe split keeps the tool pair together (CMP-4)');
   assert.equal(result.usage.source, 'context_compression');
   assert.equal(result.usage.promptTokens, 1500);
@@ -204,7 +205,7 @@ test('cmp_5_compress_now_commits_episode_shorter_history_and_tagged_usage', asyn
   const again = await runtime.compressNow();
   assert.equal(again.outcome, 'skipped');
   assert.equal(again.reason, 'last_usage_is_compression');
-  assert.equal(again.usage, undefined);
+  assert.equal(again.usage, null);
   assert.equal(model.summaryRequests.length, 1, 'no second summary call');
   assert.equal(runtime.exportState(), state);
 
@@ -212,9 +213,9 @@ test('cmp_5_compress_now_commits_episode_shorter_history_and_tagged_usage', asyn
   const [committed, skipped] = events.filter((e) => e.type === 'compression').map((e) => JSON.parse(e.payloadJson));
   assert.equal(committed.trigger, 'manual');
   assert.equal(committed.outcome, 'compressed');
-  assert.equal(committed.episode_id, result.episodeId);
-  assert.equal(committed.messages_before, 6);
-  assert.equal(committed.messages_after, 3);
+  assert.equal(committed.episodeId, result.episodeId);
+  assert.equal(committed.messagesBefore, 6);
+  assert.equal(committed.messagesAfter, 3);
   assert.equal(skipped.reason, 'last_usage_is_compression');
 });
 
@@ -233,7 +234,7 @@ test('cmp_6_failed_compression_leaves_state_identical', async () => {
   assert.equal(model.summaryRequests.length, 3);
   assert.equal(malformed.outcome, 'failed');
   assert.equal(malformed.reason, 'malformed_summary');
-  assert.equal(malformed.episodeId, undefined);
+  assert.equal(malformed.episodeId, null);
   assert.equal(malformed.usage.source, 'context_compression');
   assert.equal(runtime.exportState(), before, 'byte-identical after a failed compression');
   assert.deepEqual(runtime.episodicMemories(), []);
@@ -324,15 +325,15 @@ test('cmp_9_compression_during_run_emits_event_and_next_request_carries_snapshot
   assert.equal(compression.trigger, 'post_turn');
   assert.equal(compression.outcome, 'compressed');
   assert.equal(compression.reason, 'compressed');
-  assert.equal(compression.episode_id, episode.id);
-  assert.equal(compression.messages_before, 3);
-  assert.equal(compression.messages_after, 2);
+  assert.equal(compression.episodeId, episode.id);
+  assert.equal(compression.messagesBefore, 3);
+  assert.equal(compression.messagesAfter, 2);
   assert.equal(compression.threshold, 1000);
-  assert.equal(compression.usage.prompt_tokens, 1500);
+  assert.equal(compression.usage.promptTokens, 1500);
   for (const e of events.filter((x) => x.type === 'model_request')) {
     const payload = JSON.parse(e.payloadJson);
-    assert.equal(payload.compression_threshold, 1000);
-    assert.equal(typeof payload.estimated_prompt_tokens, 'number');
+    assert.equal(payload.compressionThreshold, 1000);
+    assert.equal(typeof payload.estimatedPromptTokens, 'number');
   }
 });
 
@@ -367,7 +368,7 @@ test('cmp_11_preflight_estimate_compresses_before_the_model_call', async () => {
   const payload = JSON.parse(compression.payloadJson);
   assert.equal(payload.trigger, 'preflight');
   assert.equal(payload.outcome, 'compressed');
-  assert.ok(payload.estimated_prompt_tokens >= 1000, `estimate ${payload.estimated_prompt_tokens}`);
+  assert.ok(payload.estimatedPromptTokens >= 1000, `estimate ${payload.estimatedPromptTokens}`);
 });
 
 test('mem_2_retrieve_memory_is_offered_with_a_compressor_and_reads_episodes', async () => {

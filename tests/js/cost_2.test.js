@@ -1,7 +1,7 @@
 'use strict';
 // COST-1 / COST-2 through the N-API surface: ModelConfig.price prices each usage once, by
 // the model config that made the call (the parent's, a worker's, a summarizer's own);
-// RunResult.usage, totalUsage(), fromUsages/toJson, the sub-agent registry and the events
+// RunResult.usage, totalUsage(), sumUsages()/JSON.stringify, the sub-agent registry and the events
 // carry cached and reasoning tokens and per-currency costs that are exact integer sums;
 // without a price there is no cost anywhere; invalid prices throw "invalid_config".
 
@@ -77,15 +77,16 @@ test('COST-2 every call is priced by its own model config and every total is the
   assert.deepEqual(costs(totals.children), [USD(370000)], 'the worker at its own price');
   assert.deepEqual(costs(totals.parent), [CNY(2760000), USD(529000)]);
   assert.deepEqual(costs(totals.total), [CNY(2760000), USD(899000)]);
-  const summed = native.ChildUsageSummary.fromUsages(runtime.usages());
-  assert.equal(summed.toJson(), totals.parent.toJson(), 'the parent total is exactly the sum of the usages');
+  const summed = native.sumUsages(runtime.usages());
+  assert.deepEqual(summed, totals.parent, 'the parent total is exactly the sum of the usages');
+  assert.equal(JSON.stringify(summed), JSON.stringify(totals.parent), 'and so is its JSON');
   const byRun = [first, second].reduce((n, r) => n + r.usage.costs.find((c) => c.currency === 'USD').nanos, 0);
   assert.equal(byRun, totals.total.costs.find((c) => c.currency === 'USD').nanos, 'the runs add up to the total');
 
   const registry = runtime.subAgents();
   assert.deepEqual(costs(registry.stats.usage), [USD(370000)]);
   assert.equal(registry.stats.usage.cachedTokens, 100);
-  assert.deepEqual(costs(registry.history[0].usage), [USD(370000)]);
+  assert.deepEqual(costs(registry.history[0].result.usage), [USD(370000)]);
 
   await waitFor(() => events.filter((e) => e.type === 'run_finished').length === 2, 'run_finished');
   const payloads = events.map((e) => JSON.parse(e.payloadJson));
@@ -107,12 +108,13 @@ test('COST-2 without a price there is no cost anywhere; COST-1 cached and reason
   const result = await runtime.run('one');
   assert.deepEqual(model.problems, []);
   assert.equal(runtime.usages()[0].cost, undefined);
-  for (const sum of [result.usage, runtime.totalUsage().total, native.ChildUsageSummary.fromUsages(runtime.usages())]) {
-    assert.deepEqual(sum.costs, []);
+  for (const sum of [result.usage, runtime.totalUsage().total, native.sumUsages(runtime.usages())]) {
+    assert.equal(sum.costs, undefined);
+    assert.ok(!('costs' in sum), 'costs is absent when no call was priced');
     assert.equal(sum.pricedCallCount, 0);
     assert.equal(sum.cachedTokens, 600);
     assert.equal(sum.reasoningTokens, 5);
-    assert.ok(!sum.toJson().includes('cost'), sum.toJson());
+    assert.ok(!JSON.stringify(sum).includes('cost'), JSON.stringify(sum));
   }
   await waitFor(() => events.length > 0 && events.at(-1).includes('run_finished'), 'run_finished');
   assert.ok(events.every((e) => !e.includes('"cost')), 'no cost in any event');
@@ -138,18 +140,18 @@ test('COST-2 ModelConfig.price round-trips and invalid prices throw "invalid_con
   assert.equal(config.price, undefined);
 });
 
-test('COST-1 COST-2 fromUsages sums cached and reasoning tokens and costs per currency, exactly', () => {
+test('COST-1 COST-2 sumUsages sums cached and reasoning tokens and costs per currency, exactly', () => {
   const u = (cost, extra = {}) => ({ promptTokens: 10, completionTokens: 1, totalTokens: 11, ...extra, ...(cost ? { cost } : {}) });
-  const summary = native.ChildUsageSummary.fromUsages([u(USD(5), { cachedTokens: 4 }), u(CNY(7)), u(USD(6), { reasoningTokens: 1 }), u(null)]);
+  const summary = native.sumUsages([u(USD(5), { cachedTokens: 4 }), u(CNY(7)), u(USD(6), { reasoningTokens: 1 }), u(null)]);
   assert.deepEqual(costs(summary), [CNY(7), USD(11)]);
   assert.equal(summary.callCount, 4);
   assert.equal(summary.pricedCallCount, 3);
-  assert.deepEqual(JSON.parse(summary.toJson()), {
-    prompt_tokens: 40, completion_tokens: 4, total_tokens: 44, cached_tokens: 4, reasoning_tokens: 1, call_count: 4, priced_call_count: 3,
+  assert.deepEqual(JSON.parse(JSON.stringify(summary)), {
+    promptTokens: 40, completionTokens: 4, totalTokens: 44, cachedTokens: 4, reasoningTokens: 1, callCount: 4, pricedCallCount: 3,
     costs: [{ currency: 'CNY', nanos: 7 }, { currency: 'USD', nanos: 11 }],
   });
-  assert.throws(() => native.ChildUsageSummary.fromUsages([u({ currency: 'USD', nanos: 1.5 })]), (e) => e.code === 'invalid_argument');
-  assert.throws(() => native.ChildUsageSummary.fromUsages([u({ currency: '', nanos: 1 })]), (e) => e.code === 'invalid_argument');
+  assert.throws(() => native.sumUsages([u({ currency: 'USD', nanos: 1.5 })]), (e) => e.code === 'invalid_argument');
+  assert.throws(() => native.sumUsages([u({ currency: '', nanos: 1 })]), (e) => e.code === 'invalid_argument');
 });
 
 test('COST-1 a state exported before cached tokens and money imports with its cached tokens summed and no costs', async () => {
@@ -163,6 +165,7 @@ test('COST-1 a state exported before cached tokens and money imports with its ca
   assert.equal(totals.parent.cachedTokens, 4 * 448);
   assert.equal(totals.parent.reasoningTokens, 4 * 3);
   assert.equal(totals.children.callCount, 1);
-  assert.deepEqual(totals.total.costs, []);
+  assert.equal(totals.total.costs, undefined);
+  assert.ok(!('costs' in totals.total), 'costs is absent when no call was priced');
   assert.equal(totals.total.pricedCallCount, 0);
 });

@@ -70,13 +70,14 @@ test('ARCH-2 a union that drifts from its enum is reported both ways', () => {
   assert.notEqual(regenerated, DTS_TEXT);
 });
 
-test('ARCH-2 (28.10) CompressResult.reason\'s doc names every CompressReason, compressor_error included', () => {
-  const cls = /export class CompressResult \{([\s\S]*?)\n\}/.exec(DTS_TEXT)[1];
-  const doc = /\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*readonly reason: CompressReason;/.exec(cls);
-  assert.ok(doc, 'CompressResult.reason is typed CompressReason and documented');
-  for (const reason of setNamed('CompressReason').values) {
-    assert.ok(doc[1].includes(`"${reason}"`), `the doc of CompressResult.reason names "${reason}"`);
-  }
+test('ARCH-2 (28.10) CompressResult.reason is a CompressReason, and that union names every reason, compressor_error included', () => {
+  const result = DECLARATIONS.get('CompressResult');
+  assert.ok(result && result.kind === 'interface', 'CompressResult is declared (generated)');
+  assert.equal(result.members.get('reason').type, 'CompressReason');
+  const body = /export interface CompressResult \{([\s\S]*?)\n\}/.exec(DTS_TEXT)[1];
+  assert.match(body, /\*\/\n  reason: CompressReason;/, 'CompressResult.reason is documented');
+  assert.deepEqual(UNIONS.get('CompressReason'), setNamed('CompressReason').values);
+  assert.ok(UNIONS.get('CompressReason').includes('compressor_error'));
 });
 
 /** The members of an interface of the d.ts, inherited ones included. */
@@ -107,7 +108,7 @@ test('ARCH-2 every event type has a typed payload interface, and every payload i
   assert.equal(membersOf('EventPayload').get('type').type, 'EventType');
   assert.equal(membersOf('AgentEvent').get('type').type, 'EventType');
   assert.equal(membersOf('CompressionPayload').get('reason').type, 'CompressReason');
-  assert.equal(membersOf('RunFinishedPayload').get('error_code').type, 'ErrorCode | null');
+  assert.equal(membersOf('RunFinishedPayload').get('errorCode').type, 'ErrorCode | null');
 });
 
 /**
@@ -235,12 +236,12 @@ test('ARCH-2 every event payload the module emits fits the payload interface of 
     if (e.type !== 'sub_agent') {
       problems.push(...fitsInterface(payload, byType.get(e.type), `${e.type} #${e.seq}`));
     } else {
-      const { session_id: sessionId, run_id: runId, seq: childSeq, at_ms: atMs, type: childType } = payload.event;
-      const correlation = { session_id: sessionId, run_id: runId, seq: childSeq, at_ms: atMs, type: childType };
+      const { sessionId, runId, seq: childSeq, atMs, type: childType } = payload.event;
+      const correlation = { sessionId, runId, seq: childSeq, atMs, type: childType };
       problems.push(...fitsInterface({ ...payload, event: correlation }, byType.get(e.type), `${e.type} #${e.seq}`));
       // The child's own event: its correlation fields and type (its other fields are
       // those of its own type's payload).
-      const { session_id: s, run_id: r, seq, at_ms: at, ...own } = payload.event;
+      const { sessionId: s, runId: r, seq, atMs: at, ...own } = payload.event;
       problems.push(...fitsInterface(own, byType.get(own.type), `${e.type}.event (${own.type})`));
     }
   }
@@ -255,15 +256,17 @@ test('ARCH-2 every event payload the module emits fits the payload interface of 
 });
 
 test('ARCH-2 the planted payload check fails on a payload that does not fit', () => {
-  const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, cached_tokens: 0, reasoning_tokens: 0, call_count: 1, priced_call_count: 0 };
-  const good = { type: 'run_finished', status: 'completed', iterations: 1, error_code: null, usage };
+  const usage = { promptTokens: 1, completionTokens: 1, totalTokens: 2, cachedTokens: 0, reasoningTokens: 0, callCount: 1, pricedCallCount: 0 };
+  const good = { type: 'run_finished', status: 'completed', iterations: 1, errorCode: null, usage };
   assert.deepEqual(fitsInterface(good, 'RunFinishedPayload', 'p'), []);
   assert.notDeepEqual(fitsInterface({ ...good, status: 'done' }, 'RunFinishedPayload', 'p'), []);
-  assert.notDeepEqual(fitsInterface({ ...good, error_code: 'no_such_code' }, 'RunFinishedPayload', 'p'), []);
+  assert.notDeepEqual(fitsInterface({ ...good, errorCode: 'no_such_code' }, 'RunFinishedPayload', 'p'), []);
   assert.notDeepEqual(fitsInterface({ ...good, extra: 1 }, 'RunFinishedPayload', 'p'), []);
   const { iterations, ...missing } = good;
   assert.notDeepEqual(fitsInterface(missing, 'RunFinishedPayload', 'p'), []);
   assert.notDeepEqual(fitsInterface({ ...good, usage: { ...usage, costs: [{ currency: 'USD' }] } }, 'RunFinishedPayload', 'p'), []);
+  // The snake_case keys the events had before BND-2 fit no more.
+  assert.notDeepEqual(fitsInterface({ type: 'run_finished', status: 'completed', iterations: 1, error_code: null, usage }, 'RunFinishedPayload', 'p'), []);
 });
 
 test('NAPI-2 the strings the module hands to JS are those of the declared unions', async () => {
@@ -300,7 +303,7 @@ test('NAPI-2 the code of every Error the module throws or rejects with is an Err
   const denied = new native.AgentRuntime(config, async () => ({ status: 401, body: '{"error":{"message":"no"}}' }), new native.ToolRegistry());
   const registry = new native.ToolRegistry();
   registry.register(new native.ToolDefinition('t', 'T', '{"type":"object"}'), async () => ({ content: '' }));
-  await attempt(() => new native.CompressResult());
+  await attempt(() => new native.DecomposedResult());
   await attempt(() => native.ToolRegistry());
   await attempt(() => new native.ModelConfig(1, 2, 3));
   await attempt(() => denied.run(5));
@@ -345,8 +348,8 @@ test('ARCH-2 NAPI-2 sub-agent statuses and endings are strings of the declared u
   const { history } = runtime.subAgents();
   assert.deepEqual(history.map((c) => c.status).sort(), ['completed', 'completed']);
   assert.ok(history.every((c) => UNIONS.get('SubAgentStatus').includes(c.status)), 'SubAgentContext.status');
-  const forced = history.find((c) => c.forcedReason !== undefined);
-  assert.equal(forced.forcedReason, 'session-closed');
-  assert.ok(UNIONS.get('ChildEnding').includes(forced.forcedReason), 'a library forcedReason is a ChildEnding');
+  const forced = history.find((c) => c.result.forcedReason !== null);
+  assert.equal(forced.result.forcedReason, 'session-closed');
+  assert.ok(UNIONS.get('ChildEnding').includes(forced.result.forcedReason), 'a library forcedReason is a ChildEnding');
   assert.deepEqual(SETS.find((s) => s.name === 'ChildStatus').values, ['completed', 'forced', 'failed']);
 });

@@ -35,9 +35,10 @@ test('NAPI-2 the type definitions cover the whole crate (the check is not vacuou
   assert.equal(member('AgentRuntime', 'sessionId').readonly, true);
   assert.equal(member('ModelConfig', 'maxTokens').optional, true, 'Optional<number> getter: an optional property');
   assert.equal(member('ModelConfig', 'maxTokens').readonly, false, 'with a setter: writable');
-  assert.equal(member('ModelUsage', 'cachedTokens').optional, true, 'JsModelUsage is ModelUsage');
+  assert.equal(member('AgentRuntime', 'usages').type, 'ModelUsage[]', 'a record, from ts_return_type');
+  assert.deepEqual(member('sumUsages', 'call').params, [{ name: 'usages', optional: false, type: 'ModelUsage[]' }], 'a record argument, from ts_arg_type');
   assert.equal(member('SubAgentDefinition', 'static create').isStatic, true);
-  assert.equal(member('CompressResult', 'reason').type, 'CompressReason', 'the closed set, from ts_return_type');
+  assert.equal(member('DecomposedResult', 'status').type, 'ChildStatus', 'the closed set, from ts_return_type');
   assert.equal(member('AgentEvent', 'type').type, 'EventType', 'the closed set, from ts_type');
   assert.equal(member('computeSafeSplitIndex', 'call').type, 'number');
 });
@@ -77,17 +78,37 @@ function plantedRoot(edits) {
   return root;
 }
 
+/**
+ * The generated declaration of `name` in the committed d.ts, with `edits` applied: what a
+ * hand-written copy of it that drifted from the crate would say.
+ */
+function drifted(name, edits) {
+  const found = new RegExp(`^export ${name}[ (]`, 'm').exec(committed());
+  assert.ok(found, `index.d.ts declares ${name}`);
+  const start = found.index;
+  const docStart = committed().lastIndexOf('/**', start);
+  const end = name.startsWith('function') ? committed().indexOf(';', start) + 1 : committed().indexOf('\n}\n', start) + 2;
+  let text = committed().slice(committed().slice(docStart, start).includes('*/\n') ? docStart : start, end);
+  for (const [from, to] of edits) {
+    assert.ok(text.includes(from), `${name} holds ${from}`);
+    text = text.replace(from, to);
+  }
+  return text;
+}
+
 test('ARCH-2 a wrong type planted in a ts block fails the signature check', () => {
   const sets = gen.closedSets();
+  // Hand copies of generated declarations put back in the blocks, each drifted: a wrong
+  // argument type, a wrong return type, a closed set widened back to string, a required
+  // parameter made optional, and a property made writable.
   const root = plantedRoot([
-    // A wrong argument type, a wrong return type, a closed set widened back to string, a
-    // required parameter made optional, and a property made writable.
-    ['runtime.rs', '  run(input: string): Promise<RunResult>;', '  run(input: number): Promise<RunResult>;'],
-    ['runtime.rs', '  historyJson(): string;', '  historyJson(): string[];'],
-    ['compression.rs', '  readonly reason: CompressReason;', '  readonly reason: string;'],
-    ['seed_helpers.rs', 'export function toolCallsPaired(messagesJson: string): boolean;',
-      'export function toolCallsPaired(messagesJson?: string): boolean;'],
-    ['events.rs', '  readonly depth: number;', '  depth: number;'],
+    ['runtime.rs', '// declare: AgentRuntime', drifted('class AgentRuntime', [
+      ['  run(input: string): Promise<RunResult>;', '  run(input: number): Promise<RunResult>;'],
+      ['  historyJson(): string;', '  historyJson(): string[];'],
+    ])],
+    ['sub_agents.rs', '// declare: DecomposedResult', drifted('class DecomposedResult', [['  readonly status?: ChildStatus;', '  readonly status?: string;']])],
+    ['seed_helpers.rs', '// declare: toolCallsPaired', drifted('function toolCallsPaired', [['toolCallsPaired(messagesJson: string)', 'toolCallsPaired(messagesJson?: string)']])],
+    ['events.rs', '// declare: SubAgentChildEvent', drifted('class SubAgentChildEvent', [['  readonly depth: number;', '  depth: number;']])],
   ]);
   try {
     const planted = gen.generate(root, sets);
@@ -96,8 +117,8 @@ test('ARCH-2 a wrong type planted in a ts block fails the signature check', () =
     assert.equal(about('AgentRuntime.run:').length, 1, problems.join('\n'));
     assert.match(about('AgentRuntime.run:')[0], /run\(input: number\).*the crate has `run\(input: string\)/);
     assert.equal(about('AgentRuntime.historyJson:').length, 1, problems.join('\n'));
-    assert.equal(about('CompressResult.reason:').length, 1, problems.join('\n'));
-    assert.match(about('CompressResult.reason:')[0], /readonly reason: CompressReason/);
+    assert.equal(about('DecomposedResult.status:').length, 1, problems.join('\n'));
+    assert.match(about('DecomposedResult.status:')[0], /readonly status\?: ChildStatus/);
     assert.equal(about('toolCallsPaired:').length, 1, problems.join('\n'));
     assert.equal(about('SubAgentChildEvent.depth:').length, 1, problems.join('\n'));
     assert.equal(problems.length, 5, problems.join('\n'));

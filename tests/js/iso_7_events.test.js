@@ -40,14 +40,14 @@ test('core_5 iso_7 runDecomposed emits run_started first and run_finished last, 
   const [first, last] = [mine[0], mine.at(-1)];
   assert.deepEqual(first.payload, { type: 'run_started', input: 'task A\ntask B' });
   assert.equal(last.type, 'run_finished');
-  assert.deepEqual([last.payload.status, last.payload.iterations, last.payload.error_code], ['completed', 0, null]);
+  assert.deepEqual([last.payload.status, last.payload.iterations, last.payload.errorCode], ['completed', 0, null]);
   const children = runtime.totalUsage().children;
-  assert.deepEqual([last.payload.usage.total_tokens, last.payload.usage.call_count], [children.totalTokens, children.callCount]);
+  assert.deepEqual([last.payload.usage.totalTokens, last.payload.usage.callCount], [children.totalTokens, children.callCount]);
   assert.deepEqual([children.totalTokens, children.callCount], [92, 2]);
   assert.ok(mine.slice(1, -1).every((e) => e.type === 'sub_agent'), mine.map((e) => e.type).join());
   for (const e of mine) {
     assert.equal(e.runId, first.runId, 'one run id');
-    if (e.type === 'sub_agent') assert.equal(e.payload.parent_run_id, first.runId);
+    if (e.type === 'sub_agent') assert.equal(e.payload.parentRunId, first.runId);
   }
 });
 

@@ -132,7 +132,7 @@ test('llm_2_truncated_stream_fails_with_a_code_and_leaves_history_paired', async
   assert.deepEqual(pairingProblems(history), []);
   await waitFor(() => events.some((e) => e.type === 'run_finished'), 'run_finished');
   const finished = JSON.parse(events.at(-1).payloadJson);
-  assert.deepEqual([finished.status, finished.error_code], ['failed', 'llm_transport']);
+  assert.deepEqual([finished.status, finished.errorCode], ['failed', 'llm_transport']);
 
   // fail() with code "timeout" is a timeout.
   deltas.length = 0;

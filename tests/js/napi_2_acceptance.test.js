@@ -201,7 +201,7 @@ test('core_4_cancel_while_tool_in_flight_resolves_cancelled_with_paired_history'
   await waitFor(() => events.some((e) => e.type === 'run_finished'), 'run_finished');
   const finished = events.filter((e) => e.type === 'tool_call_finished').map((e) => JSON.parse(e.payloadJson));
   assert.equal(finished.length, 1);
-  assert.equal(finished[0].error_code, 'cancelled');
+  assert.equal(finished[0].errorCode, 'cancelled');
   assert.equal(JSON.parse(events.at(-1).payloadJson).status, 'cancelled');
 
   // The runtime is usable again after a cancelled run.
@@ -320,7 +320,7 @@ test('napi_2_tool_rejection_becomes_error_result_the_model_sees', async () => {
   assert.deepEqual(history.filter((m) => m.role === 'tool').map((m) => m.is_error), [true, true]);
   await waitFor(() => events.some((e) => e.type === 'run_finished'), 'run_finished');
   const finished = events.filter((e) => e.type === 'tool_call_finished').map((e) => JSON.parse(e.payloadJson));
-  assert.equal(finished.find((f) => f.call_id === 'c_fail').error_code, 'ENOSPC');
+  assert.equal(finished.find((f) => f.callId === 'c_fail').errorCode, 'ENOSPC');
 });
 
 test('core_5_throwing_listener_and_unsubscribe_do_not_break_the_run', async () => {

@@ -198,8 +198,7 @@ const CONSTRUCTORS = {
 
 /** Classes whose instances only the module creates. */
 const PRIVATE = [
-  'HttpBodySink', 'CompressResult', 'WorkerConfig', 'SubAgentDefinition', 'ChildUsageSummary', 'UsageTotals',
-  'SubAgentContext', 'SubAgentStats', 'SubAgentRegistryView', 'DecomposedResult', 'EpisodicMemory',
+  'HttpBodySink', 'WorkerConfig', 'SubAgentDefinition', 'DecomposedResult', 'EpisodicMemory',
   'SessionStore', 'EpisodeIdValidation', 'CompressContext', 'CompressOutcome', 'NamespaceStats', 'MemoryNamespace',
   'ToolContext', 'SubAgentChildEvent', 'ContentPart',
 ];
@@ -210,6 +209,8 @@ const FUNCTIONS = {
   toolCallsPaired: [KINDS.string],
   validateEpisodicMemoryIds: [KINDS.string],
   allocateIsolatedSessionId: [KINDS.string, KINDS.string, KINDS['string[]'], KINDS.function],
+  sumUsages: [KINDS.usages],
+  summarizeResult: [KINDS.string],
 };
 
 /** Every method: argument kinds (refusals throw invalid_argument). */
@@ -243,13 +244,10 @@ const METHODS = {
     write: [KINDS.string], writeBytes: [KINDS.bytes], end: [], fail: [KINDS.string, KINDS['string?']],
     failWithResponse: [KINDS.response], onCancel: [KINDS.function],
   },
-  SubAgentContext: { toJson: [] },
-  ChildUsageSummary: { toJson: [] },
   WorkerConfig: { setCustomCompressor: [KINDS['function?'], KINDS['int?']] },
 };
 const STATICS = {
   SubAgentDefinition: { create: [KINDS.string, KINDS.string, KINDS.function] },
-  ChildUsageSummary: { fromUsages: [KINDS.usages] },
   SessionStore: { open: [KINDS.string], openMemory: [] },
   CompressContext: { parse: [KINDS.string] },
   CompressOutcome: {
@@ -257,7 +255,6 @@ const STATICS = {
     compressed: [KINDS.int, KINDS.string, KINDS['string?'], KINDS['usage?']],
   },
   SubAgentChildEvent: { from: [KINDS.event] },
-  SubAgentContext: { summarize: [KINDS.string] },
   ContentPart: {
     text: [KINDS.string], image: [KINDS.photo, KINDS['mime?'], KINDS['detail?']], imageUrl: [KINDS.url, KINDS['detail?']],
   },
@@ -338,10 +335,7 @@ test('napi_2_errors_private_constructors_throw_private_constructor', async () =>
   }
   // The module still creates instances of them.
   const runtime = new native.AgentRuntime(runtimeConfig(), async () => ({ status: 500 }), new native.ToolRegistry());
-  assert.ok((await runtime.compressNow()) instanceof native.CompressResult);
-  assert.ok(runtime.totalUsage() instanceof native.UsageTotals);
-  assert.ok(runtime.totalUsage().total instanceof native.ChildUsageSummary);
-  assert.ok(runtime.subAgents().stats instanceof native.SubAgentStats);
+  assert.ok(runtime.memory() instanceof native.MemoryNamespace);
   assert.ok(native.SubAgentDefinition.create('w', 'd', () => {}) instanceof native.SubAgentDefinition);
 });
 
@@ -394,16 +388,13 @@ test('napi_2_errors_methods_refuse_wrong_missing_and_out_of_range_arguments_with
   walkMethods('AgentRuntimeConfig', runtimeConfig());
   walkArguments(STATICS.SubAgentDefinition.create, ARGUMENT, 'SubAgentDefinition.create',
     (a) => native.SubAgentDefinition.create(...a));
-  walkArguments(STATICS.ChildUsageSummary.fromUsages, ARGUMENT, 'ChildUsageSummary.fromUsages',
-    (a) => native.ChildUsageSummary.fromUsages(...a));
-  walkMethods('ChildUsageSummary', native.ChildUsageSummary.fromUsages([]));
   walkArguments(STATICS.SessionStore.open, ARGUMENT, 'SessionStore.open', (a) => native.SessionStore.open(...a));
   walkMethods('SessionStore', native.SessionStore.openMemory());
   for (const [name, kinds] of Object.entries(FUNCTIONS)) {
     assert.equal(typeof native[name], 'function', `${name} is exported`);
     walkArguments(kinds, ARGUMENT, name, (a) => native[name](...a));
   }
-  for (const cls of ['CompressContext', 'CompressOutcome', 'SubAgentChildEvent', 'SubAgentContext']) {
+  for (const cls of ['CompressContext', 'CompressOutcome', 'SubAgentChildEvent']) {
     for (const [method, kinds] of Object.entries(STATICS[cls])) {
       walkArguments(kinds, ARGUMENT, `${cls}.${method}`, (a) => native[cls][method](...a));
     }
@@ -427,7 +418,7 @@ test('napi_2_errors_methods_refuse_wrong_missing_and_out_of_range_arguments_with
 });
 
 test('napi_2_errors_module_created_instances_refuse_bad_arguments_too', async () => {
-  // WorkerConfig from a real factory call, SubAgentContext from the registry, HttpBodySink
+  // WorkerConfig from a real factory call, HttpBodySink
   // from a streamed transport call.
   let worker;
   const config = runtimeConfig();
@@ -440,9 +431,9 @@ test('napi_2_errors_module_created_instances_refuse_bad_arguments_too', async ()
   assert.ok(worker instanceof native.WorkerConfig);
   walkSetters('WorkerConfig', worker);
   walkMethods('WorkerConfig', worker);
+  // Records (SubAgentContext and the like) are plain objects: no methods to refuse.
   const [context] = runtime.subAgents().history;
-  assert.ok(context instanceof native.SubAgentContext);
-  walkMethods('SubAgentContext', context);
+  assert.equal(Object.getPrototypeOf(context), Object.prototype);
 
   const streamed = modelConfig();
   streamed.stream = true;

@@ -203,7 +203,7 @@ test('iso_1 iso_4 sub_1 sub_7 par_1 forceCompleteSubAgent(id, reason), cleanupSu
   assert.deepEqual(model.problems, []);
   assert.equal(runtime.forceCompleteSubAgent(child, 'user-stopped'), false, 'no longer running');
   const [record] = runtime.subAgents().history;
-  assert.deepEqual([record.id, record.forcedReason, runtime.activeChildren().length], [child, 'user-stopped', 0]);
+  assert.deepEqual([record.id, record.result.forcedReason, runtime.activeChildren().length], [child, 'user-stopped', 0]);
   assert.ok(model.requests[0].body.tools.some((t) => t.function.name === native.DELEGATE_TASK_TOOL_NAME));
   const finished = events.find((e) => e.type === 'tool_call_finished' && e.runId === result.runId);
   assert.equal(JSON.parse(finished.payloadJson).metadata.service, native.SUB_AGENT_SERVICE_ID);
@@ -312,12 +312,12 @@ test('par_1 mem_2 RETRIEVE_MEMORY_TOOL_NAME, DEFAULT_MEMORY_LIMIT and MAX_MEMORY
   assert.equal(results.t3.error.code, 'invalid_limit', 'MAX_MEMORY_LIMIT + 1 is refused');
 });
 
-test('par_1 iso_3 SubAgentContext.summarize(content) is the three-level summary', () => {
-  assert.equal(native.SubAgentContext.summarize('short'), 'short', '≤ 500 characters: as is');
+test('par_1 iso_3 summarizeResult(content) (the seed\'s SubAgentContext.summarize) is the three-level summary', () => {
+  assert.equal(native.summarizeResult('short'), 'short', '≤ 500 characters: as is');
   const x = 'x'.repeat(600);
-  assert.equal(native.SubAgentContext.summarize(`${x}\n## Summary\n结论：可行。\n## Details\nmore`), '## Summary\n结论：可行。');
-  assert.equal(native.SubAgentContext.summarize(`${x}\n## Result\nok\n`), '## Result\nok', 'else the ## Result section');
-  assert.equal(native.SubAgentContext.summarize('字'.repeat(600)), `${'字'.repeat(500)}[truncated, 600 chars]`, 'else 500 characters, never cut inside one');
-  assert.equal(native.SubAgentContext.summarize('😀'.repeat(501)), `${'😀'.repeat(500)}[truncated, 501 chars]`, 'characters are code points');
-  assert.throws(() => native.SubAgentContext.summarize(5), (e) => e.code === 'invalid_argument');
+  assert.equal(native.summarizeResult(`${x}\n## Summary\n结论：可行。\n## Details\nmore`), '## Summary\n结论：可行。');
+  assert.equal(native.summarizeResult(`${x}\n## Result\nok\n`), '## Result\nok', 'else the ## Result section');
+  assert.equal(native.summarizeResult('字'.repeat(600)), `${'字'.repeat(500)}[truncated, 600 chars]`, 'else 500 characters, never cut inside one');
+  assert.equal(native.summarizeResult('😀'.repeat(501)), `${'😀'.repeat(500)}[truncated, 501 chars]`, 'characters are code points');
+  assert.throws(() => native.summarizeResult(5), (e) => e.code === 'invalid_argument');
 });

@@ -212,18 +212,19 @@ test('core_4_cmp_1 compressNow() holds the run slot until its Promise settles, 1
   assert.equal(model.requests.length, 0);
 });
 
-test('sub_6 ChildUsageSummary.fromUsages() and toJson()', () => {
-  const summary = native.ChildUsageSummary.fromUsages([
+test('sub_6 sumUsages() and JSON.stringify() of the ChildUsageSummary', () => {
+  const summary = native.sumUsages([
     { promptTokens: 10, completionTokens: 2, totalTokens: 12 },
     { promptTokens: 5, completionTokens: 1, totalTokens: 6, source: 'context_compression' },
   ]);
-  assert.ok(summary instanceof native.ChildUsageSummary);
+  assert.equal(Object.getPrototypeOf(summary), Object.prototype, 'a ChildUsageSummary is a plain object');
+  assert.ok(!('costs' in summary), 'costs is absent when no call was priced');
   assert.deepEqual([summary.promptTokens, summary.completionTokens, summary.totalTokens, summary.callCount], [15, 3, 18, 2]);
-  assert.deepEqual(JSON.parse(summary.toJson()), {
-    prompt_tokens: 15, completion_tokens: 3, total_tokens: 18, cached_tokens: 0, reasoning_tokens: 0, call_count: 2, priced_call_count: 0,
+  assert.deepEqual(JSON.parse(JSON.stringify(summary)), {
+    promptTokens: 15, completionTokens: 3, totalTokens: 18, cachedTokens: 0, reasoningTokens: 0, callCount: 2, pricedCallCount: 0,
   });
   for (const bad of [-1, 1.5, NaN]) {
-    assert.throws(() => native.ChildUsageSummary.fromUsages([{ promptTokens: bad, completionTokens: 0, totalTokens: 0 }]), (e) => e.code === 'invalid_argument');
+    assert.throws(() => native.sumUsages([{ promptTokens: bad, completionTokens: 0, totalTokens: 0 }]), (e) => e.code === 'invalid_argument');
   }
 });
 

@@ -137,8 +137,8 @@ if (process.env.STORE6_CHILD) {
     const seen = commits(events);
     assert.ok(seen.length >= 2, `commits seen: ${JSON.stringify(seen)}`);
     seen.forEach((c, i) => {
-      assert.equal(typeof c.commit_seq, 'number');
-      if (i > 0) assert.ok(c.commit_seq > seen[i - 1].commit_seq, 'increasing commit_seq');
+      assert.equal(typeof c.commitSeq, 'number');
+      if (i > 0) assert.ok(c.commitSeq > seen[i - 1].commitSeq, 'increasing commitSeq');
     });
     const committedEvent = events.find((e) => e.type === 'session_committed');
     assert.equal(committedEvent.sessionId, 'chat-1');
@@ -157,8 +157,8 @@ if (process.env.STORE6_CHILD) {
     assert.equal(summary.title, 'Plan the bakery audit', 'the first user text, first line');
     assert.equal(summary.messageCount, history.length + episodes[0].messageCount, 'live plus archived');
     assert.equal(summary.totalTokens, usages.reduce((n, u) => n + u.totalTokens, 0));
-    assert.equal(summary.commitSeq, seen.at(-1).commit_seq);
-    assert.equal(seen.at(-1).message_count, summary.messageCount);
+    assert.equal(summary.commitSeq, seen.at(-1).commitSeq);
+    assert.equal(seen.at(-1).messageCount, summary.messageCount);
     assert.ok(summary.updatedMs > 1.6e12);
 
     // A second runtime on the same session is refused, also through another handle on the file.
@@ -197,7 +197,7 @@ if (process.env.STORE6_CHILD) {
     assert.equal(result.status, 'completed');
     assert.deepEqual(resumedModel.problems, []);
     await waitFor(() => secondEvents.some((e) => e.type === 'run_finished'), 'run_finished');
-    assert.ok(commits(secondEvents)[0].commit_seq > summary.commitSeq, 'the sequence continues after a resume');
+    assert.ok(commits(secondEvents)[0].commitSeq > summary.commitSeq, 'the sequence continues after a resume');
 
     // delete(): refused while open, then removes the session; a new runtime starts empty.
     assert.equal(second.detachStore(), true);
@@ -370,8 +370,8 @@ if (process.env.STORE6_CHILD) {
       const store = native.SessionStore.open(dbPath);
       const [summary] = store.list();
       assert.equal(summary.id, 'killed');
-      assert.ok(summary.commitSeq >= lastSeen.commit_seq, 'every commit the child reported survived');
-      assert.ok(summary.messageCount >= lastSeen.message_count);
+      assert.ok(summary.commitSeq >= lastSeen.commitSeq, 'every commit the child reported survived');
+      assert.ok(summary.messageCount >= lastSeen.messageCount);
       const config = runtimeConfig();
       config.sessionId = 'killed';
       // The dead child's lock is gone with it.

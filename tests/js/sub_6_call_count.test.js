@@ -1,6 +1,6 @@
 'use strict';
 // SUB-6 through the N-API surface: a ModelUsage carries `callCount` (BND-1: the summarizer
-// calls of a compression written in N chunks), so ChildUsageSummary.fromUsages(usages())
+// calls of a compression written in N chunks), so sumUsages(usages())
 // counts model calls as Rust and C do and agrees with totalUsage().
 
 const test = require('node:test');
@@ -29,7 +29,7 @@ function stateJson() {
   });
 }
 
-test('sub_6 bnd_1 ModelUsage carries callCount: fromUsages(usages()) counts a chunked compression as its N calls', async () => {
+test('sub_6 bnd_1 ModelUsage carries callCount: sumUsages(usages()) counts a chunked compression as its N calls', async () => {
   const model = new ScriptedModel([], {
     summarizer: () => completion({ content: snapshot(), usage: { prompt_tokens: 1500, completion_tokens: 90, total_tokens: 1590 } }),
   });
@@ -47,14 +47,14 @@ test('sub_6 bnd_1 ModelUsage carries callCount: fromUsages(usages()) counts a ch
   assert.equal(usages.at(-1).callCount, chunks);
   assert.equal(usages.at(-1).source, 'context_compression');
   assert.equal(usages[0].callCount, undefined, 'a plain call stands for one');
-  const summed = native.ChildUsageSummary.fromUsages(usages);
+  const summed = native.sumUsages(usages);
   assert.equal(summed.callCount, 1 + chunks);
   assert.equal(summed.callCount, runtime.totalUsage().parent.callCount, 'the same number as the runtime');
-  assert.equal(native.ChildUsageSummary.fromUsages([{ promptTokens: 1, completionTokens: 1, totalTokens: 2, callCount: 3 }]).callCount, 3);
-  assert.throws(() => native.ChildUsageSummary.fromUsages([{ promptTokens: 1, completionTokens: 1, totalTokens: 2, callCount: -1 }]),
+  assert.equal(native.sumUsages([{ promptTokens: 1, completionTokens: 1, totalTokens: 2, callCount: 3 }]).callCount, 3);
+  assert.throws(() => native.sumUsages([{ promptTokens: 1, completionTokens: 1, totalTokens: 2, callCount: -1 }]),
     (e) => e.code === 'invalid_argument');
   // BND-1: a source is one of the UsageSource union.
-  assert.throws(() => native.ChildUsageSummary.fromUsages([{ promptTokens: 1, completionTokens: 1, totalTokens: 2, source: 'mine' }]),
+  assert.throws(() => native.sumUsages([{ promptTokens: 1, completionTokens: 1, totalTokens: 2, source: 'mine' }]),
     (e) => e.code === 'invalid_argument');
 });
 
@@ -74,7 +74,7 @@ test('sub_6 a call whose provider reported no usage counts: usages() holds it as
   const parent = runtime.totalUsage().parent;
   assert.equal(parent.callCount, 2, 'both calls were made');
   assert.equal(parent.totalTokens, 32);
-  assert.equal(native.ChildUsageSummary.fromUsages(usages).callCount, 2);
+  assert.equal(native.sumUsages(usages).callCount, 2);
 });
 
 test('sub_6 a stream that breaks mid-answer without a cancel counts in callCount, like one cut off by a cancel', async () => {
@@ -106,7 +106,7 @@ test('sub_6 a stream that breaks mid-answer without a cancel counts in callCount
   assert.equal(usages.length, 2, 'the broken call has its usage entry');
   assert.equal(usages[1].source, 'unreported');
   assert.equal(runtime.totalUsage().parent.callCount, 2, 'the broken call was made');
-  assert.equal(native.ChildUsageSummary.fromUsages(usages).callCount, 2);
+  assert.equal(native.sumUsages(usages).callCount, 2);
   await runtime.run('three');
   assert.equal(runtime.totalUsage().parent.callCount, 3);
 });

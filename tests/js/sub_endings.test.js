@@ -43,18 +43,18 @@ function setup({ toolWaits, afterTool }) {
 
 /** The record and the totals of a child that made its one call (47 tokens) and ran get_weather. */
 function assertRealSpending(runtime, record, when) {
-  assert.equal(record.tokenCount, 47, `${when}: tokenCount`);
-  assert.deepEqual(record.toolsUsed, ['get_weather'], `${when}: toolsUsed`);
-  const { usage } = record;
+  assert.equal(record.result.tokenCount, 47, `${when}: tokenCount`);
+  assert.deepEqual(record.result.toolsUsed, ['get_weather'], `${when}: toolsUsed`);
+  const { usage } = record.result;
   assert.deepEqual([usage.totalTokens, usage.cachedTokens, usage.callCount, usage.pricedCallCount], [47, 10, 1, 1], `${when}: usage`);
   assert.ok(usage.costs.length === 1 && usage.costs[0].nanos > 0, `${when}: its cost`);
   const children = runtime.totalUsage().children;
-  assert.equal(usage.toJson(), children.toJson(), `${when}: the record's usage is what the parent recorded`);
-  const messages = JSON.parse(record.toJson()).messages;
+  assert.deepEqual(usage, children, `${when}: the record's usage is what the parent recorded`);
+  const { messages } = record;
   assert.ok(messages.some((m) => m.role === 'assistant' && (m.tool_calls || []).some((c) => c.id === 'w1')), `${when}: its messages so far`);
   const { stats } = runtime.subAgents();
   assert.equal(stats.totalTokens, children.totalTokens, `${when}: stats.totalTokens = totalUsage().children.totalTokens`);
-  assert.equal(stats.usage.toJson(), children.toJson(), `${when}: stats.usage = totalUsage().children`);
+  assert.deepEqual(stats.usage, children, `${when}: stats.usage = totalUsage().children`);
 }
 
 test('iso_4 sub_6 a completed child: its record and stats.totalTokens agree with totalUsage().children', async () => {
@@ -62,9 +62,9 @@ test('iso_4 sub_6 a completed child: its record and stats.totalTokens agree with
   await runtime.run('go');
   assert.deepEqual(model.problems, []);
   const [record] = runtime.subAgents().history;
-  assert.deepEqual([record.status, record.forcedReason, record.tokenCount], ['completed', undefined, 52]);
+  assert.deepEqual([record.status, record.result.forcedReason, record.result.tokenCount], ['completed', null, 52]);
   const { stats } = runtime.subAgents();
-  assert.deepEqual([stats.totalTokens, stats.usage.toJson()], [52, runtime.totalUsage().children.toJson()]);
+  assert.deepEqual([stats.totalTokens, stats.usage], [52, runtime.totalUsage().children]);
 });
 
 test('iso_4 sub_6 a failed child archives what it spent and stats agree with totalUsage().children', async () => {
@@ -89,7 +89,7 @@ async function endRunningChild(end, reason) {
   const view = runtime.subAgents();
   assert.equal(view.history.length, 1);
   const [record] = view.history;
-  assert.deepEqual([record.id, record.status, record.forcedReason], [child, 'completed', reason]);
+  assert.deepEqual([record.id, record.status, record.result.forcedReason], [child, 'completed', reason]);
   assertRealSpending(runtime, record, reason);
   assert.equal(view.stats.completedCount, 1);
 }
@@ -99,7 +99,7 @@ test('iso_4 sub_6 forceCompleteSubAgent(): the record holds what the child spent
     assert.equal(runtime.forceCompleteSubAgent(child, 'user-stopped'), true);
     // At once: the registry archived the child's spending.
     const [record] = runtime.subAgents().history;
-    assert.deepEqual([record.tokenCount, record.toolsUsed, runtime.subAgents().stats.totalTokens], [47, ['get_weather'], 47]);
+    assert.deepEqual([record.result.tokenCount, record.result.toolsUsed, runtime.subAgents().stats.totalTokens], [47, ['get_weather'], 47]);
   }, 'user-stopped');
 });
 

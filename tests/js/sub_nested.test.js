@@ -46,8 +46,8 @@ test('sub_3 the default concurrency cap counts each depth, so maxDepth 3 is reac
   assert.deepEqual(model.problems, []);
   assert.equal(result.finalText, 'go done');
   const history = runtime.subAgents().history;
-  assert.deepEqual(history.map((c) => [firstLine(c.task), c.status, c.errorCode]).sort(),
-    [['level one', 'completed', undefined], ['level three', 'completed', undefined], ['level two', 'completed', undefined]]);
+  assert.deepEqual(history.map((c) => [firstLine(c.task), c.status, c.result.errorCode]).sort(),
+    [['level one', 'completed', null], ['level three', 'completed', null], ['level two', 'completed', null]]);
 });
 
 test('sub_3 a worker rejected after its factory succeeded consumes no delegation', async () => {
@@ -106,8 +106,8 @@ test('iso_4 sub_6 with nesting tokenCount covers the subtree and stats.totalToke
   assert.deepEqual(model.problems, []);
   const view = runtime.subAgents();
   const byTask = Object.fromEntries(view.history.map((c) => [firstLine(c.task), c]));
-  assert.equal(byTask['grandchild task'].tokenCount, 500);
-  assert.equal(byTask['child task'].tokenCount, 900, "the child's tokenCount covers its subtree");
+  assert.equal(byTask['grandchild task'].result.tokenCount, 500);
+  assert.equal(byTask['child task'].result.tokenCount, 900, "the child's tokenCount covers its subtree");
   assert.equal(runtime.totalUsage().children.totalTokens, 900);
   assert.equal(view.stats.totalTokens, 900, 'each call once');
 });
@@ -118,6 +118,6 @@ test('iso_5 childTokenBudget covers the child\'s own sub-agents', async () => {
   await runtime.run('go');
   assert.deepEqual(model.problems, []);
   const byTask = Object.fromEntries(runtime.subAgents().history.map((c) => [firstLine(c.task), c]));
-  assert.equal(byTask['grandchild task'].forcedReason, undefined, 'the grandchild stayed within its own budget');
-  assert.equal(byTask['child task'].forcedReason, 'token-budget-exceeded');
+  assert.equal(byTask['grandchild task'].result.forcedReason, null, 'the grandchild stayed within its own budget');
+  assert.equal(byTask['child task'].result.forcedReason, 'token-budget-exceeded');
 });

@@ -64,9 +64,7 @@ pub extern "C" fn arkagent_store_free(store: *mut ArkAgentStore) {
 }
 
 /// Writes the sessions as a JSON array to `*out_json`, most recently updated first:
-/// `[{"id","title","updated_ms","message_count","total_tokens","commit_seq"}]` (`title`:
-/// the first user text's first line, at most 80 characters; `message_count`: live plus
-/// archived messages). Free with `arkagent_string_free`.
+/// an array of `SessionSummary` (`include/JSON-SHAPES.md`). Free with `arkagent_string_free`.
 ///
 /// # Safety
 /// `out_json` valid for one pointer write.

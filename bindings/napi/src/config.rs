@@ -21,8 +21,7 @@ use crate::error::{thrown, Thrown};
 use crate::model_config::ModelConfig;
 use crate::numbers::setting;
 
-/// Runtime settings; wraps the core `AgentRuntimeConfig` (its tools come from the
-/// `ToolRegistry` given to `AgentRuntime`, its compression from `contextCompressor`).
+/// Runtime settings.
 #[napi]
 pub struct AgentRuntimeConfig {
     inner: arkagent::AgentRuntimeConfig,
@@ -38,9 +37,9 @@ pub struct AgentRuntimeConfig {
 
 #[napi]
 impl AgentRuntimeConfig {
-    /// An argument that is not a `ModelConfig` instance is refused (`invalid_config`)
-    /// before it is unwrapped (unwrapping another class's instance as this one would read
-    /// garbage); see [`crate::args`].
+    /// A runtime's settings, starting from `model` (copied: later changes to it have no
+    /// effect) with the seed's defaults for the rest. An argument that is not a ModelConfig
+    /// instance throws "invalid_config".
     #[napi(constructor)]
     pub fn new(
         env: &Env,
@@ -56,7 +55,7 @@ impl AgentRuntimeConfig {
         })
     }
 
-    /// A copy of the delegation budgets.
+    /// Delegation budgets. Assigning stores a copy; reading gives a copy.
     #[napi(getter)]
     pub fn sub_agent_policy(&self) -> SubAgentPolicy {
         SubAgentPolicy::from(self.delegation.policy)
@@ -69,9 +68,8 @@ impl AgentRuntimeConfig {
         self.delegation.policy = value.0.core();
     }
 
-    /// Adds a named worker the model may delegate to (SUB-2). Throws
-    /// `subagent_name_duplicate`. Anything but a `SubAgentDefinition` instance is refused
-    /// before it is unwrapped.
+    /// Adds a worker; the model is offered `delegate_task` once a worker is registered or
+    /// `allowClone` is set. Throws "subagent_name_duplicate".
     #[napi]
     pub fn register_sub_agent(
         &mut self,
@@ -82,7 +80,7 @@ impl AgentRuntimeConfig {
             .map_err(thrown)
     }
 
-    /// Names of the registered workers, in registration order.
+    /// The registered workers' names, in registration order.
     #[napi]
     pub fn sub_agent_names(&self) -> Vec<String> {
         self.delegation
@@ -92,7 +90,7 @@ impl AgentRuntimeConfig {
             .collect()
     }
 
-    /// Whether the model may delegate to "clone", a copy of this runtime's config.
+    /// Whether the model may delegate to "clone", a copy of this runtime's settings (default false).
     #[napi(getter)]
     pub fn allow_clone(&self) -> bool {
         self.delegation.allow_clone
@@ -103,7 +101,10 @@ impl AgentRuntimeConfig {
         self.delegation.allow_clone = value.0;
     }
 
-    /// Tokens one child may use before it is force-completed (ISO-5); undefined: no cap.
+    /// Tokens one child may use before it is force-completed ("token-budget-exceeded"); unset:
+    /// no cap. The budget covers the child's whole subtree: with maxDepth above 1 its own
+    /// sub-agents' calls count against it too. Streamed deltas count as they arrive: the call
+    /// in flight is cancelled mid-stream.
     #[napi(getter)]
     pub fn child_token_budget(&self) -> Optional<f64> {
         optional(self.delegation.child_token_budget.map(|t| t as f64))
@@ -118,8 +119,10 @@ impl AgentRuntimeConfig {
         Ok(())
     }
 
-    /// Adds or replaces a role's tool whitelist (ISO-2); `null` lets the role use every
-    /// tool.
+    /// Adds or replaces a role's tool whitelist (ISO-2); null: every tool the parent may use
+    /// (a role never widens the parent's tools). A child delegated with that role is
+    /// neither shown nor allowed any other tool. Built in: "code-review",
+    /// "code-generation", "data-analysis", "document", "testing", "general" (every tool).
     #[napi(ts_args_type = "role: string, tools: string[] | null")]
     pub fn set_role_whitelist(&mut self, role: Arg<String>, tools: Arg<Option<Vec<String>>>) {
         self.delegation.role_whitelists.insert(role.0, tools.0);
@@ -131,7 +134,7 @@ impl AgentRuntimeConfig {
         self.delegation.role_whitelists.keys().cloned().collect()
     }
 
-    /// A role's whitelist; `null` means every tool. Throws `subagent_unknown_role`.
+    /// A role's whitelist; null: every tool. Throws "subagent_unknown_role".
     #[napi(ts_return_type = "string[] | null")]
     pub fn role_whitelist(&self, role: Arg<String>) -> Result<Option<Vec<String>>, Thrown> {
         let role = role.0;
@@ -147,7 +150,8 @@ impl AgentRuntimeConfig {
             })
     }
 
-    /// A copy of the compressor's settings (undefined: compression off).
+    /// Context compression; unset (the default) turns it off. Assigning stores a copy of
+    /// the compressor's settings and reading gives a copy: to change a setting, assign again.
     #[napi(getter)]
     pub fn context_compressor(&self) -> Optional<ContextCompressor> {
         optional(self.compressor.clone())
@@ -163,10 +167,18 @@ impl AgentRuntimeConfig {
         self.compressor = value.0.map(|c| (*c).clone());
     }
 
-    /// A compressor written in ArkTS/JS (CMP-1) in place of the default one; `undefined`
-    /// removes it. `threshold` is the runtime's trigger (the core's rule, see
-    /// [`custom_compressor`]). Throws `invalid_argument` for a threshold that is not a
-    /// non-negative integer (or a `compress` that is no function).
+    /// Compresses with `compress` instead of the default compressor (contextCompressor is
+    /// then ignored); undefined removes it. `threshold` is the runtime's trigger: before a
+    /// model call and after a turn, `compress` is called only when the prompt size (as in the
+    /// "model_request" event) reaches it and the last usage is not a compression's own;
+    /// otherwise the runtime skips ("below_threshold", "last_usage_is_compression") without
+    /// calling it. Absent: 64000, the default compressor's; 0 (the same on every surface):
+    /// nothing is below it, so `compress` is called before every model call and after every
+    /// turn (except right after a compression). compressNow() and a context overflow always
+    /// call it. The threshold is reported in events. A `clone` child inherits the compressor;
+    /// a named worker has one only when its factory gives it one
+    /// (WorkerConfig.setCustomCompressor). Throws "invalid_argument" for a threshold that is
+    /// not a non-negative integer.
     #[napi(ts_args_type = "compress: CustomCompressor | undefined, threshold?: number")]
     pub fn set_custom_compressor(
         &mut self,
@@ -193,6 +205,7 @@ impl AgentRuntimeConfig {
         self.inner.system_prompt = value.0;
     }
 
+    /// Model calls per run at most (default 16).
     #[napi(getter)]
     pub fn max_iterations(&self) -> u32 {
         self.inner.max_iterations
@@ -204,6 +217,7 @@ impl AgentRuntimeConfig {
         Ok(())
     }
 
+    /// Tool calls of one turn that run at once at most (default 4).
     #[napi(getter)]
     pub fn max_parallel_tools(&self) -> u32 {
         u32::try_from(self.inner.max_parallel_tools).unwrap_or(u32::MAX)
@@ -217,7 +231,7 @@ impl AgentRuntimeConfig {
         Ok(())
     }
 
-    /// `""` stands for "generate one" (the core's `None`).
+    /// Fixed session id; empty means generated.
     #[napi(getter)]
     pub fn session_id(&self) -> String {
         self.inner.session_id.clone().unwrap_or_default()
@@ -246,70 +260,10 @@ impl AgentRuntimeConfig {
     }
 }
 
-// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
-// tests keep). scripts/gen-dts.sh assembles these blocks into
-// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+// index.d.ts: this module's JS API, in order. `// declare: Name` is the generated
+// declaration of the #[napi] item Name, its docs the Rust ones above (the promises the tests
+// keep); the rest is hand TypeScript. scripts/regen.sh assembles the blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts.
 /* ts
-/** Runtime settings. */
-export class AgentRuntimeConfig {
-  constructor(model: ModelConfig);
-  /**
-   * Compresses with `compress` instead of the default compressor (contextCompressor is
-   * then ignored); undefined removes it. `threshold` is the runtime's trigger: before a
-   * model call and after a turn, `compress` is called only when the prompt size (as in the
-   * "model_request" event) reaches it and the last usage is not a compression's own;
-   * otherwise the runtime skips ("below_threshold", "last_usage_is_compression") without
-   * calling it. Absent: 64000, the default compressor's; 0 (the same on every surface):
-   * nothing is below it, so `compress` is called before every model call and after every
-   * turn (except right after a compression). compressNow() and a context overflow always
-   * call it. The threshold is reported in events. A `clone` child inherits the compressor;
-   * a named worker has one only when its factory gives it one
-   * (WorkerConfig.setCustomCompressor). Throws "invalid_argument" for a threshold that is
-   * not a non-negative integer.
-   */
-  setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;
-  /** Whether a custom compressor is set. */
-  readonly hasCustomCompressor: boolean;
-  systemPrompt: string;
-  /** Model calls per run at most (default 16). */
-  maxIterations: number;
-  /** Tool calls of one turn that run at once at most (default 4). */
-  maxParallelTools: number;
-  /** Fixed session id; empty means generated. */
-  sessionId: string;
-  /**
-   * Context compression; unset (the default) turns it off. Assigning stores a copy of
-   * the compressor's settings and reading gives a copy: to change a setting, assign again.
-   */
-  contextCompressor?: ContextCompressor;
-  /** Delegation budgets. Assigning stores a copy; reading gives a copy. */
-  subAgentPolicy: SubAgentPolicy;
-  /**
-   * Adds a worker; the model is offered `delegate_task` once a worker is registered or
-   * `allowClone` is set. Throws "subagent_name_duplicate".
-   */
-  registerSubAgent(definition: SubAgentDefinition): void;
-  /** The registered workers' names, in registration order. */
-  subAgentNames(): string[];
-  /** Whether the model may delegate to "clone", a copy of this runtime's settings (default false). */
-  allowClone: boolean;
-  /**
-   * Tokens one child may use before it is force-completed ("token-budget-exceeded"); unset:
-   * no cap. The budget covers the child's whole subtree: with maxDepth above 1 its own
-   * sub-agents' calls count against it too. Streamed deltas count as they arrive: the call
-   * in flight is cancelled mid-stream.
-   */
-  childTokenBudget?: number;
-  /**
-   * Adds or replaces a role's tool whitelist (ISO-2); null: every tool the parent may use
-   * (a role never widens the parent's tools). A child delegated with that role is
-   * neither shown nor allowed any other tool. Built in: "code-review",
-   * "code-generation", "data-analysis", "document", "testing", "general" (every tool).
-   */
-  setRoleWhitelist(role: string, tools: string[] | null): void;
-  /** The role names, sorted. */
-  roles(): string[];
-  /** A role's whitelist; null: every tool. Throws "subagent_unknown_role". */
-  roleWhitelist(role: string): string[] | null;
-}
+// declare: AgentRuntimeConfig
 */

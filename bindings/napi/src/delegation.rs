@@ -26,7 +26,10 @@ use crate::model_config::ModelConfig;
 use crate::numbers::setting;
 use crate::tools::ToolRegistry;
 
-/// Delegation budgets (SUB-3); wraps the core `SubAgentPolicy`.
+/// Delegation budgets (SUB-3). Violations are answered to the model as tool errors:
+/// "subagent_depth_exceeded", "subagent_run_budget_exceeded",
+/// "subagent_concurrent_budget_exceeded". Values must be non-negative integers up to
+/// 4294967295 (parentContextMessageCount: safe integers) (else code "invalid_config"); maxConcurrentChildren 0 is refused when the runtime is created.
 #[napi]
 #[derive(Clone, Default)]
 pub struct SubAgentPolicy {
@@ -76,6 +79,10 @@ impl SubAgentPolicy {
         Ok(Self { inner: policy })
     }
 
+    /// Delegation depth (default 1: the runtime delegates, its workers never do). Above 1 a
+    /// child at depth d < maxDepth may delegate too, under the root's budgets: the per-run
+    /// cap counts the whole tree, the concurrency cap each depth of it (so the defaults
+    /// reach any maxDepth). A child at maxDepth never delegates.
     #[napi(getter)]
     pub fn max_depth(&self) -> u32 {
         self.inner.max_depth
@@ -87,6 +94,8 @@ impl SubAgentPolicy {
         Ok(())
     }
 
+    ///  Delegations one run may start (default 4), children's included. An unknown
+    /// assignee or a failing factory consumes none.
     #[napi(getter)]
     pub fn max_delegations_per_run(&self) -> u32 {
         self.inner.max_delegations_per_run
@@ -98,6 +107,9 @@ impl SubAgentPolicy {
         Ok(())
     }
 
+    ///  Children running at once at each depth of the delegation tree (default 2: the root's
+    /// children; their children together; …), so at most maxDepth × maxConcurrentChildren in
+    /// all; more are refused, not queued.
     #[napi(getter)]
     pub fn max_concurrent_children(&self) -> u32 {
         self.inner.max_concurrent_children
@@ -109,6 +121,7 @@ impl SubAgentPolicy {
         Ok(())
     }
 
+    /// Parent messages a child sees as context (default 10; a pairing-safe slice).
     #[napi(getter)]
     pub fn parent_context_message_count(&self) -> f64 {
         self.inner.parent_context_message_count as f64
@@ -134,9 +147,15 @@ struct WorkerSettings {
     custom_compressor: Option<Arc<dyn arkagent::compress::ContextCompressor>>,
 }
 
-/// The worker being configured by a `SubAgentFactory`: it starts as a copy of the parent
-/// runtime's settings (tools included) and is read back once the factory returned (or its
-/// Promise settled). Changes made later have no effect.
+/// The worker a SubAgentFactory configures. It starts as a copy of the parent runtime's
+/// settings (its tools included, not its custom compressor) and is read once the factory
+/// returned or its Promise settled; later changes have no effect. The rule of every
+/// surface: a named worker has a custom compressor only when its factory gives it one
+/// (setCustomCompressor); a `clone` child inherits the parent's. Whatever it is given,
+/// `delegate_task` is stripped: workers never delegate (below a maxDepth above 1, the
+/// runtime gives a child the parent's own delegation settings instead). The tools it may
+/// use are the parent's allowed tools ∩ the worker's ∩ the role's whitelist: never one its
+/// parent is barred from.
 #[napi]
 pub struct WorkerConfig {
     settings: Arc<Mutex<WorkerSettings>>,
@@ -153,7 +172,7 @@ impl WorkerConfig {
 
 #[napi]
 impl WorkerConfig {
-    /// Instances come with each factory call; `new` throws `private_constructor`.
+    /// Instances are handed to a SubAgentFactory.
     #[napi(constructor)]
     pub fn private() -> Result<Self, Thrown> {
         Err(private_constructor("WorkerConfig"))
@@ -199,7 +218,7 @@ impl WorkerConfig {
         Ok(())
     }
 
-    /// A copy of the worker's model config; assign to change it.
+    /// A copy of the worker's model; assign to use another model.
     #[napi(getter)]
     pub fn model(&self) -> ModelConfig {
         ModelConfig::from(self.lock().model.clone())
@@ -211,15 +230,16 @@ impl WorkerConfig {
         self.lock().model = value.0.core();
     }
 
-    /// The worker's tools, live: register into it or unregister from it.
+    /// The worker's tools, live: register into or unregister from it.
     #[napi(getter)]
     pub fn tools(&self) -> ToolRegistry {
         self.lock().tools.share()
     }
 
-    /// SUB-1, CMP-1: gives the worker its own compressor written in JS, as
-    /// `AgentRuntimeConfig.setCustomCompressor` does for a runtime (same threshold rule);
-    /// `undefined` removes it. Throws `invalid_argument` as that does.
+    /// Gives the worker its own compressor written in ArkTS/JS, called with the worker's
+    /// state, with the threshold rule of AgentRuntimeConfig.setCustomCompressor (absent:
+    /// 64000; 0: every automatic attempt); undefined removes it. Throws "invalid_argument"
+    /// for a threshold that is not a non-negative integer.
     #[napi(ts_args_type = "compress: CustomCompressor | undefined, threshold?: number")]
     pub fn set_custom_compressor(
         &mut self,
@@ -231,7 +251,7 @@ impl WorkerConfig {
         Ok(())
     }
 
-    /// Whether the worker has a custom compressor (set by its factory).
+    /// Whether the worker has a custom compressor (only one its factory gave it).
     #[napi(getter)]
     pub fn has_custom_compressor(&self) -> bool {
         self.lock().custom_compressor.is_some()
@@ -286,7 +306,7 @@ impl arkagent::runtime::SubAgentFactory for JsSubAgentFactory {
     }
 }
 
-/// A named worker (SUB-2); wraps the core `SubAgentDefinition`.
+/// A named worker (SUB-2).
 #[napi]
 pub struct SubAgentDefinition {
     inner: arkagent::runtime::SubAgentDefinition,
@@ -294,15 +314,13 @@ pub struct SubAgentDefinition {
 
 #[napi]
 impl SubAgentDefinition {
-    /// Instances come from `SubAgentDefinition.create`; `new` throws
-    /// `private_constructor`.
+    /// Instances come from `SubAgentDefinition.create()`.
     #[napi(constructor)]
     pub fn private() -> Result<Self, Thrown> {
         Err(private_constructor("SubAgentDefinition"))
     }
 
-    /// The name is trimmed. Throws `subagent_name_empty`, `subagent_name_reserved`
-    /// ("clone" in any case).
+    /// The name is trimmed. Throws "subagent_name_empty", "subagent_name_reserved" ("clone" in any case).
     #[napi(
         ts_args_type = "name: string, description: string, factory: SubAgentFactory",
         ts_return_type = "SubAgentDefinition"
@@ -328,6 +346,7 @@ impl SubAgentDefinition {
         self.inner.name.clone()
     }
 
+    /// What it is good at; shown to the model in the delegate_task description.
     #[napi(getter)]
     pub fn description(&self) -> String {
         self.inner.description.clone()
@@ -341,70 +360,14 @@ impl SubAgentDefinition {
     }
 }
 
-// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
-// tests keep). scripts/gen-dts.sh assembles these blocks into
-// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+// index.d.ts: this module's JS API, in order. `// declare: Name` is the generated
+// declaration of the #[napi] item Name, its docs the Rust ones above (the promises the tests
+// keep); the rest is hand TypeScript. scripts/regen.sh assembles the blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts.
 /* ts
-/**
- * Delegation budgets (SUB-3). Violations are answered to the model as tool errors:
- * "subagent_depth_exceeded", "subagent_run_budget_exceeded",
- * "subagent_concurrent_budget_exceeded". Values must be non-negative integers up to
- * 4294967295 (parentContextMessageCount: safe integers) (else code "invalid_config"); maxConcurrentChildren 0 is refused when the runtime is created.
- */
-export class SubAgentPolicy {
-  constructor(maxDepth?: number, maxDelegationsPerRun?: number, maxConcurrentChildren?: number,
-    parentContextMessageCount?: number);
-  /**
-   * Delegation depth (default 1: the runtime delegates, its workers never do). Above 1 a
-   * child at depth d < maxDepth may delegate too, under the root's budgets: the per-run
-   * cap counts the whole tree, the concurrency cap each depth of it (so the defaults
-   * reach any maxDepth). A child at maxDepth never delegates.
-   */
-  maxDepth: number;
-  /** Delegations one run may start (default 4), children's included. An unknown
-   * assignee or a failing factory consumes none. */
-  maxDelegationsPerRun: number;
-  /** Children running at once at each depth of the delegation tree (default 2: the root's
-   * children; their children together; …), so at most maxDepth × maxConcurrentChildren in
-   * all; more are refused, not queued. */
-  maxConcurrentChildren: number;
-  /** Parent messages a child sees as context (default 10; a pairing-safe slice). */
-  parentContextMessageCount: number;
-}
+// declare: SubAgentPolicy
 
-/**
- * The worker a SubAgentFactory configures. It starts as a copy of the parent runtime's
- * settings (its tools included, not its custom compressor) and is read once the factory
- * returned or its Promise settled; later changes have no effect. The rule of every
- * surface: a named worker has a custom compressor only when its factory gives it one
- * (setCustomCompressor); a `clone` child inherits the parent's. Whatever it is given,
- * `delegate_task` is stripped: workers never delegate (below a maxDepth above 1, the
- * runtime gives a child the parent's own delegation settings instead). The tools it may
- * use are the parent's allowed tools ∩ the worker's ∩ the role's whitelist: never one its
- * parent is barred from.
- */
-export class WorkerConfig {
-  /** Instances are handed to a SubAgentFactory. */
-  private constructor();
-  /** The worker's name (the delegate_task assignee). */
-  readonly name: string;
-  systemPrompt: string;
-  maxIterations: number;
-  maxParallelTools: number;
-  /** A copy of the worker's model; assign to use another model. */
-  model: ModelConfig;
-  /** The worker's tools, live: register into or unregister from it. */
-  readonly tools: ToolRegistry;
-  /**
-   * Gives the worker its own compressor written in ArkTS/JS, called with the worker's
-   * state, with the threshold rule of AgentRuntimeConfig.setCustomCompressor (absent:
-   * 64000; 0: every automatic attempt); undefined removes it. Throws "invalid_argument"
-   * for a threshold that is not a non-negative integer.
-   */
-  setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;
-  /** Whether the worker has a custom compressor (only one its factory gave it). */
-  readonly hasCustomCompressor: boolean;
-}
+// declare: WorkerConfig
 
 /**
  * Configures one worker each time the model delegates to it, on the JS thread. A throw or
@@ -412,14 +375,5 @@ export class WorkerConfig {
  */
 export type SubAgentFactory = (worker: WorkerConfig) => void | Promise<void>;
 
-/** A named worker (SUB-2). */
-export class SubAgentDefinition {
-  /** Instances come from `SubAgentDefinition.create()`. */
-  private constructor();
-  /** The name is trimmed. Throws "subagent_name_empty", "subagent_name_reserved" ("clone" in any case). */
-  static create(name: string, description: string, factory: SubAgentFactory): SubAgentDefinition;
-  readonly name: string;
-  /** What it is good at; shown to the model in the delegate_task description. */
-  readonly description: string;
-}
+// declare: SubAgentDefinition
 */

@@ -13,7 +13,9 @@ use crate::convert::{optional, Optional};
 use crate::error::{private_constructor, thrown, Thrown};
 use crate::transport::Bytes;
 
-/// One part of a message: text or an image.
+/// One part of a user message (IMG-1): text, or an image. Build parts with the static
+/// factories and pass them to AgentRuntime.runParts(). A plain string stays a valid input
+/// of run().
 #[napi]
 pub struct ContentPart {
     inner: arkagent::ContentPart,
@@ -50,7 +52,7 @@ fn data(part: &arkagent::ContentPart) -> Option<&ImageData> {
 
 #[napi]
 impl ContentPart {
-    /// Parts come from the static factories; `new` throws `private_constructor`.
+    /// Parts come from the static factories: `new ContentPart()` throws "private_constructor".
     #[napi(constructor)]
     pub fn private() -> Result<Self, Thrown> {
         Err(private_constructor("ContentPart"))
@@ -61,7 +63,14 @@ impl ContentPart {
         Self { inner: arkagent::ContentPart::text(text.0) }
     }
 
-    /// The bytes copied once out of the `ArrayBuffer`, checked by the core.
+    /// An image from its file bytes — the ArrayBuffer (or a Uint8Array view) the photo picker (read with fs) or an
+    /// image packer (image.createImagePacker().packToData, e.g. as "image/jpeg") gave you. The
+    /// bytes are copied once into the library (no base64 string is made in JS). JPEG, PNG,
+    /// WebP and GIF; `mimeType` is checked against the bytes when given, sniffed otherwise.
+    /// Throws "image_unsupported_type" (another type; a HEIC/HEIF photo is refused when the
+    /// run's model family does not take it — pack it as JPEG first), "image_invalid" (a header
+    /// that does not parse, or bytes of another type than `mimeType`). `detail`: OpenAI's
+    /// 'low' | 'high' | 'auto' (other formats ignore it).
     #[napi(factory, ts_args_type = "bytes: ArrayBuffer | Uint8Array, mimeType?: ImageMimeType, detail?: ImageDetail")]
     pub fn image(bytes: Arg<Bytes<'_>>, mime_type: Arg<Option<String>>, detail: Arg<Option<String>>) -> Result<Self, Thrown> {
         let copied: Arc<[u8]> = Arc::from(bytes.0.as_slice());
@@ -73,6 +82,7 @@ impl ContentPart {
         Ok(Self { inner: arkagent::ContentPart::Image(ImagePart::data(data, detail_of(detail.0)?)) })
     }
 
+    /// An image by URL: https: (fetched by the provider) or a data: URL (decoded and checked here). Throws "image_invalid".
     #[napi(factory, ts_args_type = "url: string, detail?: ImageDetail")]
     pub fn image_url(url: Arg<String>, detail: Arg<Option<String>>) -> Result<Self, Thrown> {
         let part = ImagePart::url(&url.0, detail_of(detail.0)?).map_err(thrown)?;
@@ -84,6 +94,7 @@ impl ContentPart {
         if image(&self.inner).is_some() { "image" } else { "text" }.to_owned()
     }
 
+    /// The text of a text part.
     #[napi(getter)]
     pub fn text_value(&self) -> Optional<String> {
         optional(match &self.inner {
@@ -92,6 +103,7 @@ impl ContentPart {
         })
     }
 
+    /// An image's type, pixel size (read from its header), byte length and id (SHA-256 hex).
     #[napi(getter, ts_return_type = "ImageMimeType | undefined")]
     pub fn mime_type(&self) -> Optional<String> {
         optional(data(&self.inner).map(|d| d.mime().as_str().to_owned()))
@@ -117,6 +129,7 @@ impl ContentPart {
         optional(data(&self.inner).map(|d| d.id().to_owned()))
     }
 
+    /// The URL of an image by URL.
     #[napi(getter)]
     pub fn url(&self) -> Optional<String> {
         optional(image(&self.inner).and_then(|i| match &i.source {
@@ -126,14 +139,16 @@ impl ContentPart {
     }
 }
 
-/// An image read back by id (IMG-4).
+/// An image read back by id (AgentRuntime.image()).
 #[napi(object, js_name = "ImageInfo")]
 pub struct JsImageInfo {
+    /// SHA-256 of the bytes, lowercase hex: the id a memory line names.
     pub id: String,
     #[napi(ts_type = "ImageMimeType")]
     pub mime_type: String,
     pub width: u32,
     pub height: u32,
+    /// The file's bytes (a copy owned by JS).
     pub bytes: Uint8Array,
 }
 
@@ -148,53 +163,12 @@ pub fn image_info(image: &ImageData) -> JsImageInfo {
     }
 }
 
-// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
-// tests keep). scripts/gen-dts.sh assembles these blocks into
-// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+// index.d.ts: this module's JS API, in order. `// declare: Name` is the generated
+// declaration of the #[napi] item Name, its docs the Rust ones above (the promises the tests
+// keep); the rest is hand TypeScript. scripts/regen.sh assembles the blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts.
 /* ts
-/**
- * One part of a user message (IMG-1): text, or an image. Build parts with the static
- * factories and pass them to AgentRuntime.runParts(). A plain string stays a valid input
- * of run().
- */
-export class ContentPart {
-  /** Parts come from the static factories: `new ContentPart()` throws "private_constructor". */
-  constructor();
-  static text(text: string): ContentPart;
-  /**
-   * An image from its file bytes — the ArrayBuffer (or a Uint8Array view) the photo picker (read with fs) or an
-   * image packer (image.createImagePacker().packToData, e.g. as "image/jpeg") gave you. The
-   * bytes are copied once into the library (no base64 string is made in JS). JPEG, PNG,
-   * WebP and GIF; `mimeType` is checked against the bytes when given, sniffed otherwise.
-   * Throws "image_unsupported_type" (another type; a HEIC/HEIF photo is refused when the
-   * run's model family does not take it — pack it as JPEG first), "image_invalid" (a header
-   * that does not parse, or bytes of another type than `mimeType`). `detail`: OpenAI's
-   * 'low' | 'high' | 'auto' (other formats ignore it).
-   */
-  static image(bytes: ArrayBuffer | Uint8Array, mimeType?: ImageMimeType, detail?: ImageDetail): ContentPart;
-  /** An image by URL: https: (fetched by the provider) or a data: URL (decoded and checked here). Throws "image_invalid". */
-  static imageUrl(url: string, detail?: ImageDetail): ContentPart;
-  readonly kind: 'text' | 'image';
-  /** The text of a text part. */
-  readonly textValue?: string;
-  /** An image's type, pixel size (read from its header), byte length and id (SHA-256 hex). */
-  readonly mimeType?: ImageMimeType;
-  readonly width?: number;
-  readonly height?: number;
-  readonly byteLength?: number;
-  readonly imageId?: string;
-  /** The URL of an image by URL. */
-  readonly url?: string;
-}
+// declare: ContentPart
 
-/** An image read back by id (AgentRuntime.image()). */
-export interface ImageInfo {
-  /** SHA-256 of the bytes, lowercase hex: the id a memory line names. */
-  id: string;
-  mimeType: ImageMimeType;
-  width: number;
-  height: number;
-  /** The file's bytes (a copy owned by JS). */
-  bytes: Uint8Array;
-}
+// declare: ImageInfo
 */

@@ -12,7 +12,7 @@
 //!
 //! 0. `codes` (the module's own error codes, plain Rust: scripts/closed-sets compiles it too)
 //! 1. `error`, `convert`, `callback`, `host_fix` (ground: errors, shared conversions, JS calls)
-//! 2. `args` (arguments and settings coming in from JS)
+//! 2. `args`, `records` (arguments and settings coming in from JS; the records' one JS shape)
 //! 3. `numbers`, `request` (range checks of JS numbers; the request object the transport gets)
 //! 4. `usage`, `model_config`, `memory`, `events`, `store`, `transport`
 //! 5. `seed_helpers`, `tools`, `images`, `compression`
@@ -21,8 +21,10 @@
 //! 8. `runtime` (`AgentRuntime`)
 //! 9. `runtime_delegation` (`AgentRuntime`'s delegation methods)
 //!
-//! Each module declares its JS API in a `ts` block at its end; scripts/gen-dts.sh assembles
-//! them into index.d.ts.
+//! index.d.ts is generated (ARCHITECTURE.md, "What is generated"): each module's `ts` block
+//! lists its part — `// declare: Name` for a #[napi] item, declared from its signature and
+//! its Rust doc (so the `///` docs of this crate are the JS docs, written for JS users), a
+//! few hand lines for what no Rust item declares — and the records come from the core.
 
 mod args;
 mod callback;
@@ -39,6 +41,7 @@ mod images;
 mod memory;
 mod model_config;
 mod numbers;
+mod records;
 mod request;
 mod runtime;
 mod runtime_delegation;
@@ -49,9 +52,10 @@ mod tools;
 mod transport;
 mod usage;
 
-// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
-// tests keep). scripts/gen-dts.sh assembles these blocks into
-// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+// index.d.ts: this module's JS API, in order. `// declare: Name` is the generated
+// declaration of the #[napi] item Name, its docs the Rust ones above (the promises the tests
+// keep); the rest is hand TypeScript. scripts/regen.sh assembles the blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts.
 /* ts
 /*
  * Type declarations of the native module libarkagent.so (N-API, built with napi-ohos
@@ -87,7 +91,8 @@ mod usage;
  * method or property exists on one side only.
  *
  * Generated: this file is assembled by scripts/gen-dts.sh from the `ts` comment blocks
- * beside the Rust code of each bindings/napi/src module; edit those and regenerate.
+ * beside the Rust code of each bindings/napi/src module, the closed sets and the records
+ * (from the Rust types); edit those and run scripts/regen.sh.
  * tests/js/dts_generated.test.js fails when this file differs from them.
  */
 */

@@ -10,7 +10,7 @@ use crate::codes::ModuleCode;
 use crate::convert::{optional, Optional};
 use crate::error::{private_constructor, thrown, Thrown};
 
-/// One episode of the history, as the core stores it (CMP-8).
+/// One compressed stretch of conversation (read-only).
 #[napi]
 pub struct EpisodicMemory {
     inner: arkagent::EpisodicMemory,
@@ -24,41 +24,44 @@ impl From<arkagent::EpisodicMemory> for EpisodicMemory {
 
 #[napi]
 impl EpisodicMemory {
-    /// Instances come from `episodicMemories()`, `listEpisodes()` and `findEpisode()`; `new` throws `private_constructor`.
+    /// Instances come from `AgentRuntime.episodicMemories()`, `listEpisodes()` and `findEpisode()`.
     #[napi(constructor)]
     pub fn private() -> Result<Self, Thrown> {
         Err(private_constructor("EpisodicMemory"))
     }
 
+    /// Snapshot id, unique within the session.
     #[napi(getter)]
     pub fn id(&self) -> String {
         self.inner.id.clone()
     }
 
+    /// The `<state_snapshot>` summary.
     #[napi(getter)]
     pub fn summary(&self) -> String {
         self.inner.summary.clone()
     }
 
-    /// JS numbers: exact below 2^53 ms.
+    /// Creation time, milliseconds since the Unix epoch.
     #[napi(getter)]
     pub fn created_at_ms(&self) -> f64 {
         self.inner.created_at_ms as f64
     }
 
+    /// How many messages the episode covers.
     #[napi(getter)]
     pub fn message_count(&self) -> u32 {
         u32::try_from(self.inner.message_count).unwrap_or(u32::MAX)
     }
 
-    /// The archived original messages as a JSON array.
+    /// The archived original messages as JSON (an array).
     #[napi(getter)]
     pub fn archived_messages_json(&self) -> Result<String, Thrown> {
         serde_json::to_string(&self.inner.archived_messages).map_err(|e| thrown(e.into()))
     }
 }
 
-/// Entry counts of one memory namespace (read-only).
+/// Entry counts of one memory namespace (MEM-4; read-only).
 #[napi]
 pub struct NamespaceStats {
     inner: arkagent::memory::NamespaceStats,
@@ -93,7 +96,9 @@ pub fn memory_tier(name: &str) -> Result<MemoryTier, Thrown> {
     })
 }
 
-/// One runtime's memory namespace (MEM-4): a handle, live.
+/// One runtime's working and short-term memory (MEM-4): "global" for a root runtime, the
+/// child's session id for a sub-agent; namespaces never see each other's entries. A live
+/// handle. `tier`: "working" | "short_term" (else "invalid_argument").
 #[napi]
 pub struct MemoryNamespace {
     inner: ScopedMemory,
@@ -118,7 +123,7 @@ impl MemoryNamespace {
         self.inner.namespace().to_owned()
     }
 
-    /// Stores (or replaces) an entry (JSON text). Throws `invalid_argument`, `invalid_json`.
+    /// Stores (or replaces) an entry (JSON text). Throws "invalid_argument", "invalid_json".
     #[napi]
     pub fn store(&self, tier: Arg<String>, id: Arg<String>, entry_json: Arg<String>) -> Result<(), Thrown> {
         let tier = memory_tier(&tier.0)?;
@@ -152,7 +157,7 @@ impl MemoryNamespace {
     }
 }
 
-/// What a tool executor gets besides the call (seed 000 §3: the MemoryService).
+/// What a tool executor gets besides the call (read-only services; never the state).
 #[napi]
 pub struct ToolContext {
     inner: arkagent::ToolContext,
@@ -172,6 +177,7 @@ impl ToolContext {
         Err(private_constructor("ToolContext"))
     }
 
+    /// The calling runtime's session id.
     #[napi(getter)]
     pub fn session_id(&self) -> String {
         self.inner.session_id.clone()
@@ -182,7 +188,7 @@ impl ToolContext {
         self.inner.run_id.clone()
     }
 
-    /// The calling runtime's episodes over its live state, oldest first.
+    /// The calling runtime's episodes over its live state, oldest first (MEM-1).
     #[napi]
     pub fn list_episodes(&self) -> Vec<EpisodicMemory> {
         self.inner
@@ -192,6 +198,7 @@ impl ToolContext {
             .unwrap_or_default()
     }
 
+    /// The episode with this snapshot id, if any (MEM-1).
     #[napi]
     pub fn find_episode(&self, snapshot_id: Arg<String>) -> Optional<EpisodicMemory> {
         optional(
@@ -203,73 +210,23 @@ impl ToolContext {
         )
     }
 
-    /// The calling runtime's memory namespace (a sub-agent's tool: the sub-agent's).
+    /// The calling runtime's memory namespace.
     #[napi(getter)]
     pub fn memory(&self) -> MemoryNamespace {
         self.inner.memory.clone().into()
     }
 }
 
-// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
-// tests keep). scripts/gen-dts.sh assembles these blocks into
-// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+// index.d.ts: this module's JS API, in order. `// declare: Name` is the generated
+// declaration of the #[napi] item Name, its docs the Rust ones above (the promises the tests
+// keep); the rest is hand TypeScript. scripts/regen.sh assembles the blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts.
 /* ts
-/** One compressed stretch of conversation (read-only). */
-export class EpisodicMemory {
-  /** Instances come from `AgentRuntime.episodicMemories()`, `listEpisodes()` and `findEpisode()`. */
-  private constructor();
-  /** Snapshot id, unique within the session. */
-  readonly id: string;
-  /** The `<state_snapshot>` summary. */
-  readonly summary: string;
-  /** Creation time, milliseconds since the Unix epoch. */
-  readonly createdAtMs: number;
-  /** How many messages the episode covers. */
-  readonly messageCount: number;
-  /** The archived original messages as JSON (an array). */
-  readonly archivedMessagesJson: string;
-}
+// declare: EpisodicMemory
 
-/** Entry counts of one memory namespace (MEM-4; read-only). */
-export class NamespaceStats {
-  /** Instances come from `MemoryNamespace.stats()`. */
-  private constructor();
-  readonly working: number;
-  readonly shortTerm: number;
-}
+// declare: NamespaceStats
 
-/**
- * One runtime's working and short-term memory (MEM-4): "global" for a root runtime, the
- * child's session id for a sub-agent; namespaces never see each other's entries. A live
- * handle. `tier`: "working" | "short_term" (else "invalid_argument").
- */
-export class MemoryNamespace {
-  /** Instances come from `AgentRuntime.memory()` and `ToolContext.memory`. */
-  private constructor();
-  readonly namespace: string;
-  /** Stores (or replaces) an entry (JSON text). Throws "invalid_argument", "invalid_json". */
-  store(tier: string, id: string, entryJson: string): void;
-  /** The entry (JSON text), if any. */
-  recall(tier: string, id: string): string | undefined;
-  /** Removes an entry; true when it was there. */
-  forget(tier: string, id: string): boolean;
-  /** The ids of a tier, sorted. */
-  ids(tier: string): string[];
-  stats(): NamespaceStats;
-}
+// declare: MemoryNamespace
 
-/** What a tool executor gets besides the call (read-only services; never the state). */
-export class ToolContext {
-  /** Instances are handed to tool executors. */
-  private constructor();
-  /** The calling runtime's session id. */
-  readonly sessionId: string;
-  readonly runId: string;
-  /** The calling runtime's episodes over its live state, oldest first (MEM-1). */
-  listEpisodes(): EpisodicMemory[];
-  /** The episode with this snapshot id, if any (MEM-1). */
-  findEpisode(snapshotId: string): EpisodicMemory | undefined;
-  /** The calling runtime's memory namespace. */
-  readonly memory: MemoryNamespace;
-}
+// declare: ToolContext
 */

@@ -9,9 +9,15 @@ use crate::convert::{optional, Optional};
 use crate::error::Thrown;
 use crate::numbers::{finite_setting_f32, setting};
 
-/// What a model costs per 1M tokens (COST-2); the core `ModelPrice`.
+/// What a model costs, per 1M tokens, in one currency (COST-2). The library has no price of
+/// its own: set the provider's published rates. A call is priced once, when its usage
+/// arrives: prompt tokens served from the cache (`cachedTokens`) at cachedInputPerMillion,
+/// prompt tokens written to the cache (Anthropic's cache creation) at cacheWritePerMillion
+/// when set, the rest of the prompt at inputPerMillion, completion tokens (reasoning
+/// included) at outputPerMillion; rounded to the nearest billionth of the currency unit.
 #[napi(object, js_name = "ModelPrice")]
 pub struct JsModelPrice {
+    /// Currency code, 1 to 16 bytes without spaces (ISO 4217 such as "USD", "CNY" recommended).
     pub currency: String,
     pub input_per_million: f64,
     pub cached_input_per_million: f64,
@@ -46,7 +52,7 @@ impl JsModelPrice {
     }
 }
 
-/// THINK-4: `{ effort }` or `{ budgetTokens }`, the object forms of a thinking setting.
+/// THINK-4: the object forms of a thinking setting: exactly one of the two.
 #[napi(object, js_name = "ThinkingLevel")]
 pub struct JsThinkingLevel {
     #[napi(ts_type = "ThinkingEffort")]
@@ -88,9 +94,8 @@ fn js_thinking(thinking: arkagent::llm::Thinking) -> Either<String, JsThinkingLe
     }
 }
 
-/// Where and how to reach the model: an OpenAI-compatible or an Anthropic Messages
-/// endpoint (`wireFormat`, WIRE-1). The API key is write-only: no getter exposes it
-/// (LLM-4).
+/// Where and how to reach the model: an OpenAI-compatible Chat Completions endpoint
+/// (wireFormat 'openai', the default) or an Anthropic Messages one ('anthropic').
 #[napi]
 pub struct ModelConfig {
     inner: arkagent::ModelConfig,
@@ -111,6 +116,9 @@ impl ModelConfig {
 
 #[napi]
 impl ModelConfig {
+    /// baseUrl including the version path, e.g. "https://api.deepseek.com/v1": the request goes
+    /// to `${baseUrl}/chat/completions` ('openai') or `${baseUrl}/messages` ('anthropic', e.g.
+    /// "https://api.anthropic.com/v1").
     #[napi(constructor)]
     pub fn new(
         env: &Env,
@@ -145,7 +153,9 @@ impl ModelConfig {
         self.inner.model = value.0;
     }
 
-    /// The provider protocol's name (WIRE-1).
+    /// The provider protocol (default 'openai'). 'anthropic' speaks Anthropic Messages: the key
+    /// goes in `x-api-key`, `max_tokens` is always sent (4096 when maxTokens is unset), and
+    /// prompt-cache breakpoints are placed automatically. Any other value throws "invalid_config".
     #[napi(getter, ts_return_type = "WireFormat")]
     pub fn wire_format(&self) -> String {
         self.inner.wire_format.as_str().to_owned()
@@ -180,6 +190,7 @@ impl ModelConfig {
         Ok(())
     }
 
+    /// `max_tokens`; unset means none for 'openai' and 4096 for 'anthropic'.
     #[napi(getter)]
     pub fn max_tokens(&self) -> Optional<u32> {
         optional(self.inner.max_tokens)
@@ -191,6 +202,7 @@ impl ModelConfig {
         Ok(())
     }
 
+    /// Ask for an SSE stream.
     #[napi(getter)]
     pub fn stream(&self) -> bool {
         self.inner.stream
@@ -201,7 +213,9 @@ impl ModelConfig {
         self.inner.stream = value.0;
     }
 
-    /// Attempts per model call, the first included (core `RetryPolicy::max_attempts`).
+    /// Attempts per model call, the first included (default 3; 0 and 1 mean no retry).
+    /// Retried: rate limits, server errors, timeouts, transport failures — never after a
+    /// streamed answer started arriving, never past cancel().
     #[napi(getter)]
     pub fn max_attempts(&self) -> u32 {
         self.inner.retry.max_attempts
@@ -213,6 +227,7 @@ impl ModelConfig {
         Ok(())
     }
 
+    /// Backoff ceiling before the first retry in ms (default 500); doubles per retry, with full jitter.
     #[napi(getter)]
     pub fn initial_backoff_ms(&self) -> f64 {
         self.inner.retry.initial_backoff_ms as f64
@@ -224,6 +239,7 @@ impl ModelConfig {
         Ok(())
     }
 
+    /// Upper bound of one wait in ms, a server's Retry-After included (default 8000).
     #[napi(getter)]
     pub fn max_backoff_ms(&self) -> f64 {
         self.inner.retry.max_backoff_ms as f64
@@ -235,6 +251,10 @@ impl ModelConfig {
         Ok(())
     }
 
+    /// Time limit of one attempt in ms until the response arrives — for a streamed request
+    /// until the transport resolved, otherwise until the whole body is in (default 60000;
+    /// 0: none). A streamed body has no total limit: idleTimeoutMs guards it. The HAR's
+    /// NetworkKitTransport cuts a whole request at its readTimeoutMs (65 s): raise both.
     #[napi(getter)]
     pub fn request_timeout_ms(&self) -> f64 {
         self.inner.request_timeout_ms as f64
@@ -246,6 +266,12 @@ impl ModelConfig {
         Ok(())
     }
 
+    /// Longest silence of a streamed body in ms (default 120000; 0: none): when no chunk
+    /// arrives for this long the attempt fails with "llm_timeout" (retried like a timeout
+    /// unless part of the answer was shown) and the sink's onCancel callbacks run. A stream
+    /// that keeps sending is never cut by the library; the HAR's NetworkKitTransport cuts any
+    /// stream after its streamReadTimeoutMs (1 hour) and fails silence after its
+    /// streamIdleTimeoutMs (5 minutes) too.
     #[napi(getter)]
     pub fn idle_timeout_ms(&self) -> f64 {
         self.inner.idle_timeout_ms as f64
@@ -257,7 +283,11 @@ impl ModelConfig {
         Ok(())
     }
 
-    /// IMG-3: the model family's image token rule; absent: the wire format's default.
+    /// How an image's tokens are estimated (IMG-3): the model family's published rule, read
+    /// from the image's pixel size. Unset: 'openai_tiles' for wireFormat 'openai', 'anthropic'
+    /// for 'anthropic'. Set 'qwen_vl' for Qwen-VL on DashScope, 'gemini' for Gemini, the
+    /// '…_patches' ones for OpenAI's mini and nano models. It also decides whether HEIC/HEIF
+    /// photos are taken ('gemini' and the Qwen-VL ones). Another name throws "invalid_config".
     #[napi(getter, ts_return_type = "ImageTokenRule | undefined")]
     pub fn image_tokens(&self) -> Optional<String> {
         optional(self.inner.image_tokens.map(|r| r.as_str().to_owned()))
@@ -278,7 +308,7 @@ impl ModelConfig {
         Ok(())
     }
 
-    /// IMG-5: the largest image accepted, in bytes.
+    /// The largest image accepted, in bytes (default 20971520, 20 MiB): a larger one is refused with "image_too_large".
     #[napi(getter)]
     pub fn max_image_bytes(&self) -> f64 {
         self.inner.max_image_bytes as f64
@@ -290,7 +320,7 @@ impl ModelConfig {
         Ok(())
     }
 
-    /// IMG-5: the most images one request carries.
+    /// The most images one request may carry (default 100): an input past it is refused with "too_many_images".
     #[napi(getter)]
     pub fn max_images_per_request(&self) -> u32 {
         self.inner.max_images_per_request
@@ -302,7 +332,10 @@ impl ModelConfig {
         Ok(())
     }
 
-    /// What this model costs (COST-2); absent: no cost anywhere.
+    /// What this model costs (COST-2); absent (the default): calls carry no cost. Setting a
+    /// price with an empty or spaced currency, or a rate that is negative, not finite or
+    /// above 1e9, throws "invalid_config". A worker or summarizer on another model is
+    /// priced by its own ModelConfig's price.
     #[napi(getter)]
     pub fn price(&self) -> Optional<JsModelPrice> {
         optional(self.inner.price.as_ref().map(JsModelPrice::from))
@@ -314,7 +347,9 @@ impl ModelConfig {
         Ok(())
     }
 
-    /// THINK-4: the provider; absent: recognised from baseUrl and model.
+    /// THINK-4: the provider, which decides how `thinking` is sent and what a thinking model
+    /// refuses. Unset: recognised from baseUrl's host, else from the model name (README,
+    /// "Thinking models"). Another name throws "invalid_config".
     #[napi(getter, ts_return_type = "Provider | undefined")]
     pub fn provider(&self) -> Optional<String> {
         optional(self.inner.provider.map(|p| p.as_str().to_owned()))
@@ -336,7 +371,13 @@ impl ModelConfig {
         Ok(())
     }
 
-    /// THINK-4: how much the model thinks; absent: the provider's default.
+    /// THINK-4: how much the model thinks — 'off', 'on', { effort } or { budgetTokens }.
+    /// Unset (the default) sends nothing: the provider's default holds (DeepSeek V4, Kimi,
+    /// GLM, Qwen3.5 and recent Claude models think by default). A malformed value throws
+    /// "invalid_config"; a setting the provider has no switch for is refused when the runtime
+    /// is created ("thinking_unsupported"), and so is an option the thinking model refuses
+    /// ("thinking_conflict": a forced toolChoice or a temperature with Anthropic thinking or
+    /// an OpenAI reasoning model, Qwen thinking without stream).
     #[napi(getter, ts_return_type = "Thinking | undefined")]
     pub fn thinking(&self) -> Optional<Either<String, JsThinkingLevel>> {
         optional(self.inner.thinking.map(js_thinking))
@@ -348,7 +389,10 @@ impl ModelConfig {
         Ok(())
     }
 
-    /// THINK-2: which earlier reasoning goes back.
+    /// THINK-2: which earlier reasoning goes back in later requests (default 'auto', the
+    /// provider's rule: on 'openai', `reasoning_content` of every answer that called a tool,
+    /// exactly as received — "" included, never where the provider sent none; none for Qwen;
+    /// on 'anthropic', every answer's thinking blocks, byte-exact, before its tool_use).
     #[napi(getter, ts_return_type = "ReasoningReplay")]
     pub fn reasoning_replay(&self) -> String {
         self.inner.reasoning_replay.as_str().to_owned()
@@ -364,7 +408,11 @@ impl ModelConfig {
         Ok(())
     }
 
-    /// THINK-4: fields merged into every request body.
+    /// THINK-4: fields merged into the top level of every request body (a provider option the
+    /// library has no setting for), e.g. { enable_search: true }. A field the library writes
+    /// itself (model, messages, tools, stream, temperature, max_tokens, the thinking fields…)
+    /// is refused when the runtime is created ("extra_body_conflict"). Default {}; setting a
+    /// value that is not a plain JSON object throws "invalid_config".
     #[napi(getter, ts_return_type = "Record<string, Object>")]
     pub fn extra_body(&self) -> serde_json::Map<String, serde_json::Value> {
         self.inner.extra_body.clone()
@@ -380,134 +428,16 @@ impl ModelConfig {
     }
 }
 
-// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
-// tests keep). scripts/gen-dts.sh assembles these blocks into
-// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+// index.d.ts: this module's JS API, in order. `// declare: Name` is the generated
+// declaration of the #[napi] item Name, its docs the Rust ones above (the promises the tests
+// keep); the rest is hand TypeScript. scripts/regen.sh assembles the blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts.
 /* ts
-/**
- * What a model costs, per 1M tokens, in one currency (COST-2). The library has no price of
- * its own: set the provider's published rates. A call is priced once, when its usage
- * arrives: prompt tokens served from the cache (`cachedTokens`) at cachedInputPerMillion,
- * prompt tokens written to the cache (Anthropic's cache creation) at cacheWritePerMillion
- * when set, the rest of the prompt at inputPerMillion, completion tokens (reasoning
- * included) at outputPerMillion; rounded to the nearest billionth of the currency unit.
- */
-export interface ModelPrice {
-  /** Currency code, 1 to 16 bytes without spaces (ISO 4217 such as "USD", "CNY" recommended). */
-  currency: string;
-  inputPerMillion: number;
-  cachedInputPerMillion: number;
-  outputPerMillion: number;
-  cacheWritePerMillion?: number;
-}
+// declare: ModelPrice
 
-/**
- * Where and how to reach the model: an OpenAI-compatible Chat Completions endpoint
- * (wireFormat 'openai', the default) or an Anthropic Messages one ('anthropic').
- */
-export class ModelConfig {
-  /**
-   * baseUrl including the version path, e.g. "https://api.deepseek.com/v1": the request goes
-   * to `${baseUrl}/chat/completions` ('openai') or `${baseUrl}/messages` ('anthropic', e.g.
-   * "https://api.anthropic.com/v1").
-   */
-  constructor(baseUrl: string, apiKey: string, model: string);
-  baseUrl: string;
-  model: string;
-  /**
-   * The provider protocol (default 'openai'). 'anthropic' speaks Anthropic Messages: the key
-   * goes in `x-api-key`, `max_tokens` is always sent (4096 when maxTokens is unset), and
-   * prompt-cache breakpoints are placed automatically. Any other value throws "invalid_config".
-   */
-  wireFormat: WireFormat;
-  temperature?: number;
-  /** `max_tokens`; unset means none for 'openai' and 4096 for 'anthropic'. */
-  maxTokens?: number;
-  /** Ask for an SSE stream. */
-  stream: boolean;
-  /**
-   * Attempts per model call, the first included (default 3; 0 and 1 mean no retry).
-   * Retried: rate limits, server errors, timeouts, transport failures — never after a
-   * streamed answer started arriving, never past cancel().
-   */
-  maxAttempts: number;
-  /** Backoff ceiling before the first retry in ms (default 500); doubles per retry, with full jitter. */
-  initialBackoffMs: number;
-  /** Upper bound of one wait in ms, a server's Retry-After included (default 8000). */
-  maxBackoffMs: number;
-  /**
-   * Time limit of one attempt in ms until the response arrives — for a streamed request
-   * until the transport resolved, otherwise until the whole body is in (default 60000;
-   * 0: none). A streamed body has no total limit: idleTimeoutMs guards it. The HAR's
-   * NetworkKitTransport cuts a whole request at its readTimeoutMs (65 s): raise both.
-   */
-  requestTimeoutMs: number;
-  /**
-   * Longest silence of a streamed body in ms (default 120000; 0: none): when no chunk
-   * arrives for this long the attempt fails with "llm_timeout" (retried like a timeout
-   * unless part of the answer was shown) and the sink's onCancel callbacks run. A stream
-   * that keeps sending is never cut by the library; the HAR's NetworkKitTransport cuts any
-   * stream after its streamReadTimeoutMs (1 hour) and fails silence after its
-   * streamIdleTimeoutMs (5 minutes) too.
-   */
-  idleTimeoutMs: number;
-  /**
-   * What this model costs (COST-2); absent (the default): calls carry no cost. Setting a
-   * price with an empty or spaced currency, or a rate that is negative, not finite or
-   * above 1e9, throws "invalid_config". A worker or summarizer on another model is
-   * priced by its own ModelConfig's price.
-   */
-  price?: ModelPrice;
-  /**
-   * How an image's tokens are estimated (IMG-3): the model family's published rule, read
-   * from the image's pixel size. Unset: 'openai_tiles' for wireFormat 'openai', 'anthropic'
-   * for 'anthropic'. Set 'qwen_vl' for Qwen-VL on DashScope, 'gemini' for Gemini, the
-   * '…_patches' ones for OpenAI's mini and nano models. It also decides whether HEIC/HEIF
-   * photos are taken ('gemini' and the Qwen-VL ones). Another name throws "invalid_config".
-   */
-  imageTokens?: ImageTokenRule;
-  /** The largest image accepted, in bytes (default 20971520, 20 MiB): a larger one is refused with "image_too_large". */
-  maxImageBytes: number;
-  /** The most images one request may carry (default 100): an input past it is refused with "too_many_images". */
-  maxImagesPerRequest: number;
-  /**
-   * THINK-4: the provider, which decides how `thinking` is sent and what a thinking model
-   * refuses. Unset: recognised from baseUrl's host, else from the model name (README,
-   * "Thinking models"). Another name throws "invalid_config".
-   */
-  provider?: Provider;
-  /**
-   * THINK-4: how much the model thinks — 'off', 'on', { effort } or { budgetTokens }.
-   * Unset (the default) sends nothing: the provider's default holds (DeepSeek V4, Kimi,
-   * GLM, Qwen3.5 and recent Claude models think by default). A malformed value throws
-   * "invalid_config"; a setting the provider has no switch for is refused when the runtime
-   * is created ("thinking_unsupported"), and so is an option the thinking model refuses
-   * ("thinking_conflict": a forced toolChoice or a temperature with Anthropic thinking or
-   * an OpenAI reasoning model, Qwen thinking without stream).
-   */
-  thinking?: Thinking;
-  /**
-   * THINK-2: which earlier reasoning goes back in later requests (default 'auto', the
-   * provider's rule: on 'openai', `reasoning_content` of every answer that called a tool,
-   * exactly as received — "" included, never where the provider sent none; none for Qwen;
-   * on 'anthropic', every answer's thinking blocks, byte-exact, before its tool_use).
-   */
-  reasoningReplay: ReasoningReplay;
-  /**
-   * THINK-4: fields merged into the top level of every request body (a provider option the
-   * library has no setting for), e.g. { enable_search: true }. A field the library writes
-   * itself (model, messages, tools, stream, temperature, max_tokens, the thinking fields…)
-   * is refused when the runtime is created ("extra_body_conflict"). Default {}; setting a
-   * value that is not a plain JSON object throws "invalid_config".
-   */
-  extraBody: Record<string, Object>;
-}
+// declare: ModelConfig
 
-/** THINK-4: the object forms of a thinking setting: exactly one of the two. */
-export interface ThinkingLevel {
-  effort?: ThinkingEffort;
-  budgetTokens?: number;
-}
+// declare: ThinkingLevel
 
 /** THINK-4: how much a model thinks (ModelConfig.thinking). */
 export type Thinking = 'off' | 'on' | ThinkingLevel;

@@ -19,7 +19,7 @@ use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::ToNapiValue;
 use napi_ohos::sys;
 
-/// One HTTP header (of a request, or of a response the host hands back).
+/// One HTTP header.
 #[napi(object, js_name = "HttpHeader")]
 pub struct JsHttpHeader {
     pub name: String,

@@ -10,12 +10,12 @@ use arkagent::{ArkAgentError, RunOutcome, Subscription};
 use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::{ClassInstance, PromiseRaw, This, ToNapiValue};
 use napi_ohos::Env;
+use serde_json::Value;
 
 use crate::args::{constructing, Arg};
 use crate::callback::JsFunction;
-use crate::compression::CompressResult;
 use crate::config::AgentRuntimeConfig;
-use crate::convert::{optional, serde_name, Optional};
+use crate::convert::{optional, Optional};
 use crate::error::{internal, rejection, thrown, CodedError, Thrown};
 use crate::events::{JsAgentEvent, JsObserver};
 use crate::images::{image_info, ContentPart, JsImageInfo};
@@ -24,31 +24,8 @@ use crate::numbers::argument;
 use crate::store::SessionStore;
 use crate::tools::ToolRegistry;
 use crate::transport::{JsTransport, TransportArgs};
-use crate::usage::{ChildUsageSummary, JsModelUsage};
+use crate::records;
 
-/// The outcome of one run.
-#[napi(object, js_name = "RunResult", object_from_js = false)]
-pub struct JsRunResult {
-    pub run_id: String,
-    /// A `RunStatus` (the d.ts union generated from the core's enum).
-    #[napi(ts_type = "RunStatus")]
-    pub status: String,
-    pub final_text: Option<String>,
-    pub iterations: u32,
-    pub usage: ChildUsageSummary,
-}
-
-impl From<RunOutcome> for JsRunResult {
-    fn from(outcome: RunOutcome) -> Self {
-        Self {
-            run_id: outcome.run_id,
-            status: serde_name(serde_json::to_value(outcome.status)),
-            final_text: outcome.final_text,
-            iterations: outcome.iterations,
-            usage: outcome.usage.into(),
-        }
-    }
-}
 /// One conversation with a model and tools.
 #[napi]
 pub struct AgentRuntime {
@@ -61,11 +38,18 @@ pub struct AgentRuntime {
 
 #[napi]
 impl AgentRuntime {
-    /// Copies `config` and `tools`; later changes to them do not affect this runtime.
-    /// Arguments of the wrong class are refused before they are unwrapped. With `store`
-    /// (STORE-6) the runtime opens the session `config.sessionId` (generated when unset)
-    /// in it, resuming what it committed, and commits at every commit point; throws
-    /// `session_locked` while another runtime has that session, and the store codes.
+    /// With `store`, the runtime opens the session `config.sessionId` in it — set a fixed
+    /// id to resume a chat after a restart; when it is empty a new id is generated, so a new
+    /// session is created every time (read it back from `sessionId`). A session with commits
+    /// is resumed: its history, episodes (retrieve_memory reaches their archived originals)
+    /// and usages replace the new runtime's empty state; the loading is synchronous (a few
+    /// ms for a normal chat, 38 ms at 10,000 messages). From then on every commit point (the
+    /// user message with the run start, each assistant message with its tool results, each
+    /// compression, usages) is written in one transaction, off the JS thread, and reported
+    /// by a "session_committed" event. Throws "session_locked" while another runtime (in
+    /// this process or another) has the session — until that runtime's detachStore() or its
+    /// garbage collection — and the SessionStore codes. Without `store` nothing is persisted
+    /// (exportState()/importState() remain).
     #[napi(
         constructor,
         ts_args_type = "config: AgentRuntimeConfig, transport: HttpTransport, tools: ToolRegistry, store?: SessionStore"
@@ -97,13 +81,20 @@ impl AgentRuntime {
         self.core.session_id()
     }
 
-    /// Resolves with the run's result; rejects with the core error's `code`.
+    /// Runs until a final answer, max iterations or cancel(). The run is registered before
+    /// the Promise is returned: a cancel() right after run() cancels it, and a run() (or
+    /// compressNow()) while a run is active rejects with code "run_in_progress".
+    /// When it rejects with a model error and the model had produced nothing in this run (its
+    /// first call failed), the input is taken out again: the history is as before the run
+    /// (a compression committed meanwhile stays), so a retry never sends the input twice and
+    /// an input too large for the model cannot wedge the session. After a later call fails,
+    /// the history ends with the last tool results, paired.
     #[napi(ts_return_type = "Promise<RunResult>")]
     pub fn run<'env>(
         &self,
         env: &'env Env,
         input: Arg<String>,
-    ) -> Result<PromiseRaw<'env, JsRunResult>, Thrown> {
+    ) -> Result<PromiseRaw<'env, Value>, Thrown> {
         let input = input.0;
         // The core claims the run slot here, on the JS thread, before the Promise is
         // returned: a `cancel()` right after `run()` reaches this run, and a second `run()`
@@ -111,64 +102,85 @@ impl AgentRuntime {
         // The slot is handed back with the outcome and freed only here, as the Promise
         // settles: a `run()` issued before that is refused, never squeezed in between.
         let started = self.core.start_run_holding_slot(input);
-        settle_holding_slot(env, started, |outcome: Result<RunOutcome, _>| outcome.map(JsRunResult::from))
+        settle_holding_slot(env, started, |outcome: Result<RunOutcome, _>| outcome.map(|o| records::to_js(&o)))
     }
 
-    /// IMG-1: a run whose input is ordered text and image parts.
+    /// run() with ordered text and image parts as the input (IMG-1): e.g.
+    /// `[ContentPart.text('what is this plant?'), ContentPart.image(jpegBytes, 'image/jpeg')]`.
+    /// The photo goes to the model as its wire format carries images (an OpenAI-compatible
+    /// `image_url` data URL, an Anthropic `image` block), encoded once for the whole chat;
+    /// it is kept in the history, exportState() and the SessionStore. Rejects, with nothing
+    /// written and nothing sent, with "image_unsupported_type" (a HEIC/HEIF photo for a
+    /// model family that does not take it: pack it as JPEG first), "image_too_large" (over
+    /// ModelConfig.maxImageBytes) or "too_many_images" (the request would carry more than
+    /// ModelConfig.maxImagesPerRequest; compressNow() moves earlier photos into memory).
     #[napi(ts_args_type = "parts: ContentPart[]", ts_return_type = "Promise<RunResult>")]
     pub fn run_parts<'env>(
         &self,
         env: &'env Env,
         parts: Arg<Vec<ClassInstance<'_, ContentPart>>>,
-    ) -> Result<PromiseRaw<'env, JsRunResult>, Thrown> {
+    ) -> Result<PromiseRaw<'env, Value>, Thrown> {
         let content = arkagent::Content::Parts(parts.0.iter().map(|p| p.core()).collect());
         let started = self.core.start_run_holding_slot(content);
-        settle_holding_slot(env, started, |outcome: Result<RunOutcome, _>| outcome.map(JsRunResult::from))
+        settle_holding_slot(env, started, |outcome: Result<RunOutcome, _>| outcome.map(|o| records::to_js(&o)))
     }
 
-    /// IMG-4: an image of the session (live or compressed out) by its id.
+    /// The image with this id (SHA-256 hex), from the live history or an episode's archived
+    /// originals — the id a compressed-out photo's line names in summaries and retrieve_memory
+    /// results ("[image image/jpeg, 4032×3024 px, N bytes, id …]"); undefined when the
+    /// session holds none.
     #[napi(ts_return_type = "ImageInfo | undefined")]
     pub fn image(&self, id: Arg<String>) -> Optional<JsImageInfo> {
         optional(self.core.image(&id.0).as_ref().map(image_info))
     }
 
-    /// One compression attempt now, with the compressor's usual checks (CMP-6); resolves
-    /// `skipped` when no compressor is configured. Like `run()`, it claims the run slot
-    /// here, on the JS thread: it rejects with `run_in_progress` while a run is active, and
-    /// a `run()` issued before it settles (even in the same tick) is refused.
+    /// One compression attempt now, with the compressor's usual checks; resolves "skipped"
+    /// ("no_usage") when no compressor is configured. Like run(), it takes the run slot
+    /// before the Promise is returned: it rejects with "run_in_progress" while a run is
+    /// active, and a run() (or compressNow()) called before it settles is refused the same
+    /// way. A failed or skipped attempt leaves exportState() byte-identical.
     #[napi(ts_return_type = "Promise<CompressResult>")]
     pub fn compress_now<'env>(
         &self,
         env: &'env Env,
-    ) -> Result<PromiseRaw<'env, CompressResult>, Thrown> {
+    ) -> Result<PromiseRaw<'env, Value>, Thrown> {
         let started = self.core.start_compress_now_holding_slot();
-        settle_holding_slot(env, started, |result| Ok(CompressResult::from(result)))
+        settle_holding_slot(env, started, |result| Ok(records::to_js(&result)))
     }
 
-    /// Releases this runtime's session in its store (STORE-6) so another runtime can open
-    /// it now rather than when this one is garbage-collected; what was committed stays,
-    /// nothing more is committed. False when no store is attached. Throws
-    /// `run_in_progress` during a run.
+    /// Releases this runtime's session in its SessionStore, so that another runtime can open
+    /// it now (on a page rebuilt, say) rather than when this one is garbage-collected.
+    /// What was committed stays; nothing more is committed. false when no store is attached.
+    /// Throws "run_in_progress" during a run.
     #[napi]
     pub fn detach_store(&self) -> Result<bool, Thrown> {
         self.core.detach_store().map_err(thrown)
     }
 
+    /// Cancels the active run, if any: in-flight HTTP and tools stop, history stays paired.
     #[napi]
     pub fn cancel(&self) {
         self.core.cancel();
     }
 
+    /// The whole state (history, episodic memories, usages, session id) as JSON. Callable at
+    /// any moment — from a tool, a listener at any event, while a run is in flight — and
+    /// always accepted by importState(): while a turn's tools are running, it holds the last
+    /// consistent history (without that open turn). The API key never appears in it, even
+    /// when a tool, the model or the input echoed it (replaced by "<redacted>").
     #[napi]
     pub fn export_state(&self) -> Result<String, Thrown> {
         self.core.export_state().map_err(thrown)
     }
 
-    /// Validates and claims the run slot here, on the JS thread (throwing `invalid_json`,
-    /// `invalid_state`, `run_in_progress`); without a store the state is replaced before
-    /// this returns. With one, the store write runs off the JS thread and the state is
-    /// replaced only when it succeeded (else the Promise rejects with the store's code and
-    /// the old state stays); the slot is freed as the Promise settles.
+    /// Replaces the state with an exported one. Throws "invalid_json", "invalid_state" or
+    /// "run_in_progress" (nothing changes). Without a store the state is replaced before this
+    /// returns and the Promise resolves. With one, the import is first written to the store
+    /// (replacing the stored session) off the JS thread and the state is replaced only when
+    /// that write succeeded; otherwise the Promise rejects with the store's code
+    /// ("store_full", "store_read_only", "store_io", "store_corrupt") and the old state is
+    /// kept, in memory and stored. Until it settles, run() and compressNow() are refused
+    /// with "run_in_progress".
     #[napi(ts_return_type = "Promise<void>")]
     pub fn import_state<'env>(
         &self,
@@ -185,6 +197,7 @@ impl AgentRuntime {
         .map_err(internal)
     }
 
+    /// The messages as JSON (an array).
     #[napi]
     pub fn history_json(&self) -> Result<String, Thrown> {
         serde_json::to_string(&self.core.messages()).map_err(|e| thrown(e.into()))
@@ -200,7 +213,7 @@ impl AgentRuntime {
             .collect()
     }
 
-    /// Every episode, oldest first, read through the memory service (MEM-1).
+    /// The episodes over the live state (after compressions and imports), oldest first.
     #[napi]
     pub fn list_episodes(&self) -> Vec<EpisodicMemory> {
         self.memory
@@ -210,7 +223,7 @@ impl AgentRuntime {
             .collect()
     }
 
-    /// The episode with this snapshot id, or `undefined` (MEM-1).
+    /// The episode with this snapshot id, if any.
     #[napi]
     pub fn find_episode(&self, snapshot_id: Arg<String>) -> Optional<EpisodicMemory> {
         optional(
@@ -220,11 +233,12 @@ impl AgentRuntime {
         )
     }
 
-    #[napi]
-    pub fn usages(&self) -> Vec<JsModelUsage> {
-        self.core.usages().iter().map(JsModelUsage::from).collect()
+    #[napi(ts_return_type = "ModelUsage[]")]
+    pub fn usages(&self) -> Value {
+        records::to_js(&self.core.usages())
     }
 
+    /// Returns a subscription id.
     #[napi(ts_args_type = "listener: AgentEventListener")]
     pub fn subscribe(&self, listener: Arg<JsFunction<'_, JsAgentEvent>>) -> Result<u32, Thrown> {
         let observer = JsObserver::new(listener.0).map_err(internal)?;
@@ -236,23 +250,22 @@ impl AgentRuntime {
         Ok(id)
     }
 
-    /// Throws `invalid_argument` for an id that is not a non-negative integer; an unknown
-    /// id returns false.
+    /// false for an unknown id; "invalid_argument" for one that is not an integer in 0..4294967295.
     #[napi]
     pub fn unsubscribe(&self, subscription_id: Arg<f64>) -> Result<bool, Thrown> {
         let id: u32 = argument(subscription_id.0, "subscriptionId")?;
         Ok(self.lock_subscriptions().remove(&id).is_some())
     }
 
-    /// This runtime's memory namespace (MEM-4), a live handle.
+    /// This runtime's memory namespace (MEM-4): store, recall, forget, ids, stats.
     #[napi]
     pub fn memory(&self) -> MemoryNamespace {
         self.core.working_memory().into()
     }
 
-    /// Stores `entryJson` under `id` in this runtime's own memory namespace (MEM-4).
-    /// `tier`: "working" | "short_term". Throws `invalid_argument` for another tier,
-    /// `invalid_json` for an unparsable entry.
+    /// Stores an entry (JSON text) in this runtime's own memory namespace (MEM-4; a
+    /// sub-agent's namespace is freed when it ends, and reads never create one); tier:
+    /// "working" | "short_term". Throws "invalid_argument" for another tier, "invalid_json".
     #[napi]
     pub fn memory_store(
         &self,
@@ -267,7 +280,7 @@ impl AgentRuntime {
         Ok(())
     }
 
-    /// The entry stored under `id` in this runtime's namespace, as JSON, or undefined.
+    /// The entry (JSON text) stored under `id` in this runtime's namespace, if any.
     #[napi]
     pub fn memory_recall(
         &self,
@@ -298,9 +311,10 @@ impl AgentRuntime {
     }
 }
 
-// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
-// tests keep). scripts/gen-dts.sh assembles these blocks into
-// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+// index.d.ts: this module's JS API, in order. `// declare: Name` is the generated
+// declaration of the #[napi] item Name, its docs the Rust ones above (the promises the tests
+// keep); the rest is hand TypeScript. scripts/regen.sh assembles the blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts.
 
 /// Settles a Promise with an operation the core started holding the run slot (CORE-4):
 /// a refused start rejects with its code; otherwise the slot comes back with the outcome
@@ -337,175 +351,5 @@ where
 }
 
 /* ts
-/** The outcome of one run. status: "completed" | "cancelled" | "max_iterations". */
-export interface RunResult {
-  runId: string;
-  status: RunStatus;
-  finalText?: string;
-  iterations: number;
-  /**
-   * What the run used (COST-1, COST-2): its own model calls (compression included) and the
-   * children it delegated to — tokens, cached and reasoning tokens, calls and costs (empty
-   * without a price). The runs' usages add up to totalUsage().total.
-   */
-  usage: ChildUsageSummary;
-}
-
-/** One conversation with a model and tools. */
-export class AgentRuntime {
-  /**
-   * With `store`, the runtime opens the session `config.sessionId` in it — set a fixed
-   * id to resume a chat after a restart; when it is empty a new id is generated, so a new
-   * session is created every time (read it back from `sessionId`). A session with commits
-   * is resumed: its history, episodes (retrieve_memory reaches their archived originals)
-   * and usages replace the new runtime's empty state; the loading is synchronous (a few
-   * ms for a normal chat, 38 ms at 10,000 messages). From then on every commit point (the
-   * user message with the run start, each assistant message with its tool results, each
-   * compression, usages) is written in one transaction, off the JS thread, and reported
-   * by a "session_committed" event. Throws "session_locked" while another runtime (in
-   * this process or another) has the session — until that runtime's detachStore() or its
-   * garbage collection — and the SessionStore codes. Without `store` nothing is persisted
-   * (exportState()/importState() remain).
-   */
-  constructor(config: AgentRuntimeConfig, transport: HttpTransport, tools: ToolRegistry, store?: SessionStore);
-  readonly sessionId: string;
-  /**
-   * Runs until a final answer, max iterations or cancel(). The run is registered before
-   * the Promise is returned: a cancel() right after run() cancels it, and a run() (or
-   * compressNow()) while a run is active rejects with code "run_in_progress".
-   * When it rejects with a model error and the model had produced nothing in this run (its
-   * first call failed), the input is taken out again: the history is as before the run
-   * (a compression committed meanwhile stays), so a retry never sends the input twice and
-   * an input too large for the model cannot wedge the session. After a later call fails,
-   * the history ends with the last tool results, paired.
-   */
-  run(input: string): Promise<RunResult>;
-  /**
-   * run() with ordered text and image parts as the input (IMG-1): e.g.
-   * `[ContentPart.text('what is this plant?'), ContentPart.image(jpegBytes, 'image/jpeg')]`.
-   * The photo goes to the model as its wire format carries images (an OpenAI-compatible
-   * `image_url` data URL, an Anthropic `image` block), encoded once for the whole chat;
-   * it is kept in the history, exportState() and the SessionStore. Rejects, with nothing
-   * written and nothing sent, with "image_unsupported_type" (a HEIC/HEIF photo for a
-   * model family that does not take it: pack it as JPEG first), "image_too_large" (over
-   * ModelConfig.maxImageBytes) or "too_many_images" (the request would carry more than
-   * ModelConfig.maxImagesPerRequest; compressNow() moves earlier photos into memory).
-   */
-  runParts(parts: ContentPart[]): Promise<RunResult>;
-  /**
-   * The image with this id (SHA-256 hex), from the live history or an episode's archived
-   * originals — the id a compressed-out photo's line names in summaries and retrieve_memory
-   * results ("[image image/jpeg, 4032×3024 px, N bytes, id …]"); undefined when the
-   * session holds none.
-   */
-  image(id: string): ImageInfo | undefined;
-  /**
-   * One compression attempt now, with the compressor's usual checks; resolves "skipped"
-   * ("no_usage") when no compressor is configured. Like run(), it takes the run slot
-   * before the Promise is returned: it rejects with "run_in_progress" while a run is
-   * active, and a run() (or compressNow()) called before it settles is refused the same
-   * way. A failed or skipped attempt leaves exportState() byte-identical.
-   */
-  compressNow(): Promise<CompressResult>;
-  /**
-   * Releases this runtime's session in its SessionStore, so that another runtime can open
-   * it now (on a page rebuilt, say) rather than when this one is garbage-collected.
-   * What was committed stays; nothing more is committed. false when no store is attached.
-   * Throws "run_in_progress" during a run.
-   */
-  detachStore(): boolean;
-  /** Cancels the active run, if any: in-flight HTTP and tools stop, history stays paired. */
-  cancel(): void;
-  /**
-   * The whole state (history, episodic memories, usages, session id) as JSON. Callable at
-   * any moment — from a tool, a listener at any event, while a run is in flight — and
-   * always accepted by importState(): while a turn's tools are running, it holds the last
-   * consistent history (without that open turn). The API key never appears in it, even
-   * when a tool, the model or the input echoed it (replaced by "<redacted>").
-   */
-  exportState(): string;
-  /**
-   * Replaces the state with an exported one. Throws "invalid_json", "invalid_state" or
-   * "run_in_progress" (nothing changes). Without a store the state is replaced before this
-   * returns and the Promise resolves. With one, the import is first written to the store
-   * (replacing the stored session) off the JS thread and the state is replaced only when
-   * that write succeeded; otherwise the Promise rejects with the store's code
-   * ("store_full", "store_read_only", "store_io", "store_corrupt") and the old state is
-   * kept, in memory and stored. Until it settles, run() and compressNow() are refused
-   * with "run_in_progress".
-   */
-  importState(stateJson: string): Promise<void>;
-  /** The messages as JSON (an array). */
-  historyJson(): string;
-  /** The episodes compressed out of the live history, oldest first. */
-  episodicMemories(): EpisodicMemory[];
-  /** The episodes over the live state (after compressions and imports), oldest first. */
-  listEpisodes(): EpisodicMemory[];
-  /** The episode with this snapshot id, if any. */
-  findEpisode(snapshotId: string): EpisodicMemory | undefined;
-  usages(): ModelUsage[];
-  /** Returns a subscription id. */
-  subscribe(listener: AgentEventListener): number;
-  /** false for an unknown id; "invalid_argument" for one that is not an integer in 0..4294967295. */
-  unsubscribe(subscriptionId: number): boolean;
-  /** The one total of what this session cost (SUB-6): its own calls plus every delegated child's. */
-  totalUsage(): UsageTotals;
-  /**
-   * Session ids of this runtime's sub-agents running now — a view of the registry, so each
-   * is in subAgents().active and closeSubAgents() reaches it. After cancel(), a child is
-   * gone from both by the time run() resolves.
-   */
-  activeChildren(): string[];
-  /** This runtime's sub-agents: running, ended, totals (ISO-4). Empty without delegation. */
-  subAgents(): SubAgentRegistryView;
-  /**
-   * Force-completes (and cancels) every running sub-agent of this session, and theirs, with
-   * "session-closed"; returns how many direct children. It reaches every child
-   * activeChildren() lists, even one still being built (that one never starts). Each
-   * record in subAgents().history keeps what that child spent up to then (tokenCount,
-   * usage, toolsUsed, its messages), as forceCompleteSubAgent() does.
-   */
-  closeSubAgents(): number;
-  /**
-   * ISO-1, the seed's per-child forceComplete(reason): ends the running sub-agent `id` (a
-   * session id from activeChildren() or subAgents().active) with `reason` (its
-   * forcedReason) and cancels its run; the delegate_task call is answered as forced.
-   * false when it is not running (or delegation is off). Throws "invalid_argument" for a
-   * blank reason. Its record in subAgents().history keeps what it spent up to then —
-   * tokenCount, usage (cached tokens, costs, callCount), toolsUsed, its messages — and
-   * subAgents().stats count it: once the run that delegated it has settled,
-   * stats.totalTokens and stats.usage equal totalUsage().children (with reported usage).
-   */
-  forceCompleteSubAgent(id: string, reason: string): boolean;
-  /**
-   * ISO-4, the seed's registry cleanup(maxAgeMs): drops sub-agents that ended more than
-   * `maxAgeMs` ago from subAgents().history and force-completes ("stale") running ones
-   * started more than `maxAgeMs` ago (their records keep what they spent, as
-   * forceCompleteSubAgent()); returns how many.
-   */
-  cleanupSubAgents(maxAgeMs: number): number;
-  /** This runtime's memory namespace (MEM-4): store, recall, forget, ids, stats. */
-  memory(): MemoryNamespace;
-  /**
-   * Runs the tasks through delegation in parallel batches of maxConcurrency (default 3,
-   * capped by the policy's maxConcurrentChildren), one batch at a time (ISO-7); a failing
-   * task never cancels its siblings; results keep the input order. It counts as a run: it
-   * takes the run slot like run(), per-run budgets apply and cancel() stops it: no worker
-   * is built after cancel(), and the tasks not yet started answer "cancelled". Rejects
-   * with "run_in_progress", or "delegation_not_configured" without workers or clone.
-   * Listeners see it as a run: "run_started" first (input: the task descriptions, one per
-   * line), the children's "sub_agent" events, "run_finished" last (status "completed", or
-   * "cancelled" after cancel(); iterations 0; usage: its children's), all with the job's
-   * runId.
-   */
-  runDecomposed(tasks: DecomposedTask[], maxConcurrency?: number): Promise<DecomposedResult[]>;
-  /**
-   * Stores an entry (JSON text) in this runtime's own memory namespace (MEM-4; a
-   * sub-agent's namespace is freed when it ends, and reads never create one); tier:
-   * "working" | "short_term". Throws "invalid_argument" for another tier, "invalid_json".
-   */
-  memoryStore(tier: string, id: string, entryJson: string): void;
-  /** The entry (JSON text) stored under `id` in this runtime's namespace, if any. */
-  memoryRecall(tier: string, id: string): string | undefined;
-}
+// declare: AgentRuntime
 */

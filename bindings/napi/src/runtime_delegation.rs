@@ -3,43 +3,47 @@
 //! `#[napi] impl` block of the class declared in `runtime` (napi registers both blocks'
 //! members on the one JS class); each method delegates to the core runtime.
 
-use arkagent::subagent::DEFAULT_DECOMPOSE_CONCURRENCY;
+use arkagent::subagent::{RegistrySnapshot, DEFAULT_DECOMPOSE_CONCURRENCY};
 use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::PromiseRaw;
 use napi_ohos::Env;
+use serde_json::Value;
 
 use crate::args::Arg;
 use crate::codes::ModuleCode;
 use crate::error::Thrown;
 use crate::numbers::argument;
 use crate::runtime::{settle_holding_slot, AgentRuntime};
-use crate::sub_agents::{DecomposedResult, JsDecomposedTask, SubAgentRegistryView};
-use crate::usage::UsageTotals;
+use crate::records;
+use crate::sub_agents::{DecomposedResult, JsDecomposedTask};
 
 #[napi]
 impl AgentRuntime {
-    /// The one documented total of what this session cost (SUB-6): its own calls
-    /// (compression included) plus every delegated child's.
-    #[napi]
-    pub fn total_usage(&self) -> UsageTotals {
-        self.core().total_usage().into()
+    /// The one total of what this session cost (SUB-6): its own calls plus every delegated child's.
+    #[napi(ts_return_type = "UsageTotals")]
+    pub fn total_usage(&self) -> Value {
+        records::to_js(&self.core().total_usage())
     }
 
-    /// Session ids of the sub-agents running now.
+    /// Session ids of this runtime's sub-agents running now — a view of the registry, so each
+    /// is in subAgents().active and closeSubAgents() reaches it. After cancel(), a child is
+    /// gone from both by the time run() resolves.
     #[napi]
     pub fn active_children(&self) -> Vec<String> {
         self.core().active_children()
     }
 
-    /// This runtime's sub-agents: running, ended (the last 100) and totals (ISO-4). Empty
-    /// when no worker is registered and clone is off.
-    #[napi]
-    pub fn sub_agents(&self) -> SubAgentRegistryView {
-        SubAgentRegistryView::of(self.core().sub_agent_registry().as_deref())
+    /// This runtime's sub-agents: running, ended, totals (ISO-4). Empty without delegation.
+    #[napi(ts_return_type = "SubAgentRegistryView")]
+    pub fn sub_agents(&self) -> Value {
+        records::to_js(&RegistrySnapshot::of(self.core().sub_agent_registry().as_deref()))
     }
 
-    /// Force-completes every running sub-agent of this session ("session-closed") and
-    /// cancels it; returns how many. Call when the session closes.
+    /// Force-completes (and cancels) every running sub-agent of this session, and theirs, with
+    /// "session-closed"; returns how many direct children. It reaches every child
+    /// activeChildren() lists, even one still being built (that one never starts). Each
+    /// record in subAgents().history keeps what that child spent up to then (tokenCount,
+    /// usage, toolsUsed, its messages), as forceCompleteSubAgent() does.
     #[napi]
     pub fn close_sub_agents(&self) -> u32 {
         let Some(registry) = self.core().sub_agent_registry() else {
@@ -50,9 +54,14 @@ impl AgentRuntime {
         u32::try_from(closed).unwrap_or(u32::MAX)
     }
 
-    /// ISO-1/ISO-4, the seed's per-child `forceComplete(reason)`: ends the running
-    /// sub-agent `id` with `reason` and cancels it; false when it is not running. Throws
-    /// `invalid_argument` for a blank reason.
+    /// ISO-1, the seed's per-child forceComplete(reason): ends the running sub-agent `id` (a
+    /// session id from activeChildren() or subAgents().active) with `reason` (its
+    /// forcedReason) and cancels its run; the delegate_task call is answered as forced.
+    /// false when it is not running (or delegation is off). Throws "invalid_argument" for a
+    /// blank reason. Its record in subAgents().history keeps what it spent up to then —
+    /// tokenCount, usage (cached tokens, costs, callCount), toolsUsed, its messages — and
+    /// subAgents().stats count it: once the run that delegated it has settled,
+    /// stats.totalTokens and stats.usage equal totalUsage().children (with reported usage).
     #[napi]
     pub fn force_complete_sub_agent(&self, id: Arg<String>, reason: Arg<String>) -> Result<bool, Thrown> {
         if reason.0.trim().is_empty() {
@@ -65,9 +74,10 @@ impl AgentRuntime {
             .is_some_and(|r| r.force_complete(&id.0, &reason.0, now_ms)))
     }
 
-    /// ISO-4, the seed's `cleanup(maxAgeMs)`: drops sub-agents that ended more than
-    /// `maxAgeMs` ago and force-completes ("stale") running ones started more than
-    /// `maxAgeMs` ago; returns how many.
+    /// ISO-4, the seed's registry cleanup(maxAgeMs): drops sub-agents that ended more than
+    /// `maxAgeMs` ago from subAgents().history and force-completes ("stale") running ones
+    /// started more than `maxAgeMs` ago (their records keep what they spent, as
+    /// forceCompleteSubAgent()); returns how many.
     #[napi]
     pub fn cleanup_sub_agents(&self, max_age_ms: Arg<f64>) -> Result<f64, Thrown> {
         let max_age_ms: u64 = argument(max_age_ms.0, "maxAgeMs")?;
@@ -78,13 +88,16 @@ impl AgentRuntime {
             .map_or(0, |r| r.cleanup(max_age_ms, now_ms)) as f64)
     }
 
-    /// ISO-7: runs the tasks through delegation in parallel batches of `maxConcurrency`
-    /// (default 3, capped by the policy), one batch at a time; a failing task never
-    /// cancels its siblings; results keep the input order. It counts as a run: it claims
-    /// the run slot here (a `run()` meanwhile is refused with `run_in_progress`), per-run
-    /// budgets apply and `cancel()` stops it. Rejects with `run_in_progress` or
-    /// `delegation_not_configured`. Listeners see it as a run (the core emits the
-    /// events): `run_started`, the children's `sub_agent` events, `run_finished`.
+    /// Runs the tasks through delegation in parallel batches of maxConcurrency (default 3,
+    /// capped by the policy's maxConcurrentChildren), one batch at a time (ISO-7); a failing
+    /// task never cancels its siblings; results keep the input order. It counts as a run: it
+    /// takes the run slot like run(), per-run budgets apply and cancel() stops it: no worker
+    /// is built after cancel(), and the tasks not yet started answer "cancelled". Rejects
+    /// with "run_in_progress", or "delegation_not_configured" without workers or clone.
+    /// Listeners see it as a run: "run_started" first (input: the task descriptions, one per
+    /// line), the children's "sub_agent" events, "run_finished" last (status "completed", or
+    /// "cancelled" after cancel(); iterations 0; usage: its children's), all with the job's
+    /// runId.
     #[napi(
         ts_args_type = "tasks: DecomposedTask[], maxConcurrency?: number",
         ts_return_type = "Promise<DecomposedResult[]>"

@@ -19,24 +19,27 @@ use crate::codes::ModuleCode;
 use crate::convert::{optional, Optional};
 use crate::error::{private_constructor, thrown, Thrown};
 use crate::numbers::argument;
-use crate::usage::JsModelUsage;
+use crate::records::JsRecord;
+use crate::usage::usage_from_js;
 
-/// The delegation tool's name (SUB-1).
+/// The delegation tool's name (SUB-1): "delegate_task".
 #[napi]
 pub const DELEGATE_TASK_TOOL_NAME: &str = arkagent::subagent::DELEGATE_TASK_TOOL_NAME;
-/// The assignee that clones the parent (SUB-1).
+/// The assignee that clones the parent (SUB-1): "clone".
 #[napi]
 pub const CLONE_ASSIGNEE: &str = arkagent::subagent::CLONE_ASSIGNEE;
-/// The service id in a delegate_task result's metadata (SUB-1).
+/// The service id in a delegate_task result's metadata (`service`; SUB-1): "arkagent.sub_agent".
 #[napi]
 pub const SUB_AGENT_SERVICE_ID: &str = arkagent::subagent::SUB_AGENT_SERVICE_ID;
-/// The episode-reading tool's name (MEM-2).
+/// The tool the model reads episodes with (MEM-2): "retrieve_memory", offered whenever the
+/// runtime compresses (a contextCompressor or a custom compressor is set).
 #[napi]
 pub const RETRIEVE_MEMORY_TOOL_NAME: &str = arkagent::memory::RETRIEVE_MEMORY_TOOL_NAME;
-/// `retrieve_memory`'s page size when the model gives no limit (MEM-2).
+/// retrieve_memory's page size when the model gives no `limit` (MEM-2): 20.
 #[napi]
 pub const DEFAULT_MEMORY_LIMIT: u32 = memory_limit(arkagent::memory::DEFAULT_MEMORY_LIMIT);
-/// The largest limit `retrieve_memory` accepts (MEM-2).
+/// The largest `limit` retrieve_memory accepts (MEM-2): 100; a larger one is answered with
+/// the tool error "invalid_limit".
 #[napi]
 pub const MAX_MEMORY_LIMIT: u32 = memory_limit(arkagent::memory::MAX_MEMORY_LIMIT);
 
@@ -50,8 +53,12 @@ fn messages(json: &str) -> Result<Vec<Message>, Thrown> {
     serde_json::from_str(json).map_err(|e| thrown(e.into()))
 }
 
-/// CMP-4: the largest pairing-safe split index keeping `keepRecentMessageCount` messages,
-/// or -1. Throws `invalid_json`, `invalid_argument`.
+/// CMP-4, the seed's computeSafeSplitIndex: the largest index s (1 ≤ s ≤ n −
+/// keepRecentMessageCount) at which both messages[0, s) and messages[s, n) keep every tool
+/// call paired with its result — what a custom compressor answers as split_index — or -1
+/// when there is none. O(n). `messagesJson`: a JSON array of messages as historyJson()
+/// gives them (the `history.messages` of a compressor's stateJson). Throws "invalid_json",
+/// "invalid_argument".
 #[napi]
 pub fn compute_safe_split_index(
     messages_json: Arg<String>,
@@ -62,7 +69,9 @@ pub fn compute_safe_split_index(
     Ok(arkagent::compress::compute_safe_split_index(&messages, keep).map_or(-1.0, |s| s as f64))
 }
 
-/// CORE-2: whether every tool call in the messages is paired. Throws `invalid_json`.
+/// CORE-2, the seed's HistoryInvariants.toolCallsPaired: within the messages (as for
+/// computeSafeSplitIndex), every tool call has exactly one result after it, every result
+/// answers an earlier call and no id repeats. Throws "invalid_json".
 #[napi]
 pub fn tool_calls_paired(messages_json: Arg<String>) -> Result<bool, Thrown> {
     Ok(arkagent::HistoryInvariants::tool_calls_paired(&messages(
@@ -70,7 +79,7 @@ pub fn tool_calls_paired(messages_json: Arg<String>) -> Result<bool, Thrown> {
     )?))
 }
 
-/// MEM-3's verdict (read-only).
+/// The verdict of validateEpisodicMemoryIds (read-only).
 #[napi]
 pub struct EpisodeIdValidation {
     invalid_id: Option<String>,
@@ -84,19 +93,23 @@ impl EpisodeIdValidation {
         Err(private_constructor("EpisodeIdValidation"))
     }
 
+    /// Every id is non-blank and unique.
     #[napi(getter)]
     pub fn valid(&self) -> bool {
         self.invalid_id.is_none()
     }
 
-    /// The first id that is blank or repeats.
+    /// The first id that is blank or repeats an earlier one.
     #[napi(getter)]
     pub fn id(&self) -> Optional<String> {
         optional(self.invalid_id.clone())
     }
 }
 
-/// MEM-3: checks episode ids (non-blank, unique). Throws `invalid_json`.
+/// MEM-3, the seed's validateEpisodicMemoryIds — the check importState() makes.
+/// `episodesJson`: a JSON array of episodes (`{"id","summary","created_at_ms",
+/// "message_count","archived_messages"?}`, e.g. the `history.episodic_memories` of a
+/// compressor's stateJson). Throws "invalid_json".
 #[napi]
 pub fn validate_episodic_memory_ids(episodes_json: Arg<String>) -> Result<EpisodeIdValidation, Thrown> {
     let episodes: Vec<arkagent::EpisodicMemory> =
@@ -106,8 +119,11 @@ pub fn validate_episodic_memory_ids(episodes_json: Arg<String>) -> Result<Episod
     })
 }
 
-/// SUB-9: the seed's isolated session id. `nextId` is called synchronously; a throw or a
-/// non-string result throws `invalid_argument` carrying its message.
+/// SUB-9, the seed's allocateIsolatedSessionId: the trimmed `requested` when it is
+/// non-empty, not the trimmed parent id and not in `activeIds`; otherwise
+/// `${parent}_w_${nextId()}`, drawn again while it is the parent's id or active, at most 16
+/// more times. `nextId` is called synchronously; when it throws or returns something else
+/// than a string, this throws "invalid_argument" (the message carries what it threw).
 #[napi(ts_args_type = "parentSessionId: string, requested: string, activeIds: string[], nextId: NextId")]
 pub fn allocate_isolated_session_id(
     parent_session_id: Arg<String>,
@@ -144,7 +160,7 @@ pub fn allocate_isolated_session_id(
     }
 }
 
-/// The context a custom compressor gets, typed (parsed from its `contextJson`).
+/// A custom compressor's `contextJson`, typed (seed 000 §2: CompressContext).
 #[napi]
 pub struct CompressContext {
     estimated_prompt_tokens: Option<u64>,
@@ -159,7 +175,7 @@ impl CompressContext {
         Err(private_constructor("CompressContext"))
     }
 
-    /// Parses a CustomCompressor's `contextJson`. Throws `invalid_json`.
+    /// Parses a CustomCompressor's contextJson. Throws "invalid_json".
     #[napi]
     pub fn parse(context_json: Arg<String>) -> Result<CompressContext, Thrown> {
         let value: serde_json::Value =
@@ -175,18 +191,21 @@ impl CompressContext {
         }
     }
 
+    /// The next prompt's size for an automatic attempt; unset for compressNow() and overflow.
     #[napi(getter)]
     pub fn estimated_prompt_tokens(&self) -> Optional<f64> {
         optional(self.estimated_prompt_tokens.map(|t| t as f64))
     }
 
+    /// True after the model refused the context as too long: compress whatever the size.
     #[napi(getter)]
     pub fn force(&self) -> bool {
         self.force
     }
 }
 
-/// A custom compressor's answer, typed; `toJson()` is what it resolves with.
+/// A custom compressor's answer, typed (seed 000 §2: CompressOutcome skipped | compressed |
+/// failed); a CustomCompressor resolves with its toJson().
 #[napi]
 pub struct CompressOutcome {
     answer: ForeignCompression,
@@ -200,7 +219,7 @@ impl CompressOutcome {
         Err(private_constructor("CompressOutcome"))
     }
 
-    /// Nothing to do (default reason "below_threshold").
+    /// Nothing to do; reason a CMP-2 skip code (default "below_threshold").
     #[napi]
     pub fn skipped(reason: Arg<Option<String>>) -> CompressOutcome {
         Self {
@@ -208,7 +227,7 @@ impl CompressOutcome {
         }
     }
 
-    /// An attempt failed (default reason "llm_error").
+    /// The attempt failed; reason a CMP-2 failure code (default "llm_error").
     #[napi]
     pub fn failed(reason: Arg<Option<String>>, error_code: Arg<Option<String>>) -> CompressOutcome {
         Self {
@@ -221,17 +240,18 @@ impl CompressOutcome {
         }
     }
 
-    /// The messages before `splitIndex` move into a new episode with `summary`. Throws
-    /// `invalid_argument` for a split index that is not a non-negative integer.
+    /// The messages before `splitIndex` move into a new episode with `summary` (episodeId
+    /// default: a fresh id; usage: the summarizer's). Throws "invalid_argument" for a split
+    /// index that is not a non-negative integer or a usage with a bad count.
     #[napi]
     pub fn compressed(
         split_index: Arg<f64>,
         summary: Arg<String>,
         episode_id: Arg<Option<String>>,
-        usage: Arg<Option<JsModelUsage>>,
+        #[napi(ts_arg_type = "ModelUsage | undefined | null")] usage: Arg<Option<JsRecord>>,
     ) -> Result<CompressOutcome, Thrown> {
         let split_index: usize = argument(split_index.0, "splitIndex")?;
-        let usage = usage.0.map(|u| u.core()).transpose()?;
+        let usage = usage.0.map(|u| usage_from_js(u.0, "usage")).transpose()?;
         Ok(Self {
             answer: ForeignCompression {
                 outcome: "compressed".into(),
@@ -244,7 +264,7 @@ impl CompressOutcome {
         })
     }
 
-    /// "skipped" | "failed" | "compressed" (the d.ts union `CompressOutcomeKind`).
+    /// "skipped" | "failed" | "compressed".
     #[napi(getter, ts_return_type = "CompressOutcomeKind")]
     pub fn outcome(&self) -> String {
         self.answer.outcome.clone()
@@ -255,117 +275,39 @@ impl CompressOutcome {
         optional(self.answer.reason.clone())
     }
 
-    /// The JSON a CustomCompressor resolves with.
+    /// The JSON text a CustomCompressor resolves with.
     #[napi]
     pub fn to_json(&self) -> Result<String, Thrown> {
         serde_json::to_string(&self.answer).map_err(|e| thrown(e.into()))
     }
 }
 
-// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
-// tests keep). scripts/gen-dts.sh assembles these blocks into
-// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+// index.d.ts: this module's JS API, in order. `// declare: Name` is the generated
+// declaration of the #[napi] item Name, its docs the Rust ones above (the promises the tests
+// keep); the rest is hand TypeScript. scripts/regen.sh assembles the blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts.
 /* ts
-/** The delegation tool's name (SUB-1): "delegate_task". */
-export const DELEGATE_TASK_TOOL_NAME: string;
-/** The assignee that clones the parent (SUB-1): "clone". */
-export const CLONE_ASSIGNEE: string;
-/** The service id in a delegate_task result's metadata (`service`; SUB-1): "arkagent.sub_agent". */
-export const SUB_AGENT_SERVICE_ID: string;
-/**
- * The tool the model reads episodes with (MEM-2): "retrieve_memory", offered whenever the
- * runtime compresses (a contextCompressor or a custom compressor is set).
- */
-export const RETRIEVE_MEMORY_TOOL_NAME: string;
-/** retrieve_memory's page size when the model gives no `limit` (MEM-2): 20. */
-export const DEFAULT_MEMORY_LIMIT: number;
-/**
- * The largest `limit` retrieve_memory accepts (MEM-2): 100; a larger one is answered with
- * the tool error "invalid_limit".
- */
-export const MAX_MEMORY_LIMIT: number;
+// declare: DELEGATE_TASK_TOOL_NAME
+// declare: CLONE_ASSIGNEE
+// declare: SUB_AGENT_SERVICE_ID
+// declare: RETRIEVE_MEMORY_TOOL_NAME
+// declare: DEFAULT_MEMORY_LIMIT
+// declare: MAX_MEMORY_LIMIT
 
-/**
- * CMP-4, the seed's computeSafeSplitIndex: the largest index s (1 ≤ s ≤ n −
- * keepRecentMessageCount) at which both messages[0, s) and messages[s, n) keep every tool
- * call paired with its result — what a custom compressor answers as split_index — or -1
- * when there is none. O(n). `messagesJson`: a JSON array of messages as historyJson()
- * gives them (the `history.messages` of a compressor's stateJson). Throws "invalid_json",
- * "invalid_argument".
- */
-export function computeSafeSplitIndex(messagesJson: string, keepRecentMessageCount: number): number;
+// declare: computeSafeSplitIndex
 
-/**
- * CORE-2, the seed's HistoryInvariants.toolCallsPaired: within the messages (as for
- * computeSafeSplitIndex), every tool call has exactly one result after it, every result
- * answers an earlier call and no id repeats. Throws "invalid_json".
- */
-export function toolCallsPaired(messagesJson: string): boolean;
+// declare: toolCallsPaired
 
-/** The verdict of validateEpisodicMemoryIds (read-only). */
-export class EpisodeIdValidation {
-  /** Instances come from `validateEpisodicMemoryIds()`. */
-  private constructor();
-  /** Every id is non-blank and unique. */
-  readonly valid: boolean;
-  /** The first id that is blank or repeats an earlier one. */
-  readonly id?: string;
-}
+// declare: EpisodeIdValidation
 
-/**
- * MEM-3, the seed's validateEpisodicMemoryIds — the check importState() makes.
- * `episodesJson`: a JSON array of episodes (`{"id","summary","created_at_ms",
- * "message_count","archived_messages"?}`, e.g. the `history.episodic_memories` of a
- * compressor's stateJson). Throws "invalid_json".
- */
-export function validateEpisodicMemoryIds(episodesJson: string): EpisodeIdValidation;
+// declare: validateEpisodicMemoryIds
 
 /** Draws a fresh id for allocateIsolatedSessionId. */
 export type NextId = () => string;
 
-/**
- * SUB-9, the seed's allocateIsolatedSessionId: the trimmed `requested` when it is
- * non-empty, not the trimmed parent id and not in `activeIds`; otherwise
- * `${parent}_w_${nextId()}`, drawn again while it is the parent's id or active, at most 16
- * more times. `nextId` is called synchronously; when it throws or returns something else
- * than a string, this throws "invalid_argument" (the message carries what it threw).
- */
-export function allocateIsolatedSessionId(parentSessionId: string, requested: string, activeIds: string[],
-  nextId: NextId): string;
+// declare: allocateIsolatedSessionId
 
-/** A custom compressor's `contextJson`, typed (seed 000 §2: CompressContext). */
-export class CompressContext {
-  /** Instances come from `CompressContext.parse()`. */
-  private constructor();
-  /** Parses a CustomCompressor's contextJson. Throws "invalid_json". */
-  static parse(contextJson: string): CompressContext;
-  /** The next prompt's size for an automatic attempt; unset for compressNow() and overflow. */
-  readonly estimatedPromptTokens?: number;
-  /** True after the model refused the context as too long: compress whatever the size. */
-  readonly force: boolean;
-}
+// declare: CompressContext
 
-/**
- * A custom compressor's answer, typed (seed 000 §2: CompressOutcome skipped | compressed |
- * failed); a CustomCompressor resolves with its toJson().
- */
-export class CompressOutcome {
-  /** Instances come from the static constructors. */
-  private constructor();
-  /** Nothing to do; reason a CMP-2 skip code (default "below_threshold"). */
-  static skipped(reason?: string): CompressOutcome;
-  /** The attempt failed; reason a CMP-2 failure code (default "llm_error"). */
-  static failed(reason?: string, errorCode?: string): CompressOutcome;
-  /**
-   * The messages before `splitIndex` move into a new episode with `summary` (episodeId
-   * default: a fresh id; usage: the summarizer's). Throws "invalid_argument" for a split
-   * index that is not a non-negative integer or a usage with a bad count.
-   */
-  static compressed(splitIndex: number, summary: string, episodeId?: string, usage?: ModelUsage): CompressOutcome;
-  /** "skipped" | "failed" | "compressed". */
-  readonly outcome: CompressOutcomeKind;
-  readonly reason?: string;
-  /** The JSON text a CustomCompressor resolves with. */
-  toJson(): string;
-}
+// declare: CompressOutcome
 */

@@ -14,11 +14,12 @@ use crate::args::{constructing, Arg};
 use crate::callback::{JsAsyncFn, JsFailure, JsFunction};
 use crate::error::{internal, thrown, Thrown};
 
-/// A tool call the model made.
+/// A tool call the model made, handed to a tool executor.
 #[napi(object, js_name = "ToolCall")]
 pub struct JsToolCall {
     pub id: String,
     pub name: String,
+    /// The arguments as a JSON object text (already validated as JSON).
     pub arguments_json: String,
 }
 
@@ -27,7 +28,12 @@ pub struct JsToolCall {
 pub struct JsToolResult {
     pub content: String,
     pub is_error: Option<bool>,
-    /// IMG-1: images after the text, each a file's bytes (type sniffed, checked by the core).
+    /// Images the model sees after the text (IMG-1), each a file's bytes (JPEG, PNG, WebP, GIF;
+    /// the type is read from the bytes). On Anthropic Messages they go inside the tool_result;
+    /// on Chat Completions, which cannot put an image in a tool message, one user message after
+    /// the turn's last tool result carries them. An image that is refused (another type, a header
+    /// that does not parse, over the model's bounds) makes the result a tool error naming its
+    /// code, e.g. "image_unsupported_type".
     pub images: Option<Vec<napi_ohos::bindgen_prelude::Uint8Array>>,
 }
 
@@ -90,7 +96,7 @@ impl ToolExecutor for JsToolExecutor {
     }
 }
 
-/// Describes a tool to the model.
+/// Describes a tool to the model. `parametersJson` is a JSON Schema object text.
 #[napi]
 pub struct ToolDefinition {
     name: String,
@@ -133,9 +139,7 @@ impl ToolDefinition {
     }
 }
 
-/// Tools by name; wraps the core `ToolRegistry`. Shared, not copied, between the JS
-/// objects that stand for one registry (a `WorkerConfig.tools` read twice is the same
-/// registry); runtimes and worker configs take a copy when they are built.
+/// Tools by name.
 #[napi]
 pub struct ToolRegistry {
     inner: Arc<Mutex<arkagent::ToolRegistry>>,
@@ -149,9 +153,7 @@ impl ToolRegistry {
         Ok(Self::from(arkagent::ToolRegistry::new()))
     }
 
-    /// Throws `invalid_json` for unparsable parameters, else the core's registration codes.
-    /// A `definition` that is not a `ToolDefinition` instance is refused before it is
-    /// unwrapped.
+    /// Throws code "tool_name_duplicate" when the name is taken, "invalid_json" on bad parameters.
     #[napi(ts_args_type = "definition: ToolDefinition, executor: ToolExecutor")]
     pub fn register(
         &self,
@@ -220,32 +222,14 @@ impl ToolRegistry {
     }
 }
 
-// index.d.ts: the declarations of this module's JS API, with their docs (the promises the
-// tests keep). scripts/gen-dts.sh assembles these blocks into
-// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts; edit them here, then regenerate.
+// index.d.ts: this module's JS API, in order. `// declare: Name` is the generated
+// declaration of the #[napi] item Name, its docs the Rust ones above (the promises the tests
+// keep); the rest is hand TypeScript. scripts/regen.sh assembles the blocks into
+// ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts.
 /* ts
-/** A tool call the model made, handed to a tool executor. */
-export interface ToolCall {
-  id: string;
-  name: string;
-  /** The arguments as a JSON object text (already validated as JSON). */
-  argumentsJson: string;
-}
+// declare: ToolCall
 
-/** What a tool executor resolves with. */
-export interface ToolResult {
-  content: string;
-  isError?: boolean;
-  /**
-   * Images the model sees after the text (IMG-1), each a file's bytes (JPEG, PNG, WebP, GIF;
-   * the type is read from the bytes). On Anthropic Messages they go inside the tool_result;
-   * on Chat Completions, which cannot put an image in a tool message, one user message after
-   * the turn's last tool result carries them. An image that is refused (another type, a header
-   * that does not parse, over the model's bounds) makes the result a tool error naming its
-   * code, e.g. "image_unsupported_type".
-   */
-  images?: Uint8Array[];
-}
+// declare: ToolResult
 
 /**
  * A host tool: resolves with the result the model will see. A rejection is reported to the
@@ -256,21 +240,7 @@ export interface ToolResult {
  */
 export type ToolExecutor = (call: ToolCall, context: ToolContext) => Promise<ToolResult>;
 
-/** Describes a tool to the model. `parametersJson` is a JSON Schema object text. */
-export class ToolDefinition {
-  constructor(name: string, description: string, parametersJson: string);
-  readonly name: string;
-  readonly description: string;
-  readonly parametersJson: string;
-}
+// declare: ToolDefinition
 
-/** Tools by name. */
-export class ToolRegistry {
-  constructor();
-  /** Throws code "tool_name_duplicate" when the name is taken, "invalid_json" on bad parameters. */
-  register(definition: ToolDefinition, executor: ToolExecutor): void;
-  unregister(name: string): boolean;
-  has(name: string): boolean;
-  names(): string[];
-}
+// declare: ToolRegistry
 */

@@ -29,13 +29,15 @@ use crate::callback::{JsAsyncFn, JsFailure, JsFunction, JsListener};
 use crate::error::{internal, private_constructor, Thrown};
 use crate::request::{BodyLease, JsHttpHeader, JsHttpRequest};
 
-/// What the host received: the whole body, or `streamed: true` with the body to follow
-/// through the request's [`HttpBodySink`].
+/// What the host received. Either the whole body as text in `body`, or `streamed: true`
+/// (resolved as soon as the headers arrived; `body` is then ignored) with the body written
+/// to the request's HttpBodySink as it arrives. A missing `body` is an empty body.
 #[napi(object, js_name = "HttpResponse")]
 pub struct JsHttpResponse {
     pub status: u32,
     pub headers: Option<Vec<JsHttpHeader>>,
     pub body: Option<String>,
+    /// true: the body follows through the HttpBodySink.
     pub streamed: Option<bool>,
 }
 
@@ -105,15 +107,12 @@ impl From<JsFailure> for TransportError {
     }
 }
 
-/// Where the host writes a streamed response body (wraps the core `BodySender`). Every
-/// request gets its own sink; it is used only after the transport resolved with
-/// `streamed: true`. Writes never block; they return false once the library stopped
-/// reading (the answer is complete, the call timed out or was cancelled) or after
-/// `end()`/`fail()` — the host should then stop receiving.
-///
-/// Cancellation (OHOS-7): `onCancel` callbacks run once, on the JS thread, when the
-/// library stops wanting the response before the host finished the request (see
-/// [`CancelState`]); `cancelled` tells whether that happened.
+/// Where the transport writes a streamed response body (LLM-2): after resolving with
+/// `streamed: true`, call `write`/`writeBytes` for each piece as it arrives, then `end()`,
+/// or `fail()` when the body broke off. Chunk boundaries may fall anywhere, also inside a
+/// UTF-8 character (writeBytes). Writes never block; they return false once the library
+/// stopped reading (answer complete, timeout, cancel) or after end()/fail(): stop
+/// receiving then. Each request gets its own sink.
 #[napi]
 pub struct HttpBodySink {
     sender: SenderSlot,
@@ -162,34 +161,34 @@ impl HttpBodySink {
 
 #[napi]
 impl HttpBodySink {
-    /// Instances come from each transport call; `new` throws `private_constructor`.
+    /// Instances come with each transport call.
     #[napi(constructor)]
     pub fn private() -> Result<Self, Thrown> {
         Err(private_constructor("HttpBodySink"))
     }
 
-    /// Appends text (UTF-8) to the body.
+    /// Appends text (sent as UTF-8).
     #[napi]
     pub fn write(&self, text: Arg<String>) -> bool {
         self.send(text.0.into_bytes())
     }
 
-    /// Appends bytes to the body; a multi-byte character may be split across writes.
+    /// Appends bytes: an ArrayBuffer, or a Uint8Array (a Node Buffer included) — exactly
+    /// the view's bytes, also when it is a window into a larger buffer.
     #[napi(ts_args_type = "data: ArrayBuffer | Uint8Array")]
     pub fn write_bytes(&self, data: Arg<Bytes<'_>>) -> bool {
         self.send(data.0.as_slice().to_vec())
     }
 
-    /// The body is complete. Later writes return false; the request is finished (no
-    /// `onCancel` callback runs after this unless the library had already cancelled).
+    /// The body is complete.
     #[napi]
     pub fn end(&mut self) {
         drop(self.sender.take());
         self.cancel.finish();
     }
 
-    /// The body broke off (e.g. the connection dropped): the call fails like a transport
-    /// rejection with this `code` ("timeout", "cancelled", else a network failure).
+    /// The body broke off: the model call fails like a transport rejection with this code
+    /// ("timeout" is a timeout, "cancelled" cancelled, anything else "llm_transport").
     #[napi]
     pub fn fail(&mut self, message: Arg<String>, code: Arg<Option<String>>) {
         if let Some(sender) = self.sender.take() {
@@ -198,9 +197,11 @@ impl HttpBodySink {
         self.cancel.finish();
     }
 
-    /// The body streamed so far was an HTTP error answer after all (a host that learns the
-    /// status only after the body): the call fails as if the transport had resolved with
-    /// `response`, classified by its status, headers and body.
+    /// The streamed answer was an HTTP error after all, for a host that learns the status
+    /// only after the body (NetworkKit at API 12): the model call fails as if the transport
+    /// had resolved with `response` — classified by its status, headers (`Retry-After` is
+    /// honoured) and body (pass at least its first 64 KiB), like any error answer: a 429 or
+    /// 503 is retried after the wait the server asked for.
     #[napi(ts_args_type = "response: HttpResponse")]
     pub fn fail_with_response(&mut self, response: Arg<JsHttpResponse>) {
         if let Some(sender) = self.sender.take() {
@@ -209,15 +210,14 @@ impl HttpBodySink {
         self.cancel.finish();
     }
 
-    /// Registers `callback`, run once on the JS thread when the library stops wanting
-    /// this response before the host finished the request: the run was cancelled or
-    /// timed out (request or idle timeout), the runtime shut down, or the body is no
-    /// longer needed (after `[DONE]` while the host has not called `end()`). When the
-    /// library already cancelled, `callback` runs soon (asynchronously, never inside this
-    /// call). Never after the host finished first: the transport resolved with a whole
-    /// body or rejected, or the sink got `end()`/`fail()` — checked on the JS thread just
-    /// before the call, so an `end()` in the same tick as the last write always wins. A
-    /// callback that throws is ignored.
+    /// Registers a callback run once, on the JS thread, when the library stops wanting this
+    /// response before the host finished the request (OHOS-7): the run was cancelled or
+    /// timed out (requestTimeoutMs, idleTimeoutMs), or the rest of the body is not needed (the answer's `[DONE]` arrived before end()). Abort the
+    /// request there (NetworkKit: `destroy()`); this covers non-streamed requests and
+    /// streams that have not received a byte yet. Registered after the cancellation, the
+    /// callback runs soon (asynchronously). Never called when the host finished first:
+    /// the transport resolved with a whole body or rejected, or end()/fail()/failWithResponse()
+    /// was called. A callback that throws is ignored.
     #[napi(ts_args_type = "callback: () => void")]
     pub fn on_cancel(&self, env: &Env, callback: Arg<JsFunction<'_, ()>>) -> Result<(), Thrown> {
         let user = callback.0.create_ref().map_err(internal)?;
@@ -441,11 +441,7 @@ impl HttpTransport for JsTransport {
 
 // index.d.ts: the declarations of `transport` (HttpHeader … HttpTransport).
 /* ts
-/** One HTTP header. */
-export interface HttpHeader {
-  name: string;
-  value: string;
-}
+// declare: HttpHeader
 
 /**
  * A request the host must send. The body (UTF-8 JSON) comes two ways (PERF-9):
@@ -467,66 +463,9 @@ export interface HttpRequest {
   stream: boolean;
 }
 
-/**
- * What the host received. Either the whole body as text in `body`, or `streamed: true`
- * (resolved as soon as the headers arrived; `body` is then ignored) with the body written
- * to the request's HttpBodySink as it arrives. A missing `body` is an empty body.
- */
-export interface HttpResponse {
-  status: number;
-  headers?: HttpHeader[];
-  body?: string;
-  /** true: the body follows through the HttpBodySink. */
-  streamed?: boolean;
-}
+// declare: HttpResponse
 
-/**
- * Where the transport writes a streamed response body (LLM-2): after resolving with
- * `streamed: true`, call `write`/`writeBytes` for each piece as it arrives, then `end()`,
- * or `fail()` when the body broke off. Chunk boundaries may fall anywhere, also inside a
- * UTF-8 character (writeBytes). Writes never block; they return false once the library
- * stopped reading (answer complete, timeout, cancel) or after end()/fail(): stop
- * receiving then. Each request gets its own sink.
- */
-export class HttpBodySink {
-  /** Instances come with each transport call. */
-  private constructor();
-  /** Appends text (sent as UTF-8). */
-  write(text: string): boolean;
-  /**
-   * Appends bytes: an ArrayBuffer, or a Uint8Array (a Node Buffer included) — exactly
-   * the view's bytes, also when it is a window into a larger buffer.
-   */
-  writeBytes(data: ArrayBuffer | Uint8Array): boolean;
-  /** The body is complete. */
-  end(): void;
-  /**
-   * The body broke off: the model call fails like a transport rejection with this code
-   * ("timeout" is a timeout, "cancelled" cancelled, anything else "llm_transport").
-   */
-  fail(message: string, code?: string): void;
-  /**
-   * The streamed answer was an HTTP error after all, for a host that learns the status
-   * only after the body (NetworkKit at API 12): the model call fails as if the transport
-   * had resolved with `response` — classified by its status, headers (`Retry-After` is
-   * honoured) and body (pass at least its first 64 KiB), like any error answer: a 429 or
-   * 503 is retried after the wait the server asked for.
-   */
-  failWithResponse(response: HttpResponse): void;
-  /**
-   * Registers a callback run once, on the JS thread, when the library stops wanting this
-   * response before the host finished the request (OHOS-7): the run was cancelled or
-   * timed out (requestTimeoutMs, idleTimeoutMs), or the rest of the body is not needed (the answer's `[DONE]` arrived before end()). Abort the
-   * request there (NetworkKit: `destroy()`); this covers non-streamed requests and
-   * streams that have not received a byte yet. Registered after the cancellation, the
-   * callback runs soon (asynchronously). Never called when the host finished first:
-   * the transport resolved with a whole body or rejected, or end()/fail()/failWithResponse()
-   * was called. A callback that throws is ignored.
-   */
-  onCancel(callback: () => void): void;
-  /** True once the library stopped wanting this response before the host finished it. */
-  readonly cancelled: boolean;
-}
+// declare: HttpBodySink
 
 /**
  * The host's HTTP transport: sends the request and resolves with the response (any

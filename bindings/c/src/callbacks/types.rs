@@ -127,7 +127,8 @@ pub struct ArkAgentHttp {
 pub type ArkAgentToolCallback =
     Option<unsafe extern "C" fn(userdata: *mut c_void, call_json: *const c_char, completion: *mut ArkAgentToolCompletion)>;
 
-/// Receives one event (`{"session_id","run_id","seq","at_ms","type",…}`), in order, on
+/// Receives one event (an `AgentEvent`: its correlation keys and one event type's keys,
+/// every type listed in `include/JSON-SHAPES.md`, generated from the Rust types), in order, on
 /// the thread running `arkagent_runtime_run`. `event_json` is valid only during the call.
 /// A `"model_request"` event's `"prompt_size_source"` names the figure that decided its
 /// `"estimated_prompt_tokens"`: `"estimate"`, `"calibrated"` (corrected from the model's

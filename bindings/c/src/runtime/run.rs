@@ -11,10 +11,8 @@ use super::handle::{runtime_handle, write_runtime_json, ArkAgentRuntime};
 
 /// Runs one user turn to the end, blocking the calling thread; callbacks are invoked on
 /// this thread. On success `*out_outcome_json` (if `out_outcome_json` is not NULL) gets
-/// `{"run_id","status":"completed"|"cancelled"|"max_iterations","final_text","iterations",
-/// "usage":{…}}`, `"usage"` being what the run used — its own model calls (compression
-/// included) and the children it delegated to — in the form of
-/// `arkagent_child_usage_summary` (COST-1, COST-2).
+/// a `RunOutcome` (`include/JSON-SHAPES.md`), its `"usage"` what the run used — its own
+/// model calls (compression included) and the children it delegated to (COST-1, COST-2).
 /// Must not be called from inside a library callback (`ARK_AGENT_RESULT_REENTRANT`).
 /// When it fails with a model error and the model had produced nothing in this run (its
 /// first call failed), the input is taken out again: the history is as before the run (a
@@ -46,8 +44,8 @@ pub unsafe extern "C" fn arkagent_runtime_run(
 
 /// Runs one compression attempt now (the compressor's usual checks apply), blocking the
 /// calling thread like [`arkagent_runtime_run`]. `*out_result_json` (if not NULL) gets
-/// `{"outcome":"skipped"|"compressed"|"failed","reason","episode_id","usage",
-/// "error_code","messages_archived"}`. On `failed` or `skipped` the state is unchanged.
+/// a `CompressResult` (`include/JSON-SHAPES.md`). On `failed` or `skipped` the state is
+/// unchanged.
 /// Without `"compression"` in the config the outcome is `skipped`.
 ///
 /// # Safety
@@ -79,8 +77,7 @@ pub unsafe extern "C" fn arkagent_runtime_episodes(runtime: *mut ArkAgentRuntime
 }
 
 /// Writes the session's usage totals (SUB-6: its own calls plus every child's, each once)
-/// as `{"parent":{…},"children":{…},"total":{…}}` to `*out`, each in the form of
-/// `arkagent_child_usage_summary`; `"total"` is exactly `"parent"` + `"children"` and
+/// as a `UsageTotals` (`include/JSON-SHAPES.md`) to `*out`; `"total"` is exactly `"parent"` + `"children"` and
 /// `"parent"` exactly the sum of `arkagent_runtime_usages` (costs included: integers,
 /// never rounded in the sum). Free with `arkagent_string_free`.
 ///
@@ -94,16 +91,12 @@ pub unsafe extern "C" fn arkagent_runtime_total_usage(runtime: *mut ArkAgentRunt
     })
 }
 
-/// Sums a JSON array of model usages (`[{"prompt_tokens","completion_tokens",
-/// "total_tokens",…},…]`, e.g. what `arkagent_runtime_usages` writes or a child's usages)
-/// into `{"prompt_tokens","completion_tokens","total_tokens","cached_tokens",
-/// "reasoning_tokens","call_count","priced_call_count","costs"?}` (SUB-6, COST-1,
-/// COST-2), the same summary `arkagent_runtime_total_usage`, a run's outcome and the
-/// delegate tool's metadata use. `"cached_tokens"`: prompt tokens served from the
-/// provider's cache; `"priced_call_count"`: how many of `"call_count"` carry a `"cost"`;
-/// `"costs"`: `[{"currency","nanos"}]`, one exact sum per currency (sorted by code) of the
-/// usages' costs in billionths of the currency unit — absent when no usage has a cost
-/// (never 0 for "unknown"); different currencies are never added together.
+/// Sums a JSON array of `ModelUsage` (e.g. what `arkagent_runtime_usages` writes or a
+/// child's usages) into a `ChildUsageSummary` (SUB-6, COST-1, COST-2; both in
+/// `include/JSON-SHAPES.md`), the same summary `arkagent_runtime_total_usage`, a run's
+/// outcome and the delegate tool's metadata use: `"costs"` holds one exact sum per
+/// currency (sorted by code) and is absent when no usage has a cost (never 0 for
+/// "unknown"); different currencies are never added together.
 /// `*out_json` gets it; free with `arkagent_string_free`. Anything but such an array
 /// gives `ARK_AGENT_RESULT_INVALID_JSON` and writes nothing. Any thread; needs no
 /// runtime.
@@ -122,11 +115,10 @@ pub unsafe extern "C" fn arkagent_child_usage_summary(usages_json: *const c_char
     })
 }
 
-/// Writes the sub-agents of this runtime's registry as `{"active":[SubAgentContext…],
-/// "history":[…≤100],"stats":{"active","history","completed_count","total_tokens",
-/// "usage":{…}}}` to `*out` (empty lists without delegation); free with
-/// `arkagent_string_free`. `"usage"` (COST-1, COST-2) sums every ended sub-agent's
-/// reported usage, each call once, in the form of `arkagent_child_usage_summary`; each
+/// Writes the sub-agents of this runtime's registry as a `RegistrySnapshot`
+/// (`include/JSON-SHAPES.md`: `"active"`, `"history"` (≤ 100), `"stats"`) to `*out` (empty
+/// lists without delegation); free with `arkagent_string_free`. The stats' `"usage"`
+/// (COST-1, COST-2) sums every ended sub-agent's reported usage, each call once; each
 /// ended context's `"result"` has its own `"usage"`. However a sub-agent ended — its
 /// answer, a failure, force-completed, its session closed, stale, its parent's run
 /// cancelled — its record holds what it spent up to its end (`"token_count"`, `"usage"`,
@@ -141,12 +133,9 @@ pub unsafe extern "C" fn arkagent_runtime_sub_agents(runtime: *mut ArkAgentRunti
     boundary(|| {
         let out = out_arg(out, "out")?;
         let registry = runtime_handle(runtime)?.runtime.sub_agent_registry();
-        let json = match registry {
-            Some(r) => serde_json::json!({"active": r.active(), "history": r.history(), "stats": r.stats()}),
-            None => serde_json::json!({"active": [], "history": [], "stats": arkagent::subagent::SubAgentStats::default()}),
-        };
+        let snapshot = arkagent::subagent::RegistrySnapshot::of(registry.as_deref());
         // SAFETY: forwarded contract.
-        unsafe { write_out_string(out, json.to_string()) }
+        unsafe { write_out_string(out, serde_json::json!(snapshot).to_string()) }
     })
 }
 

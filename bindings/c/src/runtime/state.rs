@@ -63,11 +63,8 @@ pub unsafe extern "C" fn arkagent_runtime_messages(runtime: *mut ArkAgentRuntime
 /// of the currency unit, rounded once per call), priced by the model that made the call
 /// (a summarizer on its own model by its own price); without a price there is no
 /// `"cost"`.
-/// Each usage is `{"prompt_tokens","completion_tokens","total_tokens","cached_tokens"?,
-/// "reasoning_tokens"?,"cache_write_tokens"?,"source"?,"call_count"?,"cost"?}`:
-/// `"cache_write_tokens"` Anthropic's cache writes, `"source"` `"context_compression"` for
-/// a compression's summarizer calls (with `"call_count"` when it stands for more than one
-/// call) or `"unreported"`. One per model call made: a call whose provider reported no
+/// Each usage is a `ModelUsage` (its keys in `include/JSON-SHAPES.md`, generated from the
+/// Rust type). One per model call made: a call whose provider reported no
 /// usage is a zero usage with `"source":"unreported"`, so `"call_count"` summed from them
 /// counts it. Usages written by earlier versions (a `"raw"` map) are read into these fields
 /// by `arkagent_runtime_import_state` and `arkagent_child_usage_summary`.

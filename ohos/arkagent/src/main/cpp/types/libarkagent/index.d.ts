@@ -32,7 +32,8 @@
  * method or property exists on one side only.
  *
  * Generated: this file is assembled by scripts/gen-dts.sh from the `ts` comment blocks
- * beside the Rust code of each bindings/napi/src module; edit those and regenerate.
+ * beside the Rust code of each bindings/napi/src module, the closed sets and the records
+ * (from the Rust types); edit those and run scripts/regen.sh.
  * tests/js/dts_generated.test.js fails when this file differs from them.
  */
 
@@ -323,6 +324,510 @@ export type ReasoningReplay =
   | 'all'
   | 'none';
 
+/*
+ * Records. Everything the module hands over as data — event payloads, usages, costs,
+ * usage sums, run and compression results, sub-agent records, session summaries — is one
+ * of the interfaces below, generated from the Rust type that defines it: its JSON, keys
+ * in camelCase (values left open, `Object`, pass as the host or the runtime wrote them).
+ * The same record has the same shape wherever it appears, an event's payloadJson
+ * included. A property declared `name?:` may be absent; one declared `T | null` is
+ * present, null when it does not apply. Numbers are exact below 2^53.
+ */
+
+/** What happened. */
+export interface EventPayload {
+  type: EventType;
+}
+
+/** A run began with this user input (`run_decomposed` is a run too: its first event). */
+export interface RunStartedPayload extends EventPayload {
+  type: 'run_started';
+  /** The user input; for `run_decomposed`, the task descriptions, one per line. */
+  input: string;
+}
+
+/** A model request is about to be sent. */
+export interface ModelRequestPayload extends EventPayload {
+  type: 'model_request';
+  /** 1-based model call number within the run. */
+  iteration: number;
+  /** Messages in the history sent. */
+  messageCount: number;
+  /** Tools offered. */
+  toolCount: number;
+  /**
+   * The prompt's size in tokens as the compression trigger sees it (CMP-3, CMP-11, CMP-12):
+   * the larger of the CJK-aware estimate (calibrated per model once the provider reported
+   * prompt tokens) and, after a call that reported usage, the provider's prompt tokens plus an
+   * estimate of the messages appended since.
+   */
+  estimatedPromptTokens: number;
+  /** The compression threshold, when compression is on: how close the UI is to it. */
+  compressionThreshold: number | null;
+  /**
+   * Which figure decided `estimated_prompt_tokens` (CMP-12): the static estimate, the estimate
+   * calibrated from this model's earlier counts, or the provider's count of the previous
+   * request plus what was appended since.
+   */
+  promptSizeSource: PromptSizeSource;
+}
+
+/** An amount of money in one currency, exact: `nanos` billionths of the currency unit. */
+export interface Cost {
+  /**
+   * The currency code as the host set it on the price (e.g. `"USD"`, `"CNY"`); compared as
+   * written.
+   */
+  currency: string;
+  /** The amount in billionths of the currency unit. */
+  nanos: number;
+}
+
+/**
+ * Token usage of one model call (CORE-3), or of the calls one record stands for (a
+ * compression's summarizer calls). Every field is typed (BND-1); usages written by earlier
+ * versions, with a `raw` map (`source`, `calls`, `cache_creation_input_tokens`), read into
+ * these fields.
+ */
+export interface ModelUsage {
+  /** Prompt (input) tokens. */
+  promptTokens: number;
+  /** Completion (output) tokens, reasoning included. */
+  completionTokens: number;
+  /** Total tokens as reported (or prompt + completion when the provider omits it). */
+  totalTokens: number;
+  /**
+   * Prompt tokens written to the provider's cache (Anthropic's `cache_creation_input_tokens`),
+   * when reported: priced apart (COST-2).
+   */
+  cacheWriteTokens?: number;
+  /** Prompt tokens served from the provider's cache, when reported. */
+  cachedTokens?: number;
+  /**
+   * The model calls this usage stands for: 1, or a chunked compression's N summarizer calls
+   * (left out of the JSON when 1).
+   */
+  callCount?: number;
+  /**
+   * What the call cost (COST-2), priced once when it was recorded by the `ModelPrice` of the
+   * model config that made it; absent when that config has no price (never 0 for "unknown"),
+   * for a call without reported usage, and in usages recorded before prices existed. A
+   * compression's usage carries the sum of its summarizer calls' costs; a foreign compressor's
+   * usage carries the cost its host gave, if any. Boxed: a long chat holds a usage per call,
+   * most of them unpriced, and an absent cost then costs a pointer, not the amount and its
+   * currency (PERF-2).
+   */
+  cost?: Cost;
+  /** Reasoning tokens (part of the completion tokens), when reported. */
+  reasoningTokens?: number;
+  /** Where the usage came from, when it is not a plain model call. */
+  source?: UsageSource;
+}
+
+/** A model response was parsed and appended. */
+export interface ModelResponsePayload extends EventPayload {
+  type: 'model_response';
+  /** 1-based model call number within the run. */
+  iteration: number;
+  /** Usage, when reported; with its `cost` when the model config has a price (COST-2). */
+  usage: ModelUsage | null;
+  /** Tool calls requested. */
+  toolCallCount: number;
+  /** `finish_reason`, when reported. */
+  finishReason: string | null;
+}
+
+/**
+ * Answer text arrived: each piece as it streams in (before `model_response`), or the whole
+ * text once after `model_response` for non-streaming calls.
+ */
+export interface TextDeltaPayload extends EventPayload {
+  type: 'text_delta';
+  /** 1-based model call number within the run. */
+  iteration: number;
+  /** The new text. */
+  delta: string;
+}
+
+/**
+ * Reasoning arrived (THINK-5: Chat Completions `reasoning_content`, Anthropic `thinking`; a
+ * non-streamed answer's whole reasoning at once). Never part of the answer.
+ */
+export interface ReasoningDeltaPayload extends EventPayload {
+  type: 'reasoning_delta';
+  /** 1-based model call number within the run. */
+  iteration: number;
+  /** The new text ("" for a redacted block). */
+  delta: string;
+  /**
+   * True when the provider encrypted this reasoning (Anthropic `redacted_thinking`): a block
+   * began that has no text to show. Left out of the event's JSON when false.
+   */
+  redacted?: boolean;
+}
+
+/**
+ * Part of a tool call the model is still writing arrived (streaming only): the name when the
+ * call begins, then argument fragments to concatenate.
+ */
+export interface ToolCallDeltaPayload extends EventPayload {
+  type: 'tool_call_delta';
+  /** 1-based model call number within the run. */
+  iteration: number;
+  /** Position of the call in the answer. */
+  index: number;
+  /** Tool name, on the first delta of a call. */
+  name: string | null;
+  /** Argument text fragment (empty on the first delta). */
+  argumentsDelta: string;
+}
+
+/** A tool call started. */
+export interface ToolCallStartedPayload extends EventPayload {
+  type: 'tool_call_started';
+  /** Call id. */
+  callId: string;
+  /** Tool name. */
+  name: string;
+  /** Arguments as the model sent them. */
+  arguments: string;
+}
+
+/** A tool call finished (or was cancelled, or failed). */
+export interface ToolCallFinishedPayload extends EventPayload {
+  type: 'tool_call_finished';
+  /** Call id. */
+  callId: string;
+  /** Tool name. */
+  name: string;
+  /** True on failure. */
+  isError: boolean;
+  /** Runtime error code (`unknown_tool`, `invalid_tool_arguments`, `cancelled`, …). */
+  errorCode: string | null;
+  /** What the model will see. */
+  content: string;
+  /** Structured host data from the tool result. */
+  metadata?: Object;
+}
+
+/**
+ * A compression attempt that did something or could not: every `compressed` and `failed`
+ * outcome, and `skipped` for `no_safe_split` and `last_usage_is_compression` (routine
+ * below-threshold checks are not reported).
+ */
+export interface CompressionPayload extends EventPayload {
+  type: 'compression';
+  /** What started it. */
+  trigger: CompressionTrigger;
+  /** What happened. */
+  outcome: CompressOutcomeKind;
+  /** The reason (CMP-2), its code. */
+  reason: CompressReason;
+  /** The new episode, when compressed. */
+  episodeId: string | null;
+  /** The model error's code when the reason is `llm_error`. */
+  errorCode: string | null;
+  /** Messages in the history before. */
+  messagesBefore: number;
+  /** Messages in the history after. */
+  messagesAfter: number;
+  /**
+   * The prompt size checked against the threshold (automatic attempts): the larger of the
+   * local estimate and the provider's last count plus the messages since.
+   */
+  estimatedPromptTokens: number | null;
+  /** The compressor's threshold. */
+  threshold: number | null;
+  /** The summary calls' usage (recorded in the state only when compressed). */
+  usage: ModelUsage | null;
+}
+
+/**
+ * One runtime event (CORE-5), with correlation fields, serialized flat: the correlation fields
+ * beside the event's `type` and that type's fields.
+ */
+export interface ChildEventPayload extends EventPayload {
+  /** Session of the runtime that emitted it. */
+  sessionId: string;
+  /** Run it belongs to. */
+  runId: string;
+  /** Per-runtime sequence number, strictly increasing. */
+  seq: number;
+  /** Time from the injected clock. */
+  atMs: number;
+}
+
+/** An event of a sub-agent this runtime delegated to, with correlation fields (SUB-7). */
+export interface SubAgentPayload extends EventPayload {
+  type: 'sub_agent';
+  /** The parent's session. */
+  parentSessionId: string;
+  /** The parent's run. */
+  parentRunId: string;
+  /** The child's session. */
+  childSessionId: string;
+  /** The child's run. */
+  childRunId: string;
+  /** Worker name or `clone`. */
+  assignee: string;
+  /** The delegated task. */
+  taskDescription: string;
+  /** The child's depth (1 for a child of the root). */
+  depth: number;
+  /** The child's event, unchanged. */
+  event: ChildEventPayload;
+}
+
+/**
+ * A commit reached the session store (STORE-6): everything up to here survives a kill. Only
+ * for a runtime with a store.
+ */
+export interface SessionCommittedPayload extends EventPayload {
+  type: 'session_committed';
+  /**
+   * The session's commit sequence number (1 for its first commit), as
+   * `SessionSummary::commit_seq` reports it.
+   */
+  commitSeq: number;
+  /** Messages the session has committed (live plus archived originals). */
+  messageCount: number;
+}
+
+/**
+ * Usage of model calls, summed (SUB-6, COST-1, COST-2): a child's (it goes into the delegate
+ * tool result's metadata and the parent's `ChildUsageRecord`s — never into the parent's own
+ * usages), a run's, or a session's (`UsageTotals`). JSON (C, ArkTS `toJson()`, the delegate
+ * metadata's `child_usage`, stored records):
+ * `{"prompt_tokens","completion_tokens","total_tokens","cached_tokens",
+ * "reasoning_tokens","call_count","priced_call_count","costs"?:[{"currency","nanos"}]}`;
+ * records written before cached tokens and money existed load with those at 0 / absent.
+ */
+export interface ChildUsageSummary {
+  /** Sum of prompt tokens over the calls. */
+  promptTokens: number;
+  /** Sum of completion tokens. */
+  completionTokens: number;
+  /** Sum of total tokens. */
+  totalTokens: number;
+  /**
+   * Sum of prompt tokens served from the provider's prompt cache (COST-1; a call that reported
+   * none counts 0).
+   */
+  cachedTokens: number;
+  /**
+   * Sum of reasoning tokens (COST-1; part of the completion tokens; a call that reported none
+   * counts 0).
+   */
+  reasoningTokens: number;
+  /**
+   * Model calls made: every call of the run loop the model answered (usage reported or not: a
+   * call without reported usage is recorded as a zero usage with source `"unreported"`) or cut
+   * off mid-answer, and every summarizer call of a committed compression (a summary written in
+   * N chunks is N calls). The same number whether summed from usages (`from_usages`) or read
+   * from a total.
+   */
+  callCount: number;
+  /**
+   * How many of `call_count` carry a cost (COST-2): the rest had no price (or no reported
+   * usage), so `costs` is complete exactly when this equals `call_count`.
+   */
+  pricedCallCount: number;
+  /**
+   * What the priced calls cost: one exact sum per currency, sorted by currency code; empty
+   * (absent in JSON) when no call was priced — never a 0 standing for "unknown". Calls priced
+   * in different currencies are never converted or added together: each currency keeps its own
+   * sum.
+   */
+  costs?: Cost[];
+}
+
+/** The run ended (a `run_decomposed` job too: its last event). */
+export interface RunFinishedPayload extends EventPayload {
+  type: 'run_finished';
+  /**
+   * How it ended (`completed` or `cancelled` for `run_decomposed`: a task's failure is in its
+   * result).
+   */
+  status: RunStatus;
+  /** Model calls made (0 for `run_decomposed`: its children make the calls). */
+  iterations: number;
+  /** Error code when `status` is `failed`. */
+  errorCode: ErrorCode | null;
+  /**
+   * What the run used up to its end, failed runs included (COST-1, COST-2): as
+   * `RunOutcome::usage`.
+   */
+  usage: ChildUsageSummary;
+}
+
+/**
+ * The one documented total of what a session cost (SUB-6): the parent's own calls (including
+ * compression) plus every child's, each counted once; tokens, cached and reasoning tokens,
+ * calls and per-currency costs alike, so `total` is exactly `parent + children` and `parent`
+ * exactly the sum of the session's usages.
+ */
+export interface UsageTotals {
+  /** The parent's own model calls. */
+  parent: ChildUsageSummary;
+  /** All children's model calls. */
+  children: ChildUsageSummary;
+  /** `parent + children`. */
+  total: ChildUsageSummary;
+}
+
+/** The result of `AgentRuntime::run`. */
+export interface RunResult {
+  /** Run id. */
+  runId: string;
+  /** How it ended. */
+  status: RunStatus;
+  /** The final answer text, when completed. */
+  finalText: string | null;
+  /** Model calls made. */
+  iterations: number;
+  /**
+   * What the run used (COST-1, COST-2): its own model calls (compression included) plus the
+   * children it delegated to — tokens, cached and reasoning tokens, calls and per-currency
+   * costs (absent without a price), summed from the usages the run recorded, so the runs'
+   * usages add up to `total_usage`.
+   */
+  usage: ChildUsageSummary;
+}
+
+/** The result of `ContextCompressor::compress`. */
+export interface CompressResult {
+  /** What happened. */
+  outcome: CompressOutcomeKind;
+  /** Why. */
+  reason: CompressReason;
+  /** The new episode's id when compressed. */
+  episodeId: string | null;
+  /**
+   * Usage of the summary call(s), with source `context_compression`. Recorded in the state
+   * only when the compression is committed (CMP-5, CMP-7).
+   */
+  usage: ModelUsage | null;
+  /** The model error's code when `reason` is `llm_error`. */
+  errorCode: string | null;
+  /** Messages archived (compressed) or that would have been. */
+  messagesArchived: number;
+}
+
+/** What a sub-agent produced. */
+export interface SubAgentResult {
+  /** The three-level summary the parent received (ISO-3). */
+  summary: string;
+  /** Structured outputs (e.g. the full final text when it was summarized). */
+  artifacts: string[];
+  /**
+   * Tokens the child used (reported where available, estimated otherwise: a call cut off
+   * mid-answer counts its estimate so far; one answered with an error before any answer
+   * arrived used none), its own children's included, up to its end — however it ended (ISO-4).
+   */
+  tokenCount: number;
+  /** Distinct tools it called, in first-use order (however it ended). */
+  toolsUsed: string[];
+  /**
+   * Why it was force-completed (`token-budget-exceeded`, `max-iterations`, `cancelled`,
+   * `session-closed`), if it was.
+   */
+  forcedReason: string | null;
+  /** The error code when it failed. */
+  errorCode: string | null;
+  /**
+   * What its model calls used, its own children's included (COST-1, COST-2): the same summary
+   * the parent records and the delegate tool's metadata carries as `child_usage` — tokens,
+   * cached and reasoning tokens, calls and costs. Absent in records written before it existed
+   * (all zero).
+   */
+  usage: ChildUsageSummary;
+}
+
+/** One sub-agent (seed 003 `SubAgentContext`). */
+export interface SubAgentContext {
+  /** The child's session id. */
+  id: string;
+  /** The parent's session id. */
+  parentId: string | null;
+  /** Role (`general` when none was given). */
+  role: string;
+  /** Worker name or `clone`. */
+  assignee: string;
+  /** The task. */
+  task: string;
+  /**
+   * The child's own, isolated messages (filled when it ends; a force-completed child's are
+   * those it had then, completed once its run wound down).
+   */
+  messages: Object[];
+  /** Tools it may use; `None` = all. */
+  allowedTools: string[] | null;
+  /** Its iteration limit. */
+  maxIterations: number;
+  /** Status. */
+  status: SubAgentStatus;
+  /** The result once it ended. */
+  result: SubAgentResult | null;
+  /** Start time (injected clock), ms. */
+  startedAtMs: number;
+  /** End time, ms. */
+  endedAtMs: number | null;
+}
+
+/** Totals (`getStats`). */
+export interface SubAgentStats {
+  /** Running now. */
+  active: number;
+  /** Kept in the history ring (≤ 100). */
+  history: number;
+  /** Completed or failed since the registry was created. */
+  completedCount: number;
+  /**
+   * Tokens used by every ended sub-agent, each call counted once (a nested child's tokens are
+   * in its parent's `token_count` too, but counted here once). A force-completed one counts
+   * what it spent up to its end, like any other: with reported usage and its runs wound down,
+   * this equals the children part of the parents' `total_usage()`.
+   */
+  totalTokens: number;
+  /**
+   * The reported usage of every ended sub-agent, each call counted once (COST-1, COST-2):
+   * tokens, cached and reasoning tokens, calls and per-currency costs, from each result's
+   * `usage` with a nested child's part counted in the child alone, forced endings included.
+   * Unlike `total_tokens` it holds no estimates: once the runs wound down it equals the
+   * children part of the parents' `total_usage()`.
+   */
+  usage: ChildUsageSummary;
+}
+
+/**
+ * A registry read at one moment (ISO-4): running and ended sub-agents and the totals, as the C
+ * and ArkTS surfaces hand it out.
+ */
+export interface SubAgentRegistryView {
+  /** Running sub-agents, oldest first. */
+  active: SubAgentContext[];
+  /** The last (at most 100) ended sub-agents, oldest first. */
+  history: SubAgentContext[];
+  /** Totals. */
+  stats: SubAgentStats;
+}
+
+/** One session of a store, as `SessionStore::list_sessions` lists it. */
+export interface SessionSummary {
+  /** Session id (the runtime config's `session_id`). */
+  id: string;
+  /** The first user text's first line, at most 80 characters; empty before the first run. */
+  title: string;
+  /** Time of the last commit (the runtime's clock), milliseconds since the Unix epoch. */
+  updatedMs: number;
+  /** Messages the session ever had: live plus archived by compressions. */
+  messageCount: number;
+  /** Total tokens: the session's own model calls plus its sub-agents'. */
+  totalTokens: number;
+  /** Sequence number of the last commit (1 for the first). */
+  commitSeq: number;
+}
+
 /**
  * An Error thrown or rejected by the module, typed: its `code` is one of ErrorCode (see
  * the header; an exception of the caller's own code propagates unchanged). In ArkTS,
@@ -385,7 +890,7 @@ export interface HttpResponse {
  */
 export class HttpBodySink {
   /** Instances come with each transport call. */
-  private constructor();
+  constructor();
   /** Appends text (sent as UTF-8). */
   write(text: string): boolean;
   /**
@@ -467,6 +972,7 @@ export type ToolExecutor = (call: ToolCall, context: ToolContext) => Promise<Too
 
 /** Describes a tool to the model. `parametersJson` is a JSON Schema object text. */
 export class ToolDefinition {
+  /** `parametersJson` is parsed when the definition is registered. */
   constructor(name: string, description: string, parametersJson: string);
   readonly name: string;
   readonly description: string;
@@ -485,7 +991,9 @@ export class ToolRegistry {
 
 /** One compressed stretch of conversation (read-only). */
 export class EpisodicMemory {
-  /** Instances come from `AgentRuntime.episodicMemories()`, `listEpisodes()` and `findEpisode()`. */
+  /**
+   * Instances come from `AgentRuntime.episodicMemories()`, `listEpisodes()` and `findEpisode()`.
+   */
   private constructor();
   /** Snapshot id, unique within the session. */
   readonly id: string;
@@ -530,7 +1038,7 @@ export class MemoryNamespace {
 /** What a tool executor gets besides the call (read-only services; never the state). */
 export class ToolContext {
   /** Instances are handed to tool executors. */
-  private constructor();
+  constructor();
   /** The calling runtime's session id. */
   readonly sessionId: string;
   readonly runId: string;
@@ -543,257 +1051,23 @@ export class ToolContext {
 }
 
 /**
- * A runtime event. `payloadJson` is the event's JSON: its `type` and type-specific fields
- * (snake_case). Types: "run_started", "model_request" (iteration, message_count,
- * tool_count, estimated_prompt_tokens — the prompt size the compression trigger uses: the
- * larger of the local estimate and the provider's last count plus what was added since —
- * compression_threshold when compression is on, and prompt_size_source: which figure
- * decided, "estimate" (the static CJK-aware estimate), "calibrated" (that estimate
- * corrected per script class from this model's earlier prompt_tokens; the correction is
- * kept in exportState() as token_calibration) or "provider" (the provider's last count
- * plus what was added since)),
- * "model_response", "text_delta" (iteration, delta: each piece as it streams in, or the
- * whole text once for a non-streamed answer), "reasoning_delta" (iteration, delta, and
- * redacted: true for a block the provider encrypted; as it streams, or the whole reasoning
- * once), "tool_call_delta" (iteration, index, name on a call's first delta,
- * arguments_delta; streaming only), "tool_call_started", "tool_call_finished"
- * (call_id, name, is_error, error_code, content, metadata), "compression" (trigger:
- * "preflight" | "post_turn" | "overflow" | "manual"; outcome; reason; episode_id;
- * error_code; messages_before; messages_after; estimated_prompt_tokens; threshold;
- * usage), "sub_agent" (an event of a delegated child: parent_session_id, parent_run_id,
- * child_session_id, child_run_id, assignee, task_description, depth, and the child's own
- * event in `event`), "run_finished" (status, iterations, error_code, usage), and from a
- * runtime constructed with a SessionStore: "session_committed" (commit_seq: the session's commit
- * sequence number, 1 for its first commit, as SessionSummary.commitSeq reports it;
- * message_count: messages committed, live plus archived) — everything up to it survives
- * the app being killed. Each type's fields are typed by its payload interface
- * (RunStartedPayload … RunFinishedPayload, below): `JSON.parse(event.payloadJson) as
- * ModelRequestPayload` for a "model_request" event, and so on. Every run — run() and
- * runDecomposed() alike — begins with "run_started" and ends with "run_finished".
+ * A runtime event. `payloadJson` is the event's payload as JSON: its `type` and that
+ * type's fields, camelCase like every record of this module, typed by the payload
+ * interfaces generated above (RunStartedPayload … RunFinishedPayload, one per EventType):
+ * `JSON.parse(event.payloadJson) as ModelRequestPayload` for a "model_request" event, and
+ * so on. A field declared `T | null` is present with null when it does not apply; one
+ * declared `name?:` is left out. Every run — run() and runDecomposed() alike — begins
+ * with "run_started" and ends with "run_finished"; a runtime constructed with a
+ * SessionStore also sends "session_committed" after each commit: everything up to it
+ * survives the app being killed.
  */
 export interface AgentEvent {
+  /** The event's type: the `type` of its payloadJson. */
   type: EventType;
   sessionId: string;
   runId: string;
   seq: number;
   payloadJson: string;
-}
-
-/**
- * What every event's payloadJson holds: its type. The payload interface of each type
- * extends it with that type's fields (snake_case, as in the JSON); a field declared
- * `T | null` is present with null when it does not apply.
- */
-export interface EventPayload {
-  type: EventType;
-}
-
-/**
- * "run_started": a run began with this user input; always a run's first event,
- * runDecomposed() included.
- */
-export interface RunStartedPayload extends EventPayload {
-  type: 'run_started';
-  /** The user input; for runDecomposed(), the task descriptions, one per line. */
-  input: string;
-}
-
-/** "model_request": a model request is about to be sent. */
-export interface ModelRequestPayload extends EventPayload {
-  type: 'model_request';
-  /** 1-based model call number within the run. */
-  iteration: number;
-  /** Messages in the history sent. */
-  message_count: number;
-  /** Tools offered. */
-  tool_count: number;
-  /** The prompt's size in tokens as the compression trigger sees it (see AgentEvent). */
-  estimated_prompt_tokens: number;
-  /** The compression threshold when compression is on. */
-  compression_threshold: number | null;
-  /** Which figure decided estimated_prompt_tokens. */
-  prompt_size_source: PromptSizeSource;
-}
-
-/** Token usage of one model call as the events carry it (snake_case; cf. ModelUsage). */
-export interface UsagePayload {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  cached_tokens?: number;
-  reasoning_tokens?: number;
-  /** Prompt tokens written to the provider's cache (Anthropic), when reported. */
-  cache_write_tokens?: number;
-  /** Where the usage came from, when not a plain model call. */
-  source?: UsageSource;
-  /** The model calls it stands for, when more than one. */
-  call_count?: number;
-  /** What the call cost, when its model has a price (COST-2); absent otherwise, never 0. */
-  cost?: CostPayload;
-}
-
-/** An exact amount as the events carry it (cf. Cost): billionths of the currency unit. */
-export interface CostPayload {
-  /** The currency code as the price names it, e.g. "USD", "CNY". */
-  currency: string;
-  /** The amount in billionths of the currency unit (an integer). */
-  nanos: number;
-}
-
-/** What a run used, as "run_finished" carries it (snake_case; cf. ChildUsageSummary). */
-export interface UsageSummaryPayload {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  cached_tokens: number;
-  reasoning_tokens: number;
-  /** Model calls made (see ChildUsageSummary.callCount). */
-  call_count: number;
-  /** How many of call_count carry a cost. */
-  priced_call_count: number;
-  /** One exact sum per currency, sorted by currency code; absent when no call was priced. */
-  costs?: CostPayload[];
-}
-
-/** "model_response": a model response was parsed and appended. */
-export interface ModelResponsePayload extends EventPayload {
-  type: 'model_response';
-  iteration: number;
-  /** Usage, when reported. */
-  usage: UsagePayload | null;
-  /** Tool calls requested. */
-  tool_call_count: number;
-  /** The provider's finish_reason, when reported. */
-  finish_reason: string | null;
-}
-
-/** "text_delta": answer text arrived (each piece as it streams, or the whole text once). */
-export interface TextDeltaPayload extends EventPayload {
-  type: 'text_delta';
-  iteration: number;
-  delta: string;
-}
-
-/**
- * "reasoning_delta": reasoning arrived (THINK-5: Chat Completions reasoning_content, Anthropic
- * thinking; each piece as it streams, or the whole reasoning once); never part of the answer.
- * `redacted` is true (and `delta` "") when the provider encrypted a block (Anthropic
- * redacted_thinking): there is reasoning, but no text to show.
- */
-export interface ReasoningDeltaPayload extends EventPayload {
-  type: 'reasoning_delta';
-  iteration: number;
-  delta: string;
-  redacted?: boolean;
-}
-
-/** "tool_call_delta": part of a tool call the model is still writing (streaming only). */
-export interface ToolCallDeltaPayload extends EventPayload {
-  type: 'tool_call_delta';
-  iteration: number;
-  /** Position of the call in the answer. */
-  index: number;
-  /** The tool name, on a call's first delta. */
-  name: string | null;
-  /** Argument text to concatenate (empty on the first delta). */
-  arguments_delta: string;
-}
-
-/** "tool_call_started": a tool call started. */
-export interface ToolCallStartedPayload extends EventPayload {
-  type: 'tool_call_started';
-  call_id: string;
-  name: string;
-  /** The arguments as the model sent them. */
-  arguments: string;
-}
-
-/** "tool_call_finished": a tool call finished, failed or was cancelled. */
-export interface ToolCallFinishedPayload extends EventPayload {
-  type: 'tool_call_finished';
-  call_id: string;
-  name: string;
-  is_error: boolean;
-  /** The error code on failure: the runtime's ("unknown_tool", "invalid_tool_arguments",
-   * "cancelled", …) or the one a tool rejected with. */
-  error_code: string | null;
-  /** What the model will see. */
-  content: string;
-  /** Structured host data from the tool result, when it had any (any JSON value). */
-  metadata?: Object;
-}
-
-/** "compression": a compression attempt that did something or could not (see AgentEvent). */
-export interface CompressionPayload extends EventPayload {
-  type: 'compression';
-  trigger: CompressionTrigger;
-  outcome: CompressOutcomeKind;
-  reason: CompressReason;
-  /** The new episode, when compressed. */
-  episode_id: string | null;
-  /** The model error's code when reason is "llm_error" (or a custom compressor's). */
-  error_code: string | null;
-  messages_before: number;
-  messages_after: number;
-  /** The prompt size checked against the threshold (automatic attempts). */
-  estimated_prompt_tokens: number | null;
-  threshold: number | null;
-  /** The summary calls' usage (recorded only when compressed). */
-  usage: UsagePayload | null;
-}
-
-/**
- * A delegated child's event as "sub_agent" carries it: its correlation fields, its type
- * and (not declared here) that type's fields; SubAgentChildEvent.from() gives it as an
- * AgentEvent.
- */
-export interface ChildEventPayload extends EventPayload {
-  session_id: string;
-  run_id: string;
-  seq: number;
-  /** Time from the runtime's clock, ms since the Unix epoch. */
-  at_ms: number;
-}
-
-/** "sub_agent": an event of a delegated child (SUB-7). */
-export interface SubAgentPayload extends EventPayload {
-  type: 'sub_agent';
-  parent_session_id: string;
-  parent_run_id: string;
-  child_session_id: string;
-  child_run_id: string;
-  /** A worker name or CLONE_ASSIGNEE. */
-  assignee: string;
-  task_description: string;
-  /** 1 for a child of the root. */
-  depth: number;
-  /** The child's own event. */
-  event: ChildEventPayload;
-}
-
-/** "session_committed": a commit reached the SessionStore (STORE-6). */
-export interface SessionCommittedPayload extends EventPayload {
-  type: 'session_committed';
-  /** The session's commit sequence number (1 for its first commit). */
-  commit_seq: number;
-  /** Messages committed, live plus archived. */
-  message_count: number;
-}
-
-/**
- * "run_finished": the run ended; always a run's last event, runDecomposed() included
- * (status "completed", or "cancelled" after cancel(): a task's failure is in its result).
- */
-export interface RunFinishedPayload extends EventPayload {
-  type: 'run_finished';
-  status: RunStatus;
-  /** Model calls made (0 for runDecomposed(): its children make the calls). */
-  iterations: number;
-  /** The error's code when status is "failed". */
-  error_code: ErrorCode | null;
-  /** What the run used up to its end, failed runs included (as RunResult.usage; COST-1,
-   * COST-2); for runDecomposed(), its children's. */
-  usage: UsageSummaryPayload;
 }
 
 /**
@@ -829,87 +1103,12 @@ export class SubAgentChildEvent {
 }
 
 /**
- * An amount of money (COST-2), exact: `nanos` billionths of the currency unit (1 USD =
- * 1e9 nanos), so sums are integers and a total is exactly the sum of its parts. Exact in
- * a JS number below 2^53 nanos (about 9 million units). Show it as `nanos / 1e9`.
+ * Sums model usages (e.g. `runtime.usages()`), as Rust and C do: callCount is the number
+ * of model calls they stand for (a usage with `callCount` counts that many, any other
+ * usage one), costs one exact sum per currency. Throws "invalid_argument" for a token
+ * count that is not a non-negative integer, an unknown source or an empty currency.
  */
-export interface Cost {
-  /** The currency code as set on the `ModelPrice`, e.g. "USD" or "CNY". */
-  currency: string;
-  nanos: number;
-}
-
-/** Token usage of one model call. */
-export interface ModelUsage {
-  promptTokens: number;
-  completionTokens: number;
-  totalTokens: number;
-  cachedTokens?: number;
-  reasoningTokens?: number;
-  /** Prompt tokens written to the provider's cache (Anthropic's cache creation), when
-   * reported: priced at ModelPrice.cacheWritePerMillion when that is set. */
-  cacheWriteTokens?: number;
-  /** When set: "context_compression" for a compression's summarizer calls, "unreported"
-   * for a call whose provider reported no usage (recorded with 0 tokens, so every call made
-   * is in usages()). */
-  source?: UsageSource;
-  /** The model calls this usage stands for when more than one (a compression whose summary
-   * was written in N chunks); absent: one call. */
-  callCount?: number;
-  /**
-   * What the call cost (COST-2), priced once when it was recorded by the `ModelPrice` of
-   * the model config that made it (a worker or summarizer on another model by its own);
-   * absent without a price (never 0), and for a call whose provider reported no usage.
-   */
-  cost?: Cost;
-}
-
-/** Summed usage of model calls (SUB-6; read-only). */
-export class ChildUsageSummary {
-  /** Instances come from `fromUsages()`, `AgentRuntime.totalUsage()` and `DecomposedResult.childUsage`. */
-  private constructor();
-  /**
-   * Sums model usages (e.g. `runtime.usages()`); callCount is the number of model calls
-   * they stand for (a usage with `callCount` counts that many, any other usage one), as in
-   * Rust and C. Throws "invalid_argument" for a token count that is not a non-negative integer.
-   */
-  static fromUsages(usages: ModelUsage[]): ChildUsageSummary;
-  readonly promptTokens: number;
-  readonly completionTokens: number;
-  readonly totalTokens: number;
-  /** Model calls made: each call of the run loop the model answered (usage reported or
-   * not) or cut off mid-answer, and each summarizer call of a committed compression (a
-   * summary written in N chunks counts N). The same number whether summed with
-   * fromUsages() or read from a total. */
-  readonly callCount: number;
-  /** Prompt tokens served from the provider's prompt cache (COST-1), summed. */
-  readonly cachedTokens: number;
-  /** Reasoning tokens (part of completionTokens), summed (COST-1). */
-  readonly reasoningTokens: number;
-  /** How many of callCount carry a cost (COST-2): costs is complete exactly when it equals callCount. */
-  readonly pricedCallCount: number;
-  /**
-   * What the priced calls cost (COST-2): one exact sum per currency, sorted by currency
-   * code; empty when no call was priced (never a 0 standing for "unknown"). Different
-   * currencies are never converted or added together.
-   */
-  readonly costs: Cost[];
-  /** `{"prompt_tokens","completion_tokens","total_tokens","cached_tokens","reasoning_tokens","call_count","priced_call_count","costs"?}`, as C writes it (costs absent when empty). */
-  toJson(): string;
-}
-
-/** What a session cost (SUB-6, COST-1, COST-2; read-only): `total` is exactly `parent` +
- * `children`, and `parent` exactly `ChildUsageSummary.fromUsages(runtime.usages())`. */
-export class UsageTotals {
-  /** Instances come from `AgentRuntime.totalUsage()`. */
-  private constructor();
-  /** The runtime's own model calls, compression included. */
-  readonly parent: ChildUsageSummary;
-  /** Every delegated child's model calls. */
-  readonly children: ChildUsageSummary;
-  /** parent + children. */
-  readonly total: ChildUsageSummary;
-}
+export function sumUsages(usages: ModelUsage[]): ChildUsageSummary;
 
 /**
  * What a model costs, per 1M tokens, in one currency (COST-2). The library has no price of
@@ -958,7 +1157,9 @@ export class ModelConfig {
    * streamed answer started arriving, never past cancel().
    */
   maxAttempts: number;
-  /** Backoff ceiling before the first retry in ms (default 500); doubles per retry, with full jitter. */
+  /**
+   * Backoff ceiling before the first retry in ms (default 500); doubles per retry, with full jitter.
+   */
   initialBackoffMs: number;
   /** Upper bound of one wait in ms, a server's Retry-After included (default 8000). */
   maxBackoffMs: number;
@@ -979,13 +1180,6 @@ export class ModelConfig {
    */
   idleTimeoutMs: number;
   /**
-   * What this model costs (COST-2); absent (the default): calls carry no cost. Setting a
-   * price with an empty or spaced currency, or a rate that is negative, not finite or
-   * above 1e9, throws "invalid_config". A worker or summarizer on another model is
-   * priced by its own ModelConfig's price.
-   */
-  price?: ModelPrice;
-  /**
    * How an image's tokens are estimated (IMG-3): the model family's published rule, read
    * from the image's pixel size. Unset: 'openai_tiles' for wireFormat 'openai', 'anthropic'
    * for 'anthropic'. Set 'qwen_vl' for Qwen-VL on DashScope, 'gemini' for Gemini, the
@@ -993,10 +1187,21 @@ export class ModelConfig {
    * photos are taken ('gemini' and the Qwen-VL ones). Another name throws "invalid_config".
    */
   imageTokens?: ImageTokenRule;
-  /** The largest image accepted, in bytes (default 20971520, 20 MiB): a larger one is refused with "image_too_large". */
+  /**
+   * The largest image accepted, in bytes (default 20971520, 20 MiB): a larger one is refused with "image_too_large".
+   */
   maxImageBytes: number;
-  /** The most images one request may carry (default 100): an input past it is refused with "too_many_images". */
+  /**
+   * The most images one request may carry (default 100): an input past it is refused with "too_many_images".
+   */
   maxImagesPerRequest: number;
+  /**
+   * What this model costs (COST-2); absent (the default): calls carry no cost. Setting a
+   * price with an empty or spaced currency, or a rate that is negative, not finite or
+   * above 1e9, throws "invalid_config". A worker or summarizer on another model is
+   * priced by its own ModelConfig's price.
+   */
+  price?: ModelPrice;
   /**
    * THINK-4: the provider, which decides how `thinking` is sent and what a thinking model
    * refuses. Unset: recognised from baseUrl's host, else from the model name (README,
@@ -1066,8 +1271,12 @@ export const DEFAULT_SUMMARY_PROMPT: string;
  * Counts must be non-negative safe integers (else code "invalid_config").
  */
 export class ContextCompressor {
-  constructor(totalTokenThreshold?: number, keepRecentMessageCount?: number, summaryPrompt?: string,
-    minMessagesToSummarize?: number);
+  /**
+   * The seed's constructor without client and model (those come from the runtime);
+   * omitted arguments keep the seed's defaults (64000, 10, DEFAULT_SUMMARY_PROMPT, 3).
+   * Throws `invalid_config` for a negative or fractional count.
+   */
+  constructor(totalTokenThreshold?: number, keepRecentMessageCount?: number, summaryPrompt?: string, minMessagesToSummarize?: number);
   /** Prompt tokens that trigger a compression (default 64000). */
   totalTokenThreshold: number;
   /** Messages kept verbatim at the end (default 10). */
@@ -1086,37 +1295,10 @@ export class ContextCompressor {
    * throw "invalid_config".
    */
   summarizerMaxInputTokens?: number;
-  /** A different model for summaries (same transport); unset: the runtime's model. Reading gives a copy. */
-  summarizerModel?: ModelConfig;
-}
-
-/** What one compression attempt did (read-only). */
-export class CompressResult {
-  /** Instances come from `AgentRuntime.compressNow()`. */
-  private constructor();
-  /** "skipped" | "compressed" | "failed". */
-  readonly outcome: CompressOutcomeKind;
   /**
-   * The reason code. skipped: "no_usage", "history_too_short", "below_threshold",
-   * "last_usage_is_compression", "no_safe_split", "backing_off_after_failure" (an
-   * automatic attempt within 3 model calls of a failed one is held back; announced in a
-   * "compression" event); compressed: "compressed"; failed:
-   * "llm_error", "empty_summary", "malformed_summary", "summary_not_smaller", "summarizer_window_too_small",
-   * "post_commit_pairing_violation", "cancelled", "compressor_panicked", "state_changed"
-   * (the state changed while the compressor worked), "invalid_episode_id" (blank or already
-   * used), "invalid_split_index" (0, past the end, or nothing staged), "compressor_error"
-   * (a CustomCompressor threw, rejected or answered something unusable). Every value of
-   * CompressReason.
+   * A different model for summaries (same transport); unset: the runtime's model. Reading gives a copy.
    */
-  readonly reason: CompressReason;
-  /** The new episode's snapshot id, when compressed. */
-  readonly episodeId?: string;
-  /** The model error's code when reason is "llm_error". */
-  readonly errorCode?: string;
-  /** Messages moved into the episode (or that would have been). */
-  readonly messagesArchived: number;
-  /** The summary calls' usage (source "context_compression"); recorded in usages() only when compressed. */
-  readonly usage?: ModelUsage;
+  summarizerModel?: ModelConfig;
 }
 
 /**
@@ -1140,7 +1322,48 @@ export type CustomCompressor = (stateJson: string, contextJson: string) => Promi
 
 /** Runtime settings. */
 export class AgentRuntimeConfig {
+  /**
+   * A runtime's settings, starting from `model` (copied: later changes to it have no
+   * effect) with the seed's defaults for the rest. An argument that is not a ModelConfig
+   * instance throws "invalid_config".
+   */
   constructor(model: ModelConfig);
+  /** Delegation budgets. Assigning stores a copy; reading gives a copy. */
+  subAgentPolicy: SubAgentPolicy;
+  /**
+   * Adds a worker; the model is offered `delegate_task` once a worker is registered or
+   * `allowClone` is set. Throws "subagent_name_duplicate".
+   */
+  registerSubAgent(definition: SubAgentDefinition): void;
+  /** The registered workers' names, in registration order. */
+  subAgentNames(): string[];
+  /**
+   * Whether the model may delegate to "clone", a copy of this runtime's settings (default false).
+   */
+  allowClone: boolean;
+  /**
+   * Tokens one child may use before it is force-completed ("token-budget-exceeded"); unset:
+   * no cap. The budget covers the child's whole subtree: with maxDepth above 1 its own
+   * sub-agents' calls count against it too. Streamed deltas count as they arrive: the call
+   * in flight is cancelled mid-stream.
+   */
+  childTokenBudget?: number;
+  /**
+   * Adds or replaces a role's tool whitelist (ISO-2); null: every tool the parent may use
+   * (a role never widens the parent's tools). A child delegated with that role is
+   * neither shown nor allowed any other tool. Built in: "code-review",
+   * "code-generation", "data-analysis", "document", "testing", "general" (every tool).
+   */
+  setRoleWhitelist(role: string, tools: string[] | null): void;
+  /** The role names, sorted. */
+  roles(): string[];
+  /** A role's whitelist; null: every tool. Throws "subagent_unknown_role". */
+  roleWhitelist(role: string): string[] | null;
+  /**
+   * Context compression; unset (the default) turns it off. Assigning stores a copy of
+   * the compressor's settings and reading gives a copy: to change a setting, assign again.
+   */
+  contextCompressor?: ContextCompressor;
   /**
    * Compresses with `compress` instead of the default compressor (contextCompressor is
    * then ignored); undefined removes it. `threshold` is the runtime's trigger: before a
@@ -1165,40 +1388,6 @@ export class AgentRuntimeConfig {
   maxParallelTools: number;
   /** Fixed session id; empty means generated. */
   sessionId: string;
-  /**
-   * Context compression; unset (the default) turns it off. Assigning stores a copy of
-   * the compressor's settings and reading gives a copy: to change a setting, assign again.
-   */
-  contextCompressor?: ContextCompressor;
-  /** Delegation budgets. Assigning stores a copy; reading gives a copy. */
-  subAgentPolicy: SubAgentPolicy;
-  /**
-   * Adds a worker; the model is offered `delegate_task` once a worker is registered or
-   * `allowClone` is set. Throws "subagent_name_duplicate".
-   */
-  registerSubAgent(definition: SubAgentDefinition): void;
-  /** The registered workers' names, in registration order. */
-  subAgentNames(): string[];
-  /** Whether the model may delegate to "clone", a copy of this runtime's settings (default false). */
-  allowClone: boolean;
-  /**
-   * Tokens one child may use before it is force-completed ("token-budget-exceeded"); unset:
-   * no cap. The budget covers the child's whole subtree: with maxDepth above 1 its own
-   * sub-agents' calls count against it too. Streamed deltas count as they arrive: the call
-   * in flight is cancelled mid-stream.
-   */
-  childTokenBudget?: number;
-  /**
-   * Adds or replaces a role's tool whitelist (ISO-2); null: every tool the parent may use
-   * (a role never widens the parent's tools). A child delegated with that role is
-   * neither shown nor allowed any other tool. Built in: "code-review",
-   * "code-generation", "data-analysis", "document", "testing", "general" (every tool).
-   */
-  setRoleWhitelist(role: string, tools: string[] | null): void;
-  /** The role names, sorted. */
-  roles(): string[];
-  /** A role's whitelist; null: every tool. Throws "subagent_unknown_role". */
-  roleWhitelist(role: string): string[] | null;
 }
 
 /**
@@ -1208,8 +1397,11 @@ export class AgentRuntimeConfig {
  * 4294967295 (parentContextMessageCount: safe integers) (else code "invalid_config"); maxConcurrentChildren 0 is refused when the runtime is created.
  */
 export class SubAgentPolicy {
-  constructor(maxDepth?: number, maxDelegationsPerRun?: number, maxConcurrentChildren?: number,
-    parentContextMessageCount?: number);
+  /**
+   * Omitted arguments keep the seed's defaults (1, 4, 2, 10). Throws `invalid_config`
+   * for a negative or fractional value.
+   */
+  constructor(maxDepth?: number, maxDelegationsPerRun?: number, maxConcurrentChildren?: number, parentContextMessageCount?: number);
   /**
    * Delegation depth (default 1: the runtime delegates, its workers never do). Above 1 a
    * child at depth d < maxDepth may delegate too, under the root's budgets: the per-run
@@ -1217,12 +1409,16 @@ export class SubAgentPolicy {
    * reach any maxDepth). A child at maxDepth never delegates.
    */
   maxDepth: number;
-  /** Delegations one run may start (default 4), children's included. An unknown
-   * assignee or a failing factory consumes none. */
+  /**
+   *  Delegations one run may start (default 4), children's included. An unknown
+   * assignee or a failing factory consumes none.
+   */
   maxDelegationsPerRun: number;
-  /** Children running at once at each depth of the delegation tree (default 2: the root's
+  /**
+   *  Children running at once at each depth of the delegation tree (default 2: the root's
    * children; their children together; …), so at most maxDepth × maxConcurrentChildren in
-   * all; more are refused, not queued. */
+   * all; more are refused, not queued.
+   */
   maxConcurrentChildren: number;
   /** Parent messages a child sees as context (default 10; a pairing-safe slice). */
   parentContextMessageCount: number;
@@ -1241,7 +1437,7 @@ export class SubAgentPolicy {
  */
 export class WorkerConfig {
   /** Instances are handed to a SubAgentFactory. */
-  private constructor();
+  constructor();
   /** The worker's name (the delegate_task assignee). */
   readonly name: string;
   systemPrompt: string;
@@ -1272,98 +1468,24 @@ export type SubAgentFactory = (worker: WorkerConfig) => void | Promise<void>;
 export class SubAgentDefinition {
   /** Instances come from `SubAgentDefinition.create()`. */
   private constructor();
-  /** The name is trimmed. Throws "subagent_name_empty", "subagent_name_reserved" ("clone" in any case). */
+  /**
+   * The name is trimmed. Throws "subagent_name_empty", "subagent_name_reserved" ("clone" in any case).
+   */
   static create(name: string, description: string, factory: SubAgentFactory): SubAgentDefinition;
   readonly name: string;
   /** What it is good at; shown to the model in the delegate_task description. */
   readonly description: string;
 }
 
-/** One sub-agent as the registry records it (ISO-1; read-only). */
-export class SubAgentContext {
-  /** Instances come from `AgentRuntime.subAgents()`. */
-  private constructor();
-  /**
-   * ISO-3, the seed's summarize(content): the three-level summary a parent receives of a
-   * child's answer (its `summary`) — `content` as it is when it has at most 500 characters
-   * (Unicode code points, never cut inside one); otherwise its "## Summary" section (or
-   * else its "## Result" section: the heading line up to the next "## " heading) when that
-   * has at most 1000; otherwise the first 500 characters followed by
-   * "[truncated, N chars]", N the full length.
-   */
-  static summarize(content: string): string;
-  /** The child's session id. */
-  readonly id: string;
-  /** The parent's session id. */
-  readonly parentId: string;
-  /** Role (tool whitelist); "general" when none was given. */
-  readonly role: string;
-  /** Worker name or "clone". */
-  readonly assignee: string;
-  readonly task: string;
-  /** "active" while it runs, then "completed" (a forced ending too; see forcedReason) or "failed". */
-  readonly status: SubAgentStatus;
-  /** The three-level summary the parent received (ISO-3); "" while active. */
-  readonly summary: string;
-  /** Tokens used (reported, else estimated) by it and its own sub-agents; 0 while active.
-   * However it ended — force-completed, its session closed, stale, its parent cancelled —
-   * what it spent up to its end (a call that failed without an answer used nothing). */
-  readonly tokenCount: number;
-  /** What its model calls used, its own sub-agents' included (COST-1, COST-2): tokens,
-   * cached and reasoning tokens, calls and costs at its own model's price; all zero while active. */
-  readonly usage: ChildUsageSummary;
-  /** Distinct tools it called, in first-use order (however it ended). */
-  readonly toolsUsed: string[];
-  /** Why it was force-completed: one of ChildEnding's forced values ("token-budget-exceeded",
-   * "max-iterations", "force-completed", "cancelled", "session-closed", "stale"), or the
-   * reason a host gave forceCompleteSubAgent. */
-  readonly forcedReason?: string;
-  /** The error code when it failed. */
-  readonly errorCode?: string;
-  /** Tools it may use; null: every tool. */
-  readonly allowedTools: string[] | null;
-  readonly maxIterations: number;
-  /** Start time, ms since the Unix epoch. */
-  readonly startedAtMs: number;
-  /** End time, ms since the Unix epoch. */
-  readonly endedAtMs?: number;
-  /** The whole record as JSON, the child's own messages included (its messages so far
-   * when it was force-completed). */
-  toJson(): string;
-}
-
-/** Registry totals (ISO-4; read-only). */
-export class SubAgentStats {
-  /** Instances come from `SubAgentRegistryView.stats`. */
-  private constructor();
-  /** Running now. */
-  readonly active: number;
-  /** Kept in the history (at most 100). */
-  readonly history: number;
-  /** Ended since the runtime was created. */
-  readonly completedCount: number;
-  /** Tokens used by every ended sub-agent, each call counted once (a nested child's calls
-   * are in its parent's tokenCount too, but not counted twice here), force-completed ones
-   * included. With reported usage it equals totalUsage().children.totalTokens once the
-   * runs that delegated them have settled. */
-  readonly totalTokens: number;
-  /** The reported usage of every ended sub-agent, each call counted once (COST-1, COST-2):
-   * cached and reasoning tokens and per-currency costs included; unlike totalTokens, no
-   * estimates. Once the runs that delegated them have settled it equals
-   * totalUsage().children, however each child ended. */
-  readonly usage: ChildUsageSummary;
-}
-
-/** A snapshot of a runtime's sub-agents (ISO-4; read-only). */
-export class SubAgentRegistryView {
-  /** Instances come from `AgentRuntime.subAgents()`. */
-  private constructor();
-  /** Running, oldest first. */
-  readonly active: SubAgentContext[];
-  /** The last (at most 100) ended, oldest first. */
-  readonly history: SubAgentContext[];
-  readonly stats: SubAgentStats;
-}
+/**
+ * ISO-3, the seed's `SubAgentContext.summarize(content)`: the three-level summary a parent
+ * receives of a child's answer (a SubAgentContext's `result.summary`) — `content` as it is
+ * when it has at most 500 characters (Unicode code points, never cut inside one);
+ * otherwise its "## Summary" section (or else its "## Result" section: the heading line up
+ * to the next "## " heading) when that has at most 1000; otherwise the first 500
+ * characters followed by "[truncated, N chars]", N the full length.
+ */
+export function summarizeResult(content: string): string;
 
 /** One task of a decomposed job (ISO-7). */
 export interface DecomposedTask {
@@ -1383,7 +1505,9 @@ export class DecomposedResult {
   /** The child's summarized answer, or the error as JSON text. */
   readonly content: string;
   readonly isError: boolean;
-  /** The code when it failed, e.g. "subagent_unknown_assignee", "llm_auth", "token-budget-exceeded". */
+  /**
+   * The code when it failed, e.g. "subagent_unknown_assignee", "llm_auth", "token-budget-exceeded".
+   */
   readonly errorCode?: string;
   /** "completed" | "forced" | "failed"; unset when it was refused before a child started. */
   readonly status?: ChildStatus;
@@ -1391,7 +1515,9 @@ export class DecomposedResult {
   readonly childSessionId?: string;
   /** The child's usage, when a child started. */
   readonly childUsage?: ChildUsageSummary;
-  /** The result metadata as JSON (service, assignee, role, child ids, status, reason, child_usage). */
+  /**
+   * The result metadata as JSON (service, assignee, role, child ids, status, reason, child_usage).
+   */
   readonly metadataJson?: string;
 }
 
@@ -1459,8 +1585,7 @@ export type NextId = () => string;
  * more times. `nextId` is called synchronously; when it throws or returns something else
  * than a string, this throws "invalid_argument" (the message carries what it threw).
  */
-export function allocateIsolatedSessionId(parentSessionId: string, requested: string, activeIds: string[],
-  nextId: NextId): string;
+export function allocateIsolatedSessionId(parentSessionId: string, requested: string, activeIds: string[], nextId: NextId): string;
 
 /** A custom compressor's `contextJson`, typed (seed 000 §2: CompressContext). */
 export class CompressContext {
@@ -1496,22 +1621,6 @@ export class CompressOutcome {
   readonly reason?: string;
   /** The JSON text a CustomCompressor resolves with. */
   toJson(): string;
-}
-
-/** One session of a SessionStore, as list() returns it. */
-export interface SessionSummary {
-  /** Session id (AgentRuntimeConfig.sessionId). */
-  id: string;
-  /** The first user text's first line, at most 80 characters; "" before the first run. */
-  title: string;
-  /** Time of the last commit, milliseconds since the Unix epoch. */
-  updatedMs: number;
-  /** Messages the session ever had: live plus archived by compressions. */
-  messageCount: number;
-  /** Total tokens: the session's own model calls plus its sub-agents'. */
-  totalTokens: number;
-  /** Sequence number of the last commit (1 for the first). */
-  commitSeq: number;
 }
 
 /**
@@ -1569,9 +1678,11 @@ export class ContentPart {
    * 'low' | 'high' | 'auto' (other formats ignore it).
    */
   static image(bytes: ArrayBuffer | Uint8Array, mimeType?: ImageMimeType, detail?: ImageDetail): ContentPart;
-  /** An image by URL: https: (fetched by the provider) or a data: URL (decoded and checked here). Throws "image_invalid". */
+  /**
+   * An image by URL: https: (fetched by the provider) or a data: URL (decoded and checked here). Throws "image_invalid".
+   */
   static imageUrl(url: string, detail?: ImageDetail): ContentPart;
-  readonly kind: 'text' | 'image';
+  readonly kind: 'image' | 'text';
   /** The text of a text part. */
   readonly textValue?: string;
   /** An image's type, pixel size (read from its header), byte length and id (SHA-256 hex). */
@@ -1593,20 +1704,6 @@ export interface ImageInfo {
   height: number;
   /** The file's bytes (a copy owned by JS). */
   bytes: Uint8Array;
-}
-
-/** The outcome of one run. status: "completed" | "cancelled" | "max_iterations". */
-export interface RunResult {
-  runId: string;
-  status: RunStatus;
-  finalText?: string;
-  iterations: number;
-  /**
-   * What the run used (COST-1, COST-2): its own model calls (compression included) and the
-   * children it delegated to — tokens, cached and reasoning tokens, calls and costs (empty
-   * without a price). The runs' usages add up to totalUsage().total.
-   */
-  usage: ChildUsageSummary;
 }
 
 /** One conversation with a model and tools. */
@@ -1704,9 +1801,23 @@ export class AgentRuntime {
   usages(): ModelUsage[];
   /** Returns a subscription id. */
   subscribe(listener: AgentEventListener): number;
-  /** false for an unknown id; "invalid_argument" for one that is not an integer in 0..4294967295. */
+  /**
+   * false for an unknown id; "invalid_argument" for one that is not an integer in 0..4294967295.
+   */
   unsubscribe(subscriptionId: number): boolean;
-  /** The one total of what this session cost (SUB-6): its own calls plus every delegated child's. */
+  /** This runtime's memory namespace (MEM-4): store, recall, forget, ids, stats. */
+  memory(): MemoryNamespace;
+  /**
+   * Stores an entry (JSON text) in this runtime's own memory namespace (MEM-4; a
+   * sub-agent's namespace is freed when it ends, and reads never create one); tier:
+   * "working" | "short_term". Throws "invalid_argument" for another tier, "invalid_json".
+   */
+  memoryStore(tier: string, id: string, entryJson: string): void;
+  /** The entry (JSON text) stored under `id` in this runtime's namespace, if any. */
+  memoryRecall(tier: string, id: string): string | undefined;
+  /**
+   * The one total of what this session cost (SUB-6): its own calls plus every delegated child's.
+   */
   totalUsage(): UsageTotals;
   /**
    * Session ids of this runtime's sub-agents running now — a view of the registry, so each
@@ -1742,8 +1853,6 @@ export class AgentRuntime {
    * forceCompleteSubAgent()); returns how many.
    */
   cleanupSubAgents(maxAgeMs: number): number;
-  /** This runtime's memory namespace (MEM-4): store, recall, forget, ids, stats. */
-  memory(): MemoryNamespace;
   /**
    * Runs the tasks through delegation in parallel batches of maxConcurrency (default 3,
    * capped by the policy's maxConcurrentChildren), one batch at a time (ISO-7); a failing
@@ -1757,12 +1866,4 @@ export class AgentRuntime {
    * runId.
    */
   runDecomposed(tasks: DecomposedTask[], maxConcurrency?: number): Promise<DecomposedResult[]>;
-  /**
-   * Stores an entry (JSON text) in this runtime's own memory namespace (MEM-4; a
-   * sub-agent's namespace is freed when it ends, and reads never create one); tier:
-   * "working" | "short_term". Throws "invalid_argument" for another tier, "invalid_json".
-   */
-  memoryStore(tier: string, id: string, entryJson: string): void;
-  /** The entry (JSON text) stored under `id` in this runtime's namespace, if any. */
-  memoryRecall(tier: string, id: string): string | undefined;
 }
