@@ -96,3 +96,29 @@ impl fmt::Debug for ExtraHeaders<'_> {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// BND-3: the credential headers are each registered protocol's own declaration (a
+    /// header secret to one protocol is secret in every config) and HTTP's; nothing else.
+    #[test]
+    fn bnd_3_llm_4_every_protocol_declares_its_secret_headers_and_all_of_them_are_redacted() {
+        for protocol in REGISTRY {
+            assert!(!protocol.secret_headers().is_empty(), "{} declares no credential header", protocol.name());
+            for h in protocol.secret_headers() {
+                assert_eq!(*h, h.to_ascii_lowercase(), "declared lowercase");
+                assert!(is_secret_header(h) && is_secret_header(&h.to_ascii_uppercase()));
+            }
+        }
+        assert!(is_secret_header("Proxy-Authorization"));
+        assert!(!is_secret_header("OpenAI-Organization") && !is_secret_header("anthropic-version"));
+        // An Anthropic credential header in an OpenAI config's extra headers is a secret too.
+        let mut c = ModelConfig::new("http://h/v1", "sk-key-1234", "m");
+        c.extra_headers = vec![("x-api-key".into(), "gateway-SECRET-5678".into()), ("OpenAI-Organization".into(), "org-1".into())];
+        assert_eq!(c.redact("a gateway-SECRET-5678 b org-1 sk-key-1234"), "a <redacted> b org-1 <redacted>");
+        let debug = format!("{c:?}");
+        assert!(!debug.contains("gateway-SECRET-5678") && debug.contains("org-1"), "{debug}");
+    }
+}
