@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arkagent::llm::openai::parse_response;
-use arkagent::llm::wire::{encode_body, encode_message};
+use arkagent::llm::openai::{encode_body, encode_message};
 use arkagent::llm::ReasoningReplay;
 use arkagent::{
     AgentRuntime, AgentRuntimeConfig, CancellationToken, ChatRequest, HttpRequest, HttpResponse, HttpTransport, Message, ModelConfig,

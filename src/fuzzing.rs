@@ -13,8 +13,8 @@ use async_trait::async_trait;
 
 use crate::history::{AgentState, HistoryInvariants, Message, ToolCall};
 use crate::llm::{
-    parse_stream, ChatResponse, HttpRequest, HttpResponse, HttpTransport, LlmError, SseDecoder, SseError, StreamDelta, StreamParser,
-    TransportError,
+    stream_parser, wire_format, wire_format_names, ChatResponse, HttpRequest, HttpResponse, HttpTransport, LlmError, ModelConfig,
+    SseDecoder, SseError, StreamDelta, TransportError,
 };
 use crate::compress::compute_safe_split_index;
 use crate::runtime::{AgentRuntime, AgentRuntimeConfig};
@@ -91,9 +91,27 @@ pub fn check_sse_chunking(data: &[u8]) {
     }
 }
 
-/// A stream parsed in `chunks`: the result and the deltas delivered.
+/// BND-3: the registered protocol fuzz input picks with its first byte (its index in the
+/// registry, modulo the number of protocols), and the rest of the input. Registering a
+/// protocol puts it under the wire targets (`stream_chunking`, `parse_response`) with no
+/// new target; the seeds of each protocol start with its index.
+pub fn pick_protocol(data: &[u8]) -> (ModelConfig, &[u8]) {
+    let names: Vec<&str> = wire_format_names().collect();
+    let (index, rest) = data.split_first().map_or((0, data), |(i, rest)| (usize::from(*i) % names.len(), rest));
+    let mut config = ModelConfig::new("http://127.0.0.1:9/v1", "k", "m");
+    config.wire_format = wire_format(names[index]).unwrap_or_default();
+    (config, rest)
+}
+
+/// A stream parsed in `chunks` by the OpenAI-compatible parser: the result and the deltas
+/// delivered.
 pub fn parse_stream_chunks(chunks: &[&[u8]]) -> (Result<ChatResponse, LlmError>, Vec<StreamDelta>) {
-    let mut parser = StreamParser::new();
+    parse_protocol_stream_chunks(&ModelConfig::new("http://127.0.0.1:9/v1", "k", "m"), chunks)
+}
+
+/// A stream parsed in `chunks` by `config`'s protocol: the result and the deltas delivered.
+pub fn parse_protocol_stream_chunks(config: &ModelConfig, chunks: &[&[u8]]) -> (Result<ChatResponse, LlmError>, Vec<StreamDelta>) {
+    let mut parser = stream_parser(config);
     let mut deltas = Vec::new();
     for chunk in chunks {
         if let Err(e) = parser.push(chunk, Some(&mut |d| deltas.push(d))) {
@@ -105,14 +123,16 @@ pub fn parse_stream_chunks(chunks: &[&[u8]]) -> (Result<ChatResponse, LlmError>,
     (parser.finish(Some(&mut |d| deltas.push(d))), deltas)
 }
 
-/// Stream parsing: any chunking gives the whole body's result (error results included)
-/// and the same deltas, and on success the deltas add up to the final message.
+/// Stream parsing, for every registered protocol (the first byte picks it,
+/// [`pick_protocol`]): any chunking gives the whole body's result (error results included)
+/// and the same deltas — the differential oracle, whole against chunked — and on success
+/// the deltas add up to the final message.
 pub fn check_stream_chunking(data: &[u8]) {
+    let (config, data) = pick_protocol(data);
     let (body, chunks) = split_input(data);
-    let whole = parse_stream(body);
-    let (cut, deltas) = parse_stream_chunks(&chunks);
+    let (whole, whole_deltas) = parse_protocol_stream_chunks(&config, &[body]);
+    let (cut, deltas) = parse_protocol_stream_chunks(&config, &chunks);
     assert_eq!(whole, cut, "stream result depends on chunking");
-    let (_, whole_deltas) = parse_stream_chunks(&[body]);
     assert_eq!(whole_deltas, deltas, "stream deltas depend on chunking");
     if let Ok(response) = &cut {
         check_deltas_add_up(response, &deltas);
@@ -163,15 +183,22 @@ pub fn check_deltas_add_up(response: &ChatResponse, deltas: &[StreamDelta]) {
     }
 }
 
-/// Non-streaming parse: never panics; a success is an assistant message whose tool calls
+/// A whole (non-streamed) answer parsed by `config`'s protocol.
+pub fn parse_protocol_response(config: &ModelConfig, body: &[u8]) -> Result<ChatResponse, LlmError> {
+    crate::llm::protocol_of(config).parse_response(body)
+}
+
+/// Non-streaming parse, for every registered protocol (the first byte picks it,
+/// [`pick_protocol`]): never panics; a success is an assistant message whose tool calls
 /// have names, and parsing the same body again gives the same result.
 pub fn check_parse_response(data: &[u8]) {
-    let first = crate::llm::openai::parse_response(data);
+    let (config, data) = pick_protocol(data);
+    let first = parse_protocol_response(&config, data);
     if let Ok(response) = &first {
         assert!(matches!(response.message, Message::Assistant { .. }));
         assert!(response.message.tool_calls().iter().all(|c| !c.name.is_empty()));
     }
-    assert_eq!(first, crate::llm::openai::parse_response(data));
+    assert_eq!(first, parse_protocol_response(&config, data));
 }
 
 /// A transport that is never called (the checks build runtimes but never run them).

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::classify::MAX_ERROR_BODY_BYTES;
+use super::common::MAX_ERROR_BODY_BYTES;
 use super::config::ModelConfig;
 use super::delta::StreamDelta;
 use super::format::{protocol, WireProtocol};
@@ -62,7 +62,7 @@ impl ChatClient {
     }
 
     /// The HTTP request carrying an already encoded `body` (the runtime assembles bodies
-    /// from cached encodings, [`BodyTemplate::assemble`](super::wire::BodyTemplate::assemble)).
+    /// from cached encodings, [`BodyTemplate::assemble`](super::openai::BodyTemplate::assemble)).
     pub fn http_request_with_body(&self, body: String) -> HttpRequest {
         self.http_request_with_shared_body(Arc::new(body))
     }

@@ -1,8 +1,6 @@
-use std::fmt;
-
 use serde::Deserialize;
 
-use super::format::WireFormat;
+use super::wire_format::WireFormat;
 use super::thinking::{Provider, ReasoningReplay, Thinking};
 use super::RetryPolicy;
 use crate::history::{ImageTokenRule, ModelPrice};
@@ -190,79 +188,5 @@ impl ModelConfig {
     /// The chat completions URL (`{base_url}/chat/completions`), whatever the wire format.
     pub fn chat_completions_url(&self) -> String {
         format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
-    }
-
-    /// Replaces every occurrence of the API key (and of credential values in
-    /// `extra_headers`, e.g. an `api-key` header) in `text` (LLM-4). Secrets shorter than
-    /// 4 characters are left alone: replacing them would mangle ordinary text.
-    pub fn redact(&self, text: &str) -> String {
-        self.redact_cow(text).into_owned()
-    }
-
-    /// [`redact`](Self::redact) without a copy when no secret is present.
-    pub fn redact_cow<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
-        let mut out = std::borrow::Cow::Borrowed(text);
-        for secret in self.secrets().filter(|s| s.len() >= 4) {
-            if out.contains(secret) {
-                out = std::borrow::Cow::Owned(out.replace(secret, "<redacted>"));
-            }
-        }
-        out
-    }
-
-    /// [`redact`](Self::redact) in place; allocates only when a secret is present (the
-    /// runtime runs this on every text that enters the state or an event).
-    pub fn redact_in_place(&self, text: &mut String) {
-        if let std::borrow::Cow::Owned(redacted) = self.redact_cow(text) {
-            *text = redacted;
-        }
-    }
-
-    /// The API key and the values of credential headers among `extra_headers`.
-    fn secrets(&self) -> impl Iterator<Item = &str> {
-        let extra = self.extra_headers.iter().filter(|(k, _)| super::transport::is_secret_header(k)).map(|(_, v)| {
-            let v = v.trim();
-            v.strip_prefix("Bearer ").unwrap_or(v)
-        });
-        std::iter::once(self.api_key.as_str()).chain(extra)
-    }
-}
-
-impl fmt::Debug for ModelConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ModelConfig")
-            .field("base_url", &self.base_url)
-            .field("api_key", &"<redacted>")
-            .field("model", &self.model)
-            .field("wire_format", &self.wire_format)
-            .field("temperature", &self.temperature)
-            .field("max_tokens", &self.max_tokens)
-            .field("stream", &self.stream)
-            .field("extra_headers", &ExtraHeaders(&self.extra_headers))
-            .field("retry", &self.retry)
-            .field("request_timeout_ms", &self.request_timeout_ms)
-            .field("idle_timeout_ms", &self.idle_timeout_ms)
-            .field("price", &self.price)
-            .field("image_tokens", &self.image_tokens)
-            .field("max_image_bytes", &self.max_image_bytes)
-            .field("max_images_per_request", &self.max_images_per_request)
-            .field("provider", &self.provider)
-            .field("thinking", &self.thinking)
-            .field("reasoning_replay", &self.reasoning_replay)
-            .field("extra_body", &self.extra_body.keys().collect::<Vec<_>>())
-            .finish()
-    }
-}
-
-/// Extra headers with credential values hidden (an `api-key` header is a secret too).
-struct ExtraHeaders<'a>(&'a [(String, String)]);
-
-impl fmt::Debug for ExtraHeaders<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list()
-            .entries(self.0.iter().map(|(k, v)| {
-                (k.as_str(), if super::transport::is_secret_header(k) { "<redacted>" } else { v.as_str() })
-            }))
-            .finish()
     }
 }

@@ -22,12 +22,13 @@ pub struct HttpRequest {
 }
 
 impl fmt::Debug for HttpRequest {
-    // Redacts secrets: Authorization and key-like headers never reach logs (LLM-4).
+    // LLM-4: header values never reach logs, whatever the protocol calls its credential
+    // headers, except those of the few headers every request carries that hold none.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let headers: Vec<(&str, &str)> = self
             .headers
             .iter()
-            .map(|(k, v)| if is_secret_header(k) { (k.as_str(), "<redacted>") } else { (k.as_str(), v.as_str()) })
+            .map(|(k, v)| if is_plain_header(k) { (k.as_str(), v.as_str()) } else { (k.as_str(), "<redacted>") })
             .collect();
         f.debug_struct("HttpRequest")
             .field("method", &self.method)
@@ -57,10 +58,10 @@ pub fn parse_host_headers(json: &str) -> Result<Vec<(String, String)>, crate::er
         .collect())
 }
 
-/// True for headers that carry credentials.
-pub(crate) fn is_secret_header(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    n == "authorization" || n == "proxy-authorization" || n == "api-key" || n == "x-api-key"
+/// Headers whose values a request's `Debug` shows: the content negotiation the client
+/// writes and a protocol's version header, none a credential.
+fn is_plain_header(name: &str) -> bool {
+    ["content-type", "accept", "anthropic-version", "user-agent"].iter().any(|h| name.eq_ignore_ascii_case(h))
 }
 
 /// The response the host received.

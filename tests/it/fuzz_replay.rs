@@ -143,3 +143,30 @@ fn img_5_the_image_header_reader_never_panics_on_any_bytes() {
     })
     .unwrap();
 }
+
+/// BND-3: the wire targets (`stream_chunking`, `parse_response`) cover every registered
+/// protocol — the first byte of an input picks it — and each protocol has seeds there
+/// that parse (so the fuzzer starts from its real answers, not from noise).
+#[test]
+fn bnd_3_every_registered_protocol_has_parsing_seeds_in_the_wire_fuzz_targets() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
+    let names: Vec<&str> = arkagent::llm::wire_format_names().collect();
+    for (index, name) in names.iter().enumerate() {
+        for target in ["stream_chunking", "parse_response"] {
+            let parsed = inputs(&root.join(target)).into_iter().filter(|f| {
+                let data = std::fs::read(f).unwrap();
+                if data.first().map(|b| usize::from(*b) % names.len()) != Some(index) {
+                    return false;
+                }
+                let (config, rest) = fuzzing::pick_protocol(&data);
+                assert_eq!(config.wire_format.as_str(), *name);
+                if target == "parse_response" {
+                    return fuzzing::parse_protocol_response(&config, rest).is_ok();
+                }
+                let (body, _) = fuzzing::split_input(rest);
+                fuzzing::parse_protocol_stream_chunks(&config, &[body]).0.is_ok()
+            });
+            assert!(parsed.count() > 0, "fuzz/corpus/{target} has no seed of {name} that parses (first byte {index})");
+        }
+    }
+}

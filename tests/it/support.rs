@@ -72,20 +72,9 @@ impl ScriptedModel {
     /// Checks one request the way a strict provider of its wire format would; returns
     /// the OpenAI-compatible view of its body.
     fn check(&self, request: &HttpRequest) -> Value {
-        if self.wire == Wire::Anthropic {
-            let body = anthropic_to_openai(&check_anthropic(request, API_KEY));
-            check_messages(&body);
-            return body;
-        }
-        assert_eq!(request.method, "POST");
-        assert!(request.url.ends_with("/chat/completions"), "url {}", request.url);
-        let auth = request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("authorization"));
-        assert_eq!(auth.map(|(_, v)| v.as_str()), Some(format!("Bearer {API_KEY}").as_str()));
-        assert!(!request.body.contains(API_KEY), "API key leaked into the request body");
-        let body: Value = serde_json::from_str(&request.body).expect("request body is JSON");
-        check_messages(&body);
-        body
+        check_request(self.wire, request)
     }
+
 
     /// A raw reply in the model's wire format (bodies that are neither JSON nor SSE, and
     /// error bodies that are not OpenAI-compatible, stay as they are).
@@ -101,12 +90,36 @@ impl ScriptedModel {
     /// A scripted completion in the model's wire format; SSE when the request asked
     /// for a stream.
     fn render_json(&self, v: &Value, stream: bool) -> HttpResponse {
-        match (self.wire, stream) {
-            (Wire::OpenAi, false) => HttpResponse::full(200, v.to_string()),
-            (Wire::OpenAi, true) => HttpResponse::full(200, completion_to_sse(v)),
-            (Wire::Anthropic, false) => HttpResponse::full(200, whole_to_anthropic(v).to_string()),
-            (Wire::Anthropic, true) => HttpResponse::full(200, SseToAnthropic::default().convert(completion_to_sse(v).as_bytes())),
-        }
+        HttpResponse::full(200, render_completion(self.wire, v, stream))
+    }
+}
+
+/// Checks one request the way a strict provider of `wire` would (method, URL, the key in
+/// its header and nowhere else, the protocol's own rules, every tool call answered once);
+/// returns the OpenAI-compatible view of its body.
+pub fn check_request(wire: Wire, request: &HttpRequest) -> Value {
+    if wire == Wire::Anthropic {
+        let body = anthropic_to_openai(&check_anthropic(request, API_KEY));
+        check_messages(&body);
+        return body;
+    }
+    assert_eq!(request.method, "POST");
+    assert!(request.url.ends_with("/chat/completions"), "url {}", request.url);
+    let auth = request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+    assert_eq!(auth.map(|(_, v)| v.as_str()), Some(format!("Bearer {API_KEY}").as_str()));
+    assert!(!request.body.contains(API_KEY), "API key leaked into the request body");
+    let body: Value = serde_json::from_str(&request.body).expect("request body is JSON");
+    check_messages(&body);
+    body
+}
+
+/// A scripted (OpenAI-shaped) completion as a server of `wire` sends it; SSE when `stream`.
+pub fn render_completion(wire: Wire, v: &Value, stream: bool) -> String {
+    match (wire, stream) {
+        (Wire::OpenAi, false) => v.to_string(),
+        (Wire::OpenAi, true) => completion_to_sse(v),
+        (Wire::Anthropic, false) => whole_to_anthropic(v).to_string(),
+        (Wire::Anthropic, true) => String::from_utf8(SseToAnthropic::default().convert(completion_to_sse(v).as_bytes())).unwrap(),
     }
 }
 

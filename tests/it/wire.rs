@@ -1,7 +1,8 @@
 //! WIRE-1 on the Rust and C surfaces: `wire_format` in the config JSON (default, known,
 //! unknown → `invalid_config`), Anthropic's overload answer retried after its
-//! `retry-after`, and the C program that runs a tool-call turn over Anthropic Messages
-//! (tests/c/wire_anthropic.c).
+//! `retry-after`, the C program that runs a tool-call turn over Anthropic Messages
+//! (tests/c/wire_anthropic.c), and BND-3's registry-driven C conformance turn
+//! (tests/c/wire_conformance.c, over every registered protocol).
 
 use std::time::{Duration, Instant};
 
@@ -70,4 +71,56 @@ async fn wire_1_anthropic_overloaded_529_waits_its_retry_after_then_succeeds() {
 fn wire_1_c_program_runs_a_tool_call_turn_over_anthropic_messages() {
     let stdout = crate::c_programs::compile_and_run("wire_anthropic");
     assert!(stdout.contains("wire_anthropic: "), "{stdout}");
+}
+
+/// BND-3: registering a protocol gives it the scripted-model tests on every surface. In
+/// Rust every `each_wire` test runs once per registered protocol (`Wire::registered`, a
+/// protocol without a fake fails them all); through the C ABI the protocol-blind program
+/// tests/c/wire_conformance.c runs a streamed tool-call turn over each registered name,
+/// with that protocol's answers, and every request it sent is checked the way a strict
+/// server of the protocol would (key placement, URL, its own rules, pairing).
+#[test]
+fn bnd_3_every_registered_protocol_runs_a_tool_call_turn_through_the_c_abi() {
+    use crate::support::{check_request, render_completion, text_reply, tool_calls_reply, Reply, API_KEY};
+    use crate::wire_fake::Wire;
+    let exe = crate::c_programs::compile("wire_conformance");
+    let json = |r: Reply| match r {
+        Reply::Json(v) => v,
+        _ => unreachable!(),
+    };
+    let wires = Wire::registered();
+    assert_eq!(wires.len(), wire_format_names().count());
+    for wire in wires {
+        let dir = crate::store::temp_dir(&format!("wire-{}", wire.name()));
+        let call = json(tool_calls_reply(&[("call_1", "get_weather", json!({"city": "Beijing"}))], 40));
+        let answer = json(text_reply("Beijing is sunny.", 60));
+        std::fs::write(dir.join("reply-1"), render_completion(wire, &call, false)).unwrap();
+        std::fs::write(dir.join("reply-2"), render_completion(wire, &answer, true)).unwrap();
+        std::fs::write(dir.join("final"), "Beijing is sunny.").unwrap();
+        std::fs::write(dir.join("key"), API_KEY).unwrap();
+        let out = crate::c_programs::run_program(&exe, &[wire.name(), dir.to_str().unwrap()]);
+        assert!(out.contains(&format!("wire_conformance {}: ", wire.name())), "{out}");
+        let mut views = Vec::new();
+        for n in 1..=2 {
+            let read = |suffix: &str| std::fs::read_to_string(dir.join(format!("request-{n}.{suffix}"))).unwrap();
+            let headers = read("headers")
+                .lines()
+                .filter_map(|l| l.split_once(": ").map(|(k, v)| (k.to_owned(), v.to_owned())))
+                .collect();
+            let request = arkagent::HttpRequest { method: "POST".into(), url: read("url"), headers, body: std::sync::Arc::new(read("body")), stream: true };
+            views.push(check_request(wire, &request));
+        }
+        let roles = |v: &serde_json::Value| v["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+        assert_eq!(roles(&views[0]), ["system", "user"], "{wire:?}");
+        assert_eq!(roles(&views[1]), ["system", "user", "assistant", "tool"], "{wire:?}");
+        assert_eq!(views[1]["messages"][3]["content"], "sunny, 21C", "{wire:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// BND-3: a registered name without a test fake fails loudly, naming what to add.
+#[test]
+#[should_panic(expected = "have no fake")]
+fn bnd_3_a_protocol_without_a_test_fake_fails_every_each_wire_test() {
+    crate::wire_fake::Wire::of("gemini");
 }

@@ -16,6 +16,35 @@ pub enum Wire {
     Anthropic,
 }
 
+impl Wire {
+    /// The fake of the protocol registered as `name` (BND-3: every registered protocol
+    /// gets every `each_wire` test; one without a fake here fails them all, loudly).
+    pub fn of(name: &str) -> Wire {
+        match name {
+            "openai" => Wire::OpenAi,
+            "anthropic" => Wire::Anthropic,
+            other => panic!(
+                "the protocol {other:?} is registered (llm::format::REGISTRY) but the test models have no fake for \
+                 it: add its variant to tests/it/wire_fake.rs (`Wire`, `Wire::of`, `speak`) with the translations \
+                 and the strict request check of a real server"
+            ),
+        }
+    }
+
+    /// One per registered protocol, in registry order.
+    pub fn registered() -> Vec<Wire> {
+        arkagent::llm::wire_format_names().map(Wire::of).collect()
+    }
+
+    /// The `wire_format` name it speaks.
+    pub fn name(self) -> &'static str {
+        match self {
+            Wire::OpenAi => "openai",
+            Wire::Anthropic => "anthropic",
+        }
+    }
+}
+
 tokio::task_local! {
     static WIRE: Wire;
 }
@@ -40,14 +69,15 @@ impl Drop for Speaking {
     }
 }
 
-/// Runs an async test body once per wire format: the scripted models, the fake
-/// providers and `model_config` built inside it speak that format.
+/// Runs an async test body once per registered wire format (BND-3: registering a protocol
+/// runs every such test over it): the scripted models, the fake providers and
+/// `model_config` built inside it speak that format.
 pub async fn each_wire<F, Fut>(body: F)
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    for w in [Wire::OpenAi, Wire::Anthropic] {
+    for w in Wire::registered() {
         let _speaking = Speaking(w);
         WIRE.scope(w, body()).await;
     }
@@ -60,7 +90,7 @@ pub async fn in_wire<T>(w: Wire, body: impl std::future::Future<Output = T>) -> 
 
 /// [`each_wire`] for a synchronous test body.
 pub fn each_wire_sync(body: impl Fn()) {
-    for w in [Wire::OpenAi, Wire::Anthropic] {
+    for w in Wire::registered() {
         let _speaking = Speaking(w);
         let before = SYNC_WIRE.with(|c| c.replace(Some(w)));
         body();
@@ -70,10 +100,7 @@ pub fn each_wire_sync(body: impl Fn()) {
 
 /// `config` speaking the running test's wire format.
 pub fn speak(mut config: arkagent::ModelConfig) -> arkagent::ModelConfig {
-    config.wire_format = match wire() {
-        Wire::OpenAi => arkagent::llm::WireFormat::OPENAI,
-        Wire::Anthropic => arkagent::llm::WireFormat::ANTHROPIC,
-    };
+    config.wire_format = arkagent::llm::wire_format(wire().name()).expect("a registered protocol");
     config
 }
 

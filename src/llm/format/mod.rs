@@ -5,14 +5,17 @@
 //! and nothing else does: the client, the session, compression, calibration, the store
 //! and sub-agents call the trait and never name a protocol.
 //!
-//! The implementations: `openai` (OpenAI-compatible Chat Completions, delegating to the
-//! codec in `llm::openai`, `llm::wire` and `llm::stream`) and `anthropic` (Anthropic
-//! Messages). A third protocol is a new module here and its one entry in [`REGISTRY`]
-//! (its name is the one its [`WireProtocol::name`] gives).
+//! The implementations, side by side, each in its own folder: `openai/` (OpenAI-compatible
+//! Chat Completions) and `anthropic/` (Anthropic Messages). What they share, named after
+//! neither, is `llm::common` (lenient JSON readers, the answer builder, error
+//! classification) and `llm::stream` (SSE framing and chunking). A third protocol is a new
+//! folder here and its one entry in [`REGISTRY`] (its name is the one its
+//! [`WireProtocol::name`] gives); `secrets` reads every registered protocol's credential
+//! headers.
 
 mod anthropic;
-mod name;
-mod openai;
+pub mod openai;
+mod secrets;
 
 use super::config::ModelConfig;
 use super::delta::StreamEvents;
@@ -25,7 +28,8 @@ use crate::history::{ImageTokenRule, Message};
 use crate::tools::ToolDefinition;
 
 pub use anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS;
-pub use name::WireFormat;
+pub use super::wire_format::WireFormat;
+pub use secrets::is_secret_header;
 
 /// Every protocol the library speaks, each named by its [`WireProtocol::name`] (the
 /// `wire_format` value that selects it). Registering a protocol is its one entry here.
@@ -123,6 +127,10 @@ pub trait WireProtocol: Send + Sync {
     /// Pushes the authentication and protocol headers; the client puts `Content-Type`
     /// before them and `Accept` and the config's extra headers after them.
     fn push_headers(&self, config: &ModelConfig, headers: &mut Vec<(String, String)>);
+    /// LLM-4: the lowercase names of the headers that carry this protocol's credentials
+    /// (the ones `push_headers` writes the key into, and any it accepts in `extra_headers`):
+    /// their values are redacted from every text, log and `Debug`, in every config.
+    fn secret_headers(&self) -> &'static [&'static str];
     /// The encoder of a session's requests: the fixed parts encoded once.
     fn request_encoder(&self, config: &ModelConfig, parts: RequestParts<'_>) -> Box<dyn RequestEncoder>;
     /// The body of one request, encoded from scratch (a summarizer call; the reference
@@ -149,7 +157,7 @@ pub trait WireProtocol: Send + Sync {
     fn replay(&self, config: &ModelConfig) -> ReasoningReplay;
     /// The server's requested wait, from the response headers.
     fn retry_after_ms(&self, response: &HttpResponse) -> Option<u64> {
-        super::classify::retry_after_ms(response)
+        super::common::retry_after_ms(response)
     }
 }
 

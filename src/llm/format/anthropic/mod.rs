@@ -39,6 +39,10 @@ impl WireProtocol for AnthropicMessages {
         headers.push(("anthropic-version".to_owned(), ANTHROPIC_VERSION.to_owned()));
     }
 
+    fn secret_headers(&self) -> &'static [&'static str] {
+        &["x-api-key"]
+    }
+
     fn request_encoder(&self, config: &ModelConfig, parts: RequestParts<'_>) -> Box<dyn RequestEncoder> {
         Box::new(encode::Encoder::new(config, parts))
     }

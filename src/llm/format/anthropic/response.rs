@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use crate::error::LlmError;
 use crate::history::{ModelUsage, ThinkingBlock, ToolCall};
-use crate::llm::classify::{classify_error_object, classify_status};
+use crate::llm::common::{classify_error_object, classify_status};
 use crate::llm::request::ChatResponse;
-use crate::llm::wire::{finish_message, json_error, Args, Count, Fields, List, Obj, Skip, Text};
+use crate::llm::common::{finish_message, json_error, Args, Count, Fields, List, Obj, Skip, Text};
 
 /// The `usage` object. `input_tokens` counts only the uncached part of the prompt.
 #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]

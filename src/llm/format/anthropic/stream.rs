@@ -17,7 +17,7 @@ use crate::history::{ThinkingBlock, ToolCall};
 use crate::llm::delta::{DeltaSink, StreamDelta, StreamEvents, StreamHalt};
 use crate::llm::request::ChatResponse;
 use crate::llm::sse::SseEvent;
-use crate::llm::wire::{finish_message, json_error, Obj, Text};
+use crate::llm::common::{finish_message, json_error, Args, Obj, Text};
 
 /// One event's data (the fields any event type uses).
 #[derive(Deserialize)]
@@ -205,7 +205,7 @@ impl Events {
         let position = u32::try_from(self.calls.len()).unwrap_or(u32::MAX);
         let id = wire.id.0.clone().map(Cow::into_owned).unwrap_or_default();
         let name = wire.name.0.clone().map(Cow::into_owned).unwrap_or_default();
-        let initial = wire.input.and_then(crate::llm::wire::Args::into_text).map_or_else(|| "{}".to_owned(), Cow::into_owned);
+        let initial = wire.input.and_then(Args::into_text).map_or_else(|| "{}".to_owned(), Cow::into_owned);
         if !name.is_empty() {
             emit(sink, || StreamDelta::ToolCallStarted { index: position, id: id.clone(), name: name.clone() });
         }

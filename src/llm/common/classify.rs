@@ -9,7 +9,7 @@
 
 use serde_json::{json, Value};
 
-use super::transport::HttpResponse;
+use crate::llm::transport::HttpResponse;
 use crate::error::LlmError;
 
 /// The largest error body inspected; the rest is not read.

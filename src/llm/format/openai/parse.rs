@@ -2,7 +2,7 @@
 //! DeepSeek, Qwen (DashScope compatible mode), Moonshot, Zhipu GLM and Ollama speak the
 //! same shape with small extensions handled here (`reasoning_content`, cache-hit fields).
 //!
-//! Responses are read into typed wire structs (`wire`) in one pass, borrowing every
+//! Responses are read into typed wire structs (`response`) in one pass, borrowing every
 //! string that has no escapes; no `serde_json::Value` tree is built for a completion.
 //! The structs are exactly as lenient as reading the fields out of a `Value` was: a field
 //! of an unexpected type reads as absent, a repeated key takes its last value, and every
@@ -16,18 +16,18 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 
-pub use super::classify::{classify_error_object, classify_http_error, classify_status, parse_retry_after, retry_after_ms};
-use super::config::ModelConfig;
-use super::request::{ChatRequest, ChatResponse};
-pub use super::stream::parse_stream;
-use super::wire::{finish_message, json_error, Args, CallWire, ChoiceWire, CompletionWire, First, List, Obj, UsageWire};
+use super::encode::encode_body;
+use super::response::{CallWire, ChoiceWire, CompletionWire, UsageWire};
 use crate::error::LlmError;
 use crate::history::{ModelUsage, ToolCall};
+use crate::llm::common::{classify_error_object, finish_message, json_error, Args, First, List, Obj};
+use crate::llm::config::ModelConfig;
+use crate::llm::request::{ChatRequest, ChatResponse};
 
 /// Builds the JSON body of a chat completions request from scratch (typed wire structs,
-/// [`wire::encode_body`](super::wire::encode_body)).
+/// [`encode_body`]).
 pub fn build_request_body(config: &ModelConfig, request: &ChatRequest<'_>) -> String {
-    super::wire::encode_body(config, request)
+    encode_body(config, request)
 }
 
 /// Parses a non-streaming response body.
@@ -110,6 +110,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::llm::common::classify_http_error;
     use crate::history::Message;
 
     #[test]

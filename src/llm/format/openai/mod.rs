@@ -1,23 +1,36 @@
-//! WIRE-1: OpenAI-compatible Chat Completions behind the seam (DeepSeek, Qwen, Moonshot,
-//! Zhipu GLM, Ollama, vLLM). Delegates to the codec as it was (`llm::wire` encoders,
-//! `llm::openai` parser, `llm::stream` accumulator, `llm::classify`), so its bytes and
-//! answers are unchanged: `POST {base_url}/chat/completions`, `Authorization: Bearer`.
+//! WIRE-1: OpenAI-compatible Chat Completions (`wire_format: "openai"`), spoken by
+//! DeepSeek, Qwen (DashScope compatible mode), Moonshot, Zhipu GLM, Ollama and vLLM:
+//! `POST {base_url}/chat/completions` with `Authorization: Bearer`. Typed request bodies
+//! in `encode` (their content parts and tool images in `parts`, each provider's thinking
+//! switch in `thinking`), whole answers in `parse` (over the shapes of `response`),
+//! streamed ones in `stream` (over the chunk shapes of `chunk`). Public as `llm::openai`:
+//! the encoders and parsers benchmarks and tools use directly.
+
+mod chunk;
+mod encode;
+mod parse;
+mod parts;
+mod response;
+mod stream;
+mod thinking;
 
 use std::sync::Arc;
 
+pub use encode::{append_message, encode_body, encode_message, encode_system, replay_of, BodyTemplate};
+pub use parse::{build_request_body, parse_response, parse_usage};
+pub use stream::parse_stream;
+
 use super::{BodyWriter, Reopen, RequestEncoder, RequestParts, WireProtocol};
-use crate::error::LlmError;
+use crate::error::{ErrorCode, LlmError};
 use crate::history::{ImageTokenRule, Message};
-use crate::llm::classify::classify_status;
+use crate::llm::common::classify_status;
 use crate::llm::config::ModelConfig;
 use crate::llm::delta::StreamEvents;
-use crate::llm::openai::parse_response;
-use crate::llm::request::{ChatRequest, ChatResponse};
-use crate::llm::stream::StreamParser;
-use crate::llm::request::ToolChoice;
+use crate::llm::request::{ChatRequest, ChatResponse, ToolChoice};
 use crate::llm::thinking::ReasoningReplay;
-use crate::llm::wire::{encode_body, encode_in_turn, encode_system, replay_of, thinking_conflict, thinking_fields, BodyTemplate, ToolImageCarrier, OWNED_FIELDS};
-use crate::error::ErrorCode;
+use encode::encode_in_turn;
+use parts::ToolImageCarrier;
+use thinking::{thinking_conflict, thinking_fields, OWNED_FIELDS};
 
 /// The OpenAI-compatible Chat Completions protocol (`wire_format: "openai"`).
 pub(super) struct OpenAiChat;
@@ -35,6 +48,11 @@ impl WireProtocol for OpenAiChat {
         headers.push(("Authorization".to_owned(), format!("Bearer {}", config.api_key)));
     }
 
+    fn secret_headers(&self) -> &'static [&'static str] {
+        // `api-key`: Azure OpenAI's key header, sent through `extra_headers`.
+        &["authorization", "api-key"]
+    }
+
     fn request_encoder(&self, config: &ModelConfig, parts: RequestParts<'_>) -> Box<dyn RequestEncoder> {
         let system = if parts.system_prompt.is_empty() { String::new() } else { encode_system(parts.system_prompt) };
         let template = BodyTemplate::new(config, parts.tools, parts.tool_choice);
@@ -50,7 +68,7 @@ impl WireProtocol for OpenAiChat {
     }
 
     fn stream_events(&self) -> Box<dyn StreamEvents> {
-        StreamParser::openai_events()
+        stream::events()
     }
 
     fn classify_error(&self, status: u16, body: &[u8], retry_after_ms: Option<u64>) -> LlmError {

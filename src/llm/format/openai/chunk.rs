@@ -10,8 +10,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::lenient::{Args, Obj, Text};
 use super::response::UsageWire;
+use crate::llm::common::{Args, Obj, Text};
 
 #[derive(Deserialize)]
 pub(crate) struct ChunkWire<'a> {
