@@ -167,6 +167,34 @@ typedef enum ArkAgentMemoryTier {
   ARK_AGENT_MEMORY_TIER_SHORT_TERM = 1,
 } ArkAgentMemoryTier;
 
+// TOOL-4: why a tool call's abort signal fired ([`arkagent_tool_abort_reason`],
+// [`ArkAgentToolAbortCallback`]).
+//
+// [`arkagent_tool_abort_reason`]: crate::arkagent_tool_abort_reason
+// [`ArkAgentToolAbortCallback`]: crate::ArkAgentToolAbortCallback
+enum ArkAgentToolAbort
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Not aborted: the library still waits for the result.
+  ARK_AGENT_TOOL_ABORT_NONE = 0,
+  // The call ran past its deadline; the model was answered `tool_timeout`.
+  ARK_AGENT_TOOL_ABORT_TOOL_TIMEOUT = 1,
+  // The run was cancelled (`arkagent_runtime_cancel`, or the runtime freed mid-run).
+  ARK_AGENT_TOOL_ABORT_CANCELLED = 2,
+  // The runtime stopped waiting otherwise, or the call is finished or unknown: nobody
+  // reads a result any more.
+  ARK_AGENT_TOOL_ABORT_CLOSED = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum ArkAgentToolAbort ArkAgentToolAbort;
+#else
+typedef int32_t ArkAgentToolAbort;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // Opaque: one compression attempt the host must finish with exactly one of
 // [`arkagent_compress_complete`] or [`arkagent_compress_fail`]; later calls give
 // `ARK_AGENT_RESULT_ALREADY_COMPLETED`. Finishing it after the run was cancelled or the
@@ -214,6 +242,12 @@ typedef struct ArkAgentWorkerBuilder ArkAgentWorkerBuilder;
 // Opaque: the named workers a runtime may delegate to. Owned by the caller; free with
 // [`arkagent_workers_free`] (a runtime keeps its own copy).
 typedef struct ArkAgentWorkers ArkAgentWorkers;
+
+// TOOL-4: told once, on a library thread, that a tool call's abort signal fired, with
+// the reason (an `ArkAgentToolAbort` value); registered with `arkagent_tool_on_abort`.
+// The completion stays valid to finish (the result is ignored). Never called after the
+// blocking call that started the tool call returned.
+typedef void (*ArkAgentToolAbortCallback)(void *userdata, int32_t reason);
 
 // A context compressor written in C (CMP-1), given to
 // `arkagent_runtime_new_with_compressor`. Called on the thread running
@@ -474,6 +508,27 @@ enum ArkAgentResult arkagent_tool_complete_parts(struct ArkAgentToolCompletion *
 // `code` a NUL-terminated string; `message` NULL or a NUL-terminated string.
 enum ArkAgentResult arkagent_tool_fail(struct ArkAgentToolCompletion *completion, const char *code, const char *message);
 
+// TOOL-4: why this tool call's abort signal fired, as an `ArkAgentToolAbort` value:
+// `ARK_AGENT_TOOL_ABORT_NONE` (0) while the library still waits for the result;
+// `_TOOL_TIMEOUT` past the call's deadline (the tool's `"timeout_ms"`, else the config's
+// `"tool_timeout_ms"`; the model was answered `tool_timeout`); `_CANCELLED` after
+// `arkagent_runtime_cancel` or `arkagent_runtime_free` mid-run; `_CLOSED` when the
+// runtime stopped waiting otherwise, and for a NULL, finished or unknown handle (stop in
+// every case). A tool that polls stops
+// when it is not 0; whatever it does, the run does not wait past the deadline. Never
+// blocks. Any thread.
+int32_t arkagent_tool_abort_reason(const struct ArkAgentToolCompletion *completion);
+
+// TOOL-4: calls `callback(userdata, reason)` once, on a library thread, when this tool
+// call's abort signal fires (`reason` as [`arkagent_tool_abort_reason`] gives it) — at
+// once if it already fired — unless the call is finished first. Never after the blocking
+// call that started the tool call returned (that call waits for it), so `userdata` must
+// stay valid until that call returns. The completion stays valid; finishing it afterwards is allowed and
+// ignored. At most one callback per call. Errors: `ARK_AGENT_RESULT_NULL_ARGUMENT`,
+// `_ALREADY_COMPLETED` (a second callback, or a completion already finished),
+// `_INVALID_HANDLE` (an unknown completion). Any thread.
+enum ArkAgentResult arkagent_tool_on_abort(struct ArkAgentToolCompletion *completion, ArkAgentToolAbortCallback callback, void *userdata);
+
 // The stable string code of a result, e.g. `"invalid_json"`. Static storage: never free
 // it. Unknown numbers give `"unknown"`.
 const char *arkagent_result_name(int32_t result);
@@ -697,8 +752,13 @@ enum ArkAgentResult arkagent_shutdown(void);
 enum ArkAgentResult arkagent_tools_new(struct ArkAgentTools **out);
 
 // Registers a host tool. `definition_json`: `{"name","description","parameters":{JSON
-// Schema object}}`. `callback` runs the tool (see [`ArkAgentToolCallback`]); `userdata`
-// must stay valid until every runtime created with these tools is freed.
+// Schema object},"timeout_ms"?}` — `"timeout_ms"` (TOOL-4): how long one call may run
+// before the model is answered `tool_timeout` and the call's abort signal fires
+// (`arkagent_tool_abort_reason`, `arkagent_tool_on_abort`); absent: the config's
+// `"tool_timeout_ms"`; 0: no deadline; not a whole number of ms (negative, fractional,
+// a string): `ARK_AGENT_RESULT_INVALID_JSON`. `callback` runs the tool (see
+// [`ArkAgentToolCallback`]); `userdata` must stay valid until every runtime created with
+// these tools is freed.
 //
 // # Safety
 // `definition_json` a NUL-terminated string.
@@ -709,7 +769,7 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 
 // Creates a runtime in `*out`. `config_json`: `{"model":{"base_url","api_key","model",
 // "wire_format"?,"temperature"?,"max_tokens"?,"stream"?},"system_prompt"?,"max_iterations"?,
-// "max_parallel_tools"?,"session_id"?,"compression"?:{"total_token_threshold"?,
+// "max_parallel_tools"?,"tool_timeout_ms"?,"session_id"?,"compression"?:{"total_token_threshold"?,
 // "keep_recent_message_count"?,"summary_prompt"?,"min_messages_to_summarize"?,
 // "summarizer_max_input_tokens"?,"summarizer_model"?:{…as "model"…}},"delegation"?:{"policy"?:{"max_depth"?,
 // "max_delegations_per_run"?,"max_concurrent_children"?,"parent_context_message_count"?},
@@ -717,6 +777,9 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 // `"summarizer_model"` (the seed's `modelConfig` of the compressor, the JS
 // `ContextCompressor.summarizerModel`) is the model the default compressor's summary
 // requests go to, through the same `http` client; absent, the runtime's `"model"`.
+// `"tool_timeout_ms"` (TOOL-4; default 0, no deadline: a tool may wait for a person) is a
+// tool call's deadline when its definition sets no `"timeout_ms"`; not a whole number of
+// ms: `ARK_AGENT_RESULT_INVALID_JSON`.
 // Inside `"model"`: `"retry"?:{"max_attempts"?,"initial_backoff_ms"?,"max_backoff_ms"?}`
 // (defaults 3 attempts in total, 500 ms, 8000 ms; exponential backoff with full jitter,
 // only rate-limit, 5xx, timeout and transport failures are retried) and
@@ -1110,7 +1173,7 @@ enum ArkAgentResult arkagent_workers_add(struct ArkAgentWorkers *workers, const 
 // Frees a worker set. NULL and already-freed handles are ignored.
 void arkagent_workers_free(struct ArkAgentWorkers *workers);
 
-// Applies `{"system_prompt"?,"max_iterations"?,"max_parallel_tools"?,"model"?,
+// Applies `{"system_prompt"?,"max_iterations"?,"max_parallel_tools"?,"tool_timeout_ms"?,"model"?,
 // "temperature"?,"max_tokens"?,"price"?:{…}|null,"thinking"?:"off"|"on"|{…}|null}` to the
 // worker; on error the worker is unchanged. `"thinking"` (THINK-4, as in
 // `arkagent_runtime_new`) replaces the inherited setting, `null` leaves the provider's

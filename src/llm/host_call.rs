@@ -225,6 +225,43 @@ impl<V: Send + 'static> HostCall<V> {
     }
 }
 
+/// Where a watcher started later, from any thread, runs and who waits for it: the Tokio
+/// runtime and the [`CancelScope`] of the blocking call being polled now (TOOL-4: taken
+/// when a tool call starts, used when the host asks to hear of its abort).
+#[derive(Clone)]
+pub struct WatchSite {
+    executor: tokio::runtime::Handle,
+    scope: Arc<CancelScope>,
+}
+
+impl WatchSite {
+    /// The current runtime and scope; `None` outside a Tokio runtime.
+    pub fn current() -> Option<Self> {
+        let executor = tokio::runtime::Handle::try_current().ok()?;
+        Some(Self { executor, scope: SCOPE.try_with(Arc::clone).unwrap_or_default() })
+    }
+}
+
+/// TOOL-4: runs `on_fire` on `site`'s runtime when `token` fires before `done` does — a
+/// tool call's abort signal reaching a host callback — under the rule of
+/// [`HostCall::watch`]: `site`'s [`CancelScope`] waits for it when the token fired, so the
+/// host is never called after the blocking call that made the call returned.
+pub fn watch_token<F: FnOnce() + Send + 'static>(site: &WatchSite, token: CancellationToken, done: CancellationToken, on_fire: F) {
+    let executor = site.executor.clone();
+    let scope = Arc::clone(&site.scope);
+    let id = NEXT_WATCHER.fetch_add(1, Ordering::Relaxed);
+    scope.live.lock().unwrap_or_else(PoisonError::into_inner).insert(id, token.clone());
+    executor.spawn(async move {
+        tokio::select! {
+            biased;
+            () = done.cancelled() => {}
+            () = token.cancelled() => on_fire(),
+        }
+        scope.live.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+        scope.exited.notify_waiters();
+    });
+}
+
 /// The cancel watchers one blocking call started, by id, with their request's token: the
 /// call waits before it returns until none whose token fired is still running, and never
 /// for another call's (OHOS-7).

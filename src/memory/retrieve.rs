@@ -30,6 +30,7 @@ pub fn retrieve_memory_definition() -> ToolDefinition {
             }
         }),
     )
+    .with_timeout_ms(0) // TOOL-4: in-process reads, no deadline
 }
 
 /// Executes `retrieve_memory` against a [`MemoryService`].

@@ -52,6 +52,12 @@ pub struct AgentRuntimeConfig {
     pub max_iterations: u32,
     /// Tool calls of one turn running at once at most (≥ 1).
     pub max_parallel_tools: usize,
+    /// TOOL-4: how long a tool call may run, in ms, when its definition sets no
+    /// [`timeout_ms`](crate::tools::ToolDefinition::timeout_ms); 0 (the default): no
+    /// deadline — a tool that waits for a person (a dialog) must not be cut off. Past the
+    /// deadline the model gets a `tool_timeout` error result, the call's abort signal
+    /// fires and the run goes on. `delegate_task` and `retrieve_memory` have none.
+    pub tool_timeout_ms: u64,
     /// Host tools.
     pub tools: ToolRegistry,
     /// Tool choice sent with requests that offer tools.
@@ -87,6 +93,7 @@ impl std::fmt::Debug for AgentRuntimeConfig {
             .field("model", &self.model)
             .field("max_iterations", &self.max_iterations)
             .field("max_parallel_tools", &self.max_parallel_tools)
+            .field("tool_timeout_ms", &self.tool_timeout_ms)
             .field("tools", &self.tools)
             .field("session_id", &self.session_id)
             .finish_non_exhaustive()
@@ -101,6 +108,7 @@ impl AgentRuntimeConfig {
             system_prompt: String::new(),
             max_iterations: DEFAULT_MAX_ITERATIONS,
             max_parallel_tools: DEFAULT_MAX_PARALLEL_TOOLS,
+            tool_timeout_ms: 0,
             tools: ToolRegistry::new(),
             tool_choice: None,
             session_id: None,
@@ -275,6 +283,7 @@ struct ConfigJson {
     system_prompt: String,
     max_iterations: Option<u32>,
     max_parallel_tools: Option<usize>,
+    tool_timeout_ms: Option<u64>,
     session_id: Option<String>,
     compression: Option<CompressionJson>,
     delegation: Option<DelegationJson>,
@@ -302,6 +311,7 @@ struct OverridesJson {
     system_prompt: Option<String>,
     max_iterations: Option<u32>,
     max_parallel_tools: Option<usize>,
+    tool_timeout_ms: Option<u64>,
     model: Option<String>,
     temperature: Option<f32>,
     max_tokens: Option<u32>,
@@ -336,7 +346,7 @@ struct CompressionJson {
 
 impl AgentRuntimeConfig {
     /// Parses `{"model": {…ModelConfig…}, "system_prompt"?, "max_iterations"?,
-    /// "max_parallel_tools"?, "session_id"?, "compression"?: {"total_token_threshold"?,
+    /// "max_parallel_tools"?, "tool_timeout_ms"?, "session_id"?, "compression"?: {"total_token_threshold"?,
     /// "keep_recent_message_count"?, "summary_prompt"?, "min_messages_to_summarize"?,
     /// "summarizer_max_input_tokens"?, "summarizer_model"?: {…ModelConfig…}},
     /// "delegation"?: {"policy"?: {"max_depth"?,
@@ -358,6 +368,7 @@ impl AgentRuntimeConfig {
         config.system_prompt = parsed.system_prompt;
         config.max_iterations = parsed.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
         config.max_parallel_tools = parsed.max_parallel_tools.unwrap_or(DEFAULT_MAX_PARALLEL_TOOLS);
+        config.tool_timeout_ms = parsed.tool_timeout_ms.unwrap_or(0);
         config.session_id = parsed.session_id;
         config.tools = tools;
         if let Some(d) = parsed.delegation {
@@ -386,7 +397,7 @@ impl AgentRuntimeConfig {
 }
 
 impl AgentRuntimeConfig {
-    /// Applies `{"system_prompt"?, "max_iterations"?, "max_parallel_tools"?, "model"?,
+    /// Applies `{"system_prompt"?, "max_iterations"?, "max_parallel_tools"?, "tool_timeout_ms"?, "model"?,
     /// "temperature"?, "max_tokens"?, "price"?: {…ModelPrice…} | null, "thinking"?: "off" |
     /// "on" | {"effort"} | {"budget_tokens"} | null}` (e.g. a worker's
     /// differences from its parent), then validates. A `"model"` naming another model
@@ -403,6 +414,9 @@ impl AgentRuntimeConfig {
         }
         if let Some(v) = o.max_parallel_tools {
             self.max_parallel_tools = v;
+        }
+        if let Some(v) = o.tool_timeout_ms {
+            self.tool_timeout_ms = v;
         }
         if let Some(v) = o.model {
             // COST-2: a price is never carried over to another model.

@@ -83,6 +83,7 @@ impl Inner {
             session_id: view.session_id(),
             run_id: run_id.to_owned(),
             cancel: cancel.clone(),
+            abort: Default::default(),
             memory: self.memory.clone(),
             episodes: Some(view.memory_service()),
         };

@@ -191,6 +191,7 @@ impl AgentRuntime {
             session_id: self.session_id(),
             run_id: self.inner.config.id_generator.next_id(),
             cancel: active.cancel.clone(),
+            abort: Default::default(),
             memory: self.inner.memory.clone(),
             episodes: Some(self.memory()),
         };

@@ -1,5 +1,9 @@
 //! Running one turn's tool calls: bounded concurrency, results in call order, every call
-//! answered (cancelled, unknown, invalid or panicking calls become tool errors).
+//! answered (cancelled, timed-out, unknown, invalid or panicking calls become tool errors).
+//! TOOL-4: each call runs with its own abort signal, which fires when the run is cancelled,
+//! at the call's deadline and when the run stops waiting for it (its reason recorded
+//! first), and the run never waits for a call past its deadline, whether or not the tool
+//! heeds the signal.
 
 use std::panic::AssertUnwindSafe;
 
@@ -9,7 +13,8 @@ use serde_json::Value;
 
 use crate::history::ToolCall;
 use crate::subagent::DELEGATE_TASK_TOOL_NAME;
-use crate::tools::{ToolContext, ToolInvocation, ToolRegistry, ToolResult};
+use crate::tools::{AbortReason, ToolAbort, ToolContext, ToolInvocation, ToolRegistry, ToolResult};
+use crate::CancellationToken;
 
 /// Runs `calls` with at most `max_parallel` at once; `on_start`/`on_finish` see each call.
 /// The output has one result per call, in the calls' order.
@@ -47,7 +52,7 @@ async fn run_call(
             // ISO-2 at execution: the model called a tool its role does not have.
             ToolResult::error("tool_not_allowed", &format!("tool {:?} is not allowed for this agent", call.name))
         } else {
-            run_one(tools, call, ctx).instrument(tracing::debug_span!("arkagent.tool", name = %call.name, call_id = %call.id)).await
+            run_one(tools, call, policy, ctx).instrument(tracing::debug_span!("arkagent.tool", name = %call.name, call_id = %call.id)).await
         }
     };
     on_finish(call, &result);
@@ -60,6 +65,8 @@ pub(crate) struct ExecPolicy {
     pub is_sub_agent: bool,
     /// Whitelisted tool names; `None` = all.
     pub allowed: Option<std::collections::HashSet<String>>,
+    /// TOOL-4: the deadline of a call whose tool sets none, in ms (0: none).
+    pub default_timeout_ms: u64,
 }
 
 impl ExecPolicy {
@@ -72,7 +79,30 @@ fn cancelled() -> ToolResult {
     ToolResult::error("cancelled", "the run was cancelled before this tool call finished")
 }
 
-async fn run_one(tools: &ToolRegistry, call: &ToolCall, ctx: &ToolContext) -> ToolResult {
+/// The call's abort signal while the run waits for it: fires with [`AbortReason::Closed`]
+/// when the wait is dropped (the runtime stopped waiting), unless disarmed first.
+struct CallAbort {
+    token: CancellationToken,
+    abort: ToolAbort,
+    armed: bool,
+}
+
+impl CallAbort {
+    fn fire(&self, reason: AbortReason) {
+        self.abort.set(reason);
+        self.token.cancel();
+    }
+}
+
+impl Drop for CallAbort {
+    fn drop(&mut self) {
+        if self.armed {
+            self.fire(AbortReason::Closed);
+        }
+    }
+}
+
+async fn run_one(tools: &ToolRegistry, call: &ToolCall, policy: &ExecPolicy, ctx: &ToolContext) -> ToolResult {
     let Some(tool) = tools.get(&call.name) else {
         return ToolResult::error("unknown_tool", &format!("no tool named {:?} is available", call.name));
     };
@@ -81,15 +111,36 @@ async fn run_one(tools: &ToolRegistry, call: &ToolCall, ctx: &ToolContext) -> To
         Err(message) => return ToolResult::error("invalid_tool_arguments", &message),
     };
     let invocation = ToolInvocation { call_id: call.id.clone(), name: call.name.clone(), arguments };
-    let execution = AssertUnwindSafe(tool.executor.execute(invocation, ctx.clone())).catch_unwind();
-    tokio::select! {
+    // Its own token (not a child of the run's), so that the reason is recorded before it
+    // fires, whichever way it fires.
+    let mut signal = CallAbort { token: CancellationToken::new(), abort: ToolAbort::default(), armed: true };
+    let call_ctx = ToolContext { cancel: signal.token.clone(), abort: signal.abort.clone(), ..ctx.clone() };
+    let execution = AssertUnwindSafe(tool.executor.execute(invocation, call_ctx)).catch_unwind();
+    let deadline_ms = tool.definition.timeout_ms.unwrap_or(policy.default_timeout_ms);
+    let deadline = async {
+        match deadline_ms {
+            0 => std::future::pending().await,
+            ms => tokio::time::sleep(std::time::Duration::from_millis(ms)).await,
+        }
+    };
+    let result = tokio::select! {
         biased;
-        _ = ctx.cancel.cancelled() => cancelled(),
+        _ = ctx.cancel.cancelled() => {
+            signal.fire(AbortReason::Cancelled);
+            cancelled()
+        }
         outcome = execution => outcome.unwrap_or_else(|_| {
             tracing::warn!(tool = %call.name, "tool executor panicked");
             ToolResult::error("tool_panicked", "the tool failed unexpectedly")
         }),
-    }
+        () = deadline => {
+            tracing::warn!(tool = %call.name, deadline_ms, "tool call timed out");
+            signal.fire(AbortReason::ToolTimeout);
+            ToolResult::error("tool_timeout", &format!("the tool did not finish within {deadline_ms} ms"))
+        }
+    };
+    signal.armed = false;
+    result
 }
 
 /// Tool arguments must be a JSON object; an empty text means no arguments.

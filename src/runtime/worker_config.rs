@@ -28,6 +28,9 @@ pub fn delegate_task_definition(config: &DelegationConfig) -> ToolDefinition {
             "required": ["assignee", "task_description"]
         }),
     )
+    // TOOL-4: no deadline — a child is bounded by its own budgets (SUB-3, ISO-5), not by
+    // the runtime's tool timeout.
+    .with_timeout_ms(0)
 }
 
 /// SUB-1, CMP-1: what a named worker's factory starts from — a copy of the parent's config

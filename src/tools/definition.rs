@@ -18,12 +18,24 @@ pub struct ToolDefinition {
     pub description: String,
     /// JSON Schema of the arguments object.
     pub parameters: Value,
+    /// TOOL-4: how long one call may run, in ms, before it is answered with a
+    /// `tool_timeout` error result and its abort signal fires; `None`: the runtime's
+    /// [`tool_timeout_ms`](crate::AgentRuntimeConfig::tool_timeout_ms); `Some(0)`: no
+    /// deadline. Never sent to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
 impl ToolDefinition {
-    /// A definition.
+    /// A definition with the runtime's deadline.
     pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
-        Self { name: name.into(), description: description.into(), parameters }
+        Self { name: name.into(), description: description.into(), parameters, timeout_ms: None }
+    }
+
+    /// This definition with its own deadline in ms (0: none), TOOL-4.
+    pub fn with_timeout_ms(mut self, timeout_ms: u64) -> Self {
+        self.timeout_ms = Some(timeout_ms);
+        self
     }
 }
 
@@ -46,8 +58,13 @@ pub struct ToolContext {
     pub session_id: String,
     /// Id of the current run.
     pub run_id: String,
-    /// Fires when the run is cancelled; long tools should stop early.
+    /// The call's abort signal (TOOL-4): fires on the call's deadline, when the run is
+    /// cancelled and when the runtime stops waiting for the call (dropped mid-run); `abort`
+    /// says which. A tool should stop when it fires: nobody reads its result any more. (For
+    /// the context a run hands out before its calls, the run's own token.)
     pub cancel: CancellationToken,
+    /// Why [`cancel`](Self::cancel) fired (TOOL-4); `None` while it has not.
+    pub abort: super::abort::ToolAbort,
     /// Working and short-term memory of the calling runtime's namespace (MEM-4).
     pub memory: ScopedMemory,
     /// Read-only episodic memory of the calling runtime over its live state (MEM-1, seed
@@ -61,6 +78,7 @@ impl std::fmt::Debug for ToolContext {
             .field("session_id", &self.session_id)
             .field("run_id", &self.run_id)
             .field("cancel", &self.cancel)
+            .field("abort", &self.abort.reason())
             .field("memory", &self.memory)
             .field("episodes", &self.episodes.as_ref().map(|_| "MemoryService"))
             .finish()

@@ -62,3 +62,13 @@ test('napi_3_har_readme_arkts_snippet_type_checks_against_the_har', () => {
   const ok = check(source);
   assert.equal(ok.status, 0, `ohos/arkagent/README.md's snippet has ArkTS errors:\n${ok.stdout}${ok.stderr}\n${source}`);
 });
+
+test('tool_4_readme_arkts_tool_abort_snippet_type_checks_against_the_har', () => {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const source = quickstartEts(readme, /## Tool deadlines and abort[\s\S]*?```typescript\n([\s\S]*?)```/);
+  assert.match(source, /context\.signal\.onAbort\(/);
+  const ok = check(source);
+  assert.equal(ok.status, 0, `the README's tool-abort snippet has ArkTS errors:\n${ok.stdout}${ok.stderr}\n${source}`);
+  const bad = check(source.replace('context.signal.onAbort(', 'context.signal.addEventListener('));
+  assert.equal(bad.status, 1, `${bad.stdout}${bad.stderr}`);
+});

@@ -264,6 +264,12 @@ typedef struct {
   int race;
 } Probe;
 
+static void probe_abort(void *userdata, int32_t reason) {
+  (void)userdata;
+  (void)reason;
+  CHECK(0, "an abort callback that was refused ran");
+}
+
 static void probe_cb(void *userdata, const char *call_json, ArkAgentToolCompletion *completion) {
   Probe *p = userdata;
   p->calls++;
@@ -290,6 +296,14 @@ static void probe_cb(void *userdata, const char *call_json, ArkAgentToolCompleti
   EXPECT(arkagent_tool_fail(FORGED(ArkAgentToolCompletion), "code", "m"), BAD_HANDLE);
   EXPECT(arkagent_tool_fail(FORGED2(ArkAgentToolCompletion), "code", "m"), BAD_HANDLE);
   EXPECT(arkagent_compress_complete((ArkAgentCompressCompletion *)completion, "{}"), BAD_HANDLE);
+  /* TOOL-4: the abort signal of an open call, and of NULL and forged handles. */
+  CHECK(arkagent_tool_abort_reason(completion) == ARK_AGENT_TOOL_ABORT_NONE, "open call not aborted");
+  CHECK(arkagent_tool_abort_reason(NULL) == ARK_AGENT_TOOL_ABORT_CLOSED, "NULL call polls CLOSED");
+  CHECK(arkagent_tool_abort_reason(FORGED(ArkAgentToolCompletion)) == ARK_AGENT_TOOL_ABORT_CLOSED, "forged call polls CLOSED");
+  EXPECT(arkagent_tool_on_abort(completion, NULL, NULL), NULL_ARG);
+  EXPECT(arkagent_tool_on_abort(NULL, probe_abort, NULL), NULL_ARG);
+  EXPECT(arkagent_tool_on_abort(FORGED(ArkAgentToolCompletion), probe_abort, NULL), BAD_HANDLE);
+  EXPECT(arkagent_tool_on_abort((ArkAgentToolCompletion *)(void *)p, probe_abort, NULL), BAD_HANDLE);
   /* PAR-1: the tool's MemoryService and namespace, through its own open completion. */
   char *mem = NULL;
   EXPECT(arkagent_tool_episodes(NULL, &mem), NULL_ARG);

@@ -647,7 +647,7 @@ async fn cmp_11_context_overflow_forces_one_compression_then_retries() {
 async fn retrieve(rt: &AgentRuntime, args: Value) -> (bool, Value) {
     let tool = arkagent::memory::RetrieveMemoryTool::new(rt.memory());
     let call = arkagent::ToolInvocation { call_id: "r".into(), name: "retrieve_memory".into(), arguments: args };
-    let ctx = arkagent::ToolContext { session_id: "s".into(), run_id: "r".into(), cancel: Default::default(), memory: rt.working_memory(), episodes: Some(rt.memory()) };
+    let ctx = arkagent::ToolContext { session_id: "s".into(), run_id: "r".into(), cancel: Default::default(), abort: Default::default(), memory: rt.working_memory(), episodes: Some(rt.memory()) };
     let result = arkagent::ToolExecutor::execute(&tool, call, ctx).await;
     (result.is_error, serde_json::from_str(&result.content).unwrap())
 }

@@ -151,6 +151,7 @@ const SETTERS = {
       subAgentPolicy: instanceKind('SubAgentPolicy', policy), allowClone: KINDS.bool,
       childTokenBudget: KINDS['int?'], contextCompressor: instanceKind('ContextCompressor', compressor, true),
       systemPrompt: KINDS.string, maxIterations: KINDS.u32, maxParallelTools: KINDS.u32, sessionId: KINDS.string,
+      toolTimeoutMs: KINDS.u32,
     },
   },
   ContextCompressor: {
@@ -173,7 +174,7 @@ const SETTERS = {
     make: null,
     props: {
       systemPrompt: KINDS.string, maxIterations: KINDS.u32, maxParallelTools: KINDS.u32,
-      model: instanceKind('ModelConfig', modelConfig),
+      toolTimeoutMs: KINDS.u32, model: instanceKind('ModelConfig', modelConfig),
     },
   },
 };
@@ -184,7 +185,7 @@ const CONSTRUCTORS = {
   AgentRuntimeConfig: { code: SETTING, args: [instanceKind('ModelConfig', modelConfig)] },
   ContextCompressor: { code: SETTING, args: [KINDS['int?'], KINDS['int?'], KINDS['string?'], KINDS['int?']] },
   SubAgentPolicy: { code: SETTING, args: [KINDS['u32?'], KINDS['u32?'], KINDS['u32?'], KINDS['int?']] },
-  ToolDefinition: { code: ARGUMENT, args: [KINDS.string, KINDS.string, KINDS.string] },
+  ToolDefinition: { code: ARGUMENT, args: [KINDS.string, KINDS.string, KINDS.string, KINDS['u32?']] },
   ToolRegistry: { code: ARGUMENT, args: [] },
   AgentRuntime: {
     code: ARGUMENT,
@@ -200,7 +201,7 @@ const CONSTRUCTORS = {
 const PRIVATE = [
   'HttpBodySink', 'WorkerConfig', 'SubAgentDefinition', 'DecomposedResult', 'EpisodicMemory',
   'SessionStore', 'EpisodeIdValidation', 'CompressContext', 'CompressOutcome', 'NamespaceStats', 'MemoryNamespace',
-  'ToolContext', 'SubAgentChildEvent', 'ContentPart',
+  'ToolContext', 'SubAgentChildEvent', 'ContentPart', 'ToolAbortSignal',
 ];
 
 /** Module functions (PAR-1): argument kinds (refusals throw invalid_argument). */
@@ -238,6 +239,7 @@ const METHODS = {
     forget: [KINDS.string, KINDS.string], ids: [KINDS.string], stats: [],
   },
   ToolContext: { listEpisodes: [], findEpisode: [KINDS.string] },
+  ToolAbortSignal: { onAbort: [KINDS.function] },
   CompressOutcome: { toJson: [] },
   SessionStore: { list: [], delete: [KINDS.string] },
   HttpBodySink: {
@@ -431,6 +433,23 @@ test('napi_2_errors_module_created_instances_refuse_bad_arguments_too', async ()
   assert.ok(worker instanceof native.WorkerConfig);
   walkSetters('WorkerConfig', worker);
   walkMethods('WorkerConfig', worker);
+  // ToolContext and its ToolAbortSignal, from a real tool call.
+  const tools = new native.ToolRegistry();
+  let walked = false;
+  tools.register(new native.ToolDefinition('probe', 'd', '{"type":"object"}'), async (call, context) => {
+    walkMethods('ToolContext', context);
+    walkMethods('ToolAbortSignal', context.signal);
+    walked = true;
+    return { content: 'ok' };
+  });
+  const toolModel = new ScriptedModel([
+    () => completion({ toolCalls: [{ id: 'c1', name: 'probe', arguments: {} }] }),
+    () => completion({ content: 'done' }),
+  ]);
+  const toolRun = await new native.AgentRuntime(runtimeConfig(), toolModel.transport, tools).run('go');
+  assert.deepEqual(toolModel.problems, []);
+  assert.equal(toolRun.finalText, 'done');
+  assert.ok(walked, 'the tool ran');
   // Records (SubAgentContext and the like) are plain objects: no methods to refuse.
   const [context] = runtime.subAgents().history;
   assert.equal(Object.getPrototypeOf(context), Object.prototype);

@@ -148,6 +148,35 @@ pub enum ArkAgentTransportError {
     Timeout = 1,
 }
 
+/// TOOL-4: why a tool call's abort signal fired ([`arkagent_tool_abort_reason`],
+/// [`ArkAgentToolAbortCallback`]).
+///
+/// [`arkagent_tool_abort_reason`]: crate::arkagent_tool_abort_reason
+/// [`ArkAgentToolAbortCallback`]: crate::ArkAgentToolAbortCallback
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArkAgentToolAbort {
+    /// Not aborted: the library still waits for the result.
+    None = 0,
+    /// The call ran past its deadline; the model was answered `tool_timeout`.
+    ToolTimeout = 1,
+    /// The run was cancelled (`arkagent_runtime_cancel`, or the runtime freed mid-run).
+    Cancelled = 2,
+    /// The runtime stopped waiting otherwise, or the call is finished or unknown: nobody
+    /// reads a result any more.
+    Closed = 3,
+}
+
+impl From<arkagent::tools::AbortReason> for ArkAgentToolAbort {
+    fn from(reason: arkagent::tools::AbortReason) -> Self {
+        match reason {
+            arkagent::tools::AbortReason::ToolTimeout => Self::ToolTimeout,
+            arkagent::tools::AbortReason::Cancelled => Self::Cancelled,
+            arkagent::tools::AbortReason::Closed => Self::Closed,
+        }
+    }
+}
+
 impl ArkAgentTransportError {
     /// The kind for a number from C, or `INVALID_ARGUMENT`.
     pub(crate) fn from_c(value: i32) -> Result<Self, FfiError> {

@@ -33,11 +33,12 @@ mod workers;
 
 pub use callbacks::{
     arkagent_http_complete, arkagent_http_fail, arkagent_http_is_cancelled, arkagent_http_stream_begin, arkagent_http_stream_chunk,
-    arkagent_http_stream_end, arkagent_tool_complete, arkagent_tool_complete_parts, arkagent_tool_fail, ArkAgentEventCallback, ArkAgentHttp, ArkAgentHttpCancelCallback,
-    ArkAgentHttpCompletion, ArkAgentHttpHeader, ArkAgentHttpRequest, ArkAgentHttpSendCallback, ArkAgentToolCallback, ArkAgentToolCompletion,
+    arkagent_http_stream_end, arkagent_tool_abort_reason, arkagent_tool_complete, arkagent_tool_complete_parts, arkagent_tool_fail,
+    arkagent_tool_on_abort, ArkAgentEventCallback, ArkAgentHttp, ArkAgentHttpCancelCallback,
+    ArkAgentHttpCompletion, ArkAgentHttpHeader, ArkAgentHttpRequest, ArkAgentHttpSendCallback, ArkAgentToolAbortCallback, ArkAgentToolCallback, ArkAgentToolCompletion,
 };
 pub use compress::{arkagent_compress_complete, arkagent_compress_fail, arkagent_worker_set_compressor, ArkAgentCompressCallback, ArkAgentCompressCompletion};
-pub use codes::{arkagent_result_name, ArkAgentResult, ArkAgentTransportError};
+pub use codes::{arkagent_result_name, ArkAgentResult, ArkAgentToolAbort, ArkAgentTransportError};
 pub use seed_helpers::{
     arkagent_allocate_isolated_session_id, arkagent_compute_safe_split_index, arkagent_runtime_cleanup_sub_agents, arkagent_runtime_find_episode,
     arkagent_runtime_force_complete_sub_agent, arkagent_runtime_memory_forget, arkagent_runtime_memory_ids, arkagent_runtime_memory_stats,

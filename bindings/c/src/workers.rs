@@ -137,7 +137,7 @@ pub(crate) fn with_builder(builder: *mut ArkAgentWorkerBuilder, f: impl FnOnce(&
     f(config)
 }
 
-/// Applies `{"system_prompt"?,"max_iterations"?,"max_parallel_tools"?,"model"?,
+/// Applies `{"system_prompt"?,"max_iterations"?,"max_parallel_tools"?,"tool_timeout_ms"?,"model"?,
 /// "temperature"?,"max_tokens"?,"price"?:{…}|null,"thinking"?:"off"|"on"|{…}|null}` to the
 /// worker; on error the worker is unchanged. `"thinking"` (THINK-4, as in
 /// `arkagent_runtime_new`) replaces the inherited setting, `null` leaves the provider's

@@ -231,6 +231,24 @@ impl AgentRuntimeConfig {
         Ok(())
     }
 
+    /// TOOL-4: how long a tool call may run, in ms, when its ToolDefinition sets no
+    /// `timeoutMs` (default 0: no deadline — a tool that waits for a person must not be cut
+    /// off). Past it the model is answered with a "tool_timeout" error result, the call's
+    /// `context.signal` fires and the run goes on. delegate_task and retrieve_memory have
+    /// none. A named worker starts with its parent's (WorkerConfig.toolTimeoutMs).
+    #[napi(getter)]
+    pub fn tool_timeout_ms(&self) -> u32 {
+        u32::try_from(self.inner.tool_timeout_ms).unwrap_or(u32::MAX)
+    }
+
+    /// Throws "invalid_config" for anything but an integer from 0 to 4294967295.
+    #[napi(setter)]
+    pub fn set_tool_timeout_ms(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        let ms: u32 = setting(value.0, "toolTimeoutMs")?;
+        self.inner.tool_timeout_ms = u64::from(ms);
+        Ok(())
+    }
+
     /// Fixed session id; empty means generated.
     #[napi(getter)]
     pub fn session_id(&self) -> String {

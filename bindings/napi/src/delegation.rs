@@ -141,6 +141,7 @@ struct WorkerSettings {
     system_prompt: String,
     max_iterations: u32,
     max_parallel_tools: usize,
+    tool_timeout_ms: u64,
     model: arkagent::ModelConfig,
     tools: ToolRegistry,
     /// `setCustomCompressor`: the worker's own compressor, if its factory gives it one.
@@ -218,6 +219,21 @@ impl WorkerConfig {
         Ok(())
     }
 
+    /// TOOL-4: the worker's deadline for a tool call whose definition sets none
+    /// (AgentRuntimeConfig.toolTimeoutMs; starts as the parent's).
+    #[napi(getter)]
+    pub fn tool_timeout_ms(&self) -> u32 {
+        u32::try_from(self.lock().tool_timeout_ms).unwrap_or(u32::MAX)
+    }
+
+    /// Throws "invalid_config" for anything but an integer from 0 to 4294967295.
+    #[napi(setter)]
+    pub fn set_tool_timeout_ms(&mut self, value: Setting<f64>) -> Result<(), Thrown> {
+        let ms: u32 = setting(value.0, "toolTimeoutMs")?;
+        self.lock().tool_timeout_ms = u64::from(ms);
+        Ok(())
+    }
+
     /// A copy of the worker's model; assign to use another model.
     #[napi(getter)]
     pub fn model(&self) -> ModelConfig {
@@ -275,6 +291,7 @@ impl arkagent::runtime::SubAgentFactory for JsSubAgentFactory {
             system_prompt: parent.system_prompt.clone(),
             max_iterations: parent.max_iterations,
             max_parallel_tools: parent.max_parallel_tools,
+            tool_timeout_ms: parent.tool_timeout_ms,
             model: parent.model.clone(),
             tools: ToolRegistry::from(parent.tools.clone()),
             custom_compressor: None,
@@ -295,6 +312,7 @@ impl arkagent::runtime::SubAgentFactory for JsSubAgentFactory {
         config.system_prompt = settings.system_prompt.clone();
         config.max_iterations = settings.max_iterations;
         config.max_parallel_tools = settings.max_parallel_tools;
+        config.tool_timeout_ms = settings.tool_timeout_ms;
         config.model = settings.model.clone();
         config.tools = settings.tools.core();
         // The core handed over the parent's config without its custom compressor; the

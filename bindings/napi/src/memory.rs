@@ -8,7 +8,8 @@ use napi_derive_ohos::napi;
 use crate::args::Arg;
 use crate::codes::ModuleCode;
 use crate::convert::{optional, Optional};
-use crate::error::{private_constructor, thrown, Thrown};
+use crate::callback::{JsFunction, JsListener};
+use crate::error::{internal, private_constructor, thrown, Thrown};
 
 /// One compressed stretch of conversation (read-only).
 #[napi]
@@ -161,11 +162,20 @@ impl MemoryNamespace {
 #[napi]
 pub struct ToolContext {
     inner: arkagent::ToolContext,
+    /// Fires when the call is over (TOOL-4: its abort listeners stop waiting).
+    done: arkagent::CancellationToken,
+    site: Option<arkagent::llm::host_call::WatchSite>,
 }
 
-impl From<arkagent::ToolContext> for ToolContext {
-    fn from(inner: arkagent::ToolContext) -> Self {
-        Self { inner }
+impl ToolContext {
+    /// The context of one running call: `done` fires when the call is over, `site` is
+    /// where its abort listeners wait.
+    pub fn for_call(
+        inner: arkagent::ToolContext,
+        done: arkagent::CancellationToken,
+        site: Option<arkagent::llm::host_call::WatchSite>,
+    ) -> Self {
+        Self { inner, done, site }
     }
 }
 
@@ -215,6 +225,81 @@ impl ToolContext {
     pub fn memory(&self) -> MemoryNamespace {
         self.inner.memory.clone().into()
     }
+
+    /// TOOL-4: this call's abort signal — it fires on the call's deadline, on the run's
+    /// cancel and when the runtime stops waiting; see ToolAbortSignal.
+    #[napi(getter)]
+    pub fn signal(&self) -> ToolAbortSignal {
+        ToolAbortSignal::new(&self.inner, self.done.clone(), self.site.clone())
+    }
+}
+
+/// TOOL-4: a tool call's abort signal, like the web's `AbortSignal`: it fires once, when
+/// the call passes its deadline (reason "tool_timeout": the model was answered with a
+/// "tool_timeout" error result), when the run is cancelled (`AgentRuntime.cancel()`, a
+/// sub-agent's force-completion: "cancelled") or when the runtime stops waiting for the
+/// call otherwise ("closed"). It never fires for a call whose Promise settled first.
+/// Whatever the executor does, the run does not wait for it past the deadline; a tool that
+/// listens stops its work (a request, a dialog) instead of finishing it for nobody. What
+/// it resolves with after the signal fired is ignored.
+#[napi]
+pub struct ToolAbortSignal {
+    abort: arkagent::tools::ToolAbort,
+    token: arkagent::CancellationToken,
+    done: arkagent::CancellationToken,
+    site: Option<arkagent::llm::host_call::WatchSite>,
+}
+
+#[napi]
+impl ToolAbortSignal {
+    /// Instances come from `ToolContext.signal`.
+    #[napi(constructor)]
+    pub fn private() -> Result<Self, Thrown> {
+        Err(private_constructor("ToolAbortSignal"))
+    }
+
+    /// Whether the signal fired.
+    #[napi(getter)]
+    pub fn aborted(&self) -> bool {
+        self.abort.reason().is_some()
+    }
+
+    /// Why it fired: "tool_timeout", "cancelled" or "closed"; null while it has not.
+    #[napi(getter)]
+    pub fn reason(&self) -> Option<String> {
+        self.abort.reason().map(|r| r.as_str().to_owned())
+    }
+
+    /// Calls `listener(reason)` once, on the JS thread, when the signal fires — soon after,
+    /// if it already fired — unless the call's Promise settled first. Several listeners may
+    /// be added; one that throws is ignored.
+    #[napi(ts_args_type = "listener: (reason: string) => void")]
+    pub fn on_abort(&self, listener: Arg<JsFunction<'_, String>>) -> Result<(), Thrown> {
+        let listener = JsListener::new(listener.0).map_err(internal)?;
+        let abort = self.abort.clone();
+        let fire = move || {
+            let reason = abort.reason().unwrap_or(arkagent::tools::AbortReason::Closed);
+            listener.notify(reason.as_str().to_owned());
+        };
+        match &self.site {
+            Some(site) => arkagent::llm::host_call::watch_token(site, self.token.clone(), self.done.clone(), fire),
+            // Not from a running call (no runtime to watch on): only a fired signal is heard.
+            None if self.token.is_cancelled() => fire(),
+            None => {}
+        }
+        Ok(())
+    }
+}
+
+impl ToolAbortSignal {
+    /// The signal of the call `ctx` belongs to; `done` fires when the call is over.
+    pub fn new(
+        ctx: &arkagent::ToolContext,
+        done: arkagent::CancellationToken,
+        site: Option<arkagent::llm::host_call::WatchSite>,
+    ) -> Self {
+        Self { abort: ctx.abort.clone(), token: ctx.cancel.clone(), done, site }
+    }
 }
 
 // index.d.ts: this module's JS API, in order. `// declare: Name` is the generated
@@ -229,4 +314,6 @@ impl ToolContext {
 // declare: MemoryNamespace
 
 // declare: ToolContext
+
+// declare: ToolAbortSignal
 */

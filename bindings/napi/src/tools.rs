@@ -3,7 +3,8 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use arkagent::{ToolContext, ToolExecutor, ToolInvocation};
+use arkagent::llm::host_call::WatchSite;
+use arkagent::{CancellationToken, ToolContext, ToolExecutor, ToolInvocation};
 use async_trait::async_trait;
 use napi_derive_ohos::napi;
 
@@ -13,6 +14,7 @@ use napi_ohos::Env;
 use crate::args::{constructing, Arg};
 use crate::callback::{JsAsyncFn, JsFailure, JsFunction};
 use crate::error::{internal, thrown, Thrown};
+use crate::numbers::argument;
 
 /// A tool call the model made, handed to a tool executor.
 #[napi(object, js_name = "ToolCall")]
@@ -87,9 +89,17 @@ struct JsToolExecutor {
 
 #[async_trait]
 impl ToolExecutor for JsToolExecutor {
-    // Cancellation is handled by the core, which stops awaiting this future.
+    // Cancellation is handled by the core, which stops awaiting this future; the
+    // executor hears of it through `context.signal` (TOOL-4).
     async fn execute(&self, call: ToolInvocation, ctx: ToolContext) -> arkagent::ToolResult {
-        match self.execute.call(FnArgs::from((call.into(), ctx.into()))).await {
+        // Fires when the executor's Promise settled: its abort listeners stop waiting. Not
+        // when this future is dropped: the core drops it after firing the call's signal
+        // (a deadline, a cancel, a runtime that stopped waiting), which they must hear.
+        let done = CancellationToken::new();
+        let context = crate::memory::ToolContext::for_call(ctx, done.clone(), WatchSite::current());
+        let settled = self.execute.call(FnArgs::from((call.into(), context))).await;
+        done.cancel();
+        match settled {
             Ok(result) => result.into(),
             Err(failure) => failure.into(),
         }
@@ -102,11 +112,17 @@ pub struct ToolDefinition {
     name: String,
     description: String,
     parameters_json: String,
+    timeout_ms: Option<u32>,
 }
 
 #[napi]
 impl ToolDefinition {
-    /// `parametersJson` is parsed when the definition is registered.
+    /// `parametersJson` is parsed when the definition is registered. `timeoutMs` (TOOL-4):
+    /// how long one call may run before the model is answered with a "tool_timeout" error
+    /// result, the call's `context.signal` fires with reason "tool_timeout" and the run
+    /// goes on; absent: the runtime's `AgentRuntimeConfig.toolTimeoutMs`; 0: no deadline.
+    /// Never sent to the model. Throws "invalid_argument" for a `timeoutMs` that is not an
+    /// integer from 0 to 4294967295.
     #[napi(constructor)]
     pub fn new(
         env: &Env,
@@ -114,13 +130,22 @@ impl ToolDefinition {
         name: Arg<String>,
         description: Arg<String>,
         parameters_json: Arg<String>,
+        timeout_ms: Arg<Option<f64>>,
     ) -> Result<Self, Thrown> {
         constructing::<Self>(env, &this, "ToolDefinition")?;
+        let timeout_ms = timeout_ms.0.map(|ms| argument::<u32>(ms, "timeoutMs")).transpose()?;
         Ok(Self {
             name: name.0,
             description: description.0,
             parameters_json: parameters_json.0,
+            timeout_ms,
         })
+    }
+
+    /// The tool's own deadline in ms (TOOL-4); null: the runtime's.
+    #[napi(getter)]
+    pub fn timeout_ms(&self) -> Option<u32> {
+        self.timeout_ms
     }
 
     #[napi(getter)]
@@ -161,16 +186,18 @@ impl ToolRegistry {
         executor: Arg<JsFunction<'_, ToolArgs>>,
     ) -> Result<(), Thrown> {
         let (definition, executor) = (definition.0, executor.0);
+        let definition_timeout = definition.timeout_ms.map(u64::from);
         let parameters =
             serde_json::from_str(&definition.parameters_json).map_err(|e| thrown(e.into()))?;
         let executor = JsToolExecutor {
             execute: JsAsyncFn::new(executor).map_err(internal)?,
         };
-        let definition = arkagent::ToolDefinition::new(
+        let mut definition = arkagent::ToolDefinition::new(
             definition.name.clone(),
             definition.description.clone(),
             parameters,
         );
+        definition.timeout_ms = definition_timeout;
         self.lock()
             .register(definition, Arc::new(executor))
             .map_err(thrown)

@@ -231,7 +231,7 @@ fn ffi_2_racing_tool_completions_have_exactly_one_winner() {
     for _ in 0..ITERATIONS {
         let (tx, mut rx) = oneshot::channel();
         let handle: *mut ArkAgentToolCompletion =
-            handles::insert(Kind::ToolCompletion, Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)), context: None }));
+            handles::insert(Kind::ToolCompletion, Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)), context: None, done: Default::default(), site: None, watched: Mutex::new(false) }));
         winner(&racers.race(Op::ToolComplete, Op::ToolComplete, handle as usize));
         assert!(rx.try_recv().is_ok(), "the winner's result reached the run");
         assert_eq!(call(Op::ToolComplete, handle as usize), ArkAgentResult::AlreadyCompleted);
@@ -244,7 +244,7 @@ fn ffi_2_racing_tool_complete_and_tool_fail_have_exactly_one_winner_whose_result
     for _ in 0..ITERATIONS {
         let (tx, mut rx) = oneshot::channel();
         let handle: *mut ArkAgentToolCompletion =
-            handles::insert(Kind::ToolCompletion, Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)), context: None }));
+            handles::insert(Kind::ToolCompletion, Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)), context: None, done: Default::default(), site: None, watched: Mutex::new(false) }));
         let won = winner(&racers.race(Op::ToolComplete, Op::ToolFail, handle as usize));
         let result = rx.try_recv().expect("the winner's result reached the run");
         match won {
@@ -261,7 +261,7 @@ fn ffi_2_racing_tool_complete_and_tool_fail_have_exactly_one_winner_whose_result
 fn ffi_2_tool_fail_refuses_a_blank_code_and_leaves_the_call_open() {
     let (tx, mut rx) = oneshot::channel();
     let handle: *mut ArkAgentToolCompletion =
-        handles::insert(Kind::ToolCompletion, Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)), context: None }));
+        handles::insert(Kind::ToolCompletion, Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)), context: None, done: Default::default(), site: None, watched: Mutex::new(false) }));
     // SAFETY: static strings; the handle is a number.
     unsafe {
         assert_eq!(arkagent_tool_fail(handle, c" ".as_ptr(), c"m".as_ptr()), ArkAgentResult::InvalidArgument);

@@ -9,18 +9,27 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use crate::boundary::boundary;
-use crate::codes::{ArkAgentResult, FfiError, FfiResult, poisoned};
+use crate::codes::{ArkAgentResult, ArkAgentToolAbort, FfiError, FfiResult, poisoned};
 use crate::handles::{self, Kind};
 use crate::strings::{opt_str_arg, str_arg};
-use super::types::{ArkAgentToolCallback, ArkAgentToolCompletion, UserData};
+use super::types::{ArkAgentToolAbortCallback, ArkAgentToolCallback, ArkAgentToolCompletion, UserData};
+use arkagent::llm::host_call::{watch_token, WatchSite};
+use arkagent::CancellationToken;
 use arkagent::tools::{ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult};
 
 // ---------------------------------------------------------------- tools
 
 pub(crate) struct ToolCompletionState {
     pub(crate) reply: Mutex<Option<oneshot::Sender<ToolResult>>>,
-    /// The calling runtime's services (MEM-1, MEM-4) for `arkagent_tool_*` while open.
+    /// The calling runtime's services (MEM-1, MEM-4) for `arkagent_tool_*` while open,
+    /// and the call's abort signal (TOOL-4).
     pub(crate) context: Option<ToolContext>,
+    /// Fires when the host finished the call: its abort watchers stop (TOOL-4).
+    pub(crate) done: CancellationToken,
+    /// Where abort watchers run and who waits for them: the blocking call's (TOOL-4).
+    pub(crate) site: Option<WatchSite>,
+    /// Whether an abort callback is registered (at most one).
+    pub(crate) watched: Mutex<bool>,
 }
 
 pub(crate) struct HostTool {
@@ -42,7 +51,7 @@ impl ToolExecutor for HostTool {
         };
         let completion = handles::insert::<ArkAgentToolCompletion, _>(
             Kind::ToolCompletion,
-            Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)), context }),
+            Arc::new(ToolCompletionState { reply: Mutex::new(Some(tx)), context, done: CancellationToken::new(), site: WatchSite::current(), watched: Mutex::new(false) }),
         );
         // SAFETY: the host registered this callback and promised userdata stays valid.
         unsafe { (self.callback)(self.userdata.0, json.as_ptr(), completion) };
@@ -153,8 +162,66 @@ fn finish_tool(completion: *mut ArkAgentToolCompletion, result: ToolResult) -> F
     // Under the lock, as for HTTP completions.
     let _ = handles::remove::<_, ToolCompletionState>(Kind::ToolCompletion, completion);
     drop(slot);
+    state.done.cancel();
     let _ = reply.send(result);
     Ok(())
+}
+
+/// TOOL-4: why this tool call's abort signal fired, as an `ArkAgentToolAbort` value:
+/// `ARK_AGENT_TOOL_ABORT_NONE` (0) while the library still waits for the result;
+/// `_TOOL_TIMEOUT` past the call's deadline (the tool's `"timeout_ms"`, else the config's
+/// `"tool_timeout_ms"`; the model was answered `tool_timeout`); `_CANCELLED` after
+/// `arkagent_runtime_cancel` or `arkagent_runtime_free` mid-run; `_CLOSED` when the
+/// runtime stopped waiting otherwise, and for a NULL, finished or unknown handle (stop in
+/// every case). A tool that polls stops
+/// when it is not 0; whatever it does, the run does not wait past the deadline. Never
+/// blocks. Any thread.
+#[no_mangle]
+pub extern "C" fn arkagent_tool_abort_reason(completion: *const ArkAgentToolCompletion) -> i32 {
+    let mut reason = ArkAgentToolAbort::Closed;
+    let _ = boundary(|| {
+        let state: Arc<ToolCompletionState> = handles::get(Kind::ToolCompletion, completion)?;
+        if let Some(ctx) = &state.context {
+            reason = ctx.abort.reason().map_or(ArkAgentToolAbort::None, ArkAgentToolAbort::from);
+        }
+        Ok(())
+    });
+    reason as i32
+}
+
+/// TOOL-4: calls `callback(userdata, reason)` once, on a library thread, when this tool
+/// call's abort signal fires (`reason` as [`arkagent_tool_abort_reason`] gives it) — at
+/// once if it already fired — unless the call is finished first. Never after the blocking
+/// call that started the tool call returned (that call waits for it), so `userdata` must
+/// stay valid until that call returns. The completion stays valid; finishing it afterwards is allowed and
+/// ignored. At most one callback per call. Errors: `ARK_AGENT_RESULT_NULL_ARGUMENT`,
+/// `_ALREADY_COMPLETED` (a second callback, or a completion already finished),
+/// `_INVALID_HANDLE` (an unknown completion). Any thread.
+#[no_mangle]
+pub extern "C" fn arkagent_tool_on_abort(
+    completion: *mut ArkAgentToolCompletion,
+    callback: ArkAgentToolAbortCallback,
+    userdata: *mut c_void,
+) -> ArkAgentResult {
+    boundary(|| {
+        let callback = callback.ok_or_else(|| FfiError::new(ArkAgentResult::NullArgument, "callback is NULL"))?;
+        let state: Arc<ToolCompletionState> = handles::get(Kind::ToolCompletion, completion)?;
+        let (Some(ctx), Some(site)) = (&state.context, &state.site) else {
+            return Err(FfiError::new(ArkAgentResult::InvalidHandle, "this tool call has no abort signal"));
+        };
+        let mut watched = state.watched.lock().map_err(|_| poisoned())?;
+        if std::mem::replace(&mut *watched, true) {
+            return Err(FfiError::new(ArkAgentResult::AlreadyCompleted, "this tool call already has an abort callback"));
+        }
+        let (abort, userdata) = (ctx.abort.clone(), UserData(userdata));
+        watch_token(site, ctx.cancel.clone(), state.done.clone(), move || {
+            let reason = abort.reason().map_or(ArkAgentToolAbort::Closed, ArkAgentToolAbort::from) as i32;
+            // SAFETY: the host registered this callback; the blocking call that started the
+            // tool call waits for this watcher, so `userdata` is still valid.
+            unsafe { callback(userdata.get(), reason) };
+        });
+        Ok(())
+    })
 }
 
 /// Registers a host tool from its JSON definition (shared by tool sets and workers).

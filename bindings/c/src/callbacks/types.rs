@@ -127,6 +127,12 @@ pub struct ArkAgentHttp {
 pub type ArkAgentToolCallback =
     Option<unsafe extern "C" fn(userdata: *mut c_void, call_json: *const c_char, completion: *mut ArkAgentToolCompletion)>;
 
+/// TOOL-4: told once, on a library thread, that a tool call's abort signal fired, with
+/// the reason (an `ArkAgentToolAbort` value); registered with `arkagent_tool_on_abort`.
+/// The completion stays valid to finish (the result is ignored). Never called after the
+/// blocking call that started the tool call returned.
+pub type ArkAgentToolAbortCallback = Option<unsafe extern "C" fn(userdata: *mut c_void, reason: i32)>;
+
 /// Receives one event (an `AgentEvent`: its correlation keys and one event type's keys,
 /// every type listed in `include/JSON-SHAPES.md`, generated from the Rust types), in order, on
 /// the thread running `arkagent_runtime_run`. `event_json` is valid only during the call.

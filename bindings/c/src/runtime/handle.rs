@@ -49,8 +49,13 @@ pub unsafe extern "C" fn arkagent_tools_new(out: *mut *mut ArkAgentTools) -> Ark
 }
 
 /// Registers a host tool. `definition_json`: `{"name","description","parameters":{JSON
-/// Schema object}}`. `callback` runs the tool (see [`ArkAgentToolCallback`]); `userdata`
-/// must stay valid until every runtime created with these tools is freed.
+/// Schema object},"timeout_ms"?}` — `"timeout_ms"` (TOOL-4): how long one call may run
+/// before the model is answered `tool_timeout` and the call's abort signal fires
+/// (`arkagent_tool_abort_reason`, `arkagent_tool_on_abort`); absent: the config's
+/// `"tool_timeout_ms"`; 0: no deadline; not a whole number of ms (negative, fractional,
+/// a string): `ARK_AGENT_RESULT_INVALID_JSON`. `callback` runs the tool (see
+/// [`ArkAgentToolCallback`]); `userdata` must stay valid until every runtime created with
+/// these tools is freed.
 ///
 /// # Safety
 /// `definition_json` a NUL-terminated string.
@@ -78,7 +83,7 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 
 /// Creates a runtime in `*out`. `config_json`: `{"model":{"base_url","api_key","model",
 /// "wire_format"?,"temperature"?,"max_tokens"?,"stream"?},"system_prompt"?,"max_iterations"?,
-/// "max_parallel_tools"?,"session_id"?,"compression"?:{"total_token_threshold"?,
+/// "max_parallel_tools"?,"tool_timeout_ms"?,"session_id"?,"compression"?:{"total_token_threshold"?,
 /// "keep_recent_message_count"?,"summary_prompt"?,"min_messages_to_summarize"?,
 /// "summarizer_max_input_tokens"?,"summarizer_model"?:{…as "model"…}},"delegation"?:{"policy"?:{"max_depth"?,
 /// "max_delegations_per_run"?,"max_concurrent_children"?,"parent_context_message_count"?},
@@ -86,6 +91,9 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 /// `"summarizer_model"` (the seed's `modelConfig` of the compressor, the JS
 /// `ContextCompressor.summarizerModel`) is the model the default compressor's summary
 /// requests go to, through the same `http` client; absent, the runtime's `"model"`.
+/// `"tool_timeout_ms"` (TOOL-4; default 0, no deadline: a tool may wait for a person) is a
+/// tool call's deadline when its definition sets no `"timeout_ms"`; not a whole number of
+/// ms: `ARK_AGENT_RESULT_INVALID_JSON`.
 /// Inside `"model"`: `"retry"?:{"max_attempts"?,"initial_backoff_ms"?,"max_backoff_ms"?}`
 /// (defaults 3 attempts in total, 500 ms, 8000 ms; exponential backoff with full jitter,
 /// only rate-limit, 5xx, timeout and transport failures are retried) and

@@ -405,7 +405,7 @@ fn syntax_check(name: &str, source: &str) {
 #[test]
 fn ffi_4_readme_c_snippets_compile_against_the_header() {
     let blocks = readme_blocks("c");
-    assert_eq!(blocks.len(), 2, "the README's C blocks (quickstart, durable sessions) changed: update this test");
+    assert_eq!(blocks.len(), 3, "the README's C blocks (quickstart, durable sessions, tool abort) changed: update this test");
     let quickstart = &blocks[0];
     let split = quickstart.find("ArkAgentHttp http =").expect("the quickstart builds an ArkAgentHttp");
     let (file_scope, statements) = quickstart.split_at(split);
@@ -420,6 +420,13 @@ fn ffi_4_readme_c_snippets_compile_against_the_header() {
     syntax_check(
         "durable_sessions",
         &format!("#include \"arkagent.h\"\nvoid sessions(ArkAgentRuntime *rt, ArkAgentStore *store);\nvoid sessions(ArkAgentRuntime *rt, ArkAgentStore *store) {{\n{sessions}}}\n"),
+    );
+    // TOOL-4: the tool-abort snippet is a file on its own; its tool is registered.
+    let abort = &blocks[2];
+    assert!(abort.contains("arkagent_tool_on_abort(completion, on_abort, userdata)"), "{abort}");
+    syntax_check(
+        "tool_abort",
+        &format!("{abort}\nArkAgentToolCallback registered(void);\nArkAgentToolCallback registered(void) {{ return search_flights; }}\n"),
     );
 }
 

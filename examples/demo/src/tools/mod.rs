@@ -336,6 +336,7 @@ mod tests {
             session_id: "s".into(),
             run_id: "r".into(),
             cancel: CancellationToken::new(),
+            abort: Default::default(),
             memory: arkagent::memory::NamespacedMemoryStore::new().scope("global"),
             episodes: None,
         }

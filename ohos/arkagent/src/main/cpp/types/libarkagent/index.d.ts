@@ -972,8 +972,17 @@ export type ToolExecutor = (call: ToolCall, context: ToolContext) => Promise<Too
 
 /** Describes a tool to the model. `parametersJson` is a JSON Schema object text. */
 export class ToolDefinition {
-  /** `parametersJson` is parsed when the definition is registered. */
-  constructor(name: string, description: string, parametersJson: string);
+  /**
+   * `parametersJson` is parsed when the definition is registered. `timeoutMs` (TOOL-4):
+   * how long one call may run before the model is answered with a "tool_timeout" error
+   * result, the call's `context.signal` fires with reason "tool_timeout" and the run
+   * goes on; absent: the runtime's `AgentRuntimeConfig.toolTimeoutMs`; 0: no deadline.
+   * Never sent to the model. Throws "invalid_argument" for a `timeoutMs` that is not an
+   * integer from 0 to 4294967295.
+   */
+  constructor(name: string, description: string, parametersJson: string, timeoutMs?: number);
+  /** The tool's own deadline in ms (TOOL-4); null: the runtime's. */
+  readonly timeoutMs: number | null;
   readonly name: string;
   readonly description: string;
   readonly parametersJson: string;
@@ -1048,6 +1057,36 @@ export class ToolContext {
   findEpisode(snapshotId: string): EpisodicMemory | undefined;
   /** The calling runtime's memory namespace. */
   readonly memory: MemoryNamespace;
+  /**
+   * TOOL-4: this call's abort signal — it fires on the call's deadline, on the run's
+   * cancel and when the runtime stops waiting; see ToolAbortSignal.
+   */
+  readonly signal: ToolAbortSignal;
+}
+
+/**
+ * TOOL-4: a tool call's abort signal, like the web's `AbortSignal`: it fires once, when
+ * the call passes its deadline (reason "tool_timeout": the model was answered with a
+ * "tool_timeout" error result), when the run is cancelled (`AgentRuntime.cancel()`, a
+ * sub-agent's force-completion: "cancelled") or when the runtime stops waiting for the
+ * call otherwise ("closed"). It never fires for a call whose Promise settled first.
+ * Whatever the executor does, the run does not wait for it past the deadline; a tool that
+ * listens stops its work (a request, a dialog) instead of finishing it for nobody. What
+ * it resolves with after the signal fired is ignored.
+ */
+export class ToolAbortSignal {
+  /** Instances come from `ToolContext.signal`. */
+  private constructor();
+  /** Whether the signal fired. */
+  readonly aborted: boolean;
+  /** Why it fired: "tool_timeout", "cancelled" or "closed"; null while it has not. */
+  readonly reason: string | null;
+  /**
+   * Calls `listener(reason)` once, on the JS thread, when the signal fires — soon after,
+   * if it already fired — unless the call's Promise settled first. Several listeners may
+   * be added; one that throws is ignored.
+   */
+  onAbort(listener: (reason: string) => void): void;
 }
 
 /**
@@ -1386,6 +1425,14 @@ export class AgentRuntimeConfig {
   maxIterations: number;
   /** Tool calls of one turn that run at once at most (default 4). */
   maxParallelTools: number;
+  /**
+   * TOOL-4: how long a tool call may run, in ms, when its ToolDefinition sets no
+   * `timeoutMs` (default 0: no deadline — a tool that waits for a person must not be cut
+   * off). Past it the model is answered with a "tool_timeout" error result, the call's
+   * `context.signal` fires and the run goes on. delegate_task and retrieve_memory have
+   * none. A named worker starts with its parent's (WorkerConfig.toolTimeoutMs).
+   */
+  toolTimeoutMs: number;
   /** Fixed session id; empty means generated. */
   sessionId: string;
 }
@@ -1443,6 +1490,11 @@ export class WorkerConfig {
   systemPrompt: string;
   maxIterations: number;
   maxParallelTools: number;
+  /**
+   * TOOL-4: the worker's deadline for a tool call whose definition sets none
+   * (AgentRuntimeConfig.toolTimeoutMs; starts as the parent's).
+   */
+  toolTimeoutMs: number;
   /** A copy of the worker's model; assign to use another model. */
   model: ModelConfig;
   /** The worker's tools, live: register into or unregister from it. */
