@@ -142,6 +142,18 @@ typedef enum ArkAgentResult {
   ARK_AGENT_RESULT_THINKING_CONFLICT = 601,
   // `extra_body` sets a field the library writes itself.
   ARK_AGENT_RESULT_EXTRA_BODY_CONFLICT = 602,
+  // A turn waits for approval: answer its calls and resume first (a run or compression
+  // refused), or calls still wait (a resume refused).
+  ARK_AGENT_RESULT_APPROVAL_PENDING = 700,
+  // No turn waits for approval (an answer or resume refused).
+  ARK_AGENT_RESULT_APPROVAL_NOT_PENDING = 701,
+  // The paused turn has no call with that id.
+  ARK_AGENT_RESULT_APPROVAL_UNKNOWN_CALL = 702,
+  // That call was answered already.
+  ARK_AGENT_RESULT_APPROVAL_ALREADY_ANSWERED = 703,
+  // Edited arguments are not a JSON object with every property the tool's schema
+  // requires.
+  ARK_AGENT_RESULT_TOOL_ARGUMENTS_INVALID = 704,
   // A panic was caught at the boundary (a library bug; the handle stays usable).
   ARK_AGENT_RESULT_PANIC = 900,
   // Internal failure (e.g. the executor could not start).
@@ -192,6 +204,28 @@ enum ArkAgentToolAbort
 typedef enum ArkAgentToolAbort ArkAgentToolAbort;
 #else
 typedef int32_t ArkAgentToolAbort;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// TOOL-3: what a policy callback decides for one tool call.
+enum ArkAgentPolicy
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // No objection: the call runs, unless its tool asks for approval itself.
+  ARK_AGENT_POLICY_ALLOW = 0,
+  // Refused: the model reads a `tool_denied` error result with the reason the callback
+  // wrote; nothing runs.
+  ARK_AGENT_POLICY_DENY = 1,
+  // The call waits for a person, as if its tool required approval.
+  ARK_AGENT_POLICY_ASK = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum ArkAgentPolicy ArkAgentPolicy;
+#else
+typedef int32_t ArkAgentPolicy;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -292,6 +326,23 @@ typedef const char *(*ArkAgentNextIdCallback)(void *userdata);
 // `arkagent_tool_find_episode`, `arkagent_tool_memory_store`, `arkagent_tool_memory_recall`,
 // `arkagent_tool_memory_forget`, `arkagent_tool_memory_ids`, `arkagent_tool_memory_stats`.
 typedef void (*ArkAgentToolCallback)(void *userdata, const char *call_json, struct ArkAgentToolCompletion *completion);
+
+// TOOL-1: decides whether one call of the tool it was registered with waits for a
+// person's approval: return true to ask. `call_json` (`{"call_id","name","arguments":{…}}`)
+// is valid only during the call. Called on the thread running `arkagent_runtime_run` or
+// `arkagent_runtime_resume_run`, before the call would run; must return promptly.
+typedef bool (*ArkAgentApprovalCallback)(void *userdata, const char *call_json);
+
+// TOOL-3: the app's check before every tool call (after the role's whitelist: a call its
+// role may not make never reaches it; never for a tool that does not exist). Returns an
+// `ArkAgentPolicy` value; any other value counts as `ARK_AGENT_POLICY_DENY`. On deny it
+// may write the reason the model reads into `reason`, NUL-terminated, at most
+// `reason_cap` bytes with the NUL (`reason` is valid only during the call; it starts
+// empty). `call_json` (`{"call_id","name","arguments":{…}}`) is valid only during the
+// call. Called on the thread running `arkagent_runtime_run` or
+// `arkagent_runtime_resume_run`; must return promptly (a person's answer belongs in
+// `ARK_AGENT_POLICY_ASK`).
+typedef int32_t (*ArkAgentToolPolicyCallback)(void *userdata, const char *call_json, char *reason, size_t reason_cap);
 
 // One request header: `name` and `value` are NUL-terminated UTF-8, borrowed from the
 // library and valid only during the [`ArkAgentHttpSendCallback`] call that received them.
@@ -735,6 +786,66 @@ enum ArkAgentResult arkagent_runtime_force_complete_sub_agent(struct ArkAgentRun
 // # Safety
 // `out_count` NULL or valid for one write.
 enum ArkAgentResult arkagent_runtime_cleanup_sub_agents(struct ArkAgentRuntime *runtime, uint64_t max_age_ms, size_t *out_count);
+
+// TOOL-1: [`arkagent_tools_register`] with a per-call approval callback: a call waits for a
+// person when the definition's `"requires_approval"` is true or `approval` returns true
+// (`approval` NULL: the definition alone decides). `userdata` is passed to both callbacks
+// and must stay valid until every runtime created with these tools is freed. Errors as
+// `arkagent_tools_register`.
+//
+// # Safety
+// `definition_json` a NUL-terminated string.
+enum ArkAgentResult arkagent_tools_register_with_approval(struct ArkAgentTools *tools, const char *definition_json, ArkAgentToolCallback callback, ArkAgentApprovalCallback approval, void *userdata);
+
+// TOOL-3: sets the policy callback of runtimes created with these tools from now on
+// (`callback` NULL removes it). A runtime keeps the policy it was created with; its
+// sub-agents inherit it. `userdata` is passed to `callback` and must stay valid until
+// every runtime created with it is freed. Errors: `ARK_AGENT_RESULT_INVALID_HANDLE`.
+enum ArkAgentResult arkagent_tools_set_policy(struct ArkAgentTools *tools, ArkAgentToolPolicyCallback callback, void *userdata);
+
+// TOOL-1: writes the calls of the paused turn still waiting for an answer to
+// `*out_json`: `[{"call_id","name","arguments"}]` (`arguments` the JSON text the model
+// made), `[]` when no turn waits — also after a restart, to show the same dialogs again.
+// Free with `arkagent_string_free`.
+//
+// # Safety
+// `out_json` valid for one pointer write.
+enum ArkAgentResult arkagent_runtime_pending_approvals(const struct ArkAgentRuntime *runtime, char **out_json);
+
+// TOOL-1: approves one waiting call of the paused turn: it runs when the run resumes
+// (`arkagent_runtime_resume_run`) — with `edited_arguments_json` instead of the model's
+// arguments when not NULL (a JSON object with every property the tool's schema requires;
+// the model then reads, before the tool's answer, a line saying the person changed the
+// arguments and what ran). Committed to the session store before this returns: a kill
+// after it loses nothing. Nothing expires by itself. Errors (nothing changed):
+// `ARK_AGENT_RESULT_APPROVAL_NOT_PENDING`, `_APPROVAL_UNKNOWN_CALL`,
+// `_APPROVAL_ALREADY_ANSWERED`, `_TOOL_ARGUMENTS_INVALID`, `_RUN_IN_PROGRESS`,
+// `_NULL_ARGUMENT`, `_INVALID_UTF8`, the store's codes.
+//
+// # Safety
+// `call_id` a NUL-terminated string; `edited_arguments_json` NULL or one.
+enum ArkAgentResult arkagent_runtime_approve(struct ArkAgentRuntime *runtime, const char *call_id, const char *edited_arguments_json);
+
+// TOOL-1: rejects one waiting call of the paused turn: it never runs; the model reads a
+// `tool_rejected` error result with `reason` (NULL or empty: "the user rejected this
+// call"). Committed like [`arkagent_runtime_approve`]; the same errors except
+// `_TOOL_ARGUMENTS_INVALID`.
+//
+// # Safety
+// `call_id` a NUL-terminated string; `reason` NULL or one.
+enum ArkAgentResult arkagent_runtime_reject(struct ArkAgentRuntime *runtime, const char *call_id, const char *reason);
+
+// TOOL-1: resumes the paused run once every waiting call is answered, blocking the
+// calling thread like [`arkagent_runtime_run`](crate::arkagent_runtime_run): the approved
+// calls run (each at most once: a call a kill interrupted is answered
+// `tool_interrupted`, never run again), the model gets every result in the calls' order,
+// and the run goes on (it may pause again). `*out_outcome_json` (if not NULL) gets the
+// `RunOutcome`. Errors: `ARK_AGENT_RESULT_APPROVAL_NOT_PENDING`, `_APPROVAL_PENDING` (a
+// call still waits), `_RUN_IN_PROGRESS`, `_REENTRANT`, then a run's.
+//
+// # Safety
+// `out_outcome_json` NULL or valid for one write.
+enum ArkAgentResult arkagent_runtime_resume_run(struct ArkAgentRuntime *runtime, char **out_outcome_json);
 
 // Stops the library's executor threads (named "arkagent") and waits up to one second for
 // them to exit. Call it before unloading the library (`dlclose`), after every blocking

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# STORE-3, full count: SIGKILL a real session N times (default 1000) at random instants
+# STORE-3 and TOOL-2, full count: SIGKILL a real session N times (default 1000) at random instants
 # and check the committed state after every kill. scripts/test.sh runs the same test with
 # the default 60 kills (through `cargo test`).
 #   bash scripts/kill-test.sh [N]
@@ -8,3 +8,6 @@ cd "$(dirname "$0")/.."
 N="${1:-1000}"
 ARKAGENT_KILL_COUNT="$N" cargo test --quiet -p arkagent --test it store_kill::store_3_sigkill -- --nocapture --exact \
   store_kill::store_3_sigkill_at_random_instants_leaves_the_last_committed_state
+# TOOL-2: the same with a turn paused for approval at every step (default 100 in test.sh).
+ARKAGENT_APPROVAL_KILL_COUNT="$N" cargo test --quiet -p arkagent --test it approval_kill::tool_2_sigkill -- --nocapture --exact \
+  approval_kill::tool_2_sigkill_with_pending_approvals_loses_no_decision_and_runs_no_tool_twice

@@ -214,7 +214,8 @@ impl<'a> From<&'a EpisodicMemory> for CompressorEpisode<'a> {
 /// names every field, so a field added to [`AgentState`], [`History`] or
 /// [`EpisodicMemory`] does not compile until it is sent here too.
 pub fn foreign_compressor_state_json(state: &AgentState) -> Result<String, serde_json::Error> {
-    let AgentState { version, session_id, history, usages, child_usages, token_calibration } = state;
+    // No compression runs while a turn waits for approval (TOOL-1): never a pending turn.
+    let AgentState { version, session_id, history, usages, child_usages, token_calibration, pending_turn: _ } = state;
     let History { messages, episodic_memories } = history;
     let view = CompressorState {
         version: *version,

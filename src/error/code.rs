@@ -103,11 +103,24 @@ pub enum ErrorCode {
     ThinkingConflict,
     /// `extra_body_conflict`: `extra_body` sets a field the library writes itself.
     ExtraBodyConflict,
+    // Approval (TOOL-1, TOOL-2): a refused answer or resume changes nothing.
+    /// `approval_pending`: a turn waits for approval — answer its calls and resume first
+    /// (a run or compression refused), or calls still wait (a resume refused).
+    ApprovalPending,
+    /// `approval_not_pending`: no turn waits for approval (an answer or resume refused).
+    ApprovalNotPending,
+    /// `approval_unknown_call`: the paused turn has no call with that id.
+    ApprovalUnknownCall,
+    /// `approval_already_answered`: that call was answered already.
+    ApprovalAlreadyAnswered,
+    /// `tool_arguments_invalid`: edited arguments are not a JSON object with every
+    /// property the tool's schema requires.
+    ToolArgumentsInvalid,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 36] = [
+    pub const ALL: [ErrorCode; 41] = [
         Self::InvalidConfig,
         Self::ToolNameInvalid,
         Self::ToolNameDuplicate,
@@ -144,6 +157,11 @@ impl ErrorCode {
         Self::ThinkingUnsupported,
         Self::ThinkingConflict,
         Self::ExtraBodyConflict,
+        Self::ApprovalPending,
+        Self::ApprovalNotPending,
+        Self::ApprovalUnknownCall,
+        Self::ApprovalAlreadyAnswered,
+        Self::ToolArgumentsInvalid,
     ];
 
     /// The stable string, e.g. `"invalid_json"`.
@@ -185,6 +203,11 @@ impl ErrorCode {
             Self::ThinkingUnsupported => "thinking_unsupported",
             Self::ThinkingConflict => "thinking_conflict",
             Self::ExtraBodyConflict => "extra_body_conflict",
+            Self::ApprovalPending => "approval_pending",
+            Self::ApprovalNotPending => "approval_not_pending",
+            Self::ApprovalUnknownCall => "approval_unknown_call",
+            Self::ApprovalAlreadyAnswered => "approval_already_answered",
+            Self::ToolArgumentsInvalid => "tool_arguments_invalid",
         }
     }
 }
@@ -292,10 +315,15 @@ mod tests {
                 | ErrorCode::ImageNotFound
                 | ErrorCode::ThinkingUnsupported
                 | ErrorCode::ThinkingConflict
-                | ErrorCode::ExtraBodyConflict => assert!(seen.insert(code), "{code:?} listed twice in ALL"),
+                | ErrorCode::ExtraBodyConflict
+                | ErrorCode::ApprovalPending
+                | ErrorCode::ApprovalNotPending
+                | ErrorCode::ApprovalUnknownCall
+                | ErrorCode::ApprovalAlreadyAnswered
+                | ErrorCode::ToolArgumentsInvalid => assert!(seen.insert(code), "{code:?} listed twice in ALL"),
             }
         }
-        assert_eq!(seen.len(), 36);
+        assert_eq!(seen.len(), 41);
     }
 
     #[test]

@@ -49,13 +49,23 @@ pub enum ArkAgentError {
     /// (`session_locked`, `store_corrupt`, `store_full`, …).
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// TOOL-1, TOOL-2: an approval answer or a resume refused (`approval_pending`,
+    /// `approval_not_pending`, `approval_unknown_call`, `approval_already_answered`,
+    /// `tool_arguments_invalid`); nothing changed.
+    #[error("{message}")]
+    Approval {
+        /// The stable code.
+        code: ErrorCode,
+        /// Human-readable detail.
+        message: String,
+    },
 }
 
 impl ArkAgentError {
     /// The stable code of this error.
     pub fn code(&self) -> ErrorCode {
         match self {
-            Self::Config { code, .. } | Self::Image { code, .. } => *code,
+            Self::Config { code, .. } | Self::Image { code, .. } | Self::Approval { code, .. } => *code,
             Self::InvalidJson(_) => ErrorCode::InvalidJson,
             Self::InvalidState(_) => ErrorCode::InvalidState,
             Self::RunInProgress => ErrorCode::RunInProgress,
@@ -67,6 +77,11 @@ impl ArkAgentError {
     /// Shorthand for a [`ArkAgentError::Config`] error.
     pub fn config(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::Config { code, message: message.into() }
+    }
+
+    /// An approval error (TOOL-1) with its code.
+    pub fn approval(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self::Approval { code, message: message.into() }
     }
 }
 

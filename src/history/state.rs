@@ -36,6 +36,11 @@ pub struct AgentState {
     /// estimate stands until the next provider count.
     #[serde(default, skip_serializing_if = "TokenCalibrations::is_empty")]
     pub token_calibration: TokenCalibrations,
+    /// TOOL-1, TOOL-2: the turn paused for approval, if any. Its assistant message is not
+    /// in `history` (which stays paired); it goes back in, with the calls' results, when
+    /// the run resumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_turn: Option<super::PendingTurn>,
 }
 
 impl AgentState {
@@ -95,6 +100,14 @@ impl AgentState {
             return Err(ArkAgentError::InvalidState("history has unpaired tool calls".into()));
         }
         super::validate_episodic_memory_ids(&self.history.episodic_memories)?;
+        if let Some(pending) = &self.pending_turn {
+            pending.validate()?;
+            let ids: std::collections::HashSet<&str> = pending.calls.iter().map(|c| c.call_id.as_str()).collect();
+            let reused = self.history.messages.iter().flat_map(Message::tool_calls).any(|c| ids.contains(c.id.as_str()));
+            if reused {
+                return Err(ArkAgentError::InvalidState("pending_turn's call ids are already in the history".into()));
+            }
+        }
         Ok(())
     }
 }

@@ -77,7 +77,7 @@ impl Inner {
     pub(super) fn finish(&self, run_id: &str, status: RunStatus, iterations: u32, final_text: Option<String>) -> RunOutcome {
         let usage = self.run_usage.usage(&self.session.snapshot());
         self.emit(run_id, EventKind::RunFinished { status, iterations, error_code: None, usage: usage.clone() });
-        RunOutcome { run_id: run_id.to_owned(), status, final_text, iterations, usage }
+        RunOutcome { run_id: run_id.to_owned(), status, final_text, iterations, usage, pending_approvals: Vec::new() }
     }
 
     /// A run ends because the store refused a commit: `run_finished` with the store's code.
@@ -134,6 +134,11 @@ fn redact_event(model: &ModelConfig, kind: &mut EventKind) {
             if let Some(metadata) = metadata {
                 redact_json(model, metadata);
             }
+        }
+        EventKind::ApprovalRequested { call_id, name, arguments, reason: _ } => {
+            text(call_id);
+            text(name);
+            text(arguments);
         }
         EventKind::Compression {
             trigger: _,

@@ -62,6 +62,10 @@ pub struct AgentRuntimeConfig {
     pub tools: ToolRegistry,
     /// Tool choice sent with requests that offer tools.
     pub tool_choice: Option<ToolChoice>,
+    /// TOOL-3: the app's check before every tool call (allow, deny with a reason, ask a
+    /// person), after the role's whitelist (ISO-2). Sub-agents inherit it. `None`: every
+    /// call the role allows runs, unless its tool asks for approval.
+    pub tool_policy: Option<Arc<dyn crate::tools::ToolPolicy>>,
     /// Fixed session id; `None` generates one.
     pub session_id: Option<String>,
     /// Context compression; `None` disables it (and `retrieve_memory`).
@@ -94,6 +98,7 @@ impl std::fmt::Debug for AgentRuntimeConfig {
             .field("max_iterations", &self.max_iterations)
             .field("max_parallel_tools", &self.max_parallel_tools)
             .field("tool_timeout_ms", &self.tool_timeout_ms)
+            .field("tool_policy", &self.tool_policy.as_ref().map(|_| "ToolPolicy"))
             .field("tools", &self.tools)
             .field("session_id", &self.session_id)
             .finish_non_exhaustive()
@@ -111,6 +116,7 @@ impl AgentRuntimeConfig {
             tool_timeout_ms: 0,
             tools: ToolRegistry::new(),
             tool_choice: None,
+            tool_policy: None,
             session_id: None,
             compression: None,
             delegation: None,

@@ -129,6 +129,21 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metadata: Option<serde_json::Value>,
     },
+    /// TOOL-1: a tool call waits for a person's answer (one event per call; the run then
+    /// ends `awaiting_approval`). Answer it (ArkTS `answerApproval`, C
+    /// `arkagent_runtime_answer_approval`, Rust `answer_approval`), then resume the run
+    /// (`resumeRun`, `arkagent_runtime_resume_run`, `resume_run`). Nothing expires by itself.
+    ApprovalRequested {
+        /// Call id: what the answer names.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// The arguments as the model made them (JSON object text).
+        arguments: String,
+        /// Why it waits: `tool` (the tool requires approval, always or for these
+        /// arguments) or `policy` (the app's policy asked).
+        reason: String,
+    },
     /// A compression attempt that did something or could not: every `compressed` and
     /// `failed` outcome, and `skipped` for `no_safe_split` and `last_usage_is_compression`
     /// (routine below-threshold checks are not reported).
@@ -194,6 +209,7 @@ impl EventKind {
             Self::ToolCallDelta { .. } => "tool_call_delta",
             Self::ToolCallStarted { .. } => "tool_call_started",
             Self::ToolCallFinished { .. } => "tool_call_finished",
+            Self::ApprovalRequested { .. } => "approval_requested",
             Self::Compression { .. } => "compression",
             Self::SubAgent(_) => "sub_agent",
             Self::SessionCommitted { .. } => "session_committed",

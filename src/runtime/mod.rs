@@ -4,6 +4,7 @@
 //! live on the ground ([`crate::ids`]) and are re-exported here.
 
 mod agent;
+mod approval;
 mod run_loop;
 mod build;
 mod child_run;
@@ -21,7 +22,7 @@ mod tool_exec;
 mod worker_config;
 
 pub use agent::{AgentRuntime, COMPRESSION_BACKOFF_MODEL_CALLS};
-pub use outcome::{CompressionTrigger, RunOutcome, RunStatus};
+pub use outcome::{CompressionTrigger, PendingApproval, RunOutcome, RunStatus};
 pub use start::RunSlot;
 pub use config::{
     AgentRuntimeConfig, Compression, DelegationConfig, SubAgentDefinition, SubAgentFactory, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_PARALLEL_TOOLS,

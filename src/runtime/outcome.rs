@@ -16,6 +16,9 @@ pub enum RunStatus {
     MaxIterations,
     /// The run failed (only in events; `run` returns the error).
     Failed,
+    /// TOOL-1: a tool call waits for a person's answer: the run paused (the
+    /// outcome's `pending_approvals`); answer each and resume it.
+    AwaitingApproval,
 }
 
 /// What started a compression attempt.
@@ -51,4 +54,20 @@ pub struct RunOutcome {
     /// recorded, so the runs' usages add up to [`total_usage`](crate::AgentRuntime::total_usage).
     #[serde(default)]
     pub usage: crate::history::ChildUsageSummary,
+    /// TOOL-1: the calls waiting for an answer when the run paused (status
+    /// `awaiting_approval`); empty otherwise.
+    #[serde(default)]
+    pub pending_approvals: Vec<PendingApproval>,
+}
+
+/// TOOL-1: a tool call waiting for a person's answer, as the run's outcome lists it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingApproval {
+    /// Call id: what the answer names.
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// The arguments as the model made them (JSON object text).
+    pub arguments: String,
 }

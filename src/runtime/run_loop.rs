@@ -25,14 +25,15 @@ use crate::tools::{ToolContext, ToolResult};
 type Ended = Result<RunOutcome, ArkAgentError>;
 
 /// One run: what each of its steps needs.
-struct Run<'a> {
-    inner: &'a Inner,
-    run_id: &'a str,
-    cancel: &'a CancellationToken,
+pub(super) struct Run<'a> {
+    pub(super) inner: &'a Inner,
+    pub(super) run_id: &'a str,
+    pub(super) cancel: &'a CancellationToken,
     /// The input as pushed: taken back when the run's first model call fails (CORE-4).
-    input: PushedInput,
+    /// `None` for a resumed run (TOOL-1), whose input is committed with earlier turns.
+    input: Option<PushedInput>,
     /// What the turn's tools get.
-    tools: ToolContext,
+    pub(super) tools: ToolContext,
     /// The compressor's threshold, reported with each request.
     threshold: Option<u64>,
 }
@@ -41,24 +42,7 @@ impl Inner {
     /// Runs the loop for `input` (the caller holds the run slot).
     pub(super) async fn run_loop(&self, input: Content, run_id: &str, cancel: &CancellationToken) -> Ended {
         let run = self.begin(input, run_id, cancel)?;
-        for iteration in 1..=self.config.max_iterations {
-            if cancel.is_cancelled() {
-                return Ok(self.finish(run_id, RunStatus::Cancelled, iteration - 1, None));
-            }
-            run.preflight().await;
-            let answer = match run.call_model(iteration).await {
-                ControlFlow::Continue(answer) => answer,
-                ControlFlow::Break(ended) => return ended,
-            };
-            if answer.tool_calls.is_empty() {
-                return run.final_answer(iteration, answer.text).await;
-            }
-            run.answer_tools(&answer.tool_calls).await;
-            if let ControlFlow::Break(ended) = run.after_turn(iteration).await {
-                return ended;
-            }
-        }
-        Ok(self.finish(run_id, RunStatus::MaxIterations, self.config.max_iterations, None))
+        run.iterate(1).await
     }
 
     /// Starts a run: the input checked (IMG-5: an image out of the model's bounds refuses
@@ -78,17 +62,50 @@ impl Inner {
             self.session.take_back(&input);
             return Err(self.store_failed(run_id, 0, e));
         }
-        let view = self.session.view();
+        Ok(Run::new(self, run_id, cancel, Some(input)))
+    }
+}
+
+impl<'a> Run<'a> {
+    /// The run's parts; `input` as pushed (`None` when resumed).
+    pub(super) fn new(inner: &'a Inner, run_id: &'a str, cancel: &'a CancellationToken, input: Option<PushedInput>) -> Self {
+        let view = inner.session.view();
         let tools = ToolContext {
             session_id: view.session_id(),
             run_id: run_id.to_owned(),
             cancel: cancel.clone(),
             abort: Default::default(),
-            memory: self.memory.clone(),
+            memory: inner.memory.clone(),
             episodes: Some(view.memory_service()),
         };
-        let threshold = self.compressor.as_ref().and_then(|c| c.threshold());
-        Ok(Run { inner: self, run_id, cancel, input, tools, threshold })
+        let threshold = inner.compressor.as_ref().and_then(|c| c.threshold());
+        Run { inner, run_id, cancel, input, tools, threshold }
+    }
+
+    /// The loop from model call `first` on: until a final answer, `max_iterations`, a
+    /// cancel, or a turn paused for approval (TOOL-1).
+    pub(super) async fn iterate(&self, first: u32) -> Ended {
+        let inner = self.inner;
+        for iteration in first..=inner.config.max_iterations {
+            if self.cancel.is_cancelled() {
+                return Ok(inner.finish(self.run_id, RunStatus::Cancelled, iteration - 1, None));
+            }
+            self.preflight().await;
+            let answer = match self.call_model(iteration).await {
+                ControlFlow::Continue(answer) => answer,
+                ControlFlow::Break(ended) => return ended,
+            };
+            if answer.tool_calls.is_empty() {
+                return self.final_answer(iteration, answer.text).await;
+            }
+            if let ControlFlow::Break(ended) = self.answer_tools(iteration, &answer.tool_calls).await {
+                return ended;
+            }
+            if let ControlFlow::Break(ended) = self.after_turn(iteration).await {
+                return ended;
+            }
+        }
+        Ok(inner.finish(self.run_id, RunStatus::MaxIterations, inner.config.max_iterations, None))
     }
 }
 
@@ -196,8 +213,8 @@ impl Run<'_> {
     fn fail(&self, iteration: u32, e: LlmError) -> ArkAgentError {
         tracing::warn!(code = e.code().as_str(), "model call failed");
         // A sub-agent keeps its task: its history is a record (ISO-1), never run again.
-        if iteration == 1 && self.inner.depth == 0 {
-            self.inner.session.take_back(&self.input);
+        if let (1, 0, Some(input)) = (iteration, self.inner.depth, &self.input) {
+            self.inner.session.take_back(input);
             // STORE-2: the committed input goes too (the store follows the history).
             if let Err(store) = self.inner.commit_point(self.run_id) {
                 tracing::warn!(code = store.code().as_str(), "could not commit the rollback of a failed run's input");
@@ -215,13 +232,27 @@ impl Run<'_> {
 
 /// Answering tools, and the work after a turn.
 impl Run<'_> {
-    /// Runs the turn's tool calls (bounded, in parallel) and pushes their results together.
-    async fn answer_tools(&self, calls: &[ToolCall]) {
+    /// Answers the turn's tool calls and pushes their results together; or, when one waits
+    /// for a person (TOOL-1), pauses the run.
+    async fn answer_tools(&self, iteration: u32, calls: &[ToolCall]) -> ControlFlow<Ended> {
+        if self.inner.gates_tools() {
+            return self.answer_gated(iteration, calls).await;
+        }
+        let results = self.run_tools(calls).await;
+        self.inner.session.push_tool_results(calls, results);
+        ControlFlow::Continue(())
+    }
+
+    /// Runs `calls` (bounded, in parallel), reporting each; one result per call, in order.
+    pub(super) async fn run_tools(&self, calls: &[ToolCall]) -> Vec<ToolResult> {
         let inner = self.inner;
         let on_start = |call: &ToolCall| self.tool_started(call);
         let on_finish = |call: &ToolCall, result: &ToolResult| self.tool_finished(call, result);
-        let results = run_tool_calls(&inner.tools, calls, inner.config.max_parallel_tools, &inner.exec_policy, &self.tools, &on_start, &on_finish).await;
-        inner.session.push_tool_results(calls, results);
+        run_tool_calls(&inner.tools, calls, inner.config.max_parallel_tools, &inner.exec_policy, &self.tools, &on_start, &on_finish).await
+    }
+
+    pub(super) fn tool_finished_event(&self, call: &ToolCall, result: &ToolResult) {
+        self.tool_finished(call, result);
     }
 
     fn tool_started(&self, call: &ToolCall) {
@@ -250,7 +281,7 @@ impl Run<'_> {
     /// After a turn with tool calls: STORE-2's commit point (the turn is paired now: the
     /// assistant message, its results, the usage and any sub-agent records together), a
     /// cancel honoured, the post-turn compression check.
-    async fn after_turn(&self, iteration: u32) -> ControlFlow<Ended> {
+    pub(super) async fn after_turn(&self, iteration: u32) -> ControlFlow<Ended> {
         if let Err(e) = self.inner.commit_point(self.run_id) {
             return ControlFlow::Break(Err(self.inner.store_failed(self.run_id, iteration, e)));
         }

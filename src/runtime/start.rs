@@ -59,7 +59,7 @@ async fn release<T>(holding: impl Future<Output = (T, RunSlot)>) -> T {
 
 impl AgentRuntime {
     /// Runs the loop for one user input until a final answer, `max_iterations` or
-    /// cancellation. Errors: `run_in_progress`, or the model call's [`LlmError`](crate::LlmError).
+    /// cancellation. Errors: `run_in_progress`, `approval_pending` (a turn waits for approval: answer it and [`resume_run`](Self::resume_run) first), or the model call's [`LlmError`](crate::LlmError).
     /// The history then stays paired: when the very first model call of the run failed
     /// (the model produced nothing), the input is taken out again so the history is as
     /// before the run (a compression committed meanwhile stays) — a retry does not send
@@ -110,6 +110,8 @@ impl AgentRuntime {
         parent: Option<&CancellationToken>,
     ) -> Result<impl Future<Output = (Result<RunOutcome, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
         let active = self.claim_linked(parent)?;
+        // TOOL-1: a turn waiting for approval is answered and resumed first.
+        active.inner.refuse_while_pending()?;
         let input = input.into();
         let run_id = self.inner.config.id_generator.next_id();
         let span = tracing::info_span!("arkagent.run", run_id = %run_id);
@@ -141,6 +143,8 @@ impl AgentRuntime {
         &self,
     ) -> Result<impl Future<Output = (CompressResult, RunSlot)> + Send + 'static, ArkAgentError> {
         let active = self.claim()?;
+        // TOOL-1: the history must not change under a paused turn.
+        active.inner.refuse_while_pending()?;
         let run_id = self.inner.config.id_generator.next_id();
         Ok(async move {
             let inner = Arc::clone(&active.inner);

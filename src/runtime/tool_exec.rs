@@ -144,7 +144,7 @@ async fn run_one(tools: &ToolRegistry, call: &ToolCall, policy: &ExecPolicy, ctx
 }
 
 /// Tool arguments must be a JSON object; an empty text means no arguments.
-fn parse_arguments(text: &str) -> Result<Value, String> {
+pub(super) fn parse_arguments(text: &str) -> Result<Value, String> {
     if text.trim().is_empty() {
         return Ok(Value::Object(serde_json::Map::new()));
     }

@@ -1,7 +1,7 @@
 //! STORE-2, STORE-3: the attached session store and the cursor of what is committed.
 
 use crate::error::ArkAgentError;
-use crate::history::{AgentState, HistoryInvariants, Message};
+use crate::history::{AgentState, HistoryInvariants, Message, PendingTurn};
 use crate::ids::Clock;
 use crate::store::{Commit, SessionLease, SharedStore};
 
@@ -12,7 +12,7 @@ pub(super) struct Persist {
 }
 
 /// What is committed (absolute positions), and whether the next commit rewrites all.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Cursor {
     /// Absolute position after the last committed live message.
     end: u64,
@@ -22,6 +22,8 @@ struct Cursor {
     /// The next commit rewrites the session (after an import or attaching a new session
     /// to a session that already has a history).
     replace_all: bool,
+    /// TOOL-2: the paused turn as last committed (`None`: none).
+    pending: Option<PendingTurn>,
 }
 
 /// A commit that reached the store (STORE-6's `session_committed`).
@@ -54,7 +56,8 @@ impl Persist {
             episodes: if stored { state.history.episodic_memories.len() } else { 0 },
             usages: if stored { state.usages.len() } else { 0 },
             child_usages: if stored { state.child_usages.len() } else { 0 },
-            replace_all: !stored && has_history,
+            replace_all: !stored && (has_history || state.pending_turn.is_some()),
+            pending: if stored { state.pending_turn.clone() } else { None },
         };
         Ok((Self { lease: opened.lease, cursor }, state))
     }
@@ -65,7 +68,7 @@ impl Persist {
     /// On error nothing of this commit is stored and the cursor stays (lowered to the new
     /// end when the history shrank), so the next commit point retries it.
     pub(super) fn commit(&mut self, state: &AgentState, clock: &dyn Clock) -> Result<Option<Committed>, ArkAgentError> {
-        match self.write(self.cursor, state, clock) {
+        match self.write(self.cursor.clone(), state, clock) {
             Ok(done) => Ok(done.map(|(committed, cursor)| {
                 self.cursor = cursor;
                 committed
@@ -83,7 +86,7 @@ impl Persist {
     /// Writes `state` in place of the stored session, in one commit (an import). On error
     /// nothing is stored and the cursor is untouched: the session is as before.
     pub(super) fn commit_replacing(&mut self, state: &AgentState, clock: &dyn Clock) -> Result<Option<Committed>, ArkAgentError> {
-        let written = self.write(Cursor { replace_all: true, ..self.cursor }, state, clock).map_err(|(e, _)| e)?;
+        let written = self.write(Cursor { replace_all: true, ..self.cursor.clone() }, state, clock).map_err(|(e, _)| e)?;
         Ok(written.map(|(committed, cursor)| {
             self.cursor = cursor;
             committed
@@ -104,7 +107,9 @@ impl Persist {
         let usages = state.usages.get(usages_from..).unwrap_or_default().to_vec();
         let child_usages = state.child_usages.get(child_from..).unwrap_or_default().to_vec();
         let new_messages = messages[usize::try_from(from - base).unwrap_or(consistent).min(consistent)..consistent].to_vec();
-        if !c.replace_all && episodes.is_empty() && usages.is_empty() && child_usages.is_empty() && new_messages.is_empty() && end == end_before {
+        // TOOL-2: the paused turn, when it changed (`Some(None)`: it ended).
+        let pending_changed = c.replace_all || c.pending != state.pending_turn;
+        if !pending_changed && episodes.is_empty() && usages.is_empty() && child_usages.is_empty() && new_messages.is_empty() && end == end_before {
             return Ok(None);
         }
         let usages_is_empty = usages.is_empty();
@@ -121,6 +126,7 @@ impl Persist {
             child_usages,
             // CMP-12: the calibration changes only with a new usage.
             token_calibration: (c.replace_all || !usages_is_empty).then(|| state.token_calibration.clone()),
+            pending_turn: pending_changed.then(|| state.pending_turn.clone()),
             now_ms: clock.now_ms(),
         };
         let commit_seq = self.lease.commit(&commit).map_err(|e| (ArkAgentError::from(e), end))?;
@@ -130,6 +136,7 @@ impl Persist {
             usages: state.usages.len(),
             child_usages: state.child_usages.len(),
             replace_all: false,
+            pending: state.pending_turn.clone(),
         };
         Ok(Some((Committed { commit_seq, message_count: end }, cursor)))
     }

@@ -23,6 +23,7 @@ mod encoding;
 mod gentle;
 mod images;
 mod prompt_size;
+mod pending;
 mod redact;
 mod store_side;
 mod view;
@@ -397,21 +398,21 @@ impl Session {
         debug_assert_eq!(calls.len(), results.len(), "one result per call");
         // Counted only when a result carries an image (PERF-1).
         let mut images = None;
-        let results: Vec<Message> = calls
-            .iter()
-            .zip(results)
-            .map(|(call, result)| {
-                let is_error = result.is_error;
-                let content = self.bounded(result.into_model_parts(), &mut images);
-                let is_error = is_error || content.is_err();
-                let content = content.unwrap_or_else(|e| Content::Text(ToolResult::error(e.code().as_str(), &e.to_string()).content));
-                let mut message = Message::tool_result(&call.id, content, is_error);
-                self.redactor.message(&mut message);
-                self.share_known_images(&mut message);
-                message
-            })
-            .collect();
+        let results: Vec<Message> = calls.iter().zip(results).map(|(call, result)| self.result_message(&call.id, result, &mut images)).collect();
         self.append(Room { messages: results.len(), usages: 0 }, |state| state.history.messages.extend(results));
+    }
+
+    /// The `tool` message answering `call_id` with `result`, as [`push_tool_results`]
+    /// makes it (bounded, redacted).
+    fn result_message(&self, call_id: &str, result: ToolResult, images: &mut Option<usize>) -> Message {
+        let is_error = result.is_error;
+        let content = self.bounded(result.into_model_parts(), images);
+        let is_error = is_error || content.is_err();
+        let content = content.unwrap_or_else(|e| Content::Text(ToolResult::error(e.code().as_str(), &e.to_string()).content));
+        let mut message = Message::tool_result(call_id, content, is_error);
+        self.redactor.message(&mut message);
+        self.share_known_images(&mut message);
+        message
     }
 
     /// `content` when its images are within the bounds (`images`: those already in the

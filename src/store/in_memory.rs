@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::session::{checked_state, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary};
 use crate::error::StoreError;
-use crate::history::{AgentState, EpisodicMemory, Message, ModelUsage, TokenCalibrations};
+use crate::history::{AgentState, EpisodicMemory, Message, ModelUsage, PendingTurn, TokenCalibrations};
 use crate::history::ChildUsageRecord;
 
 #[derive(Default)]
@@ -16,6 +16,7 @@ struct Stored {
     usages: Vec<ModelUsage>,
     child_usages: Vec<ChildUsageRecord>,
     token_calibration: TokenCalibrations,
+    pending_turn: Option<PendingTurn>,
     seq: u64,
     updated_ms: u64,
     title: Option<String>,
@@ -72,6 +73,7 @@ impl SessionStore for InMemorySessionStore {
                 state.usages = s.usages.clone();
                 state.child_usages = s.child_usages.clone();
                 state.token_calibration = s.token_calibration.clone();
+                state.pending_turn = s.pending_turn.clone();
                 match checked_state(state) {
                     Ok(state) => Some(state),
                     Err(e) => {
@@ -139,6 +141,9 @@ impl SessionLease for MemoryLease {
         put(&mut s.child_usages, c.child_usages_from, &c.child_usages);
         if let Some(calibration) = &c.token_calibration {
             s.token_calibration = calibration.clone();
+        }
+        if let Some(pending) = &c.pending_turn {
+            s.pending_turn = pending.clone();
         }
         if s.title.is_none() {
             s.title = c.title_candidate();

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::error::StoreError;
-use crate::history::{AgentState, EpisodicMemory, Message, ModelUsage, TokenCalibrations};
+use crate::history::{AgentState, EpisodicMemory, Message, ModelUsage, PendingTurn, TokenCalibrations};
 use crate::history::ChildUsageRecord;
 
 /// What a runtime hands its store at one commit point: everything new since the previous
@@ -37,6 +37,9 @@ pub struct Commit {
     /// The session's token calibration (CMP-12) when it may have changed; `None` keeps
     /// the stored one.
     pub token_calibration: Option<TokenCalibrations>,
+    /// TOOL-2: the session's paused turn when it changed: `Some(Some(turn))` stores it,
+    /// `Some(None)` clears it, `None` keeps the stored one.
+    pub pending_turn: Option<Option<PendingTurn>>,
     /// The runtime clock's time.
     pub now_ms: u64,
 }

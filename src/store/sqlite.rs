@@ -14,7 +14,7 @@ use super::sqlite_images::{drop_session_images, message_row, write_images, RowRe
 pub use super::sqlite_schema::SCHEMA_VERSION;
 use super::sqlite_schema::{migrate, APPLICATION_ID};
 use crate::error::StoreError;
-use crate::history::{AgentState, EpisodicMemory, ModelUsage, TokenCalibrations};
+use crate::history::{AgentState, EpisodicMemory, ModelUsage, PendingTurn, TokenCalibrations};
 use crate::history::ChildUsageRecord;
 
 /// `PRAGMA synchronous` for the WAL. See BENCHMARKS.md for the measurement behind the
@@ -317,16 +317,19 @@ fn i64_of(v: u64) -> i64 {
 impl SqliteStore {
     fn load(&self, session_id: &str) -> Result<Option<AgentState>, StoreError> {
         let conn = self.conn();
-        let exists: Option<Option<String>> = conn
-            .query_row("SELECT token_calibration FROM sessions WHERE id = ?1", [session_id], |r| r.get(0))
+        let exists: Option<(Option<String>, Option<String>)> = conn
+            .query_row("SELECT token_calibration, pending_turn FROM sessions WHERE id = ?1", [session_id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()
             .map_err(map_err)?;
-        let Some(calibration) = exists else {
+        let Some((calibration, pending)) = exists else {
             return Ok(None);
         };
         let mut state = AgentState::new(session_id);
         if let Some(json) = calibration {
             state.token_calibration = from_json::<TokenCalibrations>(&json)?;
+        }
+        if let Some(json) = pending {
+            state.pending_turn = Some(from_json::<PendingTurn>(&json)?);
         }
         let mut rows = RowReader::new(&conn, session_id);
         for json in json_rows(&conn, "SELECT json FROM messages WHERE session_id = ?1 ORDER BY pos", [session_id])? {
@@ -372,6 +375,7 @@ impl SqliteStore {
         let usages: Vec<String> = c.usages.iter().map(to_json).collect::<Result<_, _>>()?;
         let children: Vec<String> = c.child_usages.iter().map(to_json).collect::<Result<_, _>>()?;
         let calibration: Option<String> = c.token_calibration.as_ref().map(to_json).transpose()?;
+        let pending: Option<Option<String>> = c.pending_turn.as_ref().map(|p| p.as_ref().map(to_json).transpose()).transpose()?;
         let mut episodes = Vec::with_capacity(c.episodes.len());
         for e in &c.episodes {
             let archived: Vec<String> = e.archived_messages.iter().map(|m| message_row(m, &mut images)).collect::<Result<_, _>>()?;
@@ -385,7 +389,7 @@ impl SqliteStore {
                 for table in ["messages", "episodes", "archived", "usages", "child_usages"] {
                     tx.execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [id]).map_err(map_err)?;
                 }
-                tx.execute("UPDATE sessions SET total_tokens = 0, title = NULL, token_calibration = NULL WHERE id = ?1", [id])
+                tx.execute("UPDATE sessions SET total_tokens = 0, title = NULL, token_calibration = NULL, pending_turn = NULL WHERE id = ?1", [id])
                     .map_err(map_err)?;
                 drop_session_images(&tx, id).map_err(map_err)?;
             }
@@ -417,12 +421,22 @@ impl SqliteStore {
             tx.prepare_cached(
                 "UPDATE sessions SET seq = seq + 1, updated_ms = ?2, message_count = ?3,
                     total_tokens = total_tokens + ?4, title = coalesce(title, ?5),
-                    token_calibration = coalesce(?6, token_calibration)
+                    token_calibration = coalesce(?6, token_calibration),
+                    pending_turn = CASE WHEN ?7 THEN ?8 ELSE pending_turn END
                  WHERE id = ?1 RETURNING seq",
             )
             .and_then(|mut s| {
                 s.query_row(
-                    params![id, i64_of(c.now_ms), i64_of(c.end()), i64_of(c.tokens()), c.title_candidate(), calibration],
+                    params![
+                        id,
+                        i64_of(c.now_ms),
+                        i64_of(c.end()),
+                        i64_of(c.tokens()),
+                        c.title_candidate(),
+                        calibration,
+                        pending.is_some(),
+                        pending.clone().flatten()
+                    ],
                     |r| r.get(0),
                 )
             })

@@ -7,13 +7,13 @@ use super::sqlite_images::MIGRATION_4;
 
 /// The schema version this library writes. Files of any earlier version are migrated
 /// forward when opened; a newer file gives `store_newer_schema` and is left untouched.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// `PRAGMA application_id` of an arkagent store ("ARKA").
 pub(super) const APPLICATION_ID: i64 = 0x4152_4b41;
 
 /// The forward migrations: `MIGRATIONS[i]` takes a file from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 5] = [
+const MIGRATIONS: [&str; 6] = [
     // 1: the first schema.
     "CREATE TABLE arkagent_schema(version INTEGER PRIMARY KEY NOT NULL);
      CREATE TABLE sessions(id TEXT PRIMARY KEY NOT NULL, created_ms INTEGER NOT NULL,
@@ -46,6 +46,9 @@ const MIGRATIONS: [&str; 5] = [
     // drop the blocks on reading and then have the provider refuse the tool cycle, must
     // refuse the file (`store_newer_schema`) instead.
     "SELECT 1;",
+    // 6 (TOOL-2): the turn paused for approval, JSON (the state's `pending_turn`); none for
+    // existing sessions. A library of version 5 would drop it and lose the pending calls.
+    "ALTER TABLE sessions ADD COLUMN pending_turn TEXT;",
 ];
 
 /// Migration 2's backfill: each existing session's title from its first user text, by the

@@ -24,12 +24,24 @@ pub struct ToolDefinition {
     /// deadline. Never sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// TOOL-1: every call waits for a person's answer before it runs (the run pauses with
+    /// an `approval_requested` event); `false` (the default): only when the tool's
+    /// [`ApprovalPredicate`](super::ApprovalPredicate) or the runtime's
+    /// [`ToolPolicy`](super::ToolPolicy) asks. Never sent to the model.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub requires_approval: bool,
 }
 
 impl ToolDefinition {
     /// A definition with the runtime's deadline.
     pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
-        Self { name: name.into(), description: description.into(), parameters, timeout_ms: None }
+        Self { name: name.into(), description: description.into(), parameters, timeout_ms: None, requires_approval: false }
+    }
+
+    /// This definition with every call waiting for approval (TOOL-1).
+    pub fn with_approval(mut self) -> Self {
+        self.requires_approval = true;
+        self
     }
 
     /// This definition with its own deadline in ms (0: none), TOOL-4.

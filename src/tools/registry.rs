@@ -1,5 +1,6 @@
 use std::sync::Arc;
 
+use super::approval::ApprovalPredicate;
 use super::definition::{ToolDefinition, ToolExecutor};
 use crate::error::{ArkAgentError, ErrorCode};
 
@@ -10,6 +11,9 @@ pub struct RegisteredTool {
     pub definition: ToolDefinition,
     /// What runs.
     pub executor: Arc<dyn ToolExecutor>,
+    /// TOOL-1: decides per call whether it waits for approval (besides
+    /// [`ToolDefinition::requires_approval`]); `None`: only the definition decides.
+    pub approval: Option<Arc<dyn ApprovalPredicate>>,
 }
 
 /// Tools by name, in registration order (the order the model sees them).
@@ -33,6 +37,17 @@ impl ToolRegistry {
     /// Registers a tool. Errors: `tool_name_invalid` (empty, longer than 64 or outside
     /// `[A-Za-z0-9_-]`), `tool_name_duplicate`, `tool_parameters_invalid` (not an object).
     pub fn register(&mut self, definition: ToolDefinition, executor: Arc<dyn ToolExecutor>) -> Result<(), ArkAgentError> {
+        self.register_with_approval(definition, executor, None)
+    }
+
+    /// [`register`](Self::register) with a per-call approval predicate (TOOL-1): a call
+    /// waits for a person when the definition requires approval or `approval` says so.
+    pub fn register_with_approval(
+        &mut self,
+        definition: ToolDefinition,
+        executor: Arc<dyn ToolExecutor>,
+        approval: Option<Arc<dyn ApprovalPredicate>>,
+    ) -> Result<(), ArkAgentError> {
         let name = &definition.name;
         let valid = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if !valid {
@@ -44,7 +59,7 @@ impl ToolRegistry {
         if !definition.parameters.is_object() {
             return Err(ArkAgentError::config(ErrorCode::ToolParametersInvalid, "tool parameters must be a JSON Schema object"));
         }
-        self.tools.push(RegisteredTool { definition, executor });
+        self.tools.push(RegisteredTool { definition, executor, approval });
         Ok(())
     }
 
@@ -53,6 +68,11 @@ impl ToolRegistry {
         let before = self.tools.len();
         self.tools.retain(|t| t.definition.name != name);
         before != self.tools.len()
+    }
+
+    /// The tools, in registration order.
+    pub fn iter(&self) -> impl Iterator<Item = &RegisteredTool> {
+        self.tools.iter()
     }
 
     /// True when `name` is registered.

@@ -72,3 +72,16 @@ test('tool_4_readme_arkts_tool_abort_snippet_type_checks_against_the_har', () =>
   const bad = check(source.replace('context.signal.onAbort(', 'context.signal.addEventListener('));
   assert.equal(bad.status, 1, `${bad.stdout}${bad.stderr}`);
 });
+
+test('tool_1_readme_arkts_asking_the_user_first_type_checks_against_the_har', () => {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const m = /## Asking the user first[\s\S]*?```typescript\n([\s\S]*?)```/.exec(readme);
+  assert.ok(m, 'the README has the approval example');
+  // A module of its own: its functions are top-level, as in an app's file.
+  const source = m[1];
+  assert.match(source, /runtime\.approve\(call\.callId\)[\s\S]*runtime\.reject\([\s\S]*runtime\.resumeRun\(\)/);
+  const ok = check(source);
+  assert.equal(ok.status, 0, `the README's approval example has ArkTS errors:\n${ok.stdout}${ok.stderr}\n${source}`);
+  const bad = check(source.replace('runtime.resumeRun()', 'runtime.resume()'));
+  assert.equal(bad.status, 1, `${bad.stdout}${bad.stderr}`);
+});

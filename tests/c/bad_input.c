@@ -264,6 +264,22 @@ typedef struct {
   int race;
 } Probe;
 
+static bool probe_approval(void *userdata, const char *call_json) {
+  (void)userdata;
+  (void)call_json;
+  CHECK(0, "an approval callback of a refused registration ran");
+  return false;
+}
+
+static int32_t probe_policy(void *userdata, const char *call_json, char *reason, size_t cap) {
+  (void)userdata;
+  (void)call_json;
+  (void)reason;
+  (void)cap;
+  CHECK(0, "a removed policy ran");
+  return ARK_AGENT_POLICY_ALLOW;
+}
+
 static void probe_abort(void *userdata, int32_t reason) {
   (void)userdata;
   (void)reason;
@@ -374,6 +390,20 @@ static void tools_checks(void) {
   EXPECT(arkagent_tools_register(tools, PROBE_DEF, probe_cb, &probe), OK);
   /* The refused registrations left nothing behind: the name is free the first time only. */
   EXPECT(arkagent_tools_register(tools, PROBE_DEF, probe_cb, &probe), ARK_AGENT_RESULT_INVALID_TOOL);
+  /* TOOL-1, TOOL-3: a per-call approval callback and the policy callback. */
+  EXPECT(arkagent_tools_register_with_approval(NULL, PROBE_DEF, probe_cb, probe_approval, &probe), NULL_ARG);
+  EXPECT(arkagent_tools_register_with_approval(tools, NULL, probe_cb, probe_approval, &probe), NULL_ARG);
+  EXPECT(arkagent_tools_register_with_approval(tools, PROBE_DEF, NULL, probe_approval, &probe), NULL_ARG);
+  EXPECT(arkagent_tools_register_with_approval(tools, BAD_UTF8_STR, probe_cb, probe_approval, &probe), BAD_UTF8);
+  EXPECT(arkagent_tools_register_with_approval(tools, NOT_JSON, probe_cb, probe_approval, &probe), BAD_JSON);
+  EXPECT(arkagent_tools_register_with_approval(tools, PROBE_DEF, probe_cb, probe_approval, &probe), ARK_AGENT_RESULT_INVALID_TOOL);
+  EXPECT(arkagent_tools_register_with_approval(freed, PROBE_DEF, probe_cb, NULL, &probe), BAD_HANDLE);
+  EXPECT(arkagent_tools_register_with_approval(FORGED(ArkAgentTools), PROBE_DEF, probe_cb, NULL, &probe), BAD_HANDLE);
+  EXPECT(arkagent_tools_set_policy(NULL, probe_policy, &probe), NULL_ARG);
+  EXPECT(arkagent_tools_set_policy(freed, probe_policy, &probe), BAD_HANDLE);
+  EXPECT(arkagent_tools_set_policy(FORGED2(ArkAgentTools), probe_policy, &probe), BAD_HANDLE);
+  EXPECT(arkagent_tools_set_policy(tools, probe_policy, &probe), OK);
+  EXPECT(arkagent_tools_set_policy(tools, NULL, NULL), OK); /* removed again */
   arkagent_tools_free(tools);
   arkagent_tools_free(tools); /* freed twice: ignored */
   arkagent_tools_free(NULL);
@@ -524,6 +554,12 @@ static void bad_runtime_handle(ArkAgentRuntime *rt, int code) {
   EXPECT(arkagent_runtime_memory_stats(rt, &out), code);
   EXPECT(arkagent_runtime_force_complete_sub_agent(rt, "c", "stop", &flag), code);
   EXPECT(arkagent_runtime_cleanup_sub_agents(rt, 0, &count), code);
+  /* TOOL-1: the approval calls on a bad handle. */
+  EXPECT(arkagent_runtime_pending_approvals(rt, &out), code);
+  EXPECT(arkagent_runtime_approve(rt, "c", NULL), code);
+  EXPECT(arkagent_runtime_approve(rt, "c", "{}"), code);
+  EXPECT(arkagent_runtime_reject(rt, "c", "r"), code);
+  EXPECT(arkagent_runtime_resume_run(rt, &out), code);
   CHECK(out == NULL && count == 0 && id == 0 && flag == 7, "refused calls write no output");
   arkagent_runtime_free(rt); /* ignored */
 }

@@ -34,8 +34,8 @@ test('ARCH-2 the closed sets come from the Rust enums (the printer sees them all
     'PromptSizeSource', 'RunStatus']) {
     assert.ok(SETS.some((s) => s.name === name), `scripts/closed-sets prints ${name}`);
   }
-  assert.equal(setNamed('ErrorCode').values.length, 36 + 5, 'the 36 codes of arkagent::ErrorCode and the module\'s 5');
-  assert.equal(setNamed('EventType').values.length, 12);
+  assert.equal(setNamed('ErrorCode').values.length, 41 + 5, 'the 41 codes of arkagent::ErrorCode and the module\'s 5');
+  assert.equal(setNamed('EventType').values.length, 13);
   assert.ok(setNamed('CompressReason').values.includes('compressor_error'));
   assert.deepEqual(setNamed('CompressOutcomeKind').values, ['skipped', 'compressed', 'failed']);
   for (const s of SETS) assert.match(s.source, /`arkagent::/, `${s.name} names its enum`);
@@ -218,7 +218,19 @@ async function eventsOfEveryType() {
   parent.subscribe((e) => events.push(e));
   await parent.run('Delegate.');
   assert.deepEqual(routed.problems, []);
-  await waitFor(() => events.filter((e) => e.type === 'run_finished').length >= 2, 'both runs finished');
+  // TOOL-1: a call that waits for approval.
+  const asking = new native.ToolRegistry();
+  const pay = new native.ToolDefinition('pay', 'Pays', '{"type":"object"}');
+  pay.requiresApproval = true;
+  asking.register(pay, async () => ({ content: 'paid' }));
+  const approvalModel = new ScriptedModel([
+    () => completion({ toolCalls: [{ id: 'p1', name: 'pay', arguments: {} }], usage: USAGE }),
+  ], { tools: ['pay'] });
+  const paused = new native.AgentRuntime(runtimeConfig(), approvalModel.transport, asking);
+  paused.subscribe((e) => events.push(e));
+  assert.equal((await paused.run('Pay.')).status, 'awaiting_approval');
+  assert.deepEqual(approvalModel.problems, []);
+  await waitFor(() => events.filter((e) => e.type === 'run_finished').length >= 3, 'every run finished');
   return events;
 }
 

@@ -133,6 +133,10 @@ function assertCode(fn, code, what) {
 
 /** Every settable property: its kind. Refusals throw invalid_config. */
 const SETTERS = {
+  ToolDefinition: {
+    make: () => new native.ToolDefinition('t', 'd', '{}'),
+    props: { requiresApproval: KINDS.bool },
+  },
   ModelConfig: {
     make: modelConfig,
     props: {
@@ -217,13 +221,13 @@ const FUNCTIONS = {
 /** Every method: argument kinds (refusals throw invalid_argument). */
 const METHODS = {
   ToolRegistry: {
-    register: [instanceKind('ToolDefinition', () => new native.ToolDefinition('t', 'd', '{}')), KINDS.function],
+    register: [instanceKind('ToolDefinition', () => new native.ToolDefinition('t', 'd', '{}')), KINDS.function, KINDS['function?']],
     unregister: [KINDS.string], has: [KINDS.string], names: [],
   },
   AgentRuntimeConfig: {
     registerSubAgent: [instanceKind('SubAgentDefinition', () => native.SubAgentDefinition.create('w', 'd', () => {}))],
     subAgentNames: [], setRoleWhitelist: [KINDS.string, KINDS['string[]|null']], roles: [], roleWhitelist: [KINDS.string],
-    setCustomCompressor: [KINDS['function?'], KINDS['int?']],
+    setCustomCompressor: [KINDS['function?'], KINDS['int?']], setToolPolicy: [KINDS['function?']],
   },
   AgentRuntime: {
     run: [KINDS.string], compressNow: [], cancel: [], exportState: [], importState: [KINDS.string], historyJson: [],
@@ -233,6 +237,7 @@ const METHODS = {
     memoryRecall: [KINDS.string, KINDS.string], detachStore: [],
     forceCompleteSubAgent: [KINDS.string, KINDS.string], cleanupSubAgents: [KINDS.int], memory: [],
     runParts: [KINDS.parts], image: [KINDS.string],
+    pendingApprovals: [], approve: [KINDS.string, KINDS['string?']], reject: [KINDS.string, KINDS['string?']], resumeRun: [],
   },
   MemoryNamespace: {
     store: [KINDS.string, KINDS.string, KINDS.string], recall: [KINDS.string, KINDS.string],

@@ -129,6 +129,19 @@ pub enum ArkAgentResult {
     ThinkingConflict = 601,
     /// `extra_body` sets a field the library writes itself.
     ExtraBodyConflict = 602,
+    // 7xx: tool approval (TOOL-1, TOOL-2); a refused call changes nothing.
+    /// A turn waits for approval: answer its calls and resume first (a run or compression
+    /// refused), or calls still wait (a resume refused).
+    ApprovalPending = 700,
+    /// No turn waits for approval (an answer or resume refused).
+    ApprovalNotPending = 701,
+    /// The paused turn has no call with that id.
+    ApprovalUnknownCall = 702,
+    /// That call was answered already.
+    ApprovalAlreadyAnswered = 703,
+    /// Edited arguments are not a JSON object with every property the tool's schema
+    /// requires.
+    ToolArgumentsInvalid = 704,
     // 9xx: library faults.
     /// A panic was caught at the boundary (a library bug; the handle stays usable).
     Panic = 900,
@@ -231,6 +244,11 @@ impl ArkAgentResult {
             ErrorCode::ThinkingUnsupported => Self::ThinkingUnsupported,
             ErrorCode::ThinkingConflict => Self::ThinkingConflict,
             ErrorCode::ExtraBodyConflict => Self::ExtraBodyConflict,
+            ErrorCode::ApprovalPending => Self::ApprovalPending,
+            ErrorCode::ApprovalNotPending => Self::ApprovalNotPending,
+            ErrorCode::ApprovalUnknownCall => Self::ApprovalUnknownCall,
+            ErrorCode::ApprovalAlreadyAnswered => Self::ApprovalAlreadyAnswered,
+            ErrorCode::ToolArgumentsInvalid => Self::ToolArgumentsInvalid,
         }
     }
 
@@ -279,6 +297,11 @@ impl ArkAgentResult {
             Self::ThinkingUnsupported => c"thinking_unsupported",
             Self::ThinkingConflict => c"thinking_conflict",
             Self::ExtraBodyConflict => c"extra_body_conflict",
+            Self::ApprovalPending => c"approval_pending",
+            Self::ApprovalNotPending => c"approval_not_pending",
+            Self::ApprovalUnknownCall => c"approval_unknown_call",
+            Self::ApprovalAlreadyAnswered => c"approval_already_answered",
+            Self::ToolArgumentsInvalid => c"tool_arguments_invalid",
             Self::Panic => c"panic",
             Self::Internal => c"internal",
         }
@@ -300,7 +323,7 @@ pub extern "C" fn arkagent_result_name(result: i32) -> *const c_char {
     ALL.iter().find(|r| **r as i32 == result).map_or(c"unknown", |r| r.name()).as_ptr()
 }
 
-const ALL: [ArkAgentResult; 44] = [
+const ALL: [ArkAgentResult; 49] = [
     ArkAgentResult::Ok,
     ArkAgentResult::NullArgument,
     ArkAgentResult::InvalidUtf8,
@@ -343,6 +366,11 @@ const ALL: [ArkAgentResult; 44] = [
     ArkAgentResult::ThinkingUnsupported,
     ArkAgentResult::ThinkingConflict,
     ArkAgentResult::ExtraBodyConflict,
+    ArkAgentResult::ApprovalPending,
+    ArkAgentResult::ApprovalNotPending,
+    ArkAgentResult::ApprovalUnknownCall,
+    ArkAgentResult::ApprovalAlreadyAnswered,
+    ArkAgentResult::ToolArgumentsInvalid,
     ArkAgentResult::Panic,
     ArkAgentResult::Internal,
 ];
@@ -380,11 +408,13 @@ mod tests {
             StoreError::ReadOnly("x".into()).into(),
             StoreError::Io("x".into()).into(),
             ArkAgentError::Image { code: ErrorCode::ImageInvalid, message: "x".into() },
+            ArkAgentError::approval(ErrorCode::ApprovalPending, "x"),
         ];
         for e in &all {
             match e {
                 ArkAgentError::Config { .. }
                 | ArkAgentError::Image { .. }
+                | ArkAgentError::Approval { .. }
                 | ArkAgentError::InvalidJson(_)
                 | ArkAgentError::InvalidState(_)
                 | ArkAgentError::RunInProgress => {}
@@ -414,7 +444,7 @@ mod tests {
     }
 
     /// Today's C number of every core code: numbers are never renumbered.
-    const NUMBERS: [(&str, i32); 36] = [
+    const NUMBERS: [(&str, i32); 41] = [
         ("invalid_config", 104),
         ("tool_name_invalid", 109),
         ("tool_name_duplicate", 109),
@@ -451,6 +481,11 @@ mod tests {
         ("thinking_unsupported", 600),
         ("thinking_conflict", 601),
         ("extra_body_conflict", 602),
+        ("approval_pending", 700),
+        ("approval_not_pending", 701),
+        ("approval_unknown_call", 702),
+        ("approval_already_answered", 703),
+        ("tool_arguments_invalid", 704),
     ];
 
     #[test]

@@ -189,6 +189,19 @@ impl AgentRuntimeConfig {
         Ok(())
     }
 
+    /// TOOL-3: checks every tool call before it runs — after the role's whitelist, never for
+    /// a tool that does not exist — and allows it, denies it with a reason the model reads
+    /// ("tool_denied") or asks a person (the run pauses as for a tool that requires
+    /// approval). Sub-agents inherit it. undefined removes it.
+    #[napi(ts_args_type = "policy?: ToolPolicy")]
+    pub fn set_tool_policy(&mut self, policy: Arg<Option<JsFunction<'_, crate::tools::JsToolCall>>>) -> Result<(), Thrown> {
+        self.inner.tool_policy = match policy.0 {
+            None => None,
+            Some(f) => Some(Arc::new(crate::tools::JsToolPolicy::new(f)?)),
+        };
+        Ok(())
+    }
+
     /// Whether a custom compressor is set.
     #[napi(getter)]
     pub fn has_custom_compressor(&self) -> bool {

@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use arkagent::llm::host_call::WatchSite;
+use arkagent::tools::ApprovalPredicate;
 use arkagent::{CancellationToken, ToolContext, ToolExecutor, ToolInvocation};
 use async_trait::async_trait;
 use napi_derive_ohos::napi;
@@ -11,7 +12,7 @@ use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::{ClassInstance, FnArgs, This};
 use napi_ohos::Env;
 
-use crate::args::{constructing, Arg};
+use crate::args::{constructing, Arg, Setting};
 use crate::callback::{JsAsyncFn, JsFailure, JsFunction};
 use crate::error::{internal, thrown, Thrown};
 use crate::numbers::argument;
@@ -106,6 +107,58 @@ impl ToolExecutor for JsToolExecutor {
     }
 }
 
+/// TOOL-1: a JS `needsApproval(call)` as the core's predicate; a throw or rejection asks.
+struct JsApprovalPredicate {
+    decide: JsAsyncFn<JsToolCall, bool>,
+}
+
+#[async_trait]
+impl ApprovalPredicate for JsApprovalPredicate {
+    async fn needs_approval(&self, call: &ToolInvocation) -> bool {
+        self.decide.call(call.clone().into()).await.unwrap_or(true)
+    }
+}
+
+/// TOOL-3: what a ToolPolicy decides for one call: `decision` "allow" (no objection: it
+/// runs, unless its tool asks for approval itself), "deny" (it does not run; the model reads
+/// a "tool_denied" error result with `reason`) or "ask" (it waits for a person, as if its
+/// tool required approval). Any other decision, and a policy that throws or rejects, denies.
+#[napi(object, js_name = "PolicyDecision")]
+pub struct JsPolicyDecision {
+    pub decision: String,
+    pub reason: Option<String>,
+}
+
+/// TOOL-3: a JS ToolPolicy as the core's.
+pub struct JsToolPolicy {
+    decide: JsAsyncFn<JsToolCall, JsPolicyDecision>,
+}
+
+impl JsToolPolicy {
+    /// Wraps the JS function (on the JS thread).
+    pub fn new(function: JsFunction<'_, JsToolCall>) -> Result<Self, Thrown> {
+        Ok(Self { decide: JsAsyncFn::new(function).map_err(internal)? })
+    }
+}
+
+#[async_trait]
+impl arkagent::tools::ToolPolicy for JsToolPolicy {
+    async fn decide(&self, call: &ToolInvocation) -> arkagent::tools::PolicyDecision {
+        use arkagent::tools::PolicyDecision;
+        let deny = |reason: &str| PolicyDecision::Deny { reason: reason.to_owned() };
+        match self.decide.call(call.clone().into()).await {
+            Ok(d) if d.decision == "allow" => PolicyDecision::Allow,
+            Ok(d) if d.decision == "ask" => PolicyDecision::Ask,
+            Ok(d) if d.decision == "deny" => match d.reason.filter(|r| !r.trim().is_empty()) {
+                Some(reason) => PolicyDecision::Deny { reason },
+                None => deny("the app's policy denied this call"),
+            },
+            Ok(_) => deny("the app's policy gave no valid decision"),
+            Err(_) => deny("the app's policy failed"),
+        }
+    }
+}
+
 /// Describes a tool to the model. `parametersJson` is a JSON Schema object text.
 #[napi]
 pub struct ToolDefinition {
@@ -113,6 +166,7 @@ pub struct ToolDefinition {
     description: String,
     parameters_json: String,
     timeout_ms: Option<u32>,
+    requires_approval: bool,
 }
 
 #[napi]
@@ -139,6 +193,7 @@ impl ToolDefinition {
             description: description.0,
             parameters_json: parameters_json.0,
             timeout_ms,
+            requires_approval: false,
         })
     }
 
@@ -146,6 +201,21 @@ impl ToolDefinition {
     #[napi(getter)]
     pub fn timeout_ms(&self) -> Option<u32> {
         self.timeout_ms
+    }
+
+    /// TOOL-1: every call waits for a person's answer before it runs (default false): the
+    /// run pauses with an "approval_requested" event and resolves with status
+    /// "awaiting_approval" and its pendingApprovals; answer with AgentRuntime.approve() or
+    /// reject(), then resumeRun(). For a decision per call, give register() a
+    /// `needsApproval` function instead. Read when the definition is registered.
+    #[napi(getter)]
+    pub fn requires_approval(&self) -> bool {
+        self.requires_approval
+    }
+
+    #[napi(setter)]
+    pub fn set_requires_approval(&mut self, value: Setting<bool>) {
+        self.requires_approval = value.0;
     }
 
     #[napi(getter)]
@@ -179,14 +249,23 @@ impl ToolRegistry {
     }
 
     /// Throws code "tool_name_duplicate" when the name is taken, "invalid_json" on bad parameters.
-    #[napi(ts_args_type = "definition: ToolDefinition, executor: ToolExecutor")]
+    /// `needsApproval` (TOOL-1) decides per call whether it waits for a person (e.g. a
+    /// payment above an amount), called with the call before it would run; one that throws
+    /// or rejects asks. The definition's `requiresApproval` asks for every call.
+    #[napi(ts_args_type = "definition: ToolDefinition, executor: ToolExecutor, needsApproval?: ApprovalPredicate")]
     pub fn register(
         &self,
         definition: Arg<ClassInstance<'_, ToolDefinition>>,
         executor: Arg<JsFunction<'_, ToolArgs>>,
+        needs_approval: Arg<Option<JsFunction<'_, JsToolCall>>>,
     ) -> Result<(), Thrown> {
         let (definition, executor) = (definition.0, executor.0);
+        let predicate = match needs_approval.0 {
+            None => None,
+            Some(f) => Some(Arc::new(JsApprovalPredicate { decide: JsAsyncFn::new(f).map_err(internal)? }) as Arc<dyn ApprovalPredicate>),
+        };
         let definition_timeout = definition.timeout_ms.map(u64::from);
+        let requires_approval = definition.requires_approval;
         let parameters =
             serde_json::from_str(&definition.parameters_json).map_err(|e| thrown(e.into()))?;
         let executor = JsToolExecutor {
@@ -198,8 +277,9 @@ impl ToolRegistry {
             parameters,
         );
         definition.timeout_ms = definition_timeout;
+        definition.requires_approval = requires_approval;
         self.lock()
-            .register(definition, Arc::new(executor))
+            .register_with_approval(definition, Arc::new(executor), predicate)
             .map_err(thrown)
     }
 
@@ -266,6 +346,20 @@ impl ToolRegistry {
  * reaches its memory namespace — for a sub-agent's tool, the sub-agent's own.
  */
 export type ToolExecutor = (call: ToolCall, context: ToolContext) => Promise<ToolResult>;
+
+/**
+ * TOOL-1: decides whether one call of a tool waits for a person's approval (true: it
+ * waits). Given to ToolRegistry.register(); a throw or rejection counts as true.
+ */
+export type ApprovalPredicate = (call: ToolCall) => boolean | Promise<boolean>;
+
+// declare: PolicyDecision
+
+/**
+ * TOOL-3: the app's check before every tool call (AgentRuntimeConfig.setToolPolicy), after
+ * the role's whitelist; never for a tool that does not exist.
+ */
+export type ToolPolicy = (call: ToolCall) => PolicyDecision | Promise<PolicyDecision>;
 
 // declare: ToolDefinition
 

@@ -294,6 +294,7 @@ fn status_name(status: RunStatus) -> &'static str {
         RunStatus::Cancelled => "cancelled",
         RunStatus::MaxIterations => "stopped at max iterations",
         RunStatus::Failed => "failed",
+        RunStatus::AwaitingApproval => "waiting for approval",
     }
 }
 

@@ -297,6 +297,11 @@ impl Demo {
                         outcome.iterations
                     )),
                     RunStatus::Failed => self.console.line("(the run failed)"),
+                    // The demo's tools never ask (TOOL-1); a library user's might.
+                    RunStatus::AwaitingApproval => self.console.line(&format!(
+                        "(waiting for approval of {} tool call(s))",
+                        outcome.pending_approvals.len()
+                    )),
                 }
             }
             Err(e) => {

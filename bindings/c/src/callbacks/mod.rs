@@ -11,7 +11,7 @@ mod events;
 
 pub(crate) use events::HostObserver;
 pub use http_completion::{arkagent_http_complete, arkagent_http_fail, arkagent_http_stream_begin, arkagent_http_stream_chunk, arkagent_http_stream_end};
-pub(crate) use tools::register_host_tool;
+pub(crate) use tools::{register_host_tool, register_host_tool_with};
 pub use tools::{arkagent_tool_abort_reason, arkagent_tool_complete, arkagent_tool_complete_parts, arkagent_tool_fail, arkagent_tool_on_abort};
 pub(crate) use tools::ToolCompletionState;
 pub use transport::arkagent_http_is_cancelled;

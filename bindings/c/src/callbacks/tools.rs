@@ -232,8 +232,19 @@ pub(crate) fn register_host_tool(
     callback: ArkAgentToolCallback,
     userdata: *mut c_void,
 ) -> FfiResult<()> {
+    register_host_tool_with(registry, definition_json, callback, userdata, None)
+}
+
+/// [`register_host_tool`] with a per-call approval predicate (TOOL-1).
+pub(crate) fn register_host_tool_with(
+    registry: &mut ToolRegistry,
+    definition_json: &str,
+    callback: ArkAgentToolCallback,
+    userdata: *mut c_void,
+    approval: Option<Arc<dyn arkagent::tools::ApprovalPredicate>>,
+) -> FfiResult<()> {
     let callback = callback.ok_or_else(|| FfiError::new(ArkAgentResult::NullArgument, "callback is NULL"))?;
     let definition: ToolDefinition = serde_json::from_str(definition_json).map_err(arkagent::ArkAgentError::from)?;
-    registry.register(definition, Arc::new(HostTool { callback, userdata: UserData(userdata) }))?;
+    registry.register_with_approval(definition, Arc::new(HostTool { callback, userdata: UserData(userdata) }), approval)?;
     Ok(())
 }

@@ -43,7 +43,7 @@ pub unsafe extern "C" fn arkagent_tools_new(out: *mut *mut ArkAgentTools) -> Ark
     boundary(|| {
         let out = out_arg(out, "out")?;
         // SAFETY: checked non-NULL; the caller passes a writable pointer.
-        unsafe { *out = handles::insert(Kind::Tools, Arc::new(Mutex::new(ToolRegistry::new()))) };
+        unsafe { *out = handles::insert(Kind::Tools, Arc::new(Mutex::new(ToolSet::default()))) };
         Ok(())
     })
 }
@@ -67,18 +67,26 @@ pub unsafe extern "C" fn arkagent_tools_register(
     userdata: *mut c_void,
 ) -> ArkAgentResult {
     boundary(|| {
-        let registry: Arc<Mutex<ToolRegistry>> = handles::get(Kind::Tools, tools)?;
+        let set: Arc<Mutex<ToolSet>> = handles::get(Kind::Tools, tools)?;
         // SAFETY: forwarded contract.
         let json = unsafe { str_arg(definition_json, "definition_json") }?;
-        let mut registry = registry.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
-        register_host_tool(&mut registry, json, callback, userdata)
+        let mut set = set.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?;
+        register_host_tool(&mut set.registry, json, callback, userdata)
     })
+}
+
+/// What an `ArkAgentTools` handle holds: the tools and the policy (TOOL-3) that runtimes
+/// created with them get.
+#[derive(Clone, Default)]
+pub(crate) struct ToolSet {
+    pub(crate) registry: ToolRegistry,
+    pub(crate) policy: Option<Arc<dyn arkagent::tools::ToolPolicy>>,
 }
 
 /// Frees a tool set. NULL and already-freed handles are ignored.
 #[no_mangle]
 pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
-    let _ = boundary(|| handles::remove::<_, Mutex<ToolRegistry>>(Kind::Tools, tools).map(drop));
+    let _ = boundary(|| handles::remove::<_, Mutex<ToolSet>>(Kind::Tools, tools).map(drop));
 }
 
 /// Creates a runtime in `*out`. `config_json`: `{"model":{"base_url","api_key","model",
@@ -195,11 +203,12 @@ unsafe fn new_runtime(
         Some(c) => Some((c.callback.ok_or_else(|| null("compress callback"))?, c.userdata, c.threshold)),
     };
     let out = out_arg(out, "out")?;
-    let registry = match handles::check_optional::<_, Mutex<ToolRegistry>>(Kind::Tools, tools)? {
-        None => ToolRegistry::new(),
+    let set = match handles::check_optional::<_, Mutex<ToolSet>>(Kind::Tools, tools)? {
+        None => ToolSet::default(),
         Some(shared) => shared.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "poisoned"))?.clone(),
     };
-    let mut config = AgentRuntimeConfig::from_json(json, registry)?;
+    let mut config = AgentRuntimeConfig::from_json(json, set.registry)?;
+    config.tool_policy = set.policy;
     let workers = workers_arg(workers)?;
     if !workers.is_empty() {
         let delegation = config.delegation.get_or_insert_with(DelegationConfig::default);

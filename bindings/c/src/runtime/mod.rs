@@ -2,12 +2,17 @@
 //! ([`executor`]), creating and freeing runtimes and tool sets ([`handle`]), the calls that
 //! run the model ([`run`]) and the ones that read or replace the state ([`state`]).
 
+mod approval;
 mod executor;
 mod handle;
 mod images;
 mod run;
 mod state;
 
+pub use approval::{
+    arkagent_runtime_approve, arkagent_runtime_pending_approvals, arkagent_runtime_reject, arkagent_runtime_resume_run,
+    arkagent_tools_register_with_approval, arkagent_tools_set_policy, ArkAgentApprovalCallback, ArkAgentPolicy, ArkAgentToolPolicyCallback,
+};
 pub use executor::arkagent_shutdown;
 pub(crate) use handle::runtime_handle;
 pub use handle::{

@@ -88,6 +88,11 @@ export type ErrorCode =
   | 'thinking_unsupported'
   | 'thinking_conflict'
   | 'extra_body_conflict'
+  | 'approval_pending'
+  | 'approval_not_pending'
+  | 'approval_unknown_call'
+  | 'approval_already_answered'
+  | 'tool_arguments_invalid'
   | 'invalid_argument'
   | 'private_constructor'
   | 'invalid_call'
@@ -109,6 +114,7 @@ export type EventType =
   | 'tool_call_delta'
   | 'tool_call_started'
   | 'tool_call_finished'
+  | 'approval_requested'
   | 'compression'
   | 'sub_agent'
   | 'session_committed'
@@ -183,7 +189,8 @@ export type RunStatus =
   | 'completed'
   | 'cancelled'
   | 'max_iterations'
-  | 'failed';
+  | 'failed'
+  | 'awaiting_approval';
 
 /**
  * A model family's rule for an image's tokens (IMG-3): ModelConfig.imageTokens. Generated
@@ -511,6 +518,27 @@ export interface ToolCallFinishedPayload extends EventPayload {
 }
 
 /**
+ * TOOL-1: a tool call waits for a person's answer (one event per call; the run then ends
+ * `awaiting_approval`). Answer it (ArkTS `answerApproval`, C
+ * `arkagent_runtime_answer_approval`, Rust `answer_approval`), then resume the run
+ * (`resumeRun`, `arkagent_runtime_resume_run`, `resume_run`). Nothing expires by itself.
+ */
+export interface ApprovalRequestedPayload extends EventPayload {
+  type: 'approval_requested';
+  /** Call id: what the answer names. */
+  callId: string;
+  /** Tool name. */
+  name: string;
+  /** The arguments as the model made them (JSON object text). */
+  arguments: string;
+  /**
+   * Why it waits: `tool` (the tool requires approval, always or for these arguments) or
+   * `policy` (the app's policy asked).
+   */
+  reason: string;
+}
+
+/**
  * A compression attempt that did something or could not: every `compressed` and `failed`
  * outcome, and `skipped` for `no_safe_split` and `last_usage_is_compression` (routine
  * below-threshold checks are not reported).
@@ -675,6 +703,16 @@ export interface UsageTotals {
   total: ChildUsageSummary;
 }
 
+/** TOOL-1: a tool call waiting for a person's answer, as the run's outcome lists it. */
+export interface PendingApproval {
+  /** Call id: what the answer names. */
+  callId: string;
+  /** Tool name. */
+  name: string;
+  /** The arguments as the model made them (JSON object text). */
+  arguments: string;
+}
+
 /** The result of `AgentRuntime::run`. */
 export interface RunResult {
   /** Run id. */
@@ -692,6 +730,11 @@ export interface RunResult {
    * usages add up to `total_usage`.
    */
   usage: ChildUsageSummary;
+  /**
+   * TOOL-1: the calls waiting for an answer when the run paused (status `awaiting_approval`);
+   * empty otherwise.
+   */
+  pendingApprovals: PendingApproval[];
 }
 
 /** The result of `ContextCompressor::compress`. */
@@ -970,6 +1013,29 @@ export interface ToolResult {
  */
 export type ToolExecutor = (call: ToolCall, context: ToolContext) => Promise<ToolResult>;
 
+/**
+ * TOOL-1: decides whether one call of a tool waits for a person's approval (true: it
+ * waits). Given to ToolRegistry.register(); a throw or rejection counts as true.
+ */
+export type ApprovalPredicate = (call: ToolCall) => boolean | Promise<boolean>;
+
+/**
+ * TOOL-3: what a ToolPolicy decides for one call: `decision` "allow" (no objection: it
+ * runs, unless its tool asks for approval itself), "deny" (it does not run; the model reads
+ * a "tool_denied" error result with `reason`) or "ask" (it waits for a person, as if its
+ * tool required approval). Any other decision, and a policy that throws or rejects, denies.
+ */
+export interface PolicyDecision {
+  decision: string;
+  reason?: string;
+}
+
+/**
+ * TOOL-3: the app's check before every tool call (AgentRuntimeConfig.setToolPolicy), after
+ * the role's whitelist; never for a tool that does not exist.
+ */
+export type ToolPolicy = (call: ToolCall) => PolicyDecision | Promise<PolicyDecision>;
+
 /** Describes a tool to the model. `parametersJson` is a JSON Schema object text. */
 export class ToolDefinition {
   /**
@@ -983,6 +1049,14 @@ export class ToolDefinition {
   constructor(name: string, description: string, parametersJson: string, timeoutMs?: number);
   /** The tool's own deadline in ms (TOOL-4); null: the runtime's. */
   readonly timeoutMs: number | null;
+  /**
+   * TOOL-1: every call waits for a person's answer before it runs (default false): the
+   * run pauses with an "approval_requested" event and resolves with status
+   * "awaiting_approval" and its pendingApprovals; answer with AgentRuntime.approve() or
+   * reject(), then resumeRun(). For a decision per call, give register() a
+   * `needsApproval` function instead. Read when the definition is registered.
+   */
+  requiresApproval: boolean;
   readonly name: string;
   readonly description: string;
   readonly parametersJson: string;
@@ -991,8 +1065,13 @@ export class ToolDefinition {
 /** Tools by name. */
 export class ToolRegistry {
   constructor();
-  /** Throws code "tool_name_duplicate" when the name is taken, "invalid_json" on bad parameters. */
-  register(definition: ToolDefinition, executor: ToolExecutor): void;
+  /**
+   * Throws code "tool_name_duplicate" when the name is taken, "invalid_json" on bad parameters.
+   * `needsApproval` (TOOL-1) decides per call whether it waits for a person (e.g. a
+   * payment above an amount), called with the call before it would run; one that throws
+   * or rejects asks. The definition's `requiresApproval` asks for every call.
+   */
+  register(definition: ToolDefinition, executor: ToolExecutor, needsApproval?: ApprovalPredicate): void;
   unregister(name: string): boolean;
   has(name: string): boolean;
   names(): string[];
@@ -1418,6 +1497,13 @@ export class AgentRuntimeConfig {
    * not a non-negative integer.
    */
   setCustomCompressor(compress: CustomCompressor | undefined, threshold?: number): void;
+  /**
+   * TOOL-3: checks every tool call before it runs — after the role's whitelist, never for
+   * a tool that does not exist — and allows it, denies it with a reason the model reads
+   * ("tool_denied") or asks a person (the run pauses as for a tool that requires
+   * approval). Sub-agents inherit it. undefined removes it.
+   */
+  setToolPolicy(policy?: ToolPolicy): void;
   /** Whether a custom compressor is set. */
   readonly hasCustomCompressor: boolean;
   systemPrompt: string;
@@ -1867,6 +1953,40 @@ export class AgentRuntime {
   memoryStore(tier: string, id: string, entryJson: string): void;
   /** The entry (JSON text) stored under `id` in this runtime's namespace, if any. */
   memoryRecall(tier: string, id: string): string | undefined;
+  /**
+   * TOOL-1: the calls of the paused turn still waiting for an answer; empty when no turn
+   * waits. Read it after a restart (the turn is in the SessionStore and exportState()) to
+   * show the same dialogs again.
+   */
+  pendingApprovals(): PendingApproval[];
+  /**
+   * TOOL-1: approves one waiting call: it runs when the run resumes — with
+   * `editedArgumentsJson` instead of the model's arguments when given (a JSON object
+   * with every property the tool's schema requires; the model then reads, before the
+   * tool's answer, a line saying the person changed the arguments and what ran). The
+   * answer is committed to the SessionStore (off the JS thread) before the Promise
+   * resolves: an app killed after that loses nothing. Nothing expires by itself. Await it
+   * before resumeRun(). Rejects (nothing changed) with "approval_not_pending",
+   * "approval_unknown_call", "approval_already_answered", "tool_arguments_invalid",
+   * "run_in_progress" or the store's code.
+   */
+  approve(callId: string, editedArgumentsJson?: string): Promise<void>;
+  /**
+   * TOOL-1: rejects one waiting call: it never runs; the model reads a "tool_rejected"
+   * error result with `reason` (absent or empty: "the user rejected this call").
+   * Committed and refused like approve().
+   */
+  reject(callId: string, reason?: string): Promise<void>;
+  /**
+   * TOOL-1: resumes the paused run once every waiting call is answered: the approved
+   * calls run (each at most once: a call an app kill interrupted is answered
+   * "tool_interrupted", never run again), the model gets every result in the calls'
+   * order, and the run goes on as run() does (it may pause again); events as for a run,
+   * under the paused run's id, starting with "run_started" (empty input). Rejects with
+   * "approval_not_pending", "approval_pending" (a call still waits), "run_in_progress",
+   * or a run's codes.
+   */
+  resumeRun(): Promise<RunResult>;
   /**
    * The one total of what this session cost (SUB-6): its own calls plus every delegated child's.
    */

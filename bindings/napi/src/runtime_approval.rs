@@ -1,0 +1,81 @@
+//! `AgentRuntime`'s approval methods (TOOL-1, TOOL-2): the calls a paused turn waits on,
+//! the person's answers and resuming the run. A third `#[napi] impl` block of the class
+//! declared in `runtime`; each method delegates to the core runtime.
+
+use arkagent::tools::ApprovalDecision;
+use napi_derive_ohos::napi;
+use napi_ohos::bindgen_prelude::PromiseRaw;
+use napi_ohos::Env;
+use serde_json::Value;
+
+use crate::args::Arg;
+use crate::error::{internal, rejection, CodedError, Thrown};
+use crate::records;
+use crate::runtime::{settle_holding_slot, AgentRuntime};
+
+impl AgentRuntime {
+    /// Records `decision` off the JS thread (its store commit included).
+    fn answer<'env>(&self, env: &'env Env, call_id: String, decision: ApprovalDecision) -> Result<PromiseRaw<'env, ()>, Thrown> {
+        let core = self.core().clone();
+        env.spawn_future_with_callback(
+            async move { Ok(core.answer_approval(&call_id, decision)) },
+            move |env: &'env Env, result: Result<(), arkagent::ArkAgentError>| result.map_err(|e| rejection(env, CodedError::from(e))),
+        )
+        .map_err(internal)
+    }
+}
+
+#[napi]
+impl AgentRuntime {
+    /// TOOL-1: the calls of the paused turn still waiting for an answer; empty when no turn
+    /// waits. Read it after a restart (the turn is in the SessionStore and exportState()) to
+    /// show the same dialogs again.
+    #[napi(ts_return_type = "PendingApproval[]")]
+    pub fn pending_approvals(&self) -> Value {
+        records::to_js(&self.core().pending_approvals())
+    }
+
+    /// TOOL-1: approves one waiting call: it runs when the run resumes — with
+    /// `editedArgumentsJson` instead of the model's arguments when given (a JSON object
+    /// with every property the tool's schema requires; the model then reads, before the
+    /// tool's answer, a line saying the person changed the arguments and what ran). The
+    /// answer is committed to the SessionStore (off the JS thread) before the Promise
+    /// resolves: an app killed after that loses nothing. Nothing expires by itself. Await it
+    /// before resumeRun(). Rejects (nothing changed) with "approval_not_pending",
+    /// "approval_unknown_call", "approval_already_answered", "tool_arguments_invalid",
+    /// "run_in_progress" or the store's code.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn approve<'env>(
+        &self,
+        env: &'env Env,
+        call_id: Arg<String>,
+        edited_arguments_json: Arg<Option<String>>,
+    ) -> Result<PromiseRaw<'env, ()>, Thrown> {
+        let decision = match edited_arguments_json.0 {
+            None => ApprovalDecision::Approve,
+            Some(arguments) => ApprovalDecision::ApproveWithArguments { arguments },
+        };
+        self.answer(env, call_id.0, decision)
+    }
+
+    /// TOOL-1: rejects one waiting call: it never runs; the model reads a "tool_rejected"
+    /// error result with `reason` (absent or empty: "the user rejected this call").
+    /// Committed and refused like approve().
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn reject<'env>(&self, env: &'env Env, call_id: Arg<String>, reason: Arg<Option<String>>) -> Result<PromiseRaw<'env, ()>, Thrown> {
+        self.answer(env, call_id.0, ApprovalDecision::Reject { reason: reason.0.unwrap_or_default() })
+    }
+
+    /// TOOL-1: resumes the paused run once every waiting call is answered: the approved
+    /// calls run (each at most once: a call an app kill interrupted is answered
+    /// "tool_interrupted", never run again), the model gets every result in the calls'
+    /// order, and the run goes on as run() does (it may pause again); events as for a run,
+    /// under the paused run's id, starting with "run_started" (empty input). Rejects with
+    /// "approval_not_pending", "approval_pending" (a call still waits), "run_in_progress",
+    /// or a run's codes.
+    #[napi(ts_return_type = "Promise<RunResult>")]
+    pub fn resume_run<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>, Thrown> {
+        let started = self.core().start_resume_run_holding_slot();
+        settle_holding_slot(env, started, |outcome: Result<arkagent::RunOutcome, _>| outcome.map(|o| records::to_js(&o)))
+    }
+}

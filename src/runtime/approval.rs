@@ -1,0 +1,385 @@
+//! TOOL-1..TOOL-3: tool calls that wait for a person. Before a turn's calls run, each
+//! passes the role's whitelist (ISO-2, in `tool_exec`), then the app's [`ToolPolicy`]
+//! (allow / deny / ask), then its tool's own rule (always, or its predicate). When one
+//! must ask, the run pauses: the turn — the model's answer, every call's state, the
+//! results already produced — is the state's `pending_turn`, committed to the store and
+//! carried by exports; the calls that need no answer run at once; one
+//! `approval_requested` event per waiting call; the run ends `awaiting_approval`. The host
+//! answers each call ([`AgentRuntime::answer_approval`]); [`AgentRuntime::resume_run`] runs
+//! the approved calls and goes on. A call runs at most once (TOOL-2): it is `running` in
+//! the store before its tool is called, so one a kill interrupted is answered
+//! `tool_interrupted` when the run resumes, never run again.
+//!
+//! [`ToolPolicy`]: crate::tools::ToolPolicy
+
+use std::future::Future;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::agent::{AgentRuntime, Inner};
+use super::events::EventKind;
+use super::outcome::{PendingApproval, RunOutcome, RunStatus};
+use super::run_loop::Run;
+use super::start::RunSlot;
+use super::tool_exec::parse_arguments;
+use crate::error::{ArkAgentError, ErrorCode};
+use crate::history::{PendingCall, PendingCallState, PendingTurn, ToolCall};
+use crate::subagent::DELEGATE_TASK_TOOL_NAME;
+use crate::tools::{ApprovalDecision, PolicyDecision, ToolInvocation, ToolResult};
+
+/// How a run ends.
+type Ended = Result<RunOutcome, ArkAgentError>;
+
+/// What happens to one call of a turn.
+enum Gate {
+    /// It runs now (or is answered by `tool_exec`: not allowed, unknown, bad arguments).
+    Run,
+    /// Answered without running (the policy denied it).
+    Answer(ToolResult),
+    /// It waits for a person; why (`tool` or `policy`).
+    Ask(&'static str),
+}
+
+impl Inner {
+    /// True when a call may have to wait or be denied: a policy is set or a tool asks for
+    /// approval. Otherwise the loop runs every call at once, as before TOOL-1.
+    pub(super) fn gates_tools(&self) -> bool {
+        self.config.tool_policy.is_some() || self.tools.iter().any(|t| t.definition.requires_approval || t.approval.is_some())
+    }
+
+    /// Refuses an operation while a turn waits for approval (`approval_pending`).
+    pub(super) fn refuse_while_pending(&self) -> Result<(), ArkAgentError> {
+        match &self.session.snapshot().pending_turn {
+            Some(_) => Err(ArkAgentError::approval(
+                ErrorCode::ApprovalPending,
+                "a turn waits for approval: answer its calls and resume the run first",
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Deciding, pausing and resuming.
+impl Run<'_> {
+    /// The gate of one call: the role's whitelist first (left to `tool_exec`, which
+    /// answers a call its role may not make), then the policy, then the tool's rule.
+    async fn gate(&self, call: &ToolCall) -> Gate {
+        let inner = self.inner;
+        let policy = &inner.exec_policy;
+        let barred = (policy.is_sub_agent && call.name == DELEGATE_TASK_TOOL_NAME) || !policy.allows(&call.name);
+        let (Some(tool), false) = (inner.tools.get(&call.name), barred) else { return Gate::Run };
+        let Ok(arguments) = parse_arguments(&call.arguments) else { return Gate::Run };
+        let invocation = ToolInvocation { call_id: call.id.clone(), name: call.name.clone(), arguments };
+        let mut ask = None;
+        if let Some(policy) = &inner.config.tool_policy {
+            match policy.decide(&invocation).await {
+                PolicyDecision::Allow => {}
+                PolicyDecision::Deny { reason } => return Gate::Answer(ToolResult::error("tool_denied", &reason)),
+                PolicyDecision::Ask => ask = Some("policy"),
+            }
+        }
+        if ask.is_none() && tool.definition.requires_approval {
+            ask = Some("tool");
+        }
+        if let (None, Some(predicate)) = (ask, &tool.approval) {
+            if predicate.needs_approval(&invocation).await {
+                ask = Some("tool");
+            }
+        }
+        match ask {
+            // Issue 37 item 5 (not built yet): a sub-agent cannot pause for its parent's host; the
+            // model reads why the call did not run.
+            Some(_) if inner.depth > 0 => Gate::Answer(ToolResult::error(
+                "approval_unavailable",
+                "this call needs a person's approval, which a sub-agent cannot ask for yet",
+            )),
+            Some(why) => Gate::Ask(why),
+            None => Gate::Run,
+        }
+    }
+
+    /// A turn under a policy or approval rules: every call gated; without a call that
+    /// asks, the others run (or are answered) and the results are pushed as usual;
+    /// otherwise the run pauses.
+    pub(super) async fn answer_gated(&self, iteration: u32, calls: &[ToolCall]) -> ControlFlow<Ended> {
+        let mut gates = Vec::with_capacity(calls.len());
+        for call in calls {
+            gates.push(self.gate(call).await);
+        }
+        if gates.iter().any(|g| matches!(g, Gate::Ask(_))) {
+            return ControlFlow::Break(self.pause(iteration, calls, gates).await);
+        }
+        let runnable: Vec<ToolCall> = calls.iter().zip(&gates).filter(|(_, g)| matches!(g, Gate::Run)).map(|(c, _)| c.clone()).collect();
+        let mut ran = self.run_tools(&runnable).await.into_iter();
+        let mut results = Vec::with_capacity(calls.len());
+        for (call, gate) in calls.iter().zip(gates) {
+            results.push(match gate {
+                Gate::Answer(result) => {
+                    self.tool_finished_event(call, &result);
+                    result
+                }
+                _ => ran.next().unwrap_or_else(|| ToolResult::error("cancelled", "the run was cancelled before this tool call finished")),
+            });
+        }
+        self.inner.session.push_tool_results(calls, results);
+        ControlFlow::Continue(())
+    }
+
+    /// Pauses the run at `iteration`'s turn: the pending turn committed with the calls
+    /// that run now marked `running` (TOOL-2), those run and their results committed,
+    /// one `approval_requested` per waiting call, the run ended `awaiting_approval`.
+    async fn pause(&self, iteration: u32, calls: &[ToolCall], gates: Vec<Gate>) -> Ended {
+        let inner = self.inner;
+        let session = &inner.session;
+        let Some(assistant) = session.snapshot().history.messages.last().cloned() else {
+            return Err(ArkAgentError::InvalidState("a paused turn without its answer".into()));
+        };
+        let mut asked = Vec::new();
+        let mut runnable = Vec::new();
+        let mut pending = Vec::with_capacity(calls.len());
+        for (call, gate) in calls.iter().zip(gates) {
+            let state = match gate {
+                Gate::Ask(why) => {
+                    asked.push((call, why));
+                    PendingCallState::AwaitingApproval
+                }
+                Gate::Answer(result) => {
+                    self.tool_finished_event(call, &result);
+                    PendingCallState::Done { result: session.pending_result_message(&call.id, result) }
+                }
+                Gate::Run => {
+                    runnable.push(call.clone());
+                    PendingCallState::Running
+                }
+            };
+            pending.push(PendingCall { call_id: call.id.clone(), name: call.name.clone(), arguments: call.arguments.clone(), state });
+        }
+        session.set_pending_turn(Some(PendingTurn { run_id: self.run_id.to_owned(), iteration, assistant, calls: pending }));
+        inner.commit_point(self.run_id).map_err(|e| inner.store_failed(self.run_id, iteration, e))?;
+        if !runnable.is_empty() {
+            let results = self.run_tools(&runnable).await;
+            self.record_done(&runnable, results);
+            inner.commit_point(self.run_id).map_err(|e| inner.store_failed(self.run_id, iteration, e))?;
+        }
+        for (call, why) in &asked {
+            inner.emit(self.run_id, EventKind::ApprovalRequested {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                reason: (*why).to_owned(),
+            });
+        }
+        let mut outcome = inner.finish(self.run_id, RunStatus::AwaitingApproval, iteration, None);
+        outcome.pending_approvals = pending_approvals(&inner.session.snapshot().pending_turn);
+        Ok(outcome)
+    }
+
+    /// Records each call's result in the pending turn (`done`).
+    fn record_done(&self, calls: &[ToolCall], results: Vec<ToolResult>) {
+        let session = &self.inner.session;
+        let messages: Vec<_> = calls.iter().zip(results).map(|(c, r)| (c.id.clone(), session.pending_result_message(&c.id, r))).collect();
+        session.update_pending_turn(|turn| {
+            for (id, message) in messages {
+                if let Some(call) = turn.call_mut(&id) {
+                    call.state = PendingCallState::Done { result: message };
+                }
+            }
+        });
+    }
+
+    /// Resumes a paused turn whose calls are all answered: the approved ones marked
+    /// `running` and committed, then run; the turn's results join the history in order
+    /// (rejected: `tool_rejected`; interrupted by a kill: `tool_interrupted`), then the
+    /// loop goes on after the turn's model call.
+    async fn resume_turn(&self, turn: PendingTurn) -> Ended {
+        let inner = self.inner;
+        let iteration = turn.iteration;
+        let mut approved = Vec::new();
+        for call in &turn.calls {
+            if let PendingCallState::Approved { edited_arguments } = &call.state {
+                let arguments = edited_arguments.clone().unwrap_or_else(|| call.arguments.clone());
+                approved.push((ToolCall { id: call.call_id.clone(), name: call.name.clone(), arguments }, edited_arguments.is_some()));
+            }
+        }
+        if !approved.is_empty() {
+            let ids: Vec<&str> = approved.iter().map(|(c, _)| c.id.as_str()).collect();
+            inner.session.update_pending_turn(|t| {
+                for call in t.calls.iter_mut().filter(|c| ids.contains(&c.call_id.as_str())) {
+                    call.state = PendingCallState::Running;
+                }
+            });
+            inner.commit_point(self.run_id).map_err(|e| inner.store_failed(self.run_id, iteration, e))?;
+            let calls: Vec<ToolCall> = approved.iter().map(|(c, _)| c.clone()).collect();
+            let results = self.run_tools(&calls).await;
+            let results = approved.iter().zip(results).map(|((call, edited), r)| if *edited { edited_result(&call.arguments, r) } else { r }).collect();
+            self.record_done(&calls, results);
+        }
+        let Some(turn) = inner.session.snapshot().pending_turn.clone() else {
+            return Err(ArkAgentError::InvalidState("the paused turn disappeared".into()));
+        };
+        let results = turn.calls.iter().map(|call| self.final_result(call)).collect();
+        inner.session.close_pending_turn(turn.assistant, results);
+        if let ControlFlow::Break(ended) = self.after_turn(iteration).await {
+            return ended;
+        }
+        self.iterate(iteration + 1).await
+    }
+
+    /// The `tool` message a call of the closing turn answers with.
+    fn final_result(&self, call: &PendingCall) -> crate::history::Message {
+        let session = &self.inner.session;
+        let error = |code: &str, message: &str| session.pending_result_message(&call.call_id, ToolResult::error(code, message));
+        match &call.state {
+            PendingCallState::Done { result } => result.clone(),
+            PendingCallState::Rejected { reason } if reason.trim().is_empty() => error("tool_rejected", "the user rejected this call"),
+            PendingCallState::Rejected { reason } => error("tool_rejected", reason),
+            PendingCallState::Running => {
+                error("tool_interrupted", "this call was interrupted (the app stopped) before it answered; it was not run again")
+            }
+            PendingCallState::AwaitingApproval | PendingCallState::Approved { .. } => {
+                error("cancelled", "the run was cancelled before this tool call finished")
+            }
+        }
+    }
+}
+
+/// An edited call's result as the model reads it: first what ran, then the tool's answer.
+fn edited_result(arguments: &str, mut result: ToolResult) -> ToolResult {
+    result.content = format!("[The user changed the arguments before this call ran; it ran with {arguments}]\n{}", result.content);
+    result
+}
+
+/// The waiting calls of `turn`, as the outcome lists them.
+fn pending_approvals(turn: &Option<PendingTurn>) -> Vec<PendingApproval> {
+    turn.iter()
+        .flat_map(PendingTurn::awaiting)
+        .map(|c| PendingApproval { call_id: c.call_id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
+        .collect()
+}
+
+impl AgentRuntime {
+    /// TOOL-1: the calls of the paused turn still waiting for an answer (empty when no
+    /// turn waits). Read after a restart to show the same dialogs again.
+    pub fn pending_approvals(&self) -> Vec<PendingApproval> {
+        pending_approvals(&self.inner.session.snapshot().pending_turn)
+    }
+
+    /// TOOL-1: answers one waiting call of the paused turn; committed to the store before
+    /// this returns (TOOL-2: a kill after it loses nothing). Calls are answered
+    /// independently; [`resume_run`](Self::resume_run) goes on once none waits. Nothing expires
+    /// by itself. Errors (nothing changed): `approval_not_pending`,
+    /// `approval_unknown_call`, `approval_already_answered`, `tool_arguments_invalid`
+    /// (edited arguments that are not a JSON object with every property the tool's schema
+    /// requires), `run_in_progress`, the store's codes.
+    pub fn answer_approval(&self, call_id: &str, decision: ApprovalDecision) -> Result<(), ArkAgentError> {
+        let active = self.claim()?;
+        let inner = &active.inner;
+        let snapshot = inner.session.snapshot();
+        let Some(turn) = &snapshot.pending_turn else {
+            return Err(ArkAgentError::approval(ErrorCode::ApprovalNotPending, "no turn waits for approval"));
+        };
+        let Some(call) = turn.calls.iter().find(|c| c.call_id == call_id) else {
+            return Err(ArkAgentError::approval(ErrorCode::ApprovalUnknownCall, format!("the paused turn has no call {call_id:?}")));
+        };
+        if call.state != PendingCallState::AwaitingApproval {
+            return Err(ArkAgentError::approval(
+                ErrorCode::ApprovalAlreadyAnswered,
+                format!("call {call_id:?} was answered already ({})", call.state.name()),
+            ));
+        }
+        let state = match decision {
+            ApprovalDecision::Approve => PendingCallState::Approved { edited_arguments: None },
+            ApprovalDecision::ApproveWithArguments { arguments } => {
+                PendingCallState::Approved { edited_arguments: Some(self.checked_arguments(&call.name, &arguments)?) }
+            }
+            ApprovalDecision::Reject { reason } => PendingCallState::Rejected { reason },
+        };
+        let before = snapshot.pending_turn.clone();
+        let run_id = turn.run_id.clone();
+        inner.session.update_pending_turn(|t| {
+            if let Some(c) = t.call_mut(call_id) {
+                c.state = state;
+            }
+        });
+        if let Err(e) = inner.commit_point(&run_id) {
+            // Nothing lost, nothing half-done: the answer is taken back.
+            inner.session.set_pending_turn(before);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Edited arguments as they will run: a JSON object (re-serialized) with every
+    /// property the tool's schema requires.
+    fn checked_arguments(&self, tool: &str, arguments: &str) -> Result<String, ArkAgentError> {
+        let invalid = |message: String| ArkAgentError::approval(ErrorCode::ToolArgumentsInvalid, message);
+        let value = match serde_json::from_str::<serde_json::Value>(arguments) {
+            Ok(v @ serde_json::Value::Object(_)) => v,
+            Ok(_) => return Err(invalid("edited arguments must be a JSON object".into())),
+            Err(e) => return Err(invalid(format!("edited arguments are not valid JSON: {e}"))),
+        };
+        let schema = self.inner.tools.get(tool).map(|t| &t.definition.parameters);
+        let required = schema.and_then(|s| s.get("required")).and_then(serde_json::Value::as_array);
+        for name in required.into_iter().flatten().filter_map(serde_json::Value::as_str) {
+            if value.get(name).is_none() {
+                return Err(invalid(format!("edited arguments lack the required property {name:?}")));
+            }
+        }
+        Ok(value.to_string())
+    }
+
+    /// TOOL-1: resumes the paused run once every waiting call is answered: runs the
+    /// approved calls (each at most once), gives the model every result in the calls'
+    /// order and goes on as [`run`](Self::run) does (it may pause again). Begins with
+    /// `run_started` (empty input) and ends with `run_finished`, under the paused run's id.
+    /// Errors: `approval_not_pending`, `approval_pending` (a call still waits),
+    /// `run_in_progress`, then a run's.
+    pub async fn resume_run(&self) -> Result<RunOutcome, ArkAgentError> {
+        self.start_resume_run()?.await
+    }
+
+    /// [`resume_run`](Self::resume_run) claiming the run slot *now* (its errors at once), for
+    /// bindings that spawn the future.
+    pub fn start_resume_run(&self) -> Result<impl Future<Output = Result<RunOutcome, ArkAgentError>> + Send + 'static, ArkAgentError> {
+        let slot = self.start_resume_run_holding_slot()?;
+        Ok(async move { slot.await.0 })
+    }
+
+    /// [`start_resume_run`](Self::start_resume_run) whose future also hands over the run slot.
+    pub fn start_resume_run_holding_slot(
+        &self,
+    ) -> Result<impl Future<Output = (Result<RunOutcome, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
+        let active = self.claim()?;
+        let turn = match &active.inner.session.snapshot().pending_turn {
+            None => return Err(ArkAgentError::approval(ErrorCode::ApprovalNotPending, "no turn waits for approval")),
+            Some(turn) if turn.awaiting().next().is_some() => {
+                return Err(ArkAgentError::approval(ErrorCode::ApprovalPending, "calls still wait for an answer"));
+            }
+            Some(turn) => turn.clone(),
+        };
+        let span = tracing::info_span!("arkagent.run", run_id = %turn.run_id, resumed = true);
+        Ok(async move {
+            let inner = Arc::clone(&active.inner);
+            let run_id = turn.run_id.clone();
+            let outcome = inner.resume_loop(turn, &run_id, &active.cancel).await;
+            (outcome, RunSlot::new(active))
+        }
+        .instrument(span))
+    }
+}
+
+impl Inner {
+    /// A resumed run: its budgets and usage mark, `run_started`, the paused turn closed,
+    /// then the loop.
+    async fn resume_loop(&self, turn: PendingTurn, run_id: &str, cancel: &CancellationToken) -> Ended {
+        if let Some(service) = &self.sub_agents {
+            service.start_run();
+        }
+        self.run_usage.start(&self.session.snapshot());
+        self.emit(run_id, EventKind::RunStarted { input: String::new() });
+        Run::new(self, run_id, cancel, None).resume_turn(turn).await
+    }
+}

@@ -1,0 +1,431 @@
+//! TOOL-1..TOOL-3 (issue 37 items 1-3) on the Rust surface: a tool that requires approval
+//! (always, or by its predicate) or a policy that asks pauses the run with
+//! `approval_requested` and the pending calls; each call is approved, rejected with a
+//! reason or approved with edited arguments; `resume_run` runs the approved calls once and
+//! goes on; the paused turn and its decisions survive an export and the SQLite store (a
+//! restart), and a call a kill interrupted is answered `tool_interrupted`; hostile answers
+//! get stable codes and change nothing. The scripted model checks every request's pairing.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arkagent::tools::{ApprovalDecision, ApprovalPredicate, PolicyDecision, ToolPolicy};
+use arkagent::{
+    AgentRuntime, AgentRuntimeConfig, ArkAgentError, EventKind, ModelConfig, RunStatus, SessionStore, SqliteStore, ToolContext,
+    ToolDefinition, ToolExecutor, ToolInvocation, ToolRegistry, ToolResult,
+};
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use crate::support::{text_reply, tool_calls_reply, Recorder, ScriptedModel, API_KEY};
+
+/// Records every call it runs; answers `{name} done with {arguments}`; waits forever when
+/// `hang` is set (a tool a kill interrupts).
+#[derive(Default)]
+struct Counting {
+    calls: Mutex<Vec<(String, Value)>>,
+    hang: bool,
+    started: AtomicUsize,
+}
+
+#[async_trait]
+impl ToolExecutor for Counting {
+    async fn execute(&self, call: ToolInvocation, _ctx: ToolContext) -> ToolResult {
+        self.calls.lock().unwrap().push((call.call_id.clone(), call.arguments.clone()));
+        self.started.fetch_add(1, Ordering::SeqCst);
+        if self.hang {
+            std::future::pending::<()>().await;
+        }
+        ToolResult::ok(format!("{} done with {}", call.name, call.arguments))
+    }
+}
+
+impl Counting {
+    fn ran(&self) -> Vec<String> {
+        self.calls.lock().unwrap().iter().map(|(id, _)| id.clone()).collect()
+    }
+}
+
+fn schema() -> Value {
+    json!({"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]})
+}
+
+/// `pay` requires approval; `weather` does not.
+fn registry(pay: Arc<Counting>, weather: Arc<Counting>) -> ToolRegistry {
+    let mut r = ToolRegistry::new();
+    r.register(ToolDefinition::new("pay", "Pays", schema()).with_approval(), pay).unwrap();
+    r.register(ToolDefinition::new("weather", "Weather", json!({"type": "object"})), weather).unwrap();
+    r
+}
+
+fn config(tools: ToolRegistry) -> AgentRuntimeConfig {
+    let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "test-model"));
+    c.tools = tools;
+    c.session_id = Some("approvals".into());
+    c
+}
+
+/// The model pays 500 and asks for the weather in one turn, then answers.
+fn pay_and_weather() -> Arc<ScriptedModel> {
+    ScriptedModel::new(vec![
+        tool_calls_reply(&[("c_pay", "pay", json!({"amount": 500})), ("c_w", "weather", json!({}))], 10),
+        text_reply("paid", 20),
+    ])
+}
+
+/// The tool messages of request `n`, by call id: (content, is it the model's error shape).
+fn tool_messages(model: &ScriptedModel, n: usize) -> Vec<(String, String)> {
+    let requests = model.requests.lock().unwrap();
+    requests[n]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| (m["tool_call_id"].as_str().unwrap().to_owned(), m["content"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+fn code(e: ArkAgentError) -> String {
+    e.code().as_str().to_owned()
+}
+
+#[tokio::test]
+async fn tool_1_a_tool_requiring_approval_pauses_the_run_and_resume_runs_it_once() {
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    let model = pay_and_weather();
+    let rt = AgentRuntime::new(config(registry(pay.clone(), weather.clone())), model.clone()).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _s = rt.subscribe(recorder.clone());
+    let outcome = rt.run("pay the bill").await.unwrap();
+    assert_eq!(outcome.status, RunStatus::AwaitingApproval);
+    assert_eq!(outcome.pending_approvals.len(), 1);
+    assert_eq!((outcome.pending_approvals[0].call_id.as_str(), outcome.pending_approvals[0].name.as_str()), ("c_pay", "pay"));
+    assert_eq!(serde_json::from_str::<Value>(&outcome.pending_approvals[0].arguments).unwrap(), json!({"amount": 500}));
+    assert_eq!(rt.pending_approvals(), outcome.pending_approvals);
+    // The call that needs no answer ran at once; the one that does did not.
+    assert_eq!(weather.ran(), ["c_w"]);
+    assert!(pay.ran().is_empty());
+    assert_eq!(model.request_count(), 1);
+    let requested: Vec<_> = recorder.0.lock().unwrap().iter().filter_map(|e| match &e.kind {
+        EventKind::ApprovalRequested { call_id, name, reason, .. } => Some((call_id.clone(), name.clone(), reason.clone())),
+        _ => None,
+    }).collect();
+    assert_eq!(requested, [("c_pay".to_owned(), "pay".to_owned(), "tool".to_owned())]);
+    assert!(recorder.types().ends_with(&["approval_requested".to_owned(), "run_finished".to_owned()]), "{:?}", recorder.types());
+    // The exported history stays paired: the open turn is in pending_turn, not the history.
+    let exported: Value = serde_json::from_str(&rt.export_state().unwrap()).unwrap();
+    assert!(exported["pending_turn"]["calls"].as_array().unwrap().len() == 2);
+    assert!(arkagent::HistoryInvariants::tool_calls_paired(&serde_json::from_value::<Vec<arkagent::Message>>(exported["history"]["messages"].clone()).unwrap()));
+
+    rt.answer_approval("c_pay", ApprovalDecision::Approve).unwrap();
+    let outcome = rt.resume_run().await.unwrap();
+    assert_eq!((outcome.status, outcome.final_text.as_deref()), (RunStatus::Completed, Some("paid")));
+    assert_eq!(outcome.run_id, requested_run_id(&recorder));
+    assert_eq!(pay.ran(), ["c_pay"]);
+    assert_eq!(weather.ran(), ["c_w"], "the weather call is not run again");
+    let results = tool_messages(&model, 1);
+    assert_eq!(results.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["c_pay", "c_w"], "results in the calls' order");
+    assert!(results[0].1.contains("pay done"));
+    assert!(rt.pending_approvals().is_empty());
+    assert!(arkagent::HistoryInvariants::tool_calls_paired(&rt.messages()));
+    // The prefix the provider cached is kept across the pause: request 2 starts with request 1's messages.
+    let requests = model.requests.lock().unwrap();
+    let (first, second) = (requests[0]["messages"].as_array().unwrap(), requests[1]["messages"].as_array().unwrap());
+    assert_eq!(&second[..first.len()], &first[..]);
+}
+
+fn requested_run_id(recorder: &Recorder) -> String {
+    recorder.0.lock().unwrap().iter().find(|e| matches!(e.kind, EventKind::ApprovalRequested { .. })).unwrap().run_id.clone()
+}
+
+#[tokio::test]
+async fn tool_1_a_rejection_reaches_the_model_as_tool_rejected_with_the_reason() {
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    let model = pay_and_weather();
+    let rt = AgentRuntime::new(config(registry(pay.clone(), weather)), model.clone()).unwrap();
+    rt.run("pay").await.unwrap();
+    rt.answer_approval("c_pay", ApprovalDecision::Reject { reason: "too expensive".into() }).unwrap();
+    assert_eq!(rt.resume_run().await.unwrap().status, RunStatus::Completed);
+    assert!(pay.ran().is_empty(), "a rejected call never runs");
+    let content: Value = serde_json::from_str(&tool_messages(&model, 1)[0].1).unwrap();
+    assert_eq!(content["error"]["code"], "tool_rejected");
+    assert_eq!(content["error"]["message"], "too expensive");
+}
+
+#[tokio::test]
+async fn tool_1_edited_arguments_run_and_the_model_reads_what_ran() {
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    let model = pay_and_weather();
+    let rt = AgentRuntime::new(config(registry(pay.clone(), weather)), model.clone()).unwrap();
+    rt.run("pay").await.unwrap();
+    rt.answer_approval("c_pay", ApprovalDecision::ApproveWithArguments { arguments: r#"{"amount": 50}"#.into() }).unwrap();
+    rt.resume_run().await.unwrap();
+    assert_eq!(pay.calls.lock().unwrap()[0].1, json!({"amount": 50}), "the edited arguments ran");
+    // The model's own call stays as it made it; its result says what ran.
+    let requests = model.requests.lock().unwrap();
+    let assistant = requests[1]["messages"].as_array().unwrap().iter().find(|m| m["role"] == "assistant").unwrap().clone();
+    assert_eq!(serde_json::from_str::<Value>(assistant["tool_calls"][0]["function"]["arguments"].as_str().unwrap()).unwrap(), json!({"amount": 500}));
+    drop(requests);
+    let result = &tool_messages(&model, 1)[0].1;
+    assert!(result.starts_with("[The user changed the arguments before this call ran; it ran with {\"amount\":50}]"), "{result}");
+}
+
+struct AboveHundred;
+
+#[async_trait]
+impl ApprovalPredicate for AboveHundred {
+    async fn needs_approval(&self, call: &ToolInvocation) -> bool {
+        call.arguments["amount"].as_f64().unwrap_or(0.0) > 100.0
+    }
+}
+
+#[tokio::test]
+async fn tool_1_a_predicate_decides_per_call_and_calls_are_answered_independently() {
+    let pay = Arc::new(Counting::default());
+    let mut tools = ToolRegistry::new();
+    tools.register_with_approval(ToolDefinition::new("pay", "Pays", schema()), pay.clone(), Some(Arc::new(AboveHundred))).unwrap();
+    let model = ScriptedModel::new(vec![
+        tool_calls_reply(&[("small", "pay", json!({"amount": 5})), ("big1", "pay", json!({"amount": 500})), ("big2", "pay", json!({"amount": 900}))], 10),
+        text_reply("done", 20),
+    ]);
+    let rt = AgentRuntime::new(config(tools), model.clone()).unwrap();
+    let outcome = rt.run("pay all").await.unwrap();
+    let waiting: Vec<_> = outcome.pending_approvals.iter().map(|p| p.call_id.as_str()).collect();
+    assert_eq!(waiting, ["big1", "big2"]);
+    assert_eq!(pay.ran(), ["small"]);
+    rt.answer_approval("big2", ApprovalDecision::Approve).unwrap();
+    // One call still waits: resuming is refused and changes nothing.
+    assert_eq!(code(rt.resume_run().await.unwrap_err()), "approval_pending");
+    assert_eq!(rt.pending_approvals().len(), 1);
+    rt.answer_approval("big1", ApprovalDecision::Reject { reason: String::new() }).unwrap();
+    rt.resume_run().await.unwrap();
+    assert_eq!(pay.ran(), ["small", "big2"]);
+    let results = tool_messages(&model, 1);
+    assert_eq!(results.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["small", "big1", "big2"]);
+    assert!(results[1].1.contains("tool_rejected"));
+}
+
+/// Denies `delete`, asks for `send`, allows the rest.
+struct Guardrail(Mutex<Vec<String>>);
+
+#[async_trait]
+impl ToolPolicy for Guardrail {
+    async fn decide(&self, call: &ToolInvocation) -> PolicyDecision {
+        self.0.lock().unwrap().push(call.name.clone());
+        match call.name.as_str() {
+            "delete" => PolicyDecision::Deny { reason: "deleting is not allowed in this app".into() },
+            "send" => PolicyDecision::Ask,
+            _ => PolicyDecision::Allow,
+        }
+    }
+}
+
+#[tokio::test]
+async fn tool_3_the_policy_allows_denies_with_a_reason_and_asks() {
+    let tool = Arc::new(Counting::default());
+    let mut tools = ToolRegistry::new();
+    for name in ["delete", "send", "read"] {
+        tools.register(ToolDefinition::new(name, name, json!({"type": "object"})), tool.clone()).unwrap();
+    }
+    let model = ScriptedModel::new(vec![
+        tool_calls_reply(&[("d", "delete", json!({})), ("s", "send", json!({})), ("r", "read", json!({})), ("u", "unknown_tool", json!({}))], 10),
+        text_reply("ok", 20),
+    ]);
+    let guard = Arc::new(Guardrail(Mutex::new(Vec::new())));
+    let mut c = config(tools);
+    c.tool_policy = Some(guard.clone());
+    let rt = AgentRuntime::new(c, model.clone()).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _s = rt.subscribe(recorder.clone());
+    let outcome = rt.run("clean up").await.unwrap();
+    assert_eq!(outcome.status, RunStatus::AwaitingApproval);
+    assert_eq!(outcome.pending_approvals.iter().map(|p| p.call_id.as_str()).collect::<Vec<_>>(), ["s"]);
+    assert_eq!(tool.ran(), ["r"], "allowed runs, denied and asked do not");
+    // The policy never sees a call to a tool that does not exist.
+    assert_eq!(*guard.0.lock().unwrap(), ["delete", "send", "read"]);
+    assert!(recorder.0.lock().unwrap().iter().any(|e| matches!(&e.kind, EventKind::ApprovalRequested { reason, .. } if reason == "policy")));
+    rt.answer_approval("s", ApprovalDecision::Approve).unwrap();
+    rt.resume_run().await.unwrap();
+    assert_eq!(tool.ran(), ["r", "s"]);
+    let results: Vec<(String, Value)> = tool_messages(&model, 1).into_iter().map(|(id, c)| (id, serde_json::from_str(&c).unwrap_or(Value::String(c)))).collect();
+    assert_eq!(results[0].1["error"]["code"], "tool_denied");
+    assert_eq!(results[0].1["error"]["message"], "deleting is not allowed in this app");
+    assert_eq!(results[3].1["error"]["code"], "unknown_tool");
+}
+
+#[tokio::test]
+async fn tool_1_hostile_answers_get_stable_codes_and_change_nothing() {
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    let model = pay_and_weather();
+    let rt = AgentRuntime::new(config(registry(pay.clone(), weather)), model.clone()).unwrap();
+    // Nothing pending yet.
+    assert_eq!(code(rt.answer_approval("c_pay", ApprovalDecision::Approve).unwrap_err()), "approval_not_pending");
+    assert_eq!(code(rt.resume_run().await.unwrap_err()), "approval_not_pending");
+    rt.run("pay").await.unwrap();
+    let before = rt.export_state().unwrap();
+    assert_eq!(code(rt.answer_approval("nope", ApprovalDecision::Approve).unwrap_err()), "approval_unknown_call");
+    // The call that ran at once is not waiting.
+    assert_eq!(code(rt.answer_approval("c_w", ApprovalDecision::Approve).unwrap_err()), "approval_already_answered");
+    for bad in ["not json", "[1,2]", "{}", r#"{"amount": 1"#, "null"] {
+        let e = rt.answer_approval("c_pay", ApprovalDecision::ApproveWithArguments { arguments: bad.into() }).unwrap_err();
+        assert_eq!(code(e), "tool_arguments_invalid", "{bad}");
+    }
+    // Nothing else runs on the session while the turn waits.
+    assert_eq!(code(rt.run("something else").await.unwrap_err()), "approval_pending");
+    assert_eq!(code(rt.start_compress_now().err().unwrap()), "approval_pending");
+    assert_eq!(code(rt.resume_run().await.unwrap_err()), "approval_pending");
+    assert_eq!(rt.export_state().unwrap(), before, "the refused calls changed nothing");
+    rt.answer_approval("c_pay", ApprovalDecision::Approve).unwrap();
+    assert_eq!(code(rt.answer_approval("c_pay", ApprovalDecision::Reject { reason: "x".into() }).unwrap_err()), "approval_already_answered");
+    rt.resume_run().await.unwrap();
+    assert_eq!(code(rt.answer_approval("c_pay", ApprovalDecision::Approve).unwrap_err()), "approval_not_pending");
+    assert_eq!(pay.ran(), ["c_pay"]);
+    assert_eq!(model.request_count(), 2);
+}
+
+#[tokio::test]
+async fn tool_2_an_exported_pause_imports_elsewhere_and_resumes() {
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    let model = pay_and_weather();
+    let rt = AgentRuntime::new(config(registry(pay.clone(), weather.clone())), model.clone()).unwrap();
+    rt.run("pay").await.unwrap();
+    rt.answer_approval("c_pay", ApprovalDecision::ApproveWithArguments { arguments: r#"{"amount":60}"#.into() }).unwrap();
+    let exported = rt.export_state().unwrap();
+    let rt2 = AgentRuntime::resume(config(registry(pay.clone(), weather.clone())), model.clone(), &exported).unwrap();
+    assert!(rt2.pending_approvals().is_empty(), "the decision travelled with the export");
+    assert_eq!(rt2.resume_run().await.unwrap().final_text.as_deref(), Some("paid"));
+    assert_eq!(pay.calls.lock().unwrap().iter().map(|(_, a)| a.clone()).collect::<Vec<_>>(), [json!({"amount": 60})]);
+    assert_eq!(weather.ran(), ["c_w"]);
+    // An export whose pending turn does not match its answer is refused.
+    let mut broken: Value = serde_json::from_str(&exported).unwrap();
+    broken["pending_turn"]["calls"][0]["call_id"] = json!("other");
+    let e = AgentRuntime::resume(config(ToolRegistry::new()), model, &broken.to_string()).unwrap_err();
+    assert_eq!(code(e), "invalid_state");
+}
+
+fn store_config(db: &std::path::Path, pay: Arc<Counting>, weather: Arc<Counting>) -> AgentRuntimeConfig {
+    let mut c = config(registry(pay, weather));
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(db).unwrap());
+    c.store = Some(store);
+    c
+}
+
+#[tokio::test]
+async fn tool_2_the_store_keeps_the_pause_and_every_decision_across_a_restart() {
+    let db = crate::store::temp_dir("approval-restart").join("s.db");
+    let model = ScriptedModel::new(vec![
+        tool_calls_reply(&[("a", "pay", json!({"amount": 1})), ("b", "pay", json!({"amount": 2})), ("c_w", "weather", json!({}))], 10),
+        text_reply("paid", 20),
+    ]);
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    {
+        let rt = AgentRuntime::new(store_config(&db, pay.clone(), weather.clone()), model.clone()).unwrap();
+        assert_eq!(rt.run("pay twice").await.unwrap().pending_approvals.len(), 2);
+        rt.answer_approval("a", ApprovalDecision::Reject { reason: "no".into() }).unwrap();
+        // The app is killed here: nothing after the answer's commit.
+    }
+    let rt = AgentRuntime::new(store_config(&db, pay.clone(), weather.clone()), model.clone()).unwrap();
+    let waiting: Vec<_> = rt.pending_approvals().into_iter().map(|p| p.call_id).collect();
+    assert_eq!(waiting, ["b"], "the same pending call, the decision on the other kept");
+    rt.answer_approval("b", ApprovalDecision::Approve).unwrap();
+    assert_eq!(rt.resume_run().await.unwrap().status, RunStatus::Completed);
+    assert_eq!(pay.ran(), ["b"]);
+    assert_eq!(weather.ran(), ["c_w"], "the call that ran before the kill is not run again");
+    let results = tool_messages(&model, 1);
+    assert_eq!(results.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["a", "b", "c_w"]);
+    assert!(results[2].1.contains("weather done"), "its result was kept: {results:?}");
+    drop(rt);
+    // After the resumed run, the stored session is paired and has no pending turn.
+    let rt = AgentRuntime::new(store_config(&db, pay, weather), model).unwrap();
+    assert!(rt.pending_approvals().is_empty());
+    assert!(arkagent::HistoryInvariants::tool_calls_paired(&rt.messages()));
+    assert_eq!(rt.messages().len(), 6, "user, assistant, three results, answer");
+}
+
+#[tokio::test]
+async fn tool_2_a_call_a_kill_interrupted_is_answered_tool_interrupted_and_never_run_again() {
+    let db = crate::store::temp_dir("approval-interrupted").join("s.db");
+    let model = pay_and_weather();
+    let weather = Arc::new(Counting::default());
+    let hanging = Arc::new(Counting { hang: true, ..Counting::default() });
+    {
+        let rt = AgentRuntime::new(store_config(&db, hanging.clone(), weather.clone()), model.clone()).unwrap();
+        rt.run("pay").await.unwrap();
+        rt.answer_approval("c_pay", ApprovalDecision::Approve).unwrap();
+        let resumed = tokio::spawn({
+            let rt = rt.clone();
+            async move { rt.resume_run().await }
+        });
+        while hanging.started.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        // Killed mid-execution: the task and the runtime vanish.
+        resumed.abort();
+        let _ = resumed.await;
+    }
+    let pay = Arc::new(Counting::default());
+    let rt = AgentRuntime::new(store_config(&db, pay.clone(), weather.clone()), model.clone()).unwrap();
+    assert!(rt.pending_approvals().is_empty(), "nothing waits: the call had started");
+    assert_eq!(rt.resume_run().await.unwrap().status, RunStatus::Completed);
+    assert!(pay.ran().is_empty(), "never run again");
+    assert_eq!(hanging.ran(), ["c_pay"], "it ran once, before the kill");
+    let content: Value = serde_json::from_str(&tool_messages(&model, 1)[0].1).unwrap();
+    assert_eq!(content["error"]["code"], "tool_interrupted");
+}
+
+/// Records every call it sees and allows it.
+struct Watching(Mutex<Vec<String>>);
+
+#[async_trait]
+impl ToolPolicy for Watching {
+    async fn decide(&self, call: &ToolInvocation) -> PolicyDecision {
+        self.0.lock().unwrap().push(call.name.clone());
+        PolicyDecision::Allow
+    }
+}
+
+/// TOOL-3 with ISO-2: a sub-agent inherits the policy, and its role's whitelist applies
+/// first (a call the role may not make never reaches the policy). Issue 37 item 5 is not
+/// built: a sub-agent's call that needs approval is answered `approval_unavailable` (the
+/// README says so) instead of pausing.
+#[tokio::test]
+async fn tool_3_a_sub_agent_inherits_the_policy_after_its_whitelist_and_cannot_pause_yet() {
+    use arkagent::runtime::DelegationConfig;
+    use arkagent::subagent::DELEGATE_TASK_TOOL_NAME;
+    let tool = Arc::new(Counting::default());
+    let mut tools = ToolRegistry::new();
+    tools.register(ToolDefinition::new("pay", "Pays", json!({"type": "object"})).with_approval(), tool.clone()).unwrap();
+    for name in ["read_file", "write_file"] {
+        tools.register(ToolDefinition::new(name, name, json!({"type": "object"})), tool.clone()).unwrap();
+    }
+    let mut delegation = DelegationConfig { allow_clone: true, ..Default::default() };
+    delegation.role_whitelists.insert("reader".into(), Some(vec!["read_file".into(), "pay".into()]));
+    let model = ScriptedModel::with(|body, _| {
+        let parent = body["tools"].as_array().into_iter().flatten().any(|t| t["function"]["name"] == DELEGATE_TASK_TOOL_NAME);
+        let last = body["messages"].as_array().unwrap().last().unwrap()["role"].as_str().unwrap().to_owned();
+        match (parent, last.as_str()) {
+            (true, "user") => tool_calls_reply(&[("d1", DELEGATE_TASK_TOOL_NAME, json!({"assignee": "clone", "task_description": "read", "role": "reader"}))], 10),
+            (true, _) => text_reply("parent done", 10),
+            (false, "user") => tool_calls_reply(&[("w", "write_file", json!({})), ("p", "pay", json!({})), ("r", "read_file", json!({}))], 10),
+            (false, _) => text_reply("child done", 10),
+        }
+    });
+    let watching = Arc::new(Watching(Mutex::new(Vec::new())));
+    let mut c = config(tools);
+    c.delegation = Some(delegation);
+    c.tool_policy = Some(watching.clone());
+    let rt = AgentRuntime::new(c, model).unwrap();
+    let outcome = rt.run("delegate").await.unwrap();
+    assert_eq!((outcome.status, outcome.final_text.as_deref()), (RunStatus::Completed, Some("parent done")));
+    assert_eq!(*watching.0.lock().unwrap(), [DELEGATE_TASK_TOOL_NAME, "pay", "read_file"], "write_file was stopped by the whitelist first");
+    assert_eq!(tool.ran(), ["r"]);
+    let child = rt.sub_agent_registry().unwrap().history()[0].clone();
+    let result_of = |id: &str| {
+        child.messages.iter().find_map(|m| match m {
+            arkagent::Message::Tool { tool_call_id, content, .. } if tool_call_id == id => Some(content.to_string()),
+            _ => None,
+        })
+    };
+    assert!(result_of("w").unwrap().contains("tool_not_allowed"));
+    assert!(result_of("p").unwrap().contains("approval_unavailable"));
+}

@@ -1,0 +1,236 @@
+'use strict';
+// TOOL-1..TOOL-3 through the N-API surface: ToolDefinition.requiresApproval, register()'s
+// needsApproval, AgentRuntimeConfig.setToolPolicy, AgentRuntime.pendingApprovals /
+// approve / reject / resumeRun, the "approval_requested" event; the pause survives a
+// SessionStore reopened by a new runtime (an app killed with its dialog open) and
+// exportState/importState; hostile answers reject with stable codes and change nothing.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const { native, completion, runtimeConfig, ScriptedModel } = require('./support');
+
+const USAGE = { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 };
+const PAY_SCHEMA = JSON.stringify({ type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] });
+
+/** The model pays 500 and asks for the weather in one turn, then answers. */
+function payAndWeather() {
+  return new ScriptedModel([
+    () => completion({
+      toolCalls: [{ id: 'c_pay', name: 'pay', arguments: { amount: 500 } }, { id: 'c_w', name: 'weather', arguments: {} }],
+      usage: USAGE,
+    }),
+    () => completion({ content: 'paid', usage: USAGE }),
+  ], { tools: ['pay', 'weather'] });
+}
+
+/** `pay` requires approval; `weather` does not. Records what ran. */
+function tools(ran) {
+  const registry = new native.ToolRegistry();
+  const pay = new native.ToolDefinition('pay', 'Pays', PAY_SCHEMA);
+  assert.equal(pay.requiresApproval, false);
+  pay.requiresApproval = true;
+  registry.register(pay, async (call) => { ran.push([call.id, JSON.parse(call.argumentsJson)]); return { content: 'pay done' }; });
+  registry.register(new native.ToolDefinition('weather', 'Weather', '{"type":"object"}'), async (call) => {
+    ran.push([call.id, null]);
+    return { content: 'sunny' };
+  });
+  return registry;
+}
+
+function config(sessionId = 'approvals') {
+  const c = runtimeConfig();
+  c.sessionId = sessionId;
+  return c;
+}
+
+const toolMessages = (body) => body.messages.filter((m) => m.role === 'tool');
+
+test('tool_1_js_a_tool_requiring_approval_pauses_and_resumeRun_runs_it_once', async () => {
+  const ran = [];
+  const model = payAndWeather();
+  const runtime = new native.AgentRuntime(config(), model.transport, tools(ran));
+  const events = [];
+  runtime.subscribe((e) => events.push(e));
+  const paused = await runtime.run('pay the bill');
+  assert.equal(paused.status, 'awaiting_approval');
+  assert.deepEqual(paused.pendingApprovals, [{ callId: 'c_pay', name: 'pay', arguments: '{"amount":500}' }]);
+  assert.deepEqual(runtime.pendingApprovals(), paused.pendingApprovals);
+  assert.deepEqual(ran, [['c_w', null]], 'weather ran at once, pay waits');
+  const requested = events.filter((e) => e.type === 'approval_requested').map((e) => JSON.parse(e.payloadJson));
+  assert.deepEqual(requested.map((p) => [p.callId, p.name, p.reason]), [['c_pay', 'pay', 'tool']]);
+  await runtime.approve('c_pay');
+  const done = await runtime.resumeRun();
+  assert.equal(done.status, 'completed');
+  assert.equal(done.finalText, 'paid');
+  assert.equal(done.runId, paused.runId, 'the paused run goes on');
+  assert.deepEqual(done.pendingApprovals, []);
+  assert.deepEqual(ran, [['c_w', null], ['c_pay', { amount: 500 }]]);
+  assert.deepEqual(model.problems, []);
+  assert.deepEqual(toolMessages(model.requests[1].body).map((m) => m.tool_call_id), ['c_pay', 'c_w']);
+});
+
+test('tool_1_js_reject_and_edited_arguments_reach_the_model_honestly', async () => {
+  for (const answer of ['reject', 'edit']) {
+    const ran = [];
+    const model = payAndWeather();
+    const runtime = new native.AgentRuntime(config(), model.transport, tools(ran));
+    await runtime.run('pay');
+    if (answer === 'reject') await runtime.reject('c_pay', 'too expensive');
+    else await runtime.approve('c_pay', '{"amount": 50}');
+    await runtime.resumeRun();
+    const result = toolMessages(model.requests[1].body)[0].content;
+    if (answer === 'reject') {
+      assert.deepEqual(ran.map(([id]) => id), ['c_w'], 'a rejected call never runs');
+      assert.deepEqual(JSON.parse(result).error, { code: 'tool_rejected', message: 'too expensive' });
+    } else {
+      assert.deepEqual(ran[1], ['c_pay', { amount: 50 }], 'the edited arguments ran');
+      assert.match(result, /^\[The user changed the arguments before this call ran; it ran with \{"amount":50\}\]\npay done$/);
+      const assistant = model.requests[1].body.messages.find((m) => m.role === 'assistant');
+      assert.equal(assistant.tool_calls[0].function.arguments, '{"amount":500}', 'the model\'s own call stays as it made it');
+    }
+    assert.deepEqual(model.problems, []);
+  }
+});
+
+test('tool_1_js_needsApproval_decides_per_call_and_a_throw_asks', async () => {
+  const ran = [];
+  const registry = new native.ToolRegistry();
+  registry.register(new native.ToolDefinition('pay', 'Pays', PAY_SCHEMA), async (call) => {
+    ran.push(call.id);
+    return { content: 'ok' };
+  }, (call) => {
+    const { amount } = JSON.parse(call.argumentsJson);
+    if (amount < 0) throw new Error('broken predicate');
+    return Promise.resolve(amount > 100);
+  });
+  const model = new ScriptedModel([
+    () => completion({
+      toolCalls: [
+        { id: 'small', name: 'pay', arguments: { amount: 5 } },
+        { id: 'big', name: 'pay', arguments: { amount: 900 } },
+        { id: 'odd', name: 'pay', arguments: { amount: -1 } },
+      ],
+      usage: USAGE,
+    }),
+    () => completion({ content: 'done', usage: USAGE }),
+  ]);
+  const runtime = new native.AgentRuntime(config(), model.transport, registry);
+  const paused = await runtime.run('pay');
+  assert.deepEqual(paused.pendingApprovals.map((p) => p.callId), ['big', 'odd']);
+  assert.deepEqual(ran, ['small']);
+  await runtime.approve('big');
+  await assert.rejects(runtime.resumeRun(), (e) => e.code === 'approval_pending', 'a call still waits');
+  await runtime.reject('odd');
+  await runtime.resumeRun();
+  assert.deepEqual(ran, ['small', 'big']);
+  assert.deepEqual(model.problems, []);
+});
+
+test('tool_3_js_the_policy_allows_denies_with_a_reason_and_asks', async () => {
+  const ran = [];
+  const seen = [];
+  const registry = new native.ToolRegistry();
+  for (const name of ['delete', 'send', 'read', 'odd', 'broken']) {
+    registry.register(new native.ToolDefinition(name, name, '{"type":"object"}'), async (call) => {
+      ran.push(call.id);
+      return { content: 'ok' };
+    });
+  }
+  const c = config();
+  c.setToolPolicy(async (call) => {
+    seen.push(call.name);
+    if (call.name === 'delete') return { decision: 'deny', reason: 'not in this app' };
+    if (call.name === 'send') return { decision: 'ask' };
+    if (call.name === 'odd') return { decision: 'maybe' };
+    if (call.name === 'broken') throw new Error('policy bug');
+    return { decision: 'allow' };
+  });
+  const model = new ScriptedModel([
+    () => completion({
+      toolCalls: ['delete', 'send', 'read', 'odd', 'broken', 'missing'].map((name) => ({ id: name, name, arguments: {} })),
+      usage: USAGE,
+    }),
+    () => completion({ content: 'ok', usage: USAGE }),
+  ]);
+  const runtime = new native.AgentRuntime(c, model.transport, registry);
+  const events = [];
+  runtime.subscribe((e) => events.push(e));
+  const paused = await runtime.run('go');
+  assert.deepEqual(paused.pendingApprovals.map((p) => p.callId), ['send']);
+  assert.deepEqual(ran, ['read']);
+  assert.deepEqual(seen, ['delete', 'send', 'read', 'odd', 'broken'], 'never for a tool that does not exist');
+  const requested = events.find((e) => e.type === 'approval_requested');
+  assert.equal(JSON.parse(requested.payloadJson).reason, 'policy');
+  await runtime.approve('send');
+  await runtime.resumeRun();
+  const results = Object.fromEntries(toolMessages(model.requests[1].body).map((m) => [m.tool_call_id, m.content]));
+  assert.deepEqual(JSON.parse(results.delete).error, { code: 'tool_denied', message: 'not in this app' });
+  assert.match(results.odd, /no valid decision/);
+  assert.match(results.broken, /the app's policy failed/);
+  assert.match(results.missing, /unknown_tool/);
+  assert.deepEqual(ran, ['read', 'send']);
+  c.setToolPolicy(undefined);
+});
+
+test('tool_2_js_the_pause_and_a_decision_survive_a_new_runtime_on_the_same_store', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arkagent-approval-'));
+  const file = path.join(dir, 'sessions.db');
+  const ran = [];
+  const model = new ScriptedModel([
+    () => completion({
+      toolCalls: [{ id: 'a', name: 'pay', arguments: { amount: 1 } }, { id: 'b', name: 'pay', arguments: { amount: 2 } },
+        { id: 'c_w', name: 'weather', arguments: {} }],
+      usage: USAGE,
+    }),
+    () => completion({ content: 'paid', usage: USAGE }),
+  ]);
+  let store = native.SessionStore.open(file);
+  let runtime = new native.AgentRuntime(config(), model.transport, tools(ran), store);
+  await runtime.run('pay twice');
+  await runtime.reject('a', 'no');
+  // The app is killed with b's dialog open: the runtime goes, the store is released.
+  runtime.detachStore();
+  runtime = null;
+  store = native.SessionStore.open(file);
+  const restarted = new native.AgentRuntime(config(), model.transport, tools(ran), store);
+  assert.deepEqual(restarted.pendingApprovals().map((p) => p.callId), ['b']);
+  // The export carries the pause too.
+  const exported = JSON.parse(restarted.exportState());
+  assert.equal(exported.pending_turn.calls.length, 3);
+  await restarted.approve('b');
+  const done = await restarted.resumeRun();
+  assert.equal(done.status, 'completed');
+  assert.deepEqual(ran.map(([id]) => id), ['c_w', 'b'], 'the call that ran before the kill is not run again');
+  assert.match(toolMessages(model.requests[1].body)[0].content, /tool_rejected/);
+  assert.deepEqual(model.problems, []);
+  restarted.detachStore();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('tool_1_js_hostile_answers_reject_with_stable_codes_and_change_nothing', async () => {
+  const ran = [];
+  const model = payAndWeather();
+  const runtime = new native.AgentRuntime(config(), model.transport, tools(ran));
+  await assert.rejects(runtime.approve('c_pay'), (e) => e.code === 'approval_not_pending');
+  await assert.rejects(runtime.resumeRun(), (e) => e.code === 'approval_not_pending');
+  await runtime.run('pay');
+  const before = runtime.exportState();
+  await assert.rejects(runtime.approve('nope'), (e) => e.code === 'approval_unknown_call');
+  await assert.rejects(runtime.reject('c_w', 'x'), (e) => e.code === 'approval_already_answered');
+  for (const bad of ['not json', '[1]', '{}', 'null']) {
+    await assert.rejects(runtime.approve('c_pay', bad), (e) => e.code === 'tool_arguments_invalid', bad);
+  }
+  await assert.rejects(runtime.run('something else'), (e) => e.code === 'approval_pending');
+  await assert.rejects(runtime.compressNow(), (e) => e.code === 'approval_pending');
+  await assert.rejects(runtime.resumeRun(), (e) => e.code === 'approval_pending');
+  assert.throws(() => runtime.approve(42), (e) => e.code === 'invalid_argument');
+  assert.equal(runtime.exportState(), before, 'the refused calls changed nothing');
+  await runtime.approve('c_pay');
+  await assert.rejects(runtime.approve('c_pay'), (e) => e.code === 'approval_already_answered');
+  await runtime.resumeRun();
+  assert.deepEqual(ran.map(([id]) => id), ['c_w', 'c_pay']);
+});
