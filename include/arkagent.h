@@ -847,6 +847,18 @@ enum ArkAgentResult arkagent_runtime_reject(struct ArkAgentRuntime *runtime, con
 // `out_outcome_json` NULL or valid for one write.
 enum ArkAgentResult arkagent_runtime_resume_run(struct ArkAgentRuntime *runtime, char **out_outcome_json);
 
+// TOOL-1: closes the paused turn without resuming it — the person stopped: every call that
+// did not run is answered as on a cancel (`cancelled`; `tool_rejected` and
+// `tool_interrupted` as decided), the calls that ran keep their results, the turn joins
+// the history paired and is committed; no model call. `*out_closed` (if not NULL) is true
+// when a turn was closed, false when none waited. Answering afterwards gives
+// `ARK_AGENT_RESULT_APPROVAL_NOT_PENDING`. Errors: `_RUN_IN_PROGRESS`, the store's codes
+// (then the turn is closed in memory and the next commit writes it).
+//
+// # Safety
+// `out_closed` NULL or valid for one write.
+enum ArkAgentResult arkagent_runtime_cancel_approvals(struct ArkAgentRuntime *runtime, bool *out_closed);
+
 // Stops the library's executor threads (named "arkagent") and waits up to one second for
 // them to exit. Call it before unloading the library (`dlclose`), after every blocking
 // call (`arkagent_runtime_run`, `_compress_now`, `_run_decomposed`) has returned;

@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 use super::{HistoryInvariants, Message};
 use crate::error::ArkAgentError;
 
+/// The largest model-call number a paused turn may carry (far above any `max_iterations`).
+pub const MAX_PENDING_ITERATION: u32 = 1_000_000;
+
 /// A turn whose tool calls wait for a person's answers.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -102,7 +105,15 @@ impl PendingTurn {
         if calls.is_empty() || !same {
             return Err(ArkAgentError::InvalidState("pending_turn's calls are not its assistant message's".into()));
         }
+        if self.iteration == 0 || self.iteration > MAX_PENDING_ITERATION {
+            return Err(ArkAgentError::InvalidState(format!("pending_turn's iteration {} is out of range", self.iteration)));
+        }
         for call in &self.calls {
+            if let PendingCallState::Approved { edited_arguments: Some(arguments) } = &call.state {
+                if !serde_json::from_str::<serde_json::Value>(arguments).is_ok_and(|v| v.is_object()) {
+                    return Err(ArkAgentError::InvalidState(format!("pending_turn: the edited arguments of {:?} are not a JSON object", call.call_id)));
+                }
+            }
             if let PendingCallState::Done { result } = &call.state {
                 let answers = matches!(result, Message::Tool { tool_call_id, .. } if *tool_call_id == call.call_id);
                 if !answers {

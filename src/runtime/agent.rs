@@ -45,6 +45,8 @@ pub(super) struct Inner {
     pub(super) emitter: Emitter,
     /// The run slot: the token of the run (or other operation) holding it.
     pub(super) active_run: Mutex<Option<CancellationToken>>,
+    /// TOOL-1: answers to a paused turn wait for each other here (each one's commit).
+    pub(super) answering: Mutex<()>,
     /// COST-2: where the current run's usage starts.
     pub(super) run_usage: super::run_usage::RunUsageMark,
 }

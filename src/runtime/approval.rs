@@ -74,8 +74,14 @@ impl Run<'_> {
         let Ok(arguments) = parse_arguments(&call.arguments) else { return Gate::Run };
         let invocation = ToolInvocation { call_id: call.id.clone(), name: call.name.clone(), arguments };
         let mut ask = None;
+        let cancelled = || Gate::Answer(ToolResult::error("cancelled", "the run was cancelled before this tool call finished"));
         if let Some(policy) = &inner.config.tool_policy {
-            match policy.decide(&invocation).await {
+            let decided = tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => return cancelled(),
+                decided = policy.decide(&invocation) => decided,
+            };
+            match decided {
                 PolicyDecision::Allow => {}
                 PolicyDecision::Deny { reason } => return Gate::Answer(ToolResult::error("tool_denied", &reason)),
                 PolicyDecision::Ask => ask = Some("policy"),
@@ -85,7 +91,12 @@ impl Run<'_> {
             ask = Some("tool");
         }
         if let (None, Some(predicate)) = (ask, &tool.approval) {
-            if predicate.needs_approval(&invocation).await {
+            let asks = tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => return cancelled(),
+                asks = predicate.needs_approval(&invocation) => asks,
+            };
+            if asks {
                 ask = Some("tool");
             }
         }
@@ -105,11 +116,15 @@ impl Run<'_> {
     /// asks, the others run (or are answered) and the results are pushed as usual;
     /// otherwise the run pauses.
     pub(super) async fn answer_gated(&self, iteration: u32, calls: &[ToolCall]) -> ControlFlow<Ended> {
-        let mut gates = Vec::with_capacity(calls.len());
+        let mut gates: Vec<Gate> = Vec::with_capacity(calls.len());
         for call in calls {
             gates.push(self.gate(call).await);
         }
-        if gates.iter().any(|g| matches!(g, Gate::Ask(_))) {
+        // A cancel while the gates decided: nothing pauses; the turn is answered as a
+        // cancelled turn is (the loop then ends the run `cancelled`).
+        if self.cancel.is_cancelled() {
+            gates = gates.into_iter().map(|g| if matches!(g, Gate::Ask(_)) { Gate::Run } else { g }).collect();
+        } else if gates.iter().any(|g| matches!(g, Gate::Ask(_))) {
             return ControlFlow::Break(self.pause(iteration, calls, gates).await);
         }
         let runnable: Vec<ToolCall> = calls.iter().zip(&gates).filter(|(_, g)| matches!(g, Gate::Run)).map(|(c, _)| c.clone()).collect();
@@ -158,11 +173,20 @@ impl Run<'_> {
             pending.push(PendingCall { call_id: call.id.clone(), name: call.name.clone(), arguments: call.arguments.clone(), state });
         }
         session.set_pending_turn(Some(PendingTurn { run_id: self.run_id.to_owned(), iteration, assistant, calls: pending }));
-        inner.commit_point(self.run_id).map_err(|e| inner.store_failed(self.run_id, iteration, e))?;
+        if let Err(e) = inner.commit_point(self.run_id) {
+            // Nothing ran: the calls that were about to run run when the turn resumes.
+            set_states(session, &runnable, |_| PendingCallState::Approved { edited_arguments: None });
+            return Err(inner.store_failed(self.run_id, iteration, e));
+        }
         if !runnable.is_empty() {
             let results = self.run_tools(&runnable).await;
             self.record_done(&runnable, results);
             inner.commit_point(self.run_id).map_err(|e| inner.store_failed(self.run_id, iteration, e))?;
+        }
+        if self.cancel.is_cancelled() {
+            // Cancelled while the calls that needed no answer ran: nothing waits; the turn
+            // closes with the waiting calls answered `cancelled`.
+            return self.close_cancelled(iteration);
         }
         for (call, why) in &asked {
             inner.emit(self.run_id, EventKind::ApprovalRequested {
@@ -205,14 +229,13 @@ impl Run<'_> {
             }
         }
         if !approved.is_empty() {
-            let ids: Vec<&str> = approved.iter().map(|(c, _)| c.id.as_str()).collect();
-            inner.session.update_pending_turn(|t| {
-                for call in t.calls.iter_mut().filter(|c| ids.contains(&c.call_id.as_str())) {
-                    call.state = PendingCallState::Running;
-                }
-            });
-            inner.commit_point(self.run_id).map_err(|e| inner.store_failed(self.run_id, iteration, e))?;
             let calls: Vec<ToolCall> = approved.iter().map(|(c, _)| c.clone()).collect();
+            set_states(&inner.session, &calls, |_| PendingCallState::Running);
+            if let Err(e) = inner.commit_point(self.run_id) {
+                // Nothing ran: the decisions stand as they were, for the next resume.
+                inner.session.set_pending_turn(Some(turn));
+                return Err(inner.store_failed(self.run_id, iteration, e));
+            }
             let results = self.run_tools(&calls).await;
             let results = approved.iter().zip(results).map(|((call, edited), r)| if *edited { edited_result(&call.arguments, r) } else { r }).collect();
             self.record_done(&calls, results);
@@ -220,30 +243,54 @@ impl Run<'_> {
         let Some(turn) = inner.session.snapshot().pending_turn.clone() else {
             return Err(ArkAgentError::InvalidState("the paused turn disappeared".into()));
         };
-        let results = turn.calls.iter().map(|call| self.final_result(call)).collect();
+        let results = turn.calls.iter().map(|call| final_result(&inner.session, call)).collect();
         inner.session.close_pending_turn(turn.assistant, results);
         if let ControlFlow::Break(ended) = self.after_turn(iteration).await {
             return ended;
         }
-        self.iterate(iteration + 1).await
+        self.iterate(iteration.saturating_add(1)).await
     }
 
-    /// The `tool` message a call of the closing turn answers with.
-    fn final_result(&self, call: &PendingCall) -> crate::history::Message {
-        let session = &self.inner.session;
-        let error = |code: &str, message: &str| session.pending_result_message(&call.call_id, ToolResult::error(code, message));
-        match &call.state {
-            PendingCallState::Done { result } => result.clone(),
-            PendingCallState::Rejected { reason } if reason.trim().is_empty() => error("tool_rejected", "the user rejected this call"),
-            PendingCallState::Rejected { reason } => error("tool_rejected", reason),
-            PendingCallState::Running => {
-                error("tool_interrupted", "this call was interrupted (the app stopped) before it answered; it was not run again")
-            }
-            PendingCallState::AwaitingApproval | PendingCallState::Approved { .. } => {
-                error("cancelled", "the run was cancelled before this tool call finished")
-            }
+    /// Closes the paused turn of a cancelled run (the calls not run answered `cancelled`,
+    /// committed) and ends the run `cancelled`.
+    fn close_cancelled(&self, iteration: u32) -> Ended {
+        let inner = self.inner;
+        if let Some(turn) = inner.session.snapshot().pending_turn.clone() {
+            let results = turn.calls.iter().map(|call| final_result(&inner.session, call)).collect();
+            inner.session.close_pending_turn(turn.assistant, results);
+        }
+        inner.commit_point(self.run_id).map_err(|e| inner.store_failed(self.run_id, iteration, e))?;
+        Ok(inner.finish(self.run_id, RunStatus::Cancelled, iteration, None))
+    }
+
+}
+
+/// The `tool` message a call of a closing turn answers with: its result, or the answer
+/// for a call that did not run (rejected, interrupted by a kill, or cancelled).
+fn final_result(session: &crate::session::Session, call: &PendingCall) -> crate::history::Message {
+    let error = |code: &str, message: &str| session.pending_result_message(&call.call_id, ToolResult::error(code, message));
+    match &call.state {
+        PendingCallState::Done { result } => result.clone(),
+        PendingCallState::Rejected { reason } if reason.trim().is_empty() => error("tool_rejected", "the user rejected this call"),
+        PendingCallState::Rejected { reason } => error("tool_rejected", reason),
+        PendingCallState::Running => {
+            error("tool_interrupted", "this call was interrupted (the app stopped) before it answered; it was not run again")
+        }
+        PendingCallState::AwaitingApproval | PendingCallState::Approved { .. } => {
+            error("cancelled", "the run was cancelled before this tool call finished")
         }
     }
+}
+
+/// Sets the state of each of `calls` in the paused turn.
+fn set_states(session: &crate::session::Session, calls: &[ToolCall], state: impl Fn(&ToolCall) -> PendingCallState) {
+    session.update_pending_turn(|t| {
+        for call in calls {
+            if let Some(pending) = t.call_mut(&call.id) {
+                pending.state = state(call);
+            }
+        }
+    });
 }
 
 /// An edited call's result as the model reads it: first what ran, then the tool's answer.
@@ -275,8 +322,13 @@ impl AgentRuntime {
     /// (edited arguments that are not a JSON object with every property the tool's schema
     /// requires), `run_in_progress`, the store's codes.
     pub fn answer_approval(&self, call_id: &str, decision: ApprovalDecision) -> Result<(), ArkAgentError> {
-        let active = self.claim()?;
-        let inner = &active.inner;
+        let inner = &self.inner;
+        // Answers wait for each other (each commits), not for the run slot: two answered at
+        // once both land. A run holding the slot (the pause being made, a resume) refuses.
+        let _answering = inner.answering.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if self.is_running() {
+            return Err(ArkAgentError::RunInProgress);
+        }
         let snapshot = inner.session.snapshot();
         let Some(turn) = &snapshot.pending_turn else {
             return Err(ArkAgentError::approval(ErrorCode::ApprovalNotPending, "no turn waits for approval"));
@@ -290,12 +342,18 @@ impl AgentRuntime {
                 format!("call {call_id:?} was answered already ({})", call.state.name()),
             ));
         }
+        // LLM-4: what the person typed is stored and sent without the secret.
         let state = match decision {
             ApprovalDecision::Approve => PendingCallState::Approved { edited_arguments: None },
             ApprovalDecision::ApproveWithArguments { arguments } => {
-                PendingCallState::Approved { edited_arguments: Some(self.checked_arguments(&call.name, &arguments)?) }
+                let mut arguments = self.checked_arguments(&call.name, &arguments)?;
+                inner.session.redact_text(&mut arguments);
+                PendingCallState::Approved { edited_arguments: Some(arguments) }
             }
-            ApprovalDecision::Reject { reason } => PendingCallState::Rejected { reason },
+            ApprovalDecision::Reject { mut reason } => {
+                inner.session.redact_text(&mut reason);
+                PendingCallState::Rejected { reason }
+            }
         };
         let before = snapshot.pending_turn.clone();
         let run_id = turn.run_id.clone();
@@ -310,6 +368,25 @@ impl AgentRuntime {
             return Err(e);
         }
         Ok(())
+    }
+
+    /// TOOL-1: closes the paused turn without resuming it — the person stopped: every call
+    /// that did not run (waiting, approved, or interrupted by a kill) is answered as it
+    /// would be on a cancel (`cancelled`; `tool_rejected`, `tool_interrupted` as decided),
+    /// the calls that ran keep their results, the turn joins the history paired and is
+    /// committed; no model call. True when a turn was closed, false when none waited.
+    /// The next run starts from there; answering afterwards gives `approval_not_pending`.
+    /// Errors: `run_in_progress`, the store's codes (the turn is closed in memory and the
+    /// next commit point writes it).
+    pub fn cancel_approvals(&self) -> Result<bool, ArkAgentError> {
+        let inner = &self.inner;
+        let _answering = inner.answering.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let active = self.claim()?;
+        let Some(turn) = active.inner.session.snapshot().pending_turn.clone() else { return Ok(false) };
+        let results = turn.calls.iter().map(|call| final_result(&inner.session, call)).collect();
+        inner.session.close_pending_turn(turn.assistant, results);
+        inner.commit_point(&turn.run_id)?;
+        Ok(true)
     }
 
     /// Edited arguments as they will run: a JSON object (re-serialized) with every

@@ -109,6 +109,7 @@ impl AgentRuntime {
                 session,
                 emitter,
                 active_run: Mutex::new(None),
+                answering: Mutex::new(()),
                 run_usage: super::run_usage::RunUsageMark::default(),
             }),
         };

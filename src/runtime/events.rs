@@ -129,10 +129,12 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metadata: Option<serde_json::Value>,
     },
-    /// TOOL-1: a tool call waits for a person's answer (one event per call; the run then
-    /// ends `awaiting_approval`). Answer it (ArkTS `answerApproval`, C
-    /// `arkagent_runtime_answer_approval`, Rust `answer_approval`), then resume the run
-    /// (`resumeRun`, `arkagent_runtime_resume_run`, `resume_run`). Nothing expires by itself.
+    /// TOOL-1: a tool call waits for a person's answer (one event per call, just before the
+    /// run ends `awaiting_approval`). Once the run has returned, answer it (ArkTS
+    /// `approve`/`reject`, C `arkagent_runtime_approve`/`_reject`, Rust `answer_approval`;
+    /// an answer while the run still holds its slot is refused with `run_in_progress`),
+    /// then resume the run (`resumeRun`, `arkagent_runtime_resume_run`, `resume_run`).
+    /// Nothing expires by itself.
     ApprovalRequested {
         /// Call id: what the answer names.
         call_id: String,

@@ -126,6 +126,9 @@ impl AgentRuntime {
         // holds the secret.
         let given = AgentState::from_json(state_json)?;
         restore_blocks(&mut state.history.messages, &given.history.messages);
+        if let (Some(turn), Some(was)) = (&mut state.pending_turn, &given.pending_turn) {
+            restore_blocks(std::slice::from_mut(&mut turn.assistant), std::slice::from_ref(&was.assistant));
+        }
         for (episode, was) in state.history.episodic_memories.iter_mut().zip(&given.history.episodic_memories) {
             restore_blocks(Arc::make_mut(&mut episode.archived_messages).as_mut_slice(), &was.archived_messages);
         }

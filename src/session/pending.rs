@@ -2,7 +2,7 @@
 //! for its calls, the pending turn itself, and closing it into the history.
 
 use super::{Room, Session};
-use crate::history::{Message, PendingTurn};
+use crate::history::{Content, Message, PendingTurn};
 use crate::tools::ToolResult;
 
 impl Session {
@@ -26,7 +26,10 @@ impl Session {
     /// TOOL-1: ends the paused turn: its assistant message (unless the history still ends
     /// with it: the turn paused in this process) and the calls' results, in order, join
     /// the history together (CORE-2: paired), and the turn is no longer pending.
-    pub fn close_pending_turn(&self, assistant: Message, results: Vec<Message>) {
+    /// IMG-5 over the whole turn: its results were checked one by one (they were made at
+    /// different times); the request they join must stay within the model's image count.
+    pub fn close_pending_turn(&self, assistant: Message, mut results: Vec<Message>) {
+        self.bound_turn(&mut results);
         let answered: Vec<&str> = assistant.tool_calls().iter().map(|c| c.id.as_str()).collect();
         let ends_with_it = self
             .snapshot()
@@ -41,5 +44,31 @@ impl Session {
             state.history.messages.extend(results);
             state.pending_turn = None;
         });
+    }
+
+    /// LLM-4: `text` from the host (edited arguments, a reason) without the secret.
+    pub fn redact_text(&self, text: &mut String) {
+        self.redactor.text(text);
+    }
+
+    /// A result whose images would take the request past the model's count becomes the
+    /// refusal's tool error, as in [`push_tool_results`](Self::push_tool_results).
+    fn bound_turn(&self, results: &mut [Message]) {
+        let mut in_request: Option<usize> = None;
+        for message in results.iter_mut() {
+            let Message::Tool { tool_call_id, content, .. } = message else { continue };
+            let adding = content.images().count();
+            if adding == 0 {
+                continue;
+            }
+            let count = in_request.get_or_insert_with(|| self.images_in_request());
+            match self.image_bounds.check_count(*count, adding) {
+                Ok(()) => *count += adding,
+                Err(e) => {
+                    let text = ToolResult::error(e.code().as_str(), &e.to_string()).content;
+                    *message = Message::tool_result(tool_call_id.clone(), Content::Text(text), true);
+                }
+            }
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::history::{AgentState, ChildUsageRecord, Message, ThinkingBlock, ThinkingBlocks};
+use crate::history::{PendingCallState, AgentState, ChildUsageRecord, Message, ThinkingBlock, ThinkingBlocks};
 use crate::llm::ModelConfig;
 
 /// The secrets of one model config (its API key and credential headers), removed from
@@ -74,6 +74,18 @@ impl Redactor {
     /// originals (copied only when one of them holds a secret: they are shared).
     pub(super) fn state(&self, state: &mut AgentState) {
         state.history.messages.iter_mut().for_each(|m| self.message(m));
+        // TOOL-1: a paused turn's answer, its calls' results and the person's texts.
+        if let Some(turn) = &mut state.pending_turn {
+            self.message(&mut turn.assistant);
+            for call in &mut turn.calls {
+                match &mut call.state {
+                    PendingCallState::Done { result } => self.message(result),
+                    PendingCallState::Rejected { reason } => self.text(reason),
+                    PendingCallState::Approved { edited_arguments: Some(arguments) } => self.text(arguments),
+                    _ => {}
+                }
+            }
+        }
         for episode in &mut state.history.episodic_memories {
             self.text(&mut episode.summary);
             if episode.archived_messages.iter().any(|m| self.message_has_secret(m)) {

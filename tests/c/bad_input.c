@@ -560,6 +560,9 @@ static void bad_runtime_handle(ArkAgentRuntime *rt, int code) {
   EXPECT(arkagent_runtime_approve(rt, "c", "{}"), code);
   EXPECT(arkagent_runtime_reject(rt, "c", "r"), code);
   EXPECT(arkagent_runtime_resume_run(rt, &out), code);
+  bool closed = false;
+  EXPECT(arkagent_runtime_cancel_approvals(rt, &closed), code);
+  CHECK(!closed, "a refused cancel_approvals writes nothing");
   CHECK(out == NULL && count == 0 && id == 0 && flag == 7, "refused calls write no output");
   arkagent_runtime_free(rt); /* ignored */
 }

@@ -308,6 +308,38 @@ static void hostile(void) {
   arkagent_runtime_free(rt);
 }
 
+/* The person stops: the turn closes without a model call. */
+static void cancel_approvals(void) {
+  Model m = {calls_reply(PAY_AND_WEATHER), 0, {0}};
+  Tool pay = {0}, weather = {0};
+  ArkAgentTools *tools = pay_and_weather_tools(&pay, &weather);
+  ArkAgentRuntime *rt = runtime_with(tools, &m);
+  arkagent_tools_free(tools);
+  bool closed = true;
+  EXPECT(arkagent_runtime_cancel_approvals(rt, &closed), OK);
+  CHECK(!closed, "nothing waited");
+  char *outcome = run_to_pause(rt);
+  arkagent_string_free(outcome);
+  EXPECT(arkagent_runtime_cancel(rt), OK); /* no run is active: the paused turn stays */
+  char *pending = NULL;
+  EXPECT(arkagent_runtime_pending_approvals(rt, &pending), OK);
+  CHECK(pending && count(pending, "call_id") == 1, "cancel leaves a paused turn alone");
+  arkagent_string_free(pending);
+  EXPECT(arkagent_runtime_cancel_approvals(rt, &closed), OK);
+  CHECK(closed, "the turn was closed");
+  CHECK(m.requests == 1 && pay.calls == 0, "no model call, pay never ran");
+  EXPECT(arkagent_runtime_approve(rt, "c_pay", NULL), ARK_AGENT_RESULT_APPROVAL_NOT_PENDING);
+  EXPECT(arkagent_runtime_cancel_approvals(rt, NULL), OK);
+  char *messages = NULL;
+  EXPECT(arkagent_runtime_messages(rt, &messages), OK);
+  CHECK(messages && count(messages, "\"tool_call_id\":\"c_pay\"") == 1 && strstr(messages, "cancelled"), "paired, pay answered cancelled");
+  arkagent_string_free(messages);
+  EXPECT(arkagent_runtime_run(rt, "next", &outcome), OK);
+  CHECK(outcome && strstr(outcome, "\"status\":\"completed\""), "the next run goes on");
+  arkagent_string_free(outcome);
+  arkagent_runtime_free(rt);
+}
+
 int main(void) {
   approve_then_resume(0);
   approve_then_resume(1);
@@ -316,6 +348,7 @@ int main(void) {
   policy();
   restart();
   hostile();
+  cancel_approvals();
   printf("tool_approval: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

@@ -429,3 +429,231 @@ async fn tool_3_a_sub_agent_inherits_the_policy_after_its_whitelist_and_cannot_p
     assert!(result_of("w").unwrap().contains("tool_not_allowed"));
     assert!(result_of("p").unwrap().contains("approval_unavailable"));
 }
+
+/// A memory store whose commits fail with `store_full` while armed.
+struct Armed {
+    inner: arkagent::InMemorySessionStore,
+    fail: Arc<std::sync::atomic::AtomicBool>,
+}
+
+struct ArmedLease {
+    inner: Box<dyn arkagent::store::SessionLease>,
+    fail: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl arkagent::store::SessionLease for ArmedLease {
+    fn commit(&self, commit: &arkagent::store::Commit) -> Result<u64, arkagent::StoreError> {
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(arkagent::StoreError::Full("simulated".into()));
+        }
+        self.inner.commit(commit)
+    }
+}
+
+impl SessionStore for Armed {
+    fn open_session(&self, id: &str) -> Result<arkagent::store::OpenedSession, arkagent::StoreError> {
+        let opened = self.inner.open_session(id)?;
+        Ok(arkagent::store::OpenedSession { lease: Box::new(ArmedLease { inner: opened.lease, fail: self.fail.clone() }), state: opened.state })
+    }
+    fn list_sessions(&self) -> Result<Vec<arkagent::SessionSummary>, arkagent::StoreError> {
+        self.inner.list_sessions()
+    }
+    fn delete_session(&self, id: &str) -> Result<bool, arkagent::StoreError> {
+        self.inner.delete_session(id)
+    }
+}
+
+#[tokio::test]
+async fn tool_2_a_commit_that_fails_while_resuming_keeps_every_decision() {
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    let fail = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mem = arkagent::InMemorySessionStore::new();
+    let mut c = config(registry(pay.clone(), weather));
+    c.store = Some(Arc::new(Armed { inner: mem.clone(), fail: fail.clone() }));
+    let model = pay_and_weather();
+    let rt = AgentRuntime::new(c, model.clone()).unwrap();
+    rt.run("pay").await.unwrap();
+    // An answer whose commit fails is taken back.
+    fail.store(true, Ordering::SeqCst);
+    assert_eq!(code(rt.answer_approval("c_pay", ApprovalDecision::Approve).unwrap_err()), "store_full");
+    assert_eq!(rt.pending_approvals().len(), 1, "the refused answer is not kept");
+    fail.store(false, Ordering::SeqCst);
+    rt.answer_approval("c_pay", ApprovalDecision::Approve).unwrap();
+    // The disk fills while resuming: nothing runs, the approval stands.
+    fail.store(true, Ordering::SeqCst);
+    assert_eq!(code(rt.resume_run().await.unwrap_err()), "store_full");
+    assert!(pay.ran().is_empty());
+    let state = rt.state();
+    assert!(matches!(state.pending_turn.as_ref().unwrap().calls[0].state, arkagent::history::PendingCallState::Approved { .. }));
+    fail.store(false, Ordering::SeqCst);
+    assert_eq!(rt.resume_run().await.unwrap().status, RunStatus::Completed);
+    assert_eq!(pay.ran(), ["c_pay"]);
+    assert!(tool_messages(&model, 1)[0].1.contains("pay done"), "run, not answered tool_interrupted");
+}
+
+/// A tool that waits until its call is cancelled.
+#[derive(Default)]
+struct UntilCancelled;
+
+#[async_trait]
+impl ToolExecutor for UntilCancelled {
+    async fn execute(&self, _call: ToolInvocation, ctx: ToolContext) -> ToolResult {
+        ctx.cancel.cancelled().await;
+        ToolResult::ok("stopped")
+    }
+}
+
+#[tokio::test]
+async fn tool_1_a_cancel_while_the_turn_pauses_ends_the_run_cancelled_with_nothing_waiting() {
+    let pay = Arc::new(Counting::default());
+    let mut tools = ToolRegistry::new();
+    tools.register(ToolDefinition::new("pay", "Pays", schema()).with_approval(), pay.clone()).unwrap();
+    tools.register(ToolDefinition::new("weather", "Weather", json!({"type": "object"})), Arc::new(UntilCancelled)).unwrap();
+    let model = ScriptedModel::new(vec![
+        tool_calls_reply(&[("c_pay", "pay", json!({"amount": 500})), ("c_w", "weather", json!({}))], 10),
+        text_reply("next answer", 20),
+    ]);
+    let rt = AgentRuntime::new(config(tools), model.clone()).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _s = rt.subscribe(recorder.clone());
+    let canceller = {
+        let rt = rt.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            rt.cancel()
+        })
+    };
+    let outcome = rt.run("pay").await.unwrap();
+    assert!(canceller.await.unwrap());
+    assert_eq!(outcome.status, RunStatus::Cancelled);
+    assert!(outcome.pending_approvals.is_empty() && rt.pending_approvals().is_empty());
+    assert!(!recorder.types().contains(&"approval_requested".to_owned()));
+    assert!(arkagent::HistoryInvariants::tool_calls_paired(&rt.messages()));
+    assert!(pay.ran().is_empty());
+    // Nothing waits: the next run goes on.
+    assert_eq!(rt.run("next").await.unwrap().final_text.as_deref(), Some("next answer"));
+    let cancelled = tool_messages(&model, 1);
+    assert!(cancelled.iter().all(|(_, c)| c.contains("cancelled")), "{cancelled:?}");
+}
+
+#[tokio::test]
+async fn tool_1_cancel_approvals_closes_the_turn_without_a_model_call() {
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    let model = ScriptedModel::new(vec![
+        tool_calls_reply(&[("c_pay", "pay", json!({"amount": 500})), ("c_w", "weather", json!({}))], 10),
+        text_reply("fresh start", 20),
+    ]);
+    let rt = AgentRuntime::new(config(registry(pay.clone(), weather.clone())), model.clone()).unwrap();
+    assert!(!rt.cancel_approvals().unwrap(), "nothing waits yet");
+    rt.run("pay").await.unwrap();
+    assert!(!rt.cancel(), "cancel() leaves a paused turn alone: no run is active");
+    assert_eq!(rt.pending_approvals().len(), 1);
+    assert!(rt.cancel_approvals().unwrap());
+    assert_eq!(model.request_count(), 1, "no model call");
+    assert!(rt.pending_approvals().is_empty());
+    assert_eq!(code(rt.answer_approval("c_pay", ApprovalDecision::Approve).unwrap_err()), "approval_not_pending");
+    assert_eq!(code(rt.resume_run().await.unwrap_err()), "approval_not_pending");
+    assert!(!rt.cancel_approvals().unwrap());
+    let messages = rt.messages();
+    assert!(arkagent::HistoryInvariants::tool_calls_paired(&messages));
+    let texts: Vec<String> = messages.iter().filter_map(|m| match m {
+        arkagent::Message::Tool { content, .. } => Some(content.to_string()),
+        _ => None,
+    }).collect();
+    assert!(texts[0].contains("cancelled") && texts[1].contains("weather done"), "{texts:?}");
+    assert!(pay.ran().is_empty());
+    assert_eq!(rt.run("something else").await.unwrap().final_text.as_deref(), Some("fresh start"));
+}
+
+#[tokio::test]
+async fn tool_1_answers_from_two_threads_at_once_both_land() {
+    for round in 0..10 {
+        let db = crate::store::temp_dir("approval-concurrent").join("s.db");
+        let model = ScriptedModel::new(vec![
+            tool_calls_reply(&[("a", "pay", json!({"amount": 1})), ("b", "pay", json!({"amount": 2}))], 10),
+            text_reply("paid", 20),
+        ]);
+        let pay = Arc::new(Counting::default());
+        let rt = AgentRuntime::new(store_config(&db, pay.clone(), Arc::new(Counting::default())), model).unwrap();
+        rt.run("pay both").await.unwrap();
+        let answer = |id: &'static str| {
+            let rt = rt.clone();
+            std::thread::spawn(move || rt.answer_approval(id, ApprovalDecision::Approve))
+        };
+        let (a, b) = (answer("a"), answer("b"));
+        a.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e}"));
+        b.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e}"));
+        rt.resume_run().await.unwrap();
+        assert_eq!(pay.ran().len(), 2);
+    }
+}
+
+#[tokio::test]
+async fn tool_1_what_the_person_types_never_stores_the_key() {
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    let model = pay_and_weather();
+    let rt = AgentRuntime::new(config(registry(pay, weather)), model.clone()).unwrap();
+    rt.run("pay").await.unwrap();
+    rt.answer_approval("c_pay", ApprovalDecision::Reject { reason: format!("my key is {API_KEY}") }).unwrap();
+    assert!(!rt.export_state().unwrap().contains(API_KEY));
+    rt.resume_run().await.unwrap();
+    assert!(!tool_messages(&model, 1)[0].1.contains(API_KEY));
+}
+
+#[test]
+fn tool_2_an_import_with_a_bad_pending_turn_is_refused() {
+    let model = pay_and_weather();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let exported = rt.block_on(async {
+        let a = AgentRuntime::new(config(registry(Arc::default(), Arc::default())), model.clone()).unwrap();
+        a.run("pay").await.unwrap();
+        a.export_state().unwrap()
+    });
+    let base: Value = serde_json::from_str(&exported).unwrap();
+    let mut bad = Vec::new();
+    for iteration in [json!(0), json!(4_294_967_295u64)] {
+        let mut v = base.clone();
+        v["pending_turn"]["iteration"] = iteration;
+        bad.push(v);
+    }
+    let mut v = base.clone();
+    v["pending_turn"]["calls"][0]["state"] = json!({"state": "approved", "edited_arguments": "[1]"});
+    bad.push(v);
+    for v in bad {
+        let e = AgentRuntime::resume(config(ToolRegistry::new()), model.clone(), &v.to_string()).unwrap_err();
+        assert_eq!(code(e), "invalid_state", "{}", v["pending_turn"]);
+    }
+}
+
+/// Answers with one image.
+struct Photo;
+
+#[async_trait]
+impl ToolExecutor for Photo {
+    async fn execute(&self, _call: ToolInvocation, _ctx: ToolContext) -> ToolResult {
+        let image = arkagent::ImageData::new(arkagent::history::tiny_png()).unwrap();
+        ToolResult::ok("a photo").with_images(vec![arkagent::ImagePart::data(image, None)])
+    }
+}
+
+/// IMG-5 over a paused turn: results made at different times (one while pausing, one after
+/// the approval) are counted together against the model's image limit.
+#[tokio::test]
+async fn tool_1_a_paused_turns_results_stay_within_the_image_limit_together() {
+    let mut tools = ToolRegistry::new();
+    tools.register(ToolDefinition::new("snap", "Takes a photo", json!({"type": "object"})), Arc::new(Photo)).unwrap();
+    tools.register(ToolDefinition::new("snap_private", "Takes a private photo", json!({"type": "object"})).with_approval(), Arc::new(Photo)).unwrap();
+    let model = ScriptedModel::new(vec![
+        tool_calls_reply(&[("s1", "snap", json!({})), ("s2", "snap_private", json!({}))], 10),
+        text_reply("two photos?", 20),
+    ]);
+    let mut c = config(tools);
+    c.model.max_images_per_request = 1;
+    let rt = AgentRuntime::new(c, model.clone()).unwrap();
+    rt.run("photos").await.unwrap();
+    rt.answer_approval("s2", ApprovalDecision::Approve).unwrap();
+    rt.resume_run().await.unwrap();
+    let results = tool_messages(&model, 1);
+    assert!(!results[0].1.contains("too_many_images"), "{results:?}");
+    assert!(results[1].1.contains("too_many_images"), "the second image would pass the limit: {results:?}");
+}

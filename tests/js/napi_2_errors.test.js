@@ -237,7 +237,7 @@ const METHODS = {
     memoryRecall: [KINDS.string, KINDS.string], detachStore: [],
     forceCompleteSubAgent: [KINDS.string, KINDS.string], cleanupSubAgents: [KINDS.int], memory: [],
     runParts: [KINDS.parts], image: [KINDS.string],
-    pendingApprovals: [], approve: [KINDS.string, KINDS['string?']], reject: [KINDS.string, KINDS['string?']], resumeRun: [],
+    pendingApprovals: [], approve: [KINDS.string, KINDS['string?']], reject: [KINDS.string, KINDS['string?']], resumeRun: [], cancelApprovals: [],
   },
   MemoryNamespace: {
     store: [KINDS.string, KINDS.string, KINDS.string], recall: [KINDS.string, KINDS.string],

@@ -234,3 +234,45 @@ test('tool_1_js_hostile_answers_reject_with_stable_codes_and_change_nothing', as
   await runtime.resumeRun();
   assert.deepEqual(ran.map(([id]) => id), ['c_w', 'c_pay']);
 });
+
+test('tool_1_js_cancelApprovals_closes_the_turn_without_a_model_call', async () => {
+  const ran = [];
+  const model = new ScriptedModel([
+    () => completion({
+      toolCalls: [{ id: 'c_pay', name: 'pay', arguments: { amount: 500 } }, { id: 'c_w', name: 'weather', arguments: {} }],
+      usage: USAGE,
+    }),
+    () => completion({ content: 'fresh start', usage: USAGE }),
+  ], { tools: ['pay', 'weather'] });
+  const runtime = new native.AgentRuntime(config(), model.transport, tools(ran));
+  assert.equal(await runtime.cancelApprovals(), false, 'nothing waits');
+  await runtime.run('pay');
+  runtime.cancel(); // no run is active: the paused turn stays
+  assert.equal(runtime.pendingApprovals().length, 1);
+  assert.equal(await runtime.cancelApprovals(), true);
+  assert.equal(model.requests.length, 1, 'no model call');
+  assert.deepEqual(runtime.pendingApprovals(), []);
+  await assert.rejects(runtime.approve('c_pay'), (e) => e.code === 'approval_not_pending');
+  const history = JSON.parse(runtime.historyJson());
+  assert.match(JSON.stringify(history.find((m) => m.role === 'tool' && m.tool_call_id === 'c_pay')), /cancelled/);
+  assert.equal((await runtime.run('something else')).finalText, 'fresh start');
+  assert.deepEqual(ran.map(([id]) => id), ['c_w']);
+  assert.deepEqual(model.problems, []);
+});
+
+test('tool_1_js_two_answers_at_once_both_land', async () => {
+  const ran = [];
+  const registry = new native.ToolRegistry();
+  const pay = new native.ToolDefinition('pay', 'Pays', PAY_SCHEMA);
+  pay.requiresApproval = true;
+  registry.register(pay, async (call) => { ran.push(call.id); return { content: 'ok' }; });
+  const model = new ScriptedModel([
+    () => completion({ toolCalls: [{ id: 'a', name: 'pay', arguments: { amount: 1 } }, { id: 'b', name: 'pay', arguments: { amount: 2 } }], usage: USAGE }),
+    () => completion({ content: 'paid', usage: USAGE }),
+  ]);
+  const runtime = new native.AgentRuntime(config(), model.transport, registry, native.SessionStore.openMemory());
+  await runtime.run('pay both');
+  await Promise.all([runtime.approve('a'), runtime.approve('b')]);
+  await runtime.resumeRun();
+  assert.deepEqual(ran.sort(), ['a', 'b']);
+});

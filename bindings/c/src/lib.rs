@@ -46,7 +46,7 @@ pub use seed_helpers::{
     arkagent_summarize_result, arkagent_validate_episodic_memory_ids, ArkAgentNextIdCallback,
 };
 pub use runtime::{
-    arkagent_runtime_approve, arkagent_runtime_pending_approvals, arkagent_runtime_reject, arkagent_runtime_resume_run,
+    arkagent_runtime_approve, arkagent_runtime_cancel_approvals, arkagent_runtime_pending_approvals, arkagent_runtime_reject, arkagent_runtime_resume_run,
     arkagent_tools_register_with_approval, arkagent_tools_set_policy, ArkAgentApprovalCallback, ArkAgentPolicy, ArkAgentToolPolicyCallback,
     arkagent_child_usage_summary, arkagent_runtime_new_with_compressor, arkagent_runtime_cancel, arkagent_runtime_close_sub_agents, arkagent_runtime_compress_now, arkagent_runtime_episodes, arkagent_runtime_export_state, arkagent_runtime_free, arkagent_runtime_import_state,
     arkagent_runtime_image, arkagent_runtime_memory_recall, arkagent_runtime_memory_store, arkagent_runtime_messages, arkagent_runtime_new,

@@ -66,6 +66,23 @@ impl AgentRuntime {
         self.answer(env, call_id.0, ApprovalDecision::Reject { reason: reason.0.unwrap_or_default() })
     }
 
+    /// TOOL-1: closes the paused turn without resuming it — the person stopped: every call
+    /// that did not run is answered as on a cancel ("cancelled"; "tool_rejected" and
+    /// "tool_interrupted" as decided), the calls that ran keep their results, the turn joins
+    /// the history and is committed (off the JS thread); no model call. Resolves true when a
+    /// turn was closed, false when none waited; answering afterwards rejects with
+    /// "approval_not_pending". Rejects with "run_in_progress" or the store's code (the turn
+    /// is then closed in memory and the next commit writes it).
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn cancel_approvals<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, bool>, Thrown> {
+        let core = self.core().clone();
+        env.spawn_future_with_callback(
+            async move { Ok(core.cancel_approvals()) },
+            move |env: &'env Env, result: Result<bool, arkagent::ArkAgentError>| result.map_err(|e| rejection(env, CodedError::from(e))),
+        )
+        .map_err(internal)
+    }
+
     /// TOOL-1: resumes the paused run once every waiting call is answered: the approved
     /// calls run (each at most once: a call an app kill interrupted is answered
     /// "tool_interrupted", never run again), the model gets every result in the calls'

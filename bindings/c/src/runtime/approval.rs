@@ -226,3 +226,25 @@ pub unsafe extern "C" fn arkagent_runtime_resume_run(runtime: *mut ArkAgentRunti
         unsafe { write_out_json(out_outcome_json, &outcome) }
     })
 }
+
+/// TOOL-1: closes the paused turn without resuming it — the person stopped: every call that
+/// did not run is answered as on a cancel (`cancelled`; `tool_rejected` and
+/// `tool_interrupted` as decided), the calls that ran keep their results, the turn joins
+/// the history paired and is committed; no model call. `*out_closed` (if not NULL) is true
+/// when a turn was closed, false when none waited. Answering afterwards gives
+/// `ARK_AGENT_RESULT_APPROVAL_NOT_PENDING`. Errors: `_RUN_IN_PROGRESS`, the store's codes
+/// (then the turn is closed in memory and the next commit writes it).
+///
+/// # Safety
+/// `out_closed` NULL or valid for one write.
+#[no_mangle]
+pub unsafe extern "C" fn arkagent_runtime_cancel_approvals(runtime: *mut ArkAgentRuntime, out_closed: *mut bool) -> ArkAgentResult {
+    boundary(|| {
+        let closed = runtime_handle(runtime)?.runtime.cancel_approvals()?;
+        if !out_closed.is_null() {
+            // SAFETY: forwarded contract.
+            unsafe { *out_closed = closed };
+        }
+        Ok(())
+    })
+}

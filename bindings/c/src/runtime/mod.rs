@@ -10,7 +10,7 @@ mod run;
 mod state;
 
 pub use approval::{
-    arkagent_runtime_approve, arkagent_runtime_pending_approvals, arkagent_runtime_reject, arkagent_runtime_resume_run,
+    arkagent_runtime_approve, arkagent_runtime_cancel_approvals, arkagent_runtime_pending_approvals, arkagent_runtime_reject, arkagent_runtime_resume_run,
     arkagent_tools_register_with_approval, arkagent_tools_set_policy, ArkAgentApprovalCallback, ArkAgentPolicy, ArkAgentToolPolicyCallback,
 };
 pub use executor::arkagent_shutdown;

@@ -518,10 +518,11 @@ export interface ToolCallFinishedPayload extends EventPayload {
 }
 
 /**
- * TOOL-1: a tool call waits for a person's answer (one event per call; the run then ends
- * `awaiting_approval`). Answer it (ArkTS `answerApproval`, C
- * `arkagent_runtime_answer_approval`, Rust `answer_approval`), then resume the run
- * (`resumeRun`, `arkagent_runtime_resume_run`, `resume_run`). Nothing expires by itself.
+ * TOOL-1: a tool call waits for a person's answer (one event per call, just before the run
+ * ends `awaiting_approval`). Once the run has returned, answer it (ArkTS `approve`/`reject`, C
+ * `arkagent_runtime_approve`/`_reject`, Rust `answer_approval`; an answer while the run still
+ * holds its slot is refused with `run_in_progress`), then resume the run (`resumeRun`,
+ * `arkagent_runtime_resume_run`, `resume_run`). Nothing expires by itself.
  */
 export interface ApprovalRequestedPayload extends EventPayload {
   type: 'approval_requested';
@@ -1977,6 +1978,16 @@ export class AgentRuntime {
    * Committed and refused like approve().
    */
   reject(callId: string, reason?: string): Promise<void>;
+  /**
+   * TOOL-1: closes the paused turn without resuming it — the person stopped: every call
+   * that did not run is answered as on a cancel ("cancelled"; "tool_rejected" and
+   * "tool_interrupted" as decided), the calls that ran keep their results, the turn joins
+   * the history and is committed (off the JS thread); no model call. Resolves true when a
+   * turn was closed, false when none waited; answering afterwards rejects with
+   * "approval_not_pending". Rejects with "run_in_progress" or the store's code (the turn
+   * is then closed in memory and the next commit writes it).
+   */
+  cancelApprovals(): Promise<boolean>;
   /**
    * TOOL-1: resumes the paused run once every waiting call is answered: the approved
    * calls run (each at most once: a call an app kill interrupted is answered
