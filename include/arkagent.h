@@ -803,21 +803,30 @@ enum ArkAgentResult arkagent_tools_register_with_approval(struct ArkAgentTools *
 // every runtime created with it is freed. Errors: `ARK_AGENT_RESULT_INVALID_HANDLE`.
 enum ArkAgentResult arkagent_tools_set_policy(struct ArkAgentTools *tools, ArkAgentToolPolicyCallback callback, void *userdata);
 
-// TOOL-1: writes the calls of the paused turn still waiting for an answer to
-// `*out_json`: `[{"call_id","name","arguments"}]` (`arguments` the JSON text the model
-// made), `[]` when no turn waits — also after a restart, to show the same dialogs again.
-// Free with `arkagent_string_free`.
+// TOOL-1: writes the calls waiting for an answer to `*out_json`:
+// `[{"call_id","name","arguments","path"}]` (`arguments` the JSON text the model made) —
+// the paused turn's (`path` `[]`; also after a restart, to show the same dialogs again) and,
+// while a run is going, its sub-agents' calls waiting in flight (`path` the session ids
+// from the runtime's child down to the sub-agent that made the call; `call_id`
+// `<that session id>/<its call id>`; such a call is not stored: it ends with its
+// delegation). `[]` when nothing waits. Any thread, also while a run is going (e.g. from
+// the event callback of a `sub_agent` event carrying `approval_requested`). Free with
+// `arkagent_string_free`.
 //
 // # Safety
 // `out_json` valid for one pointer write.
 enum ArkAgentResult arkagent_runtime_pending_approvals(const struct ArkAgentRuntime *runtime, char **out_json);
 
-// TOOL-1: approves one waiting call of the paused turn: it runs when the run resumes
+// TOOL-1: approves one waiting call. A sub-agent's call (a `call_id` of
+// `arkagent_runtime_pending_approvals` with a `path`) is answered at once, while the run
+// is going — from any thread, the event callback included — and its sub-agent goes on.
+// A call of the paused turn runs when the run resumes
 // (`arkagent_runtime_resume_run`) — with `edited_arguments_json` instead of the model's
 // arguments when not NULL (a JSON object with every property the tool's schema requires;
 // the model then reads, before the tool's answer, a line saying the person changed the
-// arguments and what ran). Committed to the session store before this returns: a kill
-// after it loses nothing. Nothing expires by itself. Errors (nothing changed):
+// arguments and what ran); that answer is committed to the session store before this
+// returns: a kill after it loses nothing. Nothing expires by itself. Errors (nothing
+// changed):
 // `ARK_AGENT_RESULT_APPROVAL_NOT_PENDING`, `_APPROVAL_UNKNOWN_CALL`,
 // `_APPROVAL_ALREADY_ANSWERED`, `_TOOL_ARGUMENTS_INVALID`, `_RUN_IN_PROGRESS`,
 // `_NULL_ARGUMENT`, `_INVALID_UTF8`, the store's codes.

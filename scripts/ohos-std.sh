@@ -4,8 +4,11 @@
 #   ohos_std_for <rust target>   sets cargo_cmd=(…) and build_std=(…), or returns 1
 #
 # Default: std built from source with nightly (-Zbuild-std; nightly and rust-src installed
-# when missing) and -Zbuild-std-features=panic-unwind — std at the library's profile and
-# without its backtrace symbolizer. OHOS_BUILD_STD=0: rustup's prebuilt std for the target.
+# when missing) and -Zbuild-std-features=panic-unwind,optimize_for_size — std at the
+# library's profile, without its backtrace symbolizer and with its size-optimized
+# algorithms — and -Zlocation-detail=none: panics carry no file:line:column strings (a
+# panic is still caught at the boundary and reported with its code; PERF-9, −88 KB on
+# arm64 together, BENCHMARKS.md "Library size"). OHOS_BUILD_STD=0: rustup's prebuilt std for the target.
 # Without nightly + rust-src the prebuilt std is the fallback, with a warning; neither:
 # return 1 with the reason on stderr.
 
@@ -24,7 +27,8 @@ ohos_std_for() {
   if [ "${OHOS_BUILD_STD:-1}" != "0" ] && ohos_nightly_with_rust_src; then
     echo "build-ohos: building std with nightly (-Zbuild-std, without the backtrace symbolizer)" >&2
     cargo_cmd=(cargo +nightly)
-    build_std=("-Zbuild-std=std,panic_abort" "-Zbuild-std-features=panic-unwind")
+    build_std=("-Zbuild-std=std,panic_abort" "-Zbuild-std-features=panic-unwind,optimize_for_size"
+      "--config" "build.rustflags=['-Zlocation-detail=none']")
   elif rustup target add "$target" >/dev/null 2>&1; then
     [ "${OHOS_BUILD_STD:-1}" = "0" ] ||
       echo "build-ohos: WARNING: nightly + rust-src unavailable; using the prebuilt std (a larger library: it carries std's backtrace symbolizer)" >&2

@@ -42,12 +42,14 @@ pub struct PendingCall {
     pub state: PendingCallState,
 }
 
-/// Where a call of a paused turn stands. A call runs at most once (TOOL-2): it is
+/// Where a call of a paused turn stands, as JSON `"awaiting_approval"`, `"running"`, or
+/// `{"approved": {"edited_arguments"?}}`, `{"rejected": {"reason"}}`, `{"done": {"result"}}`
+/// (externally tagged: PERF-9, the smallest parser). A call runs at most once (TOOL-2): it is
 /// `running` in the store before its tool is called, so a call a kill interrupted is
 /// answered `tool_interrupted` on resume, never run again.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum PendingCallState {
     /// Waits for the person's answer.
     AwaitingApproval,

@@ -47,6 +47,9 @@ pub(super) struct Inner {
     pub(super) active_run: Mutex<Option<CancellationToken>>,
     /// TOOL-1: answers to a paused turn wait for each other here (each one's commit).
     pub(super) answering: Mutex<()>,
+    /// Issue 37 item 5: the waiting calls of this runtime's delegation tree (the root's,
+    /// shared by every sub-agent below it).
+    pub(super) approvals: Arc<super::approval_hub::ApprovalHub>,
     /// COST-2: where the current run's usage starts.
     pub(super) run_usage: super::run_usage::RunUsageMark,
 }

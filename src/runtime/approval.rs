@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::agent::{AgentRuntime, Inner};
+use super::approval_hub::{check_edited, required_properties};
 use super::events::EventKind;
 use super::outcome::{PendingApproval, RunOutcome, RunStatus};
 use super::run_loop::Run;
@@ -101,12 +102,6 @@ impl Run<'_> {
             }
         }
         match ask {
-            // Issue 37 item 5 (not built yet): a sub-agent cannot pause for its parent's host; the
-            // model reads why the call did not run.
-            Some(_) if inner.depth > 0 => Gate::Answer(ToolResult::error(
-                "approval_unavailable",
-                "this call needs a person's approval, which a sub-agent cannot ask for yet",
-            )),
             Some(why) => Gate::Ask(why),
             None => Gate::Run,
         }
@@ -125,6 +120,12 @@ impl Run<'_> {
         if self.cancel.is_cancelled() {
             gates = gates.into_iter().map(|g| if matches!(g, Gate::Ask(_)) { Gate::Run } else { g }).collect();
         } else if gates.iter().any(|g| matches!(g, Gate::Ask(_))) {
+            if self.inner.depth > 0 {
+                // Issue 37 item 5: a sub-agent's calls wait in flight for the root's host.
+                let results = self.answer_waiting(calls, gates).await;
+                self.inner.session.push_tool_results(calls, results);
+                return ControlFlow::Continue(());
+            }
             return ControlFlow::Break(self.pause(iteration, calls, gates).await);
         }
         let runnable: Vec<ToolCall> = calls.iter().zip(&gates).filter(|(_, g)| matches!(g, Gate::Run)).map(|(c, _)| c.clone()).collect();
@@ -141,6 +142,77 @@ impl Run<'_> {
         }
         self.inner.session.push_tool_results(calls, results);
         ControlFlow::Continue(())
+    }
+
+    /// A sub-agent's turn with calls that ask (issue 37 item 5): the calls that need no
+    /// answer run; each asking call waits in the tree's hub under
+    /// `<session id>/<call id>` (an `approval_requested` event names it; the parent sees it
+    /// as a `sub_agent` event) until the root's host answers it or this run is cancelled
+    /// (`cancelled`); the approved ones then run. One result per call, in order.
+    async fn answer_waiting(&self, calls: &[ToolCall], gates: Vec<Gate>) -> Vec<ToolResult> {
+        let inner = self.inner;
+        let session_id = inner.session.view().session_id();
+        let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
+        let mut runnable = Vec::new();
+        let mut asking = Vec::new();
+        for ((i, call), gate) in calls.iter().enumerate().zip(gates) {
+            match gate {
+                Gate::Run => runnable.push(i),
+                Gate::Answer(result) => {
+                    self.tool_finished_event(call, &result);
+                    results[i] = Some(result);
+                }
+                Gate::Ask(why) => {
+                    let id = format!("{session_id}/{}", call.id);
+                    let approval = PendingApproval { call_id: id.clone(), name: call.name.clone(), arguments: call.arguments.clone(), path: Vec::new() };
+                    let required = inner.tools.get(&call.name).map(|t| required_properties(&t.definition.parameters)).unwrap_or_default();
+                    let (answer, guard) = inner.approvals.wait(approval, session_id.clone(), required);
+                    inner.emit(self.run_id, EventKind::ApprovalRequested {
+                        call_id: id,
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                        reason: why.to_owned(),
+                    });
+                    asking.push((i, answer, guard));
+                }
+            }
+        }
+        let now: Vec<ToolCall> = runnable.iter().map(|&i| calls[i].clone()).collect();
+        for (i, result) in runnable.into_iter().zip(self.run_tools(&now).await) {
+            results[i] = Some(result);
+        }
+        let mut approved = Vec::new();
+        for (i, answer, _guard) in asking {
+            let decision = tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => None,
+                decision = answer => decision.ok(),
+            };
+            let call = &calls[i];
+            let answered = match decision {
+                None => ToolResult::error("cancelled", "the run was cancelled before this tool call finished"),
+                Some(ApprovalDecision::Reject { reason }) if reason.trim().is_empty() => ToolResult::error("tool_rejected", "the user rejected this call"),
+                Some(ApprovalDecision::Reject { reason }) => ToolResult::error("tool_rejected", &reason),
+                Some(ApprovalDecision::Approve) => {
+                    approved.push((i, call.clone(), false));
+                    continue;
+                }
+                Some(ApprovalDecision::ApproveWithArguments { arguments }) => {
+                    approved.push((i, ToolCall { arguments, ..call.clone() }, true));
+                    continue;
+                }
+            };
+            self.tool_finished_event(call, &answered);
+            results[i] = Some(answered);
+        }
+        let approved_calls: Vec<ToolCall> = approved.iter().map(|(_, c, _)| c.clone()).collect();
+        for ((i, call, edited), result) in approved.into_iter().zip(self.run_tools(&approved_calls).await) {
+            results[i] = Some(if edited { edited_result(&call.arguments, result) } else { result });
+        }
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| ToolResult::error("cancelled", "the run was cancelled before this tool call finished")))
+            .collect()
     }
 
     /// Pauses the run at `iteration`'s turn: the pending turn committed with the calls
@@ -299,11 +371,27 @@ fn edited_result(arguments: &str, mut result: ToolResult) -> ToolResult {
     result
 }
 
+/// The session ids from the root's child down to `session_id`, from the tree's registry.
+fn delegation_path(registry: Option<&crate::subagent::SubAgentRegistry>, session_id: &str) -> Vec<String> {
+    let mut path = vec![session_id.to_owned()];
+    let known: Vec<_> = registry.map(|r| r.active()).unwrap_or_default();
+    let mut current = session_id.to_owned();
+    while let Some(parent) = known.iter().find(|c| c.id == current).and_then(|c| c.parent_id.clone()) {
+        if !known.iter().any(|c| c.id == parent) || path.len() > 64 {
+            break;
+        }
+        path.push(parent.clone());
+        current = parent;
+    }
+    path.reverse();
+    path
+}
+
 /// The waiting calls of `turn`, as the outcome lists them.
 fn pending_approvals(turn: &Option<PendingTurn>) -> Vec<PendingApproval> {
     turn.iter()
         .flat_map(PendingTurn::awaiting)
-        .map(|c| PendingApproval { call_id: c.call_id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
+        .map(|c| PendingApproval { call_id: c.call_id.clone(), name: c.name.clone(), arguments: c.arguments.clone(), path: Vec::new() })
         .collect()
 }
 
@@ -311,7 +399,13 @@ impl AgentRuntime {
     /// TOOL-1: the calls of the paused turn still waiting for an answer (empty when no
     /// turn waits). Read after a restart to show the same dialogs again.
     pub fn pending_approvals(&self) -> Vec<PendingApproval> {
-        pending_approvals(&self.inner.session.snapshot().pending_turn)
+        let mut all = pending_approvals(&self.inner.session.snapshot().pending_turn);
+        let registry = self.sub_agent_registry();
+        for (mut approval, session_id) in self.inner.approvals.waiting() {
+            approval.path = delegation_path(registry.as_deref(), &session_id);
+            all.push(approval);
+        }
+        all
     }
 
     /// TOOL-1: answers one waiting call of the paused turn; committed to the store before
@@ -323,6 +417,17 @@ impl AgentRuntime {
     /// requires), `run_in_progress`, the store's codes.
     pub fn answer_approval(&self, call_id: &str, decision: ApprovalDecision) -> Result<(), ArkAgentError> {
         let inner = &self.inner;
+        // A sub-agent's call waits in flight while the root's run goes on.
+        let decision = match decision {
+            ApprovalDecision::Reject { mut reason } => {
+                inner.session.redact_text(&mut reason);
+                ApprovalDecision::Reject { reason }
+            }
+            other => other,
+        };
+        if let Some(answered) = inner.approvals.answer(call_id, decision.clone()) {
+            return answered;
+        }
         // Answers wait for each other (each commits), not for the run slot: two answered at
         // once both land. A run holding the slot (the pause being made, a resume) refuses.
         let _answering = inner.answering.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -392,20 +497,8 @@ impl AgentRuntime {
     /// Edited arguments as they will run: a JSON object (re-serialized) with every
     /// property the tool's schema requires.
     fn checked_arguments(&self, tool: &str, arguments: &str) -> Result<String, ArkAgentError> {
-        let invalid = |message: String| ArkAgentError::approval(ErrorCode::ToolArgumentsInvalid, message);
-        let value = match serde_json::from_str::<serde_json::Value>(arguments) {
-            Ok(v @ serde_json::Value::Object(_)) => v,
-            Ok(_) => return Err(invalid("edited arguments must be a JSON object".into())),
-            Err(e) => return Err(invalid(format!("edited arguments are not valid JSON: {e}"))),
-        };
-        let schema = self.inner.tools.get(tool).map(|t| &t.definition.parameters);
-        let required = schema.and_then(|s| s.get("required")).and_then(serde_json::Value::as_array);
-        for name in required.into_iter().flatten().filter_map(serde_json::Value::as_str) {
-            if value.get(name).is_none() {
-                return Err(invalid(format!("edited arguments lack the required property {name:?}")));
-            }
-        }
-        Ok(value.to_string())
+        let required = self.inner.tools.get(tool).map(|t| required_properties(&t.definition.parameters)).unwrap_or_default();
+        check_edited(arguments, &required).map(|v| v.to_string()).map_err(|m| ArkAgentError::approval(ErrorCode::ToolArgumentsInvalid, m))
     }
 
     /// TOOL-1: resumes the paused run once every waiting call is answered: runs the

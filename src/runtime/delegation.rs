@@ -28,6 +28,8 @@ pub(crate) struct SubAgentService {
     pub(super) emitter: Emitter,
     pub(super) depth: u32,
     pub(super) budget: Arc<DelegationBudget>,
+    /// Issue 37 item 5: the tree's waiting calls, handed to every child.
+    pub(super) approvals: Arc<super::approval_hub::ApprovalHub>,
 }
 
 impl SubAgentService {
@@ -35,6 +37,7 @@ impl SubAgentService {
     /// child below `max_depth` joins its parent's tree through `budget`. `None` when
     /// delegation is off, and always for a child at `max_depth` or without its tree's
     /// budget (SUB-4: such a child is a worker and never delegates).
+    #[allow(clippy::too_many_arguments)] // the parts a runtime hands its service, each once
     pub(crate) fn new(
         parent_config: AgentRuntimeConfig,
         transport: Arc<dyn HttpTransport>,
@@ -43,6 +46,7 @@ impl SubAgentService {
         emitter: Emitter,
         depth: u32,
         budget: Option<Arc<DelegationBudget>>,
+        approvals: Arc<super::approval_hub::ApprovalHub>,
     ) -> Option<Arc<Self>> {
         let config = parent_config.delegation.clone().filter(DelegationConfig::is_enabled)?;
         let budget = match budget {
@@ -50,7 +54,7 @@ impl SubAgentService {
             Some(budget) if depth > 0 && depth < config.policy.max_depth => budget,
             _ => return None,
         };
-        Some(Arc::new(Self { config, parent_config, transport, state, usage, emitter, depth, budget }))
+        Some(Arc::new(Self { config, parent_config, transport, state, usage, emitter, depth, budget, approvals }))
     }
 
     /// A new run of the root: the tree's per-run budget starts again. A nested child's

@@ -5,6 +5,7 @@
 
 mod agent;
 mod approval;
+mod approval_hub;
 mod run_loop;
 mod build;
 mod child_run;

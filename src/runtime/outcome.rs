@@ -70,4 +70,9 @@ pub struct PendingApproval {
     pub name: String,
     /// The arguments as the model made them (JSON object text).
     pub arguments: String,
+    /// For a sub-agent's call (issue 37 item 5), the session ids of the delegation path from
+    /// the root's child down to the sub-agent that made it; its `call_id` is then
+    /// `<that sub-agent's session id>/<its call id>`. Empty for the runtime's own calls.
+    #[serde(default)]
+    pub path: Vec<String>,
 }

@@ -42,7 +42,9 @@ impl Inner {
     /// Runs the loop for `input` (the caller holds the run slot).
     pub(super) async fn run_loop(&self, input: Content, run_id: &str, cancel: &CancellationToken) -> Ended {
         let run = self.begin(input, run_id, cancel)?;
-        run.iterate(1).await
+        // Boxed: the loop's state machine is built once, shared with a resumed run
+        // (TOOL-1), not inlined into each caller (PERF-9: the arm64 library's size).
+        Box::pin(run.iterate(1)).await
     }
 
     /// Starts a run: the input checked (IMG-5: an image out of the model's bounds refuses

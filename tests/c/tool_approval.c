@@ -340,6 +340,91 @@ static void cancel_approvals(void) {
   arkagent_runtime_free(rt);
 }
 
+/* Issue 37 item 5: a sub-agent's call waits in flight; the host answers it from the event
+   callback, while arkagent_runtime_run is still going. */
+typedef struct {
+  int requests;
+  int child_requests;
+} TreeModel;
+
+static const char *DELEGATE_REPLY =
+    "{\"id\":\"p1\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+    "\"message\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"d1\",\"type\":\"function\","
+    "\"function\":{\"name\":\"delegate_task\",\"arguments\":\"{\\\"assignee\\\":\\\"clone\\\",\\\"task_description\\\":\\\"pay it\\\"}\"}}]},"
+    "\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":50,\"completion_tokens\":5,\"total_tokens\":55}}";
+
+static void tree_http(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
+  TreeModel *m = userdata;
+  char body[16384];
+  body_into(request, body, sizeof body);
+  /* The parent is offered delegate_task (a definition, not a call: it has a description). */
+  int parent = strstr(body, "\"name\":\"delegate_task\",\"description\"") != NULL;
+  const char *reply;
+  if (parent) {
+    reply = strstr(body, "\"role\":\"tool\"") ? FINAL : DELEGATE_REPLY;
+  } else {
+    m->child_requests++;
+    reply = strstr(body, "\"role\":\"tool\"") ? FINAL : calls_reply("[" CALL("p", "pay", "{\\\"amount\\\":7}") "]");
+  }
+  m->requests++;
+  arkagent_http_complete(completion, 200, NULL, (const uint8_t *)reply, strlen(reply));
+}
+
+typedef struct {
+  ArkAgentRuntime *rt;
+  int answered;
+  char path_seen[512];
+} Answerer;
+
+static void answer_in_callback(void *userdata, const char *event_json) {
+  Answerer *a = userdata;
+  const char *asked = strstr(event_json, "\"type\":\"approval_requested\"");
+  if (asked == NULL || a->answered) return;
+  const char *id = strstr(asked, "\"call_id\":\"");
+  if (id == NULL) return;
+  id += 11;
+  char call_id[256];
+  size_t n = (size_t)(strchr(id, '"') - id);
+  snprintf(call_id, sizeof call_id, "%.*s", (int)n, id);
+  char *pending = NULL;
+  EXPECT(arkagent_runtime_pending_approvals(a->rt, &pending), OK);
+  CHECK(pending && strstr(pending, call_id) && strstr(pending, "\"path\":[\""), "the waiting sub-agent call is listed with its path");
+  if (pending) snprintf(a->path_seen, sizeof a->path_seen, "%s", pending);
+  arkagent_string_free(pending);
+  CHECK(strstr(call_id, "/p") != NULL, "the call id names the sub-agent's session");
+  EXPECT(arkagent_runtime_approve(a->rt, call_id, "{}"), ARK_AGENT_RESULT_TOOL_ARGUMENTS_INVALID);
+  EXPECT(arkagent_runtime_approve(a->rt, call_id, NULL), OK);
+  a->answered = 1;
+}
+
+static void sub_agent(void) {
+  TreeModel m = {0};
+  Tool pay = {0};
+  ArkAgentTools *tools = NULL;
+  EXPECT(arkagent_tools_new(&tools), OK);
+  EXPECT(arkagent_tools_register(tools, PAY_DEF, tool_cb, &pay), OK);
+  ArkAgentRuntime *rt = NULL;
+  EXPECT(arkagent_runtime_new("{\"model\":{\"base_url\":\"http://127.0.0.1:9/v1\",\"api_key\":\"" API_KEY "\",\"model\":\"m\"},"
+                              "\"delegation\":{\"allow_clone\":true}}",
+                              tools, NULL, HTTP(tree_http, &m), &rt), OK);
+  arkagent_tools_free(tools);
+  Answerer a = {rt, 0, {0}};
+  uint64_t sub = 0;
+  EXPECT(arkagent_runtime_subscribe(rt, answer_in_callback, &a, &sub), OK);
+  char *outcome = NULL;
+  EXPECT(arkagent_runtime_run(rt, "delegate the payment", &outcome), OK);
+  CHECK(outcome && strstr(outcome, "\"status\":\"completed\"") && strstr(outcome, "\"pending_approvals\":[]"), "the run completed, nothing paused");
+  arkagent_string_free(outcome);
+  CHECK(a.answered == 1, "the host answered the sub-agent's call from the event callback");
+  CHECK(pay.calls == 1, "the approved sub-agent call ran once");
+  CHECK(m.child_requests == 2, "the sub-agent asked the model again only after the answer");
+  char *pending = NULL;
+  EXPECT(arkagent_runtime_pending_approvals(rt, &pending), OK);
+  CHECK(pending && strcmp(pending, "[]") == 0, "nothing waits afterwards");
+  arkagent_string_free(pending);
+  arkagent_runtime_free(rt);
+}
+
 int main(void) {
   approve_then_resume(0);
   approve_then_resume(1);
@@ -349,6 +434,7 @@ int main(void) {
   restart();
   hostile();
   cancel_approvals();
+  sub_agent();
   printf("tool_approval: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

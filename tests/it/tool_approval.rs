@@ -384,50 +384,149 @@ impl ToolPolicy for Watching {
     }
 }
 
-/// TOOL-3 with ISO-2: a sub-agent inherits the policy, and its role's whitelist applies
-/// first (a call the role may not make never reaches the policy). Issue 37 item 5 is not
-/// built: a sub-agent's call that needs approval is answered `approval_unavailable` (the
-/// README says so) instead of pausing.
-#[tokio::test]
-async fn tool_3_a_sub_agent_inherits_the_policy_after_its_whitelist_and_cannot_pause_yet() {
+/// Clone delegation with the role `reader` (read_file, pay); `pay` requires approval.
+fn delegating(tool: Arc<Counting>, policy: Option<Arc<dyn ToolPolicy>>) -> AgentRuntimeConfig {
     use arkagent::runtime::DelegationConfig;
-    use arkagent::subagent::DELEGATE_TASK_TOOL_NAME;
-    let tool = Arc::new(Counting::default());
     let mut tools = ToolRegistry::new();
-    tools.register(ToolDefinition::new("pay", "Pays", json!({"type": "object"})).with_approval(), tool.clone()).unwrap();
+    tools.register(ToolDefinition::new("pay", "Pays", schema()).with_approval(), tool.clone()).unwrap();
     for name in ["read_file", "write_file"] {
         tools.register(ToolDefinition::new(name, name, json!({"type": "object"})), tool.clone()).unwrap();
     }
     let mut delegation = DelegationConfig { allow_clone: true, ..Default::default() };
     delegation.role_whitelists.insert("reader".into(), Some(vec!["read_file".into(), "pay".into()]));
-    let model = ScriptedModel::with(|body, _| {
+    let mut c = config(tools);
+    c.delegation = Some(delegation);
+    c.tool_policy = policy;
+    c
+}
+
+/// The parent delegates to a `reader` clone; the child calls write_file, pay and read_file,
+/// then answers with what pay's result said.
+fn delegating_model() -> Arc<ScriptedModel> {
+    use arkagent::subagent::DELEGATE_TASK_TOOL_NAME;
+    ScriptedModel::with(|body, _| {
         let parent = body["tools"].as_array().into_iter().flatten().any(|t| t["function"]["name"] == DELEGATE_TASK_TOOL_NAME);
-        let last = body["messages"].as_array().unwrap().last().unwrap()["role"].as_str().unwrap().to_owned();
+        let messages = body["messages"].as_array().unwrap();
+        let last = messages.last().unwrap()["role"].as_str().unwrap().to_owned();
         match (parent, last.as_str()) {
             (true, "user") => tool_calls_reply(&[("d1", DELEGATE_TASK_TOOL_NAME, json!({"assignee": "clone", "task_description": "read", "role": "reader"}))], 10),
             (true, _) => text_reply("parent done", 10),
-            (false, "user") => tool_calls_reply(&[("w", "write_file", json!({})), ("p", "pay", json!({})), ("r", "read_file", json!({}))], 10),
-            (false, _) => text_reply("child done", 10),
+            (false, "user") => tool_calls_reply(&[("w", "write_file", json!({})), ("p", "pay", json!({"amount": 7})), ("r", "read_file", json!({}))], 10),
+            (false, _) => {
+                let pay = messages.iter().find(|m| m["tool_call_id"] == "p").unwrap()["content"].as_str().unwrap().to_owned();
+                text_reply(&format!("child read: {pay}"), 10)
+            }
         }
-    });
+    })
+}
+
+/// Waits until the root lists a sub-agent's waiting call; returns it.
+async fn waiting_child_call(rt: &AgentRuntime) -> arkagent::runtime::PendingApproval {
+    for _ in 0..400 {
+        if let Some(p) = rt.pending_approvals().into_iter().find(|p| !p.path.is_empty()) {
+            return p;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!("no sub-agent call waited");
+}
+
+/// The child's record: its messages' tool results by call id.
+fn child_result(rt: &AgentRuntime, id: &str) -> String {
+    let registry = rt.sub_agent_registry().unwrap();
+    let child = registry.history()[0].clone();
+    child.messages.iter().find_map(|m| match m {
+        arkagent::Message::Tool { tool_call_id, content, .. } if tool_call_id == id => Some(content.to_string()),
+        _ => None,
+    }).unwrap()
+}
+
+/// TOOL-3 with ISO-2: a sub-agent inherits the policy, and its role's whitelist applies
+/// first (a call the role may not make never reaches the policy). Issue 37 item 5: the
+/// child's call that needs approval waits in flight, reaches the root's host with the
+/// child's identity (a `sub_agent` event carrying `approval_requested`, and
+/// `pending_approvals` with its path), the child makes no model call meanwhile, and the
+/// root's answer lets it go on.
+#[tokio::test]
+async fn tool_3_a_sub_agents_call_waits_for_the_roots_host_after_its_whitelist_and_the_policy() {
+    use arkagent::subagent::DELEGATE_TASK_TOOL_NAME;
+    let tool = Arc::new(Counting::default());
     let watching = Arc::new(Watching(Mutex::new(Vec::new())));
-    let mut c = config(tools);
-    c.delegation = Some(delegation);
-    c.tool_policy = Some(watching.clone());
-    let rt = AgentRuntime::new(c, model).unwrap();
-    let outcome = rt.run("delegate").await.unwrap();
+    let model = delegating_model();
+    let rt = AgentRuntime::new(delegating(tool.clone(), Some(watching.clone())), model.clone()).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _s = rt.subscribe(recorder.clone());
+    let run = tokio::spawn({
+        let rt = rt.clone();
+        async move { rt.run("delegate").await }
+    });
+    let waiting = waiting_child_call(&rt).await;
+    assert!(waiting.call_id.ends_with("/p") && waiting.name == "pay", "{waiting:?}");
+    assert_eq!(waiting.path.len(), 1, "{waiting:?}");
+    assert!(waiting.call_id.starts_with(&format!("{}/", waiting.path[0])));
+    let requests = model.request_count();
+    tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+    assert_eq!(model.request_count(), requests, "a waiting child makes no model call");
+    assert_eq!(tool.ran(), ["r"], "the call that needs no answer ran; write_file was refused");
+    let bridged = recorder.0.lock().unwrap().iter().any(|e| match &e.kind {
+        EventKind::SubAgent(child) => matches!(&child.event.kind, EventKind::ApprovalRequested { call_id, .. } if *call_id == waiting.call_id),
+        _ => false,
+    });
+    assert!(bridged, "the root's observers hear the child's approval_requested");
+    let e = rt.answer_approval(&waiting.call_id, ApprovalDecision::ApproveWithArguments { arguments: "{}".into() }).unwrap_err();
+    assert_eq!(code(e), "tool_arguments_invalid", "the child's tool schema is checked");
+    rt.answer_approval(&waiting.call_id, ApprovalDecision::ApproveWithArguments { arguments: r#"{"amount": 3}"#.into() }).unwrap();
+    let outcome = run.await.unwrap().unwrap();
     assert_eq!((outcome.status, outcome.final_text.as_deref()), (RunStatus::Completed, Some("parent done")));
+    assert!(rt.pending_approvals().is_empty());
+    assert_eq!(code(rt.answer_approval(&waiting.call_id, ApprovalDecision::Approve).unwrap_err()), "approval_not_pending");
     assert_eq!(*watching.0.lock().unwrap(), [DELEGATE_TASK_TOOL_NAME, "pay", "read_file"], "write_file was stopped by the whitelist first");
+    assert_eq!(tool.ran(), ["r", "p"]);
+    assert_eq!(tool.calls.lock().unwrap()[1].1, json!({"amount": 3}));
+    assert!(child_result(&rt, "w").contains("tool_not_allowed"));
+    assert!(child_result(&rt, "p").starts_with("[The user changed the arguments"));
+}
+
+#[tokio::test]
+async fn tool_1_a_sub_agents_rejected_call_never_runs() {
+    let tool = Arc::new(Counting::default());
+    let rt = AgentRuntime::new(delegating(tool.clone(), None), delegating_model()).unwrap();
+    let run = tokio::spawn({
+        let rt = rt.clone();
+        async move { rt.run("delegate").await }
+    });
+    let waiting = waiting_child_call(&rt).await;
+    rt.answer_approval(&waiting.call_id, ApprovalDecision::Reject { reason: "no payments today".into() }).unwrap();
+    assert_eq!(run.await.unwrap().unwrap().status, RunStatus::Completed);
     assert_eq!(tool.ran(), ["r"]);
-    let child = rt.sub_agent_registry().unwrap().history()[0].clone();
-    let result_of = |id: &str| {
-        child.messages.iter().find_map(|m| match m {
-            arkagent::Message::Tool { tool_call_id, content, .. } if tool_call_id == id => Some(content.to_string()),
-            _ => None,
-        })
-    };
-    assert!(result_of("w").unwrap().contains("tool_not_allowed"));
-    assert!(result_of("p").unwrap().contains("approval_unavailable"));
+    assert!(child_result(&rt, "p").contains("no payments today"));
+}
+
+#[tokio::test]
+async fn tool_1_the_parents_cancel_and_a_force_completion_answer_a_waiting_childs_call() {
+    for force in [false, true] {
+        let tool = Arc::new(Counting::default());
+        let rt = AgentRuntime::new(delegating(tool.clone(), None), delegating_model()).unwrap();
+        let run = tokio::spawn({
+            let rt = rt.clone();
+            async move { rt.run("delegate").await }
+        });
+        let waiting = waiting_child_call(&rt).await;
+        if force {
+            let registry = rt.sub_agent_registry().unwrap();
+            assert!(registry.force_complete(&waiting.path[0], "the user left", 0));
+        } else {
+            assert!(rt.cancel());
+        }
+        let outcome = run.await.unwrap().unwrap();
+        assert_eq!(outcome.status, if force { RunStatus::Completed } else { RunStatus::Cancelled });
+        assert!(rt.pending_approvals().is_empty(), "nothing waits after the child ended");
+        assert_eq!(code(rt.answer_approval(&waiting.call_id, ApprovalDecision::Approve).unwrap_err()), "approval_not_pending");
+        assert_eq!(tool.ran(), ["r"], "pay never ran");
+        // The parent's history stays paired (its delegate_task answered); the child's record
+        // is archived when it ended (SUB-6), before its last answers are in.
+        assert!(arkagent::HistoryInvariants::tool_calls_paired(&rt.messages()));
+    }
 }
 
 /// A memory store whose commits fail with `store_full` while armed.
@@ -617,7 +716,7 @@ fn tool_2_an_import_with_a_bad_pending_turn_is_refused() {
         bad.push(v);
     }
     let mut v = base.clone();
-    v["pending_turn"]["calls"][0]["state"] = json!({"state": "approved", "edited_arguments": "[1]"});
+    v["pending_turn"]["calls"][0]["state"] = json!({"approved": {"edited_arguments": "[1]"}});
     bad.push(v);
     for v in bad {
         let e = AgentRuntime::resume(config(ToolRegistry::new()), model.clone(), &v.to_string()).unwrap_err();

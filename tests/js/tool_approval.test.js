@@ -57,7 +57,7 @@ test('tool_1_js_a_tool_requiring_approval_pauses_and_resumeRun_runs_it_once', as
   runtime.subscribe((e) => events.push(e));
   const paused = await runtime.run('pay the bill');
   assert.equal(paused.status, 'awaiting_approval');
-  assert.deepEqual(paused.pendingApprovals, [{ callId: 'c_pay', name: 'pay', arguments: '{"amount":500}' }]);
+  assert.deepEqual(paused.pendingApprovals, [{ callId: 'c_pay', name: 'pay', arguments: '{"amount":500}', path: [] }]);
   assert.deepEqual(runtime.pendingApprovals(), paused.pendingApprovals);
   assert.deepEqual(ran, [['c_w', null]], 'weather ran at once, pay waits');
   const requested = events.filter((e) => e.type === 'approval_requested').map((e) => JSON.parse(e.payloadJson));
@@ -275,4 +275,49 @@ test('tool_1_js_two_answers_at_once_both_land', async () => {
   await Promise.all([runtime.approve('a'), runtime.approve('b')]);
   await runtime.resumeRun();
   assert.deepEqual(ran.sort(), ['a', 'b']);
+});
+
+test('tool_1_js_a_sub_agents_call_waits_in_flight_for_the_hosts_answer', async () => {
+  const { RoutedModel, offeredTools } = require('./support');
+  const ran = [];
+  const registry = new native.ToolRegistry();
+  const pay = new native.ToolDefinition('pay', 'Pays', PAY_SCHEMA);
+  pay.requiresApproval = true;
+  registry.register(pay, async (call) => { ran.push(JSON.parse(call.argumentsJson)); return { content: 'paid' }; });
+  const isParent = (body) => offeredTools(body).includes('delegate_task');
+  const model = new RoutedModel([
+    { name: 'parent', match: isParent, turns: [
+      () => completion({ toolCalls: [{ id: 'd1', name: 'delegate_task', arguments: { assignee: 'clone', task_description: 'pay it' } }], usage: USAGE }),
+      () => completion({ content: 'parent done', usage: USAGE }),
+    ] },
+    { name: 'child', match: (body) => !isParent(body), turns: [
+      () => completion({ toolCalls: [{ id: 'p', name: 'pay', arguments: { amount: 7 } }], usage: USAGE }),
+      (body) => completion({ content: `child read: ${toolMessages(body)[0].content}`, usage: USAGE }),
+    ] },
+  ]);
+  const c = config();
+  c.allowClone = true;
+  const runtime = new native.AgentRuntime(c, model.transport, registry);
+  const events = [];
+  let answered = null;
+  runtime.subscribe((e) => {
+    events.push(e);
+    if (e.type !== 'sub_agent' || answered) return;
+    const child = JSON.parse(e.payloadJson).event;
+    if (child.type !== 'approval_requested') return;
+    const waiting = runtime.pendingApprovals();
+    answered = waiting;
+    runtime.approve(waiting[0].callId, '{"amount": 3}');
+  });
+  const result = await runtime.run('delegate the payment');
+  assert.equal(result.status, 'completed');
+  assert.equal(result.finalText, 'parent done');
+  assert.equal(answered.length, 1);
+  assert.equal(answered[0].name, 'pay');
+  assert.equal(answered[0].path.length, 1);
+  assert.equal(answered[0].callId, `${answered[0].path[0]}/p`);
+  assert.deepEqual(ran, [{ amount: 3 }]);
+  assert.deepEqual(runtime.pendingApprovals(), []);
+  assert.deepEqual(model.problems, []);
+  assert.match(model.byRoute.child[1].messages.find((m) => m.role === 'tool').content, /^\[The user changed the arguments/);
 });

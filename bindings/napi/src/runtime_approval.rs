@@ -27,15 +27,21 @@ impl AgentRuntime {
 
 #[napi]
 impl AgentRuntime {
-    /// TOOL-1: the calls of the paused turn still waiting for an answer; empty when no turn
-    /// waits. Read it after a restart (the turn is in the SessionStore and exportState()) to
-    /// show the same dialogs again.
+    /// TOOL-1: the calls waiting for an answer: the paused turn's (`path` empty; read it
+    /// after a restart — the turn is in the SessionStore and exportState() — to show the same
+    /// dialogs again) and, while a run is going, its sub-agents' calls waiting in flight
+    /// (`path`: the session ids from this runtime's child down to the sub-agent that made the
+    /// call; `callId` `<that session id>/<its call id>`; not stored: such a call ends with its
+    /// delegation). A sub-agent's call arrives as a "sub_agent" event whose child event is
+    /// "approval_requested". Empty when nothing waits.
     #[napi(ts_return_type = "PendingApproval[]")]
     pub fn pending_approvals(&self) -> Value {
         records::to_js(&self.core().pending_approvals())
     }
 
-    /// TOOL-1: approves one waiting call: it runs when the run resumes — with
+    /// TOOL-1: approves one waiting call. A sub-agent's call is answered while the run goes
+    /// on (its sub-agent makes no model call until then) and runs at once. A call of the
+    /// paused turn runs when the run resumes — with
     /// `editedArgumentsJson` instead of the model's arguments when given (a JSON object
     /// with every property the tool's schema requires; the model then reads, before the
     /// tool's answer, a line saying the person changed the arguments and what ran). The
