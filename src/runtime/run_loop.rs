@@ -238,7 +238,8 @@ impl Run<'_> {
     /// for a person (TOOL-1), pauses the run.
     async fn answer_tools(&self, iteration: u32, calls: &[ToolCall]) -> ControlFlow<Ended> {
         if self.inner.gates_tools() {
-            return self.answer_gated(iteration, calls).await;
+            // Boxed: built once, not inlined into the loop (PERF-9).
+            return Box::pin(self.answer_gated(iteration, calls)).await;
         }
         let results = self.run_tools(calls).await;
         self.inner.session.push_tool_results(calls, results);
@@ -246,11 +247,15 @@ impl Run<'_> {
     }
 
     /// Runs `calls` (bounded, in parallel), reporting each; one result per call, in order.
-    pub(super) async fn run_tools(&self, calls: &[ToolCall]) -> Vec<ToolResult> {
-        let inner = self.inner;
-        let on_start = |call: &ToolCall| self.tool_started(call);
-        let on_finish = |call: &ToolCall, result: &ToolResult| self.tool_finished(call, result);
-        run_tool_calls(&inner.tools, calls, inner.config.max_parallel_tools, &inner.exec_policy, &self.tools, &on_start, &on_finish).await
+    /// One boxed future however many places await it: its state machine is built once
+    /// (PERF-9: the arm64 library's size; one allocation per turn with tools).
+    pub(super) fn run_tools<'s>(&'s self, calls: &'s [ToolCall]) -> std::pin::Pin<Box<dyn std::future::Future<Output = Vec<ToolResult>> + Send + 's>> {
+        Box::pin(async move {
+            let inner = self.inner;
+            let on_start = |call: &ToolCall| self.tool_started(call);
+            let on_finish = |call: &ToolCall, result: &ToolResult| self.tool_finished(call, result);
+            run_tool_calls(&inner.tools, calls, inner.config.max_parallel_tools, &inner.exec_policy, &self.tools, &on_start, &on_finish).await
+        })
     }
 
     pub(super) fn tool_finished_event(&self, call: &ToolCall, result: &ToolResult) {

@@ -62,7 +62,7 @@ test('tool_1_js_a_tool_requiring_approval_pauses_and_resumeRun_runs_it_once', as
   assert.deepEqual(ran, [['c_w', null]], 'weather ran at once, pay waits');
   const requested = events.filter((e) => e.type === 'approval_requested').map((e) => JSON.parse(e.payloadJson));
   assert.deepEqual(requested.map((p) => [p.callId, p.name, p.reason]), [['c_pay', 'pay', 'tool']]);
-  await runtime.approve('c_pay');
+  assert.equal(await runtime.approve('c_pay'), undefined, 'resolves with nothing');
   const done = await runtime.resumeRun();
   assert.equal(done.status, 'completed');
   assert.equal(done.finalText, 'paid');

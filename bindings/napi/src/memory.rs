@@ -270,17 +270,14 @@ impl ToolAbortSignal {
         self.abort.reason().map(|r| r.as_str().to_owned())
     }
 
-    /// Calls `listener(reason)` once, on the JS thread, when the signal fires — soon after,
-    /// if it already fired — unless the call's Promise settled first. Several listeners may
-    /// be added; one that throws is ignored.
-    #[napi(ts_args_type = "listener: (reason: string) => void")]
-    pub fn on_abort(&self, listener: Arg<JsFunction<'_, String>>) -> Result<(), Thrown> {
+    /// Calls `listener()` once, on the JS thread, when the signal fires — soon after, if it
+    /// already fired — unless the call's Promise settled first; `signal.reason` then says
+    /// why (as with the web's AbortSignal). Several listeners may be added; one that throws
+    /// is ignored.
+    #[napi(ts_args_type = "listener: () => void")]
+    pub fn on_abort(&self, listener: Arg<JsFunction<'_, ()>>) -> Result<(), Thrown> {
         let listener = JsListener::new(listener.0).map_err(internal)?;
-        let abort = self.abort.clone();
-        let fire = move || {
-            let reason = abort.reason().unwrap_or(arkagent::tools::AbortReason::Closed);
-            listener.notify(reason.as_str().to_owned());
-        };
+        let fire = move || listener.notify(());
         match &self.site {
             Some(site) => arkagent::llm::host_call::watch_token(site, self.token.clone(), self.done.clone(), fire),
             // Not from a running call (no runtime to watch on): only a fired signal is heard.

@@ -4,7 +4,7 @@
 
 use arkagent::tools::ApprovalDecision;
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::PromiseRaw;
+use napi_ohos::bindgen_prelude::{Either, PromiseRaw};
 use napi_ohos::Env;
 use serde_json::Value;
 
@@ -13,13 +13,27 @@ use crate::error::{internal, rejection, CodedError, Thrown};
 use crate::records;
 use crate::runtime::{settle_holding_slot, AgentRuntime};
 
+/// What one approval call does off the JS thread (its store commit included).
+enum Answer {
+    /// One call's decision (resolves `undefined`).
+    Decide(String, ApprovalDecision),
+    /// cancelApprovals() (resolves whether a turn was closed).
+    CancelAll,
+}
+
 impl AgentRuntime {
-    /// Records `decision` off the JS thread (its store commit included).
-    fn answer<'env>(&self, env: &'env Env, call_id: String, decision: ApprovalDecision) -> Result<PromiseRaw<'env, ()>, Thrown> {
+    /// Runs `answer` off the JS thread; one spawned future type for every approval call
+    /// (PERF-9: each distinct one is code in the library).
+    fn answer<'env>(&self, env: &'env Env, answer: Answer) -> Result<PromiseRaw<'env, Either<(), bool>>, Thrown> {
         let core = self.core().clone();
         env.spawn_future_with_callback(
-            async move { Ok(core.answer_approval(&call_id, decision)) },
-            move |env: &'env Env, result: Result<(), arkagent::ArkAgentError>| result.map_err(|e| rejection(env, CodedError::from(e))),
+            async move {
+                Ok(match answer {
+                    Answer::Decide(call_id, decision) => core.answer_approval(&call_id, decision).map(Either::A),
+                    Answer::CancelAll => core.cancel_approvals().map(Either::B),
+                })
+            },
+            move |env: &'env Env, result: Result<Either<(), bool>, arkagent::ArkAgentError>| result.map_err(|e| rejection(env, CodedError::from(e))),
         )
         .map_err(internal)
     }
@@ -56,20 +70,20 @@ impl AgentRuntime {
         env: &'env Env,
         call_id: Arg<String>,
         edited_arguments_json: Arg<Option<String>>,
-    ) -> Result<PromiseRaw<'env, ()>, Thrown> {
+    ) -> Result<PromiseRaw<'env, Either<(), bool>>, Thrown> {
         let decision = match edited_arguments_json.0 {
             None => ApprovalDecision::Approve,
             Some(arguments) => ApprovalDecision::ApproveWithArguments { arguments },
         };
-        self.answer(env, call_id.0, decision)
+        self.answer(env, Answer::Decide(call_id.0, decision))
     }
 
     /// TOOL-1: rejects one waiting call: it never runs; the model reads a "tool_rejected"
     /// error result with `reason` (absent or empty: "the user rejected this call").
     /// Committed and refused like approve().
     #[napi(ts_return_type = "Promise<void>")]
-    pub fn reject<'env>(&self, env: &'env Env, call_id: Arg<String>, reason: Arg<Option<String>>) -> Result<PromiseRaw<'env, ()>, Thrown> {
-        self.answer(env, call_id.0, ApprovalDecision::Reject { reason: reason.0.unwrap_or_default() })
+    pub fn reject<'env>(&self, env: &'env Env, call_id: Arg<String>, reason: Arg<Option<String>>) -> Result<PromiseRaw<'env, Either<(), bool>>, Thrown> {
+        self.answer(env, Answer::Decide(call_id.0, ApprovalDecision::Reject { reason: reason.0.unwrap_or_default() }))
     }
 
     /// TOOL-1: closes the paused turn without resuming it — the person stopped: every call
@@ -80,13 +94,8 @@ impl AgentRuntime {
     /// "approval_not_pending". Rejects with "run_in_progress" or the store's code (the turn
     /// is then closed in memory and the next commit writes it).
     #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn cancel_approvals<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, bool>, Thrown> {
-        let core = self.core().clone();
-        env.spawn_future_with_callback(
-            async move { Ok(core.cancel_approvals()) },
-            move |env: &'env Env, result: Result<bool, arkagent::ArkAgentError>| result.map_err(|e| rejection(env, CodedError::from(e))),
-        )
-        .map_err(internal)
+    pub fn cancel_approvals<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Either<(), bool>>, Thrown> {
+        self.answer(env, Answer::CancelAll)
     }
 
     /// TOOL-1: resumes the paused run once every waiting call is answered: the approved

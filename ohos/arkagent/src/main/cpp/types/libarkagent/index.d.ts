@@ -1168,11 +1168,12 @@ export class ToolAbortSignal {
   /** Why it fired: "tool_timeout", "cancelled" or "closed"; null while it has not. */
   readonly reason: string | null;
   /**
-   * Calls `listener(reason)` once, on the JS thread, when the signal fires — soon after,
-   * if it already fired — unless the call's Promise settled first. Several listeners may
-   * be added; one that throws is ignored.
+   * Calls `listener()` once, on the JS thread, when the signal fires — soon after, if it
+   * already fired — unless the call's Promise settled first; `signal.reason` then says
+   * why (as with the web's AbortSignal). Several listeners may be added; one that throws
+   * is ignored.
    */
-  onAbort(listener: (reason: string) => void): void;
+  onAbort(listener: () => void): void;
 }
 
 /**
