@@ -756,3 +756,23 @@ async fn tool_1_a_paused_turns_results_stay_within_the_image_limit_together() {
     assert!(!results[0].1.contains("too_many_images"), "{results:?}");
     assert!(results[1].1.contains("too_many_images"), "the second image would pass the limit: {results:?}");
 }
+
+/// README: when every call was answered before the kill, pending_approvals is empty after
+/// the restart and resume_run goes on; with no paused turn it gives approval_not_pending.
+#[tokio::test]
+async fn tool_2_a_turn_answered_in_full_before_a_kill_resumes_after_the_restart() {
+    let db = crate::store::temp_dir("approval-answered").join("s.db");
+    let model = pay_and_weather();
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    {
+        let rt = AgentRuntime::new(store_config(&db, pay.clone(), weather.clone()), model.clone()).unwrap();
+        rt.run("pay").await.unwrap();
+        rt.answer_approval("c_pay", ApprovalDecision::Approve).unwrap();
+        // Killed before resume_run.
+    }
+    let rt = AgentRuntime::new(store_config(&db, pay.clone(), weather), model).unwrap();
+    assert!(rt.pending_approvals().is_empty());
+    assert_eq!(rt.resume_run().await.unwrap().final_text.as_deref(), Some("paid"));
+    assert_eq!(pay.ran(), ["c_pay"]);
+    assert_eq!(code(rt.resume_run().await.unwrap_err()), "approval_not_pending");
+}
