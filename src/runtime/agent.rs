@@ -48,8 +48,8 @@ pub(super) struct Inner {
     /// TOOL-1: answers to a paused turn wait for each other here (each one's commit).
     pub(super) answering: Mutex<()>,
     /// Issue 37 item 5: the waiting calls of this runtime's delegation tree (the root's,
-    /// shared by every sub-agent below it).
-    pub(super) approvals: Arc<super::approval_hub::ApprovalHub>,
+    /// shared by every sub-agent below it) and its delegation path.
+    pub(super) place: super::approval_hub::TreePlace,
     /// COST-2: where the current run's usage starts.
     pub(super) run_usage: super::run_usage::RunUsageMark,
 }
@@ -140,10 +140,11 @@ fn redact_event(model: &ModelConfig, kind: &mut EventKind) {
                 redact_json(model, metadata);
             }
         }
-        EventKind::ApprovalRequested { call_id, name, arguments, reason: _ } => {
+        EventKind::ApprovalRequested { call_id, name, arguments, reason: _, path } => {
             text(call_id);
             text(name);
             text(arguments);
+            path.iter_mut().for_each(|p| text(p));
         }
         EventKind::Compression {
             trigger: _,

@@ -164,14 +164,16 @@ impl Run<'_> {
                 }
                 Gate::Ask(why) => {
                     let id = format!("{session_id}/{}", call.id);
-                    let approval = PendingApproval { call_id: id.clone(), name: call.name.clone(), arguments: call.arguments.clone(), path: Vec::new() };
+                    let path = inner.place.lineage.clone();
+                    let approval = PendingApproval { call_id: id.clone(), name: call.name.clone(), arguments: call.arguments.clone(), path: path.clone() };
                     let required = inner.tools.get(&call.name).map(|t| required_properties(&t.definition.parameters)).unwrap_or_default();
-                    let (answer, guard) = inner.approvals.wait(approval, session_id.clone(), required);
+                    let (answer, guard) = inner.place.approvals.wait(approval, required);
                     inner.emit(self.run_id, EventKind::ApprovalRequested {
                         call_id: id,
                         name: call.name.clone(),
                         arguments: call.arguments.clone(),
                         reason: why.to_owned(),
+                        path,
                     });
                     asking.push((i, answer, guard));
                 }
@@ -266,6 +268,7 @@ impl Run<'_> {
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
                 reason: (*why).to_owned(),
+                path: Vec::new(),
             });
         }
         let mut outcome = inner.finish(self.run_id, RunStatus::AwaitingApproval, iteration, None);
@@ -371,22 +374,6 @@ fn edited_result(arguments: &str, mut result: ToolResult) -> ToolResult {
     result
 }
 
-/// The session ids from the root's child down to `session_id`, from the tree's registry.
-fn delegation_path(registry: Option<&crate::subagent::SubAgentRegistry>, session_id: &str) -> Vec<String> {
-    let mut path = vec![session_id.to_owned()];
-    let known: Vec<_> = registry.map(|r| r.active()).unwrap_or_default();
-    let mut current = session_id.to_owned();
-    while let Some(parent) = known.iter().find(|c| c.id == current).and_then(|c| c.parent_id.clone()) {
-        if !known.iter().any(|c| c.id == parent) || path.len() > 64 {
-            break;
-        }
-        path.push(parent.clone());
-        current = parent;
-    }
-    path.reverse();
-    path
-}
-
 /// The waiting calls of `turn`, as the outcome lists them.
 fn pending_approvals(turn: &Option<PendingTurn>) -> Vec<PendingApproval> {
     turn.iter()
@@ -400,11 +387,7 @@ impl AgentRuntime {
     /// turn waits). Read after a restart to show the same dialogs again.
     pub fn pending_approvals(&self) -> Vec<PendingApproval> {
         let mut all = pending_approvals(&self.inner.session.snapshot().pending_turn);
-        let registry = self.sub_agent_registry();
-        for (mut approval, session_id) in self.inner.approvals.waiting() {
-            approval.path = delegation_path(registry.as_deref(), &session_id);
-            all.push(approval);
-        }
+        all.extend(self.inner.place.approvals.waiting());
         all
     }
 
@@ -425,7 +408,7 @@ impl AgentRuntime {
             }
             other => other,
         };
-        if let Some(answered) = inner.approvals.answer(call_id, decision.clone()) {
+        if let Some(answered) = inner.place.approvals.answer(call_id, decision.clone()) {
             return answered;
         }
         // Answers wait for each other (each commits), not for the run slot: two answered at

@@ -17,11 +17,26 @@ use crate::tools::ApprovalDecision;
 /// One waiting call of a sub-agent.
 struct Waiter {
     approval: PendingApproval,
-    /// The session of the sub-agent that made the call.
-    session_id: String,
     /// The properties the tool's schema requires (edited arguments must have them).
     required: Vec<String>,
     reply: oneshot::Sender<ApprovalDecision>,
+}
+
+/// Where a runtime sits in its delegation tree: the tree's hub of waiting calls and the
+/// session ids from the root's child down to this runtime (empty for the root).
+#[derive(Clone, Default)]
+pub(crate) struct TreePlace {
+    pub(crate) approvals: Arc<ApprovalHub>,
+    pub(crate) lineage: Vec<String>,
+}
+
+impl TreePlace {
+    /// The place of a child with `session_id` below this runtime.
+    pub(crate) fn child(&self, session_id: &str) -> Self {
+        let mut lineage = self.lineage.clone();
+        lineage.push(session_id.to_owned());
+        Self { approvals: Arc::clone(&self.approvals), lineage }
+    }
 }
 
 /// The waiting calls of one delegation tree's sub-agents.
@@ -52,12 +67,11 @@ impl ApprovalHub {
     pub(crate) fn wait(
         self: &Arc<Self>,
         approval: PendingApproval,
-        session_id: String,
         required: Vec<String>,
     ) -> (oneshot::Receiver<ApprovalDecision>, Waiting) {
         let (reply, answer) = oneshot::channel();
         let id = approval.call_id.clone();
-        self.lock().push(Waiter { approval, session_id, required, reply });
+        self.lock().push(Waiter { approval, required, reply });
         (answer, Waiting { hub: Arc::clone(self), id })
     }
 
@@ -78,9 +92,9 @@ impl ApprovalHub {
         Some(Ok(()))
     }
 
-    /// The waiting calls with the session of the sub-agent that made each, oldest first.
-    pub(crate) fn waiting(&self) -> Vec<(PendingApproval, String)> {
-        self.lock().iter().map(|w| (w.approval.clone(), w.session_id.clone())).collect()
+    /// The waiting calls, oldest first.
+    pub(crate) fn waiting(&self) -> Vec<PendingApproval> {
+        self.lock().iter().map(|w| w.approval.clone()).collect()
     }
 }
 

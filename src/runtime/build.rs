@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::agent::{AgentRuntime, Inner};
-use super::approval_hub::ApprovalHub;
+use super::approval_hub::TreePlace;
 use super::config::{AgentRuntimeConfig, Compression};
 use super::events::Emitter;
 use super::tool_exec::ExecPolicy;
@@ -23,7 +23,7 @@ impl AgentRuntime {
     /// A runtime with an empty history. Errors: `invalid_config`, `tool_name_duplicate`
     /// (a host tool named `retrieve_memory` while compression is on).
     pub fn new(config: AgentRuntimeConfig, transport: Arc<dyn HttpTransport>) -> Result<Self, ArkAgentError> {
-        Self::new_at_depth(config, transport, 0, None, Arc::default())
+        Self::new_at_depth(config, transport, 0, None, TreePlace::default())
     }
 
     /// A sub-agent runtime one level below its parent, in its parent's delegation tree
@@ -33,9 +33,9 @@ impl AgentRuntime {
         transport: Arc<dyn HttpTransport>,
         depth: u32,
         budget: Arc<DelegationBudget>,
-        approvals: Arc<ApprovalHub>,
+        place: TreePlace,
     ) -> Result<Self, ArkAgentError> {
-        Self::new_at_depth(config, transport, depth.max(1), Some(budget), approvals)
+        Self::new_at_depth(config, transport, depth.max(1), Some(budget), place)
     }
 
     /// The checks [`new`](Self::new) makes before it builds anything (SUB-3: a delegation
@@ -53,7 +53,7 @@ impl AgentRuntime {
         transport: Arc<dyn HttpTransport>,
         depth: u32,
         budget: Option<Arc<DelegationBudget>>,
-        approvals: Arc<ApprovalHub>,
+        place: TreePlace,
     ) -> Result<Self, ArkAgentError> {
         Self::check_buildable(&config)?;
         let session_id = config.session_id.clone().unwrap_or_else(|| config.id_generator.next_id());
@@ -77,7 +77,7 @@ impl AgentRuntime {
         // A root, or a child below max_depth (SUB-3), offers delegate_task; a worker at
         // max_depth gets no service: its config has no delegation (SUB-4).
         let sub_agents =
-            SubAgentService::new(config.clone(), transport, view, state.child_usage_sink(), emitter.clone(), depth, budget, Arc::clone(&approvals));
+            SubAgentService::new(config.clone(), transport, view, state.child_usage_sink(), emitter.clone(), depth, budget, place.clone());
         let mut system_prompt = config.system_prompt.clone();
         let mut delegate = None;
         if let (Some(service), Some(delegation)) = (&sub_agents, &config.delegation) {
@@ -114,7 +114,7 @@ impl AgentRuntime {
                 emitter,
                 active_run: Mutex::new(None),
                 answering: Mutex::new(()),
-                approvals,
+                place,
                 run_usage: super::run_usage::RunUsageMark::default(),
             }),
         };

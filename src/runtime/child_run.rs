@@ -302,7 +302,7 @@ impl<'a> Delegation<'a> {
         let service = self.service;
         let mut config = self.config.clone();
         bind_child_session(&mut config, registered.session_id.clone());
-        let child = AgentRuntime::new_child(config, Arc::clone(&service.transport), self.depth, Arc::clone(&service.budget), Arc::clone(&service.approvals)).map_err(|e| {
+        let child = AgentRuntime::new_child(config, Arc::clone(&service.transport), self.depth, Arc::clone(&service.budget), service.place.child(&registered.session_id)).map_err(|e| {
             let code = e.code().as_str().to_owned();
             let failed = SubAgentResult { error_code: Some(code.clone()), ..Default::default() };
             registered.finish_now(failed, Vec::new());

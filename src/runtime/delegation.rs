@@ -28,8 +28,8 @@ pub(crate) struct SubAgentService {
     pub(super) emitter: Emitter,
     pub(super) depth: u32,
     pub(super) budget: Arc<DelegationBudget>,
-    /// Issue 37 item 5: the tree's waiting calls, handed to every child.
-    pub(super) approvals: Arc<super::approval_hub::ApprovalHub>,
+    /// Issue 37 item 5: the owner's place in the tree (its children's are one below).
+    pub(super) place: super::approval_hub::TreePlace,
 }
 
 impl SubAgentService {
@@ -46,7 +46,7 @@ impl SubAgentService {
         emitter: Emitter,
         depth: u32,
         budget: Option<Arc<DelegationBudget>>,
-        approvals: Arc<super::approval_hub::ApprovalHub>,
+        place: super::approval_hub::TreePlace,
     ) -> Option<Arc<Self>> {
         let config = parent_config.delegation.clone().filter(DelegationConfig::is_enabled)?;
         let budget = match budget {
@@ -54,7 +54,7 @@ impl SubAgentService {
             Some(budget) if depth > 0 && depth < config.policy.max_depth => budget,
             _ => return None,
         };
-        Some(Arc::new(Self { config, parent_config, transport, state, usage, emitter, depth, budget, approvals }))
+        Some(Arc::new(Self { config, parent_config, transport, state, usage, emitter, depth, budget, place }))
     }
 
     /// A new run of the root: the tree's per-run budget starts again. A nested child's

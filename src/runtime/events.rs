@@ -145,6 +145,11 @@ pub enum EventKind {
         /// Why it waits: `tool` (the tool requires approval, always or for these
         /// arguments) or `policy` (the app's policy asked).
         reason: String,
+        /// For a sub-agent's call, the session ids from the root's child down to the
+        /// sub-agent that made it (its `call_id` is then `<that session id>/<call id>`);
+        /// empty for the runtime's own calls.
+        #[serde(default)]
+        path: Vec<String>,
     },
     /// A compression attempt that did something or could not: every `compressed` and
     /// `failed` outcome, and `skipped` for `no_safe_split` and `last_usage_is_compression`

@@ -469,7 +469,7 @@ async fn tool_3_a_sub_agents_call_waits_for_the_roots_host_after_its_whitelist_a
     assert_eq!(model.request_count(), requests, "a waiting child makes no model call");
     assert_eq!(tool.ran(), ["r"], "the call that needs no answer ran; write_file was refused");
     let bridged = recorder.0.lock().unwrap().iter().any(|e| match &e.kind {
-        EventKind::SubAgent(child) => matches!(&child.event.kind, EventKind::ApprovalRequested { call_id, .. } if *call_id == waiting.call_id),
+        EventKind::SubAgent(child) => matches!(&child.event.kind, EventKind::ApprovalRequested { call_id, path, .. } if *call_id == waiting.call_id && *path == waiting.path),
         _ => false,
     });
     assert!(bridged, "the root's observers hear the child's approval_requested");

@@ -306,6 +306,8 @@ test('tool_1_js_a_sub_agents_call_waits_in_flight_for_the_hosts_answer', async (
     const child = JSON.parse(e.payloadJson).event;
     if (child.type !== 'approval_requested') return;
     const waiting = runtime.pendingApprovals();
+    assert.deepEqual(child.path, waiting[0].path, 'the event carries the delegation path');
+    assert.equal(child.callId, waiting[0].callId);
     answered = waiting;
     runtime.approve(waiting[0].callId, '{"amount": 3}');
   });

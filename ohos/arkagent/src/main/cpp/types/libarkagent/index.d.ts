@@ -537,6 +537,12 @@ export interface ApprovalRequestedPayload extends EventPayload {
    * `policy` (the app's policy asked).
    */
   reason: string;
+  /**
+   * For a sub-agent's call, the session ids from the root's child down to the sub-agent that
+   * made it (its `call_id` is then `<that session id>/<call id>`); empty for the runtime's own
+   * calls.
+   */
+  path: string[];
 }
 
 /**
