@@ -144,7 +144,7 @@ fn redact_event(model: &ModelConfig, kind: &mut EventKind) {
             text(call_id);
             text(name);
             text(arguments);
-            path.iter_mut().for_each(|p| text(p));
+            path.iter_mut().for_each(text);
         }
         EventKind::Compression {
             trigger: _,
