@@ -45,12 +45,6 @@ enum Gate {
 }
 
 impl Inner {
-    /// True when a call may have to wait or be denied: a policy is set or a tool asks for
-    /// approval. Otherwise the loop runs every call at once, as before TOOL-1.
-    pub(super) fn gates_tools(&self) -> bool {
-        self.config.tool_policy.is_some() || self.tools.iter().any(|t| t.definition.requires_approval || t.approval.is_some())
-    }
-
     /// Refuses an operation while a turn waits for approval (`approval_pending`).
     pub(super) fn refuse_while_pending(&self) -> Result<(), ArkAgentError> {
         match &self.session.snapshot().pending_turn {

@@ -237,7 +237,7 @@ impl Run<'_> {
     /// Answers the turn's tool calls and pushes their results together; or, when one waits
     /// for a person (TOOL-1), pauses the run.
     async fn answer_tools(&self, iteration: u32, calls: &[ToolCall]) -> ControlFlow<Ended> {
-        if self.inner.gates_tools() {
+        if self.inner.exec_policy.gated {
             // Boxed: built once, not inlined into the loop (PERF-9).
             return Box::pin(self.answer_gated(iteration, calls)).await;
         }

@@ -67,6 +67,9 @@ pub(crate) struct ExecPolicy {
     pub allowed: Option<std::collections::HashSet<String>>,
     /// TOOL-4: the deadline of a call whose tool sets none, in ms (0: none).
     pub default_timeout_ms: u64,
+    /// TOOL-1, TOOL-3: a policy is set or a tool asks for approval, so each call passes the
+    /// gate; decided once when the runtime is built (its tools and policy never change).
+    pub gated: bool,
 }
 
 impl ExecPolicy {
