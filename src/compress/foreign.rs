@@ -185,6 +185,8 @@ struct CompressorState<'a> {
     child_usages: &'a [ChildUsageRecord],
     #[serde(skip_serializing_if = "TokenCalibrations::is_empty")]
     token_calibration: &'a TokenCalibrations,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    runs: &'a [crate::history::RunMark],
 }
 
 #[derive(Serialize)]
@@ -215,7 +217,7 @@ impl<'a> From<&'a EpisodicMemory> for CompressorEpisode<'a> {
 /// [`EpisodicMemory`] does not compile until it is sent here too.
 pub fn foreign_compressor_state_json(state: &AgentState) -> Result<String, serde_json::Error> {
     // No compression runs while a turn waits for approval (TOOL-1): never a pending turn.
-    let AgentState { version, session_id, history, usages, child_usages, token_calibration, pending_turn: _ } = state;
+    let AgentState { version, session_id, history, usages, child_usages, token_calibration, pending_turn: _, runs } = state;
     let History { messages, episodic_memories } = history;
     let view = CompressorState {
         version: *version,
@@ -224,6 +226,7 @@ pub fn foreign_compressor_state_json(state: &AgentState) -> Result<String, serde
         usages,
         child_usages,
         token_calibration,
+        runs,
     };
     serde_json::to_string(&view)
 }
@@ -292,7 +295,7 @@ mod tests {
     /// byte once each episode's `archived_messages` is taken out.
     #[test]
     fn cmp_1_the_host_state_is_the_export_without_the_archived_originals() {
-        use crate::history::{ChildUsageRecord, ChildUsageSummary, EpisodicMemory, TokenCalibration};
+        use crate::history::{ChildUsageRecord, EpisodicMemory, TokenCalibration};
         let mut state = AgentState::new("s");
         state.history.messages.push(Message::user("hi"));
         state.history.episodic_memories.push(EpisodicMemory {
@@ -308,6 +311,7 @@ mod tests {
             child_session_id: "s_w_1".into(),
             assignee: "clone".into(),
             usage: ChildUsageSummary::default(),
+            discarded: false,
         });
         let mut calibration = TokenCalibration::default();
         assert!(calibration.observe(&crate::compress::count_tokens("hello there, how are you today?"), 9));

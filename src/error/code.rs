@@ -116,11 +116,21 @@ pub enum ErrorCode {
     /// `tool_arguments_invalid`: edited arguments are not a JSON object with every
     /// property the tool's schema requires.
     ToolArgumentsInvalid,
+    // Chat gestures (CHAT-1, CHAT-2): a refused rewind or fork changes nothing.
+    /// `unknown_run`: the session has no run with that id (never run here, or dropped by
+    /// an earlier rewind).
+    UnknownRun,
+    /// `run_compressed`: that point is inside what a compression archived; the session
+    /// can be rewound or forked only within its live history.
+    RunCompressed,
+    /// `session_exists`: a fork's new session id is taken (in the store, or it is this
+    /// session's).
+    SessionExists,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 41] = [
+    pub const ALL: [ErrorCode; 44] = [
         Self::InvalidConfig,
         Self::ToolNameInvalid,
         Self::ToolNameDuplicate,
@@ -162,6 +172,9 @@ impl ErrorCode {
         Self::ApprovalUnknownCall,
         Self::ApprovalAlreadyAnswered,
         Self::ToolArgumentsInvalid,
+        Self::UnknownRun,
+        Self::RunCompressed,
+        Self::SessionExists,
     ];
 
     /// The stable string, e.g. `"invalid_json"`.
@@ -208,6 +221,9 @@ impl ErrorCode {
             Self::ApprovalUnknownCall => "approval_unknown_call",
             Self::ApprovalAlreadyAnswered => "approval_already_answered",
             Self::ToolArgumentsInvalid => "tool_arguments_invalid",
+            Self::UnknownRun => "unknown_run",
+            Self::RunCompressed => "run_compressed",
+            Self::SessionExists => "session_exists",
         }
     }
 }
@@ -320,10 +336,13 @@ mod tests {
                 | ErrorCode::ApprovalNotPending
                 | ErrorCode::ApprovalUnknownCall
                 | ErrorCode::ApprovalAlreadyAnswered
-                | ErrorCode::ToolArgumentsInvalid => assert!(seen.insert(code), "{code:?} listed twice in ALL"),
+                | ErrorCode::ToolArgumentsInvalid
+                | ErrorCode::UnknownRun
+                | ErrorCode::RunCompressed
+                | ErrorCode::SessionExists => assert!(seen.insert(code), "{code:?} listed twice in ALL"),
             }
         }
-        assert_eq!(seen.len(), 41);
+        assert_eq!(seen.len(), 44);
     }
 
     #[test]

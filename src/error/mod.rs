@@ -59,13 +59,22 @@ pub enum ArkAgentError {
         /// Human-readable detail.
         message: String,
     },
+    /// CHAT-1, CHAT-2: a rewind or fork refused (`unknown_run`, `run_compressed`,
+    /// `session_exists`); nothing changed.
+    #[error("{message}")]
+    Gesture {
+        /// The stable code.
+        code: ErrorCode,
+        /// Human-readable detail.
+        message: String,
+    },
 }
 
 impl ArkAgentError {
     /// The stable code of this error.
     pub fn code(&self) -> ErrorCode {
         match self {
-            Self::Config { code, .. } | Self::Image { code, .. } | Self::Approval { code, .. } => *code,
+            Self::Config { code, .. } | Self::Image { code, .. } | Self::Approval { code, .. } | Self::Gesture { code, .. } => *code,
             Self::InvalidJson(_) => ErrorCode::InvalidJson,
             Self::InvalidState(_) => ErrorCode::InvalidState,
             Self::RunInProgress => ErrorCode::RunInProgress,
@@ -77,6 +86,11 @@ impl ArkAgentError {
     /// Shorthand for a [`ArkAgentError::Config`] error.
     pub fn config(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::Config { code, message: message.into() }
+    }
+
+    /// A refused rewind or fork (CHAT-1, CHAT-2) with its code.
+    pub fn gesture(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self::Gesture { code, message: message.into() }
     }
 
     /// An approval error (TOOL-1) with its code.

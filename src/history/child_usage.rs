@@ -59,6 +59,11 @@ impl ChildUsageSummary {
     /// Cached and reasoning tokens and per-currency costs are summed the same way; a
     /// usage with a cost counts its calls as priced.
     pub fn from_usages(usages: &[ModelUsage]) -> Self {
+        Self::from_usages_iter(usages)
+    }
+
+    /// [`from_usages`](Self::from_usages) over any usages.
+    pub fn from_usages_iter<'a>(usages: impl IntoIterator<Item = &'a ModelUsage>) -> Self {
         let mut sum = Self::default();
         for u in usages {
             sum.add_usage(u);
@@ -110,6 +115,11 @@ impl ChildUsageSummary {
         self
     }
 
+    /// True when nothing is summed (every field zero, no cost).
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
     /// The sum in `currency`, if any call was priced in it.
     pub fn cost_in(&self, currency: &str) -> Option<&Cost> {
         self.costs.iter().find(|c| c.currency == currency)
@@ -127,6 +137,10 @@ pub struct ChildUsageRecord {
     pub assignee: String,
     /// The child's usage.
     pub usage: ChildUsageSummary,
+    /// CHAT-1: the delegation belonged to a turn a rewind dropped (its cost stays counted;
+    /// [`UsageTotals::discarded`] sums it apart).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub discarded: bool,
 }
 
 /// The one documented total of what a session cost (SUB-6): the parent's own calls
@@ -142,6 +156,10 @@ pub struct UsageTotals {
     pub children: ChildUsageSummary,
     /// `parent + children`.
     pub total: ChildUsageSummary,
+    /// CHAT-1: the part of `total` spent by turns a rewind dropped (their answers are
+    /// gone, their cost is not); all zero when nothing was dropped.
+    #[serde(default)]
+    pub discarded: ChildUsageSummary,
 }
 
 impl ChildUsageSummary {

@@ -12,6 +12,7 @@ mod invariants;
 mod message;
 mod pending;
 mod price;
+mod runs;
 mod state;
 mod thinking;
 mod usage;
@@ -27,6 +28,7 @@ pub use image::{content_id, tiny_png, ImageData, ImageDetail, ImageMime, ImagePa
 pub use image_rule::ImageTokenRule;
 pub use message::{Message, ToolCall};
 pub use pending::{PendingCall, PendingCallState, PendingTurn};
+pub use runs::RunMark;
 pub use state::{AgentState, History, STATE_FORMAT_VERSION};
 pub use thinking::{ThinkingBlock, ThinkingBlocks};
 pub use usage::{ModelUsage, UsageSource, UNREPORTED_USAGE_SOURCE};

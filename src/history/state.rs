@@ -41,6 +41,11 @@ pub struct AgentState {
     /// the run resumes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_turn: Option<super::PendingTurn>,
+    /// CHAT-1, CHAT-2: where each run began, oldest first (the points a rewind or a fork
+    /// names by run id). Absent in exports of earlier versions: their runs cannot be
+    /// named.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<super::RunMark>,
 }
 
 impl AgentState {
@@ -55,7 +60,11 @@ impl AgentState {
         let parent = ChildUsageSummary::from_usages(&self.usages);
         let children = self.child_usages.iter().fold(ChildUsageSummary::default(), |acc, r| acc.plus(r.usage.clone()));
         let total = parent.clone().plus(children.clone());
-        UsageTotals { parent, children, total }
+        // CHAT-1: what turns dropped by rewinds spent stays in the total, and apart here.
+        let own = self.usages.iter().filter(|u| u.discarded);
+        let discarded = ChildUsageSummary::from_usages_iter(own);
+        let discarded = self.child_usages.iter().filter(|r| r.discarded).fold(discarded, |acc, r| acc.plus(r.usage.clone()));
+        UsageTotals { parent, children, total, discarded }
     }
 
     /// IMG-4: the image whose content id ([`ImageData::id`](super::ImageData::id)) is
@@ -70,6 +79,17 @@ impl AgentState {
             .filter_map(super::ImagePart::image)
             .find(|image| image.id() == id)
             .cloned()
+    }
+
+    /// The absolute position after the last live message: messages the session ever had,
+    /// those archived by compressions included.
+    pub fn absolute_end(&self) -> u64 {
+        self.archived_count() + self.history.messages.len() as u64
+    }
+
+    /// Messages archived by compressions (the absolute position of the first live one).
+    pub fn archived_count(&self) -> u64 {
+        self.history.episodic_memories.iter().map(|e| e.archived_messages.len() as u64).sum()
     }
 
     /// Serializes to JSON. Never fails for this type; an error would mean a serde bug.
@@ -100,6 +120,7 @@ impl AgentState {
             return Err(ArkAgentError::InvalidState("history has unpaired tool calls".into()));
         }
         super::validate_episodic_memory_ids(&self.history.episodic_memories)?;
+        super::runs::validate_runs(&self.runs, self.absolute_end(), self.usages.len(), self.child_usages.len())?;
         if let Some(pending) = &self.pending_turn {
             pending.validate()?;
             let ids: std::collections::HashSet<&str> = pending.calls.iter().map(|c| c.call_id.as_str()).collect();

@@ -86,6 +86,11 @@ pub struct ModelUsage {
     /// (PERF-2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<Box<Cost>>,
+    /// CHAT-1: the call answered a turn a rewind dropped. Its tokens and cost stay in
+    /// every total (the provider billed them); [`UsageTotals::discarded`](super::UsageTotals)
+    /// sums them apart. Absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub discarded: bool,
 }
 
 fn is_one(n: &u32) -> bool {
@@ -104,6 +109,7 @@ impl Default for ModelUsage {
             source: None,
             call_count: 1,
             cost: None,
+            discarded: false,
         }
     }
 }
@@ -131,6 +137,8 @@ struct UsageRecord {
     call_count: Option<u32>,
     #[serde(default)]
     cost: Option<Box<Cost>>,
+    #[serde(default)]
+    discarded: bool,
     /// Before BND-1: `source`, `calls`, `cache_creation_input_tokens` (other keys ignored).
     #[serde(default)]
     raw: Option<Map<String, Value>>,
@@ -152,6 +160,7 @@ impl From<UsageRecord> for ModelUsage {
             source: r.source.or(old_source),
             call_count: r.call_count.or(old_calls).unwrap_or(1),
             cost: r.cost,
+            discarded: r.discarded,
         }
     }
 }

@@ -56,6 +56,7 @@ impl Registered<'_> {
                 child_session_id: self.session_id.clone(),
                 assignee: self.assignee.clone(),
                 usage,
+                discarded: false,
             });
             // MEM-4: the child's working and short-term memory ends with it.
             child.working_memory().clear();

@@ -188,6 +188,21 @@ pub enum EventKind {
         /// Messages the session has committed (live plus archived originals).
         message_count: u64,
     },
+    /// CHAT-1: the session went back to just before a run (a rewind, or the first step of
+    /// a regenerate or an edit-and-resend): that run and every later one are gone from
+    /// the history (and the store, before this event). The event's `run_id` is empty.
+    SessionRewound {
+        /// The run the session went back to (gone with every later run).
+        rewound_run_id: String,
+        /// The ids of the runs dropped, oldest first.
+        dropped_run_ids: Vec<String>,
+        /// Live history messages removed.
+        messages_removed: u64,
+        /// Live history messages left.
+        message_count: u64,
+        /// What the dropped turns had spent: still in every total (`UsageTotals.discarded`).
+        discarded: ChildUsageSummary,
+    },
     /// The run ended (a `run_decomposed` job too: its last event).
     RunFinished {
         /// How it ended (`completed` or `cancelled` for `run_decomposed`: a task's
@@ -220,6 +235,7 @@ impl EventKind {
             Self::Compression { .. } => "compression",
             Self::SubAgent(_) => "sub_agent",
             Self::SessionCommitted { .. } => "session_committed",
+            Self::SessionRewound { .. } => "session_rewound",
             Self::RunFinished { .. } => "run_finished",
         }
     }

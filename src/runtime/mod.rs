@@ -13,6 +13,7 @@ mod compression_step;
 mod config;
 mod delegation;
 mod events;
+mod gestures;
 mod import_export;
 mod inspect;
 mod memory_report;
@@ -25,6 +26,7 @@ mod worker_config;
 pub use agent::{AgentRuntime, COMPRESSION_BACKOFF_MODEL_CALLS};
 pub use outcome::{CompressionTrigger, PendingApproval, RunOutcome, RunStatus};
 pub use start::RunSlot;
+pub use crate::session::RewindResult;
 pub use config::{
     AgentRuntimeConfig, Compression, DelegationConfig, SubAgentDefinition, SubAgentFactory, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_PARALLEL_TOOLS,
 };

@@ -59,7 +59,7 @@ impl Inner {
         }
         self.run_usage.start(&self.session.snapshot());
         self.emit(run_id, EventKind::RunStarted { input: text });
-        let input = self.session.push_input(input)?;
+        let input = self.session.push_input(run_id, input)?;
         if let Err(e) = self.commit_point(run_id) {
             self.session.take_back(&input);
             return Err(self.store_failed(run_id, 0, e));

@@ -7,8 +7,11 @@ use crate::store::{Commit, SessionLease, SharedStore};
 
 /// An open session in a store and the cursor of what is committed (absolute positions).
 pub(super) struct Persist {
+    store: SharedStore,
     lease: Box<dyn SessionLease>,
     cursor: Cursor,
+    /// The session had no commits when opened.
+    new: bool,
 }
 
 /// What is committed (absolute positions), and whether the next commit rewrites all.
@@ -24,6 +27,8 @@ struct Cursor {
     replace_all: bool,
     /// TOOL-2: the paused turn as last committed (`None`: none).
     pending: Option<PendingTurn>,
+    /// CHAT-1: run marks committed.
+    runs: usize,
 }
 
 /// A commit that reached the store (STORE-6's `session_committed`).
@@ -58,8 +63,19 @@ impl Persist {
             child_usages: if stored { state.child_usages.len() } else { 0 },
             replace_all: !stored && (has_history || state.pending_turn.is_some()),
             pending: if stored { state.pending_turn.clone() } else { None },
+            runs: if stored { state.runs.len() } else { 0 },
         };
-        Ok((Self { lease: opened.lease, cursor }, state))
+        Ok((Self { store: store.clone(), lease: opened.lease, cursor, new: !stored }, state))
+    }
+
+    /// The store this session is open in.
+    pub(super) fn store(&self) -> SharedStore {
+        self.store.clone()
+    }
+
+    /// True when the session had no commits when it was opened.
+    pub(super) fn is_new(&self) -> bool {
+        self.new
     }
 
     /// STORE-2: commits what `state` has new since the cursor — paired messages only (an
@@ -74,6 +90,7 @@ impl Persist {
                 committed
             })),
             Err((e, end)) => {
+                self.cursor.runs = self.cursor.runs.min(state.runs.len());
                 // A history that shrank (a failed run's input taken out): what is stored
                 // past `end` is stale, so the next commit rewrites from `end` (a retry
                 // from the old cursor would find "nothing new" and keep the old input).
@@ -81,6 +98,24 @@ impl Persist {
                 Err(e)
             }
         }
+    }
+
+    /// CHAT-1: commits `state`, a rewind of the current one, before anyone sees it — the
+    /// usages from `usages` and the sub-agent records from `child_usages` on written
+    /// again (they are marked discarded). On error nothing is stored and the cursor is
+    /// untouched (the caller keeps the old state, which the cursor still describes).
+    pub(super) fn commit_rewind(
+        &mut self,
+        state: &AgentState,
+        (usages, child_usages): (usize, usize),
+        clock: &dyn Clock,
+    ) -> Result<Option<Committed>, ArkAgentError> {
+        let c = Cursor { usages: self.cursor.usages.min(usages), child_usages: self.cursor.child_usages.min(child_usages), ..self.cursor.clone() };
+        let written = self.write(c, state, clock).map_err(|(e, _)| e)?;
+        Ok(written.map(|(committed, cursor)| {
+            self.cursor = cursor;
+            committed
+        }))
     }
 
     /// Writes `state` in place of the stored session, in one commit (an import). On error
@@ -109,7 +144,9 @@ impl Persist {
         let new_messages = messages[usize::try_from(from - base).unwrap_or(consistent).min(consistent)..consistent].to_vec();
         // TOOL-2: the paused turn, when it changed (`Some(None)`: it ended).
         let pending_changed = c.replace_all || c.pending != state.pending_turn;
-        if !pending_changed && episodes.is_empty() && usages.is_empty() && child_usages.is_empty() && new_messages.is_empty() && end == end_before {
+        let runs_from = if c.replace_all { 0 } else { c.runs.min(state.runs.len()) };
+        let runs = (runs_from != state.runs.len() || c.runs != state.runs.len()).then(|| (runs_from, state.runs[runs_from..].to_vec()));
+        if !pending_changed && runs.is_none() && episodes.is_empty() && usages.is_empty() && child_usages.is_empty() && new_messages.is_empty() && end == end_before {
             return Ok(None);
         }
         let usages_is_empty = usages.is_empty();
@@ -127,6 +164,12 @@ impl Persist {
             // CMP-12: the calibration changes only with a new usage.
             token_calibration: (c.replace_all || !usages_is_empty).then(|| state.token_calibration.clone()),
             pending_turn: pending_changed.then(|| state.pending_turn.clone()),
+            runs,
+            rewritten: if c.replace_all {
+                (0, 0)
+            } else {
+                (self.cursor.usages.saturating_sub(usages_from), self.cursor.child_usages.saturating_sub(child_from))
+            },
             now_ms: clock.now_ms(),
         };
         let commit_seq = self.lease.commit(&commit).map_err(|e| (ArkAgentError::from(e), end))?;
@@ -137,6 +180,7 @@ impl Persist {
             child_usages: state.child_usages.len(),
             replace_all: false,
             pending: state.pending_turn.clone(),
+            runs: state.runs.len(),
         };
         Ok(Some((Committed { commit_seq, message_count: end }, cursor)))
     }

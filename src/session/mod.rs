@@ -25,6 +25,7 @@ mod images;
 mod prompt_size;
 mod pending;
 mod redact;
+mod rewind;
 mod store_side;
 mod view;
 
@@ -37,13 +38,14 @@ use crate::compress::{
     apply_compression, CompressReason, ConversationPrefix, PromptSizeSource, StagedCompression, TokenCalibration, TokenCounts,
 };
 use crate::error::ArkAgentError;
-use crate::history::{AgentState, Content, Message, ModelUsage, ToolCall};
+use crate::history::{AgentState, Content, Message, ModelUsage, RunMark, ToolCall};
 use crate::ids::{Clock, IdGenerator};
 use crate::llm::ModelConfig;
 use crate::tools::{ToolDefinition, ToolResult};
 
 pub use cursor::{last_consistent_len, Committed};
 pub use encoding::RequestShape;
+pub use rewind::RewindResult;
 pub use view::{ChildUsageSink, SessionState, StateView};
 use cursor::Persist;
 use encoding::{EncodingCache, FixedEncodings};
@@ -151,6 +153,7 @@ fn message_content_mut(message: &mut Message) -> Option<&mut Content> {
 #[derive(Debug)]
 pub struct PushedInput {
     message: Message,
+    run_id: String,
 }
 
 impl PushedInput {
@@ -270,15 +273,27 @@ impl Session {
     /// message. IMG-5: an image of a type the model's family does not take
     /// (`image_unsupported_type`), over the byte cap (`image_too_large`) or past the
     /// per-request limit (`too_many_images`) refuses the input whole: nothing is written.
-    pub fn push_input(&self, input: impl Into<Content>) -> Result<PushedInput, ArkAgentError> {
+    ///
+    /// CHAT-1: the run `run_id` is marked as beginning at this message (with the usages
+    /// and sub-agent records counted so far), the point a rewind or a fork names.
+    pub fn push_input(&self, run_id: &str, input: impl Into<Content>) -> Result<PushedInput, ArkAgentError> {
         let mut message = Message::user(input);
         if let Some(content) = message.content() {
             self.check_input(content)?;
         }
         self.redactor.message(&mut message);
         self.share_known_images(&mut message);
-        self.append(Room { messages: 1, usages: 0 }, |state| state.history.messages.push(message.clone()));
-        Ok(PushedInput { message })
+        self.append(Room { messages: 1, usages: 0 }, |state| {
+            let mark = RunMark {
+                run_id: run_id.to_owned(),
+                message: state.absolute_end(),
+                usages: state.usages.len() as u64,
+                child_usages: state.child_usages.len() as u64,
+            };
+            state.runs.push(mark);
+            state.history.messages.push(message.clone());
+        });
+        Ok(PushedInput { message, run_id: run_id.to_owned() })
     }
 
     /// IMG-5: whether `input` would pass [`push_input`](Self::push_input)'s image checks
@@ -322,7 +337,11 @@ impl Session {
         if guard.history.messages.last() != Some(&input.message) {
             return false;
         }
-        Arc::make_mut(&mut guard).history.messages.pop();
+        let state = Arc::make_mut(&mut guard);
+        state.history.messages.pop();
+        if state.runs.last().is_some_and(|m| m.run_id == input.run_id) {
+            state.runs.pop();
+        }
         true
     }
 

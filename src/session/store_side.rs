@@ -9,7 +9,7 @@ use crate::history::AgentState;
 use crate::store::SharedStore;
 
 impl Session {
-    fn lock_persist(&self) -> std::sync::MutexGuard<'_, Option<Persist>> {
+    pub(super) fn lock_persist(&self) -> std::sync::MutexGuard<'_, Option<Persist>> {
         self.persist.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -39,6 +39,23 @@ impl Session {
         self.redactor.state(&mut state);
         self.reset_to(state);
         Ok(())
+    }
+
+    /// CHAT-2: writes `state` (a fork of this session) as a new session of the attached
+    /// store, in one commit, and releases it. False without a store. Errors:
+    /// `session_exists` when the store has that session already, `session_locked`, the
+    /// store's codes; then nothing was written.
+    pub fn write_fork(&self, state: &AgentState) -> Result<bool, ArkAgentError> {
+        let store = match self.lock_persist().as_ref() {
+            None => return Ok(false),
+            Some(p) => p.store(),
+        };
+        let (mut fork, _) = Persist::open(&store, state.session_id.clone(), state)?;
+        if !fork.is_new() {
+            return Err(ArkAgentError::gesture(ErrorCode::SessionExists, format!("the store has a session {:?} already", state.session_id)));
+        }
+        fork.commit(state, &*self.clock)?;
+        Ok(true)
     }
 
     /// Detaches the store (STORE-6), releasing the session's lock; true when one was

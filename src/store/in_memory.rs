@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::session::{checked_state, Commit, OpenedSession, SessionLease, SessionStore, SessionSummary};
 use crate::error::StoreError;
 use crate::history::{AgentState, EpisodicMemory, Message, ModelUsage, PendingTurn, TokenCalibrations};
-use crate::history::ChildUsageRecord;
+use crate::history::{ChildUsageRecord, RunMark};
 
 #[derive(Default)]
 struct Stored {
@@ -17,6 +17,7 @@ struct Stored {
     child_usages: Vec<ChildUsageRecord>,
     token_calibration: TokenCalibrations,
     pending_turn: Option<PendingTurn>,
+    runs: Vec<RunMark>,
     seq: u64,
     updated_ms: u64,
     title: Option<String>,
@@ -74,6 +75,7 @@ impl SessionStore for InMemorySessionStore {
                 state.child_usages = s.child_usages.clone();
                 state.token_calibration = s.token_calibration.clone();
                 state.pending_turn = s.pending_turn.clone();
+                state.runs = s.runs.clone();
                 match checked_state(state) {
                     Ok(state) => Some(state),
                     Err(e) => {
@@ -144,6 +146,9 @@ impl SessionLease for MemoryLease {
         }
         if let Some(pending) = &c.pending_turn {
             s.pending_turn = pending.clone();
+        }
+        if let Some((from, runs)) = &c.runs {
+            put(&mut s.runs, *from, runs);
         }
         if s.title.is_none() {
             s.title = c.title_candidate();

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::error::StoreError;
 use crate::history::{AgentState, EpisodicMemory, Message, ModelUsage, PendingTurn, TokenCalibrations};
-use crate::history::ChildUsageRecord;
+use crate::history::{ChildUsageRecord, RunMark};
 
 /// What a runtime hands its store at one commit point: everything new since the previous
 /// commit, with absolute positions (a message's position counts every message the session
@@ -40,6 +40,13 @@ pub struct Commit {
     /// TOOL-2: the session's paused turn when it changed: `Some(Some(turn))` stores it,
     /// `Some(None)` clears it, `None` keeps the stored one.
     pub pending_turn: Option<Option<PendingTurn>>,
+    /// CHAT-1: the session's run marks when they changed: `Some((from, marks))` replaces
+    /// the stored marks from index `from` on with `marks` (a rewind shortens them),
+    /// `None` keeps them.
+    pub runs: Option<(usize, Vec<RunMark>)>,
+    /// CHAT-1: how many of `usages` and of `child_usages` are written again (a rewind
+    /// marks them discarded), not new: the session's total already counts them.
+    pub rewritten: (usize, usize),
     /// The runtime clock's time.
     pub now_ms: u64,
 }
@@ -52,8 +59,8 @@ impl Commit {
 
     /// Tokens this commit adds to the session's total (own usages and sub-agent records).
     pub fn tokens(&self) -> u64 {
-        let own = self.usages.iter().fold(0u64, |a, u| a.saturating_add(u.total_tokens));
-        self.child_usages.iter().fold(own, |a, r| a.saturating_add(r.usage.total_tokens))
+        let own = self.usages.iter().skip(self.rewritten.0).fold(0u64, |a, u| a.saturating_add(u.total_tokens));
+        self.child_usages.iter().skip(self.rewritten.1).fold(own, |a, r| a.saturating_add(r.usage.total_tokens))
     }
 
     /// The first user message's text, shortened to a title.

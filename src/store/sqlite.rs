@@ -15,7 +15,7 @@ pub use super::sqlite_schema::SCHEMA_VERSION;
 use super::sqlite_schema::{migrate, APPLICATION_ID};
 use crate::error::StoreError;
 use crate::history::{AgentState, EpisodicMemory, ModelUsage, PendingTurn, TokenCalibrations};
-use crate::history::ChildUsageRecord;
+use crate::history::{ChildUsageRecord, RunMark};
 
 /// `PRAGMA synchronous` for the WAL. See BENCHMARKS.md for the measurement behind the
 /// default.
@@ -365,6 +365,9 @@ impl SqliteStore {
         for json in json_rows(&conn, "SELECT json FROM child_usages WHERE session_id = ?1 ORDER BY ord", [session_id])? {
             state.child_usages.push(from_json::<ChildUsageRecord>(&json)?);
         }
+        for json in json_rows(&conn, "SELECT json FROM runs WHERE session_id = ?1 ORDER BY ord", [session_id])? {
+            state.runs.push(from_json::<RunMark>(&json)?);
+        }
         checked_state(state).map(Some)
     }
 
@@ -376,6 +379,7 @@ impl SqliteStore {
         let children: Vec<String> = c.child_usages.iter().map(to_json).collect::<Result<_, _>>()?;
         let calibration: Option<String> = c.token_calibration.as_ref().map(to_json).transpose()?;
         let pending: Option<Option<String>> = c.pending_turn.as_ref().map(|p| p.as_ref().map(to_json).transpose()).transpose()?;
+        let marks = RunRows::of(c)?;
         let mut episodes = Vec::with_capacity(c.episodes.len());
         for e in &c.episodes {
             let archived: Vec<String> = e.archived_messages.iter().map(|m| message_row(m, &mut images)).collect::<Result<_, _>>()?;
@@ -386,7 +390,7 @@ impl SqliteStore {
         let seq: i64 = {
             let id = session_id;
             if c.replace_all {
-                for table in ["messages", "episodes", "archived", "usages", "child_usages"] {
+                for table in SESSION_TABLES {
                     tx.execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [id]).map_err(map_err)?;
                 }
                 tx.execute("UPDATE sessions SET total_tokens = 0, title = NULL, token_calibration = NULL, pending_turn = NULL WHERE id = ?1", [id])
@@ -418,6 +422,7 @@ impl SqliteStore {
             }
             write_rows(&tx, id, "usages", c.usages_from, &usages)?;
             write_rows(&tx, id, "child_usages", c.child_usages_from, &children)?;
+            marks.write(&tx, id)?;
             tx.prepare_cached(
                 "UPDATE sessions SET seq = seq + 1, updated_ms = ?2, message_count = ?3,
                     total_tokens = total_tokens + ?4, title = coalesce(title, ?5),
@@ -444,6 +449,36 @@ impl SqliteStore {
         };
         tx.commit().map_err(map_err)?;
         Ok(u64::try_from(seq).unwrap_or(0))
+    }
+}
+
+/// The tables holding a session's rows (besides `sessions` and the image tables).
+const SESSION_TABLES: [&str; 6] = ["messages", "episodes", "archived", "usages", "child_usages", "runs"];
+
+/// CHAT-1: a commit's run marks, encoded before the transaction.
+struct RunRows {
+    runs: Option<(usize, Vec<String>)>,
+}
+
+impl RunRows {
+    fn of(c: &Commit) -> Result<Self, StoreError> {
+        let runs = match &c.runs {
+            Some((from, marks)) => Some((*from, marks.iter().map(to_json).collect::<Result<_, _>>()?)),
+            None => None,
+        };
+        Ok(Self { runs })
+    }
+
+    /// Replaces the stored marks from the commit's index on (a rewind shortens them),
+    /// when they changed.
+    fn write(&self, tx: &rusqlite::Transaction<'_>, id: &str) -> Result<(), StoreError> {
+        if let Some((from, rows)) = &self.runs {
+            tx.prepare_cached("DELETE FROM runs WHERE session_id = ?1 AND ord >= ?2")
+                .and_then(|mut s| s.execute(params![id, i64_of(*from as u64)]))
+                .map_err(map_err)?;
+            write_rows(tx, id, "runs", *from, rows)?;
+        }
+        Ok(())
     }
 }
 
@@ -519,7 +554,7 @@ impl SessionStore for SqliteStore {
         let deleted = {
             let mut conn = self.conn();
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(map_err)?;
-            for table in ["messages", "episodes", "archived", "usages", "child_usages"] {
+            for table in SESSION_TABLES {
                 tx.execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [session_id]).map_err(map_err)?;
             }
             drop_session_images(&tx, session_id).map_err(map_err)?;

@@ -7,13 +7,13 @@ use super::sqlite_images::MIGRATION_4;
 
 /// The schema version this library writes. Files of any earlier version are migrated
 /// forward when opened; a newer file gives `store_newer_schema` and is left untouched.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// `PRAGMA application_id` of an arkagent store ("ARKA").
 pub(super) const APPLICATION_ID: i64 = 0x4152_4b41;
 
 /// The forward migrations: `MIGRATIONS[i]` takes a file from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 6] = [
+const MIGRATIONS: [&str; 7] = [
     // 1: the first schema.
     "CREATE TABLE arkagent_schema(version INTEGER PRIMARY KEY NOT NULL);
      CREATE TABLE sessions(id TEXT PRIMARY KEY NOT NULL, created_ms INTEGER NOT NULL,
@@ -49,6 +49,11 @@ const MIGRATIONS: [&str; 6] = [
     // 6 (TOOL-2): the turn paused for approval, JSON (the state's `pending_turn`); none for
     // existing sessions. A library of version 5 would drop it and lose the pending calls.
     "ALTER TABLE sessions ADD COLUMN pending_turn TEXT;",
+    // 7 (CHAT-1): where each run began (the points a rewind or a fork names), JSON rows;
+    // usage rows may say `discarded`. Sessions of earlier versions have no marks: their
+    // runs cannot be named. A library of version 6 would drop the marks.
+    "CREATE TABLE runs(session_id TEXT NOT NULL, ord INTEGER NOT NULL, json TEXT NOT NULL,
+        PRIMARY KEY(session_id, ord)) WITHOUT ROWID;",
 ];
 
 /// Migration 2's backfill: each existing session's title from its first user text, by the

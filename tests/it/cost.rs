@@ -442,7 +442,7 @@ fn old_main_totals() -> arkagent::subagent::UsageTotals {
     };
     let children = ChildUsageSummary { prompt_tokens: 120, completion_tokens: 9, total_tokens: 129, call_count: 1, ..Default::default() };
     let total = parent.clone().plus(children.clone());
-    arkagent::subagent::UsageTotals { parent, children, total }
+    arkagent::subagent::UsageTotals { parent, children, total, discarded: Default::default() }
 }
 
 /// The status of a run is reported along with its usage on failure too.

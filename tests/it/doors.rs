@@ -37,7 +37,7 @@ fn call(id: &str, arguments: &str) -> ToolCall {
 fn arch_2_every_door_redacts_whoever_calls_it() {
     let session = session(AgentState::new("s"));
     let view = session.view();
-    let input = session.push_input(format!("my key is {KEY}")).unwrap();
+    let input = session.push_input("r1", format!("my key is {KEY}")).unwrap();
     assert_eq!(input.text(), "my key is <redacted>");
     let answer = Message::Assistant {
         content: Some(format!("echo {KEY}")),
@@ -89,6 +89,7 @@ fn arch_2_the_child_usage_sink_redacts_and_appends_only_child_usages() {
         child_session_id: "s_w_1".into(),
         assignee: format!("worker {KEY}"),
         usage: ChildUsageSummary { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, call_count: 1, ..Default::default() },
+        discarded: false,
     });
     let state = view.snapshot();
     assert_eq!(state.child_usages.len(), 1);
@@ -100,11 +101,11 @@ fn arch_2_the_child_usage_sink_redacts_and_appends_only_child_usages() {
 #[test]
 fn arch_2_core_4_the_input_is_taken_back_only_while_it_is_the_last_message() {
     let session = session(AgentState::new("s"));
-    let first = session.push_input("first").unwrap();
+    let first = session.push_input("r2", "first").unwrap();
     assert!(session.take_back(&first));
     assert_eq!(session.message_count(), 0);
     assert!(!session.take_back(&first), "taken back once");
-    let second = session.push_input("second").unwrap();
+    let second = session.push_input("r3", "second").unwrap();
     session.push_answer(Message::Assistant { content: Some("answered".into()), tool_calls: vec![], reasoning: None, thinking: Default::default() }, None, &Default::default());
     assert!(!session.take_back(&second), "an answered input stays");
     assert_eq!(session.message_count(), 2);
@@ -113,7 +114,7 @@ fn arch_2_core_4_the_input_is_taken_back_only_while_it_is_the_last_message() {
 #[test]
 fn arch_2_core_2_answers_get_unique_call_ids_and_usages_every_call() {
     let session = session(AgentState::new("s"));
-    session.push_input("go").unwrap();
+    session.push_input("r4", "go").unwrap();
     let answer = Message::Assistant { content: None, tool_calls: vec![call("dup", "{}"), call("dup", "{}"), call("", "{}")], reasoning: None, thinking: Default::default() };
     let usage = ModelUsage { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12, ..Default::default() };
     let first = session.push_answer(answer, Some(&usage), &Default::default());
@@ -134,7 +135,7 @@ fn arch_2_core_2_answers_get_unique_call_ids_and_usages_every_call() {
 #[test]
 fn arch_2_next_request_hands_over_body_counts_size_and_message_count() {
     let session = session(AgentState::new("s"));
-    session.push_input("how is the weather in Hangzhou?").unwrap();
+    session.push_input("r5", "how is the weather in Hangzhou?").unwrap();
     let (size, source) = session.next_prompt_size();
     let request = session.next_request();
     assert!(request.body.contains("how is the weather in Hangzhou?") && request.body.contains("You help."));
@@ -147,7 +148,7 @@ fn arch_2_next_request_hands_over_body_counts_size_and_message_count() {
     // After a reported usage the provider's count decides (CMP-3).
     let usage = ModelUsage { prompt_tokens: 5000, completion_tokens: 2, total_tokens: 5002, ..Default::default() };
     session.push_answer(Message::Assistant { content: Some("sunny".into()), tool_calls: vec![], reasoning: None, thinking: Default::default() }, Some(&usage), &Default::default());
-    session.push_input("and tomorrow?").unwrap();
+    session.push_input("r6", "and tomorrow?").unwrap();
     let request = session.next_request();
     assert_eq!(request.message_count, 3);
     assert_eq!(request.prompt_size_source, PromptSizeSource::Provider);

@@ -5,6 +5,7 @@ mod arch_imports;
 mod arch_names;
 #[path = "../c/programs.rs"]
 mod c_programs;
+mod chat;
 mod cmp_10_chunks;
 mod cmp_calibration;
 mod compression;

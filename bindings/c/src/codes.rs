@@ -142,6 +142,13 @@ pub enum ArkAgentResult {
     /// Edited arguments are not a JSON object with every property the tool's schema
     /// requires.
     ToolArgumentsInvalid = 704,
+    // 8xx: chat gestures (CHAT-1, CHAT-2); a refused rewind or fork changes nothing.
+    /// The session has no run with that id (never run here, or dropped by a rewind).
+    UnknownRun = 800,
+    /// That point is inside what a compression archived.
+    RunCompressed = 801,
+    /// A fork's new session id is taken.
+    SessionExists = 802,
     // 9xx: library faults.
     /// A panic was caught at the boundary (a library bug; the handle stays usable).
     Panic = 900,
@@ -249,6 +256,9 @@ impl ArkAgentResult {
             ErrorCode::ApprovalUnknownCall => Self::ApprovalUnknownCall,
             ErrorCode::ApprovalAlreadyAnswered => Self::ApprovalAlreadyAnswered,
             ErrorCode::ToolArgumentsInvalid => Self::ToolArgumentsInvalid,
+            ErrorCode::UnknownRun => Self::UnknownRun,
+            ErrorCode::RunCompressed => Self::RunCompressed,
+            ErrorCode::SessionExists => Self::SessionExists,
         }
     }
 
@@ -302,6 +312,9 @@ impl ArkAgentResult {
             Self::ApprovalUnknownCall => c"approval_unknown_call",
             Self::ApprovalAlreadyAnswered => c"approval_already_answered",
             Self::ToolArgumentsInvalid => c"tool_arguments_invalid",
+            Self::UnknownRun => c"unknown_run",
+            Self::RunCompressed => c"run_compressed",
+            Self::SessionExists => c"session_exists",
             Self::Panic => c"panic",
             Self::Internal => c"internal",
         }
@@ -323,7 +336,7 @@ pub extern "C" fn arkagent_result_name(result: i32) -> *const c_char {
     ALL.iter().find(|r| **r as i32 == result).map_or(c"unknown", |r| r.name()).as_ptr()
 }
 
-const ALL: [ArkAgentResult; 49] = [
+const ALL: [ArkAgentResult; 52] = [
     ArkAgentResult::Ok,
     ArkAgentResult::NullArgument,
     ArkAgentResult::InvalidUtf8,
@@ -371,6 +384,9 @@ const ALL: [ArkAgentResult; 49] = [
     ArkAgentResult::ApprovalUnknownCall,
     ArkAgentResult::ApprovalAlreadyAnswered,
     ArkAgentResult::ToolArgumentsInvalid,
+    ArkAgentResult::UnknownRun,
+    ArkAgentResult::RunCompressed,
+    ArkAgentResult::SessionExists,
     ArkAgentResult::Panic,
     ArkAgentResult::Internal,
 ];
@@ -409,12 +425,14 @@ mod tests {
             StoreError::Io("x".into()).into(),
             ArkAgentError::Image { code: ErrorCode::ImageInvalid, message: "x".into() },
             ArkAgentError::approval(ErrorCode::ApprovalPending, "x"),
+            ArkAgentError::gesture(ErrorCode::UnknownRun, "x"),
         ];
         for e in &all {
             match e {
                 ArkAgentError::Config { .. }
                 | ArkAgentError::Image { .. }
                 | ArkAgentError::Approval { .. }
+                | ArkAgentError::Gesture { .. }
                 | ArkAgentError::InvalidJson(_)
                 | ArkAgentError::InvalidState(_)
                 | ArkAgentError::RunInProgress => {}
@@ -444,7 +462,7 @@ mod tests {
     }
 
     /// Today's C number of every core code: numbers are never renumbered.
-    const NUMBERS: [(&str, i32); 41] = [
+    const NUMBERS: [(&str, i32); 44] = [
         ("invalid_config", 104),
         ("tool_name_invalid", 109),
         ("tool_name_duplicate", 109),
@@ -486,6 +504,9 @@ mod tests {
         ("approval_unknown_call", 702),
         ("approval_already_answered", 703),
         ("tool_arguments_invalid", 704),
+        ("unknown_run", 800),
+        ("run_compressed", 801),
+        ("session_exists", 802),
     ];
 
     #[test]
