@@ -154,6 +154,12 @@ typedef enum ArkAgentResult {
   // Edited arguments are not a JSON object with every property the tool's schema
   // requires.
   ARK_AGENT_RESULT_TOOL_ARGUMENTS_INVALID = 704,
+  // The session has no run with that id (never run here, or dropped by a rewind).
+  ARK_AGENT_RESULT_UNKNOWN_RUN = 800,
+  // That point is inside what a compression archived.
+  ARK_AGENT_RESULT_RUN_COMPRESSED = 801,
+  // A fork's new session id is taken.
+  ARK_AGENT_RESULT_SESSION_EXISTS = 802,
   // A panic was caught at the boundary (a library bug; the handle stays usable).
   ARK_AGENT_RESULT_PANIC = 900,
   // Internal failure (e.g. the executor could not start).
@@ -876,6 +882,59 @@ enum ArkAgentResult arkagent_runtime_cancel_approvals(struct ArkAgentRuntime *ru
 // is running on any thread, `ARK_AGENT_RESULT_REENTRANT` from inside a library callback,
 // `ARK_AGENT_RESULT_OK` otherwise (also when no thread was started). Any thread.
 enum ArkAgentResult arkagent_shutdown(void);
+
+// CHAT-1: goes back to just before run `run_id` began — that run and every later one are
+// dropped (their messages, a turn of theirs waiting for approval) as one change, written
+// to the attached store first, in one transaction, on the calling thread: a kill leaves
+// the old session or the rewound one, never half of it. What the dropped turns spent
+// stays in `arkagent_runtime_total_usage` (its `"discarded"` part). The next request starts
+// with the bytes the provider already saw up to that point (its prompt cache still
+// serves them). Emits `session_rewound` (then `session_committed` with a store).
+// `*out_result_json` (if not NULL) gets a `RewindResult` (`include/JSON-SHAPES.md`: the
+// dropped run ids, the dropped input's text for an "edit" box, what was discarded); free
+// it with `arkagent_string_free`. Errors: `ARK_AGENT_RESULT_UNKNOWN_RUN` (no such run,
+// or an earlier rewind dropped it), `_RUN_COMPRESSED` (a compression archived its
+// input), `_RUN_IN_PROGRESS`, the store's codes; then nothing changed.
+//
+// # Safety
+// `run_id` a NUL-terminated string; `out_result_json` NULL or valid for one write.
+enum ArkAgentResult arkagent_runtime_rewind(struct ArkAgentRuntime *runtime, const char *run_id, char **out_result_json);
+
+// CHAT-1: "regenerate this answer" — `arkagent_runtime_rewind` to run `run_id`, then a new
+// run (a new run id) of the same input, blocking the calling thread like
+// `arkagent_runtime_run`. `*out_outcome_json` (if not NULL) gets the new run's
+// `RunOutcome`. Errors: the rewind's (then no run starts), `_REENTRANT`, then a run's.
+//
+// # Safety
+// `run_id` a NUL-terminated string; `out_outcome_json` NULL or valid for one write.
+enum ArkAgentResult arkagent_runtime_regenerate(struct ArkAgentRuntime *runtime, const char *run_id, char **out_outcome_json);
+
+// CHAT-1: "edit my message and send it again" — `arkagent_runtime_rewind` to run
+// `run_id`, then a new run of `input` in its place, blocking like `arkagent_runtime_run`.
+// `*out_outcome_json` (if not NULL) gets the new run's `RunOutcome`. Errors: the
+// rewind's (then no run starts), `_REENTRANT`, then a run's.
+//
+// # Safety
+// `run_id` and `input` NUL-terminated strings; `out_outcome_json` NULL or valid for one
+// write.
+enum ArkAgentResult arkagent_runtime_edit_and_resend(struct ArkAgentRuntime *runtime, const char *run_id, const char *input, char **out_outcome_json);
+
+// CHAT-2: a new session `new_session_id` starting from this one through run
+// `through_run_id` (its answer included; NULL: the whole session, a turn waiting for
+// approval included): the messages, the episodes (copied), the run marks and the token
+// calibration; its usages start empty (what was spent stays this session's). With a store
+// attached the fork is written into it as a new session, in one transaction, on the
+// calling thread; a runtime attached to the store with `new_session_id` resumes it.
+// `*out_state_json` (if not NULL) gets the fork's state (what
+// `arkagent_runtime_import_state` takes; without a store, the only copy); free it with
+// `arkagent_string_free`. This session does not change. Errors: `_UNKNOWN_RUN`,
+// `_RUN_COMPRESSED`, `_SESSION_EXISTS` (the store has that session, or it is this
+// session's id), `_INVALID_CONFIG` (an empty id), `_RUN_IN_PROGRESS`, the store's codes.
+//
+// # Safety
+// `new_session_id` a NUL-terminated string; `through_run_id` NULL or one;
+// `out_state_json` NULL or valid for one write.
+enum ArkAgentResult arkagent_runtime_fork(struct ArkAgentRuntime *runtime, const char *new_session_id, const char *through_run_id, char **out_state_json);
 
 // Creates an empty tool set in `*out`.
 //

@@ -53,7 +53,7 @@ pub use llm::{
 pub use memory::EpisodicMemory;
 pub use runtime::{
     AgentEvent, AgentObserver, AgentRuntime, AgentRuntimeConfig, Clock, Compression, CompressionTrigger, EventKind, IdGenerator,
-    RunOutcome, RunStatus, SequentialIdGenerator, Subscription, SystemClock,
+    RewindResult, RunOutcome, RunStatus, SequentialIdGenerator, Subscription, SystemClock,
 };
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;

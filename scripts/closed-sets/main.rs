@@ -276,6 +276,7 @@ fn records() -> Result<serde_json::Value, String> {
     root(generator.subschema_for::<arkagent::history::UsageTotals>(), "UsageTotals")?;
     root(generator.subschema_for::<arkagent::RunOutcome>(), "RunResult")?;
     root(generator.subschema_for::<arkagent::compress::CompressResult>(), "CompressResult")?;
+    root(generator.subschema_for::<arkagent::RewindResult>(), "RewindResult")?;
     root(generator.subschema_for::<arkagent::subagent::SubAgentContext>(), "SubAgentContext")?;
     root(generator.subschema_for::<arkagent::subagent::SubAgentStats>(), "SubAgentStats")?;
     root(generator.subschema_for::<arkagent::subagent::RegistrySnapshot>(), "SubAgentRegistryView")?;

@@ -267,6 +267,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::history::ChildUsageSummary;
     use crate::ids::{SequentialIdGenerator, SystemClock};
 
     struct Counting(Arc<AtomicUsize>);

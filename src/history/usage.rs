@@ -87,8 +87,8 @@ pub struct ModelUsage {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<Box<Cost>>,
     /// CHAT-1: the call answered a turn a rewind dropped. Its tokens and cost stay in
-    /// every total (the provider billed them); [`UsageTotals::discarded`](super::UsageTotals)
-    /// sums them apart. Absent (false) otherwise.
+    /// every total (the provider billed them); the totals
+    /// sums them apart (`UsageTotals.discarded`). Absent (false) otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub discarded: bool,
 }

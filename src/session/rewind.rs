@@ -16,7 +16,7 @@ pub struct RewindResult {
     /// The run the session went back to: it is gone with every later run, and the
     /// session is as it was just before that run began.
     pub run_id: String,
-    /// The ids of the runs dropped, oldest first (`run_id` first).
+    /// The ids of the runs dropped, oldest first (the run gone back to first).
     pub dropped_run_ids: Vec<String>,
     /// The text of the dropped run's input (an image stands as its line): what an "edit"
     /// button puts back into the text box.

@@ -85,3 +85,15 @@ test('tool_1_readme_arkts_asking_the_user_first_type_checks_against_the_har', ()
   const bad = check(source.replace('runtime.resumeRun()', 'runtime.resume()'));
   assert.equal(bad.status, 1, `${bad.stdout}${bad.stderr}`);
 });
+
+test('chat_1_readme_arkts_regenerate_and_edit_buttons_type_check_against_the_har', () => {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const m = /## Regenerate, edit, fork[\s\S]*?```typescript\n([\s\S]*?)```/.exec(readme);
+  assert.ok(m, 'the README has the gestures example');
+  const source = m[1];
+  assert.match(source, /Button\('Regenerate'\)[\s\S]*runtime\.regenerate\([\s\S]*runtime\.editAndResend\(/);
+  const ok = check(source);
+  assert.equal(ok.status, 0, `the README's gestures example has ArkTS errors:\n${ok.stdout}${ok.stderr}\n${source}`);
+  const bad = check(source.replace('this.runtime.regenerate(', 'this.runtime.regenerateRun('));
+  assert.equal(bad.status, 1, `${bad.stdout}${bad.stderr}`);
+});

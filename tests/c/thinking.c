@@ -447,7 +447,11 @@ static void a_clone_child_completes_its_tool_loop(int anthropic) {
   arkagent_string_free(outcome);
   char *total = NULL;
   CHECK(arkagent_runtime_total_usage(rt, &total) == OK, "total usage");
-  CHECK(total && strstr(total, "\"children\":{") && !strstr(strstr(total, "\"children\":{"), "\"reasoning_tokens\":0,"), "the child's reasoning tokens count");
+  /* The children's part only: the object ends where "total" begins. */
+  char *children = total ? strstr(total, "\"children\":{") : NULL;
+  char *children_end = children ? strstr(children, "\"total\":{") : NULL;
+  if (children_end) *children_end = 0;
+  CHECK(children && children_end && !strstr(children, "\"reasoning_tokens\":0,"), "the child's reasoning tokens count");
   arkagent_string_free(total);
   CHECK(p.refused == 0, p.last_error);
   arkagent_runtime_free(rt);

@@ -6,6 +6,7 @@ mod arch_names;
 #[path = "../c/programs.rs"]
 mod c_programs;
 mod chat;
+mod chat_c;
 mod cmp_10_chunks;
 mod cmp_calibration;
 mod compression;

@@ -19,7 +19,7 @@
 //! 6. `delegation`, `sub_agents`
 //! 7. `config` (`AgentRuntimeConfig`)
 //! 8. `runtime` (`AgentRuntime`)
-//! 9. `runtime_delegation`, `runtime_approval` (`AgentRuntime`'s delegation and approval methods)
+//! 9. `runtime_delegation`, `runtime_approval`, `runtime_gestures` (`AgentRuntime`'s delegation, approval and chat-gesture methods)
 //!
 //! index.d.ts is generated (ARCHITECTURE.md, "What is generated"): each module's `ts` block
 //! lists its part — `// declare: Name` for a #[napi] item, declared from its signature and
@@ -46,6 +46,7 @@ mod request;
 mod runtime;
 mod runtime_approval;
 mod runtime_delegation;
+mod runtime_gestures;
 mod seed_helpers;
 mod store;
 mod sub_agents;

@@ -4,6 +4,7 @@
 
 mod approval;
 mod executor;
+mod gestures;
 mod handle;
 mod images;
 mod run;
@@ -14,6 +15,7 @@ pub use approval::{
     arkagent_tools_register_with_approval, arkagent_tools_set_policy, ArkAgentApprovalCallback, ArkAgentPolicy, ArkAgentToolPolicyCallback,
 };
 pub use executor::arkagent_shutdown;
+pub use gestures::{arkagent_runtime_edit_and_resend, arkagent_runtime_fork, arkagent_runtime_regenerate, arkagent_runtime_rewind};
 pub(crate) use handle::runtime_handle;
 pub use handle::{
     arkagent_runtime_free, arkagent_runtime_new, arkagent_runtime_new_with_compressor, arkagent_tools_free, arkagent_tools_new,

@@ -93,6 +93,9 @@ export type ErrorCode =
   | 'approval_unknown_call'
   | 'approval_already_answered'
   | 'tool_arguments_invalid'
+  | 'unknown_run'
+  | 'run_compressed'
+  | 'session_exists'
   | 'invalid_argument'
   | 'private_constructor'
   | 'invalid_call'
@@ -118,6 +121,7 @@ export type EventType =
   | 'compression'
   | 'sub_agent'
   | 'session_committed'
+  | 'session_rewound'
   | 'run_finished';
 
 /**
@@ -425,6 +429,12 @@ export interface ModelUsage {
    * currency (PERF-2).
    */
   cost?: Cost;
+  /**
+   * CHAT-1: the call answered a turn a rewind dropped. Its tokens and cost stay in every total
+   * (the provider billed them); the totals sums them apart (`UsageTotals.discarded`). Absent
+   * (false) otherwise.
+   */
+  discarded?: boolean;
   /** Reasoning tokens (part of the completion tokens), when reported. */
   reasoningTokens?: number;
   /** Where the usage came from, when it is not a plain model call. */
@@ -676,6 +686,25 @@ export interface ChildUsageSummary {
   costs?: Cost[];
 }
 
+/**
+ * CHAT-1: the session went back to just before a run (a rewind, or the first step of a
+ * regenerate or an edit-and-resend): that run and every later one are gone from the history
+ * (and the store, before this event). The event's `run_id` is empty.
+ */
+export interface SessionRewoundPayload extends EventPayload {
+  type: 'session_rewound';
+  /** The run the session went back to (gone with every later run). */
+  rewoundRunId: string;
+  /** The ids of the runs dropped, oldest first. */
+  droppedRunIds: string[];
+  /** Live history messages removed. */
+  messagesRemoved: number;
+  /** Live history messages left. */
+  messageCount: number;
+  /** What the dropped turns had spent: still in every total (`UsageTotals.discarded`). */
+  discarded: ChildUsageSummary;
+}
+
 /** The run ended (a `run_decomposed` job too: its last event). */
 export interface RunFinishedPayload extends EventPayload {
   type: 'run_finished';
@@ -708,6 +737,11 @@ export interface UsageTotals {
   children: ChildUsageSummary;
   /** `parent + children`. */
   total: ChildUsageSummary;
+  /**
+   * CHAT-1: the part of `total` spent by turns a rewind dropped (their answers are gone, their
+   * cost is not); all zero when nothing was dropped.
+   */
+  discarded: ChildUsageSummary;
 }
 
 /** TOOL-1: a tool call waiting for a person's answer, as the run's outcome lists it. */
@@ -767,6 +801,34 @@ export interface CompressResult {
   errorCode: string | null;
   /** Messages archived (compressed) or that would have been. */
   messagesArchived: number;
+}
+
+/**
+ * What a rewind dropped (CHAT-1): the run it went back to, every run after it, and what their
+ * turns had spent — which stays in the session's totals.
+ */
+export interface RewindResult {
+  /**
+   * The run the session went back to: it is gone with every later run, and the session is as
+   * it was just before that run began.
+   */
+  runId: string;
+  /** The ids of the runs dropped, oldest first (the run gone back to first). */
+  droppedRunIds: string[];
+  /**
+   * The text of the dropped run's input (an image stands as its line): what an "edit" button
+   * puts back into the text box.
+   */
+  inputText: string;
+  /** Live history messages removed. */
+  messagesRemoved: number;
+  /** Live history messages left. */
+  messageCount: number;
+  /**
+   * What the dropped turns had spent (their model calls and delegations): still in every
+   * total, and in `UsageTotals.discarded`.
+   */
+  discarded: ChildUsageSummary;
 }
 
 /** What a sub-agent produced. */
@@ -2068,4 +2130,49 @@ export class AgentRuntime {
    * runId.
    */
   runDecomposed(tasks: DecomposedTask[], maxConcurrency?: number): Promise<DecomposedResult[]>;
+  /**
+   * CHAT-1: goes back to just before run `runId` began (the `runId` of its RunResult or
+   * of its events): that run and every later one are dropped — their messages, a turn of
+   * theirs waiting for approval — as one change, written to the SessionStore first (off
+   * the JS thread, one transaction: an app killed meanwhile reopens the old session or
+   * the rewound one, never half of it). What the dropped turns spent stays counted
+   * (totalUsage().discarded: the provider billed it). The next request starts with the
+   * bytes the provider already saw up to that point, so its prompt cache still serves
+   * them. Emits "session_rewound" (then "session_committed" with a store). Resolves with
+   * what was dropped (`inputText`: the dropped input, for an edit box). Rejects (nothing
+   * changes) with "unknown_run" (no such run, or an earlier rewind dropped it),
+   * "run_compressed" (a compression archived its input into an episode: refused, never a
+   * guess), "run_in_progress" or the store's code. Like run(), it takes the run slot
+   * before the Promise is returned.
+   */
+  rewind(runId: string): Promise<RewindResult>;
+  /**
+   * CHAT-1: "regenerate this answer": rewind(runId), then a new run (a new run id) of the
+   * same input, as one call; its first request is the bytes the dropped run sent, so the
+   * provider's prompt cache serves them. Rejects like rewind() (then no run starts), then
+   * with a run's codes.
+   */
+  regenerate(runId: string): Promise<RunResult>;
+  /**
+   * CHAT-1: "edit my message and send it again": rewind(runId), then a new run of `input`
+   * in its place, as one call. Rejects like rewind() (then no run starts), then with a
+   * run's codes.
+   */
+  editAndResend(runId: string, input: string): Promise<RunResult>;
+  /**
+   * CHAT-2: a new session `newSessionId` starting from this one through run
+   * `throughRunId` (its answer included; absent: the whole session, a turn waiting for
+   * approval included): the messages, the episodes (copied), the run ids (so it can be
+   * rewound too) and the token calibration; its usages start empty (what was spent
+   * stays this session's, so both totals add up to what was billed). With a SessionStore
+   * the fork is written into it as a new session (off the JS thread, one transaction); a
+   * new AgentRuntime with `sessionId` = `newSessionId` and the store resumes it. Resolves
+   * with the fork's state JSON (what importState() takes; without a store, the only copy).
+   * This session does not change; working memory is a runtime's and is not copied.
+   * Rejects (nothing written) with "unknown_run", "run_compressed" (the point is inside
+   * what a compression archived), "session_exists" (the store has that session, or it is
+   * this session's own id), "invalid_config" (an empty id), "run_in_progress" or the
+   * store's code.
+   */
+  fork(newSessionId: string, throughRunId?: string): Promise<string>;
 }
