@@ -13,9 +13,8 @@
 //! `ARKAGENT_APPROVAL_KILL_COUNT` sets the number of kills (default 100; `scripts/kill-test.sh N` runs N of each harness).
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,7 +28,7 @@ use arkagent::{
 use async_trait::async_trait;
 use serde_json::json;
 
-use crate::store::temp_dir;
+use crate::kill_loop::Harness;
 use crate::support::{text_reply, tool_calls_reply, ScriptedModel, API_KEY};
 
 const SESSION: &str = "approval-kill";
@@ -182,44 +181,15 @@ fn tool_2_sigkill_with_pending_approvals_loses_no_decision_and_runs_no_tool_twic
         return;
     }
     let kills: usize = std::env::var("ARKAGENT_APPROVAL_KILL_COUNT").ok().and_then(|v| v.parse().ok()).unwrap_or(100);
-    let dir = temp_dir("approval-kill");
-    let (path, log) = (dir.join("kill.db"), dir.join("executed.log"));
-    let exe = dir.join("harness");
-    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
-    let mut seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
-    let mut random = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut harness = Harness::new("approval-kill");
+    let (path, log) = (harness.dir.join("kill.db"), harness.dir.join("executed.log"));
     let started = Instant::now();
     let mut seen = Seen::default();
     let (mut paused_at_kill, mut interrupted) = (0usize, 0usize);
     for kill in 0..kills {
-        let mut child = Command::new(&exe)
-            .args(["--exact", "approval_kill::tool_2_approval_kill_child", "--nocapture", "--test-threads=1"])
-            .env("ARKAGENT_APPROVAL_KILL_CHILD", &path)
-            .env("ARKAGENT_APPROVAL_KILL_LOG", &log)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        while !line.contains("CHILD-READY") {
-            line.clear();
-            if out.read_line(&mut line).unwrap() == 0 {
-                let status = child.wait().unwrap();
-                let _ = std::fs::remove_dir_all(&dir);
-                panic!("kill {kill}: the child exited ({status}) before running: the store did not reopen");
-            }
-        }
-        std::thread::sleep(Duration::from_micros(random() % 30_000));
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+        let env = [("ARKAGENT_APPROVAL_KILL_CHILD", path.as_path()), ("ARKAGENT_APPROVAL_KILL_LOG", log.as_path())];
+        harness.kill_once(kill, "approval_kill::tool_2_approval_kill_child", &env, 30_000);
         if let Err(e) = check(&path, &log, &mut seen) {
-            let _ = std::fs::remove_dir_all(&dir);
             panic!("kill {kill}: {e}");
         }
         let state = SqliteStore::open(&path).unwrap().open_session(SESSION).unwrap().state;
@@ -232,7 +202,6 @@ fn tool_2_sigkill_with_pending_approvals_loses_no_decision_and_runs_no_tool_twic
          paused turn, {interrupted} calls answered tool_interrupted, {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(closed_turns > kills / 10, "the children made progress");
     assert!(paused_at_kill > 0, "some kills hit a paused turn");
 }

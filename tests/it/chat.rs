@@ -18,7 +18,7 @@ use crate::prefix::{assert_extends, assert_same_request, view, Recording};
 use crate::store::temp_dir;
 use crate::support::*;
 
-fn config(store: Option<Arc<dyn SessionStore>>, session: &str) -> AgentRuntimeConfig {
+pub fn config(store: Option<Arc<dyn SessionStore>>, session: &str) -> AgentRuntimeConfig {
     let mut c = AgentRuntimeConfig::new(speak(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "chat-model")));
     c.system_prompt = "You are a weather assistant.".into();
     let mut tools = ToolRegistry::new();
@@ -42,7 +42,7 @@ fn config(store: Option<Arc<dyn SessionStore>>, session: &str) -> AgentRuntimeCo
 /// Answers from the request alone: `task N` (or `pay N`) gets one tool call, then a text
 /// naming the task and how many answers the conversation already had (so a regenerated
 /// answer is told apart only by the request it answers).
-fn model() -> Arc<ScriptedModel> {
+pub fn model() -> Arc<ScriptedModel> {
     ScriptedModel::with(|body: &Value, _| {
         let size = body.to_string().len() as u64 / 4;
         let messages = body["messages"].as_array().unwrap();

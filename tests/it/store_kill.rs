@@ -9,17 +9,16 @@
 //!
 //! `ARKAGENT_KILL_COUNT` sets the number of kills (default 60; `scripts/kill-test.sh N`).
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use arkagent::compress::COMPRESSION_USAGE_SOURCE;
 use arkagent::store::SessionStore;
 use arkagent::{AgentRuntime, HistoryInvariants, Message, SqliteStore};
 
-use crate::store::{busy_model, store_config, temp_dir};
+use crate::kill_loop::Harness;
+use crate::store::{busy_model, store_config};
 
 const SESSION: &str = "kill";
 
@@ -104,49 +103,14 @@ fn store_3_sigkill_at_random_instants_leaves_the_last_committed_state() {
         return;
     }
     let kills: usize = std::env::var("ARKAGENT_KILL_COUNT").ok().and_then(|v| v.parse().ok()).unwrap_or(60);
-    let dir = temp_dir("kill");
-    let path = dir.join("kill.db");
-    // A copy of this binary: a rebuild while the harness runs must not pull it away.
-    let exe = dir.join("harness");
-    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
-    struct RemoveOnDrop(std::path::PathBuf);
-    impl Drop for RemoveOnDrop {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
-    let _binary = RemoveOnDrop(exe.clone());
-    let mut seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
-    let mut random = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut harness = Harness::new("kill");
+    let path = harness.dir.join("kill.db");
     let started = Instant::now();
     let mut previous: Vec<Message> = Vec::new();
     let (mut grew, mut episodes) = (0usize, 0usize);
     for kill in 0..kills {
-        let mut child = Command::new(&exe)
-            .args(["--exact", "store_kill::store_3_kill_child", "--nocapture", "--test-threads=1"])
-            .env("ARKAGENT_KILL_CHILD", &path)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        while !line.contains("CHILD-READY") {
-            line.clear();
-            if out.read_line(&mut line).unwrap() == 0 {
-                let status = child.wait().unwrap();
-                panic!("kill {kill}: the child exited ({status}) before running: the store did not reopen");
-            }
-        }
-        // Kill at a random instant within the next 40 ms of constant commits.
-        std::thread::sleep(Duration::from_micros(random() % 40_000));
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+        // Killed at a random instant within the next 40 ms of constant commits.
+        harness.kill_once(kill, "store_kill::store_3_kill_child", &[("ARKAGENT_KILL_CHILD", &path)], 40_000);
         let full = check_invariants(&path, &previous).unwrap_or_else(|e| panic!("kill {kill}: {e}"));
         if full.len() > previous.len() {
             grew += 1;
@@ -162,6 +126,4 @@ fn store_3_sigkill_at_random_instants_leaves_the_last_committed_state() {
     );
     assert!(grew > kills / 10, "the children made progress");
     assert!(episodes > 0, "compressions were committed");
-    // The copy of the test binary is ~100 MB: never leave it behind.
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -34,8 +34,8 @@ test('ARCH-2 the closed sets come from the Rust enums (the printer sees them all
     'PromptSizeSource', 'RunStatus']) {
     assert.ok(SETS.some((s) => s.name === name), `scripts/closed-sets prints ${name}`);
   }
-  assert.equal(setNamed('ErrorCode').values.length, 41 + 5, 'the 41 codes of arkagent::ErrorCode and the module\'s 5');
-  assert.equal(setNamed('EventType').values.length, 13);
+  assert.equal(setNamed('ErrorCode').values.length, 44 + 5, 'the 44 codes of arkagent::ErrorCode and the module\'s 5');
+  assert.equal(setNamed('EventType').values.length, 14);
   assert.ok(setNamed('CompressReason').values.includes('compressor_error'));
   assert.deepEqual(setNamed('CompressOutcomeKind').values, ['skipped', 'compressed', 'failed']);
   for (const s of SETS) assert.match(s.source, /`arkagent::/, `${s.name} names its enum`);
@@ -228,8 +228,11 @@ async function eventsOfEveryType() {
   ], { tools: ['pay'] });
   const paused = new native.AgentRuntime(runtimeConfig(), approvalModel.transport, asking);
   paused.subscribe((e) => events.push(e));
-  assert.equal((await paused.run('Pay.')).status, 'awaiting_approval');
+  const pausedRun = await paused.run('Pay.');
+  assert.equal(pausedRun.status, 'awaiting_approval');
   assert.deepEqual(approvalModel.problems, []);
+  // CHAT-1: a rewind.
+  await paused.rewind(pausedRun.runId);
   await waitFor(() => events.filter((e) => e.type === 'run_finished').length >= 3, 'every run finished');
   return events;
 }

@@ -238,6 +238,7 @@ const METHODS = {
     forceCompleteSubAgent: [KINDS.string, KINDS.string], cleanupSubAgents: [KINDS.int], memory: [],
     runParts: [KINDS.parts], image: [KINDS.string],
     pendingApprovals: [], approve: [KINDS.string, KINDS['string?']], reject: [KINDS.string, KINDS['string?']], resumeRun: [], cancelApprovals: [],
+    rewind: [KINDS.string], regenerate: [KINDS.string], editAndResend: [KINDS.string, KINDS.string], fork: [KINDS.string, KINDS['string?']],
   },
   MemoryNamespace: {
     store: [KINDS.string, KINDS.string, KINDS.string], recall: [KINDS.string, KINDS.string],

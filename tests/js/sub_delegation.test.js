@@ -320,7 +320,8 @@ test('sub_6_total_usage_counts_parent_and_children_once', async () => {
   ]);
   const runtime = new native.AgentRuntime(delegatingConfig(), model.transport, new native.ToolRegistry());
   const empty = runtime.totalUsage();
-  assert.deepEqual(Object.keys(empty).sort(), ['children', 'parent', 'total'], 'a plain UsageTotals record');
+  assert.deepEqual(Object.keys(empty).sort(), ['children', 'discarded', 'parent', 'total'], 'a plain UsageTotals record');
+  assert.equal(empty.discarded.callCount, 0, 'CHAT-3: nothing discarded');
   assert.equal(empty.total.callCount, 0);
   const { events } = await runAndCollect(runtime, 'Find X');
   assert.deepEqual(model.problems, []);
