@@ -563,6 +563,11 @@ static void bad_runtime_handle(ArkAgentRuntime *rt, int code) {
   bool closed = false;
   EXPECT(arkagent_runtime_cancel_approvals(rt, &closed), code);
   CHECK(!closed, "a refused cancel_approvals writes nothing");
+  /* CHAT-1, CHAT-2: the gestures on a bad handle. */
+  EXPECT(arkagent_runtime_rewind(rt, "r", &out), code);
+  EXPECT(arkagent_runtime_regenerate(rt, "r", &out), code);
+  EXPECT(arkagent_runtime_edit_and_resend(rt, "r", "hi", &out), code);
+  EXPECT(arkagent_runtime_fork(rt, "f", NULL, &out), code);
   CHECK(out == NULL && count == 0 && id == 0 && flag == 7, "refused calls write no output");
   arkagent_runtime_free(rt); /* ignored */
 }

@@ -94,9 +94,10 @@ static void run(ArkAgentRuntime *rt, const char *input, char *run_id) {
   arkagent_string_free(outcome);
 }
 
-/* The body up to the end of its last message (the messages array's `]`). */
+/* The body up to the end of its last message (the messages array's last `}]`). */
 static size_t prefix_len(const char *body) {
-  const char *end = strstr(body, "}],");
+  const char *end = NULL;
+  for (const char *p = strstr(body, "}]"); p; p = strstr(p + 1, "}]")) end = p;
   return end ? (size_t)(end - body) + 1 : 0;
 }
 
@@ -188,7 +189,7 @@ static void hostile(void) {
   ArkAgentRuntime *rt = runtime(&m, "hostile");
   EXPECT(arkagent_runtime_rewind(rt, "nope", NULL), ARK_AGENT_RESULT_UNKNOWN_RUN);
   EXPECT(arkagent_runtime_rewind(rt, NULL, NULL), ARK_AGENT_RESULT_NULL_ARGUMENT);
-  EXPECT(arkagent_runtime_rewind(NULL, "x", NULL), ARK_AGENT_RESULT_INVALID_HANDLE);
+  EXPECT(arkagent_runtime_rewind(NULL, "x", NULL), ARK_AGENT_RESULT_NULL_ARGUMENT);
   EXPECT(arkagent_runtime_regenerate(rt, NULL, NULL), ARK_AGENT_RESULT_NULL_ARGUMENT);
   EXPECT(arkagent_runtime_edit_and_resend(rt, "x", NULL, NULL), ARK_AGENT_RESULT_NULL_ARGUMENT);
   EXPECT(arkagent_runtime_edit_and_resend(rt, "x", "y", NULL), ARK_AGENT_RESULT_UNKNOWN_RUN);

@@ -73,7 +73,7 @@ async fn session(store: Option<Arc<dyn SessionStore>>, id: &str) -> (AgentRuntim
 }
 
 #[tokio::test]
-async fn chat_1_regenerate_sends_the_same_request_again_and_replaces_the_answer() {
+async fn chat_3_regenerate_sends_the_same_request_again_and_replaces_the_answer() {
     each_wire(|| async {
         let (rt, transport, runs) = session(None, "regen").await;
         let before = rt.messages();
@@ -96,7 +96,7 @@ async fn chat_1_regenerate_sends_the_same_request_again_and_replaces_the_answer(
 }
 
 #[tokio::test]
-async fn chat_1_edit_and_resend_puts_the_new_input_in_place_and_keeps_the_prefix() {
+async fn chat_3_edit_and_resend_puts_the_new_input_in_place_and_keeps_the_prefix() {
     each_wire(|| async {
         let (rt, transport, runs) = session(None, "edit").await;
         let bodies = transport.bodies();
@@ -203,7 +203,12 @@ async fn chat_3_totals_keep_what_dropped_turns_spent_counted_once() {
     let (rt, _, runs) = session(None, "totals").await;
     let before = rt.total_usage();
     assert_eq!(before.discarded.call_count, 0);
+    let calibration = rt.state().token_calibration;
+    assert!(!calibration.is_empty(), "the provider's counts were learned");
     let first = rt.rewind(&runs[2]).unwrap();
+    assert_eq!(rt.state().token_calibration, calibration, "CHAT-3: the calibration keeps what it learned");
+    let fork: AgentState = serde_json::from_str(&rt.fork("totals-fork", None).unwrap()).unwrap();
+    assert_eq!(fork.token_calibration, calibration, "and a fork starts with it");
     let after = rt.total_usage();
     assert_eq!(after.total, before.total, "the provider billed the dropped turns: the total stays");
     assert_eq!(after.discarded, first.discarded);
