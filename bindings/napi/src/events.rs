@@ -1,7 +1,7 @@
 //! Runtime events to JS listeners `(event: AgentEvent) => void`, and the typed view of a
 //! "sub_agent" event (`SubAgentChildEvent`, SUB-7).
 
-use arkagent::{AgentEvent, AgentObserver, EventKind};
+use arkagent::{AgentEvent, AgentObserver};
 use napi_derive_ohos::napi;
 
 use crate::args::Arg;
@@ -68,9 +68,54 @@ impl AgentObserver for JsObserver {
 /// A "sub_agent" event, typed (SUB-7): the parent's and the child's session and run ids,
 /// the assignee, the task, the child's depth (1 for a child of the root) and the child's
 /// own event.
+///
+/// Read from the payload's JSON as it is, field by field (PERF-9: no typed decoding of every
+/// event type into the library for this one view).
 #[napi]
 pub struct SubAgentChildEvent {
-    inner: arkagent::runtime::SubAgentChildEvent,
+    parent_session_id: String,
+    parent_run_id: String,
+    child_session_id: String,
+    child_run_id: String,
+    assignee: String,
+    task_description: String,
+    depth: u32,
+    /// The child's event: type, session id, run id, seq, and its payload's JSON.
+    event: (String, String, String, f64, String),
+}
+
+/// The string at `key` of a "sub_agent" payload (`invalid_argument` naming it otherwise).
+fn text(object: &serde_json::Map<String, serde_json::Value>, key: &str) -> Result<String, Thrown> {
+    match object.get(key) {
+        Some(serde_json::Value::String(s)) => Ok(s.clone()),
+        _ => Err(napi_ohos::Error::new("invalid_argument".to_owned(), format!("payloadJson: no string {key:?}"))),
+    }
+}
+
+impl SubAgentChildEvent {
+    /// The typed view of a "sub_agent" payload (camelCase keys, as `payloadJson` has them).
+    fn of(payload: serde_json::Value) -> Result<Self, Thrown> {
+        let bad = |what: &str| napi_ohos::Error::new("invalid_argument".to_owned(), format!("payloadJson: {what}"));
+        let serde_json::Value::Object(mut object) = payload else { return Err(bad("not an object")) };
+        let Some(serde_json::Value::Object(mut child)) = object.remove("event") else { return Err(bad("no child event")) };
+        let depth = object.get("depth").and_then(serde_json::Value::as_u64).and_then(|d| u32::try_from(d).ok()).ok_or_else(|| bad("no depth"))?;
+        let (kind, session_id, run_id) = (text(&child, "type")?, text(&child, "sessionId")?, text(&child, "runId")?);
+        let seq = child.get("seq").and_then(serde_json::Value::as_f64).ok_or_else(|| bad("no child seq"))?;
+        // The child's payload: its event without the stamp (what a listener's payloadJson holds).
+        for stamp in ["sessionId", "runId", "seq", "atMs"] {
+            child.remove(stamp);
+        }
+        Ok(Self {
+            parent_session_id: text(&object, "parentSessionId")?,
+            parent_run_id: text(&object, "parentRunId")?,
+            child_session_id: text(&object, "childSessionId")?,
+            child_run_id: text(&object, "childRunId")?,
+            assignee: text(&object, "assignee")?,
+            task_description: text(&object, "taskDescription")?,
+            depth,
+            event: (kind, session_id, run_id, seq, serde_json::Value::Object(child).to_string()),
+        })
+    }
 }
 
 #[napi]
@@ -89,53 +134,50 @@ impl SubAgentChildEvent {
             return Ok(optional(None));
         }
         let payload: serde_json::Value = serde_json::from_str(&event.0.payload_json).map_err(|e| thrown(e.into()))?;
-        let kind: EventKind = records::from_js(payload, "payloadJson")?;
-        Ok(optional(match kind {
-            EventKind::SubAgent(inner) => Some(Self { inner }),
-            _ => None,
-        }))
+        Ok(optional(Some(Self::of(payload)?)))
     }
 
     #[napi(getter)]
     pub fn parent_session_id(&self) -> String {
-        self.inner.parent_session_id.clone()
+        self.parent_session_id.clone()
     }
 
     #[napi(getter)]
     pub fn parent_run_id(&self) -> String {
-        self.inner.parent_run_id.clone()
+        self.parent_run_id.clone()
     }
 
     #[napi(getter)]
     pub fn child_session_id(&self) -> String {
-        self.inner.child_session_id.clone()
+        self.child_session_id.clone()
     }
 
     #[napi(getter)]
     pub fn child_run_id(&self) -> String {
-        self.inner.child_run_id.clone()
+        self.child_run_id.clone()
     }
 
     /// A worker name or CLONE_ASSIGNEE.
     #[napi(getter)]
     pub fn assignee(&self) -> String {
-        self.inner.assignee.clone()
+        self.assignee.clone()
     }
 
     #[napi(getter)]
     pub fn task_description(&self) -> String {
-        self.inner.task_description.clone()
+        self.task_description.clone()
     }
 
     #[napi(getter)]
     pub fn depth(&self) -> u32 {
-        self.inner.depth
+        self.depth
     }
 
     /// The child's own event.
     #[napi(getter)]
     pub fn event(&self) -> JsAgentEvent {
-        JsAgentEvent::from(self.inner.event.as_ref())
+        let (kind, session_id, run_id, seq, payload_json) = self.event.clone();
+        JsAgentEvent { kind, session_id, run_id, seq, payload_json }
     }
 }
 
