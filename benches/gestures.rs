@@ -10,6 +10,8 @@
 //!
 //! `cargo bench -p arkagent --bench gestures`.
 
+#![allow(clippy::expect_used)] // a benchmark may panic on a broken fixture
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;

@@ -38,7 +38,7 @@ fn chat_1_kill_child() {
     rt.block_on(async {
         let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).unwrap());
         let agent = AgentRuntime::new(config(store.clone()), crate::chat::model()).unwrap();
-        let mut seed = std::process::id() as u64 * 2_654_435_761 | 1;
+        let mut seed = (u64::from(std::process::id()) * 2_654_435_761) | 1;
         let mut random = move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
