@@ -5,7 +5,9 @@ use serde::Serialize;
 
 use super::Session;
 use crate::error::{ArkAgentError, ErrorCode};
-use crate::history::{AgentState, ChildUsageSummary, Content, History, Message, UsageSource};
+use std::sync::Arc;
+
+use crate::history::{AgentState, ChildUsageSummary, Content, History, Message, PendingTurn, RunMark, UsageSource};
 use crate::session::Committed;
 
 /// What a rewind dropped (CHAT-1): the run it went back to, every run after it, and what
@@ -33,14 +35,6 @@ pub struct RewindResult {
     pub input: Content,
 }
 
-/// The state cut before run `index`'s input (live message `live`), and what was dropped.
-struct Cut {
-    state: AgentState,
-    result: RewindResult,
-    /// Usages and sub-agent records from these indices on were marked discarded.
-    rewritten_from: (usize, usize),
-}
-
 /// The run mark named `run_id` and its input's live index. Errors: `unknown_run`,
 /// `run_compressed`.
 fn locate(state: &AgentState, run_id: &str) -> Result<(usize, usize), ArkAgentError> {
@@ -64,49 +58,65 @@ fn live_index(state: &AgentState, message: u64, run_id: &str) -> Result<usize, A
     Ok(live.min(state.history.messages.len()))
 }
 
-/// CHAT-1: `state` as it was just before run `run_id` began; the turns after it have their
-/// usages (compressions excepted: their episodes stay) and sub-agent records marked
-/// discarded, never removed.
-fn cut(state: &AgentState, run_id: &str) -> Result<Cut, ArkAgentError> {
-    let (index, live) = locate(state, run_id)?;
-    let mark = &state.runs[index];
-    let input = match state.history.messages.get(live) {
-        Some(Message::User { content }) => content.clone(),
-        _ => return Err(ArkAgentError::InvalidState(format!("run {run_id:?} does not begin with its input"))),
-    };
-    let from = (usize::try_from(mark.usages).unwrap_or(usize::MAX), usize::try_from(mark.child_usages).unwrap_or(usize::MAX));
+/// What a rewind took out of the state, to put back when the store refuses it.
+struct Undo {
+    messages: Vec<Message>,
+    runs: Vec<RunMark>,
+    pending: Option<PendingTurn>,
+    usages: Vec<usize>,
+    child_usages: Vec<usize>,
+}
+
+impl Undo {
+    fn restore(self, state: &mut AgentState) {
+        state.history.messages.extend(self.messages);
+        state.runs.extend(self.runs);
+        state.pending_turn = self.pending;
+        for i in self.usages {
+            state.usages[i].discarded = false;
+        }
+        for i in self.child_usages {
+            state.child_usages[i].discarded = false;
+        }
+    }
+}
+
+/// CHAT-1: cuts `state` in place just before run `index` (its input the live message
+/// `live`): the later messages, run marks and a paused turn (which belongs to the last run,
+/// always dropped) move out; the usages from `from.0` on (compressions excepted: their
+/// episodes stay) and the sub-agent records from `from.1` on are marked discarded, never
+/// removed. O(what is dropped): the kept history is not copied.
+fn cut(state: &mut AgentState, index: usize, live: usize, from: (usize, usize)) -> (RewindResult, Undo) {
+    let mut undo = Undo { messages: state.history.messages.split_off(live), runs: state.runs.split_off(index), pending: state.pending_turn.take(), usages: Vec::new(), child_usages: Vec::new() };
     let mut discarded = ChildUsageSummary::default();
-    let mut usages = state.usages.clone();
-    for usage in usages.iter_mut().skip(from.0).filter(|u| !u.discarded && u.source != Some(UsageSource::ContextCompression)) {
-        usage.discarded = true;
-        discarded.add_usage(usage);
+    for (i, usage) in state.usages.iter_mut().enumerate().skip(from.0) {
+        if !usage.discarded && usage.source != Some(UsageSource::ContextCompression) {
+            usage.discarded = true;
+            discarded.add_usage(usage);
+            undo.usages.push(i);
+        }
     }
-    let mut child_usages = state.child_usages.clone();
-    for record in child_usages.iter_mut().skip(from.1).filter(|r| !r.discarded) {
-        record.discarded = true;
-        discarded = discarded.plus(record.usage.clone());
+    for (i, record) in state.child_usages.iter_mut().enumerate().skip(from.1) {
+        if !record.discarded {
+            record.discarded = true;
+            discarded = discarded.plus(record.usage.clone());
+            undo.child_usages.push(i);
+        }
     }
-    let next = AgentState {
-        version: state.version,
-        session_id: state.session_id.clone(),
-        history: History { messages: state.history.messages[..live].to_vec(), episodic_memories: state.history.episodic_memories.clone() },
-        usages,
-        child_usages,
-        token_calibration: state.token_calibration.clone(),
-        // The paused turn belongs to the last run, which is always dropped.
-        pending_turn: None,
-        runs: state.runs[..index].to_vec(),
+    let input = match undo.messages.first() {
+        Some(Message::User { content }) => content.clone(),
+        _ => Content::Text(String::new()),
     };
     let result = RewindResult {
-        run_id: run_id.to_owned(),
-        dropped_run_ids: state.runs[index..].iter().map(|m| m.run_id.clone()).collect(),
+        run_id: undo.runs.first().map(|m| m.run_id.clone()).unwrap_or_default(),
+        dropped_run_ids: undo.runs.iter().map(|m| m.run_id.clone()).collect(),
         input_text: input.text().into_owned(),
-        messages_removed: (state.history.messages.len() - live) as u64,
+        messages_removed: undo.messages.len() as u64,
         message_count: live as u64,
         discarded,
         input,
     };
-    Ok(Cut { state: next, result, rewritten_from: from })
+    (result, undo)
 }
 
 /// CHAT-2: a new session `session_id` holding `state` through run `through` (`None`: all
@@ -131,7 +141,7 @@ fn fork_of(state: &AgentState, through: Option<&str>, session_id: &str) -> Resul
         child_usages: Vec::new(),
         token_calibration: state.token_calibration.clone(),
         pending_turn: pending,
-        runs: state.runs[..runs].iter().map(|m| crate::history::RunMark { usages: 0, child_usages: 0, ..m.clone() }).collect(),
+        runs: state.runs[..runs].iter().map(|m| RunMark { usages: 0, child_usages: 0, ..m.clone() }).collect(),
     })
 }
 
@@ -145,15 +155,28 @@ impl Session {
     /// `run_compressed`, the store's codes.
     pub fn rewind(&self, run_id: &str) -> Result<(RewindResult, Option<Committed>), ArkAgentError> {
         let mut persist = self.lock_persist();
-        let cut = cut(&self.snapshot(), run_id)?;
-        let committed = match persist.as_mut() {
+        let mut guard = self.lock();
+        let (index, live) = locate(&guard, run_id)?;
+        if !matches!(guard.history.messages.get(live), Some(Message::User { .. })) {
+            return Err(ArkAgentError::InvalidState(format!("run {run_id:?} does not begin with its input")));
+        }
+        let mark = &guard.runs[index];
+        let from = (usize::try_from(mark.usages).unwrap_or(usize::MAX), usize::try_from(mark.child_usages).unwrap_or(usize::MAX));
+        // In place (PERF-2: no copy of the kept history); the generation moves on.
+        let state = Arc::make_mut(&mut guard);
+        let (result, undo) = cut(state, index, live, from);
+        let committed = match persist.as_mut().map(|p| p.commit_rewind(state, from, &*self.clock)) {
             None => None,
-            Some(p) => p.commit_rewind(&cut.state, cut.rewritten_from, &*self.clock)?,
+            Some(Ok(committed)) => committed,
+            Some(Err(e)) => {
+                undo.restore(state);
+                return Err(e);
+            }
         };
-        // Under the store lock: no commit point can run between the write and the swap.
-        self.reset_to(cut.state);
+        drop(guard);
         drop(persist);
-        Ok((cut.result, committed))
+        self.reset_counts();
+        Ok((result, committed))
     }
 
     /// CHAT-1: whether [`rewind`](Self::rewind) to `run_id` would be refused now
