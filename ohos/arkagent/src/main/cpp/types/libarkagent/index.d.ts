@@ -1275,6 +1275,9 @@ export type AgentEventListener = (event: AgentEvent) => void;
  * A "sub_agent" event, typed (SUB-7): the parent's and the child's session and run ids,
  * the assignee, the task, the child's depth (1 for a child of the root) and the child's
  * own event.
+ *
+ * Read from the payload's JSON as it is, field by field (PERF-9: no typed decoding of every
+ * event type into the library for this one view).
  */
 export class SubAgentChildEvent {
   /** Instances come from `SubAgentChildEvent.from()`. */
