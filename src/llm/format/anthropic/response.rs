@@ -149,7 +149,7 @@ impl<'a> BlockWire<'a> {
     /// A `tool_use` block's call; its arguments are `input` as compact JSON text.
     pub(super) fn tool_call(self) -> Result<ToolCall, LlmError> {
         let name = self.name.0.filter(|n| !n.is_empty()).ok_or_else(|| LlmError::MalformedResponse("tool use without name".into()))?;
-        let arguments = self.input.and_then(Args::into_text).map_or_else(|| "{}".to_owned(), Cow::into_owned);
+        let arguments = self.input.and_then(Args::into_text).filter(|t| !t.trim().is_empty()).map_or_else(|| "{}".to_owned(), Cow::into_owned);
         // A missing id is filled in by the runtime from its id generator.
         let id = self.id.0.map(Cow::into_owned).unwrap_or_default();
         Ok(ToolCall { id, name: name.into_owned(), arguments })

@@ -102,7 +102,13 @@ impl StreamEvents for Events {
         if data.is_empty() {
             return Ok(());
         }
-        let wire: EventWire<'_> = serde_json::from_str(data).map_err(|e| StreamHalt::Failed(json_error("stream event", &e)))?;
+        let wire: EventWire<'_> = match serde_json::from_str(data) {
+            Ok(wire) => wire,
+            // An event type this client does not know may carry fields of any shape (a
+            // usage notice's string `message`): skipped, as Anthropic asks of clients.
+            Err(_) if !is_known(data, event.event) => return Ok(()),
+            Err(e) => return Err(StreamHalt::Failed(json_error("stream event", &e))),
+        };
         let kind = wire.kind.0.clone().unwrap_or(Cow::Borrowed(event.event));
         match kind.as_ref() {
             "message_start" => self.on_start(wire),
@@ -113,8 +119,9 @@ impl StreamEvents for Events {
                 self.done = true;
                 return Err(StreamHalt::Done);
             }
+            "content_block_stop" => self.on_block_stop(wire.index.unwrap_or(0), sink),
             "error" => return Err(StreamHalt::Failed(classify_error_value(wire.error.as_ref().unwrap_or(&Value::Null)))),
-            _ => {} // ping, content_block_stop and future event types
+            _ => {} // ping and future event types
         }
         Ok(())
     }
@@ -205,7 +212,7 @@ impl Events {
         let position = u32::try_from(self.calls.len()).unwrap_or(u32::MAX);
         let id = wire.id.0.clone().map(Cow::into_owned).unwrap_or_default();
         let name = wire.name.0.clone().map(Cow::into_owned).unwrap_or_default();
-        let initial = wire.input.and_then(Args::into_text).map_or_else(|| "{}".to_owned(), Cow::into_owned);
+        let initial = wire.input.and_then(Args::into_text).filter(|t| !t.trim().is_empty()).map_or_else(|| "{}".to_owned(), Cow::into_owned);
         if !name.is_empty() {
             emit(sink, || StreamDelta::ToolCallStarted { index: position, id: id.clone(), name: name.clone() });
         }
@@ -239,8 +246,10 @@ impl Events {
             "input_json_delta" => {
                 let Some(position) = self.calls.iter().position(|c| c.block == index) else { return };
                 let partial = &mut self.calls[position];
-                partial.streamed = true;
+                // Only a fragment with bytes replaces the start's input: gateways that send
+                // the whole input in `content_block_start` follow it with one empty delta.
                 if let Some(fragment) = text(delta.partial_json) {
+                    partial.streamed = true;
                     partial.call.arguments.push_str(&fragment);
                     let index = u32::try_from(position).unwrap_or(u32::MAX);
                     emit(sink, || StreamDelta::ToolCallArguments { index, fragment: fragment.into_owned() });
@@ -249,6 +258,32 @@ impl Events {
             _ => {} // citations_delta and future delta types
         }
     }
+}
+
+impl Events {
+    /// A block ended: a tool call whose arguments came whole with its start (no fragment
+    /// followed) hands them to the listeners now, as one fragment.
+    fn on_block_stop(&mut self, index: u32, sink: &mut DeltaSink<'_>) {
+        let Some(position) = self.calls.iter().position(|c| c.block == index && !c.streamed) else { return };
+        let initial = self.calls[position].initial.clone();
+        let index = u32::try_from(position).unwrap_or(u32::MAX);
+        emit(sink, || StreamDelta::ToolCallArguments { index, fragment: initial });
+    }
+}
+
+/// The event types this client reads (an unknown one is skipped, whatever its fields).
+fn is_known(data: &str, sse_name: &str) -> bool {
+    #[derive(Deserialize)]
+    struct KindOnly<'a> {
+        #[serde(default, borrow, rename = "type")]
+        kind: Text<'a>,
+    }
+    const KNOWN: [&str; 7] =
+        ["message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop", "error"];
+    // Data that is not JSON at all is malformed whatever its type.
+    let Ok(only) = serde_json::from_str::<KindOnly<'_>>(data) else { return true };
+    let kind = only.kind.0;
+    KNOWN.contains(&kind.as_deref().unwrap_or(sse_name))
 }
 
 /// Hands a delta to the sink; built only when there is one.

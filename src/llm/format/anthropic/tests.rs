@@ -371,3 +371,52 @@ proptest! {
         }
     }
 }
+
+/// Issue 40 item 15: what the streamed answer keeps is what the whole message keeps.
+#[test]
+fn llm_2_anthropic_stream_keeps_arguments_sent_whole_skips_unknown_events_and_spells_no_arguments_as_braces() {
+    let start = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n";
+    let block = |i: u32, input: &str| {
+        format!("event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{i},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"toolu_{i}\",\"name\":\"get_weather\",\"input\":{input}}}}}\n\n")
+    };
+    let delta = |i: u32, json: &str| {
+        format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":{json}}}}}\n\n")
+    };
+    let stop = |i: u32| format!("event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{i}}}\n\n");
+    let notice = "event: usage_notice\ndata: {\"type\":\"usage_notice\",\"message\":\"you are near your limit\",\"index\":\"x\",\"delta\":7}\n\n";
+    let end = "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":9}}\n\ndata: {\"type\":\"message_stop\"}\n\n";
+    // (a) the whole input with the start, then one empty fragment (gateways do this); (d) a
+    // call with no input at all, and one whose only fragment is empty; (b) an unknown event
+    // with a string `message` between them.
+    let body = format!(
+        "{start}{}{}{}{notice}{}{}{}{}{}{end}",
+        block(0, r#"{"city":"Shenzhen"}"#),
+        delta(0, r#""""#),
+        stop(0),
+        block(1, "{}"),
+        stop(1),
+        block(2, "{}"),
+        delta(2, r#""""#),
+        stop(2)
+    );
+    for cut in [1, 3, 7, 64, body.len()] {
+        let (r, deltas) = parse_stream(body.as_bytes(), cut);
+        let r = r.unwrap_or_else(|e| panic!("cut {cut}: {e:?}"));
+        let args: Vec<&str> = r.message.tool_calls().iter().map(|c| c.arguments.as_str()).collect();
+        assert_eq!(args, [r#"{"city":"Shenzhen"}"#, "{}", "{}"], "cut {cut}: nothing lost, one spelling for none");
+        // (c) arguments that came whole reach the listeners as one fragment.
+        let fragments: Vec<(u32, &str)> = deltas
+            .iter()
+            .filter_map(|d| match d {
+                StreamDelta::ToolCallArguments { index, fragment } => Some((*index, fragment.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(fragments, [(0, r#"{"city":"Shenzhen"}"#), (1, "{}"), (2, "{}")], "cut {cut}");
+    }
+    // Not JSON at all is still malformed; a whole answer's empty input is `{}` too.
+    let (r, _) = parse_stream(b"event: usage_notice\ndata: {oops\n\n", 4);
+    assert_eq!(r.unwrap_err().code(), "llm_malformed_response");
+    let whole = br#"{"type":"message","role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":""}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}}"#;
+    assert_eq!(AnthropicMessages.parse_response(whole).unwrap().message.tool_calls()[0].arguments, "{}");
+}
