@@ -590,6 +590,11 @@ enum ArkAgentResult arkagent_tool_on_abort(struct ArkAgentToolCompletion *comple
 // it. Unknown numbers give `"unknown"`.
 const char *arkagent_result_name(int32_t result);
 
+// The seed's `DEFAULT_SUMMARY_PROMPT`: the summary instructions the default compressor
+// uses when the config's `"compression"` object gives no `"summary_prompt"` (a C
+// compressor may start from it). Static storage, NUL-terminated: never free it.
+const char *arkagent_default_summary_prompt(void);
+
 // Answers a compression attempt. `answer_json` (copied before the call returns) is a
 // `ForeignCompression`: `{"outcome":"skipped"|"failed"|"compressed","reason"?:"<CMP-2
 // code>","split_index"?:n,"summary"?:"…","episode_id"?:"…","usage"?:{"prompt_tokens",

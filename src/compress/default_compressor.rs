@@ -35,7 +35,8 @@ pub const DEFAULT_TOTAL_TOKEN_THRESHOLD: u64 = 64_000;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextCompressorConfig {
     /// Compress when prompt tokens reach this (default [`DEFAULT_TOTAL_TOKEN_THRESHOLD`],
-    /// 64000; 0 is refused: `invalid_config`).
+    /// 64000). 0, as for a custom compressor: every automatic attempt compresses (right
+    /// after a compression excepted: CMP-7's loop guard).
     pub total_token_threshold: u64,
     /// Messages kept verbatim at the end (default 10).
     pub keep_recent_message_count: usize,
@@ -104,9 +105,6 @@ impl ContextCompressorConfig {
     /// Checks ranges; the message says what is wrong (the runtime reports it as
     /// `invalid_config`).
     pub fn validate(&self) -> Result<(), String> {
-        if self.total_token_threshold == 0 {
-            return Err("total_token_threshold must be at least 1".into());
-        }
         let min = self.min_summarizer_window();
         let window = self.summarizer_window();
         if window < min {

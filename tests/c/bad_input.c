@@ -563,6 +563,8 @@ static void bad_runtime_handle(ArkAgentRuntime *rt, int code) {
   bool closed = false;
   EXPECT(arkagent_runtime_cancel_approvals(rt, &closed), code);
   CHECK(!closed, "a refused cancel_approvals writes nothing");
+  /* The seed's DEFAULT_SUMMARY_PROMPT: static, never NULL, whatever the caller did. */
+  CHECK(arkagent_default_summary_prompt() != NULL && strlen(arkagent_default_summary_prompt()) > 100, "default summary prompt");
   /* CHAT-1, CHAT-2: the gestures on a bad handle. */
   EXPECT(arkagent_runtime_rewind(rt, "r", &out), code);
   EXPECT(arkagent_runtime_regenerate(rt, "r", &out), code);

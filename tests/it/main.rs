@@ -60,4 +60,5 @@ mod perf_6;
 mod perf_7;
 mod photos;
 mod prefix;
+mod promises_3;
 mod records;

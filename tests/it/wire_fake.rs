@@ -420,6 +420,11 @@ pub fn check_anthropic(request: &HttpRequest, key: &str) -> Value {
     body
 }
 
+/// Anthropic's pattern for tool ids (`^[a-zA-Z0-9_-]+$`): it refuses a request with any other.
+fn anthropic_id(id: &str) -> bool {
+    !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 /// Roles alternate from a user turn; every `tool_use` is answered by a `tool_result` in
 /// the next user turn (results first); only the latest block is a breakpoint.
 fn check_turns(turns: &[Value]) -> usize {
@@ -451,6 +456,7 @@ fn check_turns(turns: &[Value]) -> usize {
                 }
                 ("assistant", "tool_use") => {
                     let id = block["id"].as_str().unwrap().to_owned();
+                    assert!(anthropic_id(&id), "tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$' ({id:?})");
                     assert!(!id.is_empty() && seen.insert(id.clone()), "duplicate or empty tool_use id");
                     assert!(block["input"].is_object(), "input is an object");
                     answered.push(id);
@@ -468,6 +474,7 @@ fn check_turns(turns: &[Value]) -> usize {
                         }
                     }
                     let id = block["tool_use_id"].as_str().unwrap().to_owned();
+                    assert!(anthropic_id(&id), "tool_result.tool_use_id: String should match pattern '^[a-zA-Z0-9_-]+$' ({id:?})");
                     assert!(open.contains(&id) && !answered.contains(&id), "tool_result answers an open tool_use: {id}");
                     answered.push(id);
                 }

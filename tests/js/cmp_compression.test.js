@@ -129,10 +129,15 @@ test('cmp_3_context_compressor_defaults_settings_and_config_copy', () => {
   config.contextCompressor = undefined;
   assert.equal(config.contextCompressor, undefined);
 
-  // The core validates the thresholds when the runtime is built.
-  const zero = runtimeConfig({ contextCompressor: new native.ContextCompressor(0) });
-  assert.throws(() => new native.AgentRuntime(zero, async () => ({ status: 500, body: '' }), new native.ToolRegistry()),
+  // The core validates the settings when the runtime is built: a summarizer window that
+  // cannot hold the prompt is refused; a threshold of 0 is the custom compressor's rule
+  // (every automatic attempt), not an error (issue 40 item 11).
+  const tiny = new native.ContextCompressor();
+  tiny.summarizerMaxInputTokens = 10;
+  assert.throws(() => new native.AgentRuntime(runtimeConfig({ contextCompressor: tiny }), async () => ({ status: 500, body: '' }), new native.ToolRegistry()),
     (e) => e.code === 'invalid_config');
+  const zero = runtimeConfig({ contextCompressor: new native.ContextCompressor(0) });
+  assert.ok(new native.AgentRuntime(zero, async () => ({ status: 500, body: '' }), new native.ToolRegistry()));
 });
 
 test('cmp_8_default_summary_prompt_asks_for_the_five_snapshot_sections', () => {

@@ -105,6 +105,16 @@ fn finish(completion: *mut ArkAgentCompressCompletion, answer: Result<String, St
     Ok(())
 }
 
+/// The seed's `DEFAULT_SUMMARY_PROMPT`: the summary instructions the default compressor
+/// uses when the config's `"compression"` object gives no `"summary_prompt"` (a C
+/// compressor may start from it). Static storage, NUL-terminated: never free it.
+#[no_mangle]
+pub extern "C" fn arkagent_default_summary_prompt() -> *const c_char {
+    static PROMPT: std::sync::OnceLock<CString> = std::sync::OnceLock::new();
+    // The prompt holds no NUL (a unit test checks); an empty string would stand in.
+    PROMPT.get_or_init(|| CString::new(arkagent::compress::DEFAULT_SUMMARY_PROMPT).unwrap_or_default()).as_ptr()
+}
+
 /// Answers a compression attempt. `answer_json` (copied before the call returns) is a
 /// `ForeignCompression`: `{"outcome":"skipped"|"failed"|"compressed","reason"?:"<CMP-2
 /// code>","split_index"?:n,"summary"?:"…","episode_id"?:"…","usage"?:{"prompt_tokens",
@@ -184,6 +194,15 @@ mod tests {
     fn open() -> (*mut ArkAgentCompressCompletion, oneshot::Receiver<Result<String, String>>) {
         let (tx, rx) = oneshot::channel();
         (handles::insert(Kind::CompressCompletion, Arc::new(CompressCompletionState::new(tx))), rx)
+    }
+
+    /// Issue 40 item 13: C has the seed's DEFAULT_SUMMARY_PROMPT, the core's exactly.
+    #[test]
+    fn par_1_c_default_summary_prompt_is_the_cores() {
+        let prompt = unsafe { std::ffi::CStr::from_ptr(arkagent_default_summary_prompt()) };
+        assert_eq!(prompt.to_str().unwrap(), arkagent::compress::DEFAULT_SUMMARY_PROMPT);
+        assert!(!arkagent::compress::DEFAULT_SUMMARY_PROMPT.is_empty());
+        assert_eq!(arkagent_default_summary_prompt(), arkagent_default_summary_prompt(), "static storage");
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub use callbacks::{
     arkagent_tool_on_abort, ArkAgentEventCallback, ArkAgentHttp, ArkAgentHttpCancelCallback,
     ArkAgentHttpCompletion, ArkAgentHttpHeader, ArkAgentHttpRequest, ArkAgentHttpSendCallback, ArkAgentToolAbortCallback, ArkAgentToolCallback, ArkAgentToolCompletion,
 };
-pub use compress::{arkagent_compress_complete, arkagent_compress_fail, arkagent_worker_set_compressor, ArkAgentCompressCallback, ArkAgentCompressCompletion};
+pub use compress::{arkagent_compress_complete, arkagent_compress_fail, arkagent_default_summary_prompt, arkagent_worker_set_compressor, ArkAgentCompressCallback, ArkAgentCompressCompletion};
 pub use codes::{arkagent_result_name, ArkAgentResult, ArkAgentToolAbort, ArkAgentTransportError};
 pub use seed_helpers::{
     arkagent_allocate_isolated_session_id, arkagent_compute_safe_split_index, arkagent_runtime_cleanup_sub_agents, arkagent_runtime_find_episode,

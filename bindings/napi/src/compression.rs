@@ -86,7 +86,9 @@ impl ContextCompressor {
         })
     }
 
-    /// Prompt tokens that trigger a compression (default 64000).
+    /// Prompt tokens that trigger a compression (default 64000). 0, like a custom
+    /// compressor's 0: every automatic attempt compresses (right after a compression
+    /// excepted: CMP-7's loop guard).
     #[napi(getter)]
     pub fn total_token_threshold(&self) -> f64 {
         self.config.total_token_threshold as f64

@@ -29,6 +29,7 @@
 //! to the previous request's last breakpoint: the previous body minus its marker
 //! and closing brackets is a prefix of the next body.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::ser::Serializer;
@@ -74,7 +75,7 @@ enum Block<'a> {
         cache_control: Option<CacheControl>,
     },
     ToolUse {
-        id: &'a str,
+        id: Cow<'a, str>,
         name: &'a str,
         input: Input,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -87,7 +88,7 @@ enum Block<'a> {
         cache_control: Option<CacheControl>,
     },
     ToolResult {
-        tool_use_id: &'a str,
+        tool_use_id: Cow<'a, str>,
         #[serde(skip_serializing_if = "ResultContent::is_empty")]
         content: ResultContent<'a>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -220,6 +221,22 @@ fn role(message: &Message) -> Role {
 
 /// The blocks `message` contributes to its turn (none for an empty one); an answer's
 /// reasoning blocks first, when `replay` sends them.
+/// A tool call id as Anthropic takes it (`^[a-zA-Z0-9_-]+$`): unchanged when it fits;
+/// otherwise (an OpenAI-compatible provider's `get_weather:0`, a session moved between
+/// wires) each other character becomes `_` and a hash of the whole id is appended, so two
+/// ids stay two. Deterministic: the same history encodes to the same bytes (COST-4), and
+/// a call and its result map alike.
+pub(super) fn wire_id(id: &str) -> Cow<'_, str> {
+    let fits = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+    if !id.is_empty() && id.bytes().all(fits) {
+        return Cow::Borrowed(id);
+    }
+    // FNV-1a, 64 bits: stable across runs and builds.
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    let clean: String = id.chars().map(|c| if c.is_ascii() && fits(c as u8) { c } else { '_' }).collect();
+    Cow::Owned(format!("{clean}_{hash:016x}"))
+}
+
 fn blocks(message: &Message, replay: ReasoningReplay) -> Vec<Block<'_>> {
     fn text(text: &str) -> Option<Block<'_>> {
         (!text.is_empty()).then_some(Block::Text { text, cache_control: None })
@@ -232,7 +249,7 @@ fn blocks(message: &Message, replay: ReasoningReplay) -> Vec<Block<'_>> {
                 .as_deref()
                 .and_then(text)
                 .into_iter()
-                .chain(tool_calls.iter().map(|c| Block::ToolUse { id: &c.id, name: &c.name, input: Input::of(c), cache_control: None }))
+                .chain(tool_calls.iter().map(|c| Block::ToolUse { id: wire_id(&c.id), name: &c.name, input: Input::of(c), cache_control: None }))
                 .collect();
             if answer.is_empty() || !replay.sends(!tool_calls.is_empty()) || thinking.is_empty() {
                 return answer;
@@ -244,7 +261,7 @@ fn blocks(message: &Message, replay: ReasoningReplay) -> Vec<Block<'_>> {
                 Content::Text(text) => ResultContent::Text(text),
                 Content::Parts(_) => ResultContent::Blocks(content_blocks(content)),
             };
-            vec![Block::ToolResult { tool_use_id: tool_call_id, content, is_error: *is_error, cache_control: None }]
+            vec![Block::ToolResult { tool_use_id: wire_id(tool_call_id), content, is_error: *is_error, cache_control: None }]
         }
     }
 }

@@ -1474,7 +1474,11 @@ export class ContextCompressor {
    * Throws `invalid_config` for a negative or fractional count.
    */
   constructor(totalTokenThreshold?: number, keepRecentMessageCount?: number, summaryPrompt?: string, minMessagesToSummarize?: number);
-  /** Prompt tokens that trigger a compression (default 64000). */
+  /**
+   * Prompt tokens that trigger a compression (default 64000). 0, like a custom
+   * compressor's 0: every automatic attempt compresses (right after a compression
+   * excepted: CMP-7's loop guard).
+   */
   totalTokenThreshold: number;
   /** Messages kept verbatim at the end (default 10). */
   keepRecentMessageCount: number;

@@ -1,0 +1,110 @@
+//! Issue 40 (promises round 3): the seams where newer features meet older ones, each
+//! driven through the public API and named after the SPEC id it proves.
+
+use arkagent::{AgentRuntimeConfig, ErrorCode, ToolRegistry};
+
+/// Item 6: a typo in the summarizer model's `wire_format` is refused (`invalid_config`),
+/// never silently spoken as Chat Completions — in a config built in Rust and in the JSON
+/// config C passes.
+#[test]
+fn wire_1_a_summarizer_wire_format_typo_is_refused_on_rust_and_c() {
+    let json = |wire: &str| {
+        format!(
+            r#"{{"model":{{"base_url":"http://127.0.0.1:9/v1","api_key":"k","model":"m"}},
+               "compression":{{"summarizer_model":{{"base_url":"http://127.0.0.1:9","api_key":"k","model":"s","wire_format":"{wire}"}}}}}}"#
+        )
+    };
+    let e = AgentRuntimeConfig::from_json(&json("antropic"), ToolRegistry::new()).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidConfig);
+    assert!(e.to_string().contains("antropic"), "{e}");
+    assert!(AgentRuntimeConfig::from_json(&json("anthropic"), ToolRegistry::new()).is_ok());
+    // Rust: the same check at construction.
+    let mut config = AgentRuntimeConfig::from_json(&json("anthropic"), ToolRegistry::new()).unwrap();
+    if let Some(arkagent::runtime::Compression::Default { summarizer: Some(s), .. }) = &mut config.compression {
+        s.wire_format = serde_json::from_str("\"openia\"").unwrap();
+    }
+    assert_eq!(config.validate().unwrap_err().code(), ErrorCode::InvalidConfig);
+}
+
+/// Item 11: a threshold of 0 is one rule on every surface — every automatic attempt
+/// compresses (but the one right after a compression) — for the default compressor as for
+/// a custom one; the JSON config C passes takes it too.
+#[tokio::test]
+async fn cmp_3_a_default_compressor_threshold_of_0_compresses_at_every_automatic_attempt() {
+    use crate::support::*;
+    let model = ScriptedModel::with(|body: &serde_json::Value, _| {
+        if is_summary_request(body) {
+            return text_reply(&snapshot_text("weather", "looked it up"), 10);
+        }
+        text_reply(&"It is sunny and warm, with a light wind from the west. ".repeat(6), body.to_string().len() as u64 / 4)
+    });
+    let json = r#"{"model":{"base_url":"http://127.0.0.1:9/v1","api_key":"sk-test-SECRET-0123456789","model":"test-model"},
+        "compression":{"total_token_threshold":0,"keep_recent_message_count":2,"min_messages_to_summarize":2}}"#;
+    let mut config = AgentRuntimeConfig::from_json(json, ToolRegistry::new()).unwrap();
+    config.model = speak(config.model.clone());
+    let rt = arkagent::AgentRuntime::new(config, model).unwrap();
+    for i in 0..3 {
+        rt.run(&format!("question {i}: {}", "what is the weather like today? ".repeat(6))).await.unwrap();
+    }
+    assert!(!rt.episodic_memories().is_empty(), "threshold 0 compressed without being asked");
+}
+
+/// Item 4: a stored session moved between wires both ways: tool call ids an
+/// OpenAI-compatible provider made (Moonshot's `get_weather:0`) go to Anthropic in its
+/// pattern, the same id each time (the prefix holds), and the history keeps them as made.
+#[tokio::test]
+async fn wire_1_a_session_moves_between_wires_with_ids_anthropic_refuses() {
+    use crate::prefix::{assert_extends, ChatCompletions, Recording};
+    use crate::support::*;
+    use crate::wire_fake::{in_wire, Wire};
+    use std::sync::Arc;
+    let config = || {
+        let mut c = AgentRuntimeConfig::new(speak(arkagent::ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "m")));
+        let mut tools = ToolRegistry::new();
+        tools.register(arkagent::ToolDefinition::new("get_weather", "Weather", serde_json::json!({"type": "object"})), Arc::new(WeatherTool::default())).unwrap();
+        c.tools = tools;
+        c
+    };
+    let turn = |n: usize| {
+        ScriptedModel::with(move |body: &serde_json::Value, _| {
+            let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+            if last["role"] == "user" {
+                tool_calls_reply(&[(&format!("get_weather:{n}"), "get_weather", serde_json::json!({"city": "Beijing"}))], 40)
+            } else {
+                text_reply("sunny", 40)
+            }
+        })
+    };
+    // Two turns on an OpenAI-compatible provider whose ids Anthropic refuses.
+    let exported = in_wire(Wire::OpenAi, async {
+        let rt = arkagent::AgentRuntime::new(config(), turn(0)).unwrap();
+        rt.run("weather?").await.unwrap();
+        rt.export_state().unwrap()
+    })
+    .await;
+    assert!(exported.contains("get_weather:0"));
+    // On Anthropic: the strict fake takes every request; the ids are mapped alike each time.
+    let (exported, bodies) = in_wire(Wire::Anthropic, async {
+        let transport = Arc::new(Recording::new(turn(1)));
+        let rt = arkagent::AgentRuntime::new(config(), transport.clone()).unwrap();
+        rt.import_state(&exported).unwrap();
+        rt.run("and tomorrow?").await.unwrap();
+        (rt.export_state().unwrap(), transport.bodies())
+    })
+    .await;
+    assert!(exported.contains("get_weather:0") && exported.contains("get_weather:1"), "the history keeps the ids as made");
+    let mapped = |body: &str| body.matches("get_weather_").count();
+    assert_eq!(mapped(&bodies[0]), 2, "call and result of turn 0 mapped");
+    assert!(bodies[1].starts_with(&bodies[0][..bodies[0].find("get_weather_").unwrap() + 30]), "the same mapping each time");
+    // And back: the OpenAI-compatible wire sends the ids as made.
+    in_wire(Wire::OpenAi, async {
+        let transport = Arc::new(Recording::new(turn(2)));
+        let rt = arkagent::AgentRuntime::new(config(), transport.clone()).unwrap();
+        rt.import_state(&exported).unwrap();
+        rt.run("and the day after?").await.unwrap();
+        let bodies = transport.bodies();
+        assert!(bodies[0].contains(r#""id":"get_weather:0""#) && bodies[0].contains(r#""tool_call_id":"get_weather:1""#));
+        assert_extends(&ChatCompletions, &bodies[0], &bodies[1]);
+    })
+    .await;
+}
