@@ -14,7 +14,7 @@ use super::sse::MAX_EVENT_BYTES;
 use super::stream::StreamParser;
 use super::transport::{ErrorAnswer, HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportError, TransportErrorKind};
 use crate::error::LlmError;
-use crate::history::{Message, ThinkingBlock};
+use crate::history::{Message, ModelUsage, ThinkingBlock};
 
 /// Talks to one model through the host transport: builds requests in the config's wire
 /// format (WIRE-1), sends them with the configured timeout and retries (LLM-3), and
@@ -91,7 +91,7 @@ impl ChatClient {
     /// [`ModelConfig::request_timeout_ms`] and [`ModelConfig::idle_timeout_ms`]. Cancellation wins: once `cancel` fires the
     /// call returns [`LlmError::Cancelled`] without waiting for the host or a backoff.
     pub async fn send(&self, http: HttpRequest, cancel: &CancellationToken) -> Result<ChatResponse, LlmError> {
-        self.send_with_retries(http, cancel, None).await
+        self.send_with_retries(http, cancel, None, None).await
     }
 
     /// Like [`send`](Self::send), and hands every piece of the answer to `on_delta` as it
@@ -108,7 +108,21 @@ impl ChatClient {
         cancel: &CancellationToken,
         on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
     ) -> Result<ChatResponse, LlmError> {
-        self.send_with_retries(http, cancel, Some(on_delta)).await
+        self.send_with_retries(http, cancel, Some(on_delta), None).await
+    }
+
+    /// [`send_streaming`](Self::send_streaming) that also keeps, in `cut_off`, the usage a
+    /// stream reported before it ended (priced like an answer's, COST-2): when the call then
+    /// fails mid-stream, that is what the provider billed at least (Anthropic's
+    /// `message_start` carries the input tokens). Set at the first usage seen.
+    pub async fn send_streaming_metered(
+        &self,
+        http: HttpRequest,
+        cancel: &CancellationToken,
+        on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
+        cut_off: &CutOffUsage,
+    ) -> Result<ChatResponse, LlmError> {
+        self.send_with_retries(http, cancel, Some(on_delta), Some(cut_off)).await
     }
 
     async fn send_with_retries(
@@ -116,6 +130,7 @@ impl ChatClient {
         http: HttpRequest,
         cancel: &CancellationToken,
         on_delta: Option<&(dyn Fn(StreamDelta) + Send + Sync)>,
+        cut_off: Option<&CutOffUsage>,
     ) -> Result<ChatResponse, LlmError> {
         if self.protocol.is_none() {
             return Err(LlmError::BadRequest { status: 0, provider_code: Some("unknown_wire_format".into()) });
@@ -132,7 +147,7 @@ impl ChatClient {
             // a key for some gateways, so it is redacted too.
             tracing::trace!(attempt, wire = self.wire().name(), url = %self.config.redact(&request.url), body_bytes = request.body.len(), stream = request.stream, "model request");
             let delivered = AtomicBool::new(false);
-            let result = self.attempt(request, cancel, on_delta, &delivered).await;
+            let result = self.attempt(request, cancel, on_delta, &delivered, cut_off).await;
             let error = match result {
                 Ok(mut response) => {
                     // COST-2: priced once, here, by the config that made the call.
@@ -174,6 +189,7 @@ impl ChatClient {
         cancel: &CancellationToken,
         on_delta: Option<&(dyn Fn(StreamDelta) + Send + Sync)>,
         delivered: &AtomicBool,
+        cut_off: Option<&CutOffUsage>,
     ) -> Result<ChatResponse, LlmError> {
         // The host's token for this attempt: cancelled when the attempt ends early
         // (timeout, idle timeout, cancellation, or the body is no longer needed after
@@ -181,7 +197,7 @@ impl ChatClient {
         let token = cancel.child_token();
         let _stop_host = token.clone().drop_guard();
         let total_ms = if http.stream { 0 } else { self.config.request_timeout_ms };
-        let exchange = self.exchange(http, token, on_delta, delivered);
+        let exchange = self.exchange(http, token, on_delta, delivered, cut_off);
         tokio::select! {
             biased;
             _ = cancel.cancelled() => Err(LlmError::Cancelled),
@@ -195,6 +211,7 @@ impl ChatClient {
         token: CancellationToken,
         on_delta: Option<&(dyn Fn(StreamDelta) + Send + Sync)>,
         delivered: &AtomicBool,
+        cut_off: Option<&CutOffUsage>,
     ) -> Result<ChatResponse, LlmError> {
         // A request that does not stream is bounded as a whole by `attempt`.
         let (head_ms, idle_ms) =
@@ -219,6 +236,9 @@ impl ChatClient {
             HttpBody::Stream(mut stream) => {
                 while let Some(chunk) = within(idle_ms, async { Ok(stream.next_chunk().await) }).await? {
                     body.push(&chunk.map_err(|e| transport_error(wire, e))?, on_delta.is_some(), &mut emit)?;
+                    if let Some(cell) = cut_off {
+                        cell.keep(|| body.usage_so_far(), self.config.price.as_ref());
+                    }
                     if body.is_done() {
                         break; // ignore anything after [DONE]; the guard tells the host
                     }
@@ -226,6 +246,32 @@ impl ChatClient {
             }
         }
         body.finish(on_delta.is_some(), &mut emit)
+    }
+}
+
+/// SUB-6, COST-2: where [`ChatClient::send_streaming_metered`] keeps the usage a stream
+/// reported before its end (priced), for a call cut off mid-stream.
+#[derive(Debug, Default)]
+pub struct CutOffUsage(std::sync::Mutex<Option<ModelUsage>>);
+
+impl CutOffUsage {
+    /// The usage kept, if a stream reported one.
+    pub fn take(&self) -> Option<ModelUsage> {
+        self.0.lock().ok().and_then(|mut u| u.take())
+    }
+
+    /// Keeps the first usage `read` gives, priced by `price`.
+    fn keep(&self, read: impl FnOnce() -> Option<ModelUsage>, price: Option<&crate::history::ModelPrice>) {
+        let Ok(mut kept) = self.0.lock() else { return };
+        if kept.is_some() {
+            return;
+        }
+        *kept = read().map(|mut usage| {
+            if let Some(price) = price {
+                usage.cost = Some(Box::new(price.cost_of(&usage)));
+            }
+            usage
+        });
     }
 }
 
@@ -343,6 +389,14 @@ impl BodyReader {
 
     fn is_done(&self) -> bool {
         matches!(&self.state, Body::Sse(parser) if parser.is_done())
+    }
+
+    /// The usage a stream reported so far (none for a JSON body, which comes whole).
+    fn usage_so_far(&self) -> Option<ModelUsage> {
+        match &self.state {
+            Body::Sse(parser) => parser.usage_so_far(),
+            _ => None,
+        }
     }
 
     fn finish(self, wants_deltas: bool, emit: &mut dyn FnMut(StreamDelta)) -> Result<ChatResponse, LlmError> {

@@ -79,4 +79,9 @@ pub trait StreamEvents: Send + fmt::Debug {
     /// The assembled answer; a body that ended before the end marker is a truncated
     /// stream ([`LlmError::Transport`]).
     fn into_response(self: Box<Self>) -> Result<ChatResponse, LlmError>;
+    /// The usage the stream reported before its end, if any (Anthropic's `message_start`
+    /// carries the input tokens): what a call cut off mid-stream was billed at least.
+    fn usage_so_far(&self) -> Option<crate::history::ModelUsage> {
+        None
+    }
 }

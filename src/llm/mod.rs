@@ -35,7 +35,7 @@ mod thinking;
 mod transport;
 mod wire_format;
 
-pub use client::{reasoning_deltas, ChatClient};
+pub use client::{reasoning_deltas, ChatClient, CutOffUsage};
 pub use config::{ModelConfig, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_IMAGES_PER_REQUEST, DEFAULT_MAX_IMAGE_BYTES, DEFAULT_REQUEST_TIMEOUT_MS};
 pub use delta::{DeltaSink, StreamDelta};
 pub use common::{classify_error_object, classify_http_error, classify_status, parse_retry_after, retry_after_ms};

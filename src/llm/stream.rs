@@ -37,6 +37,11 @@ pub struct StreamParser {
 }
 
 impl StreamParser {
+    /// The usage the stream reported so far (see [`StreamEvents::usage_so_far`]).
+    pub(crate) fn usage_so_far(&self) -> Option<crate::history::ModelUsage> {
+        self.events.usage_so_far()
+    }
+
     /// A parser reading events with a protocol's handler (WIRE-1).
     pub(crate) fn with_events(events: Box<dyn StreamEvents>) -> Self {
         Self { sse: SseDecoder::default(), events, failed: None }

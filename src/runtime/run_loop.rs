@@ -17,7 +17,8 @@ use super::tool_exec::run_tool_calls;
 use crate::compress::{CompressOutcome, TokenCounts};
 use crate::error::ArkAgentError;
 use crate::history::{Content, ToolCall};
-use crate::llm::{ChatResponse, LlmError, StreamDelta};
+use crate::history::ModelUsage;
+use crate::llm::{ChatResponse, CutOffUsage, LlmError, StreamDelta};
 use crate::session::{Answer, NextRequest, PushedInput};
 use crate::tools::{ToolContext, ToolResult};
 
@@ -132,15 +133,16 @@ impl Run<'_> {
         loop {
             let request = self.inner.session.next_request();
             self.emit_request(iteration, &request);
-            let (result, answered) = self.send(iteration, request.body).await;
+            let (result, answered, cut_off) = self.send(iteration, request.body).await;
             let error = match result {
                 Ok(response) => return ControlFlow::Continue(self.take_answer(iteration, response, &request.counts)),
                 Err(error) => error,
             };
-            if answered {
+            if answered || cut_off.is_some() {
                 // SUB-6: a call cut off mid-answer (cancelled, or its stream broke) was
-                // made; its usage never came.
-                self.inner.session.record_unreported_usage();
+                // made; its usage is what the stream reported before it broke (COST-2:
+                // Anthropic's input tokens, billed), else unreported.
+                self.inner.session.record_unreported_usage(cut_off);
             }
             let retry = matches!(error, LlmError::ContextOverflow) && self.inner.compressor.is_some() && !overflow_retried;
             if !retry {
@@ -166,11 +168,11 @@ impl Run<'_> {
     }
 
     /// Sends the request; true with the result when any part of an answer streamed in.
-    async fn send(&self, iteration: u32, body: Arc<String>) -> (Result<ChatResponse, LlmError>, bool) {
+    async fn send(&self, iteration: u32, body: Arc<String>) -> (Result<ChatResponse, LlmError>, bool, Option<ModelUsage>) {
         let client = &self.inner.client;
         let http = client.http_request_with_shared_body(body);
         if !self.inner.config.model.stream {
-            return (client.send(http, self.cancel).await, false);
+            return (client.send(http, self.cancel).await, false, None);
         }
         // LLM-2: deltas reach observers as they arrive, not after the turn.
         let answered = AtomicBool::new(false);
@@ -178,8 +180,9 @@ impl Run<'_> {
             answered.store(true, Ordering::Relaxed);
             self.inner.emit(self.run_id, delta_event(iteration, delta));
         };
-        let result = client.send_streaming(http, self.cancel, &on_delta).await;
-        (result, answered.load(Ordering::Relaxed))
+        let cut_off = CutOffUsage::default();
+        let result = client.send_streaming_metered(http, self.cancel, &on_delta, &cut_off).await;
+        (result, answered.load(Ordering::Relaxed), cut_off.take())
     }
 
     /// Pushes the answer with its usage (SUB-6, CMP-3, CMP-12: the provider's count and

@@ -447,9 +447,12 @@ impl Session {
     }
 
     /// SUB-6: a model call was cut off mid-answer (cancelled, or its stream broke): it was
-    /// made, but its usage never came. Recorded as an "unreported" usage.
-    pub fn record_unreported_usage(&self) {
-        self.append(Room { messages: 0, usages: 1 }, |state| state.usages.push(ModelUsage::unreported()));
+    /// made, but its final usage never came. Recorded as what the stream reported before
+    /// it broke (`cut_off`: Anthropic's input tokens), else as an "unreported" usage; the
+    /// provider count and the calibration learn nothing from it.
+    pub fn record_unreported_usage(&self, cut_off: Option<ModelUsage>) {
+        let usage = cut_off.unwrap_or_else(ModelUsage::unreported);
+        self.append(Room { messages: 0, usages: 1 }, |state| state.usages.push(usage));
     }
 
     /// CMP-6: commits a staged compression if the state is still `snapshot` (what the

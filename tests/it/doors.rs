@@ -126,7 +126,7 @@ fn arch_2_core_2_answers_get_unique_call_ids_and_usages_every_call() {
     let again = session.push_answer(Message::Assistant { content: None, tool_calls: vec![call("dup", "{}")], reasoning: None, thinking: Default::default() }, None, &Default::default());
     assert_ne!(again.tool_calls[0].id, "dup");
     assert!(arkagent::HistoryInvariants::tool_calls_paired(&session.snapshot().history.messages[..5]));
-    session.record_unreported_usage();
+    session.record_unreported_usage(None);
     let usages = session.snapshot().usages.clone();
     assert_eq!(usages.len(), 3, "reported, unreported answer, cut-off call");
     assert!(usages[1..].iter().all(|u| u.source_name() == Some(UNREPORTED_USAGE_SOURCE)));

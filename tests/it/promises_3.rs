@@ -108,3 +108,36 @@ async fn wire_1_a_session_moves_between_wires_with_ids_anthropic_refuses() {
     })
     .await;
 }
+
+/// Item 12: an Anthropic stream that breaks after `message_start` keeps the input tokens
+/// it reported (priced): the provider billed them, so the cut-off call does not cost 0.
+#[tokio::test]
+async fn cost_1_a_broken_anthropic_stream_keeps_the_input_usage_it_reported() {
+    struct Breaking;
+    #[async_trait::async_trait]
+    impl arkagent::HttpTransport for Breaking {
+        async fn send(&self, _r: arkagent::HttpRequest, _c: arkagent::CancellationToken) -> Result<arkagent::HttpResponse, arkagent::TransportError> {
+            let (tx, rx) = arkagent::BodyStream::channel();
+            let start = r#"{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"usage":{"input_tokens":900,"cache_read_input_tokens":100,"output_tokens":1}}}"#;
+            tx.send(format!("event: message_start\ndata: {start}\n\n").into_bytes());
+            tx.send(b"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n".to_vec());
+            tx.send(b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n".to_vec());
+            tx.fail(arkagent::TransportError::network("connection reset"));
+            Ok(arkagent::HttpResponse { status: 200, headers: vec![], body: arkagent::HttpBody::Stream(rx) })
+        }
+    }
+    let mut model = arkagent::ModelConfig::new("https://api.anthropic.example.test/v1", "sk-test-SECRET-0123456789", "claude-test");
+    model.wire_format = serde_json::from_str("\"anthropic\"").unwrap();
+    model.stream = true;
+    model.retry = arkagent::llm::RetryPolicy::none();
+    model.price = Some(serde_json::from_value(serde_json::json!({"currency": "USD", "input_per_million": 3.0, "cached_input_per_million": 0.3, "output_per_million": 15.0})).unwrap());
+    let rt = arkagent::AgentRuntime::new(AgentRuntimeConfig::new(model), std::sync::Arc::new(Breaking)).unwrap();
+    let e = rt.run("hello").await.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::LlmTransport);
+    let usages = rt.usages();
+    assert_eq!(usages.len(), 1, "the call was made");
+    let u = &usages[0];
+    assert_eq!((u.prompt_tokens, u.cached_tokens, u.source), (1000, Some(100), None), "the input the stream reported, not 0");
+    assert!(u.cost.as_ref().is_some_and(|c| c.nanos > 0), "priced: {u:?}");
+    assert_eq!(rt.total_usage().total.prompt_tokens, 1000);
+}

@@ -130,6 +130,10 @@ impl StreamEvents for Events {
         self.done
     }
 
+    fn usage_so_far(&self) -> Option<crate::history::ModelUsage> {
+        self.usage.map(UsageWire::into_usage)
+    }
+
     fn into_response(self: Box<Self>) -> Result<ChatResponse, LlmError> {
         if !self.done {
             return Err(LlmError::Transport("stream ended before message_stop".into()));
