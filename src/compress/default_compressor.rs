@@ -238,7 +238,8 @@ impl DefaultContextCompressor {
             tools: &[],
             tool_choice: None,
         };
-        let http = self.client.build_http_request(&request);
+        // COST-2: each chunk is new to the provider and never read again: no cache write.
+        let http = self.client.build_one_off_http_request(&request);
         match self.client.send(http, &ctx.cancel).await {
             Ok(response) => Ok((response.message.text().unwrap_or_default().to_owned(), response.usage)),
             Err(LlmError::Cancelled) => Err((CompressReason::Cancelled, None)),

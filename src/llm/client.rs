@@ -61,6 +61,13 @@ impl ChatClient {
         self.http_request_with_body(self.wire().encode_request(&self.config, request))
     }
 
+    /// [`build_http_request`](Self::build_http_request) for a one-off request no later
+    /// request extends (a summarizer's chunk of transcript): the provider is asked to cache
+    /// none of its messages ([`WireProtocol::encode_one_off`]).
+    pub fn build_one_off_http_request(&self, request: &ChatRequest<'_>) -> HttpRequest {
+        self.http_request_with_body(self.wire().encode_one_off(&self.config, request))
+    }
+
     /// The HTTP request carrying an already encoded `body` (the runtime assembles bodies
     /// from cached encodings, [`BodyTemplate::assemble`](super::openai::BodyTemplate::assemble)).
     pub fn http_request_with_body(&self, body: String) -> HttpRequest {

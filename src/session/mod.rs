@@ -446,10 +446,9 @@ impl Session {
         Ok(content)
     }
 
-    /// SUB-6: a model call was cut off mid-answer (cancelled, or its stream broke): it was
-    /// made, but its final usage never came. Recorded as what the stream reported before
-    /// it broke (`cut_off`: Anthropic's input tokens), else as an "unreported" usage; the
-    /// provider count and the calibration learn nothing from it.
+    /// SUB-6: a model call cut off mid-answer (cancelled, its stream broke): recorded as
+    /// what the stream reported first (`cut_off`: Anthropic's input tokens), else as an
+    /// "unreported" usage; the provider count and the calibration learn nothing from it.
     pub fn record_unreported_usage(&self, cut_off: Option<ModelUsage>) {
         let usage = cut_off.unwrap_or_else(ModelUsage::unreported);
         self.append(Room { messages: 0, usages: 1 }, |state| state.usages.push(usage));

@@ -136,6 +136,13 @@ pub trait WireProtocol: Send + Sync {
     /// The body of one request, encoded from scratch (a summarizer call; the reference
     /// the session's cached bodies are checked against).
     fn encode_request(&self, config: &ModelConfig, request: &ChatRequest<'_>) -> String;
+    /// `request` encoded as a one-off: no later request extends it (a summarizer's chunk of
+    /// transcript), so it asks the provider to cache none of its messages (COST-2: an
+    /// Anthropic cache write costs 1.25× and would never be read). Default: as
+    /// [`encode_request`](Self::encode_request).
+    fn encode_one_off(&self, config: &ModelConfig, request: &ChatRequest<'_>) -> String {
+        self.encode_request(config, request)
+    }
     /// Parses a whole (non-streamed) answer.
     fn parse_response(&self, body: &[u8]) -> Result<ChatResponse, LlmError>;
     /// A fresh reader of a streamed answer's events.

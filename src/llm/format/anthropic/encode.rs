@@ -382,7 +382,7 @@ fn system_blocks<'a>(system_prompt: &'a str, context: &'a [Message]) -> Vec<Bloc
 }
 
 /// The turns of a conversation, merged and marked as the incremental writer sends them.
-fn turns<'a>(messages: impl Iterator<Item = &'a Message>, replay: ReasoningReplay) -> Vec<Turn<'a>> {
+fn turns<'a>(messages: impl Iterator<Item = &'a Message>, replay: ReasoningReplay, mark_latest: bool) -> Vec<Turn<'a>> {
     let mut turns: Vec<Turn<'a>> = Vec::new();
     for message in messages {
         let content = blocks(message, replay);
@@ -398,7 +398,7 @@ fn turns<'a>(messages: impl Iterator<Item = &'a Message>, replay: ReasoningRepla
             _ => turns.push(Turn { role, content }),
         }
     }
-    if let Some(block) = turns.last_mut().and_then(|t| t.content.last_mut()) {
+    if let Some(block) = turns.last_mut().and_then(|t| t.content.last_mut()).filter(|_| mark_latest) {
         block.mark();
     }
     turns
@@ -415,6 +415,7 @@ pub(super) fn encode_request(
     parts: RequestParts<'_>,
     context: &[Message],
     history: &[Message],
+    mark_latest: bool,
 ) -> String {
     let head = Head::new(config, parts.tools, parts.tool_choice);
     let other_context = context.iter().filter(|m| !matches!(m, Message::System { .. }));
@@ -427,7 +428,7 @@ pub(super) fn encode_request(
         stream: head.stream,
         extras: head.extras,
         system: system_blocks(parts.system_prompt, context),
-        messages: turns(other_context.chain(history), replay(config)),
+        messages: turns(other_context.chain(history), replay(config), mark_latest),
     };
     to_json(&request)
 }

@@ -53,7 +53,16 @@ impl WireProtocol for AnthropicMessages {
             tools: request.tools,
             tool_choice: request.tool_choice,
         };
-        encode::encode_request(config, parts, request.context_messages, request.messages)
+        encode::encode_request(config, parts, request.context_messages, request.messages, true)
+    }
+
+    fn encode_one_off(&self, config: &ModelConfig, request: &ChatRequest<'_>) -> String {
+        let parts = RequestParts {
+            system_prompt: request.system_prompt.unwrap_or_default(),
+            tools: request.tools,
+            tool_choice: request.tool_choice,
+        };
+        encode::encode_request(config, parts, request.context_messages, request.messages, false)
     }
 
     fn parse_response(&self, body: &[u8]) -> Result<ChatResponse, LlmError> {

@@ -266,9 +266,10 @@ impl Events {
 
 impl Events {
     /// A block ended: a tool call whose arguments came whole with its start (no fragment
-    /// followed) hands them to the listeners now, as one fragment.
+    /// followed) hands them to the listeners now, as one fragment (a call without
+    /// arguments, `{}`, has none to hand).
     fn on_block_stop(&mut self, index: u32, sink: &mut DeltaSink<'_>) {
-        let Some(position) = self.calls.iter().position(|c| c.block == index && !c.streamed) else { return };
+        let Some(position) = self.calls.iter().position(|c| c.block == index && !c.streamed && c.initial != "{}") else { return };
         let initial = self.calls[position].initial.clone();
         let index = u32::try_from(position).unwrap_or(u32::MAX);
         emit(sink, || StreamDelta::ToolCallArguments { index, fragment: initial });

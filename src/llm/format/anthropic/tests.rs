@@ -412,11 +412,24 @@ fn llm_2_anthropic_stream_keeps_arguments_sent_whole_skips_unknown_events_and_sp
                 _ => None,
             })
             .collect();
-        assert_eq!(fragments, [(0, r#"{"city":"Shenzhen"}"#), (1, "{}"), (2, "{}")], "cut {cut}");
+        assert_eq!(fragments, [(0, r#"{"city":"Shenzhen"}"#)], "cut {cut}: a call without arguments has none to hand");
     }
     // Not JSON at all is still malformed; a whole answer's empty input is `{}` too.
     let (r, _) = parse_stream(b"event: usage_notice\ndata: {oops\n\n", 4);
     assert_eq!(r.unwrap_err().code(), "llm_malformed_response");
     let whole = br#"{"type":"message","role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":""}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}}"#;
     assert_eq!(AnthropicMessages.parse_response(whole).unwrap().message.tool_calls()[0].arguments, "{}");
+}
+
+/// Issue 40 item 8: a one-off request (a summarizer's chunk) marks no breakpoint on its
+/// messages — Anthropic would bill the write at 1.25× and no request ever reads it — while
+/// the conversation's requests keep theirs.
+#[test]
+fn cost_2_a_one_off_anthropic_request_asks_for_no_cache_write_on_its_messages() {
+    let messages = [Message::user("<conversation>\nuser: hi\n</conversation>")];
+    let request = request("Summarize.", &[], &messages, &[], None);
+    let body: Value = serde_json::from_str(&AnthropicMessages.encode_one_off(&config(), &request)).unwrap();
+    assert!(body["messages"].to_string().find("cache_control").is_none(), "{body}");
+    let conversation: Value = serde_json::from_str(&AnthropicMessages.encode_request(&config(), &request)).unwrap();
+    assert!(conversation["messages"].to_string().contains("cache_control"), "the conversation keeps its moving breakpoint");
 }
