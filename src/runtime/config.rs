@@ -318,7 +318,7 @@ struct OverridesJson {
     max_iterations: Option<u32>,
     max_parallel_tools: Option<usize>,
     tool_timeout_ms: Option<u64>,
-    model: Option<String>,
+    model: Option<ModelOverride>,
     temperature: Option<f32>,
     max_tokens: Option<u32>,
     /// COST-2: absent keeps the price unless `model` names another model; `null` clears.
@@ -327,6 +327,15 @@ struct OverridesJson {
     /// THINK-4: absent keeps the parent's setting; `null` leaves the provider's default.
     #[serde(default, deserialize_with = "present")]
     thinking: Option<Option<crate::llm::Thinking>>,
+}
+
+/// A worker's `"model"` override: another model's name at the same provider, or a whole
+/// model config (its own base URL, key, wire format, image bounds and price).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ModelOverride {
+    Name(String),
+    Config(Box<ModelConfig>),
 }
 
 /// `Some(value)` for a key that is present (`Some(None)` for `null`), so that an absent
@@ -403,12 +412,14 @@ impl AgentRuntimeConfig {
 }
 
 impl AgentRuntimeConfig {
-    /// Applies `{"system_prompt"?, "max_iterations"?, "max_parallel_tools"?, "tool_timeout_ms"?, "model"?,
+    /// Applies `{"system_prompt"?, "max_iterations"?, "max_parallel_tools"?, "tool_timeout_ms"?, "model"?: name | {…ModelConfig…},
     /// "temperature"?, "max_tokens"?, "price"?: {…ModelPrice…} | null, "thinking"?: "off" |
     /// "on" | {"effort"} | {"budget_tokens"} | null}` (e.g. a worker's
     /// differences from its parent), then validates. A `"model"` naming another model
     /// without a `"price"` drops the inherited price (COST-2: no call is priced at another
-    /// model's price); `"price": null` drops it too. Errors: `invalid_json`,
+    /// model's price); `"price": null` drops it too. A `"model"` object is a whole model
+    /// config, as the runtime config's `"model"`: the worker's own base URL, key, wire
+    /// format, image bounds and price (none when it gives none). Errors: `invalid_json`,
     /// `invalid_config`.
     pub fn apply_overrides_json(&mut self, json: &str) -> Result<(), ArkAgentError> {
         let o: OverridesJson = serde_json::from_str(json)?;
@@ -424,12 +435,17 @@ impl AgentRuntimeConfig {
         if let Some(v) = o.tool_timeout_ms {
             self.tool_timeout_ms = v;
         }
-        if let Some(v) = o.model {
-            // COST-2: a price is never carried over to another model.
-            if v != self.model.model && o.price.is_none() {
-                self.model.price = None;
+        match o.model {
+            // A whole model config: the worker's own model, its price what it carries.
+            Some(ModelOverride::Config(config)) => self.model = *config,
+            Some(ModelOverride::Name(v)) => {
+                // COST-2: a price is never carried over to another model.
+                if v != self.model.model && o.price.is_none() {
+                    self.model.price = None;
+                }
+                self.model.model = v;
             }
-            self.model.model = v;
+            None => {}
         }
         if let Some(price) = o.price {
             self.model.price = price;

@@ -46,6 +46,8 @@ static void http_cb(void *userdata, const ArkAgentHttpRequest *request, ArkAgent
   if (occurrences(request, "\"model\":\"worker-model\"", 0)) {
     reply(completion, text, 300, 100, 40);
   } else if (occurrences(request, "\"model\":\"other-model\"", 0)) {
+    /* Issue 40 item 7: a worker given a whole model config talks to its own endpoint. */
+    CHECK(strstr(request->url, "/other/v1/chat/completions") != NULL, "the other worker's own base URL");
     reply(completion, text, 100, 0, 10);
   } else if (occurrences(request, "\"content\":\"delegate\"", 0) && !occurrences(request, "\"role\":\"tool\"", 0)) {
     reply(completion,
@@ -74,7 +76,13 @@ static int32_t researcher(void *userdata, const char *name, ArkAgentWorkerBuilde
 static int32_t other(void *userdata, const char *name, ArkAgentWorkerBuilder *builder) {
   (void)userdata;
   (void)name;
-  return arkagent_worker_configure(builder, "{\"model\":\"other-model\"}");
+  /* A whole model config (as ArkTS's WorkerConfig.model): its own base URL, key and wire
+   * format, and no price since it gives none; a bad one is refused, the worker unchanged. */
+  EXPECT(arkagent_worker_configure(builder, "{\"model\":{\"base_url\":\"http://127.0.0.1:9/other/v1\",\"api_key\":\"sk-c-other\","
+                                            "\"model\":\"other-model\",\"wire_format\":\"antropic\"}}"),
+         ARK_AGENT_RESULT_INVALID_CONFIG);
+  return arkagent_worker_configure(builder, "{\"model\":{\"base_url\":\"http://127.0.0.1:9/other/v1\",\"api_key\":\"sk-c-other\","
+                                            "\"model\":\"other-model\",\"wire_format\":\"openai\",\"max_images_per_request\":2}}");
 }
 
 static char *take(ArkAgentResult (*getter)(ArkAgentRuntime *, char **), ArkAgentRuntime *rt) {

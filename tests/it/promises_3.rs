@@ -141,3 +141,26 @@ async fn cost_1_a_broken_anthropic_stream_keeps_the_input_usage_it_reported() {
     assert!(u.cost.as_ref().is_some_and(|c| c.nanos > 0), "priced: {u:?}");
     assert_eq!(rt.total_usage().total.prompt_tokens, 1000);
 }
+
+/// Item 7: what a worker's `"model"` override gives, on C's JSON as on ArkTS's
+/// `WorkerConfig.model`: a name keeps the provider and drops a price set for another
+/// model (COST-2); a whole model config is the worker's own — base URL, key, wire format,
+/// image bounds and its price (none when it gives none).
+#[test]
+fn cost_2_a_worker_model_override_is_a_name_or_a_whole_model_config() {
+    let parent = r#"{"model":{"base_url":"http://127.0.0.1:9/v1","api_key":"k","model":"m",
+        "price":{"currency":"USD","input_per_million":1,"cached_input_per_million":0.1,"output_per_million":2}}}"#;
+    let mut by_name = AgentRuntimeConfig::from_json(parent, ToolRegistry::new()).unwrap();
+    by_name.apply_overrides_json(r#"{"model":"small"}"#).unwrap();
+    assert_eq!((by_name.model.model.as_str(), by_name.model.price.is_none()), ("small", true));
+    let mut whole = AgentRuntimeConfig::from_json(parent, ToolRegistry::new()).unwrap();
+    whole
+        .apply_overrides_json(r#"{"model":{"base_url":"https://api.anthropic.example.test/v1","api_key":"k2","model":"claude","wire_format":"anthropic","max_images_per_request":3}}"#)
+        .unwrap();
+    assert_eq!(whole.model.base_url, "https://api.anthropic.example.test/v1");
+    assert_eq!(whole.model.wire_format.as_str(), "anthropic");
+    assert_eq!(whole.model.max_images_per_request, 3);
+    assert!(whole.model.price.is_none());
+    let e = whole.apply_overrides_json(r#"{"model":{"base_url":"x","api_key":"k","model":"m","wire_format":"antropic"}}"#).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidConfig);
+}
