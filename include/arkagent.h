@@ -1369,14 +1369,17 @@ enum ArkAgentResult arkagent_workers_add(struct ArkAgentWorkers *workers, const 
 // Frees a worker set. NULL and already-freed handles are ignored.
 void arkagent_workers_free(struct ArkAgentWorkers *workers);
 
-// Applies `{"system_prompt"?,"max_iterations"?,"max_parallel_tools"?,"tool_timeout_ms"?,"model"?,
+// Applies `{"system_prompt"?,"max_iterations"?,"max_parallel_tools"?,"tool_timeout_ms"?,"model"?:name|{…},
 // "temperature"?,"max_tokens"?,"price"?:{…}|null,"thinking"?:"off"|"on"|{…}|null}` to the
 // worker; on error the worker is unchanged. `"thinking"` (THINK-4, as in
 // `arkagent_runtime_new`) replaces the inherited setting, `null` leaves the provider's
 // default. COST-2: `"price"` is the worker model's own (as in `arkagent_runtime_new`);
 // a `"model"` naming another model without a `"price"` drops the inherited price, and
-// `"price":null` drops it, so a worker is never priced at another model's price. An
-// invalid price gives `ARK_AGENT_RESULT_INVALID_CONFIG`.
+// `"price":null` drops it, so a worker is never priced at another model's price. A
+// `"model"` object is a whole model config, as `arkagent_runtime_new`'s `"model"` (what an
+// ArkTS `WorkerConfig.model` or a Rust factory gives): the worker's own `"base_url"`,
+// `"api_key"`, `"wire_format"`, image bounds and `"price"` (none when it gives none). An
+// invalid price or model gives `ARK_AGENT_RESULT_INVALID_CONFIG`.
 //
 // # Safety
 // `overrides_json` a NUL-terminated string.

@@ -47,7 +47,7 @@ impl ImageBounds {
             return Ok(());
         }
         let message = format!(
-            "the request would carry {} images, over the model's limit of {} (max_images_per_request); compress the conversation to move earlier photos into memory",
+            "the request would carry {} images, over the model's limit of {} (max_images_per_request); earlier photos leave the request when a compression archives them (once the prompt reaches the compressor's threshold) or when a rewind drops their runs",
             in_request + adding,
             self.max_count
         );

@@ -263,15 +263,22 @@ async fn img_5_refused_images_write_nothing_and_send_nothing() {
 }
 
 #[tokio::test]
-async fn img_5_the_count_limit_spans_the_request_and_compression_makes_room() {
-    let model = ScriptedModel::new(vec![text_reply("one", 100), text_reply("two", 100)]);
+async fn img_5_the_count_limit_spans_the_request_and_the_advice_makes_room() {
+    let model = ScriptedModel::new(vec![text_reply("one", 100), text_reply("two", 100), text_reply("three", 100)]);
     let rt = runtime_with(model.clone(), |c| c.model.max_images_per_request = 3);
-    rt.run(input("two photos", &[&small_png(1), &small_png(2)])).await.unwrap();
+    let first = rt.run(input("two photos", &[&small_png(1), &small_png(2)])).await.unwrap();
     let e = rt.run(input("two more", &[&small_png(3), &small_png(4)])).await.unwrap_err();
     assert_eq!(e.code(), "too_many_images");
+    // Issue 40 item 1: the advice names what really frees room (compressNow() below the
+    // threshold does not), and following it works.
+    assert!(e.to_string().contains("rewind") && e.to_string().contains("threshold"), "{e}");
     assert_eq!(rt.messages().len(), 2, "nothing written");
     rt.run(input("one more", &[&small_png(3)])).await.unwrap();
     assert_eq!(model.request_count(), 2);
+    // A rewind to before the first photos drops them from the request: two more fit.
+    rt.rewind(&first.run_id).unwrap();
+    rt.run(input("two more", &[&small_png(3), &small_png(4)])).await.unwrap();
+    assert_eq!(model.request_count(), 3);
 }
 
 #[tokio::test]

@@ -1965,7 +1965,9 @@ export class AgentRuntime {
    * written and nothing sent, with "image_unsupported_type" (a HEIC/HEIF photo for a
    * model family that does not take it: pack it as JPEG first), "image_too_large" (over
    * ModelConfig.maxImageBytes) or "too_many_images" (the request would carry more than
-   * ModelConfig.maxImagesPerRequest; compressNow() moves earlier photos into memory).
+   * ModelConfig.maxImagesPerRequest; earlier photos leave the request when a compression
+   * archives them — compressNow() does only once the prompt reaches the threshold — or
+   * when rewind() drops their runs).
    */
   runParts(parts: ContentPart[]): Promise<RunResult>;
   /**
