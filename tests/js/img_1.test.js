@@ -160,3 +160,38 @@ test('img_5_a_js_tool_image_that_is_refused_is_a_tool_error', async () => {
   assert.equal(tool.is_error, true);
   assert.match(tool.content, /image_unsupported_type/);
 });
+
+// Issue 40 item 14: a JS tool's images take what C tool parts take — bytes, a URL, a detail.
+test('img_1_a_js_tool_image_may_be_a_url_or_bytes_with_a_detail', async () => {
+  const call = { choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'camera', arguments: '{}' } }] }, finish_reason: 'tool_calls' }] };
+  const results = [
+    [{ url: 'https://example.test/cat.jpg', detail: 'high' }, new Uint8Array(arrayBuffer(PNG_B64))],
+    [{ data: new Uint8Array(arrayBuffer(PNG_B64)), detail: 'low' }],
+    [{ url: 'ftp://example.test/cat.jpg' }],
+    [{}],
+    [{ url: 'https://example.test/a.jpg', data: new Uint8Array(arrayBuffer(PNG_B64)) }],
+    [{ url: 'https://example.test/a.jpg', detail: 'ultra' }],
+  ];
+  const seen = [];
+  for (const images of results) {
+    const bodies = [];
+    const tools = new native.ToolRegistry();
+    tools.register(new native.ToolDefinition('camera', 'Takes a photo', '{"type":"object"}'), async () => ({ content: 'a shot', images }));
+    const rt = new native.AgentRuntime(runtimeConfig(), async (request) => {
+      bodies.push(JSON.parse(request.body));
+      return { status: 200, body: JSON.stringify(bodies.length === 1 ? call : reply('openai')) };
+    }, tools);
+    await rt.run('take a photo');
+    const messages = bodies[1].messages;
+    const tool = messages.findIndex((m) => m.role === 'tool');
+    seen.push({ tool: messages[tool], next: messages[tool + 1] });
+  }
+  assert.deepEqual(seen[0].next.content.slice(1), [
+    { type: 'image_url', image_url: { url: 'https://example.test/cat.jpg', detail: 'high' } },
+    { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_B64}` } },
+  ]);
+  assert.deepEqual(seen[1].next.content[1], { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_B64}`, detail: 'low' } });
+  for (const refused of seen.slice(2)) {
+    assert.match(refused.tool.content, /image_invalid/, JSON.stringify(refused.tool));
+  }
+});

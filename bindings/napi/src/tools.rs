@@ -32,12 +32,47 @@ pub struct JsToolResult {
     pub content: String,
     pub is_error: Option<bool>,
     /// Images the model sees after the text (IMG-1), each a file's bytes (JPEG, PNG, WebP, GIF;
-    /// the type is read from the bytes). On Anthropic Messages they go inside the tool_result;
-    /// on Chat Completions, which cannot put an image in a tool message, one user message after
-    /// the turn's last tool result carries them. An image that is refused (another type, a header
-    /// that does not parse, over the model's bounds) makes the result a tool error naming its
-    /// code, e.g. "image_unsupported_type".
-    pub images: Option<Vec<napi_ohos::bindgen_prelude::Uint8Array>>,
+    /// the type is read from the bytes) or a ToolImage (bytes or an https:/data: URL, with a
+    /// detail), as C tool results take them. On Anthropic Messages they go inside the
+    /// tool_result; on Chat Completions, which cannot put an image in a tool message, one user
+    /// message after the turn's last tool result carries them. An image that is refused
+    /// (another type, a header that does not parse, a URL neither https: nor data:, over the
+    /// model's bounds, a ToolImage with neither or both of data and url, a detail not low,
+    /// high or auto) makes the result a tool error naming its code, e.g.
+    /// "image_unsupported_type".
+    #[napi(ts_type = "(Uint8Array | ToolImage)[]")]
+    pub images: Option<Vec<napi_ohos::Either<napi_ohos::bindgen_prelude::Uint8Array, JsToolImage>>>,
+}
+
+/// An image of a ToolResult given with its detail, or by URL (IMG-1): `data` or `url`, not
+/// both.
+#[napi(object, js_name = "ToolImage")]
+pub struct JsToolImage {
+    /// The file's bytes (JPEG, PNG, WebP, GIF; the type is read from them).
+    pub data: Option<napi_ohos::bindgen_prelude::Uint8Array>,
+    /// An https: or data: URL, sent as it is.
+    pub url: Option<String>,
+    /// How closely the model looks (OpenAI's detail; other formats ignore it).
+    #[napi(ts_type = "ImageDetail")]
+    pub detail: Option<String>,
+}
+
+/// The core image part of one `ToolResult.images` entry.
+fn tool_image(image: napi_ohos::Either<napi_ohos::bindgen_prelude::Uint8Array, JsToolImage>) -> Result<arkagent::ImagePart, arkagent::ArkAgentError> {
+    let invalid = |m: String| arkagent::ArkAgentError::Image { code: arkagent::ErrorCode::ImageInvalid, message: m };
+    let (data, url, detail) = match image {
+        napi_ohos::Either::A(bytes) => (Some(bytes), None, None),
+        napi_ohos::Either::B(JsToolImage { data, url, detail }) => (data, url, detail),
+    };
+    let detail = match detail {
+        None => None,
+        Some(d) => Some(serde_json::from_value(serde_json::Value::String(d.clone())).map_err(|_| invalid(format!("detail must be low, high or auto, got {d:?}")))?),
+    };
+    match (data, url) {
+        (Some(bytes), None) => Ok(arkagent::ImagePart::data(arkagent::ImageData::new(bytes.to_vec())?, detail)),
+        (None, Some(url)) => arkagent::ImagePart::url(&url, detail),
+        _ => Err(invalid("a ToolImage gives data or url, not neither or both".to_owned())),
+    }
 }
 
 impl From<ToolInvocation> for JsToolCall {
@@ -53,9 +88,9 @@ impl From<ToolInvocation> for JsToolCall {
 impl From<JsToolResult> for arkagent::ToolResult {
     fn from(result: JsToolResult) -> Self {
         let mut images = Vec::new();
-        for bytes in result.images.unwrap_or_default() {
-            match arkagent::ImageData::new(bytes.to_vec()) {
-                Ok(image) => images.push(arkagent::ImagePart::data(image, None)),
+        for image in result.images.unwrap_or_default() {
+            match tool_image(image) {
+                Ok(image) => images.push(image),
                 // A refused image: the model sees the tool failed, with the image's code.
                 Err(e) => return arkagent::ToolResult::error(e.code().as_str(), &e.to_string()),
             }
@@ -337,6 +372,8 @@ impl ToolRegistry {
 // declare: ToolCall
 
 // declare: ToolResult
+
+// declare: ToolImage
 
 /**
  * A host tool: resolves with the result the model will see. A rejection is reported to the

@@ -1070,13 +1070,29 @@ export interface ToolResult {
   isError?: boolean;
   /**
    * Images the model sees after the text (IMG-1), each a file's bytes (JPEG, PNG, WebP, GIF;
-   * the type is read from the bytes). On Anthropic Messages they go inside the tool_result;
-   * on Chat Completions, which cannot put an image in a tool message, one user message after
-   * the turn's last tool result carries them. An image that is refused (another type, a header
-   * that does not parse, over the model's bounds) makes the result a tool error naming its
-   * code, e.g. "image_unsupported_type".
+   * the type is read from the bytes) or a ToolImage (bytes or an https:/data: URL, with a
+   * detail), as C tool results take them. On Anthropic Messages they go inside the
+   * tool_result; on Chat Completions, which cannot put an image in a tool message, one user
+   * message after the turn's last tool result carries them. An image that is refused
+   * (another type, a header that does not parse, a URL neither https: nor data:, over the
+   * model's bounds, a ToolImage with neither or both of data and url, a detail not low,
+   * high or auto) makes the result a tool error naming its code, e.g.
+   * "image_unsupported_type".
    */
-  images?: Uint8Array[];
+  images?: (ToolImage | Uint8Array)[];
+}
+
+/**
+ * An image of a ToolResult given with its detail, or by URL (IMG-1): `data` or `url`, not
+ * both.
+ */
+export interface ToolImage {
+  /** The file's bytes (JPEG, PNG, WebP, GIF; the type is read from them). */
+  data?: Uint8Array;
+  /** An https: or data: URL, sent as it is. */
+  url?: string;
+  /** How closely the model looks (OpenAI's detail; other formats ignore it). */
+  detail?: ImageDetail;
 }
 
 /**
