@@ -28,13 +28,15 @@ pub struct SubAgentStats {
     pub active: usize,
     /// Kept in the history ring (≤ 100).
     pub history: usize,
-    /// Completed or failed since the registry was created.
+    /// Completed or failed since the registry was created (a resumed or imported session's
+    /// earlier children are in its `total_usage()`, not here).
     pub completed_count: u64,
     /// Tokens used by every ended sub-agent, each call counted once (a nested child's
     /// tokens are in its parent's `token_count` too, but counted here once). A
-    /// force-completed one counts what it spent up to its end, like any other: with
-    /// reported usage and its runs wound down, this equals the children part of the
-    /// parents' `total_usage()`.
+    /// force-completed one counts what it spent up to its end, like any other, a call it
+    /// had in flight by its prompt estimate (as the budget charged it; no usage reports
+    /// it): once the runs wound down, this equals the children part of the parents'
+    /// `total_usage()` unless such a call was cut off.
     pub total_tokens: u64,
     /// The reported usage of every ended sub-agent, each call counted once (COST-1,
     /// COST-2): tokens, cached and reasoning tokens, calls and per-currency costs, from

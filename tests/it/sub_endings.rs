@@ -268,3 +268,38 @@ fn iso_4_sub_6_core_5_c_every_ending_keeps_the_spending_and_run_decomposed_is_a_
     let stdout = crate::c_programs::compile_and_run("sub_endings");
     assert!(stdout.contains("sub_endings: ") && stdout.contains(" passed, 0 failed"), "{stdout}");
 }
+
+/// Issue 40 item 5, stated exactly: a child force-completed while a model call is in
+/// flight — `stats.usage` (no estimates) equals `total_usage().children`, `stats.total_tokens`
+/// also counts the cut-off call's prompt estimate (what the budget charged; no usage reports
+/// it); and after a resume the registry is the new runtime's (empty) while the totals are
+/// the session's.
+#[tokio::test]
+async fn iso_4_sub_6_stats_and_totals_when_a_call_was_in_flight_and_after_a_resume() {
+    let weather = Arc::new(WeatherTool::default());
+    let model = family(|| Reply::Hang);
+    let rt = AgentRuntime::new(priced_parent(SubAgentPolicy::default(), weather.clone()), model.clone()).unwrap();
+    let registry = rt.sub_agent_registry().unwrap();
+    let running = tokio::spawn({
+        let rt = rt.clone();
+        async move { rt.run("go").await }
+    });
+    for _ in 0..1000 {
+        if model.request_count() >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert_eq!(model.request_count(), 3, "the child's second call is in flight");
+    let [child] = registry.active().try_into().expect("one running child");
+    assert!(registry.force_complete(&child.id, "stop", child.started_at_ms + 1));
+    assert_eq!(running.await.unwrap().unwrap().status, RunStatus::Completed);
+    let (stats, children) = (registry.stats(), rt.total_usage().children);
+    assert_eq!(stats.usage, children, "stats.usage holds no estimates: it equals the totals");
+    assert!(stats.total_tokens > children.total_tokens, "total_tokens also counts the cut-off call's estimate: {} vs {}", stats.total_tokens, children.total_tokens);
+    // A resume: the session's totals come along; the registry is the new runtime's own.
+    let resumed = AgentRuntime::resume(priced_parent(SubAgentPolicy::default(), weather), model, &rt.export_state().unwrap()).unwrap();
+    assert_eq!(resumed.total_usage().children, children);
+    let fresh = resumed.sub_agent_registry().unwrap().stats();
+    assert_eq!((fresh.completed_count, fresh.total_tokens, fresh.usage.call_count), (0, 0, 0));
+}

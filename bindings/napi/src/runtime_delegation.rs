@@ -60,8 +60,11 @@ impl AgentRuntime {
     /// false when it is not running (or delegation is off). Throws "invalid_argument" for a
     /// blank reason. Its record in subAgents().history keeps what it spent up to then —
     /// tokenCount, usage (cached tokens, costs, callCount), toolsUsed, its messages — and
-    /// subAgents().stats count it: once the run that delegated it has settled,
-    /// stats.totalTokens and stats.usage equal totalUsage().children (with reported usage).
+    /// subAgents().stats count it: once the run that delegated it has settled, stats.usage
+    /// equals totalUsage().children, and so does stats.totalTokens unless a model call was
+    /// in flight when it ended (then it also counts that call's prompt estimate, as the
+    /// budget did; no usage reports it). The registry is this runtime's: after a resume or
+    /// importState() the earlier children are in totalUsage() only.
     #[napi]
     pub fn force_complete_sub_agent(&self, id: Arg<String>, reason: Arg<String>) -> Result<bool, Thrown> {
         if reason.0.trim().is_empty() {

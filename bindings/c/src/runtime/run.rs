@@ -123,8 +123,11 @@ pub unsafe extern "C" fn arkagent_child_usage_summary(usages_json: *const c_char
 /// answer, a failure, force-completed, its session closed, stale, its parent's run
 /// cancelled — its record holds what it spent up to its end (`"token_count"`, `"usage"`,
 /// `"tools_used"`, `"messages"`), and once the run that delegated it has returned,
-/// `"total_tokens"` and `"usage"` equal the `"children"` of `arkagent_runtime_total_usage`
-/// (with reported usage).
+/// `"usage"` equals the `"children"` of `arkagent_runtime_total_usage`, and so does
+/// `"total_tokens"` unless a model call was in flight when a sub-agent ended (it also counts
+/// that call's prompt estimate, as the budget did; no usage reports it). The registry is
+/// this runtime's: after a resume or `arkagent_runtime_import_state` the earlier children
+/// are in the totals only.
 ///
 /// # Safety
 /// `out` valid for one pointer write.

@@ -898,13 +898,17 @@ export interface SubAgentStats {
   active: number;
   /** Kept in the history ring (≤ 100). */
   history: number;
-  /** Completed or failed since the registry was created. */
+  /**
+   * Completed or failed since the registry was created (a resumed or imported session's
+   * earlier children are in its `total_usage()`, not here).
+   */
   completedCount: number;
   /**
    * Tokens used by every ended sub-agent, each call counted once (a nested child's tokens are
    * in its parent's `token_count` too, but counted here once). A force-completed one counts
-   * what it spent up to its end, like any other: with reported usage and its runs wound down,
-   * this equals the children part of the parents' `total_usage()`.
+   * what it spent up to its end, like any other, a call it had in flight by its prompt
+   * estimate (as the budget charged it; no usage reports it): once the runs wound down, this
+   * equals the children part of the parents' `total_usage()` unless such a call was cut off.
    */
   totalTokens: number;
   /**
@@ -2131,8 +2135,11 @@ export class AgentRuntime {
    * false when it is not running (or delegation is off). Throws "invalid_argument" for a
    * blank reason. Its record in subAgents().history keeps what it spent up to then —
    * tokenCount, usage (cached tokens, costs, callCount), toolsUsed, its messages — and
-   * subAgents().stats count it: once the run that delegated it has settled,
-   * stats.totalTokens and stats.usage equal totalUsage().children (with reported usage).
+   * subAgents().stats count it: once the run that delegated it has settled, stats.usage
+   * equals totalUsage().children, and so does stats.totalTokens unless a model call was
+   * in flight when it ended (then it also counts that call's prompt estimate, as the
+   * budget did; no usage reports it). The registry is this runtime's: after a resume or
+   * importState() the earlier children are in totalUsage() only.
    */
   forceCompleteSubAgent(id: string, reason: string): boolean;
   /**
