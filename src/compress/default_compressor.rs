@@ -200,16 +200,29 @@ impl DefaultContextCompressor {
     /// survives every compression; chunks are sized by the calibrated estimate of the
     /// summarizer's model with a margin (28.3).
     async fn summarize_chunks(&self, state: &AgentState, archived: &[Message], ctx: &CompressContext, spent: &mut Spent) -> Result<String, Failure> {
-        let sizer = Sizer::of(state, &self.client.config().model);
+        let mut sizer = Sizer::of(state, &self.client.config().model);
         let mut summary: Option<String> = state.history.episodic_memories.last().map(|e| e.summary.clone());
         let mut transcript = Transcript::new(archived);
+        let mut widened = 0;
         while !transcript.is_done() {
             let budget = self.chunk_budget(&sizer, summary.as_deref());
             if budget < MIN_CHUNK_TOKENS {
                 return Err((CompressReason::SummarizerWindowTooSmall, None));
             }
+            let before = transcript.clone();
             let chunk = transcript.next_chunk(budget, &sizer);
-            let (text, usage) = self.summarize_chunk(summary.as_deref(), &chunk, ctx).await?;
+            let (text, usage) = match self.summarize_chunk(summary.as_deref(), &chunk, ctx).await {
+                // CMP-10: the summarizer counted more than the estimate (an uncalibrated
+                // model on dense JSON): the same text again in smaller chunks, never a
+                // compression that can never fit.
+                Err((CompressReason::LlmError, Some(code))) if code == "llm_context_overflow" && widened < MAX_WIDENINGS => {
+                    transcript = before;
+                    sizer = sizer.wider();
+                    widened += 1;
+                    continue;
+                }
+                other => other?,
+            };
             spent.add(usage.as_ref());
             summary = Some(validate_snapshot(&text).map_err(|e| match e {
                 SnapshotError::Empty => (CompressReason::EmptySummary, None),
@@ -331,6 +344,7 @@ fn render_message(message: &Message) -> String {
 
 /// The part to summarize, rendered lazily chunk by chunk: at most one chunk of text
 /// exists at a time, so an attempt never holds a rendered copy of the whole history.
+#[derive(Clone)]
 struct Transcript<'a> {
     messages: std::slice::Iter<'a, Message>,
     pending: Option<String>,
@@ -375,6 +389,9 @@ impl<'a> Transcript<'a> {
         chunk
     }
 }
+
+/// How many times a chunk the summarizer refused as too long is cut smaller and sent again.
+const MAX_WIDENINGS: u32 = 3;
 
 /// Ends a chunk that cuts a message.
 const CONTINUED_MARK: &str = "\n[continued in the next part]\n";

@@ -13,6 +13,12 @@ use crate::history::AgentState;
 /// learned from.
 pub(super) const MARGIN_PERCENT: u64 = 15;
 
+/// The margin for a model with no calibration yet (a separate summarizer model whose
+/// usage never teaches the conversation's calibration, or a session's first
+/// compression): the static estimate runs up to 37 % low on JSON, so 50 % keeps every
+/// chunk inside the window (issue 40 item 3: `tests/it/cmp_10_chunks.rs`).
+pub(super) const UNCALIBRATED_MARGIN_PERCENT: u64 = 50;
+
 /// Sizes summarizer input for one model.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Sizer {
@@ -21,11 +27,14 @@ pub(super) struct Sizer {
 }
 
 impl Sizer {
-    /// The calibrated estimate of `model` as learned in `state` (the static one until the
-    /// provider reported a count for it), plus [`MARGIN_PERCENT`].
+    /// The calibrated estimate of `model` as learned in `state`, plus [`MARGIN_PERCENT`];
+    /// until the provider reported a count for it, the static estimate plus
+    /// [`UNCALIBRATED_MARGIN_PERCENT`].
     pub(super) fn of(state: &AgentState, model: &str) -> Self {
-        let calibration = state.token_calibration.get(model).copied().unwrap_or_default();
-        Self { calibration, margin_percent: MARGIN_PERCENT }
+        match state.token_calibration.get(model).copied() {
+            Some(calibration) => Self { calibration, margin_percent: MARGIN_PERCENT },
+            None => Self { calibration: TokenCalibration::default(), margin_percent: UNCALIBRATED_MARGIN_PERCENT },
+        }
     }
 
     /// The static estimate plus [`MARGIN_PERCENT`] (no model calibrated yet).
@@ -37,6 +46,12 @@ impl Sizer {
     #[cfg(test)]
     pub(super) fn exact_static() -> Self {
         Self::default()
+    }
+
+    /// This sizer with a wider margin (the summarizer refused a chunk as too long): each
+    /// step at least doubles what is added to the estimate.
+    pub(super) fn wider(self) -> Self {
+        Self { margin_percent: self.margin_percent.saturating_mul(2).saturating_add(50), ..self }
     }
 
     /// `tokens` of estimate with the margin on top.

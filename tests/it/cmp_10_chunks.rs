@@ -63,6 +63,12 @@ fn model(summaries: Arc<Mutex<Vec<u64>>>) -> Arc<ScriptedModel> {
         if is_summary_request(body) {
             summaries.lock().unwrap().push(tokens);
             if tokens > WINDOW {
+                if std::env::var("DEBUG_CMP10").is_ok() {
+                    for m in body["messages"].as_array().unwrap() {
+                        let t = m["content"].as_str().unwrap_or_default();
+                        eprintln!("MSG {} o200k={} chars={} head={:?}", m["role"], o200k(t), t.len(), &t.chars().take(120).collect::<String>());
+                    }
+                }
                 let error = json!({"error": {"message": format!("{tokens} tokens exceed the context window"), "code": "context_length_exceeded"}});
                 return Reply::Raw(400, error.to_string());
             }
@@ -114,6 +120,52 @@ async fn cmp_10_cmp_12_chunks_fit_a_summarizer_window_counted_by_a_real_tokenize
         assert!(sizes.iter().all(|&t| t <= WINDOW), "a summary request over the window: {sizes:?}");
         assert!(outcomes.len() >= 2 && outcomes.iter().all(|(o, _)| *o == CompressOutcome::Compressed), "{outcomes:?}");
         assert!(sizes.iter().any(|&t| t > WINDOW * 2 / 3), "the chunks use the window: {sizes:?}");
+    })
+    .await;
+}
+
+/// Issue 40 item 3: a summarizer on another model is never calibrated by the conversation
+/// (its own usage teaches nothing the conversation's model learns), so its chunks are sized
+/// by the static estimate with the wider margin: the same JSON-heavy history, summarized by
+/// "summary-model" with a window counted by a real tokenizer, fits without one refusal.
+#[tokio::test]
+async fn cmp_10_cmp_12_a_separate_uncalibrated_summarizer_gets_chunks_that_fit_its_window() {
+    each_wire(|| async {
+        let summaries = Arc::new(Mutex::new(Vec::new()));
+        let mut c = AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", API_KEY, "json-model"));
+        c.model.retry = arkagent::llm::RetryPolicy::none();
+        let mut tools = ToolRegistry::new();
+        let schema = json!({"type": "object", "properties": {"station": {"type": "integer"}}});
+        tools.register(ToolDefinition::new("readings", "Hourly readings of a weather station", schema), Arc::new(Readings)).unwrap();
+        c.tools = tools;
+        let mut summarizer = model_config("http://127.0.0.1:9/v1", API_KEY, "summary-model");
+        summarizer.retry = arkagent::llm::RetryPolicy::none();
+        let config = ContextCompressorConfig { keep_recent_message_count: 4, summarizer_max_input_tokens: Some(WINDOW), ..ContextCompressorConfig::with_threshold(8_000) };
+        c.compression = Some(Compression::Default { config, summarizer: Some(summarizer) });
+        let rt = AgentRuntime::new(c, model(summaries.clone())).unwrap();
+        let recorder = Arc::new(Recorder::default());
+        let _s = rt.subscribe(recorder.clone());
+        for turn in 0..24 {
+            rt.run(&format!("turn {turn}")).await.unwrap();
+        }
+        assert!(rt.state().token_calibration.get("summary-model").is_none(), "never calibrated");
+        let sizes = summaries.lock().unwrap().clone();
+        assert!(sizes.len() >= 4, "the history was summarized in chunks: {sizes:?}");
+        // A chunk the summarizer refuses as too long is cut smaller and sent again: every
+        // attempt compresses, and refusals stay the exception.
+        let outcomes: Vec<CompressOutcome> = recorder
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Compression { outcome, .. } if *outcome != CompressOutcome::Skipped => Some(*outcome),
+                _ => None,
+            })
+            .collect();
+        assert!(outcomes.len() >= 2 && outcomes.iter().all(|o| *o == CompressOutcome::Compressed), "{outcomes:?} {sizes:?}");
+        let refused = sizes.iter().filter(|&&t| t > WINDOW).count();
+        assert!(refused * 4 <= sizes.len(), "refusals stay the exception: {sizes:?}");
     })
     .await;
 }
