@@ -215,6 +215,22 @@ pub struct CompressContext {
     /// same model reuses as its prefix (the runtime passes its session; `None`: no
     /// conversation to reuse, the summarizer builds its own requests).
     pub conversation: Option<Arc<dyn ConversationPrefix>>,
+    /// ISO-5: called with a summarizer call's estimated prompt tokens just before the call
+    /// is made (the runtime emits `summarizer_request`; a sub-agent's budget may then fire
+    /// `cancel`, and the call is not made). `None`: nobody meters the calls.
+    pub before_summarizer_call: Option<Arc<dyn Fn(u64) + Send + Sync>>,
+}
+
+impl CompressContext {
+    /// ISO-5: announces a summarizer call of `estimated_prompt_tokens` through
+    /// [`before_summarizer_call`](Self::before_summarizer_call); false when the call must
+    /// not be made (`cancel` fired: a budget, or the run's cancel).
+    pub fn summarizer_call_may_start(&self, estimated_prompt_tokens: u64) -> bool {
+        if let Some(hook) = &self.before_summarizer_call {
+            hook(estimated_prompt_tokens);
+        }
+        !self.cancel.is_cancelled()
+    }
 }
 
 /// Compresses long history into episodic memory (CMP-1). Implementations only *prepare*

@@ -211,6 +211,11 @@ impl DefaultContextCompressor {
             }
             let before = transcript.clone();
             let chunk = transcript.next_chunk(budget, &sizer);
+            // ISO-5: a sub-agent's budget counts each call before it is made.
+            let estimate = sizer.text(&chunk) + self.config.summarizer_window().saturating_sub(budget);
+            if !ctx.summarizer_call_may_start(estimate) {
+                return Err((CompressReason::Cancelled, None));
+            }
             let (text, usage) = match self.summarize_chunk(summary.as_deref(), &chunk, ctx).await {
                 // CMP-10: the summarizer counted more than the estimate (an uncalibrated
                 // model on dense JSON): the same text again in smaller chunks, never a

@@ -288,6 +288,7 @@ mod tests {
             estimated_prompt_tokens: Some(estimate),
             force: false,
             conversation: None,
+            before_summarizer_call: None,
         }
     }
 

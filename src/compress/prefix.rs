@@ -123,6 +123,10 @@ pub(super) async fn summarize(
         let Some(body) = conversation.body_with(state, instruction) else {
             return PrefixAnswer::Fallback;
         };
+        // ISO-5: a sub-agent's budget counts the call before it is made.
+        if !ctx.summarizer_call_may_start(super::estimate_tokens(&body)) {
+            return PrefixAnswer::Failed(CompressReason::Cancelled, None);
+        }
         let response = match client.send(client.http_request_with_shared_body(body), &ctx.cancel).await {
             Ok(response) => response,
             Err(LlmError::Cancelled) => return PrefixAnswer::Failed(CompressReason::Cancelled, None),

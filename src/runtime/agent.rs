@@ -177,6 +177,7 @@ fn redact_event(model: &ModelConfig, kind: &mut EventKind) {
             redact_event(model, &mut event.kind);
         }
         EventKind::SessionCommitted { commit_seq: _, message_count: _ } => {}
+        EventKind::SummarizerRequest { estimated_prompt_tokens: _ } => {}
         EventKind::SessionRewound { rewound_run_id: _, dropped_run_ids: _, messages_removed: _, message_count: _, discarded: _ } => {}
         EventKind::RunFinished { status: _, iterations: _, error_code: _, usage: _ } => {}
     }

@@ -169,9 +169,12 @@ impl AgentObserver for MeterObserver {
                 self.0.streamed(session, &text);
             }
             EventKind::ModelResponse { usage, .. } => self.0.answered(session, usage.as_ref().map(|u| u.total_tokens)),
-            // Summarizer calls send no model events: their usage comes with the outcome.
-            EventKind::Compression { usage: Some(usage), outcome, .. } => {
-                self.0.compressed(session, usage.total_tokens, *outcome == CompressOutcome::Compressed)
+            // Each summarizer call is counted by its estimate before it is made; the real
+            // usage comes with the outcome and replaces the estimates.
+            EventKind::SummarizerRequest { estimated_prompt_tokens } => self.0.summarizing(session, *estimated_prompt_tokens),
+            EventKind::Compression { usage, outcome, .. } => {
+                let tokens = usage.as_ref().map_or(0, |u| u.total_tokens);
+                self.0.compressed(session, tokens, *outcome == CompressOutcome::Compressed)
             }
             EventKind::RunFinished { status: RunStatus::Failed, .. } => self.0.failed(session),
             EventKind::ToolCallStarted { name, .. } if own => self.0.tool_started(name),

@@ -45,6 +45,7 @@ impl Inner {
             force: trigger == CompressionTrigger::Overflow,
             // COST-3: a summarizer on this conversation's model reuses its request bytes.
             conversation: Some(Arc::clone(&self.session) as Arc<dyn ConversationPrefix>),
+            before_summarizer_call: Some(self.summarizer_request_hook(run_id)),
         };
         let span = tracing::info_span!("arkagent.compress", ?trigger, messages = snapshot.history.messages.len());
         let attempt = AssertUnwindSafe(compressor.compress(&snapshot, &ctx)).catch_unwind().instrument(span).await;
@@ -110,4 +111,19 @@ impl Inner {
         });
     }
 
+}
+
+impl Inner {
+    /// ISO-5: what the compressor calls before each summarizer call — a
+    /// `summarizer_request` event, which a sub-agent's meter counts before the call is made.
+    fn summarizer_request_hook(&self, run_id: &str) -> Arc<dyn Fn(u64) + Send + Sync> {
+        let (emitter, run_id) = (self.emitter.clone(), run_id.to_owned());
+        Arc::new(move |estimated_prompt_tokens| {
+            if emitter.is_observed() {
+                emitter.emit(&run_id, EventKind::SummarizerRequest { estimated_prompt_tokens });
+            } else {
+                emitter.skip();
+            }
+        })
+    }
 }

@@ -151,6 +151,13 @@ pub enum EventKind {
         #[serde(default)]
         path: Vec<String>,
     },
+    /// ISO-5: a compression is about to call its summarizer (one event per call: a chunked
+    /// transcript makes several), with the call's estimated prompt; a sub-agent's token
+    /// budget counts it before the call is made, and may stop the attempt there.
+    SummarizerRequest {
+        /// The summarizer call's estimated prompt tokens.
+        estimated_prompt_tokens: u64,
+    },
     /// A compression attempt that did something or could not: every `compressed` and
     /// `failed` outcome, and `skipped` for `no_safe_split` and `last_usage_is_compression`
     /// (routine below-threshold checks are not reported).
@@ -232,6 +239,7 @@ impl EventKind {
             Self::ToolCallStarted { .. } => "tool_call_started",
             Self::ToolCallFinished { .. } => "tool_call_finished",
             Self::ApprovalRequested { .. } => "approval_requested",
+            Self::SummarizerRequest { .. } => "summarizer_request",
             Self::Compression { .. } => "compression",
             Self::SubAgent(_) => "sub_agent",
             Self::SessionCommitted { .. } => "session_committed",

@@ -39,6 +39,9 @@ struct MeterState {
     unrecorded: u64,
     /// Per runtime of the subtree (by session id) with a call in flight.
     pending: HashMap<String, Pending>,
+    /// Per runtime of the subtree compressing now: the estimates of the summarizer calls
+    /// made so far, until the attempt's outcome brings their real usage (ISO-5).
+    compressing: HashMap<String, u64>,
     tools_used: Vec<String>,
     tripped: bool,
 }
@@ -51,7 +54,8 @@ impl MeterState {
 
     /// Everything the budget counts: recorded, unrecorded and in flight.
     fn charged(&self) -> u64 {
-        self.spent.saturating_add(self.unrecorded).saturating_add(self.in_flight())
+        let compressing = self.compressing.values().fold(0u64, |a, b| a.saturating_add(*b));
+        self.spent.saturating_add(self.unrecorded).saturating_add(self.in_flight()).saturating_add(compressing)
     }
 }
 
@@ -148,11 +152,23 @@ impl Meter {
     /// is reported only, CMP-6). Either way they count against the budget.
     pub(crate) fn compressed(&self, session: &str, total_tokens: u64, committed: bool) {
         let mut state = self.lock();
+        // The real usage replaces the estimates counted call by call.
+        state.compressing.remove(session);
         if committed && session == self.own {
             state.own_spent = state.own_spent.saturating_add(total_tokens);
         }
         let sum = if committed { &mut state.spent } else { &mut state.unrecorded };
         *sum = sum.saturating_add(total_tokens);
+        self.charge(&mut state);
+    }
+
+    /// A compression of `session` is about to make a summarizer call of
+    /// `estimated_prompt_tokens` (ISO-5): counted before it is made, so a budget it would
+    /// cross stops the attempt there, not after the whole compression.
+    pub(crate) fn summarizing(&self, session: &str, estimated_prompt_tokens: u64) {
+        let mut state = self.lock();
+        let sum = state.compressing.entry(session.to_owned()).or_default();
+        *sum = sum.saturating_add(estimated_prompt_tokens);
         self.charge(&mut state);
     }
 

@@ -393,3 +393,72 @@ impl arkagent::ToolExecutor for LongWeather {
         arkagent::ToolResult::ok("sunny, 21 degrees, light wind from the west; ".repeat(40))
     }
 }
+
+/// Issue 40 item 9 (ISO-5): a sub-agent's compression is metered call by call. Its
+/// summarizer (another model, so the archive goes through many small transcript chunks)
+/// announces each call before making it; once the budget would be crossed the attempt
+/// stops there — the compression does not run its remaining chunks past the budget.
+#[tokio::test]
+async fn iso_5_a_sub_agents_budget_stops_its_compression_between_summarizer_calls() {
+    let summaries = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let chunked = SubAgentDefinition::create(
+        "chunked",
+        "compresses through a small summarizer window",
+        Arc::new(|parent: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, ArkAgentError> {
+            let mut c = parent.clone();
+            let mut summarizer = c.model.clone();
+            summarizer.model = "summary-model".into();
+            let config = arkagent::compress::ContextCompressorConfig {
+                keep_recent_message_count: 2,
+                min_messages_to_summarize: 1,
+                summarizer_max_input_tokens: Some(1_100),
+                ..arkagent::compress::ContextCompressorConfig::with_threshold(2_500)
+            };
+            c.compression = Some(arkagent::Compression::Default { config, summarizer: Some(summarizer) });
+            c.tools.register(ToolDefinition::new("get_weather", "w", json!({"type": "object"})), Arc::new(LongWeather))?;
+            Ok(c)
+        }),
+    )
+    .unwrap();
+    let counted = summaries.clone();
+    let model = ScriptedModel::with(move |body, _| {
+        let size = body.to_string().len() as u64 / 3;
+        if is_summary_request(body) {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            return text_reply(&snapshot_text("weather", "looked it up"), size);
+        }
+        if offers_delegation(body) {
+            return if last_role(body) == "user" { delegate(&[("d1", "chunked", TASK)]) } else { text_reply("parent done", 1) };
+        }
+        let results = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").count();
+        if results < 6 {
+            return tool_calls_reply(&[(&*format!("w{results}"), "get_weather", json!({"city": "Oslo"}))], 20);
+        }
+        text_reply("sunny", 20)
+    });
+    let mut config = root_config(SubAgentPolicy::default(), vec![chunked]);
+    config.delegation.as_mut().unwrap().child_token_budget = Some(3_500);
+    let rt = AgentRuntime::new(config, model).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _s = rt.subscribe(recorder.clone());
+    rt.run("go").await.unwrap();
+    let events = recorder.0.lock().unwrap().clone();
+    let announced: Vec<u64> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            arkagent::EventKind::SubAgent(c) => match &c.event.kind {
+                arkagent::EventKind::SummarizerRequest { estimated_prompt_tokens } => Some(*estimated_prompt_tokens),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    let made = summaries.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(!announced.is_empty(), "summarizer calls are announced");
+    assert!(made < announced.len() || announced.len() <= 2, "the announced call over the budget is never made: {made} made, {announced:?}");
+    let child = rt.sub_agent_registry().unwrap().history()[0].result.clone().unwrap();
+    assert_eq!(child.forced_reason.as_deref(), Some("token-budget-exceeded"), "{child:?}");
+    // Not the whole compression: at most one call past the budget's line.
+    let largest = announced.iter().max().copied().unwrap_or(0);
+    assert!(child.token_count <= 3_500 + largest, "{} tokens under a 3,500 budget ({announced:?})", child.token_count);
+}

@@ -118,6 +118,7 @@ export type EventType =
   | 'tool_call_started'
   | 'tool_call_finished'
   | 'approval_requested'
+  | 'summarizer_request'
   | 'compression'
   | 'sub_agent'
   | 'session_committed'
@@ -553,6 +554,17 @@ export interface ApprovalRequestedPayload extends EventPayload {
    * calls.
    */
   path: string[];
+}
+
+/**
+ * ISO-5: a compression is about to call its summarizer (one event per call: a chunked
+ * transcript makes several), with the call's estimated prompt; a sub-agent's token budget
+ * counts it before the call is made, and may stop the attempt there.
+ */
+export interface SummarizerRequestPayload extends EventPayload {
+  type: 'summarizer_request';
+  /** The summarizer call's estimated prompt tokens. */
+  estimatedPromptTokens: number;
 }
 
 /**
