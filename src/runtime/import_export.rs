@@ -83,7 +83,9 @@ impl AgentRuntime {
     /// the imported state also replaces the stored session, in one commit, and keeps the
     /// attached session's id (the exported one is not taken over). Errors:
     /// `invalid_json`, `invalid_state`, `run_in_progress`, the store's codes: then the
-    /// store write failed and the runtime keeps its old state (in memory and stored).
+    /// store write failed and the runtime keeps its old state (in memory and stored); an
+    /// image code (`image_unsupported_type`, `image_too_large`, `too_many_images`) when a
+    /// photo of the imported history is out of this model's bounds (IMG-5): nothing changed.
     pub fn import_state(&self, state_json: &str) -> Result<(), ArkAgentError> {
         let state = self.parse_import(state_json)?;
         let active = self.claim()?;

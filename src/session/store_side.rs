@@ -82,6 +82,15 @@ impl Session {
     /// every reader sees the old state, and when the write fails nothing changed — state,
     /// store cursor, backoff. The caller holds the run slot.
     pub fn import(&self, mut state: AgentState) -> Result<Option<Committed>, ArkAgentError> {
+        // IMG-5 (issue 40 item 2): the photos of an imported history pass this model's
+        // bounds, as photos entering by any other door do; else nothing changes.
+        let mut images = 0;
+        for message in &state.history.messages {
+            if let Some(content) = message.content() {
+                images += self.image_bounds.check_each(content)?;
+            }
+        }
+        self.image_bounds.check_count(0, images)?;
         self.redactor.state(&mut state);
         let mut persist = self.lock_persist();
         let committed = match persist.as_mut() {

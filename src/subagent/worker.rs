@@ -39,7 +39,10 @@ pub fn build_worker_tool_registry(source: &ToolRegistry) -> ToolRegistry {
 
 /// SUB-5: at most the last `count` messages of `messages`, as the largest window that is
 /// paired on its own; the trailing assistant message whose calls are still running (the
-/// delegation itself) is never included.
+/// delegation itself) is never included. A photo in it becomes its line
+/// (`[image image/jpeg, W×H px, N bytes, id …]`, IMG-4): the child learns that the user
+/// sent one, not its pixels — its model may take no images, and they would spend its
+/// budget (issue 40 item 2).
 pub fn parent_context_slice(messages: &[Message], count: usize) -> Vec<Message> {
     if count == 0 {
         return Vec::new();
@@ -48,7 +51,7 @@ pub fn parent_context_slice(messages: &[Message], count: usize) -> Vec<Message> 
     for end in (len.saturating_sub(count + 4)..=len).rev() {
         for start in end.saturating_sub(count)..end {
             if HistoryInvariants::tool_calls_paired(&messages[start..end]) {
-                return messages[start..end].to_vec();
+                return messages[start..end].iter().map(|m| m.with_image_lines().into_owned()).collect();
             }
         }
     }

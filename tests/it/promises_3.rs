@@ -164,3 +164,59 @@ fn cost_2_a_worker_model_override_is_a_name_or_a_whole_model_config() {
     let e = whole.apply_overrides_json(r#"{"model":{"base_url":"x","api_key":"k","model":"m","wire_format":"antropic"}}"#).unwrap_err();
     assert_eq!(e.code(), ErrorCode::InvalidConfig);
 }
+
+/// Item 2: what a child sees of the parent's photos — each as its line (type, size, bytes,
+/// id), never the pixels: a worker whose model takes no images is not sent one (the strict
+/// fake refuses nothing), and the photo does not spend the child's budget.
+#[tokio::test]
+async fn sub_5_img_4_a_child_sees_the_parents_photos_as_their_lines() {
+    use crate::delegation::{delegate_calls, last_role, offers_delegation, parent_config};
+    use crate::photos::{input, small_png};
+    use crate::support::*;
+    each_wire(|| async {
+        let child_bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::<serde_json::Value>::new()));
+        let seen = child_bodies.clone();
+        let model = ScriptedModel::with(move |body: &serde_json::Value, _| {
+            if offers_delegation(body) {
+                return if last_role(body) == "user" { delegate_calls(&[("d1", "clone", "describe the photo")]) } else { text_reply("done", 30) };
+            }
+            seen.lock().unwrap().push(body.clone());
+            text_reply("a small square", 30)
+        });
+        let rt = arkagent::AgentRuntime::new(parent_config(arkagent::subagent::SubAgentPolicy::default(), vec![]), model).unwrap();
+        rt.run(input("what is in this picture? ask a helper", &[&small_png(7)])).await.unwrap();
+        let bodies = child_bodies.lock().unwrap().clone();
+        assert_eq!(bodies.len(), 1, "the child made one call");
+        let text = bodies[0].to_string();
+        assert!(!text.contains("data:image") && !text.contains("\"image_url\"") && !text.contains("\"type\":\"image\""), "no pixels: {text}");
+        assert!(text.contains("[image image/png"), "the photo's line: {text}");
+        // The parent's own history keeps the photo.
+        assert!(rt.messages()[0].images().next().is_some());
+    })
+    .await;
+}
+
+/// Item 2: an imported history's photos pass the importing model's bounds, as photos
+/// entering by any other door do; refused with the image's code, nothing changed.
+#[tokio::test]
+async fn img_5_an_import_checks_its_photos_against_the_models_bounds() {
+    use crate::photos::{input, small_png};
+    use crate::support::*;
+    let model = ScriptedModel::new(vec![text_reply("a square", 10)]);
+    let rt = arkagent::AgentRuntime::new(AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", API_KEY, "m")), model).unwrap();
+    rt.run(input("what is this?", &[&small_png(3), &small_png(4)])).await.unwrap();
+    let exported = rt.export_state().unwrap();
+    for (bound, code) in [
+        (Box::new(|m: &mut arkagent::ModelConfig| m.max_image_bytes = 10) as Box<dyn Fn(&mut arkagent::ModelConfig)>, ErrorCode::ImageTooLarge),
+        (Box::new(|m: &mut arkagent::ModelConfig| m.max_images_per_request = 1), ErrorCode::TooManyImages),
+    ] {
+        let mut config = AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", API_KEY, "m"));
+        bound(&mut config.model);
+        let other = arkagent::AgentRuntime::new(config, ScriptedModel::new(vec![])).unwrap();
+        let before = other.export_state().unwrap();
+        assert_eq!(other.import_state(&exported).unwrap_err().code(), code);
+        assert_eq!(other.export_state().unwrap(), before, "nothing changed");
+    }
+    let same = arkagent::AgentRuntime::new(AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", API_KEY, "m")), ScriptedModel::new(vec![])).unwrap();
+    same.import_state(&exported).unwrap();
+}

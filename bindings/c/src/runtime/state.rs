@@ -32,7 +32,9 @@ pub unsafe extern "C" fn arkagent_runtime_export_state(runtime: *mut ArkAgentRun
 /// old state is kept on error). With a store attached the import is written to it first,
 /// replacing the stored session, on the calling thread; when that write fails
 /// (`ARK_AGENT_RESULT_STORE_FULL`, `_STORE_READ_ONLY`, `_STORE_IO`, …) the old state is
-/// kept, in memory and in the store.
+/// kept, in memory and in the store. A photo of the imported history out of this model's
+/// bounds gives its image code (`ARK_AGENT_RESULT_IMAGE_TOO_LARGE`, `_TOO_MANY_IMAGES`, …)
+/// and changes nothing.
 ///
 /// # Safety
 /// `state_json` a NUL-terminated string.

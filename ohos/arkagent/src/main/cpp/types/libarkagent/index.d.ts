@@ -2041,8 +2041,10 @@ export class AgentRuntime {
    * (replacing the stored session) off the JS thread and the state is replaced only when
    * that write succeeded; otherwise the Promise rejects with the store's code
    * ("store_full", "store_read_only", "store_io", "store_corrupt") and the old state is
-   * kept, in memory and stored. Until it settles, run() and compressNow() are refused
-   * with "run_in_progress".
+   * kept, in memory and stored. A photo of the imported history out of this model's
+   * bounds rejects it with the image's code ("image_too_large", "too_many_images", …),
+   * nothing changed. Until it settles, run() and compressNow() are refused with
+   * "run_in_progress".
    */
   importState(stateJson: string): Promise<void>;
   /** The messages as JSON (an array). */
