@@ -95,8 +95,13 @@ test('img_5_refused_images_throw_or_reject_with_their_codes_and_write_nothing', 
   const one = runtime('openai', (m) => { m.maxImagesPerRequest = 1; });
   const photo = native.ContentPart.image(arrayBuffer(PNG_B64));
   await one.rt.runParts([photo]);
-  await assert.rejects(one.rt.runParts([photo]), (e) => e.code === 'too_many_images');
+  await assert.rejects(one.rt.runParts([photo]), (e) => e.code === 'too_many_images' && /rewind/.test(e.message) && /threshold/.test(e.message));
   assert.equal(JSON.parse(one.rt.historyJson()).length, 2);
+  // Issue 40 item 2: an import checks its photos against this model's bounds.
+  const exported = one.rt.exportState();
+  const tiny = runtime('openai', (m) => { m.maxImageBytes = 10; });
+  await assert.rejects(tiny.rt.importState(exported), (e) => e.code === 'image_too_large');
+  assert.deepEqual(JSON.parse(tiny.rt.historyJson()), [], 'nothing changed');
 });
 
 test('img_3_model_config_image_settings', () => {
