@@ -137,7 +137,22 @@ static void refused_images_write_nothing(void) {
   rt = runtime(&one, ",\"max_images_per_request\":1,\"image_tokens\":\"qwen_vl\"");
   CHECK(arkagent_runtime_run_parts(rt, photo, NULL) == OK, "one photo");
   EXPECT(arkagent_runtime_run_parts(rt, photo, NULL), ARK_AGENT_RESULT_TOO_MANY_IMAGES);
+  {
+    char advice[512];
+    arkagent_last_error_message(advice, sizeof advice);
+    CHECK(strstr(advice, "rewind") != NULL, "the too_many_images advice names a rewind");
+  }
   CHECK(message_count(rt) == 2 && one.n_requests == 1, "the second photo wrote nothing");
+  /* Issue 40 item 2: an import's photos pass this model's bounds too, else nothing changes;
+   * the advice of too_many_images names what frees room. */
+  char *exported = NULL;
+  EXPECT(arkagent_runtime_export_state(rt, &exported), OK);
+  Model tiny = {0, 0, NULL, 0};
+  ArkAgentRuntime *importer = runtime(&tiny, ",\"max_image_bytes\":10");
+  EXPECT(arkagent_runtime_import_state(importer, exported), ARK_AGENT_RESULT_IMAGE_TOO_LARGE);
+  CHECK(message_count(importer) == 0, "a refused import changes nothing");
+  arkagent_runtime_free(importer);
+  arkagent_string_free(exported);
   free(one.body);
   arkagent_runtime_free(rt);
   ArkAgentRuntime *bad = NULL;

@@ -200,3 +200,25 @@ test('img_1_a_js_tool_image_may_be_a_url_or_bytes_with_a_detail', async () => {
     assert.match(refused.tool.content, /image_invalid/, JSON.stringify(refused.tool));
   }
 });
+
+// Issue 40 item 2: a sub-agent sees the parent's photos as their lines, never the pixels.
+test('sub_5_img_4_js_a_sub_agent_sees_the_parents_photo_as_its_line', async () => {
+  const { RoutedModel, offeredTools, completion: done } = require('./support');
+  const config = runtimeConfig();
+  config.registerSubAgent(native.SubAgentDefinition.create('describer', 'Describes', (w) => { w.systemPrompt = 'You describe.'; }));
+  const isParent = (body) => offeredTools(body).includes('delegate_task');
+  const routed = new RoutedModel([
+    { name: 'parent', match: isParent, turns: [
+      () => done({ toolCalls: [{ id: 'd1', name: 'delegate_task', arguments: { assignee: 'describer', task_description: 'Describe the photo.' } }] }),
+      () => done({ content: 'done' }),
+    ] },
+    { name: 'worker', match: (body) => !isParent(body), turns: [() => done({ content: 'a small square' })] },
+  ]);
+  const rt = new native.AgentRuntime(config, routed.transport, new native.ToolRegistry());
+  await rt.runParts([native.ContentPart.text('what is this? ask the describer'), native.ContentPart.image(arrayBuffer(PNG_B64))]);
+  assert.deepEqual(routed.problems, []);
+  const [workerBody] = routed.byRoute.worker;
+  const text = JSON.stringify(workerBody);
+  assert.ok(!text.includes('data:image') && !text.includes('image_url'), text);
+  assert.ok(text.includes('[image image/png'), text);
+});
