@@ -241,10 +241,12 @@ impl ChatClient {
         match response.body {
             HttpBody::Full(bytes) => body.push(&bytes, on_delta.is_some(), &mut emit)?,
             HttpBody::Stream(mut stream) => {
+                // Set once the first usage is kept: no lock per chunk after it.
+                let mut kept = false;
                 while let Some(chunk) = within(idle_ms, async { Ok(stream.next_chunk().await) }).await? {
                     body.push(&chunk.map_err(|e| transport_error(wire, e))?, on_delta.is_some(), &mut emit)?;
-                    if let Some(cell) = cut_off {
-                        cell.keep(|| body.usage_so_far(), self.config.price.as_ref());
+                    if let Some(cell) = cut_off.filter(|_| !kept) {
+                        kept = cell.keep(|| body.usage_so_far(), self.config.price.as_ref());
                     }
                     if body.is_done() {
                         break; // ignore anything after [DONE]; the guard tells the host
@@ -267,18 +269,18 @@ impl CutOffUsage {
         self.0.lock().ok().and_then(|mut u| u.take())
     }
 
-    /// Keeps the first usage `read` gives, priced by `price`.
-    fn keep(&self, read: impl FnOnce() -> Option<ModelUsage>, price: Option<&crate::history::ModelPrice>) {
-        let Ok(mut kept) = self.0.lock() else { return };
-        if kept.is_some() {
-            return;
+    /// Keeps the first usage `read` gives, priced by `price`; true once one is kept.
+    fn keep(&self, read: impl FnOnce() -> Option<ModelUsage>, price: Option<&crate::history::ModelPrice>) -> bool {
+        let Ok(mut kept) = self.0.lock() else { return true };
+        if kept.is_none() {
+            *kept = read().map(|mut usage| {
+                if let Some(price) = price {
+                    usage.cost = Some(Box::new(price.cost_of(&usage)));
+                }
+                usage
+            });
         }
-        *kept = read().map(|mut usage| {
-            if let Some(price) = price {
-                usage.cost = Some(Box::new(price.cost_of(&usage)));
-            }
-            usage
-        });
+        kept.is_some()
     }
 }
 

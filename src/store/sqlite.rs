@@ -472,11 +472,16 @@ impl RunRows {
     /// Replaces the stored marks from the commit's index on (a rewind shortens them),
     /// when they changed.
     fn write(&self, tx: &rusqlite::Transaction<'_>, id: &str) -> Result<(), StoreError> {
-        if let Some((from, rows)) = &self.runs {
-            tx.prepare_cached("DELETE FROM runs WHERE session_id = ?1 AND ord >= ?2")
-                .and_then(|mut s| s.execute(params![id, i64_of(*from as u64)]))
-                .map_err(map_err)?;
-            write_rows(tx, id, "runs", *from, rows)?;
+        match &self.runs {
+            // `write_rows` deletes from `from` on before it inserts; a shortened list with
+            // nothing new deletes only.
+            Some((from, rows)) if rows.is_empty() => {
+                tx.prepare_cached("DELETE FROM runs WHERE session_id = ?1 AND ord >= ?2")
+                    .and_then(|mut s| s.execute(params![id, i64_of(*from as u64)]))
+                    .map_err(map_err)?;
+            }
+            Some((from, rows)) => write_rows(tx, id, "runs", *from, rows)?,
+            None => {}
         }
         Ok(())
     }

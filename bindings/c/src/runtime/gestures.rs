@@ -53,13 +53,8 @@ pub unsafe extern "C" fn arkagent_runtime_regenerate(runtime: *mut ArkAgentRunti
         // SAFETY: forwarded contract.
         let run_id = unsafe { str_arg(run_id, "run_id") }?;
         let future = handle.runtime.start_regenerate_holding_slot(run_id)?;
-        let (outcome, _slot) = block_on("arkagent_runtime_regenerate", future)?;
-        let outcome = outcome?;
-        if out_outcome_json.is_null() {
-            return Ok(());
-        }
         // SAFETY: forwarded contract.
-        unsafe { write_out_json(out_outcome_json, &outcome) }
+        unsafe { rerun("arkagent_runtime_regenerate", future, out_outcome_json) }
     })
 }
 
@@ -85,14 +80,27 @@ pub unsafe extern "C" fn arkagent_runtime_edit_and_resend(
         // SAFETY: forwarded contract.
         let input = unsafe { str_arg(input, "input") }?;
         let future = handle.runtime.start_edit_and_resend_holding_slot(run_id, input)?;
-        let (outcome, _slot) = block_on("arkagent_runtime_edit_and_resend", future)?;
-        let outcome = outcome?;
-        if out_outcome_json.is_null() {
-            return Ok(());
-        }
         // SAFETY: forwarded contract.
-        unsafe { write_out_json(out_outcome_json, &outcome) }
+        unsafe { rerun("arkagent_runtime_edit_and_resend", future, out_outcome_json) }
     })
+}
+
+/// A regenerate's or an edit's run, blocking; its outcome written to `out` (if not NULL).
+///
+/// # Safety
+/// `out` NULL or valid for one write.
+unsafe fn rerun(
+    what: &str,
+    future: impl std::future::Future<Output = (Result<arkagent::RunOutcome, arkagent::ArkAgentError>, arkagent::runtime::RunSlot)>,
+    out: *mut *mut c_char,
+) -> crate::codes::FfiResult<()> {
+    let (outcome, _slot) = block_on(what, future)?;
+    let outcome = outcome?;
+    if out.is_null() {
+        return Ok(());
+    }
+    // SAFETY: forwarded contract.
+    unsafe { write_out_json(out, &outcome) }
 }
 
 /// CHAT-2: a new session `new_session_id` starting from this one through run

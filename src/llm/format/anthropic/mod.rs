@@ -48,21 +48,11 @@ impl WireProtocol for AnthropicMessages {
     }
 
     fn encode_request(&self, config: &ModelConfig, request: &ChatRequest<'_>) -> String {
-        let parts = RequestParts {
-            system_prompt: request.system_prompt.unwrap_or_default(),
-            tools: request.tools,
-            tool_choice: request.tool_choice,
-        };
-        encode::encode_request(config, parts, request.context_messages, request.messages, true)
+        encode_whole(config, request, true)
     }
 
     fn encode_one_off(&self, config: &ModelConfig, request: &ChatRequest<'_>) -> String {
-        let parts = RequestParts {
-            system_prompt: request.system_prompt.unwrap_or_default(),
-            tools: request.tools,
-            tool_choice: request.tool_choice,
-        };
-        encode::encode_request(config, parts, request.context_messages, request.messages, false)
+        encode_whole(config, request, false)
     }
 
     fn parse_response(&self, body: &[u8]) -> Result<ChatResponse, LlmError> {
@@ -100,3 +90,10 @@ impl WireProtocol for AnthropicMessages {
 
 #[cfg(test)]
 mod tests;
+
+/// `request` encoded from scratch; `mark_latest`: its latest block is a cache breakpoint
+/// (every request but a one-off).
+fn encode_whole(config: &ModelConfig, request: &ChatRequest<'_>, mark_latest: bool) -> String {
+    let parts = RequestParts { system_prompt: request.system_prompt.unwrap_or_default(), tools: request.tools, tool_choice: request.tool_choice };
+    encode::encode_request(config, parts, request.context_messages, request.messages, mark_latest)
+}
