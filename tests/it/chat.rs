@@ -330,3 +330,19 @@ async fn chat_2_without_a_store_the_fork_is_the_returned_state() {
     assert!(through.pending_turn.is_none());
     assert_eq!(through.history.messages.len(), 12);
 }
+
+/// README: "Sessions stored before schema 7 (and exports without `runs`) have no run ids
+/// for their old runs" — such an export imports; its runs cannot be named; new runs can.
+#[tokio::test]
+async fn chat_1_an_export_without_run_marks_imports_and_only_new_runs_can_be_named() {
+    let (rt, _, runs) = session(None, "old").await;
+    let mut state: serde_json::Value = serde_json::from_str(&rt.export_state().unwrap()).unwrap();
+    state.as_object_mut().unwrap().remove("runs");
+    let old = AgentRuntime::new(config(None, "old-2"), model()).unwrap();
+    old.import_state(&state.to_string()).unwrap();
+    assert_eq!(old.messages().len(), 12);
+    assert_eq!(code(old.rewind(&runs[0]).unwrap_err()), ErrorCode::UnknownRun);
+    let next = old.run("task 4").await.unwrap();
+    old.rewind(&next.run_id).unwrap();
+    assert_eq!(old.messages().len(), 12);
+}
