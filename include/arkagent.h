@@ -435,6 +435,16 @@ typedef struct ArkAgentHttp {
   void *userdata;
 } ArkAgentHttp;
 
+// MCP-1: writes the headers for MCP server `server` (its config's `"name"`) into
+// `headers_json` as a NUL-terminated JSON object (`{"Authorization":"Bearer …"}`) or
+// array of `[name, value]` pairs, at most `headers_cap` bytes with the NUL, and returns
+// 0; any other value (or text that does not parse) fails the server with `mcp_auth` in
+// its `mcp_server` event. Called before the server's first request and, with `refresh`
+// true, once after it answered 401/403 (run the app's OAuth refresh then). Called on the
+// thread running the run; must return promptly. The headers stay in memory for the
+// connection; they are never logged, stored or put in an event.
+typedef int32_t (*ArkAgentMcpAuthCallback)(void *userdata, const char *server, bool refresh, char *headers_json, size_t headers_cap);
+
 // Receives one event (an `AgentEvent`: its correlation keys and one event type's keys,
 // every type listed in `include/JSON-SHAPES.md`, generated from the Rust types), in order, on
 // the thread running `arkagent_runtime_run`. `event_json` is valid only during the call.
@@ -969,7 +979,14 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 // "keep_recent_message_count"?,"summary_prompt"?,"min_messages_to_summarize"?,
 // "summarizer_max_input_tokens"?,"summarizer_model"?:{…as "model"…}},"delegation"?:{"policy"?:{"max_depth"?,
 // "max_delegations_per_run"?,"max_concurrent_children"?,"parent_context_message_count"?},
-// "allow_clone"?,"child_token_budget"?,"role_whitelists"?:{"role":["tool",…]|null}}}`.
+// "allow_clone"?,"child_token_budget"?,"role_whitelists"?:{"role":["tool",…]|null}},
+// "mcp_servers"?:[{"name","url","headers"?:{"Name":"value"},"allow"?:[tool,…],"deny"?:[tool,…],
+// "approval"?:"never"|"always"|[tool,…],"timeout_ms"?,"connect_timeout_ms"?,"retry_after_ms"?}]}`.
+// MCP-3: each MCP server's tools are offered as `<name>__<tool>` from the first run on
+// (connected through `http` at that run's start, an `"mcp_server"` event each); a server
+// that cannot be reached fails only itself (its event's `"error_code"`, e.g.
+// `"mcp_unreachable"`). Header values are secrets: never in events, logs or exports; the
+// tool set's `arkagent_tools_set_mcp_auth` callback supplies more at connection time.
 // `"summarizer_model"` (the seed's `modelConfig` of the compressor, the JS
 // `ContextCompressor.summarizerModel`) is the model the default compressor's summary
 // requests go to, through the same `http` client; absent, the runtime's `"model"`.
@@ -1101,6 +1118,13 @@ enum ArkAgentResult arkagent_runtime_run_parts(struct ArkAgentRuntime *runtime, 
 // # Safety
 // `image_id` a NUL-terminated string; `out_json` valid for one pointer write.
 enum ArkAgentResult arkagent_runtime_image(struct ArkAgentRuntime *runtime, const char *image_id, char **out_json);
+
+// MCP-1: sets the auth callback of the MCP servers of runtimes created with these tools
+// from now on (`callback` NULL removes it); a runtime keeps the one it was created with,
+// and its servers' static `"headers"` are sent too. `userdata` is passed to `callback`
+// and must stay valid until every runtime created with it is freed. Errors:
+// `ARK_AGENT_RESULT_NULL_ARGUMENT` (`tools` NULL), `ARK_AGENT_RESULT_INVALID_HANDLE`.
+enum ArkAgentResult arkagent_tools_set_mcp_auth(struct ArkAgentTools *tools, ArkAgentMcpAuthCallback callback, void *userdata);
 
 // Runs one user turn to the end, blocking the calling thread; callbacks are invoked on
 // this thread. On success `*out_outcome_json` (if `out_outcome_json` is not NULL) gets

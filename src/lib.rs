@@ -37,6 +37,7 @@ pub mod history;
 pub mod hilog;
 pub mod ids;
 pub mod llm;
+pub mod mcp;
 pub mod memory;
 pub mod runtime;
 pub mod session;

@@ -34,7 +34,13 @@ pub(super) struct Inner {
     pub(super) exec_policy: ExecPolicy,
     pub(super) memory: ScopedMemory,
     pub(super) delegate: Option<Arc<DelegateTaskTool>>,
-    pub(super) tools: ToolRegistry,
+    /// The tools run: [`base_tools`](Self::base_tools), then the MCP servers' once
+    /// connected (replaced at a run's start only: MCP-2).
+    pub(super) tools: std::sync::RwLock<Arc<ToolRegistry>>,
+    /// The host's tools and the built-ins.
+    pub(super) base_tools: ToolRegistry,
+    /// MCP-3: this runtime's MCP servers, when it has any.
+    pub(super) mcp: Option<crate::mcp::McpHub>,
     pub(super) client: ChatClient,
     pub(super) compressor: Option<Arc<dyn ContextCompressor>>,
     pub(super) sub_agents: Option<Arc<SubAgentService>>,
@@ -176,8 +182,8 @@ fn redact_event(model: &ModelConfig, kind: &mut EventKind) {
             text(task_description);
             redact_event(model, &mut event.kind);
         }
-        EventKind::SessionCommitted { commit_seq: _, message_count: _ } => {}
-        EventKind::SummarizerRequest { estimated_prompt_tokens: _ } => {}
+        EventKind::SessionCommitted { commit_seq: _, message_count: _ } | EventKind::SummarizerRequest { estimated_prompt_tokens: _ } => {}
+        EventKind::McpServer(crate::mcp::McpServerEvent { server: _, state: _, tool_count: _, protocol_version: _, error_code: _, message }) => maybe(message),
         EventKind::SessionRewound { rewound_run_id: _, dropped_run_ids: _, messages_removed: _, message_count: _, discarded: _ } => {}
         EventKind::RunFinished { status: _, iterations: _, error_code: _, usage: _ } => {}
     }

@@ -65,7 +65,8 @@ impl Run<'_> {
         let inner = self.inner;
         let policy = &inner.exec_policy;
         let barred = (policy.is_sub_agent && call.name == DELEGATE_TASK_TOOL_NAME) || !policy.allows(&call.name);
-        let (Some(tool), false) = (inner.tools.get(&call.name), barred) else { return Gate::Run };
+        let tools = inner.tools();
+        let (Some(tool), false) = (tools.get(&call.name), barred) else { return Gate::Run };
         let Ok(arguments) = parse_arguments(&call.arguments) else { return Gate::Run };
         let invocation = ToolInvocation { call_id: call.id.clone(), name: call.name.clone(), arguments };
         let mut ask = None;
@@ -160,7 +161,7 @@ impl Run<'_> {
                     let id = format!("{session_id}/{}", call.id);
                     let path = inner.place.lineage.clone();
                     let approval = PendingApproval { call_id: id.clone(), name: call.name.clone(), arguments: call.arguments.clone(), path: path.clone() };
-                    let required = inner.tools.get(&call.name).map(|t| required_properties(&t.definition.parameters)).unwrap_or_default();
+                    let required = inner.tools().get(&call.name).map(|t| required_properties(&t.definition.parameters)).unwrap_or_default();
                     let (answer, guard) = inner.place.approvals.wait(approval, required);
                     inner.emit(self.run_id, EventKind::ApprovalRequested {
                         call_id: id,
@@ -474,7 +475,7 @@ impl AgentRuntime {
     /// Edited arguments as they will run: a JSON object (re-serialized) with every
     /// property the tool's schema requires.
     fn checked_arguments(&self, tool: &str, arguments: &str) -> Result<String, ArkAgentError> {
-        let required = self.inner.tools.get(tool).map(|t| required_properties(&t.definition.parameters)).unwrap_or_default();
+        let required = self.inner.tools().get(tool).map(|t| required_properties(&t.definition.parameters)).unwrap_or_default();
         check_edited(arguments, &required).map(|v| v.to_string()).map_err(|m| ArkAgentError::approval(ErrorCode::ToolArgumentsInvalid, m))
     }
 
@@ -527,6 +528,7 @@ impl Inner {
         }
         self.run_usage.start(&self.session.snapshot());
         self.emit(run_id, EventKind::RunStarted { input: String::new() });
+        self.mcp_point(run_id, cancel).await;
         Run::new(self, run_id, cancel, None).resume_turn(turn).await
     }
 }

@@ -77,7 +77,7 @@ impl AgentRuntime {
         // A root, or a child below max_depth (SUB-3), offers delegate_task; a worker at
         // max_depth gets no service: its config has no delegation (SUB-4).
         let sub_agents =
-            SubAgentService::new(config.clone(), transport, view, state.child_usage_sink(), emitter.clone(), depth, budget, place.clone());
+            SubAgentService::new(config.clone(), Arc::clone(&transport), view, state.child_usage_sink(), emitter.clone(), depth, budget, place.clone());
         let mut system_prompt = config.system_prompt.clone();
         let mut delegate = None;
         if let (Some(service), Some(delegation)) = (&sub_agents, &config.delegation) {
@@ -94,7 +94,7 @@ impl AgentRuntime {
             is_sub_agent: depth > 0 && sub_agents.is_none(),
             allowed: config.allowed_tools.as_ref().map(|a| a.iter().cloned().chain([RETRIEVE_MEMORY_TOOL_NAME.to_owned()]).collect()),
             default_timeout_ms: config.tool_timeout_ms,
-            gated: config.tool_policy.is_some() || tools.iter().any(|t| t.definition.requires_approval || t.approval.is_some()),
+            gated: std::sync::atomic::AtomicBool::new(config.tool_policy.is_some() || tools.iter().any(|t| t.definition.requires_approval || t.approval.is_some())),
         };
         let tool_definitions: Vec<ToolDefinition> = tools.definitions().into_iter().filter(|d| exec_policy.allows(&d.name)).collect();
         let memory = config.memory_store.scope(&config.memory_namespace);
@@ -105,7 +105,9 @@ impl AgentRuntime {
                 exec_policy,
                 memory,
                 delegate,
-                tools,
+                tools: std::sync::RwLock::new(Arc::new(tools.clone())),
+                base_tools: tools,
+                mcp: (!config.mcp_servers.is_empty()).then(|| crate::mcp::McpHub::new(config.mcp_servers.clone(), Arc::clone(&transport))),
                 config,
                 client,
                 compressor,

@@ -89,6 +89,11 @@ pub struct AgentRuntimeConfig {
     /// runtime has it) and commits at every commit point. `None`: nothing is persisted.
     /// Sub-agents never write to it (their records are part of the parent's commits).
     pub store: Option<crate::store::SharedStore>,
+    /// MCP-3: servers whose tools the runtime offers, connected at the first run that
+    /// needs them (see [`crate::mcp`]). A sub-agent built from this config shares them
+    /// (one connection each); a role's whitelist names their tools as the model sees them
+    /// (`<server>__<tool>`, or `<server>__*` for all of a server's).
+    pub mcp_servers: Vec<crate::mcp::McpServer>,
 }
 
 impl std::fmt::Debug for AgentRuntimeConfig {
@@ -101,6 +106,7 @@ impl std::fmt::Debug for AgentRuntimeConfig {
             .field("tool_policy", &self.tool_policy.as_ref().map(|_| "ToolPolicy"))
             .field("tools", &self.tools)
             .field("session_id", &self.session_id)
+            .field("mcp_servers", &self.mcp_servers)
             .finish_non_exhaustive()
     }
 }
@@ -126,6 +132,7 @@ impl AgentRuntimeConfig {
             id_generator: Arc::new(DefaultIdGenerator::default()),
             clock: Arc::new(SystemClock),
             store: None,
+            mcp_servers: Vec::new(),
         }
     }
 
@@ -153,6 +160,10 @@ impl AgentRuntimeConfig {
         }
         if let Some(d) = &self.delegation {
             d.policy.validate()?;
+        }
+        let names: std::collections::HashSet<&str> = self.mcp_servers.iter().map(|s| s.config().name.as_str()).collect();
+        if names.len() != self.mcp_servers.len() {
+            return bad("two MCP servers have the same name");
         }
         if let Some(Compression::Default { config, summarizer }) = &self.compression {
             config.validate().map_err(|m| ArkAgentError::config(ErrorCode::InvalidConfig, &m))?;
@@ -293,6 +304,8 @@ struct ConfigJson {
     session_id: Option<String>,
     compression: Option<CompressionJson>,
     delegation: Option<DelegationJson>,
+    #[serde(default)]
+    mcp_servers: Vec<crate::mcp::McpServerJson>,
 }
 
 /// `"delegation": {"policy"?: {…SubAgentPolicy…}, "allow_clone"?: bool}` — workers are
@@ -367,8 +380,11 @@ impl AgentRuntimeConfig {
     /// "delegation"?: {"policy"?: {"max_depth"?,
     /// "max_delegations_per_run"?, "max_concurrent_children"?,
     /// "parent_context_message_count"?}, "allow_clone"?, "child_token_budget"?,
-    /// "role_whitelists"?: {"role": ["tool", …] | null}}}` and validates it. Errors: `invalid_json`,
-    /// `invalid_config`.
+    /// "role_whitelists"?: {"role": ["tool", …] | null}}, "mcp_servers"?: [{"name", "url",
+    /// "headers"?: {"Name": "value"} | [[name, value], …], "allow"?: [tool, …], "deny"?: [tool,
+    /// …], "approval"?: "never" | "always" | [tool, …], "timeout_ms"?, "connect_timeout_ms"?,
+    /// "retry_after_ms"?}]}` (see [`McpServerConfig`](crate::mcp::McpServerConfig)) and
+    /// validates it. Errors: `invalid_json`, `invalid_config`.
     ///
     /// ```
     /// let c = arkagent::AgentRuntimeConfig::from_json(
@@ -386,6 +402,9 @@ impl AgentRuntimeConfig {
         config.tool_timeout_ms = parsed.tool_timeout_ms.unwrap_or(0);
         config.session_id = parsed.session_id;
         config.tools = tools;
+        for server in parsed.mcp_servers {
+            config.mcp_servers.push(crate::mcp::McpServer::new(server.into_config()?)?);
+        }
         if let Some(d) = parsed.delegation {
             let mut delegation =
                 DelegationConfig { policy: d.policy, allow_clone: d.allow_clone, child_token_budget: d.child_token_budget, ..DelegationConfig::default() };

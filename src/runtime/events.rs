@@ -210,6 +210,11 @@ pub enum EventKind {
         /// What the dropped turns had spent: still in every total (`UsageTotals.discarded`).
         discarded: ChildUsageSummary,
     },
+    /// MCP-3: at a run's start, an MCP server connected (`connected`), was listed again
+    /// after it said its tools changed (`tools_changed`), or could not be reached
+    /// (`failed`, with a stable `error_code`: the run goes on without it). Before the
+    /// run's first `model_request`; never a header value in it.
+    McpServer(crate::mcp::McpServerEvent),
     /// The run ended (a `run_decomposed` job too: its last event).
     RunFinished {
         /// How it ended (`completed` or `cancelled` for `run_decomposed`: a task's
@@ -244,6 +249,7 @@ impl EventKind {
             Self::SubAgent(_) => "sub_agent",
             Self::SessionCommitted { .. } => "session_committed",
             Self::SessionRewound { .. } => "session_rewound",
+            Self::McpServer(_) => "mcp_server",
             Self::RunFinished { .. } => "run_finished",
         }
     }

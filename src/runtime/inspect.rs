@@ -18,8 +18,9 @@ impl AgentRuntime {
         &self.inner.config
     }
 
-    /// The tools the model is offered (host tools plus built-ins such as `retrieve_memory`).
-    pub fn tool_definitions(&self) -> &[ToolDefinition] {
+    /// The tools the model is offered (host tools plus built-ins such as `retrieve_memory`,
+    /// and MCP servers' tools once connected: MCP-2).
+    pub fn tool_definitions(&self) -> Vec<ToolDefinition> {
         self.inner.session.tool_definitions()
     }
 

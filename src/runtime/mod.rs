@@ -16,6 +16,7 @@ mod events;
 mod gestures;
 mod import_export;
 mod inspect;
+mod mcp_point;
 mod memory_report;
 mod outcome;
 mod run_usage;

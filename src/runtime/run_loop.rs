@@ -43,6 +43,7 @@ impl Inner {
     /// Runs the loop for `input` (the caller holds the run slot).
     pub(super) async fn run_loop(&self, input: Content, run_id: &str, cancel: &CancellationToken) -> Ended {
         let run = self.begin(input, run_id, cancel)?;
+        self.mcp_point(run_id, cancel).await;
         // Boxed: the loop's state machine is built once, shared with a resumed run
         // (TOOL-1), not inlined into each caller (PERF-9: the arm64 library's size).
         Box::pin(run.iterate(1)).await
@@ -240,7 +241,7 @@ impl Run<'_> {
     /// Answers the turn's tool calls and pushes their results together; or, when one waits
     /// for a person (TOOL-1), pauses the run.
     async fn answer_tools(&self, iteration: u32, calls: &[ToolCall]) -> ControlFlow<Ended> {
-        if self.inner.exec_policy.gated {
+        if self.inner.exec_policy.gated.load(std::sync::atomic::Ordering::Relaxed) {
             // Boxed: built once, not inlined into the loop (PERF-9).
             return Box::pin(self.answer_gated(iteration, calls)).await;
         }
@@ -257,7 +258,7 @@ impl Run<'_> {
             let inner = self.inner;
             let on_start = |call: &ToolCall| self.tool_started(call);
             let on_finish = |call: &ToolCall, result: &ToolResult| self.tool_finished(call, result);
-            run_tool_calls(&inner.tools, calls, inner.config.max_parallel_tools, &inner.exec_policy, &self.tools, &on_start, &on_finish).await
+            run_tool_calls(&inner.tools(), calls, inner.config.max_parallel_tools, &inner.exec_policy, &self.tools, &on_start, &on_finish).await
         })
     }
 

@@ -68,13 +68,18 @@ pub(crate) struct ExecPolicy {
     /// TOOL-4: the deadline of a call whose tool sets none, in ms (0: none).
     pub default_timeout_ms: u64,
     /// TOOL-1, TOOL-3: a policy is set or a tool asks for approval, so each call passes the
-    /// gate; decided once when the runtime is built (its tools and policy never change).
-    pub gated: bool,
+    /// gate; decided when the runtime is built, and set when an MCP server's tool asking
+    /// for approval arrives (MCP-2).
+    pub gated: std::sync::atomic::AtomicBool,
 }
 
 impl ExecPolicy {
+    /// ISO-2: `name` is on the whitelist, or its MCP server is (`<server>__*`, MCP-2).
     pub(crate) fn allows(&self, name: &str) -> bool {
-        self.allowed.as_ref().is_none_or(|a| a.contains(name))
+        let server_wide = |a: &std::collections::HashSet<String>| {
+            name.split_once(crate::mcp::MCP_NAME_SEPARATOR).is_some_and(|(server, _)| a.contains(&format!("{server}{}*", crate::mcp::MCP_NAME_SEPARATOR)))
+        };
+        self.allowed.as_ref().is_none_or(|a| a.contains(name) || server_wide(a))
     }
 }
 

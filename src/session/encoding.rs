@@ -56,6 +56,12 @@ impl FixedEncodings {
         }
     }
 
+    /// The same request shape offering `tools` instead (MCP-2).
+    pub(super) fn with_tools(&self, tools: Vec<ToolDefinition>) -> Self {
+        let s = &self.shape;
+        Self::new(RequestShape { model: s.model.clone(), system_prompt: s.system_prompt.clone(), tool_definitions: tools, tool_choice: s.tool_choice.clone() })
+    }
+
     /// How the model's prompt is counted.
     pub(super) fn counting(&self) -> Counting {
         self.counting
@@ -120,11 +126,6 @@ impl FixedEncodings {
     /// The tools every request offers.
     pub(super) fn tool_definitions(&self) -> &[ToolDefinition] {
         &self.shape.tool_definitions
-    }
-
-    /// The model every request is for.
-    pub(super) fn model(&self) -> &ModelConfig {
-        &self.shape.model
     }
 
     /// Heap bytes of the fixed encodings (PERF-2's report).

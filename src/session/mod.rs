@@ -24,6 +24,7 @@ mod gentle;
 mod images;
 mod prompt_size;
 mod pending;
+mod prefix_side;
 mod redact;
 mod rewind;
 mod store_side;
@@ -35,7 +36,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::compress::{
-    apply_compression, CompressReason, ConversationPrefix, PromptSizeSource, StagedCompression, TokenCalibration, TokenCounts,
+    apply_compression, CompressReason, PromptSizeSource, StagedCompression, TokenCalibration, TokenCounts,
 };
 use crate::error::ArkAgentError;
 use crate::history::{AgentState, Content, Message, ModelUsage, RunMark, ToolCall};
@@ -67,16 +68,17 @@ pub struct Session {
     /// Bumped by every mutable access to the state except the appending doors (see
     /// [`StateGuard`]): a history that changed other than by appending has a new one.
     generation: AtomicU64,
-    /// The model whose calibration is used and learned (CMP-12).
-    model: String,
+    /// The model whose calibration is used and learned (CMP-12), and every request is for.
+    model: ModelConfig,
     /// LLM-4: the model config's secrets, removed at every door.
     redactor: Redactor,
     clock: Arc<dyn Clock>,
     /// Fresh tool call ids for answers whose ids are missing or repeat (CORE-2).
     ids: Arc<dyn IdGenerator>,
-    /// PERF-7: the system prompt and tools array, encoded once (both fixed for the
-    /// session's life), and the per-message encoding cache.
-    fixed: FixedEncodings,
+    /// PERF-7: the system prompt and tools array, encoded once (replaced only when an MCP
+    /// server's tools arrive or change, at a run's start: MCP-2), and the per-message
+    /// encoding cache.
+    fixed: std::sync::RwLock<Arc<FixedEncodings>>,
     encodings: Mutex<EncodingCache>,
     /// The provider's last count and the compression backoff, reset together.
     counts: Mutex<Counts>,
@@ -193,7 +195,7 @@ impl Session {
     /// The session owning `state` (see [`SessionState`]), for requests of the shape
     /// `shape`; `ids` makes tool call ids unique.
     pub fn new(state: SessionState, shape: RequestShape, clock: Arc<dyn Clock>, ids: Arc<dyn IdGenerator>) -> Self {
-        let model = shape.model.model.clone();
+        let model = shape.model.clone();
         let image_bounds = ImageBounds::of(&shape.model);
         Self {
             image_bounds,
@@ -203,7 +205,7 @@ impl Session {
             redactor: state.redactor,
             clock,
             ids,
-            fixed: FixedEncodings::new(shape),
+            fixed: std::sync::RwLock::new(Arc::new(FixedEncodings::new(shape))),
             encodings: Mutex::new(EncodingCache::default()),
             counts: Mutex::new(Counts::default()),
             persist: Mutex::new(None),
@@ -326,7 +328,7 @@ impl Session {
     /// Images the next request carries (the history's; cached, PERF-7: no walk).
     fn images_in_request(&self) -> usize {
         let (state, generation) = self.snapshot_with_generation();
-        self.lock_encodings().image_count(&self.fixed, &state, generation)
+        self.lock_encodings().image_count(&self.fixed(), &state, generation)
     }
 
     /// CORE-4: takes `input` back out — when it is still the last message, i.e. the model
@@ -376,14 +378,14 @@ impl Session {
         }
         let messages_sent = state.history.messages.len();
         self.counts().provider = Some(ProviderCount { prompt_tokens: usage.prompt_tokens, messages_sent });
-        match state.token_calibration.get_mut(&self.model) {
+        match state.token_calibration.get_mut(&self.model.model) {
             Some(calibration) => {
                 calibration.observe(sent, usage.prompt_tokens);
             }
             None => {
                 let mut calibration = TokenCalibration::default();
                 if calibration.observe(sent, usage.prompt_tokens) {
-                    state.token_calibration.insert(self.model.clone(), calibration);
+                    state.token_calibration.insert(self.model.model.clone(), calibration);
                 }
             }
         }
@@ -398,7 +400,7 @@ impl Session {
         if !tool_calls.is_empty() {
             let (state, generation) = self.snapshot_with_generation();
             let mut encodings = self.lock_encodings();
-            let seen = encodings.call_ids(&self.fixed, &state, generation);
+            let seen = encodings.call_ids(&self.fixed(), &state, generation);
             let mut fresh: HashSet<String> = HashSet::new();
             for call in &mut tool_calls {
                 while call.id.is_empty() || seen.contains(&call.id) || fresh.contains(&call.id) {
@@ -521,13 +523,25 @@ impl Session {
 /// The request side: encodings (PERF-2, PERF-7) and the prompt size (CMP-3, CMP-11, CMP-12).
 impl Session {
     /// The tools every request offers.
-    pub fn tool_definitions(&self) -> &[ToolDefinition] {
-        self.fixed.tool_definitions()
+    pub fn tool_definitions(&self) -> Vec<ToolDefinition> {
+        self.fixed().tool_definitions().to_vec()
+    }
+
+    /// MCP-2: offers `tools` from the next request on (the request's fixed part encoded
+    /// anew, the encoding cache started over).
+    pub fn set_tool_definitions(&self, tools: Vec<ToolDefinition>) {
+        let fixed = Arc::new(self.fixed().with_tools(tools));
+        *self.fixed.write().unwrap_or_else(|p| p.into_inner()) = fixed;
+        self.generation.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn fixed(&self) -> Arc<FixedEncodings> {
+        Arc::clone(&self.fixed.read().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Heap bytes of the encoding cache and of the fixed encodings (PERF-2's report).
     pub fn encoding_heap_bytes(&self) -> (usize, usize) {
-        (self.lock_encodings().heap_bytes(), self.fixed.heap_bytes())
+        (self.lock_encodings().heap_bytes(), self.fixed().heap_bytes())
     }
 
     fn lock_encodings(&self) -> MutexGuard<'_, EncodingCache> {
@@ -541,7 +555,7 @@ impl Session {
     /// did) and the message count.
     pub fn next_request(&self) -> NextRequest {
         let (state, generation) = self.snapshot_with_generation();
-        let (body, counts) = self.lock_encodings().request_body(&self.fixed, &state, generation);
+        let (body, counts) = self.lock_encodings().request_body(&self.fixed(), &state, generation);
         let key = SizeKey::of(&state, generation);
         let remembered = self.counts().size.filter(|(k, _)| *k == key).map(|(_, size)| size);
         let (prompt_size, prompt_size_source) = remembered.unwrap_or_else(|| self.prompt_size(&state, counts));
@@ -551,7 +565,7 @@ impl Session {
     /// The body of the request for `state`, encoded from scratch with the typed wire
     /// structs (the reference the cached bodies are checked against).
     pub fn body_from_scratch(&self, state: &AgentState) -> String {
-        self.fixed.body_from_scratch(state)
+        self.fixed().body_from_scratch(state)
     }
 
     /// The next prompt's size (CMP-3, CMP-11, CMP-12) and which figure decided it: the
@@ -560,41 +574,18 @@ impl Session {
     /// the messages appended since.
     fn prompt_size(&self, state: &AgentState, counts: TokenCounts) -> (u64, PromptSizeSource) {
         // CMP-12: this model's calibration in `state` (the identity until one is learned).
-        let calibration: TokenCalibration = state.token_calibration.get(&self.model).copied().unwrap_or_default();
+        let calibration: TokenCalibration = state.token_calibration.get(&self.model.model).copied().unwrap_or_default();
         let count = self.counts().provider;
-        prompt_size::prompt_size(count, calibration, state, counts, self.fixed.counting())
+        prompt_size::prompt_size(count, calibration, state, counts, self.fixed().counting())
     }
 
     /// The current state's prompt size and its source (what the compression trigger
     /// checks), remembered for [`next_request`](Self::next_request).
     pub fn next_prompt_size(&self) -> (u64, PromptSizeSource) {
         let (state, generation) = self.snapshot_with_generation();
-        let local = self.lock_encodings().estimate(&self.fixed, &state, generation);
+        let local = self.lock_encodings().estimate(&self.fixed(), &state, generation);
         let size = self.prompt_size(&state, local);
         self.counts().size = Some((SizeKey::of(&state, generation), size));
         size
-    }
-}
-
-/// COST-3: the conversation as the compressor's summarizer reuses it — for the state the
-/// compressor was given only (the very allocation: any writer since would have copied
-/// it, the compressor holding it), so a summarizer request never carries a history other
-/// than the one being split.
-impl ConversationPrefix for Session {
-    fn model(&self) -> &ModelConfig {
-        self.fixed.model()
-    }
-
-    fn body_with(&self, state: &AgentState, instruction: &Message) -> Option<Arc<String>> {
-        let (current, generation) = self.current(state)?;
-        Some(self.lock_encodings().request_body_with(&self.fixed, &current, generation, instruction))
-    }
-}
-
-impl Session {
-    /// The current state and its generation, when the current state is `state`.
-    fn current(&self, state: &AgentState) -> Option<(Arc<AgentState>, u64)> {
-        let (current, generation) = self.snapshot_with_generation();
-        std::ptr::eq(Arc::as_ptr(&current), state).then_some((current, generation))
     }
 }

@@ -404,6 +404,10 @@ static void tools_checks(void) {
   EXPECT(arkagent_tools_set_policy(FORGED2(ArkAgentTools), probe_policy, &probe), BAD_HANDLE);
   EXPECT(arkagent_tools_set_policy(tools, probe_policy, &probe), OK);
   EXPECT(arkagent_tools_set_policy(tools, NULL, NULL), OK); /* removed again */
+  EXPECT(arkagent_tools_set_mcp_auth(NULL, NULL, NULL), NULL_ARG);
+  EXPECT(arkagent_tools_set_mcp_auth(freed, NULL, NULL), BAD_HANDLE);
+  EXPECT(arkagent_tools_set_mcp_auth(FORGED2(ArkAgentTools), NULL, NULL), BAD_HANDLE);
+  EXPECT(arkagent_tools_set_mcp_auth(tools, NULL, NULL), OK); /* none */
   arkagent_tools_free(tools);
   arkagent_tools_free(tools); /* freed twice: ignored */
   arkagent_tools_free(NULL);

@@ -179,9 +179,10 @@ fn sub_1_spawn_sub_agent_is_folded_into_delegate_task() {
     let mut c = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", API_KEY, "test-model"));
     c.delegation = Some(arkagent::runtime::DelegationConfig { allow_clone: true, ..Default::default() });
     let rt = AgentRuntime::new(c, ScriptedModel::new(vec![])).unwrap();
-    let names: Vec<&str> = rt.tool_definitions().iter().map(|d| d.name.as_str()).collect();
+    let definitions = rt.tool_definitions();
+    let names: Vec<&str> = definitions.iter().map(|d| d.name.as_str()).collect();
     assert!(names.contains(&arkagent::subagent::DELEGATE_TASK_TOOL_NAME) && !names.contains(&"spawn_sub_agent"), "{names:?}");
-    let delegate = rt.tool_definitions().iter().find(|d| d.name == "delegate_task").unwrap();
+    let delegate = definitions.iter().find(|d| d.name == "delegate_task").unwrap();
     assert_eq!(delegate.parameters["required"], json!(["assignee", "task_description"]));
     for optional in ["role", "context"] {
         assert!(delegate.parameters["properties"][optional].is_object(), "{optional}");

@@ -53,7 +53,7 @@ pub use runtime::{
     arkagent_runtime_run, arkagent_runtime_run_decomposed, arkagent_runtime_run_parts, arkagent_runtime_sub_agents, arkagent_runtime_session_id,
     arkagent_runtime_subscribe, arkagent_runtime_total_usage, arkagent_runtime_unsubscribe, arkagent_runtime_usages, arkagent_shutdown, arkagent_tools_free,
     arkagent_tools_new, arkagent_tools_register, ArkAgentMemoryTier, ArkAgentRuntime, ArkAgentTools,
-    arkagent_runtime_edit_and_resend, arkagent_runtime_fork, arkagent_runtime_regenerate, arkagent_runtime_rewind,
+    arkagent_runtime_edit_and_resend, arkagent_runtime_fork, arkagent_runtime_regenerate, arkagent_runtime_rewind, arkagent_tools_set_mcp_auth, ArkAgentMcpAuthCallback,
 };
 pub use store::{arkagent_runtime_attach_store, arkagent_store_delete, arkagent_store_free, arkagent_store_list, arkagent_store_open, ArkAgentStore};
 pub use strings::{arkagent_last_error_message, arkagent_log_to_hilog, arkagent_string_free, arkagent_version};

@@ -196,10 +196,10 @@ impl Demo {
         });
         runtime_config.delegation = Some(delegation_config()?);
         let runtime = AgentRuntime::new(runtime_config, transport)?;
-        let tool_names: Vec<&str> = runtime
+        let tool_names: Vec<String> = runtime
             .tool_definitions()
-            .iter()
-            .map(|d| d.name.as_str())
+            .into_iter()
+            .map(|d| d.name)
             .collect();
         let printer = Printer::new(console.clone(), label.clone());
         let counts = printer.counts();

@@ -81,6 +81,8 @@ pub unsafe extern "C" fn arkagent_tools_register(
 pub(crate) struct ToolSet {
     pub(crate) registry: ToolRegistry,
     pub(crate) policy: Option<Arc<dyn arkagent::tools::ToolPolicy>>,
+    /// MCP-1: the host's authorization for the config's MCP servers.
+    pub(crate) mcp_auth: Option<Arc<dyn arkagent::mcp::McpAuth>>,
 }
 
 /// Frees a tool set. NULL and already-freed handles are ignored.
@@ -95,7 +97,14 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 /// "keep_recent_message_count"?,"summary_prompt"?,"min_messages_to_summarize"?,
 /// "summarizer_max_input_tokens"?,"summarizer_model"?:{…as "model"…}},"delegation"?:{"policy"?:{"max_depth"?,
 /// "max_delegations_per_run"?,"max_concurrent_children"?,"parent_context_message_count"?},
-/// "allow_clone"?,"child_token_budget"?,"role_whitelists"?:{"role":["tool",…]|null}}}`.
+/// "allow_clone"?,"child_token_budget"?,"role_whitelists"?:{"role":["tool",…]|null}},
+/// "mcp_servers"?:[{"name","url","headers"?:{"Name":"value"},"allow"?:[tool,…],"deny"?:[tool,…],
+/// "approval"?:"never"|"always"|[tool,…],"timeout_ms"?,"connect_timeout_ms"?,"retry_after_ms"?}]}`.
+/// MCP-3: each MCP server's tools are offered as `<name>__<tool>` from the first run on
+/// (connected through `http` at that run's start, an `"mcp_server"` event each); a server
+/// that cannot be reached fails only itself (its event's `"error_code"`, e.g.
+/// `"mcp_unreachable"`). Header values are secrets: never in events, logs or exports; the
+/// tool set's `arkagent_tools_set_mcp_auth` callback supplies more at connection time.
 /// `"summarizer_model"` (the seed's `modelConfig` of the compressor, the JS
 /// `ContextCompressor.summarizerModel`) is the model the default compressor's summary
 /// requests go to, through the same `http` client; absent, the runtime's `"model"`.
@@ -209,6 +218,7 @@ unsafe fn new_runtime(
     };
     let mut config = AgentRuntimeConfig::from_json(json, set.registry)?;
     config.tool_policy = set.policy;
+    config.mcp_servers = super::mcp::with_auth(std::mem::take(&mut config.mcp_servers), set.mcp_auth.as_ref())?;
     let workers = workers_arg(workers)?;
     if !workers.is_empty() {
         let delegation = config.delegation.get_or_insert_with(DelegationConfig::default);

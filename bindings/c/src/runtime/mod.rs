@@ -7,6 +7,7 @@ mod executor;
 mod gestures;
 mod handle;
 mod images;
+mod mcp;
 mod run;
 mod state;
 
@@ -22,6 +23,7 @@ pub use handle::{
     arkagent_tools_register, ArkAgentRuntime, ArkAgentTools,
 };
 pub use images::{arkagent_runtime_image, arkagent_runtime_run_parts};
+pub use mcp::{arkagent_tools_set_mcp_auth, ArkAgentMcpAuthCallback};
 pub use run::{
     arkagent_child_usage_summary, arkagent_runtime_cancel, arkagent_runtime_close_sub_agents, arkagent_runtime_compress_now,
     arkagent_runtime_episodes, arkagent_runtime_memory_recall, arkagent_runtime_memory_store, arkagent_runtime_run,

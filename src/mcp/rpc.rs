@@ -1,0 +1,434 @@
+//! MCP-1: JSON-RPC over Streamable HTTP through the host transport — one server's
+//! connection (protocol version, session id, the host's auth headers), its requests and
+//! notifications, answers as JSON or as an event stream with notifications interleaved.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{McpError, McpErrorCode, McpServerConfig, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
+use crate::llm::{HttpBody, HttpRequest, HttpResponse, HttpTransport, SseDecoder, SseError, TransportErrorKind};
+
+use McpErrorCode::*;
+
+/// One MCP server: its config and its connection, shared by every runtime holding it
+/// (a parent and its sub-agents reuse one session). Cheap to clone.
+#[derive(Clone)]
+pub struct McpServer {
+    pub(super) inner: Arc<Connection>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer").field("name", &self.inner.config.name).finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server, not yet connected (the first run that needs it connects). Errors:
+    /// `invalid_config` (see [`McpServerConfig::validate`]).
+    pub fn new(config: McpServerConfig) -> Result<Self, crate::error::ArkAgentError> {
+        config.validate()?;
+        Ok(Self { inner: Arc::new(Connection { config, state: Mutex::default(), connecting: tokio::sync::Mutex::new(()), next_id: AtomicU64::new(1) }) })
+    }
+
+    /// Its config.
+    pub fn config(&self) -> &McpServerConfig {
+        &self.inner.config
+    }
+
+    /// The revision the server agreed to, once connected.
+    pub fn protocol_version(&self) -> Option<String> {
+        self.inner.lock().protocol.clone()
+    }
+}
+
+/// What a connection knows.
+#[derive(Default)]
+pub(super) struct ConnState {
+    /// The negotiated revision; `None` until initialised.
+    pub(super) protocol: Option<String>,
+    /// The server's `Mcp-Session-Id`, when it gave one.
+    session: Option<String>,
+    /// The host's auth headers, once asked for.
+    auth: Option<Vec<(String, String)>>,
+    /// Set by `notifications/tools/list_changed`: the next run lists again.
+    pub(super) list_changed: bool,
+    /// The tools last listed (shared by every runtime holding the server).
+    pub(super) tools: Option<Arc<Vec<RemoteTool>>>,
+    /// When connecting or listing last failed (the runtime's clock, ms).
+    pub(super) failed_at: Option<u64>,
+}
+
+pub(super) struct Connection {
+    pub(super) config: McpServerConfig,
+    state: Mutex<ConnState>,
+    /// Initialising is one at a time (two runtimes sharing the server wait for one).
+    pub(super) connecting: tokio::sync::Mutex<()>,
+    next_id: AtomicU64,
+}
+
+/// How a request failed below the protocol: retried once by [`Connection::request`].
+enum Failure {
+    /// 404 on a session id: initialise again.
+    SessionExpired,
+    /// 401/403: ask the host for fresh headers.
+    Unauthorized(u16),
+    Fatal(McpError),
+}
+
+impl From<McpError> for Failure {
+    fn from(e: McpError) -> Self {
+        Self::Fatal(e)
+    }
+}
+
+impl Connection {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, ConnState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A fresh JSON-RPC request id.
+    pub(super) fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// `text` without any header value of this server (static or the host's).
+    pub(super) fn redact(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        let auth = self.lock().auth.clone().unwrap_or_default();
+        for (_, value) in self.config.headers.iter().chain(auth.iter()) {
+            for secret in [value.as_str(), value.strip_prefix("Bearer ").unwrap_or("")] {
+                if secret.len() >= 4 && out.contains(secret) {
+                    out = out.replace(secret, "<redacted>");
+                }
+            }
+        }
+        out
+    }
+
+    fn error(&self, code: McpErrorCode, message: impl AsRef<str>) -> McpError {
+        McpError::new(code, self.redact(message.as_ref()))
+    }
+
+    /// Initialises (when not yet): `initialize`, the version checked, the session id kept,
+    /// `notifications/initialized`.
+    pub(super) async fn ensure_initialized(&self, transport: &dyn HttpTransport, cancel: &CancellationToken) -> Result<(), McpError> {
+        let _one = self.connecting.lock().await;
+        if self.lock().protocol.is_some() {
+            return Ok(());
+        }
+        self.initialize(transport, cancel).await
+    }
+
+    async fn initialize(&self, transport: &dyn HttpTransport, cancel: &CancellationToken) -> Result<(), McpError> {
+        {
+            let mut state = self.lock();
+            state.protocol = None;
+            state.session = None;
+        }
+        let params = json!({
+            "protocolVersion": LATEST_PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "arkagent", "version": env!("CARGO_PKG_VERSION")},
+        });
+        let (result, session) = self.request_with_auth(transport, "initialize", Some(params), cancel, 256 * 1024, &mut |_| {}).await?;
+        let version = result["protocolVersion"].as_str().unwrap_or_default();
+        if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version) {
+            return Err(self.error(McpVersion, format!("the server speaks MCP {version:?}; this client speaks {SUPPORTED_PROTOCOL_VERSIONS:?}")));
+        }
+        {
+            let mut state = self.lock();
+            state.protocol = Some(version.to_owned());
+            state.session = session;
+        }
+        self.notify(transport, "notifications/initialized", None, cancel).await
+    }
+
+    /// A request, answered: initialises first if needed, and once more when the server
+    /// forgot the session (404); asks the host for fresh headers once on 401/403.
+    pub(super) async fn request(
+        &self,
+        transport: &dyn HttpTransport,
+        (id, method, params): (u64, &str, Value),
+        cancel: &CancellationToken,
+        limit: usize,
+        on_note: &mut (dyn FnMut(&Value) + Send),
+    ) -> Result<Value, McpError> {
+        self.ensure_initialized(transport, cancel).await?;
+        let sent_session = self.lock().session.clone();
+        match self.send(transport, (id, method, Some(params.clone())), cancel, limit, on_note).await {
+            Err(Failure::SessionExpired) => {
+                {
+                    let _one = self.connecting.lock().await;
+                    // Another call may have initialised again already.
+                    if self.lock().session == sent_session {
+                        self.initialize(transport, cancel).await?;
+                    }
+                }
+                self.send(transport, (id, method, Some(params)), cancel, limit, on_note).await.map(|(r, _)| r).map_err(|f| self.fatal(f))
+            }
+            Err(Failure::Unauthorized(status)) => {
+                self.refresh_auth(status).await?;
+                self.send(transport, (id, method, Some(params)), cancel, limit, on_note).await.map(|(r, _)| r).map_err(|f| self.fatal(f))
+            }
+            other => other.map(|(r, _)| r).map_err(|f| self.fatal(f)),
+        }
+    }
+
+    /// `initialize`'s request, with the one auth refresh.
+    async fn request_with_auth(
+        &self,
+        transport: &dyn HttpTransport,
+        method: &str,
+        params: Option<Value>,
+        cancel: &CancellationToken,
+        limit: usize,
+        on_note: &mut (dyn FnMut(&Value) + Send),
+    ) -> Result<(Value, Option<String>), McpError> {
+        let id = self.next_id();
+        match self.send(transport, (id, method, params.clone()), cancel, limit, on_note).await {
+            Err(Failure::Unauthorized(status)) => {
+                self.refresh_auth(status).await?;
+                self.send(transport, (id, method, params), cancel, limit, on_note).await.map_err(|f| self.fatal(f))
+            }
+            other => other.map_err(|f| self.fatal(f)),
+        }
+    }
+
+    fn fatal(&self, failure: Failure) -> McpError {
+        match failure {
+            Failure::Fatal(e) => e,
+            Failure::SessionExpired => self.error(McpHttp, "the server answered 404: its session is gone"),
+            Failure::Unauthorized(status) => self.error(McpAuth, format!("the server refused the credentials (HTTP {status})")),
+        }
+    }
+
+    /// After a 401/403: fresh headers from the host, or `mcp_auth` without a callback.
+    async fn refresh_auth(&self, status: u16) -> Result<(), McpError> {
+        let Some(auth) = &self.config.auth else {
+            return Err(self.error(McpAuth, format!("the server refused the credentials (HTTP {status})")));
+        };
+        let headers = auth.headers(&self.config.name, true).await.map_err(|m| self.error(McpAuth, m))?;
+        self.lock().auth = Some(headers);
+        Ok(())
+    }
+
+    async fn auth_headers(&self) -> Result<Vec<(String, String)>, McpError> {
+        if let Some(h) = self.lock().auth.clone() {
+            return Ok(h);
+        }
+        let Some(auth) = &self.config.auth else { return Ok(Vec::new()) };
+        let headers = auth.headers(&self.config.name, false).await.map_err(|m| self.error(McpAuth, m))?;
+        self.lock().auth = Some(headers.clone());
+        Ok(headers)
+    }
+
+    /// A notification (no answer expected beyond 202).
+    pub(super) async fn notify(&self, transport: &dyn HttpTransport, method: &str, params: Option<Value>, cancel: &CancellationToken) -> Result<(), McpError> {
+        let mut body = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(p) = params {
+            body["params"] = p;
+        }
+        let request = self.http_request(body.to_string(), false).await?;
+        let response = self.exchange(transport, request, cancel).await.map_err(|f| self.fatal(f))?;
+        match response.status {
+            200..=299 => Ok(()),
+            status => Err(self.error(McpHttp, format!("the server answered {method} with HTTP {status}"))),
+        }
+    }
+
+    async fn http_request(&self, body: String, stream: bool) -> Result<HttpRequest, McpError> {
+        let mut headers = vec![
+            ("Content-Type".to_owned(), "application/json".to_owned()),
+            ("Accept".to_owned(), "application/json, text/event-stream".to_owned()),
+        ];
+        {
+            let state = self.lock();
+            if let Some(v) = &state.protocol {
+                headers.push(("MCP-Protocol-Version".to_owned(), v.clone()));
+            }
+            if let Some(s) = &state.session {
+                headers.push(("Mcp-Session-Id".to_owned(), s.clone()));
+            }
+        }
+        headers.extend(self.config.headers.iter().cloned());
+        headers.extend(self.auth_headers().await?);
+        Ok(HttpRequest { method: "POST".to_owned(), url: self.config.url.clone(), headers, body: Arc::new(body), stream })
+    }
+
+    /// Sends through the host, mapping transport failures and statuses.
+    async fn exchange(&self, transport: &dyn HttpTransport, request: HttpRequest, cancel: &CancellationToken) -> Result<HttpResponse, Failure> {
+        let had_session = request.headers.iter().any(|(k, _)| k == "Mcp-Session-Id");
+        let token = cancel.child_token();
+        let response = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(self.error(McpUnreachable, "cancelled").into()),
+            r = transport.send(request, token) => r,
+        };
+        let response = match response {
+            Ok(r) => r,
+            Err(e) => {
+                let status = match &e.kind {
+                    TransportErrorKind::Status(answer) => answer.status,
+                    _ => return Err(self.error(McpUnreachable, format!("the host transport failed: {}", e.message)).into()),
+                };
+                HttpResponse::full(status, Vec::new())
+            }
+        };
+        match response.status {
+            404 if had_session => Err(Failure::SessionExpired),
+            401 | 403 => Err(Failure::Unauthorized(response.status)),
+            200..=299 => Ok(response),
+            status => Err(self.error(McpHttp, format!("the server answered HTTP {status}")).into()),
+        }
+    }
+
+    /// One request and its answer (JSON or an event stream), with the session id the
+    /// answer carried.
+    async fn send(
+        &self,
+        transport: &dyn HttpTransport,
+        (id, method, params): (u64, &str, Option<Value>),
+        cancel: &CancellationToken,
+        limit: usize,
+        on_note: &mut (dyn FnMut(&Value) + Send),
+    ) -> Result<(Value, Option<String>), Failure> {
+        let mut body = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if let Some(p) = params {
+            body["params"] = p;
+        }
+        let request = self.http_request(body.to_string(), method == "tools/call").await?;
+        let response = self.exchange(transport, request, cancel).await?;
+        let session = response.header("mcp-session-id").map(str::to_owned);
+        let kind = response.header("content-type").unwrap_or("").to_ascii_lowercase();
+        let message = if kind.starts_with("text/event-stream") {
+            self.read_stream(response.body, id, cancel, limit, on_note).await?
+        } else if kind.starts_with("application/json") {
+            let bytes = self.read_body(response.body, cancel, limit).await?;
+            let value: Value = serde_json::from_slice(&bytes).map_err(|e| self.error(McpProtocol, format!("{method}: the answer is not JSON ({e})")))?;
+            answer_in(value, id).ok_or_else(|| self.error(McpProtocol, format!("{method}: the answer carries no response with id {id}")))?
+        } else {
+            return Err(self.error(McpProtocol, format!("{method}: the answer's content type {kind:?} is neither JSON nor an event stream")).into());
+        };
+        self.result_of(method, message).map(|r| (r, session)).map_err(Failure::from)
+    }
+
+    fn result_of(&self, method: &str, message: Value) -> Result<Value, McpError> {
+        if let Some(error) = message.get("error") {
+            let code = error["code"].as_i64().unwrap_or(0);
+            let text = error["message"].as_str().unwrap_or("(no message)");
+            return Err(self.error(McpRpcError, format!("{method}: the server answered error {code}: {text}")));
+        }
+        match message.get("result") {
+            Some(result) if result.is_object() => Ok(result.clone()),
+            _ => Err(self.error(McpProtocol, format!("{method}: the response has no result object"))),
+        }
+    }
+
+    async fn read_body(&self, body: HttpBody, cancel: &CancellationToken, limit: usize) -> Result<Vec<u8>, McpError> {
+        let mut stream = match body {
+            HttpBody::Full(bytes) if bytes.len() > limit => return Err(self.too_large(limit)),
+            HttpBody::Full(bytes) => return Ok(bytes),
+            HttpBody::Stream(stream) => stream,
+        };
+        let mut out = Vec::new();
+        loop {
+            let chunk = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(self.error(McpUnreachable, "cancelled")),
+                c = stream.next_chunk() => c,
+            };
+            match chunk {
+                None => return Ok(out),
+                Some(Err(e)) => return Err(self.error(McpUnreachable, format!("the answer broke off: {}", e.message))),
+                Some(Ok(bytes)) if out.len() + bytes.len() > limit => return Err(self.too_large(limit)),
+                Some(Ok(bytes)) => out.extend_from_slice(&bytes),
+            }
+        }
+    }
+
+    fn too_large(&self, limit: usize) -> McpError {
+        self.error(McpTooLarge, format!("the answer is over {limit} bytes"))
+    }
+
+    /// An event stream until the response with `id`: notifications go to `on_note`
+    /// (`notifications/tools/list_changed` is noted here too).
+    async fn read_stream(
+        &self,
+        body: HttpBody,
+        id: u64,
+        cancel: &CancellationToken,
+        limit: usize,
+        on_note: &mut (dyn FnMut(&Value) + Send),
+    ) -> Result<Value, McpError> {
+        let mut decoder = SseDecoder::new();
+        let mut found: Option<Value> = None;
+        let mut read = 0usize;
+        let mut on_event = |data: &str, found: &mut Option<Value>| {
+            let Ok(message) = serde_json::from_str::<Value>(data) else { return };
+            if found.is_none() {
+                if let Some(answer) = answer_in(message.clone(), id) {
+                    *found = Some(answer);
+                    return;
+                }
+            }
+            if message.get("id").is_none() && message["method"].is_string() {
+                if message["method"] == "notifications/tools/list_changed" {
+                    self.lock().list_changed = true;
+                }
+                on_note(&message);
+            }
+        };
+        let mut feed = |bytes: &[u8], found: &mut Option<Value>| -> Result<(), SseError> { decoder.feed(bytes, |e| Ok::<_, SseError>(on_event(e.data, found))) };
+        let mut stream = match body {
+            HttpBody::Full(bytes) if bytes.len() > limit => return Err(self.too_large(limit)),
+            HttpBody::Full(bytes) => {
+                feed(&bytes, &mut found).map_err(|e| self.error(McpProtocol, e.to_string()))?;
+                return found.ok_or_else(|| self.error(McpProtocol, format!("the event stream ended without the response to request {id}")));
+            }
+            HttpBody::Stream(stream) => stream,
+        };
+        while found.is_none() {
+            let chunk = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(self.error(McpUnreachable, "cancelled")),
+                c = stream.next_chunk() => c,
+            };
+            match chunk {
+                None => return Err(self.error(McpProtocol, format!("the event stream ended without the response to request {id}"))),
+                Some(Err(e)) => return Err(self.error(McpUnreachable, format!("the event stream broke off: {}", e.message))),
+                Some(Ok(bytes)) => {
+                    read += bytes.len();
+                    if read > limit {
+                        return Err(self.too_large(limit));
+                    }
+                    feed(&bytes, &mut found).map_err(|e| self.error(McpProtocol, e.to_string()))?;
+                }
+            }
+        }
+        Ok(found.unwrap_or_default())
+    }
+}
+
+/// The response to request `id` in a JSON-RPC message (or a batch of them).
+fn answer_in(message: Value, id: u64) -> Option<Value> {
+    match message {
+        Value::Array(items) => items.into_iter().find_map(|m| answer_in(m, id)),
+        Value::Object(ref m) if m.get("id").and_then(Value::as_u64) == Some(id) && (m.contains_key("result") || m.contains_key("error")) => Some(message),
+        _ => None,
+    }
+}
+
+/// One of a server's tools as it listed it.
+#[derive(Debug, Clone)]
+pub(super) struct RemoteTool {
+    /// The server's own name.
+    pub(super) name: String,
+    pub(super) description: String,
+    /// The arguments' JSON Schema (an object; `{"type":"object"}` when the server gave
+    /// none usable).
+    pub(super) input_schema: Value,
+}
