@@ -69,6 +69,7 @@ const MODULES = [
   'usage',
   'model_config',
   'compression',
+  'mcp',
   'config',
   'delegation',
   'sub_agents',

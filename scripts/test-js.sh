@@ -52,4 +52,9 @@ so="$target_dir/$profile/libarkagent_napi.so"
 cp "$so" "$target_dir/arkagent.node"
 
 export ARKAGENT_NODE="$target_dir/arkagent.node"
+# MCP-4: the official TypeScript SDK's server and the protocol's conformance suite
+# (tests/mcp, from its lock file), which tests/js/mcp*.test.js run against.
+if [[ ! -d tests/mcp/node_modules/@modelcontextprotocol/sdk ]]; then
+  (cd tests/mcp && npm ci --silent --no-audit --no-fund)
+fi
 node --test tests/js/

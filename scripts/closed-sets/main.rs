@@ -183,6 +183,20 @@ fn sets() -> Result<Vec<ClosedSet>, String> {
             "enum `arkagent::llm::ReasoningReplay` (src/llm/thinking.rs; `as_str`)",
             arkagent::llm::ReasoningReplay::ALL.iter().map(|r| r.as_str()).collect(),
         ),
+        set(
+            "McpServerState",
+            "What happened to an MCP server at a run's start (MCP-3): the \"mcp_server\" event's \
+             state.",
+            "enum `arkagent::mcp::McpServerState` (src/mcp/hub.rs)",
+            serde_variants::<arkagent::mcp::McpServerState>()?,
+        ),
+        set(
+            "McpErrorCode",
+            "Why an MCP server failed (MCP-3): the \"mcp_server\" event's errorCode, and the code of \
+             a tool error the model reads from one of its tools.",
+            "enum `arkagent::mcp::McpErrorCode` (src/mcp/mod.rs; `as_str`)",
+            arkagent::mcp::McpErrorCode::ALL.iter().map(|c| c.as_str()).collect(),
+        ),
     ])
 }
 

@@ -15,6 +15,7 @@ const {
   native, completion, sseEvent, textStream, snapshot, ScriptedModel, RoutedModel, modelConfig, runtimeConfig,
   offeredTools, waitFor,
 } = require('./support');
+const { tinyMcpAnswer } = require('./mcp_servers');
 
 const ROOT = path.join(__dirname, '..', '..');
 const gen = require(path.join(ROOT, 'scripts', 'gen-dts.js'));
@@ -35,7 +36,7 @@ test('ARCH-2 the closed sets come from the Rust enums (the printer sees them all
     assert.ok(SETS.some((s) => s.name === name), `scripts/closed-sets prints ${name}`);
   }
   assert.equal(setNamed('ErrorCode').values.length, 44 + 5, 'the 44 codes of arkagent::ErrorCode and the module\'s 5');
-  assert.equal(setNamed('EventType').values.length, 15);
+  assert.equal(setNamed('EventType').values.length, 16);
   assert.ok(setNamed('CompressReason').values.includes('compressor_error'));
   assert.deepEqual(setNamed('CompressOutcomeKind').values, ['skipped', 'compressed', 'failed']);
   for (const s of SETS) assert.match(s.source, /`arkagent::/, `${s.name} names its enum`);
@@ -233,7 +234,20 @@ async function eventsOfEveryType() {
   assert.deepEqual(approvalModel.problems, []);
   // CHAT-1: a rewind.
   await paused.rewind(pausedRun.runId);
-  await waitFor(() => events.filter((e) => e.type === 'run_finished').length >= 3, 'every run finished');
+  // MCP-3: a server that answers (connected) and one that cannot be reached (failed).
+  const mcpConfig = runtimeConfig();
+  mcpConfig.addMcpServer({ name: 'up', url: 'https://up.example.test/mcp' });
+  mcpConfig.addMcpServer({ name: 'down', url: 'https://down.example.test/mcp' });
+  const mcpModel = new ScriptedModel([() => completion({ content: 'ok', usage: USAGE })], { tools: ['up__echo'] });
+  const mcpTransport = async (request, sink) => {
+    if (request.url.startsWith('https://down.')) throw new Error('connection refused');
+    return request.url.startsWith('https://up.') ? tinyMcpAnswer(request) : mcpModel.transport(request, sink);
+  };
+  const withMcp = new native.AgentRuntime(mcpConfig, mcpTransport, new native.ToolRegistry());
+  withMcp.subscribe((e) => events.push(e));
+  await withMcp.run('Hi.');
+  assert.deepEqual(mcpModel.problems, []);
+  await waitFor(() => events.filter((e) => e.type === 'run_finished').length >= 4, 'every run finished');
   return events;
 }
 
@@ -268,6 +282,7 @@ test('ARCH-2 every event payload the module emits fits the payload interface of 
   assert.ok(payloads('model_response').some((p) => p.usage.cost) && payloads('model_response').some((p) => !p.usage.cost));
   assert.ok(payloads('run_finished').some((p) => p.usage.costs) && payloads('run_finished').some((p) => !p.usage.costs));
   assert.ok(payloads('compression').some((p) => p.outcome === 'compressed' && p.usage.source === 'context_compression'));
+  assert.ok(payloads('mcp_server').some((p) => p.errorCode === null) && payloads('mcp_server').some((p) => p.errorCode === 'mcp_unreachable'));
 });
 
 test('ARCH-2 the planted payload check fails on a payload that does not fit', () => {

@@ -27,6 +27,7 @@ function otherInstance(name) {
   return name === 'ToolRegistry' ? new native.ToolDefinition('t', 'd', '{}') : new native.ToolRegistry();
 }
 
+let mcpNames = 0;
 const KINDS = {
   string: { valid: () => 'x', bad: () => [42, null, MISSING, {}, Symbol('s'), true, ['x']] },
   'string?': { valid: () => 'x', bad: () => [42, {}, Symbol('s'), true] },
@@ -83,6 +84,11 @@ const KINDS = {
   event: {
     valid: () => ({ type: 'run_started', sessionId: 's', runId: 'r', seq: 1, payloadJson: '{}' }),
     bad: () => [5, 'x', {}, null, MISSING],
+  },
+  // MCP-3: McpServerOptions (a fresh name each time: a name is added once).
+  mcpServer: {
+    valid: () => ({ name: `m${(mcpNames += 1)}`, url: 'https://mcp.example.test/mcp' }),
+    bad: () => [5, 'x', {}, { name: 1, url: 'x' }, { name: 'm', url: 'https://x.test', headers: 5 }, null, MISSING],
   },
   tasks: {
     valid: () => [{ assignee: 'w', taskDescription: 't' }],
@@ -228,6 +234,7 @@ const METHODS = {
     registerSubAgent: [instanceKind('SubAgentDefinition', () => native.SubAgentDefinition.create('w', 'd', () => {}))],
     subAgentNames: [], setRoleWhitelist: [KINDS.string, KINDS['string[]|null']], roles: [], roleWhitelist: [KINDS.string],
     setCustomCompressor: [KINDS['function?'], KINDS['int?']], setToolPolicy: [KINDS['function?']],
+    addMcpServer: [KINDS.mcpServer, KINDS['function?']], mcpServerNames: [],
   },
   AgentRuntime: {
     run: [KINDS.string], compressNow: [], cancel: [], exportState: [], importState: [KINDS.string], historyJson: [],

@@ -202,6 +202,36 @@ impl AgentRuntimeConfig {
         Ok(())
     }
 
+    /// MCP-3: adds an MCP server whose tools the runtime offers as `<name>__<tool>`,
+    /// connected through the runtime's HttpTransport at the start of the first run that
+    /// needs it (an "mcp_server" event); `authorize` supplies headers at connection time
+    /// and after a 401/403. Sub-agents share the server. Throws "invalid_argument" for
+    /// options that are not an McpServerOptions or an authorize that is not a function,
+    /// "invalid_config" for a value it refuses (a name outside 1 to 32 of A-Z, a-z, 0-9 and
+    /// "-", or one already added; a URL that is not http(s); an approval other than
+    /// "never", "always" or names; a number that is not an integer from 0 to 4294967295, or
+    /// a connectTimeoutMs of 0).
+    #[napi(ts_args_type = "options: McpServerOptions, authorize?: McpAuthorize")]
+    pub fn add_mcp_server(
+        &mut self,
+        options: Arg<crate::mcp::JsMcpServer>,
+        authorize: Arg<Option<JsFunction<'_, crate::mcp::JsMcpAuthRequest>>>,
+    ) -> Result<(), Thrown> {
+        let server = crate::mcp::server_config(options.0, authorize.0)?;
+        if self.inner.mcp_servers.iter().any(|s| s.config().name == server.config().name) {
+            let e = arkagent::ArkAgentError::config(arkagent::ErrorCode::InvalidConfig, format!("an MCP server named {:?} was added already", server.config().name));
+            return Err(thrown(e));
+        }
+        self.inner.mcp_servers.push(server);
+        Ok(())
+    }
+
+    /// The added MCP servers' names, in order.
+    #[napi]
+    pub fn mcp_server_names(&self) -> Vec<String> {
+        self.inner.mcp_servers.iter().map(|s| s.config().name.clone()).collect()
+    }
+
     /// Whether a custom compressor is set.
     #[napi(getter)]
     pub fn has_custom_compressor(&self) -> bool {

@@ -15,7 +15,7 @@
 //! 2. `args`, `records` (arguments and settings coming in from JS; the records' one JS shape)
 //! 3. `numbers`, `request` (range checks of JS numbers; the request object the transport gets)
 //! 4. `usage`, `model_config`, `memory`, `events`, `store`, `transport`
-//! 5. `seed_helpers`, `tools`, `images`, `compression`
+//! 5. `seed_helpers`, `tools`, `images`, `compression`, `mcp`
 //! 6. `delegation`, `sub_agents`
 //! 7. `config` (`AgentRuntimeConfig`)
 //! 8. `runtime` (`AgentRuntime`)
@@ -38,6 +38,7 @@ mod events;
 #[cfg(all(not(target_env = "ohos"), target_os = "linux"))]
 mod host_fix;
 mod images;
+mod mcp;
 mod memory;
 mod model_config;
 mod numbers;

@@ -123,6 +123,7 @@ export type EventType =
   | 'sub_agent'
   | 'session_committed'
   | 'session_rewound'
+  | 'mcp_server'
   | 'run_finished';
 
 /**
@@ -335,6 +336,33 @@ export type ReasoningReplay =
   | 'tool_calls'
   | 'all'
   | 'none';
+
+/**
+ * What happened to an MCP server at a run's start (MCP-3): the "mcp_server" event's state.
+ * Generated from the Rust enum `arkagent::mcp::McpServerState` (src/mcp/hub.rs):
+ * scripts/gen-dts.sh writes one string per variant.
+ */
+export type McpServerState =
+  | 'connected'
+  | 'tools_changed'
+  | 'failed';
+
+/**
+ * Why an MCP server failed (MCP-3): the "mcp_server" event's errorCode, and the code of a
+ * tool error the model reads from one of its tools. Generated from the Rust enum
+ * `arkagent::mcp::McpErrorCode` (src/mcp/mod.rs; `as_str`): scripts/gen-dts.sh writes one
+ * string per variant.
+ */
+export type McpErrorCode =
+  | 'mcp_unreachable'
+  | 'mcp_timeout'
+  | 'mcp_auth'
+  | 'mcp_http'
+  | 'mcp_protocol'
+  | 'mcp_version'
+  | 'mcp_too_large'
+  | 'mcp_rpc_error'
+  | 'mcp_tool_error';
 
 /*
  * Records. Everything the module hands over as data — event payloads, usages, costs,
@@ -715,6 +743,28 @@ export interface SessionRewoundPayload extends EventPayload {
   messageCount: number;
   /** What the dropped turns had spent: still in every total (`UsageTotals.discarded`). */
   discarded: ChildUsageSummary;
+}
+
+/**
+ * MCP-3: at a run's start, an MCP server connected (`connected`), was listed again after it
+ * said its tools changed (`tools_changed`), or could not be reached (`failed`, with a stable
+ * `error_code`: the run goes on without it). Before the run's first `model_request`; never a
+ * header value in it.
+ */
+export interface McpServerPayload extends EventPayload {
+  type: 'mcp_server';
+  /** The server's name (its tools' namespace). */
+  server: string;
+  /** `connected`, `tools_changed` (listed again after the server's `list_changed`) or `failed`. */
+  state: McpServerState;
+  /** Tools offered from it now (after the allow/deny filter). */
+  toolCount: number;
+  /** The revision agreed on, once connected. */
+  protocolVersion: string | null;
+  /** Why it failed. */
+  errorCode: McpErrorCode | null;
+  /** What failed, free of secrets. */
+  message: string | null;
 }
 
 /** The run ended (a `run_decomposed` job too: its last event). */
@@ -1553,6 +1603,63 @@ export class ContextCompressor {
  */
 export type CustomCompressor = (stateJson: string, contextJson: string) => Promise<string>;
 
+/**
+ * MCP-3: one MCP server whose tools the runtime offers (AgentRuntimeConfig.addMcpServer).
+ * The model sees its tools as `<name>__<tool>`. The server is reached through the
+ * runtime's HttpTransport (NetworkKit on the phone) at the start of the first run, which
+ * emits an "mcp_server" event; a server that cannot be reached fails only itself.
+ */
+export interface McpServerOptions {
+  /** The tools' namespace: 1 to 32 of A-Z, a-z, 0-9 and "-". */
+  name: string;
+  /**
+   * The server's Streamable HTTP endpoint (https:, or http: for a local server). Put no
+   * credential in it: the URL is not treated as a secret.
+   */
+  url: string;
+  /**
+   * Headers sent with every request (e.g. Authorization). Their values are secrets:
+   * never in events, logs, errors or exports.
+   */
+  headers?: Record<string, string>;
+  /** Only these of the server's tools are offered (its own names); absent: all. */
+  allow?: string[];
+  /** These of the server's tools are never offered. */
+  deny?: string[];
+  /**
+   * Which calls wait for a person's approval (TOOL-1): "never" (the default), "always",
+   * or the server's names of the tools that do.
+   */
+  approval?: string | string[];
+  /** One call's deadline in ms (TOOL-4); absent: the runtime's toolTimeoutMs; 0: none. */
+  timeoutMs?: number;
+  /** The deadline of connecting (initialize and tools/list), in ms (default 15000). */
+  connectTimeoutMs?: number;
+  /**
+   * How long a server that failed is left alone before a run tries again, in ms
+   * (default 30000).
+   */
+  retryAfterMs?: number;
+}
+
+/**
+ * What an McpAuthorize callback is asked for: the server's name, and whether the server
+ * refused the last headers (401/403: refresh the token).
+ */
+export interface McpAuthRequest {
+  server: string;
+  refresh: boolean;
+}
+
+/**
+ * MCP-1: the app's authorization for an MCP server (AgentRuntimeConfig.addMcpServer):
+ * resolves with the headers to send (e.g. { 'Authorization': 'Bearer ' + token }), asked
+ * before the server's first request and again with `refresh` true once after it answered
+ * 401 or 403 — where the app runs its OAuth flow or reads its keystore. A throw or
+ * rejection fails the server with "mcp_auth". The headers are kept in memory only.
+ */
+export type McpAuthorize = (request: McpAuthRequest) => Record<string, string> | Promise<Record<string, string>>;
+
 /** Runtime settings. */
 export class AgentRuntimeConfig {
   /**
@@ -1619,6 +1726,20 @@ export class AgentRuntimeConfig {
    * approval). Sub-agents inherit it. undefined removes it.
    */
   setToolPolicy(policy?: ToolPolicy): void;
+  /**
+   * MCP-3: adds an MCP server whose tools the runtime offers as `<name>__<tool>`,
+   * connected through the runtime's HttpTransport at the start of the first run that
+   * needs it (an "mcp_server" event); `authorize` supplies headers at connection time
+   * and after a 401/403. Sub-agents share the server. Throws "invalid_argument" for
+   * options that are not an McpServerOptions or an authorize that is not a function,
+   * "invalid_config" for a value it refuses (a name outside 1 to 32 of A-Z, a-z, 0-9 and
+   * "-", or one already added; a URL that is not http(s); an approval other than
+   * "never", "always" or names; a number that is not an integer from 0 to 4294967295, or
+   * a connectTimeoutMs of 0).
+   */
+  addMcpServer(options: McpServerOptions, authorize?: McpAuthorize): void;
+  /** The added MCP servers' names, in order. */
+  mcpServerNames(): string[];
   /** Whether a custom compressor is set. */
   readonly hasCustomCompressor: boolean;
   systemPrompt: string;
