@@ -5,6 +5,7 @@
 #   workspace, every generated file current (scripts/regen.sh --check), the C programs
 #   under AddressSanitizer and valgrind, a short cargo-fuzz run
 #   and Miri over the pure core (nightly), the N-API module under Node, the ArkTS lint,
+#   the MCP conformance suite's client scenarios against the MCP client,
 #   the HAR's ohosTest cases transpiled and run under Node against the host module, the
 #   HAR's packaging rules (keep rules generated from index.d.ts, hvigorfile.ts refusing a
 #   HAR without libs/<abi>/libarkagent.so), the DevEco project's files as hvigor reads them,
@@ -67,6 +68,8 @@ prune fuzz/target
 step "Miri: pure-core unit tests (scripts/miri.sh)" bash scripts/miri.sh
 prune "$target_root/miri"
 step "N-API module under Node (scripts/test-js.sh)" bash scripts/test-js.sh
+# MCP-4: the MCP conformance suite's client scenarios (after the N-API step's npm ci).
+step "MCP conformance: initialize, tools_call, sse-retry (scripts/mcp-conformance.sh)" bash scripts/mcp-conformance.sh
 step "ArkTS lint (scripts/lint-arkts.sh)" bash scripts/lint-arkts.sh
 # After the lint (which installs ohos-typescript) and the N-API step (which builds the module).
 step "ArkTS ohosTest cases under Node (scripts/run-ohostest.js)" node --test scripts/run-ohostest.js

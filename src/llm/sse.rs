@@ -15,7 +15,9 @@
 //! - a leading UTF-8 BOM is dropped; lines starting with `:` are comments;
 //! - `field: value` strips one space after the colon; `data` lines of one event are
 //!   joined with `\n`; an empty line dispatches the event; events without data are not
-//!   dispatched; `id` and `retry` are ignored (a chat completion is never reconnected).
+//!   dispatched; `id` and `retry` are kept ([`SseDecoder::last_event_id`],
+//!   [`SseDecoder::retry_ms`]) for a stream that resumes (an MCP server's, MCP-1); a chat
+//!   completion is never reconnected.
 //!
 //! Chunk boundaries may fall anywhere, also inside a multi-byte UTF-8 character: bytes are
 //! buffered per line and decoded only when an event is complete. One departure from the
@@ -87,12 +89,27 @@ pub struct SseDecoder {
     after_cr: bool,
     /// At least one line has been processed (the BOM can only precede the first).
     started: bool,
+    /// The last `id` field (at most [`MAX_EVENT_NAME_BYTES`] of it).
+    last_id: Vec<u8>,
+    /// The last valid `retry` field, in ms.
+    retry: Option<u64>,
 }
 
 impl SseDecoder {
     /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The last event id the stream set (`id:` without a NUL; empty resets it), for a
+    /// client that resumes the stream with `Last-Event-ID`.
+    pub fn last_event_id(&self) -> Option<&str> {
+        std::str::from_utf8(&self.last_id).ok().filter(|id| !id.is_empty())
+    }
+
+    /// The reconnection time the stream asked for (`retry:` with ASCII digits only), in ms.
+    pub fn retry_ms(&self) -> Option<u64> {
+        self.retry
     }
 
     /// Feeds one chunk; `on_event` is called for every event it completes, in order.
@@ -190,7 +207,14 @@ impl SseDecoder {
                 self.event.clear();
                 self.event.extend_from_slice(&value[..event_name_cut(value)]);
             }
-            _ => {} // id, retry and unknown fields
+            b"id" if !value.contains(&0) => {
+                self.last_id.clear();
+                self.last_id.extend_from_slice(&value[..event_name_cut(value)]);
+            }
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                self.retry = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+            }
+            _ => {} // unknown fields
         }
         Ok(())
     }

@@ -25,6 +25,7 @@
 
 mod hub;
 mod rpc;
+mod stream;
 mod tools;
 
 use std::sync::Arc;

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{McpError, McpErrorCode, McpServerConfig, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
-use crate::llm::{HttpBody, HttpRequest, HttpResponse, HttpTransport, SseDecoder, SseError, TransportErrorKind};
+use crate::llm::{HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportErrorKind};
 
 use McpErrorCode::*;
 
@@ -51,7 +51,7 @@ pub(super) struct ConnState {
     /// The negotiated revision; `None` until initialised.
     pub(super) protocol: Option<String>,
     /// The server's `Mcp-Session-Id`, when it gave one.
-    session: Option<String>,
+    pub(super) session: Option<String>,
     /// The host's auth headers, once asked for.
     auth: Option<Vec<(String, String)>>,
     /// Set by `notifications/tools/list_changed`: the next run lists again.
@@ -71,7 +71,7 @@ pub(super) struct Connection {
 }
 
 /// How a request failed below the protocol: retried once by [`Connection::request`].
-enum Failure {
+pub(super) enum Failure {
     /// 404 on a session id: initialise again.
     SessionExpired,
     /// 401/403: ask the host for fresh headers.
@@ -109,7 +109,7 @@ impl Connection {
         out
     }
 
-    fn error(&self, code: McpErrorCode, message: impl AsRef<str>) -> McpError {
+    pub(super) fn error(&self, code: McpErrorCode, message: impl AsRef<str>) -> McpError {
         McpError::new(code, self.redact(message.as_ref()))
     }
 
@@ -216,7 +216,7 @@ impl Connection {
         Ok(())
     }
 
-    async fn auth_headers(&self) -> Result<Vec<(String, String)>, McpError> {
+    pub(super) async fn auth_headers(&self) -> Result<Vec<(String, String)>, McpError> {
         if let Some(h) = self.lock().auth.clone() {
             return Ok(h);
         }
@@ -260,7 +260,7 @@ impl Connection {
     }
 
     /// Sends through the host, mapping transport failures and statuses.
-    async fn exchange(&self, transport: &dyn HttpTransport, request: HttpRequest, cancel: &CancellationToken) -> Result<HttpResponse, Failure> {
+    pub(super) async fn exchange(&self, transport: &dyn HttpTransport, request: HttpRequest, cancel: &CancellationToken) -> Result<HttpResponse, Failure> {
         let had_session = request.headers.iter().any(|(k, _)| k == "Mcp-Session-Id");
         let token = cancel.child_token();
         let response = tokio::select! {
@@ -305,7 +305,7 @@ impl Connection {
         let session = response.header("mcp-session-id").map(str::to_owned);
         let kind = response.header("content-type").unwrap_or("").to_ascii_lowercase();
         let message = if kind.starts_with("text/event-stream") {
-            self.read_stream(response.body, id, cancel, limit, on_note).await?
+            self.read_stream(transport, response.body, (id, limit), cancel, on_note).await?
         } else if kind.starts_with("application/json") {
             let bytes = self.read_body(response.body, cancel, limit).await?;
             let value: Value = serde_json::from_slice(&bytes).map_err(|e| self.error(McpProtocol, format!("{method}: the answer is not JSON ({e})")))?;
@@ -350,71 +350,13 @@ impl Connection {
         }
     }
 
-    fn too_large(&self, limit: usize) -> McpError {
+    pub(super) fn too_large(&self, limit: usize) -> McpError {
         self.error(McpTooLarge, format!("the answer is over {limit} bytes"))
-    }
-
-    /// An event stream until the response with `id`: notifications go to `on_note`
-    /// (`notifications/tools/list_changed` is noted here too).
-    async fn read_stream(
-        &self,
-        body: HttpBody,
-        id: u64,
-        cancel: &CancellationToken,
-        limit: usize,
-        on_note: &mut (dyn FnMut(&Value) + Send),
-    ) -> Result<Value, McpError> {
-        let mut decoder = SseDecoder::new();
-        let mut found: Option<Value> = None;
-        let mut read = 0usize;
-        let mut on_event = |data: &str, found: &mut Option<Value>| {
-            let Ok(message) = serde_json::from_str::<Value>(data) else { return };
-            if found.is_none() {
-                if let Some(answer) = answer_in(message.clone(), id) {
-                    *found = Some(answer);
-                    return;
-                }
-            }
-            if message.get("id").is_none() && message["method"].is_string() {
-                if message["method"] == "notifications/tools/list_changed" {
-                    self.lock().list_changed = true;
-                }
-                on_note(&message);
-            }
-        };
-        let mut feed = |bytes: &[u8], found: &mut Option<Value>| -> Result<(), SseError> { decoder.feed(bytes, |e| Ok::<_, SseError>(on_event(e.data, found))) };
-        let mut stream = match body {
-            HttpBody::Full(bytes) if bytes.len() > limit => return Err(self.too_large(limit)),
-            HttpBody::Full(bytes) => {
-                feed(&bytes, &mut found).map_err(|e| self.error(McpProtocol, e.to_string()))?;
-                return found.ok_or_else(|| self.error(McpProtocol, format!("the event stream ended without the response to request {id}")));
-            }
-            HttpBody::Stream(stream) => stream,
-        };
-        while found.is_none() {
-            let chunk = tokio::select! {
-                biased;
-                () = cancel.cancelled() => return Err(self.error(McpUnreachable, "cancelled")),
-                c = stream.next_chunk() => c,
-            };
-            match chunk {
-                None => return Err(self.error(McpProtocol, format!("the event stream ended without the response to request {id}"))),
-                Some(Err(e)) => return Err(self.error(McpUnreachable, format!("the event stream broke off: {}", e.message))),
-                Some(Ok(bytes)) => {
-                    read += bytes.len();
-                    if read > limit {
-                        return Err(self.too_large(limit));
-                    }
-                    feed(&bytes, &mut found).map_err(|e| self.error(McpProtocol, e.to_string()))?;
-                }
-            }
-        }
-        Ok(found.unwrap_or_default())
     }
 }
 
 /// The response to request `id` in a JSON-RPC message (or a batch of them).
-fn answer_in(message: Value, id: u64) -> Option<Value> {
+pub(super) fn answer_in(message: Value, id: u64) -> Option<Value> {
     match message {
         Value::Array(items) => items.into_iter().find_map(|m| answer_in(m, id)),
         Value::Object(ref m) if m.get("id").and_then(Value::as_u64) == Some(id) && (m.contains_key("result") || m.contains_key("error")) => Some(message),

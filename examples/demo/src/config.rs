@@ -48,6 +48,10 @@ OPTIONS:
                     what the model costs per 1M tokens (uncached input, cached input,
                     output, optionally cache writes), e.g. --price USD:0.27:0.07:1.10
                     (check your provider's current table); without it nothing is priced
+    --mcp [NAME=]URL
+                    offer the tools of the MCP server at URL (Streamable HTTP) as
+                    NAME__tool (NAME defaults to mcp, mcp2, …); repeatable. The simulated
+                    model calls one when a line names it, e.g. 'call mcp__echo {\"text\":\"hi\"}'
     -h, --help      this text
 
 ENVIRONMENT:
@@ -56,6 +60,8 @@ ENVIRONMENT:
                     printed) with ARKAGENT_MODEL (default deepseek-v4-flash, e.g. with
                     ARKAGENT_BASE_URL=https://api.deepseek.com); otherwise a simulated model
                     on 127.0.0.1 answers offline
+    ARKAGENT_MCP_TOKEN
+                    sent to every --mcp server as \"Authorization: Bearer …\" (never printed)
     RUST_LOG        tracing filter for stderr (default: warn), e.g. RUST_LOG=info
 
 COMMANDS (in the REPL or a script):
@@ -128,6 +134,10 @@ pub struct DemoConfig {
     pub price: Option<ModelPrice>,
     /// Photos attached to the first message (`--image`, IMG-1).
     pub images: Vec<PathBuf>,
+    /// MCP servers (`--mcp [NAME=]URL`, MCP-3): name and URL.
+    pub mcp: Vec<(String, String)>,
+    /// `ARKAGENT_MCP_TOKEN`: the bearer token sent to every MCP server.
+    pub mcp_token: Option<String>,
 }
 
 impl DemoConfig {
@@ -140,6 +150,8 @@ impl DemoConfig {
             notice: None,
             price: None,
             images: Vec::new(),
+            mcp: Vec::new(),
+            mcp_token: None,
         }
     }
 
@@ -201,6 +213,15 @@ pub fn parse_args(
                 args.next().ok_or("--script needs a FILE argument")?.into(),
             )),
             "--image" => config.images.push(args.next().ok_or("--image needs a PATH argument")?.into()),
+            "--mcp" => {
+                let spec = args.next().ok_or("--mcp needs [NAME=]URL")?;
+                let n = config.mcp.len() + 1;
+                let (name, url) = match spec.split_once('=') {
+                    Some((name, url)) if !name.contains(':') => (name.to_owned(), url.to_owned()),
+                    _ => (if n == 1 { "mcp".to_owned() } else { format!("mcp{n}") }, spec),
+                };
+                config.mcp.push((name, url));
+            }
             "--price" => {
                 config.price = Some(parse_price(
                     &args.next().ok_or("--price needs CURRENCY:INPUT:CACHED:OUTPUT")?,
@@ -209,6 +230,7 @@ pub fn parse_args(
             other => return Err(format!("unknown argument {other:?}; see --help")),
         }
     }
+    config.mcp_token = env("ARKAGENT_MCP_TOKEN").filter(|v| !v.trim().is_empty());
     if !offline {
         let values = [ENV_BASE_URL, ENV_API_KEY]
             .map(|name| (name, env(name).filter(|v| !v.trim().is_empty())));

@@ -413,8 +413,23 @@ impl AgentObserver for Printer {
                     "model request"
                 );
             }
+            EventKind::McpServer(server) => self.console.line(&mcp_text(server)),
             EventKind::RunFinished { .. } => self.console.end_text(),
             _ => {}
         }
+    }
+}
+
+/// One line for an `mcp_server` event (MCP-3).
+fn mcp_text(e: &arkagent::mcp::McpServerEvent) -> String {
+    match (&e.error_code, &e.message) {
+        (Some(code), message) => format!("  [mcp] {} failed: {} {}", e.server, code.as_str(), message.as_deref().unwrap_or("")),
+        (None, _) => format!(
+            "  [mcp] {} {:?}: {} tools (MCP {})",
+            e.server,
+            e.state,
+            e.tool_count,
+            e.protocol_version.as_deref().unwrap_or("?")
+        ),
     }
 }

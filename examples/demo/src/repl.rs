@@ -195,6 +195,14 @@ impl Demo {
             summarizer: None,
         });
         runtime_config.delegation = Some(delegation_config()?);
+        for (name, url) in &config.mcp {
+            let mut server = arkagent::mcp::McpServerConfig::new(name, url);
+            if let Some(token) = &config.mcp_token {
+                server = server.with_header("Authorization", format!("Bearer {token}"));
+            }
+            runtime_config.mcp_servers.push(arkagent::mcp::McpServer::new(server)?);
+            console.line(&format!("MCP server {name}: {url} (connected at the first message)"));
+        }
         let runtime = AgentRuntime::new(runtime_config, transport)?;
         let tool_names: Vec<String> = runtime
             .tool_definitions()

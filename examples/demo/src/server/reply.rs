@@ -196,6 +196,14 @@ fn plan_tool_calls(text: &str, offered: &[String], messages: &[Value]) -> Vec<Pl
             None => {}
         }
     }
+    // An MCP tool (`server__tool`) named in the line, with the JSON object after it.
+    for tool in offered.iter().filter(|t| t.contains("__")) {
+        if let Some(at) = text.find(tool.as_str()) {
+            let rest = text[at + tool.len()..].trim_start();
+            let args = serde_json::Deserializer::from_str(rest).into_iter::<Value>().next().and_then(Result::ok);
+            planned.push((tool.as_str(), args.filter(Value::is_object).unwrap_or_else(|| json!({}))));
+        }
+    }
     let turn = assistant_turn(messages);
     planned
         .into_iter()

@@ -1,0 +1,146 @@
+//! MCP-1: an answer as an event stream — read until the response to the request,
+//! notifications between handed on, and a stream that ends or breaks before the response
+//! resumed (2025-03-26 … 2025-11-25, SEP-1699): after the server's `retry` wait, a `GET`
+//! with `Last-Event-ID` picks the stream up where it stopped, at most
+//! [`MAX_RESUMES`] times.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::rpc::{answer_in, Connection, Failure};
+use super::McpErrorCode::{McpProtocol, McpUnreachable};
+use super::McpError;
+use crate::llm::{HttpBody, HttpRequest, HttpTransport, SseDecoder, SseError};
+
+/// How often one answer's stream is resumed at most.
+pub const MAX_RESUMES: u32 = 3;
+/// The wait before resuming when the server set none, in ms.
+const DEFAULT_RETRY_MS: u64 = 1_000;
+/// The longest wait a server may ask for before a resume, in ms.
+const MAX_RETRY_MS: u64 = 10_000;
+
+/// One answer's reading state, across resumed streams.
+struct Reading<'a> {
+    decoder: SseDecoder,
+    id: u64,
+    found: Option<Value>,
+    read: usize,
+    limit: usize,
+    on_note: &'a mut (dyn FnMut(&Value) + Send),
+}
+
+impl Reading<'_> {
+    fn feed(&mut self, conn: &Connection, bytes: &[u8], last: bool) -> Result<(), McpError> {
+        self.read += bytes.len();
+        if self.read > self.limit {
+            return Err(conn.too_large(self.limit));
+        }
+        let (id, found, on_note) = (self.id, &mut self.found, &mut *self.on_note);
+        let mut on_event = |data: &str| {
+            let Ok(message) = serde_json::from_str::<Value>(data) else { return Ok::<_, SseError>(()) };
+            if found.is_none() {
+                if let Some(answer) = answer_in(message.clone(), id) {
+                    *found = Some(answer);
+                    return Ok(());
+                }
+            }
+            if message.get("id").is_none() && message["method"].is_string() {
+                if message["method"] == "notifications/tools/list_changed" {
+                    conn.lock().list_changed = true;
+                }
+                on_note(&message);
+            }
+            Ok(())
+        };
+        let fed = self.decoder.feed(bytes, |e| on_event(e.data));
+        let fed = if last { fed.and_then(|()| self.decoder.finish(|e| on_event(e.data))) } else { fed };
+        fed.map_err(|e| conn.error(McpProtocol, e.to_string()))
+    }
+}
+
+impl Connection {
+    /// An event stream until the response with `id` (within `limit` bytes, resumed streams
+    /// included): notifications go to `on_note` (`notifications/tools/list_changed` is
+    /// noted here too).
+    pub(super) async fn read_stream(
+        &self,
+        transport: &dyn HttpTransport,
+        body: HttpBody,
+        (id, limit): (u64, usize),
+        cancel: &CancellationToken,
+        on_note: &mut (dyn FnMut(&Value) + Send),
+    ) -> Result<Value, McpError> {
+        let mut reading = Reading { decoder: SseDecoder::new(), id, found: None, read: 0, limit, on_note };
+        let mut body = body;
+        for resumes in 0..=MAX_RESUMES {
+            let broke = self.pump(&mut reading, body, cancel).await?;
+            if let Some(found) = reading.found.take() {
+                return Ok(found);
+            }
+            let Some(last_id) = reading.decoder.last_event_id().map(str::to_owned).filter(|_| resumes < MAX_RESUMES) else {
+                return Err(match broke {
+                    Some(why) => self.error(McpUnreachable, format!("the event stream broke off: {why}")),
+                    None => self.error(McpProtocol, format!("the event stream ended without the response to request {id}")),
+                });
+            };
+            let wait = reading.decoder.retry_ms().unwrap_or(DEFAULT_RETRY_MS).min(MAX_RETRY_MS);
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(self.error(McpUnreachable, "cancelled")),
+                () = tokio::time::sleep(std::time::Duration::from_millis(wait)) => {}
+            }
+            body = self.resume(transport, &last_id, cancel).await?;
+        }
+        Err(self.error(McpProtocol, format!("the event stream ended without the response to request {id}")))
+    }
+
+    /// Reads one stream's body until the response, its end (`None`) or its break
+    /// (`Some(why)`).
+    async fn pump(&self, reading: &mut Reading<'_>, body: HttpBody, cancel: &CancellationToken) -> Result<Option<String>, McpError> {
+        let mut stream = match body {
+            HttpBody::Full(bytes) => return reading.feed(self, &bytes, true).map(|()| None),
+            HttpBody::Stream(stream) => stream,
+        };
+        while reading.found.is_none() {
+            let chunk = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(self.error(McpUnreachable, "cancelled")),
+                c = stream.next_chunk() => c,
+            };
+            match chunk {
+                None => return reading.feed(self, &[], true).map(|()| None),
+                Some(Err(e)) => return Ok(Some(e.message)),
+                Some(Ok(bytes)) => reading.feed(self, &bytes, false)?,
+            }
+        }
+        Ok(None)
+    }
+
+    /// `GET` the endpoint with `Last-Event-ID`: the rest of the stream.
+    async fn resume(&self, transport: &dyn HttpTransport, last_id: &str, cancel: &CancellationToken) -> Result<HttpBody, McpError> {
+        let mut headers = vec![("Accept".to_owned(), "text/event-stream".to_owned()), ("Last-Event-ID".to_owned(), last_id.to_owned())];
+        {
+            let state = self.lock();
+            if let Some(v) = &state.protocol {
+                headers.push(("MCP-Protocol-Version".to_owned(), v.clone()));
+            }
+            if let Some(s) = &state.session {
+                headers.push(("Mcp-Session-Id".to_owned(), s.clone()));
+            }
+        }
+        headers.extend(self.config.headers.iter().cloned());
+        headers.extend(self.auth_headers().await?);
+        let request = HttpRequest { method: "GET".to_owned(), url: self.config.url.clone(), headers, body: Arc::new(String::new()), stream: true };
+        let response = self.exchange(transport, request, cancel).await.map_err(|f| match f {
+            Failure::Fatal(e) => e,
+            _ => self.error(McpProtocol, "the server refused to resume the event stream"),
+        })?;
+        let kind = response.header("content-type").unwrap_or("").to_ascii_lowercase();
+        if !kind.starts_with("text/event-stream") {
+            return Err(self.error(McpProtocol, format!("the resumed stream's content type {kind:?} is not an event stream")));
+        }
+        Ok(response.body)
+    }
+}
