@@ -97,3 +97,15 @@ test('chat_1_readme_arkts_regenerate_and_edit_buttons_type_check_against_the_har
   const bad = check(source.replace('this.runtime.regenerate(', 'this.runtime.regenerateRun('));
   assert.equal(bad.status, 1, `${bad.stdout}${bad.stderr}`);
 });
+
+test('mcp_3_readme_arkts_mcp_server_snippet_type_checks_against_the_har', () => {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const m = /## Tools from MCP servers[\s\S]*?```typescript\n([\s\S]*?)```/.exec(readme);
+  assert.ok(m, 'the README has the MCP example');
+  const source = m[1];
+  assert.match(source, /config\.addMcpServer\(\{ name: 'maps'[\s\S]*McpAuthRequest[\s\S]*'mcp_server'/);
+  const ok = check(source);
+  assert.equal(ok.status, 0, `the README's MCP example has ArkTS errors:\n${ok.stdout}${ok.stderr}\n${source}`);
+  const bad = check(source.replace('config.addMcpServer(', 'config.addServer('));
+  assert.equal(bad.status, 1, `${bad.stdout}${bad.stderr}`);
+});

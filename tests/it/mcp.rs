@@ -475,3 +475,97 @@ fn mcp_2_names_are_valid_provider_names_and_never_meet() {
     }
     assert_eq!(arkagent::mcp::McpErrorCode::ALL.len(), 9);
 }
+
+#[tokio::test]
+async fn mcp_3_a_sub_agent_shares_its_parents_servers_without_connecting_again() {
+    let maps = maps_server();
+    let model = ScriptedModel::with(|body, _| {
+        let child = !crate::delegation::offers_delegation(body);
+        let last = crate::delegation::last_role(body);
+        match (child, last.as_str()) {
+            (false, "user") => crate::delegation::delegate_calls(&[("d1", "clone", "search for tea")]),
+            (true, "user") => tool_calls_reply(&[("k1", "maps__search", json!({"text": "tea"}))], 10),
+            _ => text_reply("done", 20),
+        }
+    });
+    let mut c = crate::delegation::parent_config(Default::default(), Vec::new());
+    c.mcp_servers = vec![McpServer::new(server("maps", MAPS)).unwrap()];
+    let (rt, _) = runtime(&model, vec![maps.clone()], c);
+    rt.run("delegate a search").await.unwrap();
+    let methods = maps.methods();
+    assert_eq!(methods.iter().filter(|m| *m == "initialize").count(), 1, "one connection for the tree: {methods:?}");
+    assert_eq!(methods.iter().filter(|m| *m == "tools/list").count(), 2, "listed once (two pages)");
+    let call = maps.received.lock().unwrap().iter().find(|m| m["method"] == "tools/call").cloned().expect("the child called the tool");
+    assert_eq!(call["params"]["arguments"], json!({"text": "tea"}));
+}
+
+#[tokio::test]
+async fn mcp_1_a_call_past_its_deadline_is_cancelled_at_the_server() {
+    let maps = FakeMcp::new(MAPS, vec![tool("slow", "Never ends")], |_, _| CallReply::Hang);
+    let model = ScriptedModel::new(vec![tool_calls_reply(&[("c1", "maps__slow", json!({}))], 10), text_reply("gave up", 20)]);
+    let mut s = server("maps", MAPS);
+    s.timeout_ms = Some(50);
+    let (rt, _) = runtime(&model, vec![maps.clone()], config(vec![McpServer::new(s).unwrap()]));
+    let outcome = rt.run("go").await.unwrap();
+    assert_eq!(outcome.final_text.as_deref(), Some("gave up"));
+    assert!(last_tool_message(&model, 1).contains("tool_timeout"));
+    for _ in 0..200 {
+        if maps.methods().contains(&"notifications/cancelled".to_owned()) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!("no notifications/cancelled after the deadline: {:?}", maps.methods());
+}
+
+/// A server whose `tools/call` stream ends after a priming event (`id`, `retry`), and whose
+/// `GET` with `Last-Event-ID` delivers the answer (SEP-1699).
+struct Resuming {
+    gets: Mutex<Vec<Vec<(String, String)>>>,
+}
+
+#[async_trait]
+impl arkagent::HttpTransport for Resuming {
+    async fn send(&self, request: arkagent::HttpRequest, _cancel: arkagent::CancellationToken) -> Result<arkagent::HttpResponse, arkagent::TransportError> {
+        if request.method == "GET" {
+            self.gets.lock().unwrap().push(request.headers.clone());
+            let answer = json!({"jsonrpc": "2.0", "id": 3, "result": text_result("resumed answer")});
+            return Ok(stream_response(format!("id: e2\ndata: {answer}\n\n").into_bytes(), 3));
+        }
+        let message: Value = serde_json::from_str(&request.body).unwrap();
+        Ok(match message["method"].as_str().unwrap() {
+            "initialize" => init_ok(&message, "2025-11-25"),
+            "tools/list" => json_response(json!({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [tool("slow", "Slow")]}}).to_string()),
+            "tools/call" => {
+                assert_eq!(message["id"], 3);
+                stream_response(b"id: e1\nretry: 20\ndata: \n\n".to_vec(), 4)
+            }
+            _ => arkagent::HttpResponse::full(202, ""),
+        })
+    }
+}
+
+#[tokio::test]
+async fn mcp_1_a_stream_that_ends_before_its_answer_is_resumed_with_last_event_id() {
+    let transport = Arc::new(Resuming { gets: Mutex::default() });
+    let hub = arkagent::mcp::McpHub::new(vec![McpServer::new(server("maps", MAPS)).unwrap()], transport.clone());
+    let (_, tools) = hub.prepare(0, &arkagent::CancellationToken::new()).await;
+    let tool = tools.unwrap().pop().unwrap();
+    let ctx = arkagent::ToolContext {
+        session_id: "s".into(),
+        run_id: "r".into(),
+        cancel: arkagent::CancellationToken::new(),
+        abort: Default::default(),
+        memory: arkagent::tools::NamespacedMemoryStore::new().scope("s"),
+        episodes: None,
+    };
+    let call = arkagent::ToolInvocation { call_id: "c1".into(), name: tool.definition.name.clone(), arguments: json!({}) };
+    let started = std::time::Instant::now();
+    let result = tool.executor.execute(call, ctx).await;
+    assert_eq!(result.content, "resumed answer");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(20), "waited the server's retry");
+    let gets = transport.gets.lock().unwrap();
+    assert_eq!(gets.len(), 1);
+    let header = |name: &str| gets[0].iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    assert_eq!((header("Last-Event-ID"), header("Accept")), (Some("e1"), Some("text/event-stream")));
+}
