@@ -24,7 +24,7 @@ import os
 import re
 import sys
 
-PREFIXES = ['CORE', 'LLM', 'CMP', 'MEM', 'SUB', 'ISO', 'FFI', 'NAPI', 'STORE', 'OHOS', 'PERF', 'REL', 'DX', 'PAR', 'ARCH', 'COST', 'WIRE', 'IMG', 'THINK', 'BND', 'TOOL', 'CHAT']
+PREFIXES = ['CORE', 'LLM', 'CMP', 'MEM', 'SUB', 'ISO', 'FFI', 'NAPI', 'STORE', 'OHOS', 'PERF', 'REL', 'DX', 'PAR', 'ARCH', 'COST', 'WIRE', 'IMG', 'THINK', 'BND', 'TOOL', 'CHAT', 'MCP']
 # Ids of the spec whose issue is still open: named in one line, not in the tables, until
 # their work lands (then remove them here and regenerate).
 # (prefix, number): issue. Not spelled as ids here, so that citing them is not a use.

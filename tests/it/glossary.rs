@@ -13,8 +13,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const PREFIXES: [&str; 22] =
-    ["CORE", "LLM", "CMP", "MEM", "SUB", "ISO", "FFI", "NAPI", "STORE", "OHOS", "PERF", "REL", "DX", "PAR", "ARCH", "COST", "WIRE", "IMG", "THINK", "BND", "TOOL", "CHAT"];
+const PREFIXES: [&str; 23] =
+    ["CORE", "LLM", "CMP", "MEM", "SUB", "ISO", "FFI", "NAPI", "STORE", "OHOS", "PERF", "REL", "DX", "PAR", "ARCH", "COST", "WIRE", "IMG", "THINK", "BND", "TOOL", "CHAT", "MCP"];
 const TESTS_HEADING: &str = "## Tests by requirement";
 const REGENERATE: &str = "regenerate it: python3 scripts/gen-requirements.py";
 
