@@ -435,8 +435,9 @@ typedef struct ArkAgentHttp {
   void *userdata;
 } ArkAgentHttp;
 
-// MCP-1: writes the headers for MCP server `server` (its config's `"name"`) into
-// `headers_json` as a NUL-terminated JSON object (`{"Authorization":"Bearer …"}`) or
+// MCP-1: writes the headers for MCP server `server` (its config's `"name"`; NUL-terminated,
+// owned by the library, valid only during the call) into `headers_json` (a buffer owned by
+// the library, valid only during the call) as a NUL-terminated JSON object (`{"Authorization":"Bearer …"}`) or
 // array of `[name, value]` pairs, at most `headers_cap` bytes with the NUL, and returns
 // 0; any other value (or text that does not parse) fails the server with `mcp_auth` in
 // its `mcp_server` event. Called before the server's first request and, with `refresh`

@@ -8,7 +8,10 @@
 # library's profile, without its backtrace symbolizer and with its size-optimized
 # algorithms — and -Zlocation-detail=none: panics carry no file:line:column strings (a
 # panic is still caught at the boundary and reported with its code; PERF-9, −88 KB on
-# arm64 together, BENCHMARKS.md "Library size"). OHOS_BUILD_STD=0: rustup's prebuilt std for the target.
+# arm64 together, BENCHMARKS.md "Library size"); -Zfmt-debug=shallow: a derived `Debug`
+# prints its type's or variant's name only (−12 KB; no message an app reads formats a
+# derived type with `{:?}` beyond a unit variant, which prints the same — only panic and
+# debug-log detail is shorter; issue 39). OHOS_BUILD_STD=0: rustup's prebuilt std for the target.
 # Without nightly + rust-src the prebuilt std is the fallback, with a warning; neither:
 # return 1 with the reason on stderr.
 
@@ -28,7 +31,7 @@ ohos_std_for() {
     echo "build-ohos: building std with nightly (-Zbuild-std, without the backtrace symbolizer)" >&2
     cargo_cmd=(cargo +nightly)
     build_std=("-Zbuild-std=std,panic_abort" "-Zbuild-std-features=panic-unwind,optimize_for_size"
-      "--config" "build.rustflags=['-Zlocation-detail=none']")
+      "--config" "build.rustflags=['-Zlocation-detail=none', '-Zfmt-debug=shallow']")
   elif rustup target add "$target" >/dev/null 2>&1; then
     [ "${OHOS_BUILD_STD:-1}" = "0" ] ||
       echo "build-ohos: WARNING: nightly + rust-src unavailable; using the prebuilt std (a larger library: it carries std's backtrace symbolizer)" >&2

@@ -67,8 +67,12 @@ impl McpHub {
     /// Returns the events to emit and, when any list this runtime offers changed, every
     /// server's tools anew.
     pub async fn prepare(&self, now_ms: u64, cancel: &CancellationToken) -> (Vec<McpServerEvent>, Option<Vec<RegisteredTool>>) {
-        let steps = self.servers.iter().map(|s| self.prepare_one(s, now_ms, cancel));
-        let events: Vec<McpServerEvent> = futures::future::join_all(steps).await.into_iter().flatten().collect();
+        // One after another: an app has a server or two, and a server that does not answer
+        // is bounded by its connect_timeout_ms.
+        let mut events = Vec::new();
+        for server in &self.servers {
+            events.extend(self.prepare_one(server, now_ms, cancel).await);
+        }
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         let now: Vec<Option<Arc<Vec<RemoteTool>>>> = self.servers.iter().map(|s| s.inner.lock().tools.clone()).collect();
         let same = now.iter().zip(seen.iter()).all(|(a, b)| match (a, b) {

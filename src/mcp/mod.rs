@@ -24,6 +24,7 @@
 //!   redacted of them.
 
 mod hub;
+mod json;
 mod rpc;
 mod stream;
 mod tools;
@@ -32,6 +33,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+
+pub use json::headers_from_json;
 
 use crate::error::{ArkAgentError, ErrorCode};
 
@@ -255,72 +258,5 @@ impl McpServerConfig {
             McpApproval::Always => true,
             McpApproval::Tools(names) => names.iter().any(|t| t == tool),
         }
-    }
-}
-
-/// `"mcp_servers": [{…}]` in a runtime's JSON config (C, N-API): everything but the
-/// [`McpAuth`] callback, which each binding registers its own way.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct McpServerJson {
-    name: String,
-    url: String,
-    #[serde(default)]
-    headers: Option<HeadersJson>,
-    #[serde(default)]
-    allow: Option<Vec<String>>,
-    #[serde(default)]
-    deny: Vec<String>,
-    #[serde(default)]
-    approval: Option<ApprovalJson>,
-    #[serde(default)]
-    timeout_ms: Option<u64>,
-    #[serde(default)]
-    connect_timeout_ms: Option<u64>,
-    #[serde(default)]
-    retry_after_ms: Option<u64>,
-}
-
-/// Headers as an object (`{"Authorization": "Bearer …"}`) or as pairs.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum HeadersJson {
-    Map(std::collections::BTreeMap<String, String>),
-    Pairs(Vec<(String, String)>),
-}
-
-/// `"never"`, `"always"` or a list of the server's tool names.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum ApprovalJson {
-    Word(String),
-    Tools(Vec<String>),
-}
-
-impl McpServerJson {
-    /// The config (validated). Errors: `invalid_config`.
-    pub(crate) fn into_config(self) -> Result<McpServerConfig, ArkAgentError> {
-        let mut c = McpServerConfig::new(self.name, self.url);
-        c.headers = match self.headers {
-            None => Vec::new(),
-            Some(HeadersJson::Map(m)) => m.into_iter().collect(),
-            Some(HeadersJson::Pairs(p)) => p,
-        };
-        c.allow = self.allow;
-        c.deny = self.deny;
-        c.approval = match self.approval {
-            None => McpApproval::Never,
-            Some(ApprovalJson::Tools(t)) => McpApproval::Tools(t),
-            Some(ApprovalJson::Word(w)) if w == "never" => McpApproval::Never,
-            Some(ApprovalJson::Word(w)) if w == "always" => McpApproval::Always,
-            Some(ApprovalJson::Word(w)) => {
-                return Err(ArkAgentError::config(ErrorCode::InvalidConfig, format!("MCP approval {w:?}: expected \"never\", \"always\" or tool names")))
-            }
-        };
-        c.timeout_ms = self.timeout_ms;
-        c.connect_timeout_ms = self.connect_timeout_ms.unwrap_or(DEFAULT_CONNECT_TIMEOUT_MS);
-        c.retry_after_ms = self.retry_after_ms.unwrap_or(DEFAULT_RETRY_AFTER_MS);
-        c.validate()?;
-        Ok(c)
     }
 }

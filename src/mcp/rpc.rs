@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{McpError, McpErrorCode, McpServerConfig, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
-use crate::llm::{HttpBody, HttpRequest, HttpResponse, HttpTransport, TransportErrorKind};
+use crate::llm::{HttpRequest, HttpResponse, HttpTransport, TransportErrorKind};
 
 use McpErrorCode::*;
 
@@ -31,7 +31,7 @@ impl McpServer {
     /// `invalid_config` (see [`McpServerConfig::validate`]).
     pub fn new(config: McpServerConfig) -> Result<Self, crate::error::ArkAgentError> {
         config.validate()?;
-        Ok(Self { inner: Arc::new(Connection { config, state: Mutex::default(), connecting: tokio::sync::Mutex::new(()), next_id: AtomicU64::new(1) }) })
+        Ok(Self { inner: Arc::new(Connection { config, state: Mutex::default(), next_id: AtomicU64::new(1) }) })
     }
 
     /// Its config.
@@ -65,8 +65,6 @@ pub(super) struct ConnState {
 pub(super) struct Connection {
     pub(super) config: McpServerConfig,
     state: Mutex<ConnState>,
-    /// Initialising is one at a time (two runtimes sharing the server wait for one).
-    pub(super) connecting: tokio::sync::Mutex<()>,
     next_id: AtomicU64,
 }
 
@@ -116,11 +114,10 @@ impl Connection {
     /// Initialises (when not yet): `initialize`, the version checked, the session id kept,
     /// `notifications/initialized`.
     pub(super) async fn ensure_initialized(&self, transport: &dyn HttpTransport, cancel: &CancellationToken) -> Result<(), McpError> {
-        let _one = self.connecting.lock().await;
         if self.lock().protocol.is_some() {
             return Ok(());
         }
-        self.initialize(transport, cancel).await
+        Box::pin(self.initialize(transport, cancel)).await
     }
 
     async fn initialize(&self, transport: &dyn HttpTransport, cancel: &CancellationToken) -> Result<(), McpError> {
@@ -134,7 +131,7 @@ impl Connection {
             "capabilities": {},
             "clientInfo": {"name": "arkagent", "version": env!("CARGO_PKG_VERSION")},
         });
-        let (result, session) = self.request_with_auth(transport, "initialize", Some(params), cancel, 256 * 1024, &mut |_| {}).await?;
+        let (result, session) = self.call(transport, (self.next_id(), "initialize", Some(params)), cancel, 256 * 1024, &mut |_| {}).await?;
         let version = result["protocolVersion"].as_str().unwrap_or_default();
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version) {
             return Err(self.error(McpVersion, format!("the server speaks MCP {version:?}; this client speaks {SUPPORTED_PROTOCOL_VERSIONS:?}")));
@@ -147,8 +144,8 @@ impl Connection {
         self.notify(transport, "notifications/initialized", None, cancel).await
     }
 
-    /// A request, answered: initialises first if needed, and once more when the server
-    /// forgot the session (404); asks the host for fresh headers once on 401/403.
+    /// A request, answered: initialises first if needed (see [`call`](Self::call) for
+    /// the retries).
     pub(super) async fn request(
         &self,
         transport: &dyn HttpTransport,
@@ -158,43 +155,36 @@ impl Connection {
         on_note: &mut (dyn FnMut(&Value) + Send),
     ) -> Result<Value, McpError> {
         self.ensure_initialized(transport, cancel).await?;
-        let sent_session = self.lock().session.clone();
-        match self.send(transport, (id, method, Some(params.clone())), cancel, limit, on_note).await {
-            Err(Failure::SessionExpired) => {
-                {
-                    let _one = self.connecting.lock().await;
-                    // Another call may have initialised again already.
-                    if self.lock().session == sent_session {
-                        self.initialize(transport, cancel).await?;
-                    }
-                }
-                self.send(transport, (id, method, Some(params)), cancel, limit, on_note).await.map(|(r, _)| r).map_err(|f| self.fatal(f))
-            }
-            Err(Failure::Unauthorized(status)) => {
-                self.refresh_auth(status).await?;
-                self.send(transport, (id, method, Some(params)), cancel, limit, on_note).await.map(|(r, _)| r).map_err(|f| self.fatal(f))
-            }
-            other => other.map(|(r, _)| r).map_err(|f| self.fatal(f)),
-        }
+        self.call(transport, (id, method, Some(params)), cancel, limit, on_note).await.map(|(r, _)| r)
     }
 
-    /// `initialize`'s request, with the one auth refresh.
-    async fn request_with_auth(
+    /// One request and its retries: initialised again once when the server forgot the
+    /// session (404; not for `initialize` itself, and not when another call did it
+    /// meanwhile), and sent again once with fresh headers from the host after a 401/403.
+    async fn call(
         &self,
         transport: &dyn HttpTransport,
-        method: &str,
-        params: Option<Value>,
+        (id, method, params): (u64, &str, Option<Value>),
         cancel: &CancellationToken,
         limit: usize,
         on_note: &mut (dyn FnMut(&Value) + Send),
     ) -> Result<(Value, Option<String>), McpError> {
-        let id = self.next_id();
-        match self.send(transport, (id, method, params.clone()), cancel, limit, on_note).await {
-            Err(Failure::Unauthorized(status)) => {
-                self.refresh_auth(status).await?;
-                self.send(transport, (id, method, params), cancel, limit, on_note).await.map_err(|f| self.fatal(f))
+        let (mut may_reinit, mut may_reauth) = (method != "initialize", true);
+        loop {
+            let sent_session = self.lock().session.clone();
+            match self.send(transport, (id, method, params.clone()), cancel, limit, on_note).await {
+                Err(Failure::SessionExpired) if may_reinit => {
+                    may_reinit = false;
+                    if self.lock().session == sent_session {
+                        Box::pin(self.initialize(transport, cancel)).await?;
+                    }
+                }
+                Err(Failure::Unauthorized(status)) if may_reauth => {
+                    may_reauth = false;
+                    self.refresh_auth(status).await?;
+                }
+                other => return other.map_err(|f| self.fatal(f)),
             }
-            other => other.map_err(|f| self.fatal(f)),
         }
     }
 
@@ -304,15 +294,11 @@ impl Connection {
         let response = self.exchange(transport, request, cancel).await?;
         let session = response.header("mcp-session-id").map(str::to_owned);
         let kind = response.header("content-type").unwrap_or("").to_ascii_lowercase();
-        let message = if kind.starts_with("text/event-stream") {
-            self.read_stream(transport, response.body, (id, limit), cancel, on_note).await?
-        } else if kind.starts_with("application/json") {
-            let bytes = self.read_body(response.body, cancel, limit).await?;
-            let value: Value = serde_json::from_slice(&bytes).map_err(|e| self.error(McpProtocol, format!("{method}: the answer is not JSON ({e})")))?;
-            answer_in(value, id).ok_or_else(|| self.error(McpProtocol, format!("{method}: the answer carries no response with id {id}")))?
-        } else {
+        let json = kind.starts_with("application/json");
+        if !json && !kind.starts_with("text/event-stream") {
             return Err(self.error(McpProtocol, format!("{method}: the answer's content type {kind:?} is neither JSON nor an event stream")).into());
-        };
+        }
+        let message = self.read_answer(transport, response.body, (id, limit, json), cancel, on_note).await?;
         self.result_of(method, message).map(|r| (r, session)).map_err(Failure::from)
     }
 
@@ -325,28 +311,6 @@ impl Connection {
         match message.get("result") {
             Some(result) if result.is_object() => Ok(result.clone()),
             _ => Err(self.error(McpProtocol, format!("{method}: the response has no result object"))),
-        }
-    }
-
-    async fn read_body(&self, body: HttpBody, cancel: &CancellationToken, limit: usize) -> Result<Vec<u8>, McpError> {
-        let mut stream = match body {
-            HttpBody::Full(bytes) if bytes.len() > limit => return Err(self.too_large(limit)),
-            HttpBody::Full(bytes) => return Ok(bytes),
-            HttpBody::Stream(stream) => stream,
-        };
-        let mut out = Vec::new();
-        loop {
-            let chunk = tokio::select! {
-                biased;
-                () = cancel.cancelled() => return Err(self.error(McpUnreachable, "cancelled")),
-                c = stream.next_chunk() => c,
-            };
-            match chunk {
-                None => return Ok(out),
-                Some(Err(e)) => return Err(self.error(McpUnreachable, format!("the answer broke off: {}", e.message))),
-                Some(Ok(bytes)) if out.len() + bytes.len() > limit => return Err(self.too_large(limit)),
-                Some(Ok(bytes)) => out.extend_from_slice(&bytes),
-            }
         }
     }
 

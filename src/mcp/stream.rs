@@ -1,6 +1,6 @@
-//! MCP-1: an answer as an event stream — read until the response to the request,
-//! notifications between handed on, and a stream that ends or breaks before the response
-//! resumed (2025-03-26 … 2025-11-25, SEP-1699): after the server's `retry` wait, a `GET`
+//! MCP-1: an answer, JSON or an event stream — read until the response to the request
+//! (within a byte limit, whichever it is), an event stream's notifications handed on, and
+//! a stream that ends or breaks before the response resumed (2025-03-26 … 2025-11-25, SEP-1699): after the server's `retry` wait, a `GET`
 //! with `Last-Event-ID` picks the stream up where it stopped, at most
 //! [`MAX_RESUMES`] times.
 
@@ -29,6 +29,8 @@ struct Reading<'a> {
     read: usize,
     limit: usize,
     on_note: &'a mut (dyn FnMut(&Value) + Send),
+    /// A JSON answer's bytes (`None`: an event stream).
+    json: Option<Vec<u8>>,
 }
 
 impl Reading<'_> {
@@ -36,6 +38,14 @@ impl Reading<'_> {
         self.read += bytes.len();
         if self.read > self.limit {
             return Err(conn.too_large(self.limit));
+        }
+        if let Some(buf) = &mut self.json {
+            buf.extend_from_slice(bytes);
+            if last {
+                let value: Value = serde_json::from_slice(buf).map_err(|e| conn.error(McpProtocol, format!("the answer is not JSON ({e})")))?;
+                self.found = answer_in(value, self.id);
+            }
+            return Ok(());
         }
         let (id, found, on_note) = (self.id, &mut self.found, &mut *self.on_note);
         let mut on_event = |data: &str| {
@@ -61,28 +71,30 @@ impl Reading<'_> {
 }
 
 impl Connection {
-    /// An event stream until the response with `id` (within `limit` bytes, resumed streams
-    /// included): notifications go to `on_note` (`notifications/tools/list_changed` is
-    /// noted here too).
-    pub(super) async fn read_stream(
+    /// The response with `id` in a JSON answer, or in an event stream (resumed streams
+    /// included), within `limit` bytes: an event stream's notifications go to `on_note`
+    /// (`notifications/tools/list_changed` is noted here too).
+    pub(super) async fn read_answer(
         &self,
         transport: &dyn HttpTransport,
         body: HttpBody,
-        (id, limit): (u64, usize),
+        (id, limit, json): (u64, usize, bool),
         cancel: &CancellationToken,
         on_note: &mut (dyn FnMut(&Value) + Send),
     ) -> Result<Value, McpError> {
-        let mut reading = Reading { decoder: SseDecoder::new(), id, found: None, read: 0, limit, on_note };
+        let json = json.then(Vec::new);
+        let mut reading = Reading { decoder: SseDecoder::new(), id, found: None, read: 0, limit, on_note, json };
         let mut body = body;
         for resumes in 0..=MAX_RESUMES {
             let broke = self.pump(&mut reading, body, cancel).await?;
             if let Some(found) = reading.found.take() {
                 return Ok(found);
             }
-            let Some(last_id) = reading.decoder.last_event_id().map(str::to_owned).filter(|_| resumes < MAX_RESUMES) else {
+            let resumable = reading.json.is_none() && resumes < MAX_RESUMES;
+            let Some(last_id) = reading.decoder.last_event_id().map(str::to_owned).filter(|_| resumable) else {
                 return Err(match broke {
-                    Some(why) => self.error(McpUnreachable, format!("the event stream broke off: {why}")),
-                    None => self.error(McpProtocol, format!("the event stream ended without the response to request {id}")),
+                    Some(why) => self.error(McpUnreachable, format!("the answer broke off: {why}")),
+                    None => self.error(McpProtocol, format!("the answer ended without the response to request {id}")),
                 });
             };
             let wait = reading.decoder.retry_ms().unwrap_or(DEFAULT_RETRY_MS).min(MAX_RETRY_MS);
@@ -93,7 +105,7 @@ impl Connection {
             }
             body = self.resume(transport, &last_id, cancel).await?;
         }
-        Err(self.error(McpProtocol, format!("the event stream ended without the response to request {id}")))
+        Err(self.error(McpProtocol, format!("the answer ended without the response to request {id}")))
     }
 
     /// Reads one stream's body until the response, its end (`None`) or its break

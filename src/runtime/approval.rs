@@ -528,7 +528,9 @@ impl Inner {
         }
         self.run_usage.start(&self.session.snapshot());
         self.emit(run_id, EventKind::RunStarted { input: String::new() });
-        self.mcp_point(run_id, cancel).await;
+        if self.mcp.is_some() {
+            self.mcp_point(run_id, cancel).await;
+        }
         Run::new(self, run_id, cancel, None).resume_turn(turn).await
     }
 }

@@ -305,7 +305,7 @@ struct ConfigJson {
     compression: Option<CompressionJson>,
     delegation: Option<DelegationJson>,
     #[serde(default)]
-    mcp_servers: Vec<crate::mcp::McpServerJson>,
+    mcp_servers: Vec<serde_json::Value>,
 }
 
 /// `"delegation": {"policy"?: {…SubAgentPolicy…}, "allow_clone"?: bool}` — workers are
@@ -403,7 +403,7 @@ impl AgentRuntimeConfig {
         config.session_id = parsed.session_id;
         config.tools = tools;
         for server in parsed.mcp_servers {
-            config.mcp_servers.push(crate::mcp::McpServer::new(server.into_config()?)?);
+            config.mcp_servers.push(crate::mcp::McpServer::from_json(server, None)?);
         }
         if let Some(d) = parsed.delegation {
             let mut delegation =

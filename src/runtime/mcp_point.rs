@@ -19,8 +19,13 @@ impl Inner {
     }
 
     /// The safe point: see the module's doc. The run slot is held, so no request is
-    /// being built while the tools change.
-    pub(super) async fn mcp_point(&self, run_id: &str, cancel: &CancellationToken) {
+    /// being built while the tools change. One boxed future for its two callers (a run, a
+    /// resumed run): built once, not inlined into each (PERF-9).
+    pub(super) fn mcp_point<'a>(&'a self, run_id: &'a str, cancel: &'a CancellationToken) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
+        Box::pin(self.mcp_point_inner(run_id, cancel))
+    }
+
+    async fn mcp_point_inner(&self, run_id: &str, cancel: &CancellationToken) {
         let Some(hub) = &self.mcp else { return };
         let (events, tools) = hub.prepare(self.config.clock.now_ms(), cancel).await;
         for event in events {
@@ -29,10 +34,8 @@ impl Inner {
         let Some(mcp_tools) = tools else { return };
         let mut registry = self.base_tools.clone();
         for tool in mcp_tools {
-            let name = tool.definition.name.clone();
-            if let Err(e) = registry.register_with_approval(tool.definition, tool.executor, tool.approval) {
-                tracing::warn!(tool = %name, code = e.code().as_str(), "MCP tool not offered");
-            }
+            // A name a host tool has already: the host's stays (and the server's is not offered).
+            let _ = registry.register_with_approval(tool.definition, tool.executor, tool.approval);
         }
         if registry.iter().any(|t| t.definition.requires_approval) {
             self.exec_policy.gated.store(true, Ordering::Relaxed);

@@ -43,7 +43,9 @@ impl Inner {
     /// Runs the loop for `input` (the caller holds the run slot).
     pub(super) async fn run_loop(&self, input: Content, run_id: &str, cancel: &CancellationToken) -> Ended {
         let run = self.begin(input, run_id, cancel)?;
-        self.mcp_point(run_id, cancel).await;
+        if self.mcp.is_some() {
+            self.mcp_point(run_id, cancel).await;
+        }
         // Boxed: the loop's state machine is built once, shared with a resumed run
         // (TOOL-1), not inlined into each caller (PERF-9: the arm64 library's size).
         Box::pin(run.iterate(1)).await

@@ -89,7 +89,7 @@ impl AgentRuntime {
         &self,
         input: impl Into<Content>,
     ) -> Result<impl Future<Output = (Result<RunOutcome, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
-        self.begin_run(input, None)
+        self.begin_run(input.into(), None)
     }
 
     /// [`start_run`](Self::start_run) whose cancellation also follows `parent`: cancelling
@@ -100,19 +100,18 @@ impl AgentRuntime {
         input: impl Into<Content>,
         parent: Option<&CancellationToken>,
     ) -> Result<impl Future<Output = Result<RunOutcome, ArkAgentError>> + Send + 'static, ArkAgentError> {
-        Ok(release(self.begin_run(input, parent)?))
+        Ok(release(self.begin_run(input.into(), parent)?))
     }
 
-    /// The one starter of a run.
+    /// The one starter of a run (not generic: one run future in the library, PERF-9).
     fn begin_run(
         &self,
-        input: impl Into<Content>,
+        input: Content,
         parent: Option<&CancellationToken>,
     ) -> Result<impl Future<Output = (Result<RunOutcome, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
         let active = self.claim_linked(parent)?;
         // TOOL-1: a turn waiting for approval is answered and resumed first.
         active.inner.refuse_while_pending()?;
-        let input = input.into();
         let run_id = self.inner.config.id_generator.next_id();
         let span = tracing::info_span!("arkagent.run", run_id = %run_id);
         Ok(async move {

@@ -345,8 +345,11 @@ async fn mcp_1_a_cancelled_run_cancels_the_call_at_the_server() {
     assert_eq!(note["params"]["requestId"], call_id);
 }
 
+/// How a hostile server answers a JSON-RPC message.
+type Answer = Box<dyn Fn(&Value) -> arkagent::HttpResponse + Send + Sync>;
+
 /// A server that answers every request with `answer`.
-struct Hostile(Box<dyn Fn(&Value) -> arkagent::HttpResponse + Send + Sync>);
+struct Hostile(Answer);
 
 #[async_trait]
 impl arkagent::HttpTransport for Hostile {
@@ -382,7 +385,7 @@ async fn hostile_outcome(answer: impl Fn(&Value) -> arkagent::HttpResponse + Sen
 #[tokio::test]
 async fn mcp_4_hostile_servers_get_stable_codes_and_nothing_hangs() {
     let list = |m: &Value, result: String| if m["method"] == "initialize" { init_ok(m, "2025-06-18") } else if m.get("id").is_none() { arkagent::HttpResponse::full(202, "") } else { json_response(result) };
-    let cases: Vec<(&str, Box<dyn Fn(&Value) -> arkagent::HttpResponse + Send + Sync>, McpErrorCode)> = vec![
+    let cases: Vec<(&str, Answer, McpErrorCode)> = vec![
         ("malformed JSON-RPC", Box::new(move |m: &Value| list(m, r#"{"jsonrpc":"2.0","id":"#.into())), McpErrorCode::McpProtocol),
         ("a 10 MB tool list", Box::new(move |m: &Value| {
             let tools: Vec<Value> = (0..2_000).map(|i| json!({"name": format!("t{i}"), "description": "x".repeat(5_000), "inputSchema": {"type": "object"}})).collect();

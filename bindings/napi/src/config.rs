@@ -206,18 +206,21 @@ impl AgentRuntimeConfig {
     /// connected through the runtime's HttpTransport at the start of the first run that
     /// needs it (an "mcp_server" event); `authorize` supplies headers at connection time
     /// and after a 401/403. Sub-agents share the server. Throws "invalid_argument" for
-    /// options that are not an McpServerOptions or an authorize that is not a function,
-    /// "invalid_config" for a value it refuses (a name outside 1 to 32 of A-Z, a-z, 0-9 and
-    /// "-", or one already added; a URL that is not http(s); an approval other than
-    /// "never", "always" or names; a number that is not an integer from 0 to 4294967295, or
-    /// a connectTimeoutMs of 0).
+    /// options that are not an McpServerOptions (a missing or unknown member, a value of
+    /// the wrong type, a negative or fractional number) or an authorize that is not a
+    /// function, "invalid_config" for a value it refuses (a name outside 1 to 32 of A-Z,
+    /// a-z, 0-9 and "-", or one already added; a URL that is not http(s); an approval
+    /// other than "never", "always" or names; a connectTimeoutMs of 0).
     #[napi(ts_args_type = "options: McpServerOptions, authorize?: McpAuthorize")]
     pub fn add_mcp_server(
         &mut self,
-        options: Arg<crate::mcp::JsMcpServer>,
+        env: &Env,
+        options: Arg<napi_ohos::bindgen_prelude::Object<'_>>,
         authorize: Arg<Option<JsFunction<'_, crate::mcp::JsMcpAuthRequest>>>,
     ) -> Result<(), Thrown> {
-        let server = crate::mcp::server_config(options.0, authorize.0)?;
+        let options = crate::convert::json_object(env, &options.0)
+            .map_err(|e| napi_ohos::Error::new(ModuleCode::InvalidArgument.to_owned_code(), format!("McpServerOptions must be a plain object: {}", e.reason)))?;
+        let server = crate::mcp::server_config(serde_json::Value::Object(options), authorize.0)?;
         if self.inner.mcp_servers.iter().any(|s| s.config().name == server.config().name) {
             let e = arkagent::ArkAgentError::config(arkagent::ErrorCode::InvalidConfig, format!("an MCP server named {:?} was added already", server.config().name));
             return Err(thrown(e));

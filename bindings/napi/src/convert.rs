@@ -10,3 +10,13 @@ pub type Optional<T> = Either<T, Undefined>;
 pub fn optional<T>(value: Option<T>) -> Optional<T> {
     value.map_or(Either::B(()), Either::A)
 }
+
+/// A plain JS object as JSON (`ModelConfig.extraBody`, an `McpServerOptions`): one copy of
+/// napi-ohos's recursive conversion in the library, not one inlined per caller (PERF-9).
+/// Errors with napi-ohos's reason (a value that is not JSON: a function, a symbol, …).
+#[inline(never)]
+pub fn json_object(env: &napi_ohos::Env, object: &napi_ohos::bindgen_prelude::Object<'_>) -> napi_ohos::Result<serde_json::Map<String, serde_json::Value>> {
+    use napi_ohos::bindgen_prelude::{FromNapiValue, JsValue};
+    // SAFETY: `object` is a live object of the current call's scope, on `env`.
+    unsafe { serde_json::Map::<String, serde_json::Value>::from_napi_value(env.raw(), object.raw()) }
+}

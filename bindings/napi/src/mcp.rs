@@ -1,5 +1,7 @@
 //! MCP-3: a runtime's MCP servers (`AgentRuntimeConfig.addMcpServer`), their options and
-//! the app's authorization callback.
+//! the app's authorization callback. The options object is read as JSON (as
+//! `ModelConfig.extraBody` is) and decoded by the core like the C config's `"mcp_servers"`
+//! entries (camelCase numbers accepted): one decoder for both surfaces (PERF-9).
 
 use std::sync::Arc;
 
@@ -7,14 +9,15 @@ use async_trait::async_trait;
 use napi_derive_ohos::napi;
 
 use crate::callback::{JsAsyncFn, JsFunction};
+use crate::codes::ModuleCode;
 use crate::error::{internal, thrown, Thrown};
-use crate::numbers::setting;
 
 /// MCP-3: one MCP server whose tools the runtime offers (AgentRuntimeConfig.addMcpServer).
 /// The model sees its tools as `<name>__<tool>`. The server is reached through the
 /// runtime's HttpTransport (NetworkKit on the phone) at the start of the first run, which
 /// emits an "mcp_server" event; a server that cannot be reached fails only itself.
 #[napi(object, js_name = "McpServerOptions", object_to_js = false)]
+#[allow(dead_code)] // declares index.d.ts's interface; the options are read as JSON
 pub struct JsMcpServer {
     /// The tools' namespace: 1 to 32 of A-Z, a-z, 0-9 and "-".
     pub name: String,
@@ -24,7 +27,7 @@ pub struct JsMcpServer {
     /// Headers sent with every request (e.g. Authorization). Their values are secrets:
     /// never in events, logs, errors or exports.
     #[napi(ts_type = "Record<string, string>")]
-    pub headers: Option<crate::args::Arg<std::collections::HashMap<String, String>>>,
+    pub headers: Option<()>,
     /// Only these of the server's tools are offered (its own names); absent: all.
     pub allow: Option<Vec<String>>,
     /// These of the server's tools are never offered.
@@ -32,7 +35,7 @@ pub struct JsMcpServer {
     /// Which calls wait for a person's approval (TOOL-1): "never" (the default), "always",
     /// or the server's names of the tools that do.
     #[napi(ts_type = "string | string[]")]
-    pub approval: Option<napi_ohos::Either<String, Vec<String>>>,
+    pub approval: Option<()>,
     /// One call's deadline in ms (TOOL-4); absent: the runtime's toolTimeoutMs; 0: none.
     pub timeout_ms: Option<f64>,
     /// The deadline of connecting (initialize and tools/list), in ms (default 15000).
@@ -50,47 +53,34 @@ pub struct JsMcpAuthRequest {
     pub refresh: bool,
 }
 
-/// The core config of one server. Errors: `invalid_config`.
-pub fn server_config(options: JsMcpServer, authorize: Option<JsFunction<'_, JsMcpAuthRequest>>) -> Result<arkagent::mcp::McpServer, Thrown> {
-    use arkagent::mcp::{McpApproval, McpServerConfig};
-    let mut c = McpServerConfig::new(options.name, options.url);
-    c.headers = options.headers.map(|h| h.0).unwrap_or_default().into_iter().collect();
-    c.headers.sort();
-    c.allow = options.allow;
-    c.deny = options.deny.unwrap_or_default();
-    c.approval = match options.approval {
-        None => McpApproval::Never,
-        Some(napi_ohos::Either::B(tools)) => McpApproval::Tools(tools),
-        Some(napi_ohos::Either::A(word)) if word == "never" => McpApproval::Never,
-        Some(napi_ohos::Either::A(word)) if word == "always" => McpApproval::Always,
-        Some(napi_ohos::Either::A(word)) => {
-            let e = arkagent::ArkAgentError::config(arkagent::ErrorCode::InvalidConfig, format!("approval {word:?}: expected \"never\", \"always\" or tool names"));
-            return Err(thrown(e));
-        }
+/// The core server of one `McpServerOptions` (a JS object, as JSON). Errors:
+/// `invalid_argument` (not an object of that shape: a missing or unknown member, a wrong
+/// type, a negative or fractional number), `invalid_config` (a value the core refuses).
+pub fn server_config(options: serde_json::Value, authorize: Option<JsFunction<'_, JsMcpAuthRequest>>) -> Result<arkagent::mcp::McpServer, Thrown> {
+    let auth = match authorize {
+        Some(f) => Some(Arc::new(JsMcpAuth { authorize: JsAsyncFn::new(f).map_err(internal)? }) as Arc<dyn arkagent::mcp::McpAuth>),
+        None => None,
     };
-    c.timeout_ms = options.timeout_ms.map(|v| setting::<u32>(v, "timeoutMs")).transpose()?.map(u64::from);
-    if let Some(v) = options.connect_timeout_ms {
-        c.connect_timeout_ms = u64::from(setting::<u32>(v, "connectTimeoutMs")?);
+    let shape = |message: String| napi_ohos::Error::new(ModuleCode::InvalidArgument.to_owned_code(), message);
+    if !options.is_object() {
+        return Err(shape("McpServerOptions must be an object".to_owned()));
     }
-    if let Some(v) = options.retry_after_ms {
-        c.retry_after_ms = u64::from(setting::<u32>(v, "retryAfterMs")?);
-    }
-    if let Some(f) = authorize {
-        c.auth = Some(Arc::new(JsMcpAuth { authorize: JsAsyncFn::new(f).map_err(internal)? }));
-    }
-    arkagent::mcp::McpServer::new(c).map_err(thrown)
+    arkagent::mcp::McpServer::from_json(options, auth).map_err(|e| match e.code() {
+        arkagent::ErrorCode::InvalidJson => shape(format!("McpServerOptions: {e}")),
+        _ => thrown(e),
+    })
 }
 
 /// MCP-1: a JS McpAuthorize as the core's.
 struct JsMcpAuth {
-    authorize: JsAsyncFn<JsMcpAuthRequest, std::collections::HashMap<String, String>>,
+    authorize: JsAsyncFn<JsMcpAuthRequest, serde_json::Map<String, serde_json::Value>>,
 }
 
 #[async_trait]
 impl arkagent::mcp::McpAuth for JsMcpAuth {
     async fn headers(&self, server: &str, refresh: bool) -> Result<Vec<(String, String)>, String> {
         match self.authorize.call(JsMcpAuthRequest { server: server.to_owned(), refresh }).await {
-            Ok(headers) => Ok(headers.into_iter().collect()),
+            Ok(headers) => arkagent::mcp::headers_from_json(serde_json::Value::Object(headers)).ok_or_else(|| "the app's authorize callback gave no header object".to_owned()),
             // The app's message may quote a token: only that it failed.
             Err(_) => Err("the app's authorize callback threw or rejected".to_owned()),
         }

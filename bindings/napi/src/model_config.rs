@@ -1,7 +1,7 @@
 //! `ModelConfig`: where and how to reach the model, a JS class holding the core config.
 
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::{Either, FromNapiValue, JsValue, Object, This};
+use napi_ohos::bindgen_prelude::{Either, Object, This};
 use napi_ohos::Env;
 
 use crate::args::{constructing, Setting};
@@ -420,8 +420,7 @@ impl ModelConfig {
 
     #[napi(setter, ts_args_type = "value: Record<string, Object>")]
     pub fn set_extra_body(&mut self, env: &Env, value: Setting<Object<'_>>) -> Result<(), Thrown> {
-        // SAFETY: `value` is an object of this call's scope, on this env.
-        let body = unsafe { serde_json::Map::<String, serde_json::Value>::from_napi_value(env.raw(), value.0.raw()) }
+        let body = crate::convert::json_object(env, &value.0)
             .map_err(|e| invalid(format!("extraBody must be a plain JSON object: {}", e.reason)))?;
         self.inner.extra_body = body;
         Ok(())

@@ -3,6 +3,7 @@
 //! file with `npm ci` when missing): the server connects at the first line, the simulated
 //! model calls a tool it names, the answer quotes the server's result; a bearer token from
 //! ARKAGENT_MCP_TOKEN reaches the server and is never printed.
+#![allow(clippy::expect_used)] // a test may panic
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;

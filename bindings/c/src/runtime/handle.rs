@@ -218,7 +218,11 @@ unsafe fn new_runtime(
     };
     let mut config = AgentRuntimeConfig::from_json(json, set.registry)?;
     config.tool_policy = set.policy;
-    config.mcp_servers = super::mcp::with_auth(std::mem::take(&mut config.mcp_servers), set.mcp_auth.as_ref())?;
+    if let Some(auth) = &set.mcp_auth {
+        // MCP-1: the config's servers with the tool set's auth callback.
+        let with_auth = |s: &arkagent::mcp::McpServer| arkagent::mcp::McpServer::new(arkagent::mcp::McpServerConfig { auth: Some(Arc::clone(auth)), ..s.config().clone() });
+        config.mcp_servers = config.mcp_servers.iter().map(with_auth).collect::<Result<_, _>>()?;
+    }
     let workers = workers_arg(workers)?;
     if !workers.is_empty() {
         let delegation = config.delegation.get_or_insert_with(DelegationConfig::default);

@@ -11,13 +11,14 @@ use crate::boundary::boundary;
 use crate::callbacks::UserData;
 use crate::codes::{poisoned, ArkAgentResult};
 use crate::handles::{self, Kind};
-use arkagent::mcp::{McpAuth, McpServer};
+use arkagent::mcp::McpAuth;
 
 /// The most bytes an auth callback may write, NUL included.
 const HEADERS_CAP: usize = 16 * 1024;
 
-/// MCP-1: writes the headers for MCP server `server` (its config's `"name"`) into
-/// `headers_json` as a NUL-terminated JSON object (`{"Authorization":"Bearer …"}`) or
+/// MCP-1: writes the headers for MCP server `server` (its config's `"name"`; NUL-terminated,
+/// owned by the library, valid only during the call) into `headers_json` (a buffer owned by
+/// the library, valid only during the call) as a NUL-terminated JSON object (`{"Authorization":"Bearer …"}`) or
 /// array of `[name, value]` pairs, at most `headers_cap` bytes with the NUL, and returns
 /// 0; any other value (or text that does not parse) fails the server with `mcp_auth` in
 /// its `mcp_server` event. Called before the server's first request and, with `refresh`
@@ -50,10 +51,7 @@ impl McpAuth for HostAuth {
 }
 
 fn parse_headers(text: &str) -> Option<Vec<(String, String)>> {
-    if let Ok(map) = serde_json::from_str::<std::collections::BTreeMap<String, String>>(text) {
-        return Some(map.into_iter().collect());
-    }
-    serde_json::from_str::<Vec<(String, String)>>(text).ok()
+    arkagent::mcp::headers_from_json(serde_json::from_str(text).ok()?)
 }
 
 /// MCP-1: sets the auth callback of the MCP servers of runtimes created with these tools
@@ -69,17 +67,4 @@ pub extern "C" fn arkagent_tools_set_mcp_auth(tools: *mut ArkAgentTools, callbac
         set.lock().map_err(|_| poisoned())?.mcp_auth = auth;
         Ok(())
     })
-}
-
-/// The config's servers with the tool set's auth callback.
-pub(super) fn with_auth(servers: Vec<McpServer>, auth: Option<&Arc<dyn McpAuth>>) -> Result<Vec<McpServer>, arkagent::ArkAgentError> {
-    let Some(auth) = auth else { return Ok(servers) };
-    servers
-        .iter()
-        .map(|s| {
-            let mut config = s.config().clone();
-            config.auth = Some(Arc::clone(auth));
-            McpServer::new(config)
-        })
-        .collect()
 }

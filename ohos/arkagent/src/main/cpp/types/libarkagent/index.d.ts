@@ -1731,11 +1731,11 @@ export class AgentRuntimeConfig {
    * connected through the runtime's HttpTransport at the start of the first run that
    * needs it (an "mcp_server" event); `authorize` supplies headers at connection time
    * and after a 401/403. Sub-agents share the server. Throws "invalid_argument" for
-   * options that are not an McpServerOptions or an authorize that is not a function,
-   * "invalid_config" for a value it refuses (a name outside 1 to 32 of A-Z, a-z, 0-9 and
-   * "-", or one already added; a URL that is not http(s); an approval other than
-   * "never", "always" or names; a number that is not an integer from 0 to 4294967295, or
-   * a connectTimeoutMs of 0).
+   * options that are not an McpServerOptions (a missing or unknown member, a value of
+   * the wrong type, a negative or fractional number) or an authorize that is not a
+   * function, "invalid_config" for a value it refuses (a name outside 1 to 32 of A-Z,
+   * a-z, 0-9 and "-", or one already added; a URL that is not http(s); an approval
+   * other than "never", "always" or names; a connectTimeoutMs of 0).
    */
   addMcpServer(options: McpServerOptions, authorize?: McpAuthorize): void;
   /** The added MCP servers' names, in order. */
