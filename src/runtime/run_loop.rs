@@ -163,7 +163,7 @@ impl Run<'_> {
         self.inner.emit(self.run_id, EventKind::ModelRequest {
             iteration,
             message_count: request.message_count,
-            tool_count: self.inner.session.tool_definitions().len(),
+            tool_count: self.inner.session.tool_count(),
             estimated_prompt_tokens: request.prompt_size,
             compression_threshold: self.threshold,
             prompt_size_source: request.prompt_size_source,

@@ -25,6 +25,13 @@ pub struct RequestShape {
     pub tool_choice: Option<ToolChoice>,
 }
 
+/// The encoding cache and the fixed part it was built on, under one lock (MCP-2: the fixed
+/// part is replaced when the tools change).
+pub(super) struct Encodings {
+    pub(super) cache: EncodingCache,
+    pub(super) fixed: Arc<FixedEncodings>,
+}
+
 /// What never changes after construction, encoded once.
 pub(super) struct FixedEncodings {
     /// The model's wire format's encoder: the model, system prompt, tools, tool choice
@@ -62,10 +69,6 @@ impl FixedEncodings {
         Self::new(RequestShape { model: s.model.clone(), system_prompt: s.system_prompt.clone(), tool_definitions: tools, tool_choice: s.tool_choice.clone() })
     }
 
-    /// How the model's prompt is counted.
-    pub(super) fn counting(&self) -> Counting {
-        self.counting
-    }
 }
 
 /// PERF-7: the encodings of the history's first `history_len` messages and of the

@@ -28,6 +28,7 @@ mod prefix_side;
 mod redact;
 mod rewind;
 mod store_side;
+mod tools_side;
 mod view;
 
 use std::collections::HashSet;
@@ -42,14 +43,14 @@ use crate::error::ArkAgentError;
 use crate::history::{AgentState, Content, Message, ModelUsage, RunMark, ToolCall};
 use crate::ids::{Clock, IdGenerator};
 use crate::llm::ModelConfig;
-use crate::tools::{ToolDefinition, ToolResult};
+use crate::tools::ToolResult;
 
 pub use cursor::{last_consistent_len, Committed};
 pub use encoding::RequestShape;
 pub use rewind::RewindResult;
 pub use view::{ChildUsageSink, SessionState, StateView};
 use cursor::Persist;
-use encoding::{EncodingCache, FixedEncodings};
+use encoding::{EncodingCache, Encodings, FixedEncodings};
 use images::ImageBounds;
 use prompt_size::ProviderCount;
 use redact::Redactor;
@@ -76,10 +77,11 @@ pub struct Session {
     /// Fresh tool call ids for answers whose ids are missing or repeat (CORE-2).
     ids: Arc<dyn IdGenerator>,
     /// PERF-7: the system prompt and tools array, encoded once (replaced only when an MCP
-    /// server's tools arrive or change, at a run's start: MCP-2), and the per-message
-    /// encoding cache.
-    fixed: std::sync::RwLock<Arc<FixedEncodings>>,
-    encodings: Mutex<EncodingCache>,
+    /// server's tools arrive or change, at a run's start: MCP-2), beside the per-message
+    /// encoding cache under its lock (one lock for both: no extra lock per request).
+    encodings: Mutex<Encodings>,
+    /// How the model's prompt is counted (its image rule, the reasoning it sends back).
+    counting: crate::compress::Counting,
     /// The provider's last count and the compression backoff, reset together.
     counts: Mutex<Counts>,
     /// STORE-2: the session store this session commits to, and what it has committed.
@@ -205,8 +207,8 @@ impl Session {
             redactor: state.redactor,
             clock,
             ids,
-            fixed: std::sync::RwLock::new(Arc::new(FixedEncodings::new(shape))),
-            encodings: Mutex::new(EncodingCache::default()),
+            counting: crate::compress::Counting::of(&shape.model),
+            encodings: Mutex::new(Encodings { cache: EncodingCache::default(), fixed: Arc::new(FixedEncodings::new(shape)) }),
             counts: Mutex::new(Counts::default()),
             persist: Mutex::new(None),
         }
@@ -328,7 +330,9 @@ impl Session {
     /// Images the next request carries (the history's; cached, PERF-7: no walk).
     fn images_in_request(&self) -> usize {
         let (state, generation) = self.snapshot_with_generation();
-        self.lock_encodings().image_count(&self.fixed(), &state, generation)
+        let mut guard = self.lock_encodings();
+        let Encodings { cache, fixed } = &mut *guard;
+        cache.image_count(fixed, &state, generation)
     }
 
     /// CORE-4: takes `input` back out — when it is still the last message, i.e. the model
@@ -399,8 +403,9 @@ impl Session {
         };
         if !tool_calls.is_empty() {
             let (state, generation) = self.snapshot_with_generation();
-            let mut encodings = self.lock_encodings();
-            let seen = encodings.call_ids(&self.fixed(), &state, generation);
+            let mut guard = self.lock_encodings();
+            let Encodings { cache, fixed } = &mut *guard;
+            let seen = cache.call_ids(fixed, &state, generation);
             let mut fresh: HashSet<String> = HashSet::new();
             for call in &mut tool_calls {
                 while call.id.is_empty() || seen.contains(&call.id) || fresh.contains(&call.id) {
@@ -522,29 +527,13 @@ impl Session {
 
 /// The request side: encodings (PERF-2, PERF-7) and the prompt size (CMP-3, CMP-11, CMP-12).
 impl Session {
-    /// The tools every request offers.
-    pub fn tool_definitions(&self) -> Vec<ToolDefinition> {
-        self.fixed().tool_definitions().to_vec()
-    }
-
-    /// MCP-2: offers `tools` from the next request on (the request's fixed part encoded
-    /// anew, the encoding cache started over).
-    pub fn set_tool_definitions(&self, tools: Vec<ToolDefinition>) {
-        let fixed = Arc::new(self.fixed().with_tools(tools));
-        *self.fixed.write().unwrap_or_else(|p| p.into_inner()) = fixed;
-        self.generation.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn fixed(&self) -> Arc<FixedEncodings> {
-        Arc::clone(&self.fixed.read().unwrap_or_else(|p| p.into_inner()))
-    }
-
     /// Heap bytes of the encoding cache and of the fixed encodings (PERF-2's report).
     pub fn encoding_heap_bytes(&self) -> (usize, usize) {
-        (self.lock_encodings().heap_bytes(), self.fixed().heap_bytes())
+        let guard = self.lock_encodings();
+        (guard.cache.heap_bytes(), guard.fixed.heap_bytes())
     }
 
-    fn lock_encodings(&self) -> MutexGuard<'_, EncodingCache> {
+    fn lock_encodings(&self) -> MutexGuard<'_, Encodings> {
         self.encodings.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
@@ -555,7 +544,11 @@ impl Session {
     /// did) and the message count.
     pub fn next_request(&self) -> NextRequest {
         let (state, generation) = self.snapshot_with_generation();
-        let (body, counts) = self.lock_encodings().request_body(&self.fixed(), &state, generation);
+        let (body, counts) = {
+            let mut guard = self.lock_encodings();
+            let Encodings { cache, fixed } = &mut *guard;
+            cache.request_body(fixed, &state, generation)
+        };
         let key = SizeKey::of(&state, generation);
         let remembered = self.counts().size.filter(|(k, _)| *k == key).map(|(_, size)| size);
         let (prompt_size, prompt_size_source) = remembered.unwrap_or_else(|| self.prompt_size(&state, counts));
@@ -565,7 +558,8 @@ impl Session {
     /// The body of the request for `state`, encoded from scratch with the typed wire
     /// structs (the reference the cached bodies are checked against).
     pub fn body_from_scratch(&self, state: &AgentState) -> String {
-        self.fixed().body_from_scratch(state)
+        let fixed = Arc::clone(&self.lock_encodings().fixed); // encoded without the lock
+        fixed.body_from_scratch(state)
     }
 
     /// The next prompt's size (CMP-3, CMP-11, CMP-12) and which figure decided it: the
@@ -576,14 +570,17 @@ impl Session {
         // CMP-12: this model's calibration in `state` (the identity until one is learned).
         let calibration: TokenCalibration = state.token_calibration.get(&self.model.model).copied().unwrap_or_default();
         let count = self.counts().provider;
-        prompt_size::prompt_size(count, calibration, state, counts, self.fixed().counting())
+        prompt_size::prompt_size(count, calibration, state, counts, self.counting)
     }
 
     /// The current state's prompt size and its source (what the compression trigger
     /// checks), remembered for [`next_request`](Self::next_request).
     pub fn next_prompt_size(&self) -> (u64, PromptSizeSource) {
         let (state, generation) = self.snapshot_with_generation();
-        let local = self.lock_encodings().estimate(&self.fixed(), &state, generation);
+        let mut guard = self.lock_encodings();
+        let Encodings { cache, fixed } = &mut *guard;
+        let local = cache.estimate(fixed, &state, generation);
+        drop(guard);
         let size = self.prompt_size(&state, local);
         self.counts().size = Some((SizeKey::of(&state, generation), size));
         size

@@ -19,7 +19,9 @@ impl ConversationPrefix for Session {
 
     fn body_with(&self, state: &AgentState, instruction: &Message) -> Option<Arc<String>> {
         let (current, generation) = self.current(state)?;
-        Some(self.lock_encodings().request_body_with(&self.fixed(), &current, generation, instruction))
+        let mut guard = self.lock_encodings();
+        let super::encoding::Encodings { cache, fixed } = &mut *guard;
+        Some(cache.request_body_with(fixed, &current, generation, instruction))
     }
 }
 
