@@ -9,7 +9,9 @@
 //!
 //! - **Versions**: `initialize` offers [`LATEST_PROTOCOL_VERSION`] and accepts any of
 //!   [`SUPPORTED_PROTOCOL_VERSIONS`] the server answers; the session id a server hands out
-//!   (`Mcp-Session-Id`) is sent back, and a `404` on it re-initialises once.
+//!   (`Mcp-Session-Id`) is sent back, and a `404` on it re-initialises once. A server that
+//!   refuses `initialize` is asked `server/discover` the stateless way
+//!   ([`STATELESS_PROTOCOL_VERSION`]) and, when it lists that revision, spoken to so.
 //! - **Lazily**: a server is connected (initialise, then every page of `tools/list`) at the
 //!   first run of a runtime that has it; its tools then stay put for the session (the
 //!   provider's prompt cache depends on it). A `notifications/tools/list_changed` the
@@ -44,9 +46,13 @@ pub use tools::{mcp_tool_name, MCP_NAME_SEPARATOR};
 
 /// The revision `initialize` offers first.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
-/// The revisions this client speaks, newest first: a server answering `initialize` with
-/// another one is refused with `mcp_version`.
+/// The revisions `initialize` accepts, newest first: a server answering it with another
+/// one is refused with `mcp_version`.
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+/// The stateless revision (no `initialize`, no session): spoken with a server that refuses
+/// `initialize` and lists it in its `server/discover` answer. Each request then carries the
+/// revision and the client in `params._meta` and the `Mcp-Method` / `Mcp-Name` headers.
+pub const STATELESS_PROTOCOL_VERSION: &str = "2026-07-28";
 /// Default deadline of connecting (initialise and list the tools), in ms.
 pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 15_000;
 /// Default wait before a server that failed is tried again, in ms.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{McpError, McpErrorCode, McpServerConfig, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
+use super::{McpError, McpErrorCode, McpServerConfig, LATEST_PROTOCOL_VERSION, STATELESS_PROTOCOL_VERSION as STATELESS, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::llm::{HttpRequest, HttpResponse, HttpTransport, TransportErrorKind};
 
 use McpErrorCode::*;
@@ -126,12 +126,13 @@ impl Connection {
             state.protocol = None;
             state.session = None;
         }
-        let params = json!({
-            "protocolVersion": LATEST_PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "arkagent", "version": env!("CARGO_PKG_VERSION")},
-        });
-        let (result, session) = self.call(transport, (self.next_id(), "initialize", Some(params)), cancel, 256 * 1024, &mut |_| {}).await?;
+        let params = json!({"protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": client_info()});
+        let (result, session) = match self.call(transport, (self.next_id(), "initialize", Some(params)), cancel, 256 * 1024, &mut |_| {}).await {
+            Ok(answer) => answer,
+            // A 2026-07-28 server has no `initialize`: ask it the stateless way.
+            Err(e) if matches!(e.code, McpHttp | McpRpcError) => return self.discover(transport, cancel).await.map_err(|_| e),
+            Err(e) => return Err(e),
+        };
         let version = result["protocolVersion"].as_str().unwrap_or_default();
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version) {
             return Err(self.error(McpVersion, format!("the server speaks MCP {version:?}; this client speaks {SUPPORTED_PROTOCOL_VERSIONS:?}")));
@@ -142,6 +143,20 @@ impl Connection {
             state.session = session;
         }
         self.notify(transport, "notifications/initialized", None, cancel).await
+    }
+
+    /// `server/discover` as [`STATELESS`] speaks it: the revision kept when the server lists
+    /// it (then every request carries it), forgotten otherwise.
+    async fn discover(&self, transport: &dyn HttpTransport, cancel: &CancellationToken) -> Result<(), McpError> {
+        self.lock().protocol = Some(STATELESS.to_owned());
+        let answer = self.call(transport, (self.next_id(), "server/discover", None), cancel, 64 * 1024, &mut |_| {}).await;
+        match answer {
+            Ok((result, _)) if result["supportedVersions"].as_array().is_some_and(|v| v.iter().any(|v| v == STATELESS)) => Ok(()),
+            _ => {
+                self.lock().protocol = None;
+                Err(self.error(McpVersion, "the server speaks neither initialize nor 2026-07-28"))
+            }
+        }
     }
 
     /// A request, answered: initialises first if needed (see [`call`](Self::call) for
@@ -287,10 +302,26 @@ impl Connection {
         on_note: &mut (dyn FnMut(&Value) + Send),
     ) -> Result<(Value, Option<String>), Failure> {
         let mut body = json!({"jsonrpc": "2.0", "id": id, "method": method});
-        if let Some(p) = params {
+        let stateless = self.lock().protocol.as_deref() == Some(STATELESS);
+        let mut extra = Vec::new();
+        if stateless {
+            // 2026-07-28: the revision and the client on every request, the method and the
+            // tool's name in headers too.
+            let mut p = params.clone().unwrap_or_else(|| json!({}));
+            let meta = &mut p["_meta"];
+            meta["io.modelcontextprotocol/protocolVersion"] = Value::from(STATELESS);
+            meta["io.modelcontextprotocol/clientCapabilities"] = json!({});
+            meta["io.modelcontextprotocol/clientInfo"] = client_info();
+            extra.push(("Mcp-Method".to_owned(), method.to_owned()));
+            if let Some(name) = p["name"].as_str() {
+                extra.push(("Mcp-Name".to_owned(), header_text(name)));
+            }
+            body["params"] = p;
+        } else if let Some(p) = params {
             body["params"] = p;
         }
-        let request = self.http_request(body.to_string(), method == "tools/call").await?;
+        let mut request = self.http_request(body.to_string(), method == "tools/call").await?;
+        request.headers.extend(extra);
         let response = self.exchange(transport, request, cancel).await?;
         let session = response.header("mcp-session-id").map(str::to_owned);
         let kind = response.header("content-type").unwrap_or("").to_ascii_lowercase();
@@ -309,6 +340,9 @@ impl Connection {
             return Err(self.error(McpRpcError, format!("{method}: the server answered error {code}: {text}")));
         }
         match message.get("result") {
+            Some(result) if result["resultType"].as_str().is_some_and(|t| t != "complete") => {
+                Err(self.error(McpProtocol, format!("{method}: the server asked for more input, which this client does not give")))
+            }
             Some(result) if result.is_object() => Ok(result.clone()),
             _ => Err(self.error(McpProtocol, format!("{method}: the response has no result object"))),
         }
@@ -317,6 +351,21 @@ impl Connection {
     pub(super) fn too_large(&self, limit: usize) -> McpError {
         self.error(McpTooLarge, format!("the answer is over {limit} bytes"))
     }
+}
+
+/// Who this client is (`initialize`'s `clientInfo`, 2026-07-28's `_meta`).
+fn client_info() -> Value {
+    json!({"name": "arkagent", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// A header value for `text`: as it is when plain visible ASCII, else
+/// `=?base64?…?=` of its UTF-8 (2026-07-28's `Mcp-Name`).
+fn header_text(text: &str) -> String {
+    use base64::Engine;
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_graphic() || b == b' ') && !text.starts_with("=?") {
+        return text.to_owned();
+    }
+    format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(text))
 }
 
 /// The response to request `id` in a JSON-RPC message (or a batch of them).

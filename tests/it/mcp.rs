@@ -572,3 +572,67 @@ async fn mcp_1_a_stream_that_ends_before_its_answer_is_resumed_with_last_event_i
     let header = |name: &str| gets[0].iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
     assert_eq!((header("Last-Event-ID"), header("Accept")), (Some("e1"), Some("text/event-stream")));
 }
+
+/// A 2026-07-28 server: no `initialize` (400, `-32020`), `server/discover` listing the
+/// revision, and every request checked for the stateless envelope — `_meta` with the
+/// revision, the client's capabilities and info; `MCP-Protocol-Version`, `Mcp-Method`,
+/// `Mcp-Name` headers; no session.
+struct Stateless {
+    model: Arc<ScriptedModel>,
+    methods: Mutex<Vec<String>>,
+    names: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl arkagent::HttpTransport for Stateless {
+    async fn send(&self, request: arkagent::HttpRequest, cancel: arkagent::CancellationToken) -> Result<arkagent::HttpResponse, arkagent::TransportError> {
+        if request.url != MAPS {
+            return self.model.send(request, cancel).await;
+        }
+        let message: Value = serde_json::from_str(&request.body).unwrap();
+        let method = message["method"].as_str().unwrap().to_owned();
+        self.methods.lock().unwrap().push(method.clone());
+        let header = |name: &str| request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
+        if method == "initialize" {
+            let error = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32020, "message": "Mcp-Method header is required"}});
+            return Ok(arkagent::HttpResponse::full(400, error.to_string()));
+        }
+        let meta = &message["params"]["_meta"];
+        assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28", "{method}");
+        assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object() && meta["io.modelcontextprotocol/clientInfo"]["name"].is_string());
+        assert_eq!(header("mcp-protocol-version").as_deref(), Some("2026-07-28"));
+        assert_eq!(header("mcp-method").as_deref(), Some(method.as_str()));
+        assert!(header("mcp-session-id").is_none(), "no session in 2026-07-28");
+        let result = match method.as_str() {
+            "server/discover" => json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}),
+            "tools/list" => json!({"resultType": "complete", "tools": [tool("search", "Finds"), tool("café", "Non-ASCII name")]}),
+            "tools/call" => {
+                let name = message["params"]["name"].as_str().unwrap().to_owned();
+                self.names.lock().unwrap().push(header("mcp-name").unwrap());
+                assert!(meta["progressToken"] == "c1" || meta["progressToken"] == "c2", "the call's own _meta kept");
+                json!({"resultType": "complete", "content": [{"type": "text", "text": format!("{name} ran")}]})
+            }
+            other => panic!("unexpected {other}"),
+        };
+        Ok(json_response(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}).to_string()))
+    }
+}
+
+#[tokio::test]
+async fn mcp_1_a_2026_07_28_server_is_spoken_to_statelessly() {
+    let model = ScriptedModel::new(vec![
+        tool_calls_reply(&[("c1", "maps__search", json!({"text": "x"}))], 10),
+        tool_calls_reply(&[("c2", &arkagent::mcp::mcp_tool_name("maps", "café"), json!({}))], 20),
+        text_reply("done", 30),
+    ]);
+    let transport = Arc::new(Stateless { model: Arc::clone(&model), methods: Mutex::default(), names: Mutex::default() });
+    let rt = AgentRuntime::new(config(vec![McpServer::new(server("maps", MAPS)).unwrap()]), transport.clone()).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _subscription = rt.subscribe(recorder.clone());
+    rt.run("search").await.unwrap();
+    assert_eq!(*transport.methods.lock().unwrap(), ["initialize", "server/discover", "tools/list", "tools/call", "tools/call"]);
+    assert_eq!(*transport.names.lock().unwrap(), ["search", "=?base64?Y2Fmw6k=?="], "a non-ASCII name base64-encoded");
+    assert_eq!(last_tool_message(&model, 2), "café ran");
+    let event = mcp_events(&recorder).pop().unwrap();
+    assert_eq!((event.state, event.protocol_version.as_deref()), (McpServerState::Connected, Some("2026-07-28")));
+}
