@@ -230,3 +230,28 @@ test('mcp_3_js_addMcpServer_refuses_bad_options_with_codes', () => {
   assert.equal(code(() => config.addMcpServer({ name: 'maps', url })), 'invalid_config');
   assert.deepEqual(config.mcpServerNames(), ['maps']);
 });
+
+test('mcp_1_js_a_2026_07_28_only_server_of_the_sdk_v2_is_spoken_to_statelessly', { skip }, async () => {
+  const server = await startServer('modern-server.mjs', ['--reject-legacy']);
+  try {
+    const model = new ScriptedModel([
+      (body) => {
+        const names = offeredTools(body);
+        const cafe = names.find((n) => n.startsWith('sdk__caf_-'));
+        assert.ok(names.includes('sdk__echo') && cafe, `${names}`);
+        return completion({ toolCalls: [{ id: 'c1', name: 'sdk__echo', arguments: { text: 'modern' } }, { id: 'c2', name: cafe, arguments: {} }], usage: USAGE });
+      },
+      (body) => {
+        assert.deepEqual(toolTexts(body), ['echo: modern', 'café ok']);
+        return completion({ content: 'done', usage: USAGE });
+      },
+    ]);
+    const { runtime, events } = runtimeWith(model, server);
+    assert.equal((await runtime.run('go')).finalText, 'done');
+    assert.deepEqual(model.problems, []);
+    const [connected] = payloads(events, 'mcp_server');
+    assert.deepEqual([connected.state, connected.protocolVersion], ['connected', '2026-07-28']);
+  } finally {
+    server.stop();
+  }
+});
