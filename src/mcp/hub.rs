@@ -116,9 +116,14 @@ impl McpHub {
             conn.ensure_initialized(&*self.transport, cancel).await?;
             list_tools(conn, &*self.transport, cancel).await
         };
-        let listed = match tokio::time::timeout(deadline, connect).await {
-            Ok(listed) => listed,
-            Err(_) => Err(McpError::new(McpErrorCode::McpTimeout, format!("connecting took longer than {} ms", config.connect_timeout_ms))),
+        conn.lock().list_changed = false; // a change announced while listing lists again
+        let listed = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return None, // the run was cancelled: not the server's failure
+            listed = tokio::time::timeout(deadline, connect) => match listed {
+                Ok(listed) => listed,
+                Err(_) => Err(McpError::new(McpErrorCode::McpTimeout, format!("connecting took longer than {} ms", config.connect_timeout_ms))),
+            },
         };
         if listed.is_err() && cancel.is_cancelled() {
             return None; // the run was cancelled: not the server's failure
@@ -127,12 +132,14 @@ impl McpHub {
         let (kind, error) = match listed {
             Ok(tools) => {
                 state.tools = Some(Arc::new(tools));
-                state.list_changed = false;
                 state.failed_at = None;
                 (if relist { McpServerState::ToolsChanged } else { McpServerState::Connected }, None)
             }
             Err(e) => {
                 state.failed_at = Some(now_ms);
+                state.list_changed |= relist; // listed again at a later run
+                state.protocol = None; // initialised afresh next time
+                state.session = None;
                 (McpServerState::Failed, Some(e))
             }
         };

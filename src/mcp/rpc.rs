@@ -98,7 +98,8 @@ impl Connection {
         let mut out = text.to_owned();
         let auth = self.lock().auth.clone().unwrap_or_default();
         for (_, value) in self.config.headers.iter().chain(auth.iter()) {
-            for secret in [value.as_str(), value.strip_prefix("Bearer ").unwrap_or("")] {
+            // The whole value, then each part of it (the token after `Bearer `, `Basic `, …).
+            for secret in std::iter::once(value.as_str()).chain(value.split_whitespace().filter(|p| p.len() >= 8)) {
                 if secret.len() >= 4 && out.contains(secret) {
                     out = out.replace(secret, "<redacted>");
                 }
@@ -149,13 +150,15 @@ impl Connection {
     /// it (then every request carries it), forgotten otherwise.
     async fn discover(&self, transport: &dyn HttpTransport, cancel: &CancellationToken) -> Result<(), McpError> {
         self.lock().protocol = Some(STATELESS.to_owned());
+        // Forgotten unless the probe succeeds — also when it is dropped mid-way (a deadline,
+        // a cancelled run): a 2025 server must never be left spoken to the 2026 way.
+        let mut probe = Probe(self, false);
         let answer = self.call(transport, (self.next_id(), "server/discover", None), cancel, 64 * 1024, &mut |_| {}).await;
-        match answer {
-            Ok((result, _)) if result["supportedVersions"].as_array().is_some_and(|v| v.iter().any(|v| v == STATELESS)) => Ok(()),
-            _ => {
-                self.lock().protocol = None;
-                Err(self.error(McpVersion, "the server speaks neither initialize nor 2026-07-28"))
-            }
+        probe.1 = matches!(answer, Ok((ref result, _)) if result["supportedVersions"].as_array().is_some_and(|v| v.iter().any(|v| v == STATELESS)));
+        if probe.1 {
+            Ok(())
+        } else {
+            Err(self.error(McpVersion, "the server speaks neither initialize nor 2026-07-28"))
         }
     }
 
@@ -245,6 +248,15 @@ impl Connection {
         }
     }
 
+    /// The static headers, then the host's (which replace a static one of the same name).
+    pub(super) async fn push_credentials(&self, headers: &mut Vec<(String, String)>) -> Result<(), McpError> {
+        let auth = self.auth_headers().await?;
+        let replaced = |k: &str| auth.iter().any(|(a, _)| a.eq_ignore_ascii_case(k));
+        headers.extend(self.config.headers.iter().filter(|(k, _)| !replaced(k)).cloned());
+        headers.extend(auth);
+        Ok(())
+    }
+
     async fn http_request(&self, body: String, stream: bool) -> Result<HttpRequest, McpError> {
         let mut headers = vec![
             ("Content-Type".to_owned(), "application/json".to_owned()),
@@ -259,8 +271,7 @@ impl Connection {
                 headers.push(("Mcp-Session-Id".to_owned(), s.clone()));
             }
         }
-        headers.extend(self.config.headers.iter().cloned());
-        headers.extend(self.auth_headers().await?);
+        self.push_credentials(&mut headers).await?;
         Ok(HttpRequest { method: "POST".to_owned(), url: self.config.url.clone(), headers, body: Arc::new(body), stream })
     }
 
@@ -320,7 +331,9 @@ impl Connection {
         } else if let Some(p) = params {
             body["params"] = p;
         }
-        let mut request = self.http_request(body.to_string(), method == "tools/call").await?;
+        // Streamed always: a server may answer any request with an event stream and keep it
+        // open after the response; the reader stops at the response.
+        let mut request = self.http_request(body.to_string(), true).await?;
         request.headers.extend(extra);
         let response = self.exchange(transport, request, cancel).await?;
         let session = response.header("mcp-session-id").map(str::to_owned);
@@ -353,6 +366,18 @@ impl Connection {
     }
 }
 
+/// A `server/discover` probe: unless it succeeded, the connection forgets the revision it
+/// was tried with when the probe ends, however it ends.
+struct Probe<'a>(&'a Connection, bool);
+
+impl Drop for Probe<'_> {
+    fn drop(&mut self) {
+        if !self.1 {
+            self.0.lock().protocol = None;
+        }
+    }
+}
+
 /// Who this client is (`initialize`'s `clientInfo`, 2026-07-28's `_meta`).
 fn client_info() -> Value {
     json!({"name": "arkagent", "version": env!("CARGO_PKG_VERSION")})
@@ -362,7 +387,7 @@ fn client_info() -> Value {
 /// `=?base64?…?=` of its UTF-8 (2026-07-28's `Mcp-Name`).
 fn header_text(text: &str) -> String {
     use base64::Engine;
-    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_graphic() || b == b' ') && !text.starts_with("=?") {
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_graphic()) && !text.starts_with("=?") {
         return text.to_owned();
     }
     format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(text))

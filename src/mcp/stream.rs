@@ -90,7 +90,9 @@ impl Connection {
             if let Some(found) = reading.found.take() {
                 return Ok(found);
             }
-            let resumable = reading.json.is_none() && resumes < MAX_RESUMES;
+            // 2026-07-28 has no resumption (its GET answers 405).
+            let stateless = self.lock().protocol.as_deref() == Some(super::STATELESS_PROTOCOL_VERSION);
+            let resumable = reading.json.is_none() && !stateless && resumes < MAX_RESUMES;
             let Some(last_id) = reading.decoder.last_event_id().map(str::to_owned).filter(|_| resumable) else {
                 return Err(match broke {
                     Some(why) => self.error(McpUnreachable, format!("the answer broke off: {why}")),
@@ -142,8 +144,7 @@ impl Connection {
                 headers.push(("Mcp-Session-Id".to_owned(), s.clone()));
             }
         }
-        headers.extend(self.config.headers.iter().cloned());
-        headers.extend(self.auth_headers().await?);
+        self.push_credentials(&mut headers).await?;
         let request = HttpRequest { method: "GET".to_owned(), url: self.config.url.clone(), headers, body: Arc::new(String::new()), stream: true };
         let response = self.exchange(transport, request, cancel).await.map_err(|f| match f {
             Failure::Fatal(e) => e,

@@ -69,8 +69,14 @@ pub(super) async fn list_tools(conn: &Connection, transport: &dyn HttpTransport,
             let Some(name) = tool["name"].as_str().filter(|n| !n.is_empty()) else {
                 return Err(McpError::new(McpErrorCode::McpProtocol, "tools/list: a tool has no name"));
             };
+            // A provider refuses a tools array with a schema that is not an object's: one odd
+            // schema must not fail every request of the run.
             let schema = match &tool["inputSchema"] {
-                Value::Object(o) if o.get("type").is_none_or(|t| t == "object") => Value::Object(o.clone()),
+                Value::Object(o) if o.get("type").is_none_or(|t| t == "object") => {
+                    let mut o = o.clone();
+                    o.insert("type".to_owned(), json!("object"));
+                    Value::Object(o)
+                }
                 _ => json!({"type": "object"}),
             };
             tools.push(RemoteTool { name: name.to_owned(), description: description_of(tool), input_schema: schema });
@@ -118,9 +124,15 @@ impl ToolExecutor for McpTool {
         let mut note = CancelNote { conn: Arc::clone(conn), transport: Arc::clone(&self.transport), id, armed: true };
         let params = json!({"name": self.remote, "arguments": call.arguments, "_meta": {"progressToken": call.call_id}});
         let answer = conn.request(&*self.transport, (id, "tools/call", params), &ctx.cancel, MAX_ANSWER_BYTES, &mut |_| {}).await;
-        note.armed = ctx.cancel.is_cancelled();
+        // 2026-07-28 cancels by closing the stream, which dropping the call does.
+        note.armed = ctx.cancel.is_cancelled() && conn.lock().protocol.as_deref() != Some(super::STATELESS_PROTOCOL_VERSION);
         match answer {
-            Ok(result) => result_of(&self.server.config().name, &self.remote, result),
+            Ok(result) => {
+                let mut out = result_of(&self.server.config().name, &self.remote, result);
+                // A server's text never carries this server's credentials to the model.
+                out.content = conn.redact(&out.content);
+                out
+            }
             Err(e) => ToolResult::error(e.code.as_str(), &e.message),
         }
     }

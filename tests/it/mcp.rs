@@ -636,3 +636,60 @@ async fn mcp_1_a_2026_07_28_server_is_spoken_to_statelessly() {
     let event = mcp_events(&recorder).pop().unwrap();
     assert_eq!((event.state, event.protocol_version.as_deref()), (McpServerState::Connected, Some("2026-07-28")));
 }
+
+#[tokio::test]
+async fn mcp_1_a_servers_text_never_carries_its_credentials_and_odd_schemas_are_objects() {
+    let secret = "c2VjcmV0LWJhc2ljLXh5eg==";
+    let maps = FakeMcp::new(MAPS, vec![json!({"name": "echo", "inputSchema": {"properties": {}}})], move |_, _| {
+        CallReply::Result(text_result("you sent Authorization: Basic c2VjcmV0LWJhc2ljLXh5eg=="))
+    });
+    let model = ScriptedModel::new(vec![tool_calls_reply(&[("c1", "maps__echo", json!({}))], 10), text_reply("ok", 20)]);
+    let s = server("maps", MAPS).with_header("Authorization", format!("Basic {secret}"));
+    let (rt, _) = runtime(&model, vec![maps], config(vec![McpServer::new(s).unwrap()]));
+    rt.run("echo").await.unwrap();
+    let text = last_tool_message(&model, 1);
+    assert!(!text.contains(secret) && text.contains("<redacted>"), "{text}");
+    assert_eq!(rt.tool_definitions()[0].parameters["type"], "object", "a schema without a type is an object's");
+}
+
+/// A 2025 server behind a gateway that first fails `initialize` (502) and never answers
+/// `server/discover`, then recovers.
+struct Flaky {
+    recovered: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait]
+impl arkagent::HttpTransport for Flaky {
+    async fn send(&self, request: arkagent::HttpRequest, cancel: arkagent::CancellationToken) -> Result<arkagent::HttpResponse, arkagent::TransportError> {
+        let message: Value = serde_json::from_str(&request.body).unwrap();
+        let version = request.headers.iter().find(|(k, _)| k == "MCP-Protocol-Version").map(|(_, v)| v.clone());
+        if !self.recovered.load(Ordering::SeqCst) {
+            if message["method"] == "server/discover" {
+                cancel.cancelled().await;
+                return Err(arkagent::TransportError::network("cancelled"));
+            }
+            return Ok(arkagent::HttpResponse::full(502, "bad gateway"));
+        }
+        assert_ne!(version.as_deref(), Some("2026-07-28"), "a 2025 server is never spoken to the 2026 way: {message}");
+        Ok(match message["method"].as_str().unwrap() {
+            "initialize" => init_ok(&message, "2025-11-25"),
+            "tools/list" => json_response(json!({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [tool("search", "Finds")]}}).to_string()),
+            _ => arkagent::HttpResponse::full(202, ""),
+        })
+    }
+}
+
+#[tokio::test]
+async fn mcp_1_a_probe_cut_off_by_the_deadline_leaves_no_2026_revision_behind() {
+    let transport = Arc::new(Flaky { recovered: std::sync::atomic::AtomicBool::new(false) });
+    let mut s = server("maps", MAPS);
+    s.connect_timeout_ms = 50;
+    s.retry_after_ms = 0;
+    let hub = arkagent::mcp::McpHub::new(vec![McpServer::new(s).unwrap()], transport.clone());
+    let (events, _) = hub.prepare(0, &arkagent::CancellationToken::new()).await;
+    assert_eq!(events[0].error_code, Some(McpErrorCode::McpTimeout));
+    transport.recovered.store(true, Ordering::SeqCst);
+    let (events, tools) = hub.prepare(1, &arkagent::CancellationToken::new()).await;
+    assert_eq!((events[0].state, events[0].protocol_version.as_deref()), (McpServerState::Connected, Some("2025-11-25")));
+    assert_eq!(tools.unwrap().len(), 1);
+}

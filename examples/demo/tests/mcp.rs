@@ -17,10 +17,14 @@ fn mcp_dir() -> PathBuf {
 /// killed at the end of the test too).
 fn sdk_server(args: &[&str]) -> (Child, String) {
     let dir = mcp_dir();
-    if !dir.join("node_modules/@modelcontextprotocol/sdk").exists() {
-        let ok = Command::new("npm").args(["ci", "--silent", "--no-audit", "--no-fund"]).current_dir(&dir).status().expect("npm runs");
-        assert!(ok.success(), "npm ci in tests/mcp");
-    }
+    // Once for the whole test binary: two tests running `npm ci` at once in a fresh clone
+    // would remove each other's node_modules.
+    static INSTALLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let installed = INSTALLED.get_or_init(|| {
+        dir.join("node_modules/@modelcontextprotocol/sdk").exists()
+            || Command::new("npm").args(["ci", "--silent", "--no-audit", "--no-fund"]).current_dir(&dir).status().is_ok_and(|s| s.success())
+    });
+    assert!(installed, "npm ci in tests/mcp");
     let mut child = Command::new("node")
         .arg(dir.join("sdk-server.mjs"))
         .args(args)
