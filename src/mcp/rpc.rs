@@ -121,12 +121,9 @@ impl Connection {
         Box::pin(self.initialize(transport, cancel)).await
     }
 
+    /// The old session (if any) stays until the new one replaces it: a parallel call never
+    /// sees none, and one that met the same 404 initialises again itself at worst.
     async fn initialize(&self, transport: &dyn HttpTransport, cancel: &CancellationToken) -> Result<(), McpError> {
-        {
-            let mut state = self.lock();
-            state.protocol = None;
-            state.session = None;
-        }
         let params = json!({"protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": client_info()});
         let (result, session) = match self.call(transport, (self.next_id(), "initialize", Some(params)), cancel, 256 * 1024, &mut |_| {}).await {
             Ok(answer) => answer,
@@ -334,6 +331,10 @@ impl Connection {
         // Streamed always: a server may answer any request with an event stream and keep it
         // open after the response; the reader stops at the response.
         let mut request = self.http_request(body.to_string(), true).await?;
+        if method == "initialize" {
+            // A new session: neither the old one's id nor its version.
+            request.headers.retain(|(k, _)| k != "Mcp-Session-Id" && k != "MCP-Protocol-Version");
+        }
         request.headers.extend(extra);
         let response = self.exchange(transport, request, cancel).await?;
         let session = response.header("mcp-session-id").map(str::to_owned);

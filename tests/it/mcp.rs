@@ -241,13 +241,16 @@ async fn mcp_2_results_errors_and_structured_content_reach_the_model() {
     assert!(parts.contains("a pixel") && parts.contains("image") && parts.contains("[resource link: a file:///a]"), "{parts}");
     assert!(tools[3]["content"].as_str().unwrap().contains("mcp_rpc_error"));
     drop(requests);
-    let finished: Vec<(Option<String>, Option<Value>)> = recorder
+    // In call order (they finish in any order: the calls run in parallel).
+    let mut finished: Vec<(String, Option<String>, Option<Value>)> = recorder
         .0
         .lock()
         .unwrap()
         .iter()
-        .filter_map(|e| if let EventKind::ToolCallFinished { error_code, metadata, .. } = &e.kind { Some((error_code.clone(), metadata.clone())) } else { None })
+        .filter_map(|e| if let EventKind::ToolCallFinished { call_id, error_code, metadata, .. } = &e.kind { Some((call_id.clone(), error_code.clone(), metadata.clone())) } else { None })
         .collect();
+    finished.sort_by(|a, b| a.0.cmp(&b.0));
+    let finished: Vec<(Option<String>, Option<Value>)> = finished.into_iter().map(|(_, code, meta)| (code, meta)).collect();
     assert_eq!(finished[0].0.as_deref(), Some("mcp_tool_error"));
     assert_eq!(finished[1].1.as_ref().unwrap()["mcp"], json!({"server": "maps", "tool": "route", "structured_content": {"minutes": 12}}));
 }
@@ -692,4 +695,21 @@ async fn mcp_1_a_probe_cut_off_by_the_deadline_leaves_no_2026_revision_behind() 
     let (events, tools) = hub.prepare(1, &arkagent::CancellationToken::new()).await;
     assert_eq!((events[0].state, events[0].protocol_version.as_deref()), (McpServerState::Connected, Some("2025-11-25")));
     assert_eq!(tools.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn mcp_1_parallel_calls_meeting_an_expired_session_all_go_through() {
+    let maps = maps_server();
+    let model = ScriptedModel::new(vec![
+        text_reply("hi", 5),
+        tool_calls_reply(&[("c1", "maps__search", json!({"text": "a"})), ("c2", "maps__search", json!({"text": "b"})), ("c3", "maps__search", json!({"text": "c"}))], 10),
+        text_reply("found", 20),
+    ]);
+    let (rt, _) = runtime(&model, vec![maps.clone()], config(vec![McpServer::new(server("maps", MAPS)).unwrap()]));
+    rt.run("hi").await.unwrap();
+    maps.expire_next.store(true, Ordering::SeqCst);
+    rt.run("three at once").await.unwrap();
+    let requests = model.requests.lock().unwrap();
+    let texts: Vec<String> = requests[2]["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(texts, ["found a", "found b", "found c"], "no call fails for the others' re-initialisation");
 }

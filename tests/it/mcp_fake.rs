@@ -207,7 +207,11 @@ pub struct Router {
 impl HttpTransport for Router {
     async fn send(&self, request: HttpRequest, cancel: CancellationToken) -> Result<HttpResponse, TransportError> {
         match self.servers.iter().find(|s| s.url == request.url) {
-            Some(server) => server.handle(&request, cancel),
+            Some(server) => {
+                // A network round trip: parallel calls interleave here.
+                tokio::task::yield_now().await;
+                server.handle(&request, cancel)
+            }
             None => self.model.send(request, cancel).await,
         }
     }
