@@ -245,8 +245,18 @@ impl Connection {
         }
     }
 
-    /// The static headers, then the host's (which replace a static one of the same name).
-    pub(super) async fn push_credentials(&self, headers: &mut Vec<(String, String)>) -> Result<(), McpError> {
+    /// What every request of this connection carries: the negotiated revision, the session
+    /// id, the static headers, then the host's (which replace a static one of the same name).
+    pub(super) async fn push_connection_headers(&self, headers: &mut Vec<(String, String)>) -> Result<(), McpError> {
+        {
+            let state = self.lock();
+            if let Some(v) = &state.protocol {
+                headers.push(("MCP-Protocol-Version".to_owned(), v.clone()));
+            }
+            if let Some(s) = &state.session {
+                headers.push(("Mcp-Session-Id".to_owned(), s.clone()));
+            }
+        }
         let auth = self.auth_headers().await?;
         let replaced = |k: &str| auth.iter().any(|(a, _)| a.eq_ignore_ascii_case(k));
         headers.extend(self.config.headers.iter().filter(|(k, _)| !replaced(k)).cloned());
@@ -259,16 +269,7 @@ impl Connection {
             ("Content-Type".to_owned(), "application/json".to_owned()),
             ("Accept".to_owned(), "application/json, text/event-stream".to_owned()),
         ];
-        {
-            let state = self.lock();
-            if let Some(v) = &state.protocol {
-                headers.push(("MCP-Protocol-Version".to_owned(), v.clone()));
-            }
-            if let Some(s) = &state.session {
-                headers.push(("Mcp-Session-Id".to_owned(), s.clone()));
-            }
-        }
-        self.push_credentials(&mut headers).await?;
+        self.push_connection_headers(&mut headers).await?;
         Ok(HttpRequest { method: "POST".to_owned(), url: self.config.url.clone(), headers, body: Arc::new(body), stream })
     }
 

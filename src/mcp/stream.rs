@@ -135,16 +135,7 @@ impl Connection {
     /// `GET` the endpoint with `Last-Event-ID`: the rest of the stream.
     async fn resume(&self, transport: &dyn HttpTransport, last_id: &str, cancel: &CancellationToken) -> Result<HttpBody, McpError> {
         let mut headers = vec![("Accept".to_owned(), "text/event-stream".to_owned()), ("Last-Event-ID".to_owned(), last_id.to_owned())];
-        {
-            let state = self.lock();
-            if let Some(v) = &state.protocol {
-                headers.push(("MCP-Protocol-Version".to_owned(), v.clone()));
-            }
-            if let Some(s) = &state.session {
-                headers.push(("Mcp-Session-Id".to_owned(), s.clone()));
-            }
-        }
-        self.push_credentials(&mut headers).await?;
+        self.push_connection_headers(&mut headers).await?;
         let request = HttpRequest { method: "GET".to_owned(), url: self.config.url.clone(), headers, body: Arc::new(String::new()), stream: true };
         let response = self.exchange(transport, request, cancel).await.map_err(|f| match f {
             Failure::Fatal(e) => e,
