@@ -97,6 +97,19 @@ static int32_t auth_cb(void *userdata, const char *server, bool refresh, char *h
   return 0;
 }
 
+/* Refuses: any value but 0 fails the server with mcp_auth. */
+static int32_t refusing_auth_cb(void *userdata, const char *server, bool refresh, char *headers_json, size_t cap) {
+  (void)userdata; (void)server; (void)refresh; (void)headers_json; (void)cap;
+  return 1;
+}
+
+/* Writes text that is not headers JSON. */
+static int32_t garbled_auth_cb(void *userdata, const char *server, bool refresh, char *headers_json, size_t cap) {
+  (void)userdata; (void)server; (void)refresh;
+  snprintf(headers_json, cap, "not json");
+  return 0;
+}
+
 typedef struct {
   char all[16384];
 } Events;
@@ -161,6 +174,23 @@ static void refusals(void) {
   arkagent_string_free(outcome);
   CHECK(strstr(events.all, "\"error_code\":\"mcp_auth\"") != NULL, "401 without a callback: mcp_auth");
   arkagent_runtime_free(rt);
+  /* A callback returning non-zero, or writing text that does not parse: mcp_auth, nothing sent. */
+  ArkAgentTools *tools = NULL;
+  EXPECT(arkagent_tools_new(&tools), OK);
+  ArkAgentMcpAuthCallback callbacks[2] = {refusing_auth_cb, garbled_auth_cb};
+  for (int i = 0; i < 2; i++) {
+    Events refused = {{0}};
+    int before = h.mcp_requests;
+    EXPECT(arkagent_tools_set_mcp_auth(tools, callbacks[i], &h), OK);
+    EXPECT(arkagent_runtime_new("{" MODEL ",\"mcp_servers\":[{\"name\":\"maps\",\"url\":\"" MAPS "\"}]}", tools, NULL, HTTP(http_cb, &h), &rt), OK);
+    EXPECT(arkagent_runtime_subscribe(rt, event_cb, &refused, &sub), OK);
+    h.model_requests = 1;
+    EXPECT(arkagent_runtime_run(rt, "hi", &outcome), OK);
+    arkagent_string_free(outcome);
+    CHECK(strstr(refused.all, "\"error_code\":\"mcp_auth\"") != NULL && h.mcp_requests == before, "a refusing callback: mcp_auth, no request");
+    arkagent_runtime_free(rt);
+  }
+  arkagent_tools_free(tools);
 }
 
 int main(void) {

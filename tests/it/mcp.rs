@@ -608,7 +608,8 @@ impl arkagent::HttpTransport for Stateless {
         assert!(header("mcp-session-id").is_none(), "no session in 2026-07-28");
         let result = match method.as_str() {
             "server/discover" => json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}),
-            "tools/list" => json!({"resultType": "complete", "tools": [tool("search", "Finds"), tool("café", "Non-ASCII name")]}),
+            "tools/list" => json!({"resultType": "complete", "tools": [tool("search", "Finds"), tool("café", "Non-ASCII name"), tool("ask", "Asks back")]}),
+            "tools/call" if message["params"]["name"] == "ask" => json!({"resultType": "input_required", "inputRequests": {}}),
             "tools/call" => {
                 let name = message["params"]["name"].as_str().unwrap().to_owned();
                 self.names.lock().unwrap().push(header("mcp-name").unwrap());
@@ -626,6 +627,7 @@ async fn mcp_1_a_2026_07_28_server_is_spoken_to_statelessly() {
     let model = ScriptedModel::new(vec![
         tool_calls_reply(&[("c1", "maps__search", json!({"text": "x"}))], 10),
         tool_calls_reply(&[("c2", &arkagent::mcp::mcp_tool_name("maps", "café"), json!({}))], 20),
+        tool_calls_reply(&[("c3", "maps__ask", json!({}))], 25),
         text_reply("done", 30),
     ]);
     let transport = Arc::new(Stateless { model: Arc::clone(&model), methods: Mutex::default(), names: Mutex::default() });
@@ -633,9 +635,10 @@ async fn mcp_1_a_2026_07_28_server_is_spoken_to_statelessly() {
     let recorder = Arc::new(Recorder::default());
     let _subscription = rt.subscribe(recorder.clone());
     rt.run("search").await.unwrap();
-    assert_eq!(*transport.methods.lock().unwrap(), ["initialize", "server/discover", "tools/list", "tools/call", "tools/call"]);
+    assert_eq!(*transport.methods.lock().unwrap(), ["initialize", "server/discover", "tools/list", "tools/call", "tools/call", "tools/call"]);
+    assert!(last_tool_message(&model, 3).contains("\"code\":\"mcp_protocol\""), "a result asking for more input fails the call");
     assert_eq!(*transport.names.lock().unwrap(), ["search", "=?base64?Y2Fmw6k=?="], "a non-ASCII name base64-encoded");
-    assert_eq!(last_tool_message(&model, 2), "café ran");
+    assert_eq!(last_tool_message(&model, 2), "café ran", "{:?}", transport.names);
     let event = mcp_events(&recorder).pop().unwrap();
     assert_eq!((event.state, event.protocol_version.as_deref()), (McpServerState::Connected, Some("2026-07-28")));
 }
@@ -712,4 +715,45 @@ async fn mcp_1_parallel_calls_meeting_an_expired_session_all_go_through() {
     let requests = model.requests.lock().unwrap();
     let texts: Vec<String> = requests[2]["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap().to_owned()).collect();
     assert_eq!(texts, ["found a", "found b", "found c"], "no call fails for the others' re-initialisation");
+}
+
+struct DenySearch;
+
+#[async_trait]
+impl arkagent::tools::ToolPolicy for DenySearch {
+    async fn decide(&self, call: &arkagent::ToolInvocation) -> arkagent::tools::PolicyDecision {
+        match call.name.as_str() {
+            "maps__search" => arkagent::tools::PolicyDecision::Deny { reason: "not here".into() },
+            _ => arkagent::tools::PolicyDecision::Allow,
+        }
+    }
+}
+
+#[tokio::test]
+async fn mcp_2_the_runtimes_tool_policy_sees_every_mcp_call() {
+    let maps = maps_server();
+    let model = ScriptedModel::new(vec![tool_calls_reply(&[("c1", "maps__search", json!({"text": "x"}))], 10), text_reply("ok", 20)]);
+    let mut c = config(vec![McpServer::new(server("maps", MAPS)).unwrap()]);
+    c.tool_policy = Some(Arc::new(DenySearch));
+    let (rt, _) = runtime(&model, vec![maps.clone()], c);
+    rt.run("search").await.unwrap();
+    assert!(last_tool_message(&model, 1).contains("tool_denied"));
+    assert!(!maps.methods().contains(&"tools/call".to_owned()), "a denied call never reaches the server");
+}
+
+#[tokio::test]
+async fn mcp_3_a_list_over_256_tools_is_refused_and_the_hosts_headers_replace_static_ones() {
+    let many: Vec<Value> = (0..300).map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}})).collect();
+    let maps = FakeMcp::new(MAPS, many, |_, _| CallReply::Result(text_result("x")));
+    *maps.token.lock().unwrap() = Some(TOKEN.into());
+    let keystore = Arc::new(Keystore { asked: Mutex::default() });
+    let mut s = server("notes", MAPS).with_header("Authorization", "Bearer static-token-1234");
+    s.auth = Some(keystore);
+    let model = ScriptedModel::new(vec![text_reply("ok", 5)]);
+    let (rt, recorder) = runtime(&model, vec![maps.clone()], config(vec![McpServer::new(s).unwrap()]));
+    rt.run("hi").await.unwrap();
+    let headers = maps.headers.lock().unwrap();
+    let auth: Vec<&str> = headers[1].iter().filter(|(k, _)| k.eq_ignore_ascii_case("authorization")).map(|(_, v)| v.as_str()).collect();
+    assert_eq!(auth, [format!("Bearer {TOKEN}").as_str()], "one Authorization: the host's");
+    assert_eq!(mcp_events(&recorder)[0].error_code, Some(McpErrorCode::McpTooLarge));
 }

@@ -255,3 +255,26 @@ test('mcp_1_js_a_2026_07_28_only_server_of_the_sdk_v2_is_spoken_to_statelessly',
     server.stop();
   }
 });
+
+test('mcp_1_js_an_authorize_that_throws_fails_its_server_with_mcp_auth_and_nothing_is_sent', async () => {
+  const { tinyMcpAnswer } = require('./mcp_servers');
+  const config = runtimeConfig();
+  let mcpRequests = 0;
+  config.addMcpServer({ name: 'locked', url: 'https://locked.example.test/mcp' }, () => { throw new Error('no token: Bearer secret-in-message'); });
+  const model = new ScriptedModel([() => completion({ content: 'ok', usage: USAGE })]);
+  const transport = (request, sink) => {
+    if (request.url.startsWith('https://locked.')) {
+      mcpRequests += 1;
+      return tinyMcpAnswer(request);
+    }
+    return model.transport(request, sink);
+  };
+  const runtime = new native.AgentRuntime(config, transport, new native.ToolRegistry());
+  const events = [];
+  runtime.subscribe((e) => events.push(e));
+  assert.equal((await runtime.run('hi')).finalText, 'ok');
+  const [event] = payloads(events, 'mcp_server');
+  assert.deepEqual([event.state, event.errorCode], ['failed', 'mcp_auth']);
+  assert.ok(!event.message.includes('secret-in-message'), 'the app\'s message is not repeated');
+  assert.equal(mcpRequests, 0);
+});
