@@ -134,6 +134,14 @@ typedef enum ArkAgentResult {
   ARK_AGENT_RESULT_TOO_MANY_IMAGES = 503,
   // No image with that id in the session.
   ARK_AGENT_RESULT_IMAGE_NOT_FOUND = 504,
+  // The image's pixel size is outside what the model's provider takes: over 8,000 px a
+  // side for Claude, over 178,956,970 pixels for every family, a side under 11 px or an
+  // aspect ratio over 200:1 for Qwen-VL.
+  ARK_AGENT_RESULT_IMAGE_DIMENSIONS_UNSUPPORTED = 505,
+  // An animated GIF, PNG or WebP for a model family that takes still images only.
+  ARK_AGENT_RESULT_IMAGE_ANIMATED = 506,
+  // The host's image codec failed or gave back bytes that are not the image asked for.
+  ARK_AGENT_RESULT_IMAGE_CODEC_FAILED = 507,
   // The model's `thinking` setting has no switch at its provider on its wire format.
   ARK_AGENT_RESULT_THINKING_UNSUPPORTED = 600,
   // A request option the thinking model refuses (forced `tool_choice` or `temperature`
@@ -251,6 +259,10 @@ typedef struct ArkAgentCompressCompletion ArkAgentCompressCompletion;
 // still releases the handle. A handle is a number the library checks, never memory: a
 // late or racing call on it cannot touch freed memory, and numbers are never reused.
 typedef struct ArkAgentHttpCompletion ArkAgentHttpCompletion;
+
+// IMG-9: where the codec callback leaves its encoded file (through
+// `arkagent_image_codec_output_set`); owned by the library, valid only during the callback.
+typedef struct ArkAgentImageCodecOutput ArkAgentImageCodecOutput;
 
 // Opaque: one conversation. Owned by the caller; free with [`arkagent_runtime_free`].
 // Thread-safe: `arkagent_runtime_cancel` may be called from any thread during a run.
@@ -434,6 +446,35 @@ typedef struct ArkAgentHttp {
   // freed and no blocking call is running.
   void *userdata;
 } ArkAgentHttp;
+
+// IMG-9: what the library asks the host's image codec for; every pointer is owned by the
+// library and valid only during the callback.
+typedef struct ArkAgentImageCodecRequest {
+  // The photo's file bytes, as the app gave them.
+  const uint8_t *bytes;
+  // Their length.
+  size_t len;
+  // The photo's type, e.g. `"image/heic"` (NUL-terminated).
+  const char *mime_type;
+  // The type to encode: the photo's own when the model takes it (JPEG, PNG, WebP),
+  // else `"image/jpeg"` (NUL-terminated).
+  const char *target_mime_type;
+  // The width to produce, in displayed orientation.
+  uint32_t width;
+  // The height to produce, in displayed orientation.
+  uint32_t height;
+  // The EXIF orientation (1..=8) to apply to the decoded pixels; the result carries none.
+  uint8_t orientation;
+} ArkAgentImageCodecRequest;
+
+// IMG-9: the host's image codec: decodes `request->bytes`, turns the pixels by
+// `request->orientation`, scales them to exactly `request->width` × `request->height`,
+// encodes them as `request->target_mime_type` (without an orientation tag), hands the
+// file to `arkagent_image_codec_output_set(output, …)` and returns 0. Any other value,
+// or no output set, fails the run with `ARK_AGENT_RESULT_IMAGE_CODEC_FAILED` (nothing
+// written); so do bytes that are not an image of that type and size. Called on the
+// thread running the run, once per photo that needs it, before the run's first request.
+typedef int32_t (*ArkAgentImageCodecCallback)(void *userdata, const struct ArkAgentImageCodecRequest *request, struct ArkAgentImageCodecOutput *output);
 
 // MCP-1: writes the headers for MCP server `server` (its config's `"name"`; NUL-terminated,
 // owned by the library, valid only during the call) into `headers_json` (a buffer owned by
@@ -1087,6 +1128,42 @@ enum ArkAgentResult arkagent_runtime_new_with_compressor(const char *config_json
 // already-freed handles are ignored.
 void arkagent_runtime_free(struct ArkAgentRuntime *runtime);
 
+// IMG-8: estimates the tokens of the image file `bytes` (`len` bytes: JPEG, PNG, WebP,
+// GIF, HEIC/HEIF) sent to the model `model_json` (the `"model"` object of
+// `arkagent_runtime_new`'s config: its `"model"` name picks the family's rule from the
+// documented table, `"image_tokens"` overrides it) with `detail` (`"low"`, `"high"`,
+// `"auto"` or NULL), and writes `{"rule":"openai_gpt5_tiles","tokens":630,"width":1024,
+// "height":768}` to `*out_json` (free it with `arkagent_string_free`): the tokens the
+// image costs and the size the provider resizes it to (the coordinates the model answers
+// in). The same checks as a run: `ARK_AGENT_RESULT_IMAGE_UNSUPPORTED_TYPE`,
+// `ARK_AGENT_RESULT_IMAGE_INVALID`, `ARK_AGENT_RESULT_IMAGE_DIMENSIONS_UNSUPPORTED`,
+// `ARK_AGENT_RESULT_IMAGE_ANIMATED`; a model JSON that does not parse is
+// `ARK_AGENT_RESULT_INVALID_JSON`, a bad `detail` `ARK_AGENT_RESULT_INVALID_CONFIG`.
+//
+// # Safety
+// `model_json` a NUL-terminated string; `bytes` readable for `len` bytes; `detail` NULL
+// or a NUL-terminated string; `out_json` valid for one pointer write.
+enum ArkAgentResult arkagent_estimate_image_tokens(const char *model_json, const uint8_t *bytes, size_t len, const char *detail, char **out_json);
+
+// IMG-9: copies the codec's encoded file (`len` bytes at `bytes`) into `output`; a second
+// call replaces the first. Only inside the codec callback, with the `output` it was
+// given. Errors: `ARK_AGENT_RESULT_NULL_ARGUMENT`.
+//
+// # Safety
+// `output` the pointer the callback received; `bytes` readable for `len` bytes.
+enum ArkAgentResult arkagent_image_codec_output_set(struct ArkAgentImageCodecOutput *output, const uint8_t *bytes, size_t len);
+
+// IMG-9: sets the image codec of runtimes created with these tools from now on
+// (`callback` NULL removes it); a runtime keeps the one it was created with. With a
+// codec, each photo of a run's input that the model's provider would shrink, cannot take
+// in its type (HEIC/HEIF for OpenAI's or Claude's families) or would receive turned is
+// prepared by it first, at exactly the size the provider's own resize gives (the token
+// count does not change); the config's `"keep_original_images": true` keeps the
+// originals readable by id (`arkagent_runtime_image`). `userdata` is passed to
+// `callback` and must stay valid until every runtime created with it is freed. Errors:
+// `ARK_AGENT_RESULT_NULL_ARGUMENT` (`tools` NULL), `ARK_AGENT_RESULT_INVALID_HANDLE`.
+enum ArkAgentResult arkagent_tools_set_image_codec(struct ArkAgentTools *tools, ArkAgentImageCodecCallback callback, void *userdata);
+
 // Runs one user turn whose input is ordered text and image parts, exactly like
 // `arkagent_runtime_run` (same thread, outcome and rollback rules). `parts_json` is a JSON
 // array: `[{"type":"text","text":"what is this plant?"},{"type":"image",
@@ -1109,11 +1186,14 @@ void arkagent_runtime_free(struct ArkAgentRuntime *runtime);
 enum ArkAgentResult arkagent_runtime_run_parts(struct ArkAgentRuntime *runtime, const char *parts_json, char **out_outcome_json);
 
 // Writes the image whose id is `image_id` to `*out_json` as
-// `{"id","mime_type","width","height","data":"<base64>"}`; free it with
+// `{"id","mime_type","width","height","stored_width","stored_height","orientation",
+// "data":"<base64>"}` (`width` × `height` as displayed, after the EXIF or HEIF
+// orientation; `stored_*` as encoded; `orientation` 1..=8); free it with
 // `arkagent_string_free`. The id is the SHA-256 of the bytes in lowercase hex: the id a
 // compressed-out image's line names (`[image image/jpeg, 4032×3024 px, N bytes, id …]`,
 // in `retrieve_memory` results and summaries), found in the live history or in an
-// episode's archived originals. `ARK_AGENT_RESULT_IMAGE_NOT_FOUND` when the session
+// episode's archived originals, or a photo the image codec replaced when the config's
+// `"keep_original_images"` is true. `ARK_AGENT_RESULT_IMAGE_NOT_FOUND` when the session
 // holds no such image.
 //
 // # Safety

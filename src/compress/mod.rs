@@ -31,7 +31,7 @@ pub use estimate::{
     count_message_tokens, count_message_tokens_for, count_request_tokens, count_request_tokens_for, count_tokens, estimate_message_tokens,
     estimate_request_tokens, estimate_tokens,
 };
-pub use image_tokens::{image_part_tokens, image_tokens};
+pub use image_tokens::{estimate_image_tokens, image_part_tokens, image_plan, image_tokens, ImageEstimate};
 pub use foreign::{foreign_compressor_state_json, ForeignCompression, ForeignCompressor, ForeignCompressorCall};
 pub use conversation::ConversationPrefix;
 pub use split::compute_safe_split_index;

@@ -93,6 +93,17 @@ pub enum ErrorCode {
     TooManyImages,
     /// `image_not_found`: no image with that id in the session.
     ImageNotFound,
+    /// `image_dimensions_unsupported`: the image's pixel size is outside what the model's
+    /// provider takes (IMG-6): over 8,000 px a side for Claude, over 178,956,970 pixels
+    /// (the decoders' bomb limit) for every family, a side under 11 px or an aspect ratio
+    /// over 200:1 for Qwen-VL.
+    ImageDimensionsUnsupported,
+    /// `image_animated`: an animated GIF, PNG or WebP for a model family that takes still
+    /// images only (OpenAI's).
+    ImageAnimated,
+    /// `image_codec_failed`: the host's image codec (IMG-9) failed, or gave back bytes that
+    /// are not an image of the type and size it was asked for.
+    ImageCodecFailed,
     // Thinking models (THINK-4), refused when the config is validated, before any request.
     /// `thinking_unsupported`: the model's `thinking` setting has no switch at its
     /// provider on its wire format (e.g. a token budget for DeepSeek): nothing is sent.
@@ -130,7 +141,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 44] = [
+    pub const ALL: [ErrorCode; 47] = [
         Self::InvalidConfig,
         Self::ToolNameInvalid,
         Self::ToolNameDuplicate,
@@ -164,6 +175,9 @@ impl ErrorCode {
         Self::ImageTooLarge,
         Self::TooManyImages,
         Self::ImageNotFound,
+        Self::ImageDimensionsUnsupported,
+        Self::ImageAnimated,
+        Self::ImageCodecFailed,
         Self::ThinkingUnsupported,
         Self::ThinkingConflict,
         Self::ExtraBodyConflict,
@@ -213,6 +227,9 @@ impl ErrorCode {
             Self::ImageTooLarge => "image_too_large",
             Self::TooManyImages => "too_many_images",
             Self::ImageNotFound => "image_not_found",
+            Self::ImageDimensionsUnsupported => "image_dimensions_unsupported",
+            Self::ImageAnimated => "image_animated",
+            Self::ImageCodecFailed => "image_codec_failed",
             Self::ThinkingUnsupported => "thinking_unsupported",
             Self::ThinkingConflict => "thinking_conflict",
             Self::ExtraBodyConflict => "extra_body_conflict",
@@ -329,6 +346,9 @@ mod tests {
                 | ErrorCode::ImageTooLarge
                 | ErrorCode::TooManyImages
                 | ErrorCode::ImageNotFound
+                | ErrorCode::ImageDimensionsUnsupported
+                | ErrorCode::ImageAnimated
+                | ErrorCode::ImageCodecFailed
                 | ErrorCode::ThinkingUnsupported
                 | ErrorCode::ThinkingConflict
                 | ErrorCode::ExtraBodyConflict
@@ -342,7 +362,7 @@ mod tests {
                 | ErrorCode::SessionExists => assert!(seen.insert(code), "{code:?} listed twice in ALL"),
             }
         }
-        assert_eq!(seen.len(), 44);
+        assert_eq!(seen.len(), 47);
     }
 
     #[test]

@@ -14,63 +14,9 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 
+pub use super::image_mime::ImageMime;
+use super::image_header::{self, Header, Strictness};
 use crate::error::{ArkAgentError, ErrorCode};
-
-/// The image types a message can carry (IMG-1): JPEG, PNG, WebP and GIF go to every
-/// model family; HEIC/HEIF (what phone cameras write) only to a family that accepts them
-/// ([`crate::history::ImageTokenRule::accepts`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ImageMime {
-    /// `image/jpeg`.
-    Jpeg,
-    /// `image/png`.
-    Png,
-    /// `image/webp`.
-    Webp,
-    /// `image/gif`.
-    Gif,
-    /// `image/heic`.
-    Heic,
-    /// `image/heif`.
-    Heif,
-}
-
-impl ImageMime {
-    /// Every type, in declaration order.
-    pub const ALL: [ImageMime; 6] = [Self::Jpeg, Self::Png, Self::Webp, Self::Gif, Self::Heic, Self::Heif];
-
-    /// The MIME type, e.g. `"image/jpeg"`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Jpeg => "image/jpeg",
-            Self::Png => "image/png",
-            Self::Webp => "image/webp",
-            Self::Gif => "image/gif",
-            Self::Heic => "image/heic",
-            Self::Heif => "image/heif",
-        }
-    }
-
-    /// The type named `mime` (ASCII case-insensitive; `image/jpg` is JPEG), if known.
-    pub fn from_mime(mime: &str) -> Option<Self> {
-        let mime = mime.trim();
-        if mime.eq_ignore_ascii_case("image/jpg") {
-            return Some(Self::Jpeg);
-        }
-        Self::ALL.into_iter().find(|m| m.as_str().eq_ignore_ascii_case(mime))
-    }
-
-    /// True for HEIC/HEIF.
-    pub const fn is_heif(self) -> bool {
-        matches!(self, Self::Heic | Self::Heif)
-    }
-}
-
-impl fmt::Display for ImageMime {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// How closely the model looks at an image (OpenAI's `detail`; other formats do not send
 /// it, and the estimate of families without it ignores it).
@@ -114,8 +60,7 @@ pub struct ImageData(Arc<Inner>);
 struct Inner {
     mime: ImageMime,
     bytes: Arc<[u8]>,
-    width: u32,
-    height: u32,
+    header: Header,
     id: OnceLock<String>,
 }
 
@@ -130,90 +75,50 @@ fn image_error(code: ErrorCode, message: impl Into<String>) -> ArkAgentError {
     ArkAgentError::Image { code, message: message.into() }
 }
 
-/// The type the bytes themselves say, if it is one of ours.
-fn sniff(bytes: &[u8]) -> Result<ImageMime, ArkAgentError> {
-    use imagesize::ImageType;
-    let Ok(kind) = imagesize::image_type(bytes) else {
-        // Too short for the reader's sniffing, but its magic says what it claims to be:
-        // a truncated image is an invalid one, not an unsupported type.
-        return magic(bytes).ok_or_else(|| image_error(ErrorCode::ImageUnsupportedType, "the bytes are not a JPEG, PNG, WebP, GIF or HEIC/HEIF image"));
-    };
-    match kind {
-        ImageType::Jpeg => Ok(ImageMime::Jpeg),
-        ImageType::Png => Ok(ImageMime::Png),
-        ImageType::Webp => Ok(ImageMime::Webp),
-        ImageType::Gif => Ok(ImageMime::Gif),
-        ImageType::Heif(imagesize::Compression::Hevc) => Ok(ImageMime::Heic),
-        ImageType::Heif(imagesize::Compression::Av1) => Err(image_error(ErrorCode::ImageUnsupportedType, "AVIF images are not supported (JPEG, PNG, WebP, GIF)")),
-        ImageType::Heif(_) => Ok(ImageMime::Heif),
-        other => Err(image_error(ErrorCode::ImageUnsupportedType, format!("{other:?} images are not supported (JPEG, PNG, WebP, GIF)"))),
-    }
-}
-
-/// The type a file's first bytes claim.
-fn magic(bytes: &[u8]) -> Option<ImageMime> {
-    let starts = |m: &[u8]| bytes.starts_with(m);
-    if starts(b"\xFF\xD8\xFF") {
-        Some(ImageMime::Jpeg)
-    } else if starts(b"\x89PNG") {
-        Some(ImageMime::Png)
-    } else if starts(b"GIF8") {
-        Some(ImageMime::Gif)
-    } else if starts(b"RIFF") && bytes.get(8..12) == Some(b"WEBP") {
-        Some(ImageMime::Webp)
-    } else {
-        None
-    }
-}
-
-/// The pixel size from the image's own frame header (never decoding it): JPEG's first
-/// start-of-frame outside any embedded image (an EXIF thumbnail sits inside an APP
-/// segment, which is skipped whole), PNG's IHDR, WebP's VP8/VP8L/VP8X header, GIF's
-/// logical screen, HEIF's image spatial extent.
-fn pixel_size(bytes: &[u8]) -> Result<(u32, u32), ArkAgentError> {
-    let size = imagesize::blob_size(bytes)
-        .map_err(|e| image_error(ErrorCode::ImageInvalid, format!("the image header does not parse: {e}")))?;
-    let (w, h) = (u32::try_from(size.width).unwrap_or(0), u32::try_from(size.height).unwrap_or(0));
-    if w == 0 || h == 0 {
-        return Err(image_error(ErrorCode::ImageInvalid, format!("the image header gives a size of {}×{}", size.width, size.height)));
-    }
-    Ok((w, h))
-}
-
 impl ImageData {
-    /// Checks `bytes` and takes them (no copy of an `Arc<[u8]>`): the type is sniffed
-    /// from the bytes, the pixel size read from the header. Errors:
-    /// `image_unsupported_type` (not JPEG, PNG, WebP, GIF or HEIC/HEIF), `image_invalid`
-    /// (a header that does not parse, or a zero size).
+    /// Checks `bytes` and takes them (no copy of an `Arc<[u8]>`): the type, stored size,
+    /// orientation and frames read from the file's own header and container, never from
+    /// its pixels (IMG-6, IMG-7). Errors: `image_unsupported_type` (not JPEG, PNG, WebP,
+    /// GIF or HEIC/HEIF: AVIF, MP4 and the rest), `image_invalid` (what a decoder would
+    /// refuse: a header or container that does not hold together, a PNG chunk whose CRC
+    /// fails, a JPEG without its end-of-image marker, a WebP or box size past the end, a
+    /// zero size).
     pub fn new(bytes: impl Into<Arc<[u8]>>) -> Result<Self, ArkAgentError> {
-        let bytes = bytes.into();
-        let mime = sniff(&bytes)?;
-        let (width, height) = pixel_size(&bytes)?;
-        Ok(Self(Arc::new(Inner { mime, bytes, width, height, id: OnceLock::new() })))
+        Self::read(bytes.into(), Strictness::Door)
+    }
+
+    fn read(bytes: Arc<[u8]>, strict: Strictness) -> Result<Self, ArkAgentError> {
+        let header = image_header::read(&bytes, strict)?;
+        Ok(Self(Arc::new(Inner { mime: header.mime, bytes, header, id: OnceLock::new() })))
     }
 
     /// [`new`](Self::new) for bytes declared as `mime`: an unknown declared type is
     /// `image_unsupported_type`, bytes of another type than declared (or of none)
     /// `image_invalid`.
     pub fn with_mime(mime: &str, bytes: impl Into<Arc<[u8]>>) -> Result<Self, ArkAgentError> {
+        Self::declared(mime, bytes.into(), Strictness::Door)
+    }
+
+    /// [`with_mime`](Self::with_mime) for bytes read back from a store or an export: a
+    /// file the door took before this version's checks (cut after its header, say) still
+    /// loads with the size its header gives.
+    pub(crate) fn restored(mime: &str, bytes: impl Into<Arc<[u8]>>) -> Result<Self, ArkAgentError> {
+        Self::declared(mime, bytes.into(), Strictness::Restore)
+    }
+
+    fn declared(mime: &str, bytes: Arc<[u8]>, strict: Strictness) -> Result<Self, ArkAgentError> {
         let declared = ImageMime::from_mime(mime).ok_or_else(|| {
             image_error(ErrorCode::ImageUnsupportedType, format!("{mime:?} is not a supported image type (image/jpeg, image/png, image/webp, image/gif)"))
         })?;
         // Bytes of no supported type under a supported declared one: not what they claim.
-        let image = Self::new(bytes).map_err(|e| match e.code() {
+        let image = Self::read(bytes, strict).map_err(|e| match e.code() {
             ErrorCode::ImageUnsupportedType => image_error(ErrorCode::ImageInvalid, format!("declared {declared} but the bytes are not an image of that type")),
             _ => e,
         })?;
         if image.mime() != declared && !(declared.is_heif() && image.mime().is_heif()) {
             return Err(image_error(ErrorCode::ImageInvalid, format!("declared {declared} but the bytes are {}", image.mime())));
         }
-        Ok(Self(Arc::new(Inner {
-            mime: declared,
-            bytes: Arc::clone(&image.0.bytes),
-            width: image.0.width,
-            height: image.0.height,
-            id: OnceLock::new(),
-        })))
+        Ok(Self(Arc::new(Inner { mime: declared, bytes: Arc::clone(&image.0.bytes), header: image.0.header, id: OnceLock::new() })))
     }
 
     /// A `data:<mime>;base64,<data>` URL decoded and checked as [`with_mime`](Self::with_mime).
@@ -237,14 +142,36 @@ impl ImageData {
         &self.0.bytes
     }
 
-    /// Width in pixels, from the header.
+    /// Width in pixels as the image is displayed (IMG-7): the stored width, or the stored
+    /// height when the orientation turns the image a quarter (EXIF 5–8, HEIF `irot` 90°/270°).
     pub fn width(&self) -> u32 {
-        self.0.width
+        self.0.header.displayed().0
     }
 
-    /// Height in pixels, from the header.
+    /// Height in pixels as displayed (see [`width`](Self::width)).
     pub fn height(&self) -> u32 {
-        self.0.height
+        self.0.header.displayed().1
+    }
+
+    /// Width in pixels as stored in the file, before orientation.
+    pub fn stored_width(&self) -> u32 {
+        self.0.header.width
+    }
+
+    /// Height in pixels as stored in the file, before orientation.
+    pub fn stored_height(&self) -> u32 {
+        self.0.header.height
+    }
+
+    /// The EXIF orientation, 1 (as stored) to 8: read from a JPEG's or WebP's EXIF, a
+    /// PNG's `eXIf`, a HEIF's `irot`/`imir` (IMG-7).
+    pub fn orientation(&self) -> u8 {
+        self.0.header.orientation
+    }
+
+    /// Frames: more than 1 for an animated GIF, PNG (APNG) or WebP.
+    pub fn frames(&self) -> u32 {
+        self.0.header.frames
     }
 
     /// Byte length.
@@ -281,13 +208,7 @@ impl ImageData {
     /// The same image shared with `bytes` already held elsewhere (the same content):
     /// used to store a photo sent twice once.
     pub(crate) fn sharing(&self, bytes: &Arc<[u8]>) -> Self {
-        Self(Arc::new(Inner {
-            mime: self.0.mime,
-            bytes: Arc::clone(bytes),
-            width: self.0.width,
-            height: self.0.height,
-            id: self.0.id.clone(),
-        }))
+        Self(Arc::new(Inner { mime: self.0.mime, bytes: Arc::clone(bytes), header: self.0.header, id: self.0.id.clone() }))
     }
 }
 
@@ -326,6 +247,7 @@ impl fmt::Debug for ImageData {
             .field("bytes", &self.len())
             .field("width", &self.width())
             .field("height", &self.height())
+            .field("orientation", &self.orientation())
             .finish()
     }
 }
@@ -450,7 +372,7 @@ impl<'de> Deserialize<'de> for ImagePart {
         match (repr.mime_type, repr.data, repr.url) {
             (Some(mime), Some(Base64Field::In(data)), None) => {
                 let bytes = STANDARD.decode(data.as_bytes()).map_err(|_| D::Error::custom("image data is not base64"))?;
-                let image = ImageData::with_mime(&mime, bytes).map_err(D::Error::custom)?;
+                let image = ImageData::restored(&mime, bytes).map_err(D::Error::custom)?;
                 Ok(Self::data(image, repr.detail))
             }
             (None, None, Some(url)) => Self::url(&url, repr.detail).map_err(D::Error::custom),

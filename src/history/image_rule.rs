@@ -1,18 +1,32 @@
-//! IMG-3's choice: which model family's published rule turns an image's pixel size into
-//! tokens (the arithmetic lives in `compress/image_tokens.rs`). Set per model
-//! (`ModelConfig::image_tokens`); without one, the wire format's default applies.
+//! IMG-3, IMG-8's choice: which model family's published rule turns an image's pixel size
+//! into tokens (the arithmetic lives in `compress/image_tokens.rs`), and what the family's
+//! provider refuses (IMG-6). Set per model (`ModelConfig::image_tokens`); without one, the
+//! model's name picks it from a documented table ([`ImageTokenRule::for_model`]), and
+//! failing that the wire format's default applies.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::image::ImageMime;
+use super::image::ImageData;
+use super::image_mime::ImageMime;
+use crate::error::{ArkAgentError, ErrorCode};
+
+/// The most pixels any family's decoder takes: Pillow's decompression-bomb limit
+/// (2 × 89,478,485), which OpenAI-compatible and Qwen servers decode with.
+pub const MAX_IMAGE_PIXELS: u64 = 178_956_970;
 
 /// A model family's image token rule (IMG-3). Its name is the config value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ImageTokenRule {
     /// `"openai_tiles"`: OpenAI's 512-px tiles — fit in 2048 × 2048, shortest side to
-    /// 768, then 85 tokens + 170 per tile (`detail: "low"`: 85). GPT-4o, GPT-4.1, GPT-5.
+    /// 768, then 85 tokens + 170 per tile (`detail: "low"`: 85). GPT-4o, GPT-4.1, GPT-4.5.
     /// The default of the `openai` wire format.
     OpenAiTiles,
+    /// `"openai_gpt5_tiles"`: the same tiles at 70 + 140 per tile (GPT-5, GPT-5.1 and
+    /// their chat models).
+    OpenAiGpt5Tiles,
+    /// `"openai_4o_mini_tiles"`: the same tiles at 2,833 + 5,667 per tile (GPT-4o mini,
+    /// priced per token like GPT-4o's images).
+    OpenAi4oMiniTiles,
     /// `"openai_o_tiles"`: the same tiles at 75 + 150 per tile (o1, o3).
     OpenAiOTiles,
     /// `"openai_mini_patches"`: OpenAI's 32-px patches (at most 1536, shrunk to fit),
@@ -36,14 +50,22 @@ pub enum ImageTokenRule {
     QwenVlHighRes,
     /// `"qwen3_vl"`: Qwen3-VL's 32-px blocks (limit 2560 blocks), + 2 tokens.
     Qwen3Vl,
-    /// `"gemini"`: 258 tokens for an image within 384 × 384, else 258 per crop tile.
+    /// `"qwen3_vl_high_res"`: Qwen3-VL with `vl_high_resolution_images` (16384 blocks).
+    Qwen3VlHighRes,
+    /// `"gemini"`: Gemini 2.x — 258 tokens for an image within 384 × 384 px, else 258 per
+    /// 768 × 768-px tile it is cut into.
     Gemini,
+    /// `"gemini_3"`: Gemini 3 at its default `media_resolution` for images (high): 1,120
+    /// tokens an image, whatever its size.
+    Gemini3,
 }
 
 impl ImageTokenRule {
     /// Every rule, in declaration order.
-    pub const ALL: [ImageTokenRule; 11] = [
+    pub const ALL: [ImageTokenRule; 15] = [
         Self::OpenAiTiles,
+        Self::OpenAiGpt5Tiles,
+        Self::OpenAi4oMiniTiles,
         Self::OpenAiOTiles,
         Self::OpenAiMiniPatches,
         Self::OpenAiNanoPatches,
@@ -53,13 +75,17 @@ impl ImageTokenRule {
         Self::QwenVl,
         Self::QwenVlHighRes,
         Self::Qwen3Vl,
+        Self::Qwen3VlHighRes,
         Self::Gemini,
+        Self::Gemini3,
     ];
 
     /// The config name, e.g. `"qwen_vl"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::OpenAiTiles => "openai_tiles",
+            Self::OpenAiGpt5Tiles => "openai_gpt5_tiles",
+            Self::OpenAi4oMiniTiles => "openai_4o_mini_tiles",
             Self::OpenAiOTiles => "openai_o_tiles",
             Self::OpenAiMiniPatches => "openai_mini_patches",
             Self::OpenAiNanoPatches => "openai_nano_patches",
@@ -69,7 +95,9 @@ impl ImageTokenRule {
             Self::QwenVl => "qwen_vl",
             Self::QwenVlHighRes => "qwen_vl_high_res",
             Self::Qwen3Vl => "qwen3_vl",
+            Self::Qwen3VlHighRes => "qwen3_vl_high_res",
             Self::Gemini => "gemini",
+            Self::Gemini3 => "gemini_3",
         }
     }
 
@@ -87,7 +115,96 @@ impl ImageTokenRule {
     /// Whether the family takes images of type `mime`: JPEG, PNG, WebP and GIF always;
     /// HEIC/HEIF only Gemini and Qwen-VL (DashScope).
     pub fn accepts(self, mime: ImageMime) -> bool {
-        !mime.is_heif() || matches!(self, Self::Gemini | Self::QwenVl | Self::QwenVlHighRes | Self::Qwen3Vl)
+        !mime.is_heif() || self.is_gemini() || self.is_qwen()
+    }
+
+    fn is_gemini(self) -> bool {
+        matches!(self, Self::Gemini | Self::Gemini3)
+    }
+
+    fn is_qwen(self) -> bool {
+        matches!(self, Self::QwenVl | Self::QwenVlHighRes | Self::Qwen3Vl | Self::Qwen3VlHighRes)
+    }
+
+    /// OpenAI's families, which take still images only.
+    pub fn is_openai(self) -> bool {
+        matches!(
+            self,
+            Self::OpenAiTiles | Self::OpenAiGpt5Tiles | Self::OpenAi4oMiniTiles | Self::OpenAiOTiles | Self::OpenAiMiniPatches | Self::OpenAiNanoPatches | Self::OpenAiO4MiniPatches
+        )
+    }
+
+    /// IMG-8: the family of model `model` by its name (ASCII case-insensitive, a
+    /// `provider/` prefix ignored), first match wins:
+    ///
+    /// | name starts with | rule |
+    /// |---|---|
+    /// | `gpt-5-mini`, `gpt-4.1-mini` | `openai_mini_patches` |
+    /// | `gpt-5-nano`, `gpt-4.1-nano` | `openai_nano_patches` |
+    /// | `gpt-5` | `openai_gpt5_tiles` |
+    /// | `gpt-4o-mini` | `openai_4o_mini_tiles` |
+    /// | `gpt-4o`, `chatgpt-4o`, `gpt-4.1`, `gpt-4.5` | `openai_tiles` |
+    /// | `o4-mini` | `openai_o4_mini_patches` |
+    /// | `o1`, `o3` | `openai_o_tiles` |
+    /// | `claude` | `anthropic` |
+    /// | `qwen3-vl`, `qwen3.5`, `qwen3.6` | `qwen3_vl` (`qwen3_vl_high_res` with `vl_high_resolution_images`) |
+    /// | `qwen-vl`, `qwen2.5-vl`, `qwen2-vl`, `qvq` | `qwen_vl` (`qwen_vl_high_res` likewise) |
+    /// | `gemini-3` | `gemini_3` |
+    /// | `gemini` | `gemini` |
+    ///
+    /// `high_res` is the request's `vl_high_resolution_images` (Qwen's high-resolution
+    /// mode, set through `extra_body`). `None` for any other name: the wire format's
+    /// default applies. A model's `image_tokens` overrides this table.
+    ///
+    /// ```
+    /// use arkagent::history::ImageTokenRule;
+    /// assert_eq!(ImageTokenRule::for_model("gpt-5-2025-08-07", false), Some(ImageTokenRule::OpenAiGpt5Tiles));
+    /// assert_eq!(ImageTokenRule::for_model("openai/gpt-4o-mini", false), Some(ImageTokenRule::OpenAi4oMiniTiles));
+    /// assert_eq!(ImageTokenRule::for_model("qwen3-vl-plus", true), Some(ImageTokenRule::Qwen3VlHighRes));
+    /// assert_eq!(ImageTokenRule::for_model("deepseek-v4-flash", false), None);
+    /// ```
+    pub fn for_model(model: &str, high_res: bool) -> Option<Self> {
+        let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+        let starts = |prefixes: &[&str]| prefixes.iter().any(|p| name.starts_with(p));
+        let (qwen3, qwen) = if high_res { (Self::Qwen3VlHighRes, Self::QwenVlHighRes) } else { (Self::Qwen3Vl, Self::QwenVl) };
+        let table: [(&[&str], Self); 12] = [
+            (&["gpt-5-mini", "gpt-4.1-mini"], Self::OpenAiMiniPatches),
+            (&["gpt-5-nano", "gpt-4.1-nano"], Self::OpenAiNanoPatches),
+            (&["gpt-5"], Self::OpenAiGpt5Tiles),
+            (&["gpt-4o-mini"], Self::OpenAi4oMiniTiles),
+            (&["gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5"], Self::OpenAiTiles),
+            (&["o4-mini"], Self::OpenAiO4MiniPatches),
+            (&["o1", "o3"], Self::OpenAiOTiles),
+            (&["claude"], Self::Anthropic),
+            (&["qwen3-vl", "qwen3.5", "qwen3.6"], qwen3),
+            (&["qwen-vl", "qwen2.5-vl", "qwen2-vl", "qvq"], qwen),
+            (&["gemini-3"], Self::Gemini3),
+            (&["gemini"], Self::Gemini),
+        ];
+        table.into_iter().find(|(prefixes, _)| starts(prefixes)).map(|(_, rule)| rule)
+    }
+
+    /// IMG-6: whether the family's provider takes `image`'s pixels and frames. Errors:
+    /// `image_dimensions_unsupported` (over [`MAX_IMAGE_PIXELS`] for every family; over
+    /// 8,000 px a side for Claude; a side under 11 px or an aspect ratio over 200:1 for
+    /// Qwen-VL), `image_animated` (an animation for OpenAI's families).
+    pub fn check(self, image: &ImageData) -> Result<(), ArkAgentError> {
+        let (w, h) = (u64::from(image.width()), u64::from(image.height()));
+        let refuse = |why: String| Err(ArkAgentError::Image { code: ErrorCode::ImageDimensionsUnsupported, message: format!("a {w}×{h} image: {why}") });
+        if w * h > MAX_IMAGE_PIXELS {
+            return refuse(format!("over {MAX_IMAGE_PIXELS} pixels, which no provider decodes"));
+        }
+        if matches!(self, Self::Anthropic | Self::AnthropicHighRes) && w.max(h) > 8000 {
+            return refuse("Claude takes at most 8000 px a side".into());
+        }
+        if self.is_qwen() && (w.min(h) <= 10 || w.max(h) > 200 * w.min(h)) {
+            return refuse("Qwen-VL takes sides over 10 px and an aspect ratio up to 200:1".into());
+        }
+        if self.is_openai() && image.frames() > 1 {
+            let message = format!("an animated {} ({} frames): {} models take still images only", image.mime(), image.frames(), self.as_str());
+            return Err(ArkAgentError::Image { code: ErrorCode::ImageAnimated, message });
+        }
+        Ok(())
     }
 }
 
@@ -104,5 +221,18 @@ impl<'de> Deserialize<'de> for ImageTokenRule {
             let known: Vec<&str> = Self::ALL.iter().map(|r| r.as_str()).collect();
             serde::de::Error::custom(format!("unknown image_tokens {name:?} (known: {})", known.join(", ")))
         })
+    }
+}
+
+/// BND-2: a rule is one of [`ImageTokenRule::ALL`]'s names.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for ImageTokenRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ImageTokenRule".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = ImageTokenRule::ALL.iter().map(|r| r.as_str()).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
     }
 }

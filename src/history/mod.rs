@@ -7,6 +7,8 @@ mod child_usage;
 mod content;
 mod cost;
 mod image;
+mod image_header;
+mod image_mime;
 mod image_rule;
 mod invariants;
 mod message;
@@ -25,7 +27,10 @@ pub use price::{ModelPrice, MAX_CURRENCY_LEN, MAX_PRICE_PER_MILLION};
 pub use invariants::HistoryInvariants;
 pub use content::{Content, ContentPart};
 pub use image::{content_id, tiny_png, ImageData, ImageDetail, ImageMime, ImagePart, ImageSource};
-pub use image_rule::ImageTokenRule;
+pub use image_rule::{ImageTokenRule, MAX_IMAGE_PIXELS};
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub use image_header::fixtures as image_fixtures;
 pub use message::{Message, ToolCall};
 pub use pending::{PendingCall, PendingCallState, PendingTurn};
 pub use runs::RunMark;

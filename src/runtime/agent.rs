@@ -58,6 +58,8 @@ pub(super) struct Inner {
     pub(super) place: super::approval_hub::TreePlace,
     /// COST-2: where the current run's usage starts.
     pub(super) run_usage: super::run_usage::RunUsageMark,
+    /// IMG-9: the photos the codec replaced, by id, when the app keeps them.
+    pub(super) originals: Mutex<std::collections::HashMap<String, crate::history::ImageData>>,
 }
 
 impl std::fmt::Debug for AgentRuntime {

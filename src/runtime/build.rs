@@ -78,8 +78,7 @@ impl AgentRuntime {
         // max_depth gets no service: its config has no delegation (SUB-4).
         let sub_agents =
             SubAgentService::new(config.clone(), Arc::clone(&transport), view, state.child_usage_sink(), emitter.clone(), depth, budget, place.clone());
-        let mut system_prompt = config.system_prompt.clone();
-        let mut delegate = None;
+        let (mut system_prompt, mut delegate) = (config.system_prompt.clone(), None);
         if let (Some(service), Some(delegation)) = (&sub_agents, &config.delegation) {
             let tool = Arc::new(DelegateTaskTool { service: Arc::clone(service) });
             tools.register(delegate_task_definition(delegation), tool.clone())?;
@@ -119,6 +118,7 @@ impl AgentRuntime {
                 answering: Mutex::new(()),
                 place,
                 run_usage: super::run_usage::RunUsageMark::default(),
+                originals: Mutex::default(),
             }),
         };
         if depth == 0 {

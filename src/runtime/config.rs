@@ -94,6 +94,16 @@ pub struct AgentRuntimeConfig {
     /// (one connection each); a role's whitelist names their tools as the model sees them
     /// (`<server>__<tool>`, or `<server>__*` for all of a server's).
     pub mcp_servers: Vec<crate::mcp::McpServer>,
+    /// IMG-9: the host's image codec. With one, each photo of a run's input that the
+    /// model's provider would shrink, cannot take in its type or would receive turned is
+    /// prepared by it first (see [`ImageCodec`](super::ImageCodec)). `None`: photos go
+    /// as they came.
+    pub image_codec: Option<Arc<dyn super::ImageCodec>>,
+    /// IMG-9: keep each photo the codec replaced, readable by its id through
+    /// [`AgentRuntime::image`](super::AgentRuntime::image) for the runtime's life (in memory
+    /// only: the history, its store and exports hold the prepared photo). Default false:
+    /// the original is dropped once prepared.
+    pub keep_original_images: bool,
 }
 
 impl std::fmt::Debug for AgentRuntimeConfig {
@@ -107,6 +117,8 @@ impl std::fmt::Debug for AgentRuntimeConfig {
             .field("tools", &self.tools)
             .field("session_id", &self.session_id)
             .field("mcp_servers", &self.mcp_servers)
+            .field("image_codec", &self.image_codec.as_ref().map(|_| "ImageCodec"))
+            .field("keep_original_images", &self.keep_original_images)
             .finish_non_exhaustive()
     }
 }
@@ -133,6 +145,8 @@ impl AgentRuntimeConfig {
             clock: Arc::new(SystemClock),
             store: None,
             mcp_servers: Vec::new(),
+            image_codec: None,
+            keep_original_images: false,
         }
     }
 
@@ -306,6 +320,8 @@ struct ConfigJson {
     delegation: Option<DelegationJson>,
     #[serde(default)]
     mcp_servers: Vec<serde_json::Value>,
+    #[serde(default)]
+    keep_original_images: bool,
 }
 
 /// `"delegation": {"policy"?: {…SubAgentPolicy…}, "allow_clone"?: bool}` — workers are
@@ -383,8 +399,8 @@ impl AgentRuntimeConfig {
     /// "role_whitelists"?: {"role": ["tool", …] | null}}, "mcp_servers"?: [{"name", "url",
     /// "headers"?: {"Name": "value"} | [[name, value], …], "allow"?: [tool, …], "deny"?: [tool,
     /// …], "approval"?: "never" | "always" | [tool, …], "timeout_ms"?, "connect_timeout_ms"?,
-    /// "retry_after_ms"?}]}` (see [`McpServerConfig`](crate::mcp::McpServerConfig)) and
-    /// validates it. Errors: `invalid_json`, `invalid_config`.
+    /// "retry_after_ms"?}], "keep_original_images"?: bool}` (see
+    /// [`McpServerConfig`](crate::mcp::McpServerConfig)) and validates it. Errors: `invalid_json`, `invalid_config`.
     ///
     /// ```
     /// let c = arkagent::AgentRuntimeConfig::from_json(
@@ -401,6 +417,7 @@ impl AgentRuntimeConfig {
         config.max_parallel_tools = parsed.max_parallel_tools.unwrap_or(DEFAULT_MAX_PARALLEL_TOOLS);
         config.tool_timeout_ms = parsed.tool_timeout_ms.unwrap_or(0);
         config.session_id = parsed.session_id;
+        config.keep_original_images = parsed.keep_original_images;
         config.tools = tools;
         for server in parsed.mcp_servers {
             config.mcp_servers.push(crate::mcp::McpServer::from_json(server, None)?);

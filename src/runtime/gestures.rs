@@ -90,7 +90,8 @@ impl AgentRuntime {
     ) -> Result<impl Future<Output = (Result<RunOutcome, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
         let active = self.claim()?;
         active.inner.session.check_rewind(run_id)?;
-        if let Some(input) = &input {
+        // IMG-9: photos a codec will prepare are checked once prepared, in the run.
+        if let Some(input) = input.as_ref().filter(|i| self.inner.config.image_codec.is_none() || !i.has_images()) {
             active.inner.session.check_input(input)?;
         }
         let (rewound, new_run) = (run_id.to_owned(), self.inner.config.id_generator.next_id());

@@ -41,9 +41,10 @@ impl AgentRuntime {
 
     /// IMG-4: the image with content id `id` (SHA-256 hex, as a memory line names it),
     /// from the live history or an episode's archived originals: the host reads a
-    /// compressed-out photo's bytes back. `None` when the session holds none.
+    /// compressed-out photo's bytes back; with `keep_original_images` (IMG-9), also a
+    /// photo the image codec replaced, by its own id. `None` when the session holds none.
     pub fn image(&self, id: &str) -> Option<crate::history::ImageData> {
-        self.inner.session.snapshot().find_image(id)
+        self.inner.session.snapshot().find_image(id).or_else(|| self.inner.originals.lock().ok()?.get(id).cloned())
     }
 
     /// A copy of the recorded usages.

@@ -14,6 +14,7 @@ mod config;
 mod delegation;
 mod events;
 mod gestures;
+mod image_codec;
 mod import_export;
 mod inspect;
 mod mcp_point;
@@ -27,6 +28,7 @@ mod worker_config;
 pub use agent::{AgentRuntime, COMPRESSION_BACKOFF_MODEL_CALLS};
 pub use outcome::{CompressionTrigger, PendingApproval, RunOutcome, RunStatus};
 pub use start::RunSlot;
+pub use image_codec::{codec_request, ImageCodec, ImageCodecRequest};
 pub use crate::session::RewindResult;
 pub use config::{
     AgentRuntimeConfig, Compression, DelegationConfig, SubAgentDefinition, SubAgentFactory, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_PARALLEL_TOOLS,

@@ -42,6 +42,10 @@ pub(super) struct Run<'a> {
 impl Inner {
     /// Runs the loop for `input` (the caller holds the run slot).
     pub(super) async fn run_loop(&self, input: Content, run_id: &str, cancel: &CancellationToken) -> Ended {
+        let input = match &self.config.image_codec {
+            Some(codec) if input.has_images() => self.prepared(codec, input, cancel).await?,
+            _ => input,
+        };
         let run = self.begin(input, run_id, cancel)?;
         if self.mcp.is_some() {
             self.mcp_point(run_id, cancel).await;
@@ -49,6 +53,22 @@ impl Inner {
         // Boxed: the loop's state machine is built once, shared with a resumed run
         // (TOOL-1), not inlined into each caller (PERF-9: the arm64 library's size).
         Box::pin(run.iterate(1)).await
+    }
+
+    /// IMG-9: `input` with its photos prepared by the host's codec (before anything is
+    /// written or sent). Errors: `image_codec_failed`, `cancelled`.
+    async fn prepared(&self, codec: &Arc<dyn super::ImageCodec>, input: Content, cancel: &CancellationToken) -> Result<Content, ArkAgentError> {
+        let rule = crate::llm::image_rule_of(&self.config.model);
+        let mut kept = Vec::new();
+        let keep = self.config.keep_original_images.then_some(&mut kept);
+        let prepared = tokio::select! {
+            prepared = super::image_codec::prepare(codec, rule, input, keep) => prepared?,
+            () = cancel.cancelled() => return Err(crate::LlmError::Cancelled.into()),
+        };
+        if let Ok(mut originals) = self.originals.lock() {
+            originals.extend(kept.into_iter().map(|image| (image.id().to_owned(), image)));
+        }
+        Ok(prepared)
     }
 
     /// Starts a run: the input checked (IMG-5: an image out of the model's bounds refuses

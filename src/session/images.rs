@@ -1,6 +1,7 @@
-//! IMG-5 at the session's doors: an image enters the state only within the model's
-//! bounds — a type its family takes, at most `max_image_bytes`, and no more than
-//! `max_images_per_request` in the request it joins. A refused input writes nothing.
+//! IMG-5, IMG-6 at the session's doors: an image enters the state only within the model's
+//! bounds — a type its family takes, pixels and frames its provider takes, at most
+//! `max_image_bytes`, and no more than `max_images_per_request` in the request it joins.
+//! A refused input writes nothing.
 
 use crate::error::{ArkAgentError, ErrorCode};
 use crate::history::{Content, ImageMime, ImageTokenRule};
@@ -33,6 +34,7 @@ impl ImageBounds {
             if !self.rule.accepts(mime) {
                 return Err(refused(ErrorCode::ImageUnsupportedType, unsupported(mime, self.rule)));
             }
+            self.rule.check(data)?;
             if data.len() as u64 > self.max_bytes {
                 let message = format!("the image is {} bytes, over the model's cap of {} bytes (max_image_bytes)", data.len(), self.max_bytes);
                 return Err(refused(ErrorCode::ImageTooLarge, message));
@@ -57,7 +59,7 @@ impl ImageBounds {
 
 fn unsupported(mime: ImageMime, rule: ImageTokenRule) -> String {
     if mime.is_heif() {
-        format!("{mime} photos are not taken by {} models: pack the photo as JPEG first (e.g. with the image packer)", rule.as_str())
+        format!("{mime} photos are not taken by {} models: pack the photo as JPEG first (e.g. with the image packer), or register an image codec", rule.as_str())
     } else {
         format!("{mime} is not taken by {} models", rule.as_str())
     }

@@ -158,7 +158,7 @@ impl<'c> RowReader<'c> {
         }
         let id = image_id.ok_or_else(|| corrupt("an image part names no image"))?;
         let (mime, bytes) = self.image(&id)?;
-        let data = ImageData::with_mime(&mime, bytes).map_err(corrupt)?;
+        let data = ImageData::restored(&mime, bytes).map_err(corrupt)?;
         if data.id() != id {
             return Err(StoreError::Corrupt(format!("image {id} does not hash to its id")));
         }

@@ -408,6 +408,11 @@ static void tools_checks(void) {
   EXPECT(arkagent_tools_set_mcp_auth(freed, NULL, NULL), BAD_HANDLE);
   EXPECT(arkagent_tools_set_mcp_auth(FORGED2(ArkAgentTools), NULL, NULL), BAD_HANDLE);
   EXPECT(arkagent_tools_set_mcp_auth(tools, NULL, NULL), OK); /* none */
+  EXPECT(arkagent_tools_set_image_codec(NULL, NULL, NULL), NULL_ARG);
+  EXPECT(arkagent_tools_set_image_codec(freed, NULL, NULL), BAD_HANDLE);
+  EXPECT(arkagent_tools_set_image_codec(FORGED2(ArkAgentTools), NULL, NULL), BAD_HANDLE);
+  EXPECT(arkagent_tools_set_image_codec(tools, NULL, NULL), OK); /* none */
+  EXPECT(arkagent_image_codec_output_set(NULL, NULL, 0), NULL_ARG);
   arkagent_tools_free(tools);
   arkagent_tools_free(tools); /* freed twice: ignored */
   arkagent_tools_free(NULL);
@@ -627,6 +632,10 @@ static void runtime_checks(void) {
          ARK_AGENT_RESULT_IMAGE_INVALID);
   EXPECT(arkagent_runtime_image(rt, BAD_UTF8_STR, &out), BAD_UTF8);
   EXPECT(arkagent_runtime_image(rt, "0", &out), ARK_AGENT_RESULT_IMAGE_NOT_FOUND);
+  EXPECT(arkagent_estimate_image_tokens(BAD_UTF8_STR, (const uint8_t *)"x", 1, NULL, &out), BAD_UTF8);
+  EXPECT(arkagent_estimate_image_tokens(NOT_JSON, (const uint8_t *)"x", 1, NULL, &out), BAD_JSON);
+  EXPECT(arkagent_estimate_image_tokens("{\"base_url\":\"h\",\"api_key\":\"k\",\"model\":\"m\"}", (const uint8_t *)"x", 1, BAD_UTF8_STR, &out), BAD_UTF8);
+  EXPECT(arkagent_estimate_image_tokens("{\"base_url\":\"h\",\"api_key\":\"k\",\"model\":\"m\"}", NULL, 0, NULL, &out), ARK_AGENT_RESULT_IMAGE_UNSUPPORTED_TYPE);
   EXPECT(arkagent_runtime_run_decomposed(rt, BAD_UTF8_STR, 1, &out), BAD_UTF8);
   EXPECT(arkagent_runtime_run_decomposed(rt, NOT_JSON, 1, &out), BAD_JSON);
   EXPECT(arkagent_runtime_run_decomposed(rt, "{\"assignee\":1}", 1, &out), BAD_JSON);

@@ -16,7 +16,7 @@
 
 #define PNG_B64 "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 #define PNG_ID "c414cd0e204de974f73753c7e28d7638e7b3691bb8b1a2bab6b25bb7fed7ce77"
-#define HEIC_B64 "AAAAGGZ0eXBoZWljAAAAAG1pZjFoZWljAAAAMG1ldGEAAAAAAAAAJGlwcnAAAAAcaXBjbwAAABRpc3BlAAAAAAAAD8AAAAvQ"
+#define HEIC_B64 "AAAAGGZ0eXBoZWljAAAAAG1pZjFoZWljAAAAUm1ldGEAAAAAAAAADnBpdG0AAAAAAAEAAAA4aXBycAAAABxpcGNvAAAAFGlzcGUAAAAAAAAPwAAAC9AAAAAUaXBtYQAAAAAAAAABAAEBgQAAABhtZGF0WlpaWlpaWlpaWlpaWlpaWg=="
 
 static const char *OPENAI_REPLY =
     "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\","
@@ -134,7 +134,7 @@ static void refused_images_write_nothing(void) {
   EXPECT(arkagent_runtime_run_parts(rt, photo, NULL), ARK_AGENT_RESULT_IMAGE_TOO_LARGE);
   arkagent_runtime_free(rt);
   Model one = {0, 0, NULL, 0};
-  rt = runtime(&one, ",\"max_images_per_request\":1,\"image_tokens\":\"qwen_vl\"");
+  rt = runtime(&one, ",\"max_images_per_request\":1,\"image_tokens\":\"anthropic\"");
   CHECK(arkagent_runtime_run_parts(rt, photo, NULL) == OK, "one photo");
   EXPECT(arkagent_runtime_run_parts(rt, photo, NULL), ARK_AGENT_RESULT_TOO_MANY_IMAGES);
   {

@@ -2,7 +2,7 @@
 //! PNG, GIF, WebP, HEIC), padded with bytes derived from a seed so every photo differs,
 //! and helpers to read images back out of request bodies.
 
-use arkagent::history::{ContentPart, ImageData, ImageDetail, ImagePart};
+use arkagent::history::{image_fixtures, ContentPart, ImageData, ImageDetail, ImagePart};
 use arkagent::Content;
 use base64::Engine;
 use serde_json::Value;
@@ -56,29 +56,20 @@ pub fn jpeg(w: u16, h: u16, len: usize, seed: u64) -> Vec<u8> {
         n += 1;
     }
     out.extend(sof0(w, h));
+    // A scan: its header, entropy-coded bytes (no 0xFF), the end-of-image marker.
+    out.extend(segment(0xDA, &[3, 1, 0, 2, 0x11, 3, 0x11, 0, 63, 0]));
+    out.extend(noise(seed ^ 0x5CA1, 32));
     out.extend([0xFF, 0xD9]);
     out
 }
 
-/// A PNG of `w` × `h` with a `tEXt` chunk holding `text`.
+/// A PNG of `w` × `h` with a `tEXt` chunk holding `text` (CRCs right, an IDAT, IEND).
 pub fn png(w: u32, h: u32, text: &[u8]) -> Vec<u8> {
-    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
-    let chunk = |out: &mut Vec<u8>, kind: &[u8], data: &[u8]| {
-        out.extend_from_slice(&u32::try_from(data.len()).unwrap().to_be_bytes());
-        out.extend_from_slice(kind);
-        out.extend_from_slice(data);
-        out.extend_from_slice(&[0, 0, 0, 0]); // CRC: not checked by a header reader
-    };
-    let mut ihdr = Vec::new();
-    ihdr.extend_from_slice(&w.to_be_bytes());
-    ihdr.extend_from_slice(&h.to_be_bytes());
-    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
-    chunk(&mut out, b"IHDR", &ihdr);
-    if !text.is_empty() {
-        chunk(&mut out, b"tEXt", text);
+    if text.is_empty() {
+        image_fixtures::png(w, h, &[])
+    } else {
+        image_fixtures::png(w, h, &[(b"tEXt", text)])
     }
-    chunk(&mut out, b"IEND", &[]);
-    out
 }
 
 /// A small PNG with seeded pixels (distinct per seed).
@@ -86,47 +77,20 @@ pub fn small_png(seed: u64) -> Vec<u8> {
     png(64 + (seed % 7) as u32, 48, &noise(seed, 32))
 }
 
-/// A GIF's logical screen of `w` × `h`.
+/// A GIF of `w` × `h`, one frame.
 pub fn gif(w: u16, h: u16) -> Vec<u8> {
-    let mut out = b"GIF89a".to_vec();
-    out.extend_from_slice(&w.to_le_bytes());
-    out.extend_from_slice(&h.to_le_bytes());
-    out.extend_from_slice(&[0, 0, 0, 0x3B]);
-    out
+    image_fixtures::gif(w, h, 1)
 }
 
 /// A WebP (VP8X) canvas of `w` × `h`.
 pub fn webp(w: u32, h: u32) -> Vec<u8> {
-    let mut chunk = b"VP8X".to_vec();
-    chunk.extend_from_slice(&10u32.to_le_bytes());
-    chunk.extend_from_slice(&[0, 0, 0, 0]);
-    chunk.extend_from_slice(&(w - 1).to_le_bytes()[..3]);
-    chunk.extend_from_slice(&(h - 1).to_le_bytes()[..3]);
-    let mut out = b"RIFF".to_vec();
-    out.extend_from_slice(&u32::try_from(4 + chunk.len()).unwrap().to_le_bytes());
-    out.extend_from_slice(b"WEBP");
-    out.extend(chunk);
-    out
+    image_fixtures::webp_extended(w, h, None, 1)
 }
 
-/// A HEIC (what phone cameras write) of `w` × `h`: ftyp, meta/iprp/ipco/ispe.
+/// A HEIC (what phone cameras write) of `w` × `h`: ftyp, meta with its primary item's
+/// ispe (beside a larger thumbnail item), mdat.
 pub fn heic(w: u32, h: u32) -> Vec<u8> {
-    let boxed = |kind: &[u8], body: &[u8]| {
-        let mut b = u32::try_from(body.len() + 8).unwrap().to_be_bytes().to_vec();
-        b.extend_from_slice(kind);
-        b.extend_from_slice(body);
-        b
-    };
-    let mut ispe = vec![0, 0, 0, 0];
-    ispe.extend_from_slice(&w.to_be_bytes());
-    ispe.extend_from_slice(&h.to_be_bytes());
-    let ipco = boxed(b"ipco", &boxed(b"ispe", &ispe));
-    let iprp = boxed(b"iprp", &ipco);
-    let mut meta_body = vec![0, 0, 0, 0];
-    meta_body.extend(iprp);
-    let mut out = boxed(b"ftyp", b"heic\0\0\0\0mif1heic");
-    out.extend(boxed(b"meta", &meta_body));
-    out
+    image_fixtures::heif(&[b"heic", b"mif1"], w, h, &[], 64)
 }
 
 /// An image part of `bytes` (checked).

@@ -35,7 +35,7 @@ test('ARCH-2 the closed sets come from the Rust enums (the printer sees them all
     'PromptSizeSource', 'RunStatus']) {
     assert.ok(SETS.some((s) => s.name === name), `scripts/closed-sets prints ${name}`);
   }
-  assert.equal(setNamed('ErrorCode').values.length, 44 + 5, 'the 44 codes of arkagent::ErrorCode and the module\'s 5');
+  assert.equal(setNamed('ErrorCode').values.length, 47 + 5, 'the 47 codes of arkagent::ErrorCode and the module\'s 5');
   assert.equal(setNamed('EventType').values.length, 16);
   assert.ok(setNamed('CompressReason').values.includes('compressor_error'));
   assert.deepEqual(setNamed('CompressOutcomeKind').values, ['skipped', 'compressed', 'failed']);

@@ -13,7 +13,7 @@ const { native, API_KEY, runtimeConfig } = require('./support');
 const PNG_B64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 const PNG_ID = 'c414cd0e204de974f73753c7e28d7638e7b3691bb8b1a2bab6b25bb7fed7ce77';
 // A HEIC header of 4032 × 3024 (what phone cameras write).
-const HEIC_B64 = 'AAAAGGZ0eXBoZWljAAAAAG1pZjFoZWljAAAAMG1ldGEAAAAAAAAAJGlwcnAAAAAcaXBjbwAAABRpc3BlAAAAAAAAD8AAAAvQ';
+const HEIC_B64 = 'AAAAGGZ0eXBoZWljAAAAAG1pZjFoZWljAAAAUm1ldGEAAAAAAAAADnBpdG0AAAAAAAEAAAA4aXBycAAAABxpcGNvAAAAFGlzcGUAAAAAAAAPwAAAC9AAAAAUaXBtYQAAAAAAAAABAAEBgQAAABhtZGF0WlpaWlpaWlpaWlpaWlpaWg==';
 
 /** The file's bytes as the ArrayBuffer the picker or packer gives (not a Node Buffer). */
 function arrayBuffer(b64) {

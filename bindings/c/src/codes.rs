@@ -120,6 +120,14 @@ pub enum ArkAgentResult {
     TooManyImages = 503,
     /// No image with that id in the session.
     ImageNotFound = 504,
+    /// The image's pixel size is outside what the model's provider takes: over 8,000 px a
+    /// side for Claude, over 178,956,970 pixels for every family, a side under 11 px or an
+    /// aspect ratio over 200:1 for Qwen-VL.
+    ImageDimensionsUnsupported = 505,
+    /// An animated GIF, PNG or WebP for a model family that takes still images only.
+    ImageAnimated = 506,
+    /// The host's image codec failed or gave back bytes that are not the image asked for.
+    ImageCodecFailed = 507,
     // 6xx: thinking models (THINK-4), refused when the config is validated.
     /// The model's `thinking` setting has no switch at its provider on its wire format.
     ThinkingUnsupported = 600,
@@ -248,6 +256,9 @@ impl ArkAgentResult {
             ErrorCode::ImageTooLarge => Self::ImageTooLarge,
             ErrorCode::TooManyImages => Self::TooManyImages,
             ErrorCode::ImageNotFound => Self::ImageNotFound,
+            ErrorCode::ImageDimensionsUnsupported => Self::ImageDimensionsUnsupported,
+            ErrorCode::ImageAnimated => Self::ImageAnimated,
+            ErrorCode::ImageCodecFailed => Self::ImageCodecFailed,
             ErrorCode::ThinkingUnsupported => Self::ThinkingUnsupported,
             ErrorCode::ThinkingConflict => Self::ThinkingConflict,
             ErrorCode::ExtraBodyConflict => Self::ExtraBodyConflict,
@@ -304,6 +315,9 @@ impl ArkAgentResult {
             Self::ImageTooLarge => c"image_too_large",
             Self::TooManyImages => c"too_many_images",
             Self::ImageNotFound => c"image_not_found",
+            Self::ImageDimensionsUnsupported => c"image_dimensions_unsupported",
+            Self::ImageAnimated => c"image_animated",
+            Self::ImageCodecFailed => c"image_codec_failed",
             Self::ThinkingUnsupported => c"thinking_unsupported",
             Self::ThinkingConflict => c"thinking_conflict",
             Self::ExtraBodyConflict => c"extra_body_conflict",
@@ -336,7 +350,7 @@ pub extern "C" fn arkagent_result_name(result: i32) -> *const c_char {
     ALL.iter().find(|r| **r as i32 == result).map_or(c"unknown", |r| r.name()).as_ptr()
 }
 
-const ALL: [ArkAgentResult; 52] = [
+const ALL: [ArkAgentResult; 55] = [
     ArkAgentResult::Ok,
     ArkAgentResult::NullArgument,
     ArkAgentResult::InvalidUtf8,
@@ -376,6 +390,9 @@ const ALL: [ArkAgentResult; 52] = [
     ArkAgentResult::ImageTooLarge,
     ArkAgentResult::TooManyImages,
     ArkAgentResult::ImageNotFound,
+    ArkAgentResult::ImageDimensionsUnsupported,
+    ArkAgentResult::ImageAnimated,
+    ArkAgentResult::ImageCodecFailed,
     ArkAgentResult::ThinkingUnsupported,
     ArkAgentResult::ThinkingConflict,
     ArkAgentResult::ExtraBodyConflict,

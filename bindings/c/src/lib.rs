@@ -54,6 +54,8 @@ pub use runtime::{
     arkagent_runtime_subscribe, arkagent_runtime_total_usage, arkagent_runtime_unsubscribe, arkagent_runtime_usages, arkagent_shutdown, arkagent_tools_free,
     arkagent_tools_new, arkagent_tools_register, ArkAgentMemoryTier, ArkAgentRuntime, ArkAgentTools,
     arkagent_runtime_edit_and_resend, arkagent_runtime_fork, arkagent_runtime_regenerate, arkagent_runtime_rewind, arkagent_tools_set_mcp_auth, ArkAgentMcpAuthCallback,
+    arkagent_estimate_image_tokens, arkagent_image_codec_output_set, arkagent_tools_set_image_codec, ArkAgentImageCodecCallback, ArkAgentImageCodecOutput,
+    ArkAgentImageCodecRequest,
 };
 pub use store::{arkagent_runtime_attach_store, arkagent_store_delete, arkagent_store_free, arkagent_store_list, arkagent_store_open, ArkAgentStore};
 pub use strings::{arkagent_last_error_message, arkagent_log_to_hilog, arkagent_string_free, arkagent_version};

@@ -128,3 +128,15 @@ pub(crate) fn out_arg<T>(out: *mut T, what: &str) -> FfiResult<*mut T> {
         Ok(out)
     }
 }
+
+/// `len` bytes at `data`, copied (`data` may be NULL when `len` is 0).
+pub(crate) fn bytes_arg(data: *const u8, len: usize, what: &str) -> FfiResult<Vec<u8>> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    if data.is_null() {
+        return Err(FfiError::new(ArkAgentResult::NullArgument, format!("{what} is NULL with a non-zero length")));
+    }
+    // SAFETY: the host passes `len` readable bytes at `data`.
+    Ok(unsafe { std::slice::from_raw_parts(data, len) }.to_vec())
+}

@@ -97,9 +97,14 @@ pub fn reasoning_replay_of(config: &ModelConfig) -> ReasoningReplay {
     protocol_of(config).replay(config)
 }
 
-/// The image token rule of `config` (IMG-3): its own, else its wire format's default.
+/// The image token rule of `config` (IMG-3, IMG-8): its own (`image_tokens`), else its
+/// model name's ([`ImageTokenRule::for_model`]), else its wire format's default.
 pub fn image_rule_of(config: &ModelConfig) -> ImageTokenRule {
-    config.image_tokens.unwrap_or_else(|| protocol_of(config).default_image_rule())
+    let high_res = config.extra_body.get("vl_high_resolution_images") == Some(&serde_json::Value::Bool(true));
+    config
+        .image_tokens
+        .or_else(|| ImageTokenRule::for_model(&config.model, high_res))
+        .unwrap_or_else(|| protocol_of(config).default_image_rule())
 }
 
 /// A [`StreamParser`] reading `format`'s events (the OpenAI-compatible ones for an unknown name).

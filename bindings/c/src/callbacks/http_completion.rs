@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::boundary::boundary;
 use crate::codes::{ArkAgentResult, ArkAgentTransportError, FfiError, FfiResult};
 use crate::handles::{self, Kind};
-use crate::strings::opt_str_arg;
+use crate::strings::{bytes_arg, opt_str_arg};
 use super::transport::{HttpCompletionState, HttpPhase, Pending};
 use super::types::ArkAgentHttpCompletion;
 use arkagent::llm::host_call::HostCallView;
@@ -20,17 +20,6 @@ fn headers_arg(headers_json: *const c_char) -> FfiResult<Vec<(String, String)>> 
         Some(json) => Ok(parse_host_headers(json)?),
         None => Ok(Vec::new()),
     }
-}
-
-fn bytes_arg(data: *const u8, len: usize, what: &str) -> FfiResult<Vec<u8>> {
-    if len == 0 {
-        return Ok(Vec::new());
-    }
-    if data.is_null() {
-        return Err(FfiError::new(ArkAgentResult::NullArgument, format!("{what} is NULL with a non-zero length")));
-    }
-    // SAFETY: the host passes `len` readable bytes at `data`.
-    Ok(unsafe { std::slice::from_raw_parts(data, len) }.to_vec())
 }
 
 fn status_arg(status: u16) -> FfiResult<u16> {

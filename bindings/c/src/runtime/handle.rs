@@ -83,6 +83,8 @@ pub(crate) struct ToolSet {
     pub(crate) policy: Option<Arc<dyn arkagent::tools::ToolPolicy>>,
     /// MCP-1: the host's authorization for the config's MCP servers.
     pub(crate) mcp_auth: Option<Arc<dyn arkagent::mcp::McpAuth>>,
+    /// IMG-9: the host's image codec.
+    pub(crate) image_codec: Option<Arc<dyn arkagent::runtime::ImageCodec>>,
 }
 
 /// Frees a tool set. NULL and already-freed handles are ignored.
@@ -218,6 +220,7 @@ unsafe fn new_runtime(
     };
     let mut config = AgentRuntimeConfig::from_json(json, set.registry)?;
     config.tool_policy = set.policy;
+    config.image_codec = set.image_codec;
     if let Some(auth) = &set.mcp_auth {
         // MCP-1: the config's servers with the tool set's auth callback.
         let with_auth = |s: &arkagent::mcp::McpServer| arkagent::mcp::McpServer::new(arkagent::mcp::McpServerConfig { auth: Some(Arc::clone(auth)), ..s.config().clone() });

@@ -52,11 +52,14 @@ pub unsafe extern "C" fn arkagent_runtime_run_parts(
 }
 
 /// Writes the image whose id is `image_id` to `*out_json` as
-/// `{"id","mime_type","width","height","data":"<base64>"}`; free it with
+/// `{"id","mime_type","width","height","stored_width","stored_height","orientation",
+/// "data":"<base64>"}` (`width` × `height` as displayed, after the EXIF or HEIF
+/// orientation; `stored_*` as encoded; `orientation` 1..=8); free it with
 /// `arkagent_string_free`. The id is the SHA-256 of the bytes in lowercase hex: the id a
 /// compressed-out image's line names (`[image image/jpeg, 4032×3024 px, N bytes, id …]`,
 /// in `retrieve_memory` results and summaries), found in the live history or in an
-/// episode's archived originals. `ARK_AGENT_RESULT_IMAGE_NOT_FOUND` when the session
+/// episode's archived originals, or a photo the image codec replaced when the config's
+/// `"keep_original_images"` is true. `ARK_AGENT_RESULT_IMAGE_NOT_FOUND` when the session
 /// holds no such image.
 ///
 /// # Safety
@@ -77,6 +80,9 @@ pub unsafe extern "C" fn arkagent_runtime_image(runtime: *mut ArkAgentRuntime, i
             "mime_type": image.mime().as_str(),
             "width": image.width(),
             "height": image.height(),
+            "stored_width": image.stored_width(),
+            "stored_height": image.stored_height(),
+            "orientation": image.orientation(),
             "data": image.base64().to_string(),
         });
         // SAFETY: forwarded contract.

@@ -6,6 +6,7 @@ mod approval;
 mod executor;
 mod gestures;
 mod handle;
+mod image_codec;
 mod images;
 mod mcp;
 mod run;
@@ -21,6 +22,10 @@ pub(crate) use handle::runtime_handle;
 pub use handle::{
     arkagent_runtime_free, arkagent_runtime_new, arkagent_runtime_new_with_compressor, arkagent_tools_free, arkagent_tools_new,
     arkagent_tools_register, ArkAgentRuntime, ArkAgentTools,
+};
+pub use image_codec::{
+    arkagent_estimate_image_tokens, arkagent_image_codec_output_set, arkagent_tools_set_image_codec, ArkAgentImageCodecCallback, ArkAgentImageCodecOutput,
+    ArkAgentImageCodecRequest,
 };
 pub use images::{arkagent_runtime_image, arkagent_runtime_run_parts};
 pub use mcp::{arkagent_tools_set_mcp_auth, ArkAgentMcpAuthCallback};
