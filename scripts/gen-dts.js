@@ -76,6 +76,7 @@ const MODULES = [
   'seed_helpers',
   'store',
   'images',
+  'image_codec',
   'runtime',
   'runtime_delegation',
 ];

@@ -57,4 +57,8 @@ export ARKAGENT_NODE="$target_dir/arkagent.node"
 if [[ ! -d tests/mcp/node_modules/@modelcontextprotocol/sdk ]]; then
   (cd tests/mcp && npm ci --silent --no-audit --no-fund)
 fi
+# IMG-9: the pure-JS JPEG codec (jpeg-js) tests/js/img_9.test.js prepares photos with.
+if [[ ! -d tests/images/node_modules/jpeg-js ]]; then
+  (cd tests/images && npm ci --silent --no-audit --no-fund)
+fi
 node --test tests/js/

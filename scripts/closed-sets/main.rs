@@ -295,6 +295,7 @@ fn records() -> Result<serde_json::Value, String> {
     root(generator.subschema_for::<arkagent::subagent::SubAgentStats>(), "SubAgentStats")?;
     root(generator.subschema_for::<arkagent::subagent::RegistrySnapshot>(), "SubAgentRegistryView")?;
     root(generator.subschema_for::<arkagent::store::SessionSummary>(), "SessionSummary")?;
+    root(generator.subschema_for::<arkagent::compress::ImageEstimate>(), "ImageEstimate")?;
     let defs = generator.take_definitions(true);
     Ok(serde_json::json!({ "roots": roots, "defs": defs }))
 }

@@ -161,7 +161,7 @@ const SETTERS = {
       subAgentPolicy: instanceKind('SubAgentPolicy', policy), allowClone: KINDS.bool,
       childTokenBudget: KINDS['int?'], contextCompressor: instanceKind('ContextCompressor', compressor, true),
       systemPrompt: KINDS.string, maxIterations: KINDS.u32, maxParallelTools: KINDS.u32, sessionId: KINDS.string,
-      toolTimeoutMs: KINDS.u32,
+      toolTimeoutMs: KINDS.u32, keepOriginalImages: KINDS.bool,
     },
   },
   ContextCompressor: {
@@ -222,6 +222,8 @@ const FUNCTIONS = {
   allocateIsolatedSessionId: [KINDS.string, KINDS.string, KINDS['string[]'], KINDS.function],
   sumUsages: [KINDS.usages],
   summarizeResult: [KINDS.string],
+  estimateImageTokens: [instanceKind('ModelConfig', modelConfig), instanceKind('ContentPart', () => native.ContentPart.image(KINDS.photo.valid()))],
+  setDefaultImageCodec: [KINDS['function?']],
 };
 
 /** Every method: argument kinds (refusals throw invalid_argument). */
@@ -233,7 +235,7 @@ const METHODS = {
   AgentRuntimeConfig: {
     registerSubAgent: [instanceKind('SubAgentDefinition', () => native.SubAgentDefinition.create('w', 'd', () => {}))],
     subAgentNames: [], setRoleWhitelist: [KINDS.string, KINDS['string[]|null']], roles: [], roleWhitelist: [KINDS.string],
-    setCustomCompressor: [KINDS['function?'], KINDS['int?']], setToolPolicy: [KINDS['function?']],
+    setCustomCompressor: [KINDS['function?'], KINDS['int?']], setToolPolicy: [KINDS['function?']], setImageCodec: [KINDS['function?']],
     addMcpServer: [KINDS.mcpServer, KINDS['function?']], mcpServerNames: [],
   },
   AgentRuntime: {

@@ -202,6 +202,34 @@ impl AgentRuntimeConfig {
         Ok(())
     }
 
+    /// IMG-9: the image codec of runtimes created with this config: each photo of a run's
+    /// input that the model's provider would shrink, cannot take in its type (HEIC/HEIF for
+    /// OpenAI's or Claude's families) or would receive turned is handed to it first, at
+    /// exactly the size the provider's own resize gives (the token count does not change),
+    /// and what it resolves with is sent instead. undefined removes it (the default codec,
+    /// setDefaultImageCodec, then applies).
+    #[napi(ts_args_type = "codec?: ImageCodec")]
+    pub fn set_image_codec(&mut self, codec: Arg<Option<JsFunction<'_, crate::image_codec::JsImageCodecRequest>>>) -> Result<(), Thrown> {
+        self.inner.image_codec = match codec.0 {
+            None => None,
+            Some(f) => Some(Arc::new(crate::image_codec::JsImageCodec::new(f)?)),
+        };
+        Ok(())
+    }
+
+    /// IMG-9: keep each photo the codec replaced, readable by its own id with
+    /// AgentRuntime.image() for the runtime's life (memory only: the history, the store
+    /// and exports hold the prepared photo). Default false.
+    #[napi(getter)]
+    pub fn keep_original_images(&self) -> bool {
+        self.inner.keep_original_images
+    }
+
+    #[napi(setter)]
+    pub fn set_keep_original_images(&mut self, value: Setting<bool>) {
+        self.inner.keep_original_images = value.0;
+    }
+
     /// MCP-3: adds an MCP server whose tools the runtime offers as `<name>__<tool>`,
     /// connected through the runtime's HttpTransport at the start of the first run that
     /// needs it (an "mcp_server" event); `authorize` supplies headers at connection time
@@ -311,6 +339,9 @@ impl AgentRuntimeConfig {
     /// A copy of the core config.
     pub fn core(&self) -> arkagent::AgentRuntimeConfig {
         let mut config = self.inner.clone();
+        if config.image_codec.is_none() {
+            config.image_codec = crate::image_codec::default_codec();
+        }
         config.compression = match &self.custom_compressor {
             Some(custom) => Some(Compression::Custom(Arc::clone(custom))),
             None => self.compressor.as_ref().map(ContextCompressor::core),

@@ -66,11 +66,15 @@ impl ContentPart {
     /// An image from its file bytes — the ArrayBuffer (or a Uint8Array view) the photo picker (read with fs) or an
     /// image packer (image.createImagePacker().packToData, e.g. as "image/jpeg") gave you. The
     /// bytes are copied once into the library (no base64 string is made in JS). JPEG, PNG,
-    /// WebP and GIF; `mimeType` is checked against the bytes when given, sniffed otherwise.
-    /// Throws "image_unsupported_type" (another type; a HEIC/HEIF photo is refused when the
-    /// run's model family does not take it — pack it as JPEG first), "image_invalid" (a header
-    /// that does not parse, or bytes of another type than `mimeType`). `detail`: OpenAI's
-    /// 'low' | 'high' | 'auto' (other formats ignore it).
+    /// WebP, GIF and HEIC/HEIF; `mimeType` is checked against the bytes when given, sniffed
+    /// otherwise. The header is read, never the pixels (IMG-6): throws
+    /// "image_unsupported_type" (another type: AVIF, MP4, …), "image_invalid" (what a
+    /// decoder would refuse: a header or container that does not hold together, a PNG chunk
+    /// whose CRC fails, a JPEG without its end-of-image marker, a WebP or box size past the
+    /// end, bytes of another type than `mimeType`). A run refuses what the model's family
+    /// refuses ("image_unsupported_type" for HEIC/HEIF where it is not taken — pack it as
+    /// JPEG first or register an image codec — "image_dimensions_unsupported",
+    /// "image_animated"). `detail`: OpenAI's 'low' | 'high' | 'auto' (other formats ignore it).
     #[napi(factory, ts_args_type = "bytes: ArrayBuffer | Uint8Array, mimeType?: ImageMimeType, detail?: ImageDetail")]
     pub fn image(bytes: Arg<Bytes<'_>>, mime_type: Arg<Option<String>>, detail: Arg<Option<String>>) -> Result<Self, Thrown> {
         let copied: Arc<[u8]> = Arc::from(bytes.0.as_slice());
@@ -109,6 +113,8 @@ impl ContentPart {
         optional(data(&self.inner).map(|d| d.mime().as_str().to_owned()))
     }
 
+    /// An image's width and height as displayed (IMG-7: after its EXIF or HEIF orientation, so a
+    /// portrait phone photo is taller than wide); storedWidth and storedHeight as encoded.
     #[napi(getter)]
     pub fn width(&self) -> Optional<u32> {
         optional(data(&self.inner).map(ImageData::width))
@@ -117,6 +123,23 @@ impl ContentPart {
     #[napi(getter)]
     pub fn height(&self) -> Optional<u32> {
         optional(data(&self.inner).map(ImageData::height))
+    }
+
+    #[napi(getter)]
+    pub fn stored_width(&self) -> Optional<u32> {
+        optional(data(&self.inner).map(ImageData::stored_width))
+    }
+
+    #[napi(getter)]
+    pub fn stored_height(&self) -> Optional<u32> {
+        optional(data(&self.inner).map(ImageData::stored_height))
+    }
+
+    /// The EXIF orientation, 1 (as stored) to 8, read from a JPEG's or WebP's EXIF, a PNG's
+    /// eXIf or a HEIF's irot/imir.
+    #[napi(getter)]
+    pub fn orientation(&self) -> Optional<u32> {
+        optional(data(&self.inner).map(|d| u32::from(d.orientation())))
     }
 
     #[napi(getter)]
@@ -146,8 +169,14 @@ pub struct JsImageInfo {
     pub id: String,
     #[napi(ts_type = "ImageMimeType")]
     pub mime_type: String,
+    /// As displayed, after the orientation (IMG-7).
     pub width: u32,
     pub height: u32,
+    /// As encoded in the file.
+    pub stored_width: u32,
+    pub stored_height: u32,
+    /// The EXIF orientation, 1 to 8.
+    pub orientation: u32,
     /// The file's bytes (a copy owned by JS).
     pub bytes: Uint8Array,
 }
@@ -159,6 +188,9 @@ pub fn image_info(image: &ImageData) -> JsImageInfo {
         mime_type: image.mime().as_str().to_owned(),
         width: image.width(),
         height: image.height(),
+        stored_width: image.stored_width(),
+        stored_height: image.stored_height(),
+        orientation: u32::from(image.orientation()),
         bytes: Uint8Array::new(image.bytes().to_vec()),
     }
 }

@@ -16,7 +16,7 @@
 //! 3. `numbers`, `request` (range checks of JS numbers; the request object the transport gets)
 //! 4. `usage`, `model_config`, `memory`, `events`, `store`, `transport`
 //! 5. `seed_helpers`, `tools`, `images`, `compression`, `mcp`
-//! 6. `delegation`, `sub_agents`
+//! 6. `delegation`, `sub_agents`, `image_codec`
 //! 7. `config` (`AgentRuntimeConfig`)
 //! 8. `runtime` (`AgentRuntime`)
 //! 9. `runtime_delegation`, `runtime_approval`, `runtime_gestures` (`AgentRuntime`'s delegation, approval and chat-gesture methods)
@@ -37,6 +37,7 @@ mod error;
 mod events;
 #[cfg(all(not(target_env = "ohos"), target_os = "linux"))]
 mod host_fix;
+mod image_codec;
 mod images;
 mod mcp;
 mod memory;

@@ -8,7 +8,7 @@ use super::ImageMime;
 
 pub(super) fn read(b: &[u8], strict: Strictness) -> Result<Header, super::ArkAgentError> {
     let riff = le32(b, 4).map_or(0, |s| s as usize);
-    if riff < 4 + 8 || !riff.is_multiple_of(2) {
+    if riff < 4 + 8 {
         return Err(invalid(format!("a WebP RIFF size of {riff}")));
     }
     let body_end = 8 + riff;

@@ -85,6 +85,9 @@ export type ErrorCode =
   | 'image_too_large'
   | 'too_many_images'
   | 'image_not_found'
+  | 'image_dimensions_unsupported'
+  | 'image_animated'
+  | 'image_codec_failed'
   | 'thinking_unsupported'
   | 'thinking_conflict'
   | 'extra_body_conflict'
@@ -205,6 +208,8 @@ export type RunStatus =
  */
 export type ImageTokenRule =
   | 'openai_tiles'
+  | 'openai_gpt5_tiles'
+  | 'openai_4o_mini_tiles'
   | 'openai_o_tiles'
   | 'openai_mini_patches'
   | 'openai_nano_patches'
@@ -214,7 +219,9 @@ export type ImageTokenRule =
   | 'qwen_vl'
   | 'qwen_vl_high_res'
   | 'qwen3_vl'
-  | 'gemini';
+  | 'qwen3_vl_high_res'
+  | 'gemini'
+  | 'gemini_3';
 
 /**
  * An image's type (IMG-1): ContentPart.image()'s mimeType, ImageInfo.mimeType. Generated
@@ -1012,6 +1019,21 @@ export interface SessionSummary {
   commitSeq: number;
 }
 
+/** IMG-8: what the model's provider makes of an image. */
+export interface ImageEstimate {
+  /** The family's rule that counted it (the model's `image_tokens`, else its name's). */
+  rule: ImageTokenRule;
+  /** Input tokens the image costs. */
+  tokens: number;
+  /**
+   * Width in pixels of the image the provider looks at, after its own resize: the coordinates
+   * the model answers in. The displayed width when it does not resize.
+   */
+  width: number;
+  /** Height in pixels of the image the provider looks at, after its own resize. */
+  height: number;
+}
+
 /**
  * An Error thrown or rejected by the module, typed: its `code` is one of ErrorCode (see
  * the header; an exception of the caller's own code propagates unchanged). In ArkTS,
@@ -1727,6 +1749,21 @@ export class AgentRuntimeConfig {
    */
   setToolPolicy(policy?: ToolPolicy): void;
   /**
+   * IMG-9: the image codec of runtimes created with this config: each photo of a run's
+   * input that the model's provider would shrink, cannot take in its type (HEIC/HEIF for
+   * OpenAI's or Claude's families) or would receive turned is handed to it first, at
+   * exactly the size the provider's own resize gives (the token count does not change),
+   * and what it resolves with is sent instead. undefined removes it (the default codec,
+   * setDefaultImageCodec, then applies).
+   */
+  setImageCodec(codec?: ImageCodec): void;
+  /**
+   * IMG-9: keep each photo the codec replaced, readable by its own id with
+   * AgentRuntime.image() for the runtime's life (memory only: the history, the store
+   * and exports hold the prepared photo). Default false.
+   */
+  keepOriginalImages: boolean;
+  /**
    * MCP-3: adds an MCP server whose tools the runtime offers as `<name>__<tool>`,
    * connected through the runtime's HttpTransport at the start of the first run that
    * needs it (an "mcp_server" event); `authorize` supplies headers at connection time
@@ -2045,11 +2082,15 @@ export class ContentPart {
    * An image from its file bytes — the ArrayBuffer (or a Uint8Array view) the photo picker (read with fs) or an
    * image packer (image.createImagePacker().packToData, e.g. as "image/jpeg") gave you. The
    * bytes are copied once into the library (no base64 string is made in JS). JPEG, PNG,
-   * WebP and GIF; `mimeType` is checked against the bytes when given, sniffed otherwise.
-   * Throws "image_unsupported_type" (another type; a HEIC/HEIF photo is refused when the
-   * run's model family does not take it — pack it as JPEG first), "image_invalid" (a header
-   * that does not parse, or bytes of another type than `mimeType`). `detail`: OpenAI's
-   * 'low' | 'high' | 'auto' (other formats ignore it).
+   * WebP, GIF and HEIC/HEIF; `mimeType` is checked against the bytes when given, sniffed
+   * otherwise. The header is read, never the pixels (IMG-6): throws
+   * "image_unsupported_type" (another type: AVIF, MP4, …), "image_invalid" (what a
+   * decoder would refuse: a header or container that does not hold together, a PNG chunk
+   * whose CRC fails, a JPEG without its end-of-image marker, a WebP or box size past the
+   * end, bytes of another type than `mimeType`). A run refuses what the model's family
+   * refuses ("image_unsupported_type" for HEIC/HEIF where it is not taken — pack it as
+   * JPEG first or register an image codec — "image_dimensions_unsupported",
+   * "image_animated"). `detail`: OpenAI's 'low' | 'high' | 'auto' (other formats ignore it).
    */
   static image(bytes: ArrayBuffer | Uint8Array, mimeType?: ImageMimeType, detail?: ImageDetail): ContentPart;
   /**
@@ -2061,8 +2102,19 @@ export class ContentPart {
   readonly textValue?: string;
   /** An image's type, pixel size (read from its header), byte length and id (SHA-256 hex). */
   readonly mimeType?: ImageMimeType;
+  /**
+   * An image's width and height as displayed (IMG-7: after its EXIF or HEIF orientation, so a
+   * portrait phone photo is taller than wide); storedWidth and storedHeight as encoded.
+   */
   readonly width?: number;
   readonly height?: number;
+  readonly storedWidth?: number;
+  readonly storedHeight?: number;
+  /**
+   * The EXIF orientation, 1 (as stored) to 8, read from a JPEG's or WebP's EXIF, a PNG's
+   * eXIf or a HEIF's irot/imir.
+   */
+  readonly orientation?: number;
   readonly byteLength?: number;
   readonly imageId?: string;
   /** The URL of an image by URL. */
@@ -2074,11 +2126,58 @@ export interface ImageInfo {
   /** SHA-256 of the bytes, lowercase hex: the id a memory line names. */
   id: string;
   mimeType: ImageMimeType;
+  /** As displayed, after the orientation (IMG-7). */
   width: number;
   height: number;
+  /** As encoded in the file. */
+  storedWidth: number;
+  storedHeight: number;
+  /** The EXIF orientation, 1 to 8. */
+  orientation: number;
   /** The file's bytes (a copy owned by JS). */
   bytes: Uint8Array;
 }
+
+/**
+ * What an ImageCodec is asked for (IMG-9): decode `bytes` (a `mimeType` file), apply the
+ * EXIF `orientation` (1..8; 1: none), scale to exactly `width` × `height` (the size as
+ * displayed, after the orientation) and encode as `targetMimeType`, without an
+ * orientation tag.
+ */
+export interface ImageCodecRequest {
+  /** The photo's file bytes (a copy owned by JS). */
+  bytes: Uint8Array;
+  mimeType: ImageMimeType;
+  /** The photo's own type when the model takes it (JPEG, PNG, WebP), else "image/jpeg". */
+  targetMimeType: ImageMimeType;
+  width: number;
+  height: number;
+  orientation: number;
+}
+
+/**
+ * IMG-9: the app's image codec: resolves with the encoded file (ImagePacker's ArrayBuffer
+ * as a Uint8Array). A throw, a rejection, or bytes that are not an image of the type and
+ * size asked fail the run with "image_codec_failed", nothing written.
+ */
+export type ImageCodec = (request: ImageCodecRequest) => Promise<Uint8Array>;
+
+/**
+ * IMG-9: the image codec of every runtime created from now on whose config sets none
+ * (AgentRuntimeConfig.setImageCodec); undefined removes it. The HAR's ArkTS side
+ * registers one on `@ohos.multimedia.image` when it loads (ImageKitCodec); call this
+ * with undefined to send photos as they come.
+ */
+export function setDefaultImageCodec(codec?: ImageCodec): void;
+
+/**
+ * IMG-8: what `image` costs sent to `model`, in one call: the family's rule (the model's
+ * imageTokens, else its name's, by the README's table), the tokens, and the size the
+ * provider resizes it to (the coordinates the model answers in). The same checks as a
+ * run: throws "image_unsupported_type", "image_dimensions_unsupported",
+ * "image_animated". An image by URL, of unknown size, counts as 8000 × 8000.
+ */
+export function estimateImageTokens(model: ModelConfig, image: ContentPart): ImageEstimate;
 
 /** One conversation with a model and tools. */
 export class AgentRuntime {
