@@ -37,7 +37,7 @@ pub struct ImageEstimate {
 /// use arkagent::history::{ImageData, ImagePart};
 /// use arkagent::llm::ModelConfig;
 /// let photo = ImagePart::data(ImageData::new(arkagent::history::tiny_png()).unwrap(), None);
-/// let estimate = estimate_image_tokens(&ModelConfig { model: "gpt-5".into(), ..Default::default() }, &photo).unwrap();
+/// let estimate = estimate_image_tokens(&ModelConfig::new("https://api.openai.com/v1", "sk-…", "gpt-5"), &photo).unwrap();
 /// assert_eq!((estimate.tokens, estimate.width, estimate.height), (70 + 140, 1, 1));
 /// ```
 pub fn estimate_image_tokens(model: &ModelConfig, image: &ImagePart) -> Result<ImageEstimate, ArkAgentError> {

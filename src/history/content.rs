@@ -12,7 +12,7 @@ use super::image::{ImageData, ImageDetail, ImagePart};
 use crate::error::{ArkAgentError, ErrorCode};
 
 /// One part of a message's content.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentPart {
     /// Text.
@@ -293,6 +293,43 @@ impl Serialize for Content {
         match self {
             Self::Text(text) => serializer.serialize_str(text),
             Self::Parts(parts) => parts.serialize(serializer),
+        }
+    }
+}
+
+/// A part's kind (its `type`).
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum PartKind {
+    Text,
+    Image,
+}
+
+/// Every kind's fields in one flat record, read in one pass (serde's internally tagged
+/// form buffers each part first: PERF-9).
+#[derive(Deserialize)]
+struct PartRepr<'a> {
+    #[serde(rename = "type")]
+    kind: PartKind,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default, borrow)]
+    mime_type: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    data: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    url: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    detail: Option<ImageDetail>,
+}
+
+/// `{"type":"text","text"}` or `{"type":"image", "mime_type", "data" | "url", "detail"?}`.
+impl<'de> Deserialize<'de> for ContentPart {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let r = PartRepr::deserialize(deserializer)?;
+        match r.kind {
+            PartKind::Text => r.text.map(|text| Self::Text { text }).ok_or_else(|| de::Error::missing_field("text")),
+            PartKind::Image => ImagePart::restored(r.mime_type.as_deref(), r.data.as_deref(), r.url.as_deref(), r.detail).map(Self::Image).map_err(de::Error::custom),
         }
     }
 }

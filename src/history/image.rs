@@ -369,14 +369,26 @@ impl Serialize for ImagePart {
 impl<'de> Deserialize<'de> for ImagePart {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let repr = Repr::deserialize(deserializer)?;
-        match (repr.mime_type, repr.data, repr.url) {
-            (Some(mime), Some(Base64Field::In(data)), None) => {
-                let bytes = STANDARD.decode(data.as_bytes()).map_err(|_| D::Error::custom("image data is not base64"))?;
-                let image = ImageData::restored(&mime, bytes).map_err(D::Error::custom)?;
-                Ok(Self::data(image, repr.detail))
+        let data = match &repr.data {
+            Some(Base64Field::In(data)) => Some(data.as_ref()),
+            _ => None,
+        };
+        Self::restored(repr.mime_type.as_deref(), data, repr.url.as_deref(), repr.detail).map_err(D::Error::custom)
+    }
+}
+
+impl ImagePart {
+    /// The image part of a stored or exported JSON form: `mime_type` and base64 `data`, or
+    /// `url` (the bytes read back leniently: [`ImageData`]'s restore).
+    pub(crate) fn restored(mime: Option<&str>, data: Option<&str>, url: Option<&str>, detail: Option<ImageDetail>) -> Result<Self, String> {
+        match (mime, data, url) {
+            (Some(mime), Some(data), None) => {
+                let bytes = STANDARD.decode(data.as_bytes()).map_err(|_| "image data is not base64".to_owned())?;
+                let image = ImageData::restored(mime, bytes).map_err(|e| e.to_string())?;
+                Ok(Self::data(image, detail))
             }
-            (None, None, Some(url)) => Self::url(&url, repr.detail).map_err(D::Error::custom),
-            _ => Err(D::Error::custom("an image part has mime_type and data, or url")),
+            (None, None, Some(url)) => Self::url(url, detail).map_err(|e| e.to_string()),
+            _ => Err("an image part has mime_type and data, or url".to_owned()),
         }
     }
 }

@@ -1,4 +1,5 @@
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::content::Content;
 use super::thinking::ThinkingBlocks;
@@ -22,7 +23,7 @@ pub struct ToolCall {
 /// let m = Message::user("hi");
 /// assert_eq!(serde_json::to_string(&m).unwrap(), r#"{"role":"user","content":"hi"}"#);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
     /// System instructions.
@@ -66,6 +67,89 @@ pub enum Message {
         #[serde(default)]
         is_error: bool,
     },
+}
+
+/// A message's role, read first-class (no buffering of the other fields: PERF-9).
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// Every role's fields in one flat record: read in one pass whatever the field order,
+/// where serde's internally tagged form buffers the whole message first (and compiles each
+/// field's decoder twice: 22 KB of the arm64 library, PERF-9).
+#[derive(Deserialize)]
+struct MessageRepr {
+    role: Role,
+    #[serde(default)]
+    content: Option<Content>,
+    #[serde(default)]
+    tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    reasoning: Option<Box<str>>,
+    #[serde(default)]
+    thinking: ThinkingBlocks,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    is_error: bool,
+}
+
+impl MessageRepr {
+    /// No spare capacity (PERF-2: a resumed session holds exactly its messages): a string
+    /// read through an escape and an array read element by element come with some.
+    fn exact(&mut self) {
+        match &mut self.content {
+            Some(Content::Text(text)) => text.shrink_to_fit(),
+            Some(Content::Parts(parts)) => {
+                parts.shrink_to_fit();
+                for part in parts.iter_mut() {
+                    if let super::ContentPart::Text { text } = part {
+                        text.shrink_to_fit();
+                    }
+                }
+            }
+            None => {}
+        }
+        self.tool_calls.shrink_to_fit();
+        for call in &mut self.tool_calls {
+            call.id.shrink_to_fit();
+            call.name.shrink_to_fit();
+            call.arguments.shrink_to_fit();
+        }
+        if let Some(id) = &mut self.tool_call_id {
+            id.shrink_to_fit();
+        }
+    }
+}
+
+/// The `role`-tagged form ([`Message`]'s `Serialize`): a field another role has is
+/// ignored when absent from this role, as before; `content` is text for `system` and
+/// `assistant` (which may have none), text or parts for `user` and `tool`.
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut r = MessageRepr::deserialize(deserializer)?;
+        r.exact();
+        let text = |content: Option<Content>| match content {
+            None => Ok(None),
+            Some(Content::Text(text)) => Ok(Some(text)),
+            Some(Content::Parts(_)) => Err(D::Error::custom("a system or assistant message's content is text, not parts")),
+        };
+        Ok(match r.role {
+            Role::System => Self::System { content: text(r.content)?.ok_or_else(|| D::Error::missing_field("content"))? },
+            Role::User => Self::User { content: r.content.ok_or_else(|| D::Error::missing_field("content"))? },
+            Role::Assistant => Self::Assistant { content: text(r.content)?, tool_calls: r.tool_calls, reasoning: r.reasoning, thinking: r.thinking },
+            Role::Tool => Self::Tool {
+                tool_call_id: r.tool_call_id.ok_or_else(|| D::Error::missing_field("tool_call_id"))?,
+                content: r.content.ok_or_else(|| D::Error::missing_field("content"))?,
+                is_error: r.is_error,
+            },
+        })
+    }
 }
 
 impl Message {

@@ -19,7 +19,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// let b = ThinkingBlock::Thinking { thinking: "hm".into(), signature: "sig".into() };
 /// assert_eq!(serde_json::to_string(&b).unwrap(), r#"{"type":"thinking","thinking":"hm","signature":"sig"}"#);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ThinkingBlock {
     /// Reasoning text the model showed, with its signature (the text may be empty when
@@ -134,6 +134,43 @@ impl<'a> IntoIterator for &'a ThinkingBlocks {
 impl Serialize for ThinkingBlocks {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.as_slice().serialize(serializer)
+    }
+}
+
+/// A block's kind (its `type`).
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum BlockKind {
+    Thinking,
+    RedactedThinking,
+}
+
+/// Both kinds' fields in one flat record, read in one pass (PERF-9: no buffering).
+#[derive(Deserialize)]
+struct BlockRepr {
+    #[serde(rename = "type")]
+    kind: BlockKind,
+    #[serde(default)]
+    thinking: Option<String>,
+    #[serde(default)]
+    signature: Option<String>,
+    #[serde(default)]
+    data: Option<String>,
+}
+
+/// Anthropic's shape: `{"type":"thinking","thinking","signature"}` or
+/// `{"type":"redacted_thinking","data"}`.
+impl<'de> Deserialize<'de> for ThinkingBlock {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let r = BlockRepr::deserialize(deserializer)?;
+        match r.kind {
+            BlockKind::Thinking => Ok(Self::Thinking {
+                thinking: r.thinking.ok_or_else(|| D::Error::missing_field("thinking"))?,
+                signature: r.signature.ok_or_else(|| D::Error::missing_field("signature"))?,
+            }),
+            BlockKind::RedactedThinking => Ok(Self::RedactedThinking { data: r.data.ok_or_else(|| D::Error::missing_field("data"))? }),
+        }
     }
 }
 

@@ -21,7 +21,7 @@ pub(super) const MIGRATION_4: &str = "CREATE TABLE images(id TEXT PRIMARY KEY NO
         PRIMARY KEY(session_id, image_id)) WITHOUT ROWID;";
 
 /// A user message or tool result whose images are stored apart.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 enum Detached {
     User {
@@ -35,7 +35,7 @@ enum Detached {
     },
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum DetachedPart {
     Text {
@@ -51,6 +51,47 @@ enum DetachedPart {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         detail: Option<ImageDetail>,
     },
+}
+
+/// [`Detached`] read back in one pass (a flat record: no buffering of the tagged forms,
+/// PERF-9).
+#[derive(Deserialize)]
+struct DetachedIn {
+    role: DetachedRole,
+    content: Vec<DetachedPartIn>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    is_error: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum DetachedRole {
+    User,
+    Tool,
+}
+
+/// [`DetachedPart`] read back (its `mime_type` is the stored image's own).
+#[derive(Deserialize)]
+struct DetachedPartIn {
+    #[serde(rename = "type")]
+    kind: PartKind,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    image_id: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    detail: Option<ImageDetail>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum PartKind {
+    Text,
+    Image,
 }
 
 fn detach_part(part: &ContentPart, images: &mut Vec<ImageData>) -> DetachedPart {
@@ -130,29 +171,31 @@ impl<'c> RowReader<'c> {
     pub(super) fn message(&mut self, json: &str) -> Result<Message, StoreError> {
         match serde_json::from_str::<Message>(json) {
             Ok(message) => Ok(message),
-            Err(plain) => match serde_json::from_str::<Detached>(json) {
+            Err(plain) => match serde_json::from_str::<DetachedIn>(json) {
                 Ok(detached) => self.attach(detached),
                 Err(_) => Err(corrupt(plain)),
             },
         }
     }
 
-    fn attach(&mut self, detached: Detached) -> Result<Message, StoreError> {
-        Ok(match detached {
-            Detached::User { content } => Message::User { content: Content::Parts(self.parts(content)?) },
-            Detached::Tool { tool_call_id, content, is_error } => Message::Tool { tool_call_id, content: Content::Parts(self.parts(content)?), is_error },
+    fn attach(&mut self, detached: DetachedIn) -> Result<Message, StoreError> {
+        let content = Content::Parts(self.parts(detached.content)?);
+        Ok(match (detached.role, detached.tool_call_id) {
+            (DetachedRole::User, _) => Message::User { content },
+            (DetachedRole::Tool, Some(tool_call_id)) => Message::Tool { tool_call_id, content, is_error: detached.is_error },
+            (DetachedRole::Tool, None) => return Err(corrupt("a tool result without its tool_call_id")),
         })
     }
 
-    fn parts(&mut self, parts: Vec<DetachedPart>) -> Result<Vec<ContentPart>, StoreError> {
+    fn parts(&mut self, parts: Vec<DetachedPartIn>) -> Result<Vec<ContentPart>, StoreError> {
         parts.into_iter().map(|p| self.part(p)).collect()
     }
 
-    fn part(&mut self, part: DetachedPart) -> Result<ContentPart, StoreError> {
-        let (image_id, url, detail) = match part {
-            DetachedPart::Text { text } => return Ok(ContentPart::Text { text }),
-            DetachedPart::Image { image_id, url, detail, .. } => (image_id, url, detail),
-        };
+    fn part(&mut self, part: DetachedPartIn) -> Result<ContentPart, StoreError> {
+        let DetachedPartIn { kind, text, image_id, url, detail } = part;
+        if let PartKind::Text = kind {
+            return text.map(|text| ContentPart::Text { text }).ok_or_else(|| corrupt("a text part without its text"));
+        }
         if let Some(url) = url {
             return ImagePart::url(&url, detail).map(ContentPart::Image).map_err(corrupt);
         }

@@ -109,3 +109,15 @@ test('mcp_3_readme_arkts_mcp_server_snippet_type_checks_against_the_har', () => 
   const bad = check(source.replace('config.addMcpServer(', 'config.addServer('));
   assert.equal(bad.status, 1, `${bad.stdout}${bad.stderr}`);
 });
+
+test('img_8_readme_arkts_photo_snippet_type_checks_against_the_har', () => {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const m = /## Photos in the conversation[\s\S]*?```typescript\n([\s\S]*?)```/.exec(readme);
+  assert.ok(m, 'the README has the photo example');
+  const source = m[1];
+  assert.match(source, /estimateImageTokens\(model, photo\)[\s\S]*runtime\.runParts\(/);
+  const ok = check(source);
+  assert.equal(ok.status, 0, `the README's photo example has ArkTS errors:\n${ok.stdout}${ok.stderr}\n${source}`);
+  const bad = check(source.replace('estimateImageTokens(model, photo)', 'estimateImageTokens(photo)'));
+  assert.equal(bad.status, 1, `${bad.stdout}${bad.stderr}`);
+});
