@@ -13,6 +13,15 @@
 //! peak, and nothing re-encoded per turn (a turn without a new photo costs what a text
 //! turn costs).
 //!
+//! IMG-9 (issue 41 item 5; BENCHMARKS.md, "Photos prepared on the device"): the same chat
+//! with real camera-sized JPEGs (4032 × 3024, 2–3 MB each, encoded once by the `image`
+//! crate from a gradient with sensor-like noise, each made distinct by a seeded APP15
+//! segment), sent as they are ("photos") and through an image codec ("codec": the test
+//! codec `arkagent::fuzzing::PixelCodec`, which decodes, scales to the size the provider's
+//! own resize gives — 1024 × 768 for GPT-4o — and encodes a JPEG at quality 85). Reported
+//! besides: the bytes uploaded over the whole chat (every request body) and the codec's
+//! time per photo.
+//!
 //! `cargo bench -p arkagent --bench images`.
 
 use std::sync::Arc;
@@ -26,17 +35,48 @@ use serde_json::json;
 const TURNS: usize = 200;
 const PHOTOS: usize = 30;
 
-/// Answers every request at once with a short text; keeps nothing of the request.
-struct Instant200;
+/// Answers every request at once with a short text; keeps nothing of the request but the
+/// count of its bytes (what went over the air).
+#[derive(Default)]
+struct Instant200 {
+    uploaded: std::sync::atomic::AtomicUsize,
+}
 
 #[async_trait]
 impl HttpTransport for Instant200 {
     async fn send(&self, request: HttpRequest, _cancel: CancellationToken) -> Result<HttpResponse, TransportError> {
+        self.uploaded.fetch_add(request.body.len(), std::sync::atomic::Ordering::Relaxed);
         drop(request);
         let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "Noted: that looks like a fern, keep it out of direct sun."}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 1000, "completion_tokens": 12, "total_tokens": 1012}});
         Ok(HttpResponse::full(200, body.to_string()))
     }
+}
+
+/// A real 4032 × 3024 JPEG: a gradient with sensor-like noise (what a phone photo's
+/// entropy looks like to an encoder), quality 92.
+fn camera_photo() -> Vec<u8> {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let pixels = image::RgbImage::from_fn(4032, 3024, |px, py| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let noise = (x % 24) as i32 - 12;
+        let c = |v: u32| (v as i32 + noise).clamp(0, 255) as u8;
+        image::Rgb([c(px * 255 / 4032), c(py * 255 / 3024), c(((px + py) / 28) % 256)])
+    });
+    let mut out = Vec::new();
+    pixels.write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 92)).unwrap_or_else(|e| panic!("{e}"));
+    out
+}
+
+/// `base` made distinct by a seeded APP15 segment after its SOI.
+fn distinct(base: &[u8], seed: u64) -> Vec<u8> {
+    let mut out = base[..2].to_vec();
+    out.extend_from_slice(&[0xFF, 0xEF, 0, 10]);
+    out.extend_from_slice(&seed.to_be_bytes());
+    out.extend_from_slice(&base[2..]);
+    out
 }
 
 /// A JPEG of `len` bytes: a real frame header (4032 × 3024) after seeded APP segments.
@@ -68,13 +108,21 @@ fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
-/// One chat in this process; prints one JSON line.
-fn child(with_photos: bool) {
+/// One chat in this process (`text`, `synthetic`: 1–3 MB headers, `photos`: camera JPEGs
+/// as they are, `codec`: the same through the codec); prints one JSON line.
+fn child(chat: &str) {
+    let with_photos = chat != "text";
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap_or_else(|e| panic!("{e}"));
-    let mut config = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", "k", "m"));
+    let mut config = AgentRuntimeConfig::new(ModelConfig::new("http://127.0.0.1:9/v1", "k", "gpt-4o"));
     config.system_prompt = "You are a gardening assistant.".into();
     config.compression = None;
-    let agent = AgentRuntime::new(config, Arc::new(Instant200)).unwrap_or_else(|e| panic!("{e}"));
+    let codec = Arc::new(arkagent::fuzzing::PixelCodec::default());
+    if chat == "codec" {
+        config.image_codec = Some(codec.clone());
+    }
+    let camera = if matches!(chat, "photos" | "codec") { std::fs::read(std::env::var("ARKAGENT_BENCH_PHOTO").unwrap_or_default()).ok() } else { None };
+    let transport = Arc::new(Instant200::default());
+    let agent = AgentRuntime::new(config, transport.clone()).unwrap_or_else(|e| panic!("{e}"));
     let every = TURNS / PHOTOS;
     let mut photo_bytes = 0usize;
     let (mut photo_time, mut photo_turns, mut other_time, mut other_turns) = (Duration::ZERO, 0u32, Duration::ZERO, 0u32);
@@ -84,7 +132,10 @@ fn child(with_photos: bool) {
         let input: Content = if with_photos && turn % every == 0 && turn / every < PHOTOS {
             // 1–3 MB, spread evenly.
             let len = 1_000_000 + (turn / every) * 2_000_000 / (PHOTOS - 1);
-            let bytes = photo(len, turn as u64);
+            let bytes = match &camera {
+                Some(base) => distinct(base, turn as u64),
+                None => photo(len, turn as u64),
+            };
             photo_bytes += bytes.len();
             let image = ImageData::new(bytes).unwrap_or_else(|e| panic!("{e}"));
             Content::Parts(vec![ContentPart::text(question), ContentPart::image(image)])
@@ -114,7 +165,8 @@ fn child(with_photos: bool) {
     println!(
         "{}",
         json!({
-            "chat": if with_photos { "photos" } else { "text" },
+            "chat": chat, "uploaded_bytes": transport.uploaded.load(std::sync::atomic::Ordering::Relaxed),
+            "codec_calls": codec.calls.load(std::sync::atomic::Ordering::SeqCst),
             "turns": TURNS, "photos": photo_turns, "photo_bytes": photo_bytes,
             "ms_per_turn": per(photo_time + other_time, photo_turns + other_turns),
             "ms_per_photo_turn": per(photo_time, photo_turns),
@@ -128,17 +180,24 @@ fn child(with_photos: bool) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(pos) = args.iter().position(|a| a == "--child") {
-        child(args.get(pos + 1).map(String::as_str) == Some("photos"));
+        child(args.get(pos + 1).map(String::as_str).unwrap_or("text"));
         return;
     }
     let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
+    let photo_file = std::env::temp_dir().join(format!("arkagent-bench-photo-{}.jpg", std::process::id()));
+    std::fs::write(&photo_file, camera_photo()).unwrap_or_else(|e| panic!("{e}"));
     let mut results = Vec::new();
-    for chat in ["text", "photos"] {
-        let out = std::process::Command::new(&exe).args(["--child", chat]).output().unwrap_or_else(|e| panic!("{e}"));
+    for chat in ["text", "synthetic", "photos", "codec"] {
+        let out = std::process::Command::new(&exe)
+            .args(["--child", chat])
+            .env("ARKAGENT_BENCH_PHOTO", &photo_file)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
         let line = String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or_default().to_owned();
         println!("{line}");
         results.push(serde_json::from_str::<serde_json::Value>(&line).unwrap_or_default());
     }
+    let _ = std::fs::remove_file(&photo_file);
     let (text, photos) = (&results[0], &results[1]);
     let photo_bytes = photos["photo_bytes"].as_f64().unwrap_or(0.0);
     let budget_kb = (1.5 * (photo_bytes + photo_bytes * 4.0 / 3.0)) / 1024.0 + text["peak_rss_kb"].as_f64().unwrap_or(0.0);
@@ -156,5 +215,17 @@ fn main() {
         budget_kb / 1024.0,
         photo_bytes / 1_048_576.0,
         f(text, "peak_rss_kb") / 1024.0,
-    );
+    );    let mb = |v: &serde_json::Value, k: &str| f(v, k) / 1_048_576.0;
+    for chat in &results[2..] {
+        println!(
+            "{}: uploaded {:.1} MB over the chat, last request {:.2} MB, peak RSS {:.1} MB, {:.2} ms per photo turn, {:.3} ms per other turn, {} codec calls",
+            chat["chat"].as_str().unwrap_or_default(),
+            mb(chat, "uploaded_bytes"),
+            mb(chat, "last_body_bytes"),
+            f(chat, "peak_rss_kb") / 1024.0,
+            f(chat, "ms_per_photo_turn"),
+            f(chat, "ms_per_other_turn"),
+            f(chat, "codec_calls"),
+        );
+    }
 }

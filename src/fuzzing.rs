@@ -289,25 +289,96 @@ pub fn check_safe_split(data: &[u8]) {
 /// positive size, a positive estimate under every family rule, and survives its own
 /// `data:` URL unchanged.
 pub fn check_image_header(data: &[u8]) {
-    use crate::compress::image_tokens;
+    use crate::compress::{image_plan, image_tokens};
     use crate::error::ErrorCode;
     use crate::history::{ImageData, ImageMime, ImageTokenRule};
     let refused = |e: &crate::ArkAgentError| matches!(e.code(), ErrorCode::ImageUnsupportedType | ErrorCode::ImageInvalid);
     match ImageData::new(data.to_vec()) {
         Ok(image) => {
             assert!(image.width() > 0 && image.height() > 0, "a read image has a size");
+            assert!((1..=8).contains(&image.orientation()) && image.frames() >= 1);
+            let swapped = image.orientation() >= 5;
+            assert_eq!((image.width(), image.height()), if swapped { (image.stored_height(), image.stored_width()) } else { (image.stored_width(), image.stored_height()) });
             for rule in ImageTokenRule::ALL {
+                let _ = rule.check(&image);
                 assert!(image_tokens(rule, image.width(), image.height(), None) > 0, "{rule:?}");
+                let plan = image_plan(rule, image.width(), image.height(), None);
+                assert!(plan.width > 0 && plan.height > 0);
             }
             let again = ImageData::from_data_url(&image.data_url().to_string());
             assert_eq!(again.ok().as_ref(), Some(&image), "a data: URL round trip");
+            differential(data, &image);
         }
         Err(e) => assert!(refused(&e), "unexpected code {}", e.code()),
     }
+    // What the door refuses as cut short may load from a store; never the other way round.
     for mime in ImageMime::ALL {
         if let Err(e) = ImageData::with_mime(mime.as_str(), data.to_vec()) {
             assert!(refused(&e), "unexpected code {}", e.code());
         }
+    }
+}
+
+/// IMG-6: the differential oracle. Where an independent reader (the `image` crate's
+/// decoders, reading the header only) also reads a size, it is ours: the stored size, and
+/// the same type.
+fn differential(data: &[u8], ours: &crate::history::ImageData) {
+    use crate::history::ImageMime;
+    let format = match ours.mime() {
+        ImageMime::Jpeg => image::ImageFormat::Jpeg,
+        ImageMime::Png => image::ImageFormat::Png,
+        ImageMime::Gif => image::ImageFormat::Gif,
+        ImageMime::Webp => image::ImageFormat::WebP,
+        ImageMime::Heic | ImageMime::Heif => return,
+    };
+    assert_eq!(image::guess_format(data).ok(), Some(format), "the independent reader sniffs another type");
+    let reader = image::ImageReader::with_format(std::io::Cursor::new(data), format);
+    if let Ok((w, h)) = reader.into_dimensions() {
+        assert_eq!((w, h), (ours.stored_width(), ours.stored_height()), "the independent reader reads another size");
+    }
+}
+
+/// IMG-9: an [`ImageCodec`](crate::runtime::ImageCodec) on the `image` crate, written for
+/// the tests and the photo benchmark (the library decodes nothing itself): decodes a JPEG
+/// or PNG, turns it by the EXIF orientation, scales it to exactly the size asked (a
+/// triangle filter) and encodes a JPEG (quality 85) or PNG. A HEIC/HEIF photo, which no
+/// pure-Rust decoder reads, becomes a gradient of the size asked. Counts its calls.
+#[derive(Debug, Default)]
+pub struct PixelCodec {
+    /// How many photos it prepared.
+    pub calls: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait]
+impl crate::runtime::ImageCodec for PixelCodec {
+    async fn transcode(&self, request: &crate::runtime::ImageCodecRequest) -> Result<Vec<u8>, String> {
+        use crate::history::ImageMime;
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let pixels = match request.image.mime() {
+            ImageMime::Heic | ImageMime::Heif => {
+                image::DynamicImage::ImageRgb8(image::RgbImage::from_fn(request.width, request.height, |x, y| image::Rgb([(x % 256) as u8, (y % 256) as u8, 128])))
+            }
+            _ => {
+                let decoded = image::load_from_memory(request.image.bytes()).map_err(|e| e.to_string())?;
+                let turned = match request.orientation {
+                    2 => decoded.fliph(),
+                    3 => decoded.rotate180(),
+                    4 => decoded.flipv(),
+                    5 => decoded.rotate90().fliph(),
+                    6 => decoded.rotate90(),
+                    7 => decoded.rotate270().fliph(),
+                    8 => decoded.rotate270(),
+                    _ => decoded,
+                };
+                turned.resize_exact(request.width, request.height, image::imageops::FilterType::Triangle)
+            }
+        };
+        let mut out = Vec::new();
+        match request.target_mime {
+            ImageMime::Png => pixels.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).map_err(|e| e.to_string())?,
+            _ => pixels.to_rgb8().write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85)).map_err(|e| e.to_string())?,
+        }
+        Ok(out)
     }
 }
 

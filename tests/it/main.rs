@@ -26,6 +26,7 @@ mod glossary;
 mod header;
 mod images;
 mod images_store;
+mod image_codec;
 mod image_codec_c;
 mod images_c;
 mod isolation;

@@ -79,6 +79,7 @@ pub fn default_codec() -> Option<Arc<dyn ImageCodec>> {
 /// (AgentRuntimeConfig.setImageCodec); undefined removes it. The HAR's ArkTS side
 /// registers one on `@ohos.multimedia.image` when it loads (ImageKitCodec); call this
 /// with undefined to send photos as they come.
+#[cfg_attr(test, allow(dead_code))]
 #[napi(ts_args_type = "codec?: ImageCodec")]
 pub fn set_default_image_codec(codec: Arg<Option<JsFunction<'_, JsImageCodecRequest>>>) -> Result<(), Thrown> {
     let codec = match codec.0 {
@@ -96,6 +97,7 @@ pub fn set_default_image_codec(codec: Arg<Option<JsFunction<'_, JsImageCodecRequ
 /// provider resizes it to (the coordinates the model answers in). The same checks as a
 /// run: throws "image_unsupported_type", "image_dimensions_unsupported",
 /// "image_animated". An image by URL, of unknown size, counts as 8000 × 8000.
+#[cfg_attr(test, allow(dead_code))]
 #[napi(ts_args_type = "model: ModelConfig, image: ContentPart", ts_return_type = "ImageEstimate")]
 pub fn estimate_image_tokens(model: Arg<ClassInstance<'_, ModelConfig>>, image: Arg<ClassInstance<'_, ContentPart>>) -> Result<Value, Thrown> {
     let part = match image.0.core() {

@@ -35,11 +35,12 @@ fn boxes(data: &[u8]) -> impl Iterator<Item = Result<Bmff<'_>, bool>> {
             },
             n => (8, u64::from(n)),
         };
-        let end = at as u64 + size;
         pos = data.len();
         if size < head {
             return Some(Err(false));
         }
+        // A 64-bit size near 2⁶⁴ (fuzz/regressions/image_header/bmff_size_overflow).
+        let end = (at as u64).saturating_add(size);
         if end > data.len() as u64 {
             return Some(Err(true));
         }
