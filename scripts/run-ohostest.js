@@ -4,7 +4,8 @@
 // ohos-typescript (the same compiler the ArkTS lint uses), '@ohos/hypium' is mapped to
 // node:test, and the HAR's Index to the native module plus the HAR's own .ets helpers —
 // NetworkKitTransport.ets included, with '@kit.NetworkKit' mapped to the netstack
-// simulator (tests/arkts/netkit-sim, OHOS-8). Files that import other device APIs are
+// simulator (tests/arkts/netkit-sim, OHOS-8) and ImageKitCodec.ets with '@kit.ImageKit' mapped
+// to tests/arkts/imagekit-sim (jpeg-js). Files that import other device APIs are
 // skipped and listed. Exits non-zero on failure. `load` and `harIndex` are exported for
 // tests/arkts/netkit-sim/transport.test.js.
 'use strict';
@@ -63,13 +64,15 @@ const hypium = {
 const ets = path.join(root, 'ohos/arkagent/src/main/ets');
 
 /**
- * What the HAR's Index exports under Node: the native module, ArkAgentError and
- * NetworkKitTransport (on the simulator).
+ * What the HAR's Index exports under Node: the native module, ArkAgentError,
+ * NetworkKitTransport (on the netstack simulator) and ImageKitCodec (on the ImageKit
+ * simulator; loading it registers it as the default codec, as the HAR does).
  */
 function harIndex(native = require(nativePath())) {
   const errorModule = load(path.join(ets, 'ArkAgentError.ets'), {});
   const transportModule = load(path.join(ets, 'NetworkKitTransport.ets'), { ...kits, './ArkAgentError': errorModule });
-  return { ...native, ...errorModule, ...transportModule };
+  const codecModule = load(path.join(ets, 'ImageKitCodec.ets'), { ...kits, 'libarkagent.so': native });
+  return { ...native, ...errorModule, ...transportModule, ...codecModule };
 }
 
 module.exports = { load, harIndex, kits };

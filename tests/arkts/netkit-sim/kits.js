@@ -22,6 +22,8 @@ class TextDecoder {
 
 module.exports = {
   '@kit.NetworkKit': { http },
+  // IMG-9: ImageKitCodec.ets and the image cases (tests/arkts/imagekit-sim).
+  '@kit.ImageKit': require('../imagekit-sim/image'),
   '@kit.ArkTS': { util: { TextDecoder } },
   '@kit.BasicServicesKit': {},
 };

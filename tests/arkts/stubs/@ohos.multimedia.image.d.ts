@@ -1,6 +1,7 @@
 /*
  * Minimal stub of @ohos.multimedia.image (@kit.ImageKit): decoding a file's bytes into a
- * PixelMap at a desired size, turning it, and packing it (ImageKitCodec, IMG-9).
+ * PixelMap at a desired size, turning it, and packing it (ImageKitCodec, IMG-9); a PixelMap
+ * from BGRA colors (the device test's photo).
  *
  * Source: interface_sdk-js api/@ohos.multimedia.image.d.ts @ OpenHarmony-v5.0.0-Release
  *   (https://github.com/openharmony/interface_sdk-js, API 12, the HAR's minimum).
@@ -12,6 +13,10 @@ declare namespace image {
   interface Size {
     height: number;
     width: number;
+  }
+
+  interface InitializationOptions {
+    size: Size;
   }
 
   interface DecodingOptions {
@@ -39,6 +44,8 @@ declare namespace image {
     packing(source: PixelMap, option: PackingOption): Promise<ArrayBuffer>;
     release(): Promise<void>;
   }
+
+  function createPixelMap(colors: ArrayBuffer, options: InitializationOptions): Promise<PixelMap>;
 
   function createImageSource(buf: ArrayBuffer): ImageSource;
 
