@@ -333,8 +333,13 @@ fn differential(data: &[u8], ours: &crate::history::ImageData) {
     };
     assert_eq!(image::guess_format(data).ok(), Some(format), "the independent reader sniffs another type");
     let reader = image::ImageReader::with_format(std::io::Cursor::new(data), format);
+    // image-webp 0.2.4 reads a VP8L side of 16,384 (14 bits of 0x3FFF, + 1: the format's
+    // largest) as 0 (fuzz/regressions/image_header/webp_vp8l_16384_wide): a side of 0 is
+    // the oracle's own misreading, not an answer.
     if let Ok((w, h)) = reader.into_dimensions() {
-        assert_eq!((w, h), (ours.stored_width(), ours.stored_height()), "the independent reader reads another size");
+        if w > 0 && h > 0 {
+            assert_eq!((w, h), (ours.stored_width(), ours.stored_height()), "the independent reader reads another size");
+        }
     }
 }
 
