@@ -479,7 +479,7 @@ mod tests {
     }
 
     /// Today's C number of every core code: numbers are never renumbered.
-    const NUMBERS: [(&str, i32); 44] = [
+    const NUMBERS: [(&str, i32); 47] = [
         ("invalid_config", 104),
         ("tool_name_invalid", 109),
         ("tool_name_duplicate", 109),
@@ -513,6 +513,9 @@ mod tests {
         ("image_too_large", 502),
         ("too_many_images", 503),
         ("image_not_found", 504),
+        ("image_dimensions_unsupported", 505),
+        ("image_animated", 506),
+        ("image_codec_failed", 507),
         ("thinking_unsupported", 600),
         ("thinking_conflict", 601),
         ("extra_body_conflict", 602),

@@ -86,7 +86,9 @@ pub struct ArkAgentImageCodecOutput {
     bytes: Option<Vec<u8>>,
 }
 
-/// IMG-9: the host's image codec: decodes `request->bytes`, turns the pixels by
+/// IMG-9: the host's image codec. `request` (owned by the library, valid only during the
+/// call, its pointers too) says what to do; `output` (owned by the library, valid only
+/// during the call) takes the result. The codec decodes `request->bytes`, turns the pixels by
 /// `request->orientation`, scales them to exactly `request->width` × `request->height`,
 /// encodes them as `request->target_mime_type` (without an orientation tag), hands the
 /// file to `arkagent_image_codec_output_set(output, …)` and returns 0. Any other value,
