@@ -24,6 +24,8 @@ mod boundary;
 mod callbacks;
 mod codes;
 mod compress;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod handles;
 mod seed_helpers;
 mod runtime;

@@ -8,6 +8,7 @@
 mod programs;
 
 mod ffi_3;
+mod fuzz_replay;
 
 use std::collections::BTreeSet;
 use std::ffi::{c_void, CStr};
