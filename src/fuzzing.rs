@@ -34,6 +34,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("config_json", check_config_json),
     ("safe_split", check_safe_split),
     ("image_header", check_image_header),
+    ("mcp_answer", check_mcp_answer),
 ];
 
 /// Splits fuzz input into chunk sizes and a body: the first byte says how many of the
@@ -341,6 +342,18 @@ fn differential(data: &[u8], ours: &crate::history::ImageData) {
             assert_eq!((w, h), (ours.stored_width(), ours.stored_height()), "the independent reader reads another size");
         }
     }
+}
+
+/// MCP-1 (issue 42: a differential target for MCP messages): an MCP server's answer — a JSON body or an event stream, the first byte's
+/// low bit says which — read whole and read in the input's chunks: the same response (or
+/// the same error code) and the same notifications either way; nothing panics.
+pub fn check_mcp_answer(data: &[u8]) {
+    let Some((&kind, rest)) = data.split_first() else { return };
+    let json = kind & 1 == 1;
+    let (body, chunks) = split_input(rest);
+    let whole = crate::mcp::read_answer_for_fuzzing(body, None, json);
+    let cut = crate::mcp::read_answer_for_fuzzing(body, Some(&chunks), json);
+    assert_eq!(whole, cut, "an MCP answer depends on its chunking");
 }
 
 /// IMG-9: an [`ImageCodec`](crate::runtime::ImageCodec) on the `image` crate, written for

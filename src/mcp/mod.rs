@@ -43,6 +43,9 @@ use crate::error::{ArkAgentError, ErrorCode};
 pub use hub::{McpHub, McpServerEvent, McpServerState};
 pub use rpc::McpServer;
 pub use tools::{mcp_tool_name, MCP_NAME_SEPARATOR};
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use stream::read_answer_for_fuzzing;
 
 /// The revision `initialize` offers first.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";

@@ -49,6 +49,12 @@ impl Reading<'_> {
         }
         let (id, found, on_note) = (self.id, &mut self.found, &mut *self.on_note);
         let mut on_event = |data: &str| {
+            // What follows the response is not this request's: the reader stops at the
+            // response, so whether later events are seen must not depend on how the bytes
+            // were cut (fuzz/regressions/mcp_answer/note_after_the_response).
+            if found.is_some() {
+                return Ok::<_, SseError>(());
+            }
             let Ok(message) = serde_json::from_str::<Value>(data) else { return Ok::<_, SseError>(()) };
             if found.is_none() {
                 if let Some(answer) = answer_in(message.clone(), id) {
@@ -66,6 +72,12 @@ impl Reading<'_> {
         };
         let fed = self.decoder.feed(bytes, |e| on_event(e.data));
         let fed = if last { fed.and_then(|()| self.decoder.finish(|e| on_event(e.data))) } else { fed };
+        // Bytes after the response (bad UTF-8, a broken event) are not read when they come
+        // in a later chunk: not in the same one either (fuzz/regressions/mcp_answer/
+        // garbage_after_the_response).
+        if self.found.is_some() {
+            return Ok(());
+        }
         fed.map_err(|e| conn.error(McpProtocol, e.to_string()))
     }
 }
@@ -147,4 +159,45 @@ impl Connection {
         }
         Ok(response.body)
     }
+}
+
+/// A transport that answers nothing: the fuzz hook below never resumes (its connection is
+/// on the stateless revision), so this is only the signature's.
+#[cfg(feature = "fuzzing")]
+struct NoTransport;
+
+#[cfg(feature = "fuzzing")]
+#[async_trait::async_trait]
+impl HttpTransport for NoTransport {
+    async fn send(&self, _request: HttpRequest, _cancel: CancellationToken) -> Result<crate::llm::HttpResponse, crate::llm::TransportError> {
+        Err(crate::llm::TransportError::network("no transport in the fuzz hook"))
+    }
+}
+
+/// MCP-1 (issue 42): the response to request 1 read from one answer `body` (a JSON answer when `json`,
+/// else an event stream), whole or in `chunks` (`None`: whole), with the notifications it
+/// carried — or the error's code. For `arkagent::fuzzing::check_mcp_answer`.
+#[cfg(feature = "fuzzing")]
+pub fn read_answer_for_fuzzing(body: &[u8], chunks: Option<&[&[u8]]>, json: bool) -> (Result<Value, super::McpErrorCode>, Vec<Value>) {
+    let Ok(server) = super::McpServer::from_json(serde_json::json!({"name": "fuzz", "url": "http://127.0.0.1:9/mcp"}), None) else {
+        return (Err(super::McpErrorCode::McpProtocol), Vec::new());
+    };
+    // The stateless revision: a stream that ends without the response is not resumed.
+    server.inner.lock().protocol = Some(super::STATELESS_PROTOCOL_VERSION.to_owned());
+    let body = match chunks {
+        None => HttpBody::Full(body.to_vec()),
+        Some(chunks) => {
+            let (tx, stream) = crate::llm::BodyStream::channel();
+            for chunk in chunks {
+                tx.send(chunk.to_vec());
+            }
+            HttpBody::Stream(stream)
+        }
+    };
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_time().build() else {
+        return (Err(super::McpErrorCode::McpProtocol), Vec::new());
+    };
+    let mut notes = Vec::new();
+    let answer = rt.block_on(server.inner.read_answer(&NoTransport, body, (1, 1 << 20, json), &CancellationToken::new(), &mut |n: &Value| notes.push(n.clone())));
+    (answer.map_err(|e| e.code), notes)
 }
