@@ -141,6 +141,10 @@ test('img_8_an_estimate_in_one_call_from_the_model_name', () => {
   const qwen = new native.ModelConfig('https://h/v1', API_KEY, 'qwen3-vl-plus');
   assert.equal(native.estimateImageTokens(qwen, native.ContentPart.image(encodeJpeg(64, 48))).rule, 'qwen3_vl');
   assert.throws(() => native.estimateImageTokens(claude, native.ContentPart.text('hi')), (e) => e.code === 'invalid_argument');
+  // An image by URL, of unknown size, counts as 8000 × 8000 (GPT-4o: resized to 768 × 768, 4 tiles).
+  const byUrl = native.ContentPart.imageUrl('https://example.test/plant.jpg');
+  assert.deepEqual(native.estimateImageTokens(new native.ModelConfig('https://h/v1', API_KEY, 'gpt-4o'), byUrl),
+    { rule: 'openai_tiles', tokens: 85 + 4 * 170, width: 768, height: 768 });
 });
 
 test('img_9_a_12_mp_heic_reaches_an_openai_model_as_the_jpeg_it_would_use', async () => {
