@@ -236,3 +236,40 @@ impl schemars::JsonSchema for ImageTokenRule {
         schemars::json_schema!({ "type": "string", "enum": names })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ImageTokenRule::{self, *};
+
+    /// IMG-8: every row of the model-name table (README, "Photos in the conversation").
+    #[test]
+    fn img_8_every_row_of_the_model_name_table() {
+        let rows: [(&str, bool, Option<ImageTokenRule>); 22] = [
+            ("gpt-5-mini", false, Some(OpenAiMiniPatches)),
+            ("gpt-4.1-mini-2025-04-14", false, Some(OpenAiMiniPatches)),
+            ("gpt-5-nano", false, Some(OpenAiNanoPatches)),
+            ("gpt-4.1-nano", false, Some(OpenAiNanoPatches)),
+            ("gpt-5.1", false, Some(OpenAiGpt5Tiles)),
+            ("gpt-4o-mini", false, Some(OpenAi4oMiniTiles)),
+            ("gpt-4o-2024-08-06", false, Some(OpenAiTiles)),
+            ("chatgpt-4o-latest", false, Some(OpenAiTiles)),
+            ("gpt-4.1", false, Some(OpenAiTiles)),
+            ("gpt-4.5-preview", false, Some(OpenAiTiles)),
+            ("o4-mini", false, Some(OpenAiO4MiniPatches)),
+            ("o1", false, Some(OpenAiOTiles)),
+            ("o3-pro", false, Some(OpenAiOTiles)),
+            ("Claude-Sonnet-4-5", false, Some(Anthropic)),
+            ("qwen3.5-plus", false, Some(Qwen3Vl)),
+            ("qwen3.6-flash", true, Some(Qwen3VlHighRes)),
+            ("qwen-vl-max", false, Some(QwenVl)),
+            ("qwen2.5-vl-72b-instruct", true, Some(QwenVlHighRes)),
+            ("qvq-max", false, Some(QwenVl)),
+            ("google/gemini-3-pro-preview", false, Some(Gemini3)),
+            ("gemini-2.5-flash", false, Some(Gemini)),
+            ("glm-4.6", false, None),
+        ];
+        for (name, high_res, rule) in rows {
+            assert_eq!(ImageTokenRule::for_model(name, high_res), rule, "{name}");
+        }
+    }
+}
