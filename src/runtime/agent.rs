@@ -51,6 +51,8 @@ pub(super) struct Inner {
     pub(super) emitter: Emitter,
     /// The run slot: the token of the run (or other operation) holding it.
     pub(super) active_run: Mutex<Option<CancellationToken>>,
+    /// Set under `active_run`'s lock by [`AgentRuntime::close`]: no run starts any more.
+    pub(super) closed: std::sync::atomic::AtomicBool,
     /// TOOL-1: answers to a paused turn wait for each other here (each one's commit).
     pub(super) answering: Mutex<()>,
     /// Issue 37 item 5: the waiting calls of this runtime's delegation tree (the root's,

@@ -115,16 +115,15 @@ impl AgentRuntime {
                 session,
                 emitter,
                 active_run: Mutex::new(None),
+                closed: Default::default(),
                 answering: Mutex::new(()),
                 place,
                 run_usage: super::run_usage::RunUsageMark::default(),
                 originals: Mutex::default(),
             }),
         };
-        if depth == 0 {
-            if let Some(store) = runtime.inner.config.store.clone() {
-                runtime.attach_store(store, None)?;
-            }
+        if let Some(store) = runtime.inner.config.store.clone().filter(|_| depth == 0) {
+            runtime.attach_store(store, None)?;
         }
         Ok(runtime)
     }

@@ -227,6 +227,20 @@ impl AgentRuntime {
         }
     }
 
+    /// Cancels the active run, if any, and refuses every later one with
+    /// [`LlmError::Cancelled`](crate::LlmError::Cancelled): what a binding does when its host
+    /// frees the runtime while another thread may be starting a run on it (a run that
+    /// claimed the slot just after a plain [`cancel`](Self::cancel) would go on, with
+    /// nobody left to answer or cancel it: issue 42).
+    pub fn close(&self) {
+        if let Ok(slot) = self.inner.active_run.lock() {
+            self.inner.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+            if let Some(token) = slot.as_ref() {
+                token.cancel();
+            }
+        }
+    }
+
     /// True while a run is active.
     pub fn is_running(&self) -> bool {
         self.inner.active_run.lock().map(|a| a.is_some()).unwrap_or(false)
@@ -240,6 +254,9 @@ impl AgentRuntime {
         let mut slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
         if slot.is_some() {
             return Err(ArkAgentError::RunInProgress);
+        }
+        if self.inner.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(crate::LlmError::Cancelled.into());
         }
         let cancel = parent.map_or_else(CancellationToken::new, CancellationToken::child_token);
         *slot = Some(cancel.clone());

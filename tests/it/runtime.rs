@@ -167,6 +167,36 @@ async fn core_4_cancel_during_model_call_and_run_again() {
     assert_eq!(outcome.final_text.as_deref(), Some("hello"));
 }
 
+/// Issue 42 (found by the C call-sequence fuzzer): a runtime closed (a C host freed it)
+/// before another thread's run claimed the slot refuses that run — and every later one,
+/// decomposed jobs and compressions included — rather than running it with nobody left
+/// to answer or cancel it.
+#[tokio::test]
+async fn core_4_a_closed_runtime_refuses_every_later_run() {
+    let model = ScriptedModel::new(vec![text_reply("never", 10)]);
+    let runtime = AgentRuntime::new(config(ToolRegistry::new()), model.clone()).unwrap();
+    runtime.close();
+    assert_eq!(runtime.run("hi").await.unwrap_err().code(), "cancelled");
+    assert_eq!(runtime.compress_now().await.unwrap_err().code(), "cancelled");
+    assert_eq!(model.request_count(), 0, "nothing was sent");
+    assert!(runtime.messages().is_empty(), "nothing was written");
+    assert!(!runtime.is_running());
+}
+
+#[tokio::test]
+async fn core_4_close_cancels_the_active_run() {
+    let model = ScriptedModel::new(vec![Reply::Hang]);
+    let runtime = AgentRuntime::new(config(ToolRegistry::new()), model.clone()).unwrap();
+    let r2 = runtime.clone();
+    let handle = tokio::spawn(async move { r2.run("one").await });
+    while model.request_count() < 1 {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    runtime.close();
+    assert_eq!(handle.await.unwrap().unwrap().status, RunStatus::Cancelled);
+    assert_eq!(runtime.run("two").await.unwrap_err().code(), "cancelled");
+}
+
 #[tokio::test]
 async fn core_4_run_in_progress_is_rejected() {
     let model = ScriptedModel::new(vec![Reply::Hang]);

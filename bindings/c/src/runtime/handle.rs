@@ -288,13 +288,16 @@ pub unsafe extern "C" fn arkagent_runtime_new_with_compressor(
     boundary(|| unsafe { new_runtime(config_json, tools, workers, http, Some(compressor), out) })
 }
 
-/// Frees a runtime; an active run is cancelled and finishes on its own thread. NULL and
-/// already-freed handles are ignored.
+/// Frees a runtime; an active run is cancelled and finishes on its own thread, and a
+/// blocking call that another thread was starting on it as it was freed returns
+/// `ARK_AGENT_RESULT_CANCELLED` without running. NULL and already-freed handles are
+/// ignored.
 #[no_mangle]
 pub extern "C" fn arkagent_runtime_free(runtime: *mut ArkAgentRuntime) {
     let _ = boundary(|| {
         let handle = handles::remove::<_, RuntimeHandle>(Kind::Runtime, runtime)?;
-        handle.runtime.cancel();
+        // A blocking call another thread is starting right now is refused, not run.
+        handle.runtime.close();
         Ok(())
     });
 }
