@@ -20,7 +20,7 @@ impl AgentRuntime {
     /// for hosts that attach one later (the C ABI): opens `session_id` (default: this
     /// runtime's) in `store`. A session with commits replaces this runtime's state (the
     /// runtime resumes it); a new session starts from the current state, written in full
-    /// at the next commit. Errors: `session_locked`, the store's codes, `run_in_progress`,
+    /// at once (a kill right after loses nothing). Errors: `session_locked`, the store's codes, `run_in_progress`,
     /// `invalid_config` when a store is already attached or a sub-agent asks.
     pub fn attach_store(&self, store: SharedStore, session_id: Option<&str>) -> Result<(), ArkAgentError> {
         if self.inner.depth > 0 {

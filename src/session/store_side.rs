@@ -20,7 +20,8 @@ impl Session {
 
     /// Attaches `store` (STORE-4): opens `session_id` (default: this session's) in it. A
     /// session with commits replaces the state (it is resumed, redacted: LLM-4); a new one
-    /// starts from the current state, written in full at the next commit. The caller holds
+    /// starts from the current state, written in full at once (a session with nothing in
+    /// it yet is written at its first commit). The caller holds
     /// the run slot. Errors: `session_locked`, the store's codes, `invalid_config` when a
     /// store is already attached or the id is empty.
     pub fn attach(&self, store: SharedStore, session_id: Option<&str>) -> Result<(), ArkAgentError> {
@@ -33,7 +34,12 @@ impl Session {
             Some(id) => id.to_owned(),
             None => self.snapshot().session_id.clone(),
         };
-        let (opened, mut state) = Persist::open(&store, session_id, &self.snapshot())?;
+        let (mut opened, mut state) = Persist::open(&store, session_id, &self.snapshot())?;
+        if opened.is_new() {
+            // A new session starts from the current state, written now rather than at the
+            // next commit point: a kill or a free before the next run would lose it (issue 42).
+            opened.commit(&state, &*self.clock)?;
+        }
         *persist = Some(opened);
         drop(persist);
         self.redactor.state(&mut state);

@@ -594,6 +594,23 @@ async fn store_4_import_and_late_attach_rewrite_the_stored_session() {
     assert_eq!(opened.state.unwrap().history, imported.history);
 }
 
+/// Issue 42 (found by the C call-sequence fuzzer): a runtime with history attached to a new
+/// session writes it at once — freed (or killed) before another run, nothing is lost.
+#[tokio::test]
+async fn store_4_a_late_attach_writes_the_history_before_the_next_run() {
+    let store: Arc<dyn SessionStore> = Arc::new(InMemorySessionStore::new());
+    let mut config = store_config(store.clone(), "late-only", false);
+    config.store = None;
+    let rt = AgentRuntime::new(config, busy_model()).unwrap();
+    rt.run("before the store").await.unwrap();
+    rt.attach_store(store.clone(), Some("late-only")).unwrap();
+    let expected = rt.state();
+    drop(rt);
+    let stored = store.open_session("late-only").unwrap().state.expect("the session was written when attached");
+    assert_eq!(stored.history, expected.history);
+    assert_eq!(stored.usages.len(), expected.usages.len());
+}
+
 #[tokio::test]
 async fn store_6_detach_store_releases_the_session_and_stops_committing() {
     let dir = temp_dir("detach");

@@ -106,7 +106,8 @@ pub unsafe extern "C" fn arkagent_store_delete(store: *mut ArkAgentStore, sessio
 /// runtime's own session id, from the config's `"session_id"` or generated). Call it
 /// before the first run: a session with commits replaces the runtime's state (the
 /// runtime resumes it: history, episodes reachable through `retrieve_memory`, usages);
-/// a new session starts from the runtime's current state. From then on the runtime
+/// a new session starts from the runtime's current state, written to the store before
+/// this returns (freed or killed right after, nothing is lost). From then on the runtime
 /// commits at every commit point (the user message with the run start; each assistant
 /// message with its tool results once paired; each compression with its episode and
 /// originals; usages; sub-agent records) and emits a `session_committed` event per
