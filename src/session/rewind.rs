@@ -133,6 +133,9 @@ fn fork_of(state: &AgentState, through: Option<&str>, session_id: &str) -> Resul
             }
         }
     };
+    // A turn paused in this process still ends the live history with its model answer;
+    // the fork carries it as its `pending_turn` only (as an export does: issue 42).
+    let live = super::cursor::last_consistent_len(&state.history.messages[..live]);
     Ok(AgentState {
         version: state.version,
         session_id: session_id.to_owned(),

@@ -324,8 +324,15 @@ async fn chat_2_without_a_store_the_fork_is_the_returned_state() {
     assert_eq!(fork.messages().len(), 8);
     // A fork of the whole session with a turn waiting for approval carries the turn.
     rt.run("pay 1").await.unwrap();
-    let paused: AgentState = serde_json::from_str(&rt.fork("loose-3", None).unwrap()).unwrap();
+    let paused_json = rt.fork("loose-3", None).unwrap();
+    let paused: AgentState = serde_json::from_str(&paused_json).unwrap();
     assert!(paused.pending_turn.is_some());
+    // Its history is the committed one, without the paused answer (issue 42: the fork of a
+    // turn paused in this process carried the answer twice and did not import).
+    let exported: AgentState = serde_json::from_str(&rt.export_state().unwrap()).unwrap();
+    assert_eq!(paused.history.messages, exported.history.messages);
+    let resumed = AgentRuntime::resume(config(None, "loose-3"), model(), &paused_json).unwrap();
+    assert_eq!(resumed.pending_approvals().len(), 1, "the fork resumes with the turn waiting");
     let through: AgentState = serde_json::from_str(&rt.fork("loose-4", Some(&runs[2])).unwrap()).unwrap();
     assert!(through.pending_turn.is_none());
     assert_eq!(through.history.messages.len(), 12);
