@@ -496,7 +496,8 @@ typedef int32_t (*ArkAgentMcpAuthCallback)(void *userdata, const char *server, b
 // `"estimated_prompt_tokens"`: `"estimate"`, `"calibrated"` (corrected from the model's
 // earlier `prompt_tokens`; exported with the state as `"token_calibration"`) or
 // `"provider"`.
-// Do not call blocking arkagent functions from it. A runtime with a session store
+// Do not call blocking arkagent functions from it (they return
+// `ARK_AGENT_RESULT_REENTRANT`, whichever call emitted the event). A runtime with a session store
 // (`arkagent_runtime_attach_store`) also emits `"session_committed"` (`commit_seq`,
 // `message_count`) after each commit: what it covers survives the process being killed.
 // COST-2: a `"model_response"` event's `"usage"` carries `"cost":{"currency","nanos"}`
@@ -1126,8 +1127,10 @@ enum ArkAgentResult arkagent_runtime_new(const char *config_json, const struct A
 // for one pointer write.
 enum ArkAgentResult arkagent_runtime_new_with_compressor(const char *config_json, const struct ArkAgentTools *tools, const struct ArkAgentWorkers *workers, const struct ArkAgentHttp *http, ArkAgentCompressCallback compress, void *compress_userdata, uint64_t threshold, struct ArkAgentRuntime **out);
 
-// Frees a runtime; an active run is cancelled and finishes on its own thread. NULL and
-// already-freed handles are ignored.
+// Frees a runtime; an active run is cancelled and finishes on its own thread, and a
+// blocking call that another thread was starting on it as it was freed returns
+// `ARK_AGENT_RESULT_CANCELLED` without running. NULL and already-freed handles are
+// ignored.
 void arkagent_runtime_free(struct ArkAgentRuntime *runtime);
 
 // IMG-8: estimates the tokens of the image file `bytes` (`len` bytes: JPEG, PNG, WebP,
@@ -1420,7 +1423,8 @@ enum ArkAgentResult arkagent_store_delete(struct ArkAgentStore *store, const cha
 // runtime's own session id, from the config's `"session_id"` or generated). Call it
 // before the first run: a session with commits replaces the runtime's state (the
 // runtime resumes it: history, episodes reachable through `retrieve_memory`, usages);
-// a new session starts from the runtime's current state. From then on the runtime
+// a new session starts from the runtime's current state, written to the store before
+// this returns (freed or killed right after, nothing is lost). From then on the runtime
 // commits at every commit point (the user message with the run start; each assistant
 // message with its tool results once paired; each compression with its episode and
 // originals; usages; sub-agent records) and emits a `session_committed` event per

@@ -9,7 +9,7 @@ mod http_completion;
 mod tools;
 mod events;
 
-pub(crate) use events::HostObserver;
+pub(crate) use events::{in_host_callback, HostObserver};
 pub use http_completion::{arkagent_http_complete, arkagent_http_fail, arkagent_http_stream_begin, arkagent_http_stream_chunk, arkagent_http_stream_end};
 pub(crate) use tools::{register_host_tool, register_host_tool_with};
 pub use tools::{arkagent_tool_abort_reason, arkagent_tool_complete, arkagent_tool_complete_parts, arkagent_tool_fail, arkagent_tool_on_abort};

@@ -140,7 +140,8 @@ pub type ArkAgentToolAbortCallback = Option<unsafe extern "C" fn(userdata: *mut 
 /// `"estimated_prompt_tokens"`: `"estimate"`, `"calibrated"` (corrected from the model's
 /// earlier `prompt_tokens`; exported with the state as `"token_calibration"`) or
 /// `"provider"`.
-/// Do not call blocking arkagent functions from it. A runtime with a session store
+/// Do not call blocking arkagent functions from it (they return
+/// `ARK_AGENT_RESULT_REENTRANT`, whichever call emitted the event). A runtime with a session store
 /// (`arkagent_runtime_attach_store`) also emits `"session_committed"` (`commit_seq`,
 /// `message_count`) after each commit: what it covers survives the process being killed.
 /// COST-2: a `"model_response"` event's `"usage"` carries `"cost":{"currency","nanos"}`

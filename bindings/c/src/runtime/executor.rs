@@ -28,11 +28,17 @@ fn executor() -> FfiResult<Arc<tokio::runtime::Runtime>> {
     Ok(executor)
 }
 
+/// True inside a library callback on this thread (on the executor, or one the library
+/// called elsewhere: `crate::callbacks::in_callback`).
+fn inside_callback() -> bool {
+    tokio::runtime::Handle::try_current().is_ok() || crate::callbacks::in_host_callback()
+}
+
 /// Runs `future` to completion on the calling thread (host callbacks run there too), then
 /// waits for the HTTP cancel callbacks it caused (OHOS-7), so none runs after it returns.
 /// Refuses to nest inside a library callback, where blocking would deadlock.
 pub(crate) fn block_on<F: std::future::Future>(what: &str, future: F) -> FfiResult<F::Output> {
-    if tokio::runtime::Handle::try_current().is_ok() {
+    if inside_callback() {
         return Err(FfiError::new(ArkAgentResult::Reentrant, format!("{what} called from a library callback")));
     }
     let executor = executor()?;
@@ -49,7 +55,7 @@ pub(crate) fn block_on<F: std::future::Future>(what: &str, future: F) -> FfiResu
 #[no_mangle]
 pub extern "C" fn arkagent_shutdown() -> ArkAgentResult {
     boundary(|| {
-        if tokio::runtime::Handle::try_current().is_ok() {
+        if inside_callback() {
             return Err(FfiError::new(ArkAgentResult::Reentrant, "arkagent_shutdown called from a library callback"));
         }
         let mut slot = EXECUTOR.lock().map_err(|_| FfiError::new(ArkAgentResult::Internal, "the executor lock was poisoned"))?;
