@@ -23,7 +23,8 @@
 //! refused; exports taken at any event are paired, and so is every finished runtime
 //! (CORE-2); an export imports into a fresh runtime unchanged; `"parent"` totals are the
 //! sum of the usages and `"total"` parent + children; a runtime's stored session resumes
-//! in a new runtime with the same history; no thread hangs.
+//! in a new runtime with the same history; no thread hangs (within 30 s, or
+//! `ARKAGENT_SEQUENCE_DEADLINE` seconds: shorter while minimising a hang).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -94,6 +95,22 @@ impl Sequence<'_> {
         let b = *self.data.get(self.at)?;
         self.at += 1;
         Some(b)
+    }
+
+    /// Runs `f` on a thread of its own; its end wakes a waiting step.
+    fn spawn(&mut self, f: impl FnOnce() + Send + 'static) {
+        let host = Arc::clone(&self.host);
+        host.started();
+        struct Ended(Arc<Host>);
+        impl Drop for Ended {
+            fn drop(&mut self) {
+                self.0.ended();
+            }
+        }
+        self.threads.push(std::thread::spawn(move || {
+            let _ended = Ended(host);
+            f();
+        }));
     }
 
     fn userdata(&self) -> *mut c_void {
@@ -185,13 +202,13 @@ impl Sequence<'_> {
     /// Answers the oldest pending request (on another thread when bit 6 of `how` is set).
     fn answer_http(&mut self) {
         let answer = HttpAnswer { how: self.byte().unwrap_or(0), pick: self.byte().unwrap_or(0), cut: self.byte().unwrap_or(0) };
-        if self.threads.iter().any(|t| !t.is_finished()) {
+        if self.host.running() > 0 {
             // A request on its way is waited for a moment, as a host's network would be.
-            self.host.wait(2);
+            self.host.wait(1);
         }
         let Some((c, stream)) = ({ let mut p = self.host.pending.lock().unwrap(); (!p.http.is_empty()).then(|| p.http.remove(0)) }) else { return };
         if answer.how & 0x40 != 0 {
-            self.threads.push(std::thread::spawn(move || answer.give(c, stream)));
+            self.spawn(move || answer.give(c, stream));
         } else {
             answer.give(c, stream);
         }
@@ -266,8 +283,8 @@ impl Sequence<'_> {
 
     /// Answers everything until every thread has returned; joins them.
     fn quiesce(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while self.threads.iter().any(|t| !t.is_finished()) {
+        let deadline = Instant::now() + Duration::from_secs(std::env::var("ARKAGENT_SEQUENCE_DEADLINE").ok().and_then(|s| s.parse().ok()).unwrap_or(30));
+        while self.host.running() > 0 {
             assert!(Instant::now() < deadline, "a thread hangs with every request answered");
             self.answer_everything();
             self.host.wait(2);
