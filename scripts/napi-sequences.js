@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // REL-6: the N-API module under random call sequences for as long as asked (the CI test
-// runs 12 seeds × 150 steps). Needs the host build of the module (scripts/test-js.sh puts it
+// runs 16 seeds × 200 steps). Needs the host build of the module (scripts/test-js.sh puts it
 // at $CARGO_TARGET_DIR/arkagent.node). Prints the seeds, steps and time; a failing seed is
 // printed with its error and replays exactly.
 //   node scripts/napi-sequences.js [seeds=200] [steps=400] [first-seed=1]
@@ -18,5 +18,5 @@ const { runSequence, stats } = require('../tests/js/rel_6_sequences');
       process.exit(1);
     }
   }
-  console.log(`napi-sequences: ${seeds} seeds × ${steps} steps (${seeds * steps} calls) in ${((Date.now() - started) / 1000).toFixed(1)} s, no failure; calls fulfilled ${stats.fulfilled}, rejected ${stats.rejected} ${JSON.stringify(stats.codes)}`);
+  console.log(`napi-sequences: ${seeds} seeds × ${steps} steps (${seeds * steps} calls) in ${((Date.now() - started) / 1000).toFixed(1)} s, no failure; calls fulfilled ${stats.fulfilled}, rejected ${stats.rejected} ${JSON.stringify(stats.codes)}; reached ${JSON.stringify(stats.reached)}`);
 })();

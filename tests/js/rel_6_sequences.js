@@ -1,12 +1,19 @@
 'use strict';
 // REL-6 (issue 42 item 2): random call sequences over the N-API module, as an app makes
-// them — runs started on several runtimes, the host's HTTP requests answered in any order
-// (text, tool calls, errors, garbage), cancels, exports imported elsewhere, listeners that
-// throw, compressions, rewinds, runtimes dropped and garbage-collected mid-run. A seeded
-// PRNG decides every step, so a failing seed replays exactly. Oracles, not only "no crash":
-// every rejection and throw carries a code of the module's ErrorCode union; every idle
-// runtime's history stays paired (CORE-2); an export imports into a fresh runtime
-// unchanged; at the end every run settles once its requests are answered.
+// them — runs started on several runtimes (with a custom compressor called on every
+// attempt, a session in a shared store, delegation to a clone), the host's HTTP requests
+// answered in any order (text, tool calls — one that waits for a person, a delegation —,
+// errors, garbage), compressor promises resolved, resolved twice, rejected, thrown or never
+// answered, approvals answered (approve, edited, reject, an unknown call), paused turns
+// resumed or closed, sub-agents force-completed and closed, decomposed jobs, stores
+// detached, cancels, exports imported elsewhere, listeners that throw, compressions,
+// rewinds, runtimes dropped and garbage-collected mid-run whose transports answer after.
+// A seeded PRNG decides every step, so a failing seed replays exactly. Oracles, not only
+// "no crash": every rejection and throw carries a code of the module's ErrorCode union;
+// every idle runtime's history stays paired (CORE-2); an export imports into a fresh
+// runtime unchanged; at the end every run settles once its requests are answered (a
+// compression nobody answers, once cancelled), the history is paired, and the totals'
+// parent is the sum of the usages and total = parent + children (SUB-6).
 // Used by tests/js/rel_6_napi_sequences.test.js (a short fixed budget) and
 // scripts/napi-sequences.js (any number of seeds).
 
@@ -37,7 +44,7 @@ function prng(seed) {
 }
 
 /** What the sequences did: settled calls by outcome, rejections by code. */
-const stats = { fulfilled: 0, rejected: 0, codes: {} };
+const stats = { fulfilled: 0, rejected: 0, codes: {}, reached: { compressions: 0, abandoned: 0, orphanAnswers: 0, approvals: 0, subAgentApprovals: 0, forced: 0 } };
 
 function checkCode(e, what) {
   stats.rejected += 1;
@@ -45,28 +52,52 @@ function checkCode(e, what) {
   assert.ok(e && typeof e.code === 'string' && CODES.has(e.code), `${what}: ${e && e.code} (${e && e.message}) is not a documented code`);
 }
 
-/** One runtime with a host that holds each request until a step answers it. */
-function slot(index) {
+/** The store sessions of every runtime created with one share (a store in memory). */
+const STORE = native.SessionStore.openMemory();
+
+/**
+ * One runtime with a host that holds each request until a step answers it. `variant`
+ * (bits): 1 a custom compressor called on every attempt, whose answers wait for a step
+ * (and which throws now and then); 2 the session in the shared store; 4 delegation to a
+ * clone. Every runtime has `echo` and `ask` (which waits for a person).
+ */
+function slot(index, variant = 0) {
   const pending = [];
+  const compressions = [];
   const tools = new native.ToolRegistry();
   tools.register(new native.ToolDefinition('echo', 'Echoes', '{"type":"object","properties":{"x":{"type":"string"}}}'),
     async (call) => {
       if (call.arguments.includes('throw')) throw new Error('the tool failed');
       return { content: `echo ${call.arguments}` };
     });
+  const ask = new native.ToolDefinition('ask', 'Asks a person first', '{"type":"object"}');
+  ask.requiresApproval = true;
+  tools.register(ask, async () => ({ content: 'asked and done' }));
   const model = new native.ModelConfig('http://127.0.0.1:9/v1', API_KEY, 'm');
   // Retries stay (an overloaded answer is retried), with waits of a few ms.
   model.initialBackoffMs = 2;
   model.maxBackoffMs = 5;
   const config = new native.AgentRuntimeConfig(model);
-  config.sessionId = `s${index}`;
-  const rt = new native.AgentRuntime(config, (request) => new Promise((resolve, reject) => pending.push({ resolve, reject, request })), tools);
-  return { rt, pending, runs: [], ids: [], subs: [] };
+  config.sessionId = `s${index}-${++created}`;
+  if (variant & 1) {
+    config.setCustomCompressor((stateJson) => {
+      JSON.parse(stateJson);
+      if (compressions.throwNext) { compressions.throwNext = false; throw new Error('a compressor that throws'); }
+      return new Promise((resolve, reject) => compressions.push({ resolve, reject, stateJson }));
+    }, 0);
+  }
+  if (variant & 4) config.allowClone = true;
+  const transport = (request) => new Promise((resolve, reject) => pending.push({ resolve, reject, request }));
+  const rt = variant & 2 ? new native.AgentRuntime(config, transport, tools, STORE) : new native.AgentRuntime(config, transport, tools);
+  return { rt, pending, compressions, abandoned: 0, runs: [], ids: [], subs: [] };
 }
+let created = 0;
 
 const reply = {
-  text: (n) => ({ status: 200, body: JSON.stringify(completion({ content: `answer ${n}`, usage: { prompt_tokens: 50 + n, completion_tokens: 3, total_tokens: 53 + n } })) }),
-  tool: (n) => ({ status: 200, body: JSON.stringify(completion({ toolCalls: [{ id: `call_${n}`, name: 'echo', arguments: { x: n % 3 === 0 ? 'throw' : `v${n}` } }], usage: { prompt_tokens: 60, completion_tokens: 5, total_tokens: 65 } })) }),
+  text: (n) => ({ status: 200, body: completion({ content: `answer ${n}`, usage: { prompt_tokens: 50 + n, completion_tokens: 3, total_tokens: 53 + n } }) }),
+  tool: (n) => ({ status: 200, body: completion({ toolCalls: [{ id: `call_${n}`, name: 'echo', arguments: { x: n % 3 === 0 ? 'throw' : `v${n}` } }], usage: { prompt_tokens: 60, completion_tokens: 5, total_tokens: 65 } }) }),
+  ask: (n) => ({ status: 200, body: completion({ toolCalls: [{ id: `ask_${n}`, name: 'ask', arguments: {} }, { id: `echo_${n}`, name: 'echo', arguments: { x: 'v' } }], usage: { prompt_tokens: 60, completion_tokens: 5, total_tokens: 65 } }) }),
+  delegate: (n) => ({ status: 200, body: completion({ toolCalls: [{ id: `del_${n}`, name: 'delegate_task', arguments: { assignee: 'clone', task_description: `look up ${n}` } }], usage: { prompt_tokens: 60, completion_tokens: 5, total_tokens: 65 } }) }),
   garbage: () => ({ status: 200, body: '{"choices":[{"index":0,"message":' }),
   overloaded: () => ({ status: 503, body: '{"error":{"message":"overloaded"}}' }),
 };
@@ -76,13 +107,9 @@ function track(s, promise, what) {
   s.runs.push(promise.then((r) => { stats.fulfilled += 1; if (r && r.runId) s.ids.push(r.runId); }, (e) => checkCode(e, what)));
 }
 
-function idle(s) {
-  return s.pending.length === 0;
-}
-
 /** The steps: each takes the PRNG, the slots and a counter. */
 const STEPS = [
-  (r, slots) => { const i = r(3); if (!slots[i]) slots[i] = slot(i); },
+  (r, slots) => { const i = r(3); if (!slots[i]) slots[i] = slot(i, r(8)); },
   (r, slots, n) => withSlot(slots, r, (s) => track(s, s.rt.run(`question ${n}`), 'run')),
   (r, slots) => withSlot(slots, r, (s) => track(s, s.rt.runParts([native.ContentPart.text('and this?'), native.ContentPart.image(PNG)]), 'runParts')),
   (r, slots, n) => withSlot(slots, r, (s) => { const p = s.pending.shift(); if (p) p.resolve(reply.text(n)); }),
@@ -108,16 +135,101 @@ const STEPS = [
     const id = s.ids[r(s.ids.length + 1)] || 'no-such-run';
     track(s, r(2) ? s.rt.regenerate(id) : s.rt.editAndResend(id, 'edited'), 'rewind gesture');
   }),
-  (r, slots) => { const i = r(3); if (slots[i] && r(4) === 0) { slots[i].dropped = true; slots[i] = undefined; gc(); } },
-  (r, slots) => withSlot(slots, r, (s) => {
-    if (!idle(s)) return;
-    try {
-      assert.equal(native.toolCallsPaired(s.rt.historyJson()), true, 'an idle history is paired');
-    } catch (e) {
-      if (!(e instanceof assert.AssertionError)) checkCode(e, 'historyJson'); else throw e;
+  (r, slots) => {
+    const i = r(3);
+    if (slots[i] && r(4) === 0) {
+      // Dropped mid-run and collected; its transport answers later (orphans).
+      orphans.push(slots[i]);
+      slots[i].dropped = true;
+      slots[i] = undefined;
+      gc();
     }
+  },
+  (r, slots, n) => {
+    // A transport that answers after its runtime was dropped and collected.
+    const o = orphans[r(orphans.length + 1)];
+    const p = o && o.pending.shift();
+    if (p) { stats.reached.orphanAnswers += 1; (r(2) ? p.resolve(reply.text(n)) : p.reject(new Error('gone'))); }
+  },
+  (r, slots, n) => withSlot(slots, r, (s) => { const p = s.pending.shift(); if (p) p.resolve(r(2) ? reply.ask(n) : reply.delegate(n)); }),
+  (r, slots) => withSlot(slots, r, (s) => answerCompression(s, r)),
+  (r, slots) => withSlot(slots, r, (s) => approvalStep(s, r)),
+  (r, slots) => withSlot(slots, r, (s) => subAgentStep(s, r)),
+  // The committed history (an export's) is paired at any moment, mid-run included (CORE-2,
+  // CORE-6); historyJson() also shows an open or paused turn.
+  (r, slots) => withSlot(slots, r, (s) => {
+    const messages = JSON.parse(s.rt.exportState()).history.messages;
+    assert.equal(native.toolCallsPaired(JSON.stringify(messages)), true, 'an export is paired at any moment');
   }),
 ];
+
+/** Runtimes dropped with requests in flight: their transports may still answer. */
+const orphans = [];
+
+const SKIPPED = JSON.stringify({ outcome: 'skipped' });
+
+/** Answers a waiting compression: skipped, twice, with garbage, rejected, or never. */
+function answerCompression(s, r) {
+  const c = s.compressions.shift();
+  if (!c) { s.compressions.throwNext = r(4) === 0; return; }
+  stats.reached.compressions += 1;
+  const messages = JSON.parse(c.stateJson).history.messages;
+  const split = native.computeSafeSplitIndex(JSON.stringify(messages), 2);
+  switch (r(6)) {
+    case 0: c.resolve(SKIPPED); break;
+    case 1: c.resolve(SKIPPED); c.resolve(JSON.stringify({ outcome: 'failed' })); c.reject(new Error('late')); break;
+    case 2: c.resolve(split > 0 ? JSON.stringify({ outcome: 'compressed', split_index: split, summary: 'what was said' }) : SKIPPED); break;
+    case 3: c.resolve('{"outcome":'); break;
+    case 4: c.reject(new Error('no summary today')); break;
+    default: s.abandoned += 1; stats.reached.abandoned += 1; // never answered: only a cancel ends the attempt
+  }
+}
+
+async function settled(promise, what) {
+  try { return await promise; } catch (e) { checkCode(e, what); return undefined; }
+}
+
+/** Answers the first waiting approval (approve, edited, reject, unknown) or closes the turn, or resumes. */
+function approvalStep(s, r) {
+  let waiting;
+  try { waiting = s.rt.pendingApprovals(); } catch (e) { checkCode(e, 'pendingApprovals'); return; }
+  const id = waiting.length && r(4) ? waiting[0].callId : 'no-such-call';
+  if (waiting.length) stats.reached.approvals += 1;
+  switch (r(5)) {
+    case 0: s.runs.push(settled(s.rt.approve(id), 'approve')); break;
+    case 1: s.runs.push(settled(s.rt.approve(id, '{"edited":true}'), 'approve edited')); break;
+    case 2: s.runs.push(settled(s.rt.reject(id, 'not now'), 'reject')); break;
+    case 3: s.runs.push(settled(s.rt.cancelApprovals(), 'cancelApprovals')); break;
+    default: track(s, s.rt.resumeRun(), 'resumeRun');
+  }
+}
+
+/** Sub-agents: force-completes the first running one, closes them all, or runs a decomposed job. */
+function subAgentStep(s, r) {
+  switch (r(4)) {
+    case 0: {
+      const active = s.rt.subAgents().active;
+      const found = s.rt.forceCompleteSubAgent(active.length ? active[0].id : 'no-such-child', 'the user left');
+      assert.equal(found, active.length > 0 && found, 'an unknown child is not found');
+      if (found) stats.reached.forced += 1;
+      break;
+    }
+    case 1: assert.equal(typeof s.rt.closeSubAgents(), 'number'); break;
+    case 2: try { s.rt.detachStore(); } catch (e) { checkCode(e, 'detachStore'); } break;
+    default: track(s, s.rt.runDecomposed([{ assignee: 'clone', taskDescription: 'a' }, { assignee: 'clone', taskDescription: 'b' }], 2), 'runDecomposed');
+  }
+}
+
+/** A person answers every sub-agent call waiting for approval (they wait while their run goes on). */
+function approveSubAgentCalls(s) {
+  let waiting = [];
+  try { waiting = s.rt.pendingApprovals(); } catch (e) { checkCode(e, 'pendingApprovals'); }
+  for (const w of waiting) {
+    if (!w.path.length) continue;
+    stats.reached.subAgentApprovals += 1;
+    s.runs.push(settled(s.rt.approve(w.callId), 'approve a sub-agent call'));
+  }
+}
 
 function withSlot(slots, r, f) {
   const s = slots[r(slots.length)];
@@ -140,13 +252,27 @@ async function runSequence(seed, steps) {
   Promise.allSettled(live.flatMap((s) => s.runs)).then(() => { done = true; });
   const deadline = Date.now() + 20000;
   for (let k = 0; !done && Date.now() < deadline; k++) {
-    for (const s of live) while (s.pending.length) s.pending.shift().resolve(reply.text(k));
+    for (const s of live) {
+      while (s.pending.length) s.pending.shift().resolve(reply.text(k));
+      while (s.compressions.length) s.compressions.shift().resolve(SKIPPED);
+      approveSubAgentCalls(s);
+      // A compression its compressor never answers waits until the run is cancelled.
+      if (s.abandoned && k === 50) s.rt.cancel();
+    }
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
+  for (const o of orphans.splice(0)) while (o.pending.length) o.pending.shift().resolve(reply.text(0));
   for (const s of live) {
     assert.ok(done, `seed ${seed}: every run settles once its requests are answered`);
     for (const outcome of await Promise.allSettled(s.runs)) assert.equal(outcome.status, 'fulfilled', `seed ${seed}: ${outcome.reason}`);
-    assert.equal(native.toolCallsPaired(s.rt.historyJson()), true, `seed ${seed}: paired at the end`);
+    if (s.dropped) continue;
+    const state = JSON.parse(s.rt.exportState());
+    assert.equal(native.toolCallsPaired(JSON.stringify(state.history.messages)), true, `seed ${seed}: paired at the end`);
+    const totals = s.rt.totalUsage();
+    assert.deepEqual(totals.parent, native.sumUsages(s.rt.usages()), `seed ${seed}: the parent's totals are the sum of its usages`);
+    for (const k of ['promptTokens', 'completionTokens', 'totalTokens', 'cachedTokens', 'reasoningTokens', 'callCount', 'pricedCallCount']) {
+      assert.equal(totals.total[k], totals.parent[k] + totals.children[k], `seed ${seed}: total.${k} = parent + children`);
+    }
   }
   gc();
 }
