@@ -76,13 +76,15 @@ struct Sequence<'a> {
     threads: Vec<JoinHandle<()>>,
     subscriptions: Vec<(usize, u64)>,
     store: Option<Store>,
+    /// Held tool calls and compressions the host does not answer until its user gives up.
+    abandoned: host::Pending,
 }
 
 /// Runs the sequence `data` describes; panics when an oracle fails.
 pub fn check_c_abi_sequence(data: &[u8]) {
     let host = Arc::new(Host::default());
     host.fail_on_cancel.store(data.first().is_some_and(|b| b & 1 == 1), Ordering::Relaxed);
-    let mut s = Sequence { data, at: 1, host, runtimes: Vec::new(), threads: Vec::new(), subscriptions: Vec::new(), store: None };
+    let mut s = Sequence { data, at: 1, host, runtimes: Vec::new(), threads: Vec::new(), subscriptions: Vec::new(), store: None, abandoned: host::Pending::default() };
     s.new_runtime(0);
     while let Some(op) = s.byte() {
         s.step(op);
@@ -151,18 +153,28 @@ impl Sequence<'_> {
             3..=5 | 18 | 19 => self.answer_http(),
             6 => {
                 let how = self.byte().unwrap_or(0);
+                self.host.wait(2);
                 let held = { self.host.pending.lock().unwrap().tools.first().copied() };
                 if let Some(c) = held {
                     self.host.pending.lock().unwrap().tools.remove(0);
-                    answer_tool(c, how);
+                    if how % 16 == 15 {
+                        self.abandoned.tools.push(c);
+                    } else {
+                        answer_tool(c, how);
+                    }
                 }
             }
             7 => {
                 let how = self.byte().unwrap_or(0);
+                self.host.wait(2);
                 let attempt = { self.host.pending.lock().unwrap().compressions.first().copied() };
                 if let Some((c, split)) = attempt {
                     self.host.pending.lock().unwrap().compressions.remove(0);
-                    answer_compression(c, split, how);
+                    if how % 16 == 15 {
+                        self.abandoned.compressions.push((c, split));
+                    } else {
+                        answer_compression(c, split, how);
+                    }
                 }
             }
             8 => {
@@ -179,9 +191,14 @@ impl Sequence<'_> {
             10 => self.free_runtime(),
             11 => self.subscription(),
             12 => {
-                // A forged handle is refused by every call.
-                let forged = (0xA5A5_0000usize | usize::from(self.byte().unwrap_or(1))) as *mut ArkAgentRuntime;
-                assert_eq!(arkagent_runtime_cancel(forged), ArkAgentResult::InvalidHandle);
+                let b = self.byte().unwrap_or(1);
+                if b & 1 == 0 {
+                    // A forged handle is refused by every call.
+                    let forged = (0xA5A5_0000usize | usize::from(b)) as *mut ArkAgentRuntime;
+                    assert_eq!(arkagent_runtime_cancel(forged), ArkAgentResult::InvalidHandle);
+                } else {
+                    oracles::null_handles_refused();
+                }
             }
             13 => self.store_step(),
             14 => self.approval_step(),
@@ -204,7 +221,7 @@ impl Sequence<'_> {
         let answer = HttpAnswer { how: self.byte().unwrap_or(0), pick: self.byte().unwrap_or(0), cut: self.byte().unwrap_or(0) };
         if self.host.running() > 0 {
             // A request on its way is waited for a moment, as a host's network would be.
-            self.host.wait(1);
+            self.host.wait(5);
         }
         let Some((c, stream)) = ({ let mut p = self.host.pending.lock().unwrap(); (!p.http.is_empty()).then(|| p.http.remove(0)) }) else { return };
         if answer.how & 0x40 != 0 {
@@ -283,14 +300,31 @@ impl Sequence<'_> {
 
     /// Answers everything until every thread has returned; joins them.
     fn quiesce(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(std::env::var("ARKAGENT_SEQUENCE_DEADLINE").ok().and_then(|s| s.parse().ok()).unwrap_or(30));
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(std::env::var("ARKAGENT_SEQUENCE_DEADLINE").ok().and_then(|s| s.parse().ok()).unwrap_or(30));
+        let mut gave_up = false;
         while self.host.running() > 0 {
             assert!(Instant::now() < deadline, "a thread hangs with every request answered");
             self.answer_everything();
+            if !gave_up && !self.abandoned.is_empty() && started.elapsed() > Duration::from_millis(20) {
+                // A call or compression nobody answers: the user gives up, and every run ends.
+                for r in self.runtimes.iter().filter(|r| !r.freed) {
+                    assert_eq!(arkagent_runtime_cancel(r.handle as *mut ArkAgentRuntime), ArkAgentResult::Ok);
+                }
+                gave_up = true;
+            }
             self.host.wait(2);
         }
         for t in self.threads.drain(..) {
             t.join().expect("a thread's oracle");
+        }
+        // Finished late, as the contract asks (after the cancel: allowed and ignored).
+        let abandoned = std::mem::take(&mut self.abandoned);
+        for c in abandoned.tools {
+            answer_tool(c, 0);
+        }
+        for (c, split) in abandoned.compressions {
+            answer_compression(c, split, 0);
         }
     }
 

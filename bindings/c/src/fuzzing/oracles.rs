@@ -121,3 +121,19 @@ pub(super) fn last_error() -> String {
     buf.truncate(n.min(1023));
     String::from_utf8_lossy(&buf).into_owned()
 }
+
+/// FFI-5: NULL where a handle is required gives `NULL_ARGUMENT`, and nothing else happens.
+pub(super) fn null_handles_refused() {
+    let mut out: *mut c_char = null_mut();
+    assert_eq!(arkagent_runtime_cancel(null_mut()), R::NullArgument);
+    // SAFETY: NULL handles, valid out pointers and strings: each call must refuse the handle.
+    unsafe {
+        assert_eq!(arkagent_runtime_export_state(null_mut(), &mut out), R::NullArgument);
+        assert_eq!(arkagent_runtime_pending_approvals(std::ptr::null(), &mut out), R::NullArgument);
+        assert_eq!(arkagent_store_list(null_mut(), &mut out), R::NullArgument);
+        assert_eq!(arkagent_http_complete(null_mut(), 200, std::ptr::null(), std::ptr::null(), 0), R::NullArgument);
+        assert_eq!(arkagent_tool_complete(null_mut(), c"x".as_ptr(), 0), R::NullArgument);
+        assert_eq!(arkagent_compress_complete(null_mut(), c"{}".as_ptr()), R::NullArgument);
+    }
+    assert!(out.is_null(), "a refused call wrote its out pointer");
+}
