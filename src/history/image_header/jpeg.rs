@@ -2,7 +2,8 @@
 //! a marker allowed (B.1.1.2), every segment's length checked against the file, the first
 //! start-of-frame's size, the first EXIF APP1's orientation (an embedded thumbnail sits in
 //! that segment and is skipped whole), each scan's entropy-coded data skipped to its next
-//! marker (stuffed `FF 00`, restart markers), up to the end-of-image marker.
+//! marker (stuffed `FF 00`, restart markers), up to the end-of-image marker — at the door;
+//! read back (`Strictness::Restore`) it stops at the frame header.
 
 use super::{be16, cut, exif, invalid, ArkAgentError, Header, Strictness};
 use super::ImageMime;
@@ -21,7 +22,12 @@ pub(super) fn read(b: &[u8], strict: Strictness) -> Result<Header, ArkAgentError
             0xD9 => return walk.found.ok_or_else(|| invalid("the JPEG ends before its frame header")),
             0x00 | 0xD8 => return Err(invalid(format!("marker FF{marker:02X} where a segment belongs"))),
             _ => match walk.segment(b, marker, at)? {
-                Step::At(next) => next,
+                // Read back (a store, an export): the frame header was checked at the door;
+                // the rest of the file (its scans) need not be walked again.
+                Step::At(next) => match walk.found {
+                    Some(header) if strict == Strictness::Restore => return Ok(header),
+                    _ => next,
+                },
                 Step::Ends(what) => return cut(walk.found, strict, what),
             },
         };

@@ -153,3 +153,21 @@ fn img_6_no_bytes_panic_the_reader() {
         }
     }
 }
+
+/// Issue 41's note: read back, a JPEG is read up to its frame header only — the same header
+/// as at the door, whatever follows it (here the scans replaced by garbage).
+#[test]
+fn img_6_a_restored_jpeg_is_read_to_its_frame_header_only() {
+    let with_thumbnail = jpeg(64, 48, Some(6), true, 200);
+    assert_eq!(read(&with_thumbnail, Strictness::Restore).unwrap(), read(&with_thumbnail, Strictness::Door).unwrap());
+    // Without EXIF (and its thumbnail) the first FF C0 is the frame's.
+    let whole = jpeg(64, 48, None, false, 200);
+    let door_header = read(&whole, Strictness::Door).unwrap();
+    assert_eq!(read(&whole, Strictness::Restore).unwrap(), door_header);
+    let sof = (2..whole.len() - 1).find(|&i| whole[i] == 0xFF && whole[i + 1] == 0xC0).unwrap();
+    let len = usize::from(u16::from_be_bytes([whole[sof + 2], whole[sof + 3]]));
+    let mut garbage = whole[..sof + 2 + len].to_vec();
+    garbage.extend_from_slice(&[0x12; 64]);
+    assert!(read(&garbage, Strictness::Door).is_err(), "the door walks every segment");
+    assert_eq!(read(&garbage, Strictness::Restore).unwrap(), door_header);
+}
