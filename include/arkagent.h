@@ -1351,7 +1351,11 @@ enum ArkAgentResult arkagent_runtime_export_state(struct ArkAgentRuntime *runtim
 // `state_json` a NUL-terminated string.
 enum ArkAgentResult arkagent_runtime_import_state(struct ArkAgentRuntime *runtime, const char *state_json);
 
-// Writes the messages as a JSON array to `*out`; free with `arkagent_string_free`.
+// Writes the messages as a JSON array to `*out`; free with `arkagent_string_free`. They
+// are the live history: while a turn's tools run or the turn waits for approval it ends
+// with that turn's model answer (mid-turn, with the results so far), which
+// `arkagent_runtime_export_state` — the committed history, always paired — leaves out
+// until the turn is paired.
 //
 // # Safety
 // `out` valid for one pointer write.

@@ -34,7 +34,10 @@ impl AgentRuntime {
         (*self.inner.session.snapshot()).clone()
     }
 
-    /// A copy of the messages.
+    /// A copy of the messages: the live history. While a turn's tools run or the turn
+    /// waits for approval it ends with that turn's model answer (mid-turn, with the results
+    /// so far), which [`export_state`](Self::export_state) — the committed history, always
+    /// paired — leaves out until the turn is paired.
     pub fn messages(&self) -> Vec<Message> {
         self.inner.session.snapshot().history.messages.clone()
     }

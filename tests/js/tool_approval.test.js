@@ -60,6 +60,13 @@ test('tool_1_js_a_tool_requiring_approval_pauses_and_resumeRun_runs_it_once', as
   assert.deepEqual(paused.pendingApprovals, [{ callId: 'c_pay', name: 'pay', arguments: '{"amount":500}', path: [] }]);
   assert.deepEqual(runtime.pendingApprovals(), paused.pendingApprovals);
   assert.deepEqual(ran, [['c_w', null]], 'weather ran at once, pay waits');
+  // historyJson() is the live history: it ends with the paused answer, which exportState()
+  // (the committed history, always paired) leaves out.
+  const live = JSON.parse(runtime.historyJson());
+  const committed = JSON.parse(runtime.exportState()).history.messages;
+  assert.deepEqual(live.slice(0, -1), committed);
+  assert.deepEqual(live[live.length - 1].tool_calls.map((c) => c.id), ['c_pay', 'c_w']);
+  assert.equal(native.toolCallsPaired(JSON.stringify(committed)), true);
   const requested = events.filter((e) => e.type === 'approval_requested').map((e) => JSON.parse(e.payloadJson));
   assert.deepEqual(requested.map((p) => [p.callId, p.name, p.reason]), [['c_pay', 'pay', 'tool']]);
   assert.equal(await runtime.approve('c_pay'), undefined, 'resolves with nothing');

@@ -201,7 +201,10 @@ impl AgentRuntime {
         .map_err(internal)
     }
 
-    /// The messages as JSON (an array).
+    /// The messages as JSON (an array): the live history. While a turn's tools run or the
+    /// turn waits for approval it ends with that turn's model answer (mid-turn, with the
+    /// results so far), which exportState() — the committed history, always paired —
+    /// leaves out until the turn is paired.
     #[napi]
     pub fn history_json(&self) -> Result<String, Thrown> {
         serde_json::to_string(&self.core.messages()).map_err(|e| thrown(e.into()))

@@ -48,7 +48,11 @@ pub unsafe extern "C" fn arkagent_runtime_import_state(runtime: *mut ArkAgentRun
     })
 }
 
-/// Writes the messages as a JSON array to `*out`; free with `arkagent_string_free`.
+/// Writes the messages as a JSON array to `*out`; free with `arkagent_string_free`. They
+/// are the live history: while a turn's tools run or the turn waits for approval it ends
+/// with that turn's model answer (mid-turn, with the results so far), which
+/// `arkagent_runtime_export_state` — the committed history, always paired — leaves out
+/// until the turn is paired.
 ///
 /// # Safety
 /// `out` valid for one pointer write.

@@ -2267,7 +2267,12 @@ export class AgentRuntime {
    * "run_in_progress".
    */
   importState(stateJson: string): Promise<void>;
-  /** The messages as JSON (an array). */
+  /**
+   * The messages as JSON (an array): the live history. While a turn's tools run or the
+   * turn waits for approval it ends with that turn's model answer (mid-turn, with the
+   * results so far), which exportState() — the committed history, always paired —
+   * leaves out until the turn is paired.
+   */
   historyJson(): string;
   /** The episodes compressed out of the live history, oldest first. */
   episodicMemories(): EpisodicMemory[];
