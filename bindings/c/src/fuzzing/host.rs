@@ -138,8 +138,9 @@ pub(super) unsafe extern "C" fn factory(_userdata: *mut c_void, _name: *const c_
 }
 
 /// Events: each is a JSON object with its type. With a runtime as `userdata` (a probe), each
-/// event also exports the state — it must be paired whatever the moment — and tries a
-/// blocking call, which a callback must be refused.
+/// event also exports the state — it must be paired whatever the moment — imports it back
+/// (refused only while a call holds the runtime), and tries a blocking call, which a
+/// callback must be refused.
 pub(super) unsafe extern "C" fn on_event(userdata: *mut c_void, event_json: *const c_char) {
     // SAFETY: the library's NUL-terminated JSON, valid during the call.
     let json = unsafe { CStr::from_ptr(event_json) }.to_str().expect("events are UTF-8");
@@ -153,9 +154,18 @@ pub(super) unsafe extern "C" fn on_event(userdata: *mut c_void, event_json: *con
     let code = unsafe { arkagent_runtime_export_state(rt, &mut out) };
     assert!(matches!(code, ArkAgentResult::Ok | ArkAgentResult::InvalidHandle), "an export from an event: {code:?}");
     if code == ArkAgentResult::Ok {
-        let state: serde_json::Value = serde_json::from_str(&take_string(out)).unwrap();
+        let exported = take_string(out);
+        let state: serde_json::Value = serde_json::from_str(&exported).unwrap();
         let messages = std::ffi::CString::new(state["history"]["messages"].to_string()).unwrap();
         assert!(is_paired(&messages), "an export at the event {json} is paired");
+        // The export imports back at any event (refused only while a call holds the runtime).
+        let exported = std::ffi::CString::new(exported).unwrap();
+        // SAFETY: as above; a NUL-terminated state.
+        let code = unsafe { arkagent_runtime_import_state(rt, exported.as_ptr()) };
+        assert!(
+            matches!(code, ArkAgentResult::Ok | ArkAgentResult::RunInProgress | ArkAgentResult::InvalidHandle) || super::oracles::store_code(code),
+            "an import from the callback of {json}: {code:?}"
+        );
     }
     // SAFETY: as above; a NUL-terminated input; no outcome wanted.
     let code = unsafe { arkagent_runtime_run(rt, c"from a callback".as_ptr(), null_mut()) };
