@@ -7,6 +7,8 @@
 # growing working corpus is fuzz/work/<target> (git-ignored). A crash leaves its input in
 # fuzz/artifacts/<target>/ and fails the script: fix the bug, then commit the input under
 # fuzz/regressions/<target>/ so tests/it/fuzz_replay.rs replays it on stable forever.
+# FUZZ_RUNS=N stops each target after N executions (or the time, whichever comes first):
+#   FUZZ_RUNS=10000000 scripts/fuzz.sh 86400 mcp_tools     (issue 42's 10⁷ per target)
 # FUZZ_BUILD_FLAGS is passed to `cargo fuzz build/run` (scripts/test.sh uses `--dev`: an
 # unoptimised build compiles much faster, which matters more than speed for a 5 s smoke).
 # Prints one line per target: executions, coverage (libFuzzer `cov`: instrumented edges
@@ -43,7 +45,7 @@ for t in "${targets[@]}"; do
   log="$logdir/$t.log"
   echo "==> fuzz $t for ${secs}s"
   if cargo +nightly fuzz run --fuzz-dir fuzz "${build_flags[@]}" "$t" "fuzz/work/$t" "fuzz/corpus/$t" -- \
-      -max_total_time="$secs" -print_final_stats=1 -max_len=8192 >"$log" 2>&1; then
+      -max_total_time="$secs" -print_final_stats=1 -max_len=8192 ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} >"$log" 2>&1; then
     status=ok
   else
     status=CRASH

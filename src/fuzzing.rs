@@ -35,6 +35,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("safe_split", check_safe_split),
     ("image_header", check_image_header),
     ("mcp_answer", check_mcp_answer),
+    ("mcp_tools", check_mcp_tools),
 ];
 
 /// Splits fuzz input into chunk sizes and a body: the first byte says how many of the
@@ -354,6 +355,58 @@ pub fn check_mcp_answer(data: &[u8]) {
     let whole = crate::mcp::read_answer_for_fuzzing(body, None, json);
     let cut = crate::mcp::read_answer_for_fuzzing(body, Some(&chunks), json);
     assert_eq!(whole, cut, "an MCP answer depends on its chunking");
+}
+
+/// MCP-2 (REL-7): a server's JSON (the input, when it parses) read both as one
+/// `tools/list` entry and as a `tools/call` result, against what the MCP specification
+/// says they carry. The entry: refused (`mcp_protocol`) exactly when it has no non-empty
+/// string `name`; otherwise a model-facing name a provider accepts (`^[A-Za-z0-9_-]{1,64}$`,
+/// `<server>__<name>` whenever that is one), an object schema that keeps every other key
+/// of an object schema the server gave, a description of at most 4096 characters (plus
+/// `…`). The result: every `text` block's text in order in what the model reads; each
+/// `image` block either an image part or a line naming the refusal; a tool error
+/// (`mcp_tool_error`) exactly when `isError` is `true`; the structured content as the text
+/// when nothing else is; the metadata naming the server and the tool. Nothing panics.
+pub fn check_mcp_tools(data: &[u8]) {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else { return };
+    match (crate::mcp::tool_for_fuzzing("maps", &value), value["name"].as_str().filter(|n| !n.is_empty())) {
+        (Err(code), None) => assert_eq!(code, "mcp_protocol"),
+        (Ok((model_name, description, schema)), Some(name)) => {
+            let valid = |n: &str| (1..=64).contains(&n.len()) && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            assert!(valid(&model_name), "a model-facing tool name a provider refuses: {model_name:?}");
+            let plain = format!("maps__{name}");
+            assert!(!valid(&plain) || model_name == plain, "{plain:?} is valid but became {model_name:?}");
+            assert_eq!(schema["type"], "object");
+            if let Some(given) = value["inputSchema"].as_object().filter(|o| o.get("type").is_none_or(|t| t == "object")) {
+                assert!(given.iter().filter(|(k, _)| *k != "type").all(|(k, v)| &schema[k] == v), "the server's schema lost a key");
+            }
+            assert!(description.chars().count() <= 4097, "a description over its bound");
+        }
+        (entry, name) => panic!("a tools/list entry {value} read as {entry:?} (name {name:?})"),
+    }
+    check_mcp_result(value);
+}
+
+fn check_mcp_result(value: serde_json::Value) {
+    let result = crate::mcp::result_for_fuzzing("maps", "search", value.clone());
+    assert_eq!(result.is_error, value["isError"].as_bool() == Some(true), "isError decides a tool error");
+    assert_eq!(result.error_code.is_some(), result.is_error);
+    let mut rest = result.content.as_str();
+    let blocks = value["content"].as_array().cloned().unwrap_or_default();
+    for text in blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()) {
+        let at = rest.find(text).unwrap_or_else(|| panic!("a text block is missing or out of order: {text:?}"));
+        rest = &rest[at + text.len()..];
+    }
+    let images = blocks.iter().filter(|b| b["type"] == "image").count();
+    let refused = result.content.matches("[an image the server sent was refused: ").count();
+    assert!(result.images.len() <= images && result.images.len() + refused >= images, "images: {} parts, {refused} refused of {images}", result.images.len());
+    let structured = value.get("structuredContent").filter(|v| !v.is_null());
+    if let (true, Some(s)) = (blocks.is_empty(), structured) {
+        assert_eq!(result.content, s.to_string(), "the structured content is the text when nothing else is");
+    }
+    let Some(metadata) = &result.metadata else { panic!("an MCP result without its metadata") };
+    let meta = &metadata["mcp"];
+    assert_eq!((meta["server"].as_str(), meta["tool"].as_str()), (Some("maps"), Some("search")));
 }
 
 /// IMG-9: an [`ImageCodec`](crate::runtime::ImageCodec) on the `image` crate, written for

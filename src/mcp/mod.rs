@@ -46,6 +46,9 @@ pub use tools::{mcp_tool_name, MCP_NAME_SEPARATOR};
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub use stream::read_answer_for_fuzzing;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use tools::{result_for_fuzzing, tool_for_fuzzing};
 
 /// The revision `initialize` offers first.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";

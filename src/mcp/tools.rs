@@ -66,20 +66,7 @@ pub(super) async fn list_tools(conn: &Connection, transport: &dyn HttpTransport,
             if bytes > MAX_TOOL_LIST_BYTES || tools.len() >= MAX_TOOLS_PER_SERVER {
                 return Err(McpError::new(McpErrorCode::McpTooLarge, format!("the tool list is over {MAX_TOOL_LIST_BYTES} bytes or {MAX_TOOLS_PER_SERVER} tools")));
             }
-            let Some(name) = tool["name"].as_str().filter(|n| !n.is_empty()) else {
-                return Err(McpError::new(McpErrorCode::McpProtocol, "tools/list: a tool has no name"));
-            };
-            // A provider refuses a tools array with a schema that is not an object's: one odd
-            // schema must not fail every request of the run.
-            let schema = match &tool["inputSchema"] {
-                Value::Object(o) if o.get("type").is_none_or(|t| t == "object") => {
-                    let mut o = o.clone();
-                    o.insert("type".to_owned(), json!("object"));
-                    Value::Object(o)
-                }
-                _ => json!({"type": "object"}),
-            };
-            tools.push(RemoteTool { name: name.to_owned(), description: description_of(tool), input_schema: schema });
+            tools.push(tool_of(tool)?);
         }
         match result["nextCursor"].as_str() {
             Some(next) if !next.is_empty() && cursor.as_deref() != Some(next) => cursor = Some(next.to_owned()),
@@ -87,6 +74,25 @@ pub(super) async fn list_tools(conn: &Connection, transport: &dyn HttpTransport,
         }
     }
     Err(McpError::new(McpErrorCode::McpTooLarge, "tools/list: more than 64 pages"))
+}
+
+/// One entry of a `tools/list` page (REL-7: fuzzed by `arkagent::fuzzing::check_mcp_tools`):
+/// a tool needs a non-empty name; a schema that is not an object's becomes the empty
+/// object schema (a provider refuses a tools array with another kind: one odd schema must
+/// not fail every request of the run).
+pub(super) fn tool_of(tool: &Value) -> Result<RemoteTool, McpError> {
+    let Some(name) = tool["name"].as_str().filter(|n| !n.is_empty()) else {
+        return Err(McpError::new(McpErrorCode::McpProtocol, "tools/list: a tool has no name"));
+    };
+    let schema = match &tool["inputSchema"] {
+        Value::Object(o) if o.get("type").is_none_or(|t| t == "object") => {
+            let mut o = o.clone();
+            o.insert("type".to_owned(), json!("object"));
+            Value::Object(o)
+        }
+        _ => json!({"type": "object"}),
+    };
+    Ok(RemoteTool { name: name.to_owned(), description: description_of(tool), input_schema: schema })
 }
 
 /// The description the model reads: the server's words unchanged (title first when the
@@ -215,4 +221,20 @@ fn image_of(block: &Value) -> Result<ImagePart, &'static str> {
         None => ImageData::new(bytes),
     };
     image.map(|i| ImagePart::data(i, None)).map_err(|e| e.code().as_str())
+}
+
+/// REL-7: one `tools/list` entry as the runtime reads it — the model-facing name, the
+/// description and the schema, or the error code — for `arkagent::fuzzing::check_mcp_tools`.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub fn tool_for_fuzzing(server: &str, tool: &Value) -> Result<(String, String, Value), &'static str> {
+    let remote = tool_of(tool).map_err(|e| e.code.as_str())?;
+    Ok((mcp_tool_name(server, &remote.name), remote.description, remote.input_schema))
+}
+
+/// REL-7: what the model reads of a `tools/call` result, for `arkagent::fuzzing::check_mcp_tools`.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub fn result_for_fuzzing(server: &str, tool: &str, result: Value) -> ToolResult {
+    result_of(server, tool, result)
 }

@@ -170,3 +170,43 @@ fn bnd_3_every_registered_protocol_has_parsing_seeds_in_the_wire_fuzz_targets() 
         }
     }
 }
+
+/// REL-7: every parser of untrusted input has a fuzz target whose oracle is differential —
+/// SSE framing and both wire formats read whole against chunked (`sse_chunking`,
+/// `stream_chunking`), whole answers parsed twice (`parse_response`), state export →
+/// import → export (`state_import`), the image header reader against the `image` crate's
+/// decoders (`image_header`), MCP answers whole against chunked (`mcp_answer`), MCP tool
+/// entries and results against the specification (`mcp_tools`) — and the figures section of
+/// BENCHMARKS.md states each one's oracle and executions. Thinking blocks (DeepSeek's
+/// `reasoning_content`, Anthropic's `thinking` with its signature and `redacted_thinking`)
+/// have seeds in both wire targets that parse, with their reasoning.
+#[test]
+fn rel_7_every_untrusted_input_parser_has_a_differential_target_and_thinking_seeds() {
+    let names: Vec<&str> = TARGETS.iter().map(|(n, _)| *n).collect();
+    for parser in ["sse_chunking", "stream_chunking", "parse_response", "state_import", "image_header", "mcp_answer", "mcp_tools"] {
+        assert!(names.contains(&parser), "no fuzz target {parser}");
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bench = std::fs::read_to_string(root.join("BENCHMARKS.md")).unwrap();
+    let section = bench.split("\n## ").find(|s| s.starts_with("REL-6, REL-7")).expect("BENCHMARKS.md has its REL-6, REL-7 section");
+    for target in names.iter().copied().chain(["c_abi_sequence"]) {
+        assert!(section.contains(&format!("`{target}`")), "BENCHMARKS.md's REL-6, REL-7 section does not name `{target}`");
+    }
+    for (target, seed) in [
+        ("parse_response", "anthropic_thinking_redacted"),
+        ("parse_response", "deepseek_reasoning_tool_calls"),
+        ("stream_chunking", "anthropic_redacted_thinking"),
+        ("stream_chunking", "anthropic_thinking_tool_use"),
+        ("stream_chunking", "deepseek_reasoning_tool_call"),
+    ] {
+        let data = std::fs::read(root.join("fuzz/corpus").join(target).join(seed)).unwrap();
+        let (config, rest) = fuzzing::pick_protocol(&data);
+        let parsed = if target == "parse_response" {
+            fuzzing::parse_protocol_response(&config, rest)
+        } else {
+            fuzzing::parse_protocol_stream_chunks(&config, &[fuzzing::split_input(rest).0]).0
+        };
+        let response = parsed.unwrap_or_else(|e| panic!("{target}/{seed} does not parse: {e}"));
+        assert!(response.message.reasoning_text().is_some_and(|r| !r.is_empty()), "{target}/{seed} carries no reasoning");
+    }
+}
