@@ -71,7 +71,12 @@ impl Walk {
         let end = pos + len;
         let Some(segment) = b.get(pos + 2..end) else { return Ok(Step::Ends("a segment runs past the end")) };
         match marker {
-            0xC0..=0xCF if !matches!(marker, 0xC4 | 0xC8 | 0xCC) && self.found.is_none() => {
+            0xC0..=0xCF if !matches!(marker, 0xC4 | 0xC8 | 0xCC) => {
+                // One frame per image (T.81 B.2; a hierarchical file's DHP frames are not
+                // taken): decoders disagree on which of two a file means (issue 42's fuzzer).
+                if self.found.is_some() {
+                    return Err(invalid("a second JPEG frame header"));
+                }
                 self.found = Some(frame(segment, self.orientation)?);
             }
             0xE1 if self.found.is_none() && self.orientation == 1 => {

@@ -171,3 +171,15 @@ fn img_6_a_restored_jpeg_is_read_to_its_frame_header_only() {
     assert!(read(&garbage, Strictness::Door).is_err(), "the door walks every segment");
     assert_eq!(read(&garbage, Strictness::Restore).unwrap(), door_header);
 }
+#[test]
+fn img_6_a_jpeg_with_a_second_frame_header_is_refused_at_the_door() {
+    let one = jpeg(64, 48, None, false, 20);
+    let sof = (2..one.len() - 1).find(|&i| one[i] == 0xFF && one[i + 1] == 0xC0).unwrap();
+    let frame = one[sof..sof + 19].to_vec();
+    let mut two = one[..sof + 19].to_vec();
+    two.extend_from_slice(&frame);
+    two.extend_from_slice(&one[sof + 19..]);
+    assert_eq!(read(&two, Strictness::Door).unwrap_err().code(), ErrorCode::ImageInvalid);
+    // Read back, the first frame header decides (it was checked at the door).
+    assert_eq!(read(&two, Strictness::Restore).unwrap().width, 64);
+}
