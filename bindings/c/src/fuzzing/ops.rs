@@ -101,19 +101,25 @@ impl Sequence<'_> {
         }
     }
 
+    /// A runtime of the pool and the JSON `read` writes for it; `None` when the pool is
+    /// empty or the runtime was freed (then `read` must refuse it: `INVALID_HANDLE`).
+    fn live_json(&mut self, what: &str, read: impl FnOnce(*mut ArkAgentRuntime, *mut *mut c_char) -> R) -> Option<(*mut ArkAgentRuntime, serde_json::Value)> {
+        let (rt, freed) = self.pick()?;
+        let r = rt as *mut ArkAgentRuntime;
+        let value = json_out(what, |out| read(r, out));
+        if freed {
+            assert_eq!(value.err(), Some(R::InvalidHandle), "{what} of a freed runtime");
+            return None;
+        }
+        Some((r, value.unwrap_or_else(|code| panic!("{what} of a live runtime: {code:?}"))))
+    }
+
     /// Answers the first waiting approval (approve, approve with edited arguments, reject,
     /// or an unknown call) or closes the paused turn.
     pub(super) fn approval_step(&mut self) {
         let how = self.byte().unwrap_or(0);
-        let Some((rt, freed)) = self.pick() else { return };
-        let r = rt as *mut ArkAgentRuntime;
         // SAFETY: a handle the library gave, an out pointer.
-        let waiting = json_out("pending_approvals", |out| unsafe { arkagent_runtime_pending_approvals(r, out) });
-        if freed {
-            assert_eq!(waiting.err(), Some(R::InvalidHandle));
-            return;
-        }
-        let waiting = waiting.expect("pending approvals of a live runtime");
+        let Some((r, waiting)) = self.live_json("pending_approvals", |r, out| unsafe { arkagent_runtime_pending_approvals(r, out) }) else { return };
         let first = waiting.as_array().and_then(|w| w.first()).and_then(|c| c["call_id"].as_str()).unwrap_or("call-unknown");
         let call = CString::new(if how & 0x80 != 0 { "call-unknown" } else { first }).unwrap();
         let mut closed = false;
@@ -151,15 +157,8 @@ impl Sequence<'_> {
     /// Force-completes the first running sub-agent, closes them all, or cleans them up.
     pub(super) fn sub_agent_step(&mut self) {
         let how = self.byte().unwrap_or(0);
-        let Some((rt, freed)) = self.pick() else { return };
-        let r = rt as *mut ArkAgentRuntime;
         // SAFETY: a handle the library gave, an out pointer.
-        let agents = json_out("sub_agents", |out| unsafe { arkagent_runtime_sub_agents(r, out) });
-        if freed {
-            assert_eq!(agents.err(), Some(R::InvalidHandle));
-            return;
-        }
-        let agents = agents.expect("the sub-agents of a live runtime");
+        let Some((r, agents)) = self.live_json("sub_agents", |r, out| unsafe { arkagent_runtime_sub_agents(r, out) }) else { return };
         let id = agents["active"].as_array().and_then(|a| a.first()).and_then(|a| a["id"].as_str()).unwrap_or("child-unknown");
         let id = CString::new(id).unwrap();
         let (mut found, mut count) = (0i32, 0usize);
