@@ -392,7 +392,9 @@ impl AgentRuntime {
     /// by itself. Errors (nothing changed): `approval_not_pending`,
     /// `approval_unknown_call`, `approval_already_answered`, `tool_arguments_invalid`
     /// (edited arguments that are not a JSON object with every property the tool's schema
-    /// requires), `run_in_progress`, the store's codes.
+    /// requires), `run_in_progress`, the store's codes. A sub-agent's call answered already,
+    /// or whose sub-agent ended, gives `approval_already_answered` or `approval_not_pending`
+    /// (never `run_in_progress`: it will not wait again).
     pub fn answer_approval(&self, call_id: &str, decision: ApprovalDecision) -> Result<(), ArkAgentError> {
         let inner = &self.inner;
         // A sub-agent's call waits in flight while the root's run goes on.

@@ -5,7 +5,14 @@
 //! answer naming it here. A cancel of the child (its parent's cancel, a force-completion,
 //! its budget) answers the call `cancelled` and takes it out. Not durable: a delegation,
 //! and so its waiting call, does not outlive the process.
+//!
+//! The hub remembers the last [`ENDED_KEPT`] calls that stopped waiting, so an answer that
+//! comes late — the host's dialog answered twice, or after the sub-agent ended — gets
+//! `approval_already_answered` or `approval_not_pending`, not the paused turn's answer
+//! (which, while the root's run goes on, was `run_in_progress`: "try again later" for a
+//! call that will never wait again; issue 42's call-sequence fuzzing found it).
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::oneshot;
@@ -39,10 +46,29 @@ impl TreePlace {
     }
 }
 
-/// The waiting calls of one delegation tree's sub-agents.
+/// How many calls that stopped waiting a hub remembers.
+pub(crate) const ENDED_KEPT: usize = 256;
+
+/// The waiting calls of one delegation tree's sub-agents, and the last ones that ended.
 #[derive(Default)]
 pub(crate) struct ApprovalHub {
-    waiting: Mutex<Vec<Waiter>>,
+    waiting: Mutex<Calls>,
+}
+
+#[derive(Default)]
+struct Calls {
+    waiting: Vec<Waiter>,
+    /// Calls that stopped waiting, newest last: the id and whether it was answered.
+    ended: VecDeque<(String, bool)>,
+}
+
+impl Calls {
+    fn ended(&mut self, id: String, answered: bool) {
+        if self.ended.len() == ENDED_KEPT {
+            self.ended.pop_front();
+        }
+        self.ended.push_back((id, answered));
+    }
 }
 
 /// Takes a call out of the hub when its wait ends, however it ends.
@@ -53,12 +79,17 @@ pub(crate) struct Waiting {
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        self.hub.lock().retain(|w| w.approval.call_id != self.id);
+        let mut calls = self.hub.lock();
+        let before = calls.waiting.len();
+        calls.waiting.retain(|w| w.approval.call_id != self.id);
+        if calls.waiting.len() < before {
+            calls.ended(std::mem::take(&mut self.id), false);
+        }
     }
 }
 
 impl ApprovalHub {
-    fn lock(&self) -> MutexGuard<'_, Vec<Waiter>> {
+    fn lock(&self) -> MutexGuard<'_, Calls> {
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -71,22 +102,32 @@ impl ApprovalHub {
     ) -> (oneshot::Receiver<ApprovalDecision>, Waiting) {
         let (reply, answer) = oneshot::channel();
         let id = approval.call_id.clone();
-        self.lock().push(Waiter { approval, required, reply });
+        self.lock().waiting.push(Waiter { approval, required, reply });
         (answer, Waiting { hub: Arc::clone(self), id })
     }
 
     /// Delivers `decision` to the waiting call `call_id`; `None` when no sub-agent's call
-    /// of that id waits here. Edited arguments are checked first
-    /// (`tool_arguments_invalid`: nothing delivered).
+    /// of that id waits or waited here lately. Edited arguments are checked first
+    /// (`tool_arguments_invalid`: nothing delivered). A call answered already gives
+    /// `approval_already_answered`; one whose sub-agent stopped waiting (cancelled, forced
+    /// to complete, its delegation over) `approval_not_pending`.
     pub(crate) fn answer(&self, call_id: &str, decision: ApprovalDecision) -> Option<Result<(), ArkAgentError>> {
-        let mut waiting = self.lock();
-        let index = waiting.iter().position(|w| w.approval.call_id == call_id)?;
+        let mut calls = self.lock();
+        let Some(index) = calls.waiting.iter().position(|w| w.approval.call_id == call_id) else {
+            let &(_, answered) = calls.ended.iter().rev().find(|(id, _)| id == call_id)?;
+            return Some(Err(if answered {
+                ArkAgentError::approval(ErrorCode::ApprovalAlreadyAnswered, format!("the sub-agent's call {call_id:?} was answered already"))
+            } else {
+                ArkAgentError::approval(ErrorCode::ApprovalNotPending, format!("the sub-agent's call {call_id:?} no longer waits: its sub-agent ended"))
+            }));
+        };
         if let ApprovalDecision::ApproveWithArguments { arguments } = &decision {
-            if let Err(message) = check_edited(arguments, &waiting[index].required) {
+            if let Err(message) = check_edited(arguments, &calls.waiting[index].required) {
                 return Some(Err(ArkAgentError::approval(ErrorCode::ToolArgumentsInvalid, message)));
             }
         }
-        let waiter = waiting.remove(index);
+        let waiter = calls.waiting.remove(index);
+        calls.ended(waiter.approval.call_id.clone(), true);
         // The child stopped waiting a moment ago (cancelled): the answer has nobody to go to.
         let _ = waiter.reply.send(decision);
         Some(Ok(()))
@@ -94,7 +135,7 @@ impl ApprovalHub {
 
     /// The waiting calls, oldest first.
     pub(crate) fn waiting(&self) -> Vec<PendingApproval> {
-        self.lock().iter().map(|w| w.approval.clone()).collect()
+        self.lock().waiting.iter().map(|w| w.approval.clone()).collect()
     }
 }
 
@@ -114,4 +155,34 @@ pub(crate) fn check_edited(arguments: &str, required: &[String]) -> Result<serde
 /// The properties a tool's JSON Schema lists as `required`.
 pub(crate) fn required_properties(schema: &serde_json::Value) -> Vec<String> {
     schema.get("required").and_then(serde_json::Value::as_array).into_iter().flatten().filter_map(|v| v.as_str().map(str::to_owned)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn approval(id: &str) -> PendingApproval {
+        PendingApproval { call_id: id.into(), name: "pay".into(), arguments: "{}".into(), path: vec!["child".into()] }
+    }
+
+    fn code(answer: Option<Result<(), ArkAgentError>>) -> Option<&'static str> {
+        answer.map(|r| r.err().map_or("ok", |e| e.code().as_str()))
+    }
+
+    /// TOOL-1: a late answer to a sub-agent's call names what happened to it.
+    #[test]
+    fn tool_1_a_late_answer_to_a_sub_agents_call_says_why_it_no_longer_waits() {
+        let hub = Arc::new(ApprovalHub::default());
+        let (_answer, _waiting) = hub.wait(approval("child/a"), Vec::new());
+        let (_gone, waiting) = hub.wait(approval("child/b"), Vec::new());
+        drop(waiting);
+        assert_eq!(code(hub.answer("child/a", ApprovalDecision::Approve)), Some("ok"));
+        assert_eq!(code(hub.answer("child/a", ApprovalDecision::Approve)), Some("approval_already_answered"));
+        assert_eq!(code(hub.answer("child/b", ApprovalDecision::Approve)), Some("approval_not_pending"));
+        assert_eq!(code(hub.answer("turn-call", ApprovalDecision::Approve)), None, "not a sub-agent's: the paused turn's to answer");
+        for i in 0..ENDED_KEPT {
+            drop(hub.wait(approval(&format!("child/{i}")), Vec::new()));
+        }
+        assert_eq!(code(hub.answer("child/a", ApprovalDecision::Approve)), None, "only the last {ENDED_KEPT} are remembered");
+    }
 }

@@ -479,12 +479,33 @@ async fn tool_3_a_sub_agents_call_waits_for_the_roots_host_after_its_whitelist_a
     let outcome = run.await.unwrap().unwrap();
     assert_eq!((outcome.status, outcome.final_text.as_deref()), (RunStatus::Completed, Some("parent done")));
     assert!(rt.pending_approvals().is_empty());
-    assert_eq!(code(rt.answer_approval(&waiting.call_id, ApprovalDecision::Approve).unwrap_err()), "approval_not_pending");
+    assert_eq!(code(rt.answer_approval(&waiting.call_id, ApprovalDecision::Approve).unwrap_err()), "approval_already_answered", "answered: said so, also after the run");
     assert_eq!(*watching.0.lock().unwrap(), [DELEGATE_TASK_TOOL_NAME, "pay", "read_file"], "write_file was stopped by the whitelist first");
     assert_eq!(tool.ran(), ["r", "p"]);
     assert_eq!(tool.calls.lock().unwrap()[1].1, json!({"amount": 3}));
     assert!(child_result(&rt, "w").contains("tool_not_allowed"));
     assert!(child_result(&rt, "p").starts_with("[The user changed the arguments"));
+}
+
+/// TOOL-1 (issue 42's finding): a sub-agent's call answered twice while the root's run
+/// goes on — a dialog tapped twice — gets `approval_already_answered`, not
+/// `run_in_progress` (a "try again later" for a call that will never wait again).
+#[tokio::test]
+async fn tool_1_a_sub_agents_call_answered_twice_while_the_run_goes_is_already_answered() {
+    let tool = Arc::new(Counting::default());
+    let rt = AgentRuntime::new(delegating(tool.clone(), None), delegating_model()).unwrap();
+    let run = tokio::spawn({
+        let rt = rt.clone();
+        async move { rt.run("delegate").await }
+    });
+    let waiting = waiting_child_call(&rt).await;
+    rt.answer_approval(&waiting.call_id, ApprovalDecision::Approve).unwrap();
+    // No await in between: on this single-threaded test runtime the run cannot have moved.
+    assert!(rt.is_running());
+    let again = rt.answer_approval(&waiting.call_id, ApprovalDecision::Reject { reason: "no".into() }).unwrap_err();
+    assert_eq!(code(again), "approval_already_answered");
+    assert_eq!(run.await.unwrap().unwrap().status, RunStatus::Completed);
+    assert_eq!(tool.ran(), ["r", "p"], "the first answer stands");
 }
 
 #[tokio::test]

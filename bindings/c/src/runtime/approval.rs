@@ -161,7 +161,9 @@ fn answer(runtime: *mut ArkAgentRuntime, call_id: &str, decision: ApprovalDecisi
 
 /// TOOL-1: approves one waiting call. A sub-agent's call (a `call_id` of
 /// `arkagent_runtime_pending_approvals` with a `path`) is answered at once, while the run
-/// is going — from any thread, the event callback included — and its sub-agent goes on.
+/// is going — from any thread, the event callback included — and its sub-agent goes on;
+/// answered again, or after its sub-agent ended, it gives `_APPROVAL_ALREADY_ANSWERED` or
+/// `_APPROVAL_NOT_PENDING` (never `_RUN_IN_PROGRESS`: the call will not wait again).
 /// A call of the paused turn runs when the run resumes
 /// (`arkagent_runtime_resume_run`) — with `edited_arguments_json` instead of the model's
 /// arguments when not NULL (a JSON object with every property the tool's schema requires;

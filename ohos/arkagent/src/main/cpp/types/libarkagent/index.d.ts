@@ -2309,7 +2309,9 @@ export class AgentRuntime {
   pendingApprovals(): PendingApproval[];
   /**
    * TOOL-1: approves one waiting call. A sub-agent's call is answered while the run goes
-   * on (its sub-agent makes no model call until then) and runs at once. A call of the
+   * on (its sub-agent makes no model call until then) and runs at once; answered again,
+   * or after its sub-agent ended, it rejects with "approval_already_answered" or
+   * "approval_not_pending" (never "run_in_progress": it will not wait again). A call of the
    * paused turn runs when the run resumes — with
    * `editedArgumentsJson` instead of the model's arguments when given (a JSON object
    * with every property the tool's schema requires; the model then reads, before the
