@@ -41,6 +41,21 @@ pub(super) struct Host {
     pub fail_on_cancel: AtomicBool,
     /// The sequence's threads still running (blocking calls, answers given elsewhere).
     running: AtomicUsize,
+    /// The first oracle that failed on one of them.
+    pub failure: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    /// The sequence's store (0 before it is opened; freed: its handle is refused).
+    pub store: AtomicUsize,
+    /// Sessions event probes attached, with their runtime (the sequence takes them over).
+    pub attached: Mutex<Vec<(usize, String)>>,
+}
+
+/// An event probe's `userdata`: the runtime it watches, and the event (counted from 0) at
+/// which it attaches the runtime to the sequence's store, if it does.
+pub(super) struct Probe {
+    pub runtime: usize,
+    pub host: std::sync::Arc<Host>,
+    pub attach_at: Option<usize>,
+    pub seen: AtomicUsize,
 }
 
 impl Host {
@@ -67,6 +82,11 @@ impl Host {
         let _pending = self.pending.lock().unwrap();
         self.running.fetch_sub(1, Ordering::SeqCst);
         self.arrived.notify_all();
+    }
+
+    /// An oracle failed on one of the sequence's threads (the first one is kept).
+    pub fn failed(&self, panic: Box<dyn std::any::Any + Send>) {
+        self.failure.lock().unwrap().get_or_insert(panic);
     }
 
     fn push(&self, f: impl FnOnce(&mut Pending)) {
@@ -137,10 +157,10 @@ pub(super) unsafe extern "C" fn factory(_userdata: *mut c_void, _name: *const c_
     0
 }
 
-/// Events: each is a JSON object with its type. With a runtime as `userdata` (a probe), each
-/// event also exports the state — it must be paired whatever the moment — imports it back
-/// (refused only while a call holds the runtime), and tries a blocking call, which a
-/// callback must be refused.
+/// Events: each is a JSON object with its type. With a [`Probe`] as `userdata`, each event
+/// also exports the state — it must be paired whatever the moment — imports it back
+/// (refused only while a call holds the runtime), tries a blocking call, which a callback
+/// must be refused, and at the probe's chosen event attaches the runtime to the store.
 pub(super) unsafe extern "C" fn on_event(userdata: *mut c_void, event_json: *const c_char) {
     // SAFETY: the library's NUL-terminated JSON, valid during the call.
     let json = unsafe { CStr::from_ptr(event_json) }.to_str().expect("events are UTF-8");
@@ -148,26 +168,58 @@ pub(super) unsafe extern "C" fn on_event(userdata: *mut c_void, event_json: *con
     if userdata.is_null() {
         return;
     }
-    let rt = userdata as *mut ArkAgentRuntime;
+    // SAFETY: the sequence keeps its probes until every thread has returned.
+    let probe = unsafe { &*(userdata as *const Probe) };
+    let rt = probe.runtime as *mut ArkAgentRuntime;
+    export_import_at_event(rt, json);
+    // SAFETY: as above; a NUL-terminated input; no outcome wanted.
+    let code = unsafe { arkagent_runtime_run(rt, c"from a callback".as_ptr(), null_mut()) };
+    assert!(matches!(code, ArkAgentResult::Reentrant | ArkAgentResult::InvalidHandle), "a run from the callback of {json} on thread {:?}: {code:?}", std::thread::current().name());
+    if probe.attach_at == Some(probe.seen.fetch_add(1, Ordering::SeqCst)) {
+        attach_at_event(probe, json);
+    }
+}
+
+/// An export at any event is paired and imports back (refused only while a call holds the
+/// runtime; a runtime freed meanwhile on another thread refuses both).
+fn export_import_at_event(rt: *mut ArkAgentRuntime, json: &str) {
     let mut out: *mut c_char = null_mut();
     // SAFETY: a handle the library gave (freed meanwhile on another thread: refused), an out pointer.
     let code = unsafe { arkagent_runtime_export_state(rt, &mut out) };
     assert!(matches!(code, ArkAgentResult::Ok | ArkAgentResult::InvalidHandle), "an export from an event: {code:?}");
-    if code == ArkAgentResult::Ok {
-        let exported = take_string(out);
-        let state: serde_json::Value = serde_json::from_str(&exported).unwrap();
-        let messages = std::ffi::CString::new(state["history"]["messages"].to_string()).unwrap();
-        assert!(is_paired(&messages), "an export at the event {json} is paired");
-        // The export imports back at any event (refused only while a call holds the runtime).
-        let exported = std::ffi::CString::new(exported).unwrap();
-        // SAFETY: as above; a NUL-terminated state.
-        let code = unsafe { arkagent_runtime_import_state(rt, exported.as_ptr()) };
-        assert!(
-            matches!(code, ArkAgentResult::Ok | ArkAgentResult::RunInProgress | ArkAgentResult::InvalidHandle) || super::oracles::store_code(code),
-            "an import from the callback of {json}: {code:?}"
-        );
+    if code != ArkAgentResult::Ok {
+        return;
     }
-    // SAFETY: as above; a NUL-terminated input; no outcome wanted.
-    let code = unsafe { arkagent_runtime_run(rt, c"from a callback".as_ptr(), null_mut()) };
-    assert!(matches!(code, ArkAgentResult::Reentrant | ArkAgentResult::InvalidHandle), "a run from the callback of {json} on thread {:?}: {code:?}", std::thread::current().name());
+    let exported = take_string(out);
+    let state: serde_json::Value = serde_json::from_str(&exported).unwrap();
+    let messages = std::ffi::CString::new(state["history"]["messages"].to_string()).unwrap();
+    assert!(is_paired(&messages), "an export at the event {json} is paired");
+    let exported = std::ffi::CString::new(exported).unwrap();
+    // SAFETY: as above; a NUL-terminated state.
+    let code = unsafe { arkagent_runtime_import_state(rt, exported.as_ptr()) };
+    assert!(
+        matches!(code, ArkAgentResult::Ok | ArkAgentResult::RunInProgress | ArkAgentResult::InvalidHandle) || super::oracles::store_code(code),
+        "an import from the callback of {json}: {code:?}"
+    );
+}
+
+/// Attaches the probe's runtime to the sequence's store from inside an event: only the
+/// codes `arkagent_runtime_attach_store` documents (a run in progress refuses it).
+fn attach_at_event(probe: &Probe, json: &str) {
+    let store = probe.host.store.load(Ordering::SeqCst);
+    if store == 0 {
+        return;
+    }
+    let session = format!("s{}", probe.attach_at.unwrap_or(0) % 4);
+    let id = std::ffi::CString::new(session.clone()).unwrap();
+    // SAFETY: handles the library gave (either may be freed: refused), a NUL-terminated id.
+    let code = unsafe { arkagent_runtime_attach_store(probe.runtime as *mut ArkAgentRuntime, store as *mut ArkAgentStore, id.as_ptr()) };
+    assert!(
+        matches!(code, ArkAgentResult::Ok | ArkAgentResult::SessionLocked | ArkAgentResult::RunInProgress | ArkAgentResult::InvalidConfig | ArkAgentResult::InvalidHandle)
+            || super::oracles::store_code(code),
+        "an attach from the callback of {json}: {code:?}"
+    );
+    if code == ArkAgentResult::Ok {
+        probe.host.attached.lock().unwrap().push((probe.runtime, session));
+    }
 }

@@ -5,14 +5,15 @@
 //! The input decides each step on a small pool of runtimes (plain or streaming; with a C
 //! compressor called on every attempt or at the default threshold; with a worker to
 //! delegate to): create one; free one (also mid-run, also from another thread); start a
-//! blocking call on a thread of its own (`run`, `run_parts` with a photo, `resume_run`,
+//! blocking call on another thread (`run`, `run_parts` with a photo, `resume_run`,
 //! `regenerate`, `edit_and_resend`, `run_decomposed`, `compress_now`); answer the oldest
 //! HTTP request (a text, tool calls of `echo`, `hold`, `ask` (approval), `delegate_task`
 //! or an unknown tool, garbage, a 503, a transport failure, a context overflow, a stream
 //! cut anywhere or broken midway — also from another thread, also twice); answer held
 //! tool calls and compression attempts (early, late, twice, with a bad split, garbage);
-//! cancel; export and import into another runtime; subscribe (an event probe exports at
-//! every event and is refused a blocking call) and unsubscribe; open a store, attach
+//! cancel; export and import into another runtime; subscribe (an event probe exports and
+//! imports at every event, is refused a blocking call, and may attach its runtime to the
+//! store at an event) and unsubscribe; open a store, attach
 //! sessions (also one already taken), list, delete, free it mid-run; answer approvals
 //! (approve, edit, reject, an unknown call) and close a paused turn; force-complete,
 //! close and clean up sub-agents; rewind and fork; forged and stale handles. At the end
@@ -32,13 +33,13 @@ mod answers;
 mod host;
 mod ops;
 mod oracles;
+mod pool;
 
 use std::ffi::{c_char, c_void, CStr};
 use std::path::PathBuf;
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::*;
@@ -73,8 +74,11 @@ struct Sequence<'a> {
     at: usize,
     host: Arc<Host>,
     runtimes: Vec<Runtime>,
-    threads: Vec<JoinHandle<()>>,
     subscriptions: Vec<(usize, u64)>,
+    /// The event probes' userdata, kept until every thread has returned (boxed: the
+    /// library holds their addresses while the vector grows).
+    #[allow(clippy::vec_box)]
+    probes: Vec<Box<host::Probe>>,
     store: Option<Store>,
     /// Held tool calls and compressions the host does not answer until its user gives up.
     abandoned: host::Pending,
@@ -84,12 +88,13 @@ struct Sequence<'a> {
 pub fn check_c_abi_sequence(data: &[u8]) {
     let host = Arc::new(Host::default());
     host.fail_on_cancel.store(data.first().is_some_and(|b| b & 1 == 1), Ordering::Relaxed);
-    let mut s = Sequence { data, at: 1, host, runtimes: Vec::new(), threads: Vec::new(), subscriptions: Vec::new(), store: None, abandoned: host::Pending::default() };
+    let mut s = Sequence { data, at: 1, host, runtimes: Vec::new(), subscriptions: Vec::new(), probes: Vec::new(), store: None, abandoned: host::Pending::default() };
     s.new_runtime(0);
     while let Some(op) = s.byte() {
         s.step(op);
     }
     s.finish();
+    pool::wait_idle();
 }
 
 impl Sequence<'_> {
@@ -99,7 +104,8 @@ impl Sequence<'_> {
         Some(b)
     }
 
-    /// Runs `f` on a thread of its own; its end wakes a waiting step.
+    /// Runs `f` on another thread (of the pool); its end wakes a waiting step. A failed
+    /// oracle there fails the sequence when it quiesces.
     fn spawn(&mut self, f: impl FnOnce() + Send + 'static) {
         let host = Arc::clone(&self.host);
         host.started();
@@ -109,9 +115,11 @@ impl Sequence<'_> {
                 self.0.ended();
             }
         }
-        self.threads.push(std::thread::spawn(move || {
-            let _ended = Ended(host);
-            f();
+        pool::run(Box::new(move || {
+            let ended = Ended(host);
+            if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+                ended.0.failed(panic);
+            }
         }));
     }
 
@@ -239,7 +247,7 @@ impl Sequence<'_> {
         // Freed with its run in flight: cancelled, it finishes on its own thread. Freed from
         // another thread, it races the run's thread there (delivering events, calling back).
         if n & 0x80 != 0 {
-            std::thread::spawn(move || arkagent_runtime_free(handle as *mut ArkAgentRuntime)).join().unwrap();
+            pool::run_and_wait(move || arkagent_runtime_free(handle as *mut ArkAgentRuntime));
         } else {
             arkagent_runtime_free(handle as *mut ArkAgentRuntime);
         }
@@ -261,10 +269,21 @@ impl Sequence<'_> {
         assert_eq!(export(fresh)["history"], exported["history"], "an export imports unchanged");
     }
 
+    /// Subscribes to a runtime of the pool (bit 7 of the byte picking it: an event probe;
+    /// bit 6 too: one that attaches the runtime to the store at the event bits 3–5 count),
+    /// or unsubscribes the latest subscription when the pool is empty.
     fn subscription(&mut self) {
-        let probe = self.data.get(self.at).is_some_and(|b| b & 0x80 != 0);
+        let b = self.data.get(self.at).copied().unwrap_or(0);
         if let Some((rt, freed)) = self.pick() {
-            let userdata = if probe { rt as *mut c_void } else { null_mut() };
+            let userdata = if b & 0x80 != 0 {
+                let attach_at = (b & 0x40 != 0).then_some(usize::from((b >> 3) & 7));
+                let probe = Box::new(host::Probe { runtime: rt, host: Arc::clone(&self.host), attach_at, seen: Default::default() });
+                let userdata = &*probe as *const host::Probe as *mut c_void;
+                self.probes.push(probe);
+                userdata
+            } else {
+                null_mut()
+            };
             let mut id = 0u64;
             // SAFETY: a handle the library gave, a callback, an out pointer.
             let code = unsafe { arkagent_runtime_subscribe(rt as *mut ArkAgentRuntime, Some(host::on_event), userdata, &mut id) };
@@ -278,10 +297,21 @@ impl Sequence<'_> {
         }
     }
 
+    /// Takes over the sessions event probes attached (their runtime's session).
+    fn take_event_attachments(&mut self) {
+        let attached = std::mem::take(&mut *self.host.attached.lock().unwrap());
+        for (rt, session) in attached {
+            if let Some(r) = self.runtimes.iter_mut().find(|r| r.handle == rt && !r.freed) {
+                r.session = Some(session);
+            }
+        }
+    }
+
     /// Answers everything until every thread has returned, then checks and frees the pool.
     fn finish(mut self) {
         self.quiesce();
         self.answer_everything();
+        self.take_event_attachments();
         for i in 0..self.runtimes.len() {
             if !self.runtimes[i].freed {
                 let handle = self.runtimes[i].handle;
@@ -315,8 +345,8 @@ impl Sequence<'_> {
             }
             self.host.wait(2);
         }
-        for t in self.threads.drain(..) {
-            t.join().expect("a thread's oracle");
+        if let Some(failure) = self.host.failure.lock().unwrap().take() {
+            std::panic::resume_unwind(failure);
         }
         // Finished late, as the contract asks (after the cancel: allowed and ignored).
         let abandoned = std::mem::take(&mut self.abandoned);

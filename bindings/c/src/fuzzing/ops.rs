@@ -16,7 +16,7 @@ use super::{create_runtime, keep_run_id, Sequence, Store, STORES};
 use ArkAgentResult as R;
 
 impl Sequence<'_> {
-    /// Starts a blocking call on a thread of its own; `kind` picks which.
+    /// Starts a blocking call on another thread (of the pool: threads are reused); `kind` picks which.
     pub(super) fn start(&mut self, rt: usize, freed: bool, kind: u8) {
         let host = Arc::clone(&self.host);
         let run_id = self.run_id_of(rt, kind);
@@ -61,9 +61,11 @@ impl Sequence<'_> {
     /// a session, or frees the store (runtimes keep it open).
     pub(super) fn store_step(&mut self) {
         let how = self.byte().unwrap_or(0);
+        self.take_event_attachments();
         if self.store.is_none() {
             let path = std::env::temp_dir().join(format!("arkagent-fuzz-{}-{}.db", std::process::id(), STORES.fetch_add(1, Ordering::Relaxed)));
             let handle = open_store(&path);
+            self.host.store.store(handle, Ordering::SeqCst);
             self.store = Some(Store { handle, path, freed: false });
         }
         let store = self.store.as_ref().map(|s| (s.handle, s.freed)).unwrap();
