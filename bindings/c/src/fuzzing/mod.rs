@@ -88,13 +88,13 @@ struct Sequence<'a> {
 pub fn check_c_abi_sequence(data: &[u8]) {
     let host = Arc::new(Host::default());
     host.fail_on_cancel.store(data.first().is_some_and(|b| b & 1 == 1), Ordering::Relaxed);
-    let mut s = Sequence { data, at: 1, host, runtimes: Vec::new(), subscriptions: Vec::new(), probes: Vec::new(), store: None, abandoned: host::Pending::default() };
+    let mut s = Sequence { data, at: 1, host: Arc::clone(&host), runtimes: Vec::new(), subscriptions: Vec::new(), probes: Vec::new(), store: None, abandoned: host::Pending::default() };
     s.new_runtime(0);
     while let Some(op) = s.byte() {
         s.step(op);
     }
     s.finish();
-    pool::wait_idle();
+    pool::wait_released(&host);
 }
 
 impl Sequence<'_> {

@@ -2,9 +2,8 @@
 //! sequence to sequence (as a host's worker pool reuses its threads): a thread made per
 //! call cost the fuzzer a quarter of its time (stacks mapped and faulted in under ASan).
 //! Handing a job over allocates nothing beyond the job itself, and a sequence ends only
-//! once every job's thread is idle again (what a job held is freed by then).
+//! once every job has let go of its host (what a job held is freed by then).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 type Job = Box<dyn FnOnce() + Send>;
@@ -18,8 +17,6 @@ struct Worker {
 
 /// Idle threads.
 static IDLE: Mutex<Vec<Arc<Worker>>> = Mutex::new(Vec::new());
-/// Jobs handed over whose thread is not back among the idle ones.
-static BUSY: AtomicUsize = AtomicUsize::new(0);
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -27,7 +24,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Runs `job` on an idle thread of the pool, or on a new one when none is idle.
 pub(super) fn run(job: Job) {
-    BUSY.fetch_add(1, Ordering::SeqCst);
     if let Some(worker) = lock(&IDLE).pop() {
         *lock(&worker.job) = Some(job);
         worker.arrived.notify_one();
@@ -48,7 +44,6 @@ pub(super) fn run(job: Job) {
             };
             job();
             lock(&IDLE).push(Arc::clone(&worker));
-            BUSY.fetch_sub(1, Ordering::SeqCst);
         })
         .expect("a thread for the sequence");
 }
@@ -66,12 +61,14 @@ pub(super) fn run_and_wait(job: impl FnOnce() + Send + 'static) {
     while !*finished {
         finished = done.1.wait(finished).unwrap_or_else(|e| e.into_inner());
     }
+    drop(finished);
+    wait_released(&done);
 }
 
-/// Waits until every job handed over has finished, the memory it held freed (a sequence
-/// ends with as many frees as mallocs: what a job still held is not taken for a leak).
-pub(super) fn wait_idle() {
-    while BUSY.load(Ordering::SeqCst) > 0 {
+/// Waits until every job has let go of `shared` (the jobs are over, what they held freed).
+pub(super) fn wait_released<T>(shared: &Arc<T>) {
+    while Arc::strong_count(shared) > 1 {
         std::thread::yield_now();
     }
 }
+
