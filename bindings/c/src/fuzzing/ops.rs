@@ -237,6 +237,8 @@ impl Sequence<'_> {
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{}{suffix}", store.path.display()));
             }
+            // The store's directory of session lock files beside it.
+            let _ = std::fs::remove_dir_all(format!("{}.locks", store.path.display()));
         }
     }
 }
