@@ -73,6 +73,9 @@ struct PartialCall {
     initial: String,
     /// Whether an `input_json_delta` arrived (then `call.arguments` is their concatenation).
     streamed: bool,
+    /// Whether `initial` was handed to the listeners (at its block's stop, else at
+    /// `message_stop`); fragments after that are ignored, as the message ignores them.
+    handed: bool,
 }
 
 /// The assembled answer so far.
@@ -116,6 +119,7 @@ impl StreamEvents for Events {
             "content_block_delta" => self.on_delta(wire, sink),
             "message_delta" => self.on_message_delta(wire),
             "message_stop" => {
+                self.hand_initial_arguments(|_| true, sink);
                 self.done = true;
                 return Err(StreamHalt::Done);
             }
@@ -221,7 +225,7 @@ impl Events {
             emit(sink, || StreamDelta::ToolCallStarted { index: position, id: id.clone(), name: name.clone() });
         }
         let call = ToolCall { id, name, arguments: String::new() };
-        self.calls.push(PartialCall { block, call, initial, streamed: false });
+        self.calls.push(PartialCall { block, call, initial, streamed: false, handed: false });
     }
 
     fn on_delta(&mut self, wire: EventWire<'_>, sink: &mut DeltaSink<'_>) {
@@ -248,7 +252,7 @@ impl Events {
                 }
             }
             "input_json_delta" => {
-                let Some(position) = self.calls.iter().position(|c| c.block == index) else { return };
+                let Some(position) = self.calls.iter().position(|c| c.block == index && !c.handed) else { return };
                 let partial = &mut self.calls[position];
                 // Only a fragment with bytes replaces the start's input: gateways that send
                 // the whole input in `content_block_start` follow it with one empty delta.
@@ -269,10 +273,22 @@ impl Events {
     /// followed) hands them to the listeners now, as one fragment (a call without
     /// arguments, `{}`, has none to hand).
     fn on_block_stop(&mut self, index: u32, sink: &mut DeltaSink<'_>) {
-        let Some(position) = self.calls.iter().position(|c| c.block == index && !c.streamed && c.initial != "{}") else { return };
-        let initial = self.calls[position].initial.clone();
-        let index = u32::try_from(position).unwrap_or(u32::MAX);
-        emit(sink, || StreamDelta::ToolCallArguments { index, fragment: initial });
+        self.hand_initial_arguments(|c| c.block == index, sink);
+    }
+
+    /// Hands the whole arguments of the calls `which` picks that came with their start and
+    /// were not handed yet: at their block's stop, or at `message_stop` for a block that
+    /// never stopped (issue 42's `stream_chunking` run: such a call's arguments were in the
+    /// message but never reached the listeners). Once, however many stops arrive.
+    fn hand_initial_arguments(&mut self, which: impl Fn(&PartialCall) -> bool, sink: &mut DeltaSink<'_>) {
+        for (position, call) in self.calls.iter_mut().enumerate() {
+            if !which(call) || call.streamed || call.handed || call.initial == "{}" {
+                continue;
+            }
+            call.handed = true;
+            let index = u32::try_from(position).unwrap_or(u32::MAX);
+            emit(sink, || StreamDelta::ToolCallArguments { index, fragment: call.initial.clone() });
+        }
     }
 }
 

@@ -421,6 +421,37 @@ fn llm_2_anthropic_stream_keeps_arguments_sent_whole_skips_unknown_events_and_sp
     assert_eq!(AnthropicMessages.parse_response(whole).unwrap().message.tool_calls()[0].arguments, "{}");
 }
 
+/// Issue 42 (`stream_chunking` at 9.0 million executions): arguments that came whole with
+/// their start reach the listeners once — also when their block never stops before
+/// `message_stop`, and when its stop arrives twice — and what the message keeps is what the
+/// listeners got (a fragment after the hand-over is ignored by both).
+#[test]
+fn llm_2_anthropic_whole_arguments_reach_the_listeners_once_whatever_the_stops() {
+    let start = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5}}}\n\n";
+    let block = |i: u32| {
+        format!("event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{i},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"toolu_{i}\",\"name\":\"get_weather\",\"input\":{{\"city\":\"c{i}\"}}}}}}\n\n")
+    };
+    let stop = |i: u32| format!("event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{i}}}\n\n");
+    let late = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}\n\n";
+    let end = "data: {\"type\":\"message_stop\"}\n\n";
+    // Block 0 never stops; block 1 stops twice, then gets a fragment.
+    let body = format!("{start}{}{}{}{}{late}{end}", block(0), block(1), stop(1), stop(1));
+    for cut in [1, 5, 64, body.len()] {
+        let (r, deltas) = parse_stream(body.as_bytes(), cut);
+        let r = r.unwrap_or_else(|e| panic!("cut {cut}: {e:?}"));
+        let args: Vec<&str> = r.message.tool_calls().iter().map(|c| c.arguments.as_str()).collect();
+        assert_eq!(args, [r#"{"city":"c0"}"#, r#"{"city":"c1"}"#], "cut {cut}");
+        let fragments: Vec<(u32, &str)> = deltas
+            .iter()
+            .filter_map(|d| match d {
+                StreamDelta::ToolCallArguments { index, fragment } => Some((*index, fragment.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(fragments, [(1, r#"{"city":"c1"}"#), (0, r#"{"city":"c0"}"#)], "cut {cut}: each once, block 0's at message_stop");
+    }
+}
+
 /// Issue 40 item 8: a one-off request (a summarizer's chunk) marks no breakpoint on its
 /// messages — Anthropic would bill the write at 1.25× and no request ever reads it — while
 /// the conversation's requests keep theirs.
