@@ -431,6 +431,18 @@ async fn waiting_child_call(rt: &AgentRuntime) -> arkagent::runtime::PendingAppr
     panic!("no sub-agent call waited");
 }
 
+/// A delegating runtime (no policy) whose run is going, its child's `pay` call waiting.
+async fn delegation_waiting_for_approval() -> (Arc<Counting>, AgentRuntime, tokio::task::JoinHandle<Result<arkagent::runtime::RunOutcome, arkagent::ArkAgentError>>, arkagent::runtime::PendingApproval) {
+    let tool = Arc::new(Counting::default());
+    let rt = AgentRuntime::new(delegating(tool.clone(), None), delegating_model()).unwrap();
+    let run = tokio::spawn({
+        let rt = rt.clone();
+        async move { rt.run("delegate").await }
+    });
+    let waiting = waiting_child_call(&rt).await;
+    (tool, rt, run, waiting)
+}
+
 /// The child's record: its messages' tool results by call id.
 fn child_result(rt: &AgentRuntime, id: &str) -> String {
     let registry = rt.sub_agent_registry().unwrap();
@@ -492,13 +504,7 @@ async fn tool_3_a_sub_agents_call_waits_for_the_roots_host_after_its_whitelist_a
 /// `run_in_progress` (a "try again later" for a call that will never wait again).
 #[tokio::test]
 async fn tool_1_a_sub_agents_call_answered_twice_while_the_run_goes_is_already_answered() {
-    let tool = Arc::new(Counting::default());
-    let rt = AgentRuntime::new(delegating(tool.clone(), None), delegating_model()).unwrap();
-    let run = tokio::spawn({
-        let rt = rt.clone();
-        async move { rt.run("delegate").await }
-    });
-    let waiting = waiting_child_call(&rt).await;
+    let (tool, rt, run, waiting) = delegation_waiting_for_approval().await;
     rt.answer_approval(&waiting.call_id, ApprovalDecision::Approve).unwrap();
     // No await in between: on this single-threaded test runtime the run cannot have moved.
     assert!(rt.is_running());
@@ -510,13 +516,7 @@ async fn tool_1_a_sub_agents_call_answered_twice_while_the_run_goes_is_already_a
 
 #[tokio::test]
 async fn tool_1_a_sub_agents_rejected_call_never_runs() {
-    let tool = Arc::new(Counting::default());
-    let rt = AgentRuntime::new(delegating(tool.clone(), None), delegating_model()).unwrap();
-    let run = tokio::spawn({
-        let rt = rt.clone();
-        async move { rt.run("delegate").await }
-    });
-    let waiting = waiting_child_call(&rt).await;
+    let (tool, rt, run, waiting) = delegation_waiting_for_approval().await;
     rt.answer_approval(&waiting.call_id, ApprovalDecision::Reject { reason: "no payments today".into() }).unwrap();
     assert_eq!(run.await.unwrap().unwrap().status, RunStatus::Completed);
     assert_eq!(tool.ran(), ["r"]);

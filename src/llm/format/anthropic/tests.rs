@@ -372,6 +372,17 @@ proptest! {
     }
 }
 
+/// The tool-call argument fragments among `deltas`, with their call's index.
+fn argument_fragments(deltas: &[StreamDelta]) -> Vec<(u32, &str)> {
+    deltas
+        .iter()
+        .filter_map(|d| match d {
+            StreamDelta::ToolCallArguments { index, fragment } => Some((*index, fragment.as_str())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Issue 40 item 15: what the streamed answer keeps is what the whole message keeps.
 #[test]
 fn llm_2_anthropic_stream_keeps_arguments_sent_whole_skips_unknown_events_and_spells_no_arguments_as_braces() {
@@ -405,13 +416,7 @@ fn llm_2_anthropic_stream_keeps_arguments_sent_whole_skips_unknown_events_and_sp
         let args: Vec<&str> = r.message.tool_calls().iter().map(|c| c.arguments.as_str()).collect();
         assert_eq!(args, [r#"{"city":"Shenzhen"}"#, "{}", "{}"], "cut {cut}: nothing lost, one spelling for none");
         // (c) arguments that came whole reach the listeners as one fragment.
-        let fragments: Vec<(u32, &str)> = deltas
-            .iter()
-            .filter_map(|d| match d {
-                StreamDelta::ToolCallArguments { index, fragment } => Some((*index, fragment.as_str())),
-                _ => None,
-            })
-            .collect();
+        let fragments = argument_fragments(&deltas);
         assert_eq!(fragments, [(0, r#"{"city":"Shenzhen"}"#)], "cut {cut}: a call without arguments has none to hand");
     }
     // Not JSON at all is still malformed; a whole answer's empty input is `{}` too.
@@ -441,13 +446,7 @@ fn llm_2_anthropic_whole_arguments_reach_the_listeners_once_whatever_the_stops()
         let r = r.unwrap_or_else(|e| panic!("cut {cut}: {e:?}"));
         let args: Vec<&str> = r.message.tool_calls().iter().map(|c| c.arguments.as_str()).collect();
         assert_eq!(args, [r#"{"city":"c0"}"#, r#"{"city":"c1"}"#], "cut {cut}");
-        let fragments: Vec<(u32, &str)> = deltas
-            .iter()
-            .filter_map(|d| match d {
-                StreamDelta::ToolCallArguments { index, fragment } => Some((*index, fragment.as_str())),
-                _ => None,
-            })
-            .collect();
+        let fragments = argument_fragments(&deltas);
         assert_eq!(fragments, [(1, r#"{"city":"c1"}"#), (0, r#"{"city":"c0"}"#)], "cut {cut}: each once, block 0's at message_stop");
     }
 }
