@@ -330,3 +330,94 @@ test('tool_1_js_a_sub_agents_call_waits_in_flight_for_the_hosts_answer', async (
   assert.deepEqual(model.problems, []);
   assert.match(model.byRoute.child[1].messages.find((m) => m.role === 'tool').content, /^\[The user changed the arguments/);
 });
+
+/** A root that delegates to a clone whose `pay` call waits for approval. */
+function delegatingToAWaitingChild(ran) {
+  const { RoutedModel, offeredTools } = require('./support');
+  const registry = new native.ToolRegistry();
+  const pay = new native.ToolDefinition('pay', 'Pays', PAY_SCHEMA);
+  pay.requiresApproval = true;
+  registry.register(pay, async (call) => { ran.push(JSON.parse(call.argumentsJson)); return { content: 'paid' }; });
+  const isParent = (body) => offeredTools(body).includes('delegate_task');
+  const model = new RoutedModel([
+    { name: 'parent', match: isParent, turns: [
+      () => completion({ toolCalls: [{ id: 'd1', name: 'delegate_task', arguments: { assignee: 'clone', task_description: 'pay it' } }], usage: USAGE }),
+      () => completion({ content: 'parent done', usage: USAGE }),
+    ] },
+    { name: 'child', match: (body) => !isParent(body), turns: [
+      () => completion({ toolCalls: [{ id: 'p', name: 'pay', arguments: { amount: 7 } }], usage: USAGE }),
+      () => completion({ content: 'child done', usage: USAGE }),
+    ] },
+  ]);
+  const c = config();
+  c.allowClone = true;
+  return { model, runtime: new native.AgentRuntime(c, model.transport, registry) };
+}
+
+/** Calls `onWaiting(callId)` once, when the child's call waits for its answer. */
+function whenTheChildWaits(runtime, onWaiting) {
+  let seen = false;
+  runtime.subscribe((e) => {
+    if (e.type !== 'sub_agent' || seen) return;
+    if (JSON.parse(e.payloadJson).event.type !== 'approval_requested') return;
+    seen = true;
+    onWaiting(runtime.pendingApprovals()[0].callId);
+  });
+}
+
+// README "Asking the user first": a sub-agent's call answered late — a dialog tapped twice, or after its sub-agent
+// ended — it rejects with approval_already_answered or approval_not_pending, never
+// run_in_progress.
+test('tool_1_js_a_sub_agents_call_answered_late_says_why_it_no_longer_waits', async () => {
+  const ran = [];
+  const { model, runtime } = delegatingToAWaitingChild(ran);
+  let callId = null;
+  let twice = null;
+  whenTheChildWaits(runtime, (id) => {
+    callId = id;
+    const first = runtime.approve(id);
+    twice = runtime.reject(id, 'tapped twice');
+    first.catch(() => {});
+    twice.catch(() => {});
+  });
+  const result = await runtime.run('delegate the payment');
+  assert.equal(result.status, 'completed');
+  assert.ok(callId, 'the child asked');
+  await assert.rejects(twice, (e) => e.code === 'approval_already_answered', 'tapped twice while the run goes on');
+  await assert.rejects(runtime.approve(callId), (e) => e.code === 'approval_already_answered', 'after its sub-agent ended');
+  assert.deepEqual(ran, [{ amount: 7 }], 'the first answer stands');
+  assert.deepEqual(model.problems, []);
+
+  const cancelled = delegatingToAWaitingChild([]);
+  let waiting = null;
+  whenTheChildWaits(cancelled.runtime, (id) => { waiting = id; cancelled.runtime.cancel(); });
+  assert.equal((await cancelled.runtime.run('delegate the payment')).status, 'cancelled');
+  assert.ok(waiting, 'the child asked');
+  await assert.rejects(cancelled.runtime.approve(waiting), (e) => e.code === 'approval_not_pending', 'never answered, its sub-agent ended');
+  assert.deepEqual(cancelled.runtime.pendingApprovals(), []);
+});
+
+// index.d.ts approve(): "answered again ... rejects with approval_already_answered": the
+// second of two answers given without awaiting is the refused one, whichever worker thread
+// runs first (answers are made in the order JS gave them).
+test('tool_1_js_answers_are_made_in_the_order_they_were_given', async () => {
+  for (let i = 0; i < 20; i++) {
+    const ran = [];
+    const runtime = new native.AgentRuntime(config(`order-${i}`), payAndWeather().transport, tools(ran));
+    await runtime.run('pay');
+    const answers = i % 2 === 0
+      ? [runtime.approve('c_pay'), runtime.reject('c_pay', 'tapped twice')]
+      : [runtime.reject('c_pay', 'no'), runtime.approve('c_pay')];
+    const closed = runtime.cancelApprovals();
+    const [first, second, cancel] = await Promise.allSettled([...answers, closed]);
+    assert.equal(first.status, 'fulfilled', `round ${i}: the first answer stands`);
+    assert.equal(second.status, 'rejected', `round ${i}`);
+    assert.equal(second.reason.code, 'approval_already_answered');
+    assert.equal(cancel.status, 'fulfilled');
+    assert.equal(cancel.value, true, 'the turn closed after both answers');
+    assert.deepEqual(ran.map(([id]) => id), ['c_w']);
+    const tool = JSON.parse(runtime.exportState()).history.messages.filter((m) => m.role === 'tool' && m.tool_call_id === 'c_pay');
+    assert.equal(tool.length, 1);
+    assert.match(tool[0].content, i % 2 === 0 ? /cancelled/ : /tool_rejected/, `round ${i}: ${tool[0].content}`);
+  }
+});

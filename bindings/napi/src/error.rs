@@ -31,6 +31,13 @@ impl From<ArkAgentError> for CodedError {
     }
 }
 
+impl CodedError {
+    /// An `internal` error: the module failed, not the caller.
+    pub fn internal(message: &str) -> Self {
+        Self { code: ModuleCode::Internal.to_owned_code(), message: message.to_owned() }
+    }
+}
+
 impl From<CodedError> for napi_ohos::Error<String> {
     fn from(error: CodedError) -> Self {
         napi_ohos::Error::new(error.code, error.message)

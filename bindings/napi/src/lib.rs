@@ -14,7 +14,7 @@
 //! 1. `error`, `convert`, `callback`, `host_fix` (ground: errors, shared conversions, JS calls)
 //! 2. `args`, `records` (arguments and settings coming in from JS; the records' one JS shape)
 //! 3. `numbers`, `request` (range checks of JS numbers; the request object the transport gets)
-//! 4. `usage`, `model_config`, `memory`, `events`, `store`, `transport`
+//! 4. `usage`, `model_config`, `memory`, `events`, `store`, `transport`, `approval_order`
 //! 5. `seed_helpers`, `tools`, `images`, `compression`, `mcp`
 //! 6. `delegation`, `sub_agents`, `image_codec`
 //! 7. `config` (`AgentRuntimeConfig`)
@@ -26,6 +26,7 @@
 //! its Rust doc (so the `///` docs of this crate are the JS docs, written for JS users), a
 //! few hand lines for what no Rust item declares — and the records come from the core.
 
+mod approval_order;
 mod args;
 mod callback;
 mod codes;

@@ -12,6 +12,7 @@ use napi_ohos::bindgen_prelude::{ClassInstance, PromiseRaw, This, ToNapiValue};
 use napi_ohos::Env;
 use serde_json::Value;
 
+use crate::approval_order::AnswerQueue;
 use crate::args::{constructing, Arg};
 use crate::callback::JsFunction;
 use crate::config::AgentRuntimeConfig;
@@ -34,6 +35,8 @@ pub struct AgentRuntime {
     memory: Arc<dyn MemoryService>,
     /// Live JS listeners by subscription id; dropping one unsubscribes it.
     subscriptions: Mutex<HashMap<u32, Subscription>>,
+    /// Approval answers given and not yet made, kept in the order JS gave them (TOOL-1).
+    answers: Arc<AnswerQueue>,
 }
 
 #[napi]
@@ -73,6 +76,7 @@ impl AgentRuntime {
             memory: core.memory(),
             core,
             subscriptions: Mutex::new(HashMap::new()),
+            answers: Arc::default(),
         })
     }
 
@@ -308,6 +312,11 @@ impl AgentRuntime {
     /// The core runtime (for the delegation methods in `runtime_delegation`).
     pub fn core(&self) -> &arkagent::AgentRuntime {
         &self.core
+    }
+
+    /// The approval answers not yet made (for `runtime_approval`).
+    pub(crate) fn answers(&self) -> &Arc<AnswerQueue> {
+        &self.answers
     }
 
     fn lock_subscriptions(&self) -> MutexGuard<'_, HashMap<u32, Subscription>> {

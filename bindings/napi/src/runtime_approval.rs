@@ -2,6 +2,8 @@
 //! the person's answers and resuming the run. A third `#[napi] impl` block of the class
 //! declared in `runtime`; each method delegates to the core runtime.
 
+use std::sync::Arc;
+
 use arkagent::tools::ApprovalDecision;
 use napi_derive_ohos::napi;
 use napi_ohos::bindgen_prelude::{Either, PromiseRaw};
@@ -9,31 +11,21 @@ use napi_ohos::Env;
 use serde_json::Value;
 
 use crate::args::Arg;
-use crate::error::{internal, rejection, CodedError, Thrown};
+use crate::approval_order::{Answer, Outcome};
+use crate::error::{internal, rejection, Thrown};
 use crate::records;
 use crate::runtime::{settle_holding_slot, AgentRuntime};
 
-/// What one approval call does off the JS thread (its store commit included).
-enum Answer {
-    /// One call's decision (resolves `undefined`).
-    Decide(String, ApprovalDecision),
-    /// cancelApprovals() (resolves whether a turn was closed).
-    CancelAll,
-}
-
 impl AgentRuntime {
-    /// Runs `answer` off the JS thread; one spawned future type for every approval call
-    /// (PERF-9: each distinct one is code in the library).
+    /// Queues `answer` (on the JS thread, so answers keep their order) and makes it off the
+    /// JS thread; one spawned future type for every approval call (PERF-9: each distinct one
+    /// is code in the library).
     fn answer<'env>(&self, env: &'env Env, answer: Answer) -> Result<PromiseRaw<'env, Either<(), bool>>, Thrown> {
-        let core = self.core().clone();
+        let slot = self.answers().queue(answer);
+        let (core, answers) = (self.core().clone(), Arc::clone(self.answers()));
         env.spawn_future_with_callback(
-            async move {
-                Ok(match answer {
-                    Answer::Decide(call_id, decision) => core.answer_approval(&call_id, decision).map(Either::A),
-                    Answer::CancelAll => core.cancel_approvals().map(Either::B),
-                })
-            },
-            move |env: &'env Env, result: Result<Either<(), bool>, arkagent::ArkAgentError>| result.map_err(|e| rejection(env, CodedError::from(e))),
+            async move { Ok(answers.answer_in_order(&core, &slot)) },
+            move |env: &'env Env, result: Outcome| result.map_err(|e| rejection(env, e)),
         )
         .map_err(internal)
     }
@@ -63,7 +55,9 @@ impl AgentRuntime {
     /// tool's answer, a line saying the person changed the arguments and what ran). The
     /// answer is committed to the SessionStore (off the JS thread) before the Promise
     /// resolves: an app killed after that loses nothing. Nothing expires by itself. Await it
-    /// before resumeRun(). Rejects (nothing changed) with "approval_not_pending",
+    /// before resumeRun(). Answers (approve, reject, cancelApprovals) are made in the order
+    /// they were called, awaited or not: of two taps on one dialog the first answers and the
+    /// second rejects with "approval_already_answered". Rejects (nothing changed) with "approval_not_pending",
     /// "approval_unknown_call", "approval_already_answered", "tool_arguments_invalid",
     /// "run_in_progress" or the store's code.
     #[napi(ts_return_type = "Promise<void>")]

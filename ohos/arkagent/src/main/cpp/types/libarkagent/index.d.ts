@@ -2318,7 +2318,9 @@ export class AgentRuntime {
    * tool's answer, a line saying the person changed the arguments and what ran). The
    * answer is committed to the SessionStore (off the JS thread) before the Promise
    * resolves: an app killed after that loses nothing. Nothing expires by itself. Await it
-   * before resumeRun(). Rejects (nothing changed) with "approval_not_pending",
+   * before resumeRun(). Answers (approve, reject, cancelApprovals) are made in the order
+   * they were called, awaited or not: of two taps on one dialog the first answers and the
+   * second rejects with "approval_already_answered". Rejects (nothing changed) with "approval_not_pending",
    * "approval_unknown_call", "approval_already_answered", "tool_arguments_invalid",
    * "run_in_progress" or the store's code.
    */
