@@ -44,7 +44,7 @@ function prng(seed) {
 }
 
 /** What the sequences did: settled calls by outcome, rejections by code. */
-const stats = { fulfilled: 0, rejected: 0, codes: {}, reached: { compressions: 0, abandoned: 0, orphanAnswers: 0, approvals: 0, subAgentApprovals: 0, forced: 0 } };
+const stats = { fulfilled: 0, rejected: 0, codes: {}, reached: { compressions: 0, abandoned: 0, orphanAnswers: 0, approvals: 0, subAgentApprovals: 0, forced: 0, doubleTaps: 0 } };
 
 function checkCode(e, what) {
   stats.rejected += 1;
@@ -189,19 +189,35 @@ async function settled(promise, what) {
   try { return await promise; } catch (e) { checkCode(e, what); return undefined; }
 }
 
-/** Answers the first waiting approval (approve, edited, reject, unknown) or closes the turn, or resumes. */
+/** Answers the first waiting approval (approve, edited, reject, twice, unknown) or closes the turn, or resumes. */
 function approvalStep(s, r) {
   let waiting;
   try { waiting = s.rt.pendingApprovals(); } catch (e) { checkCode(e, 'pendingApprovals'); return; }
   const id = waiting.length && r(4) ? waiting[0].callId : 'no-such-call';
   if (waiting.length) stats.reached.approvals += 1;
-  switch (r(5)) {
+  switch (r(6)) {
+    case 5: s.runs.push(doubleTap(s, id)); break;
     case 0: s.runs.push(settled(s.rt.approve(id), 'approve')); break;
     case 1: s.runs.push(settled(s.rt.approve(id, '{"edited":true}'), 'approve edited')); break;
     case 2: s.runs.push(settled(s.rt.reject(id, 'not now'), 'reject')); break;
     case 3: s.runs.push(settled(s.rt.cancelApprovals(), 'cancelApprovals')); break;
     default: track(s, s.rt.resumeRun(), 'resumeRun');
   }
+}
+
+/**
+ * A dialog tapped twice: approve then reject, not awaited. Answers are made in the order
+ * they were given: never both, and never the second with the first refused as already
+ * answered (the second overtaking the first).
+ */
+async function doubleTap(s, id) {
+  const [first, second] = await Promise.allSettled([s.rt.approve(id), s.rt.reject(id, 'tapped twice')]);
+  if (first.status === 'rejected') checkCode(first.reason, 'approve (first tap)');
+  if (second.status === 'rejected') checkCode(second.reason, 'reject (second tap)');
+  assert.ok(first.status === 'rejected' || second.status === 'rejected', `${id}: two taps, two answers`);
+  const overtaken = first.status === 'rejected' && first.reason.code === 'approval_already_answered';
+  assert.ok(!(overtaken && second.status === 'fulfilled'), `${id}: the second tap answered before the first`);
+  if (first.status === 'fulfilled') stats.reached.doubleTaps += 1;
 }
 
 /** Sub-agents: force-completes the first running one, closes them all, or runs a decomposed job. */
