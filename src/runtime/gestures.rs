@@ -39,12 +39,20 @@ impl AgentRuntime {
 
     /// [`rewind`](Self::rewind) for bindings that must not write the store on their
     /// caller's thread: claims the run slot and checks `run_id` *now* (errors
-    /// `run_in_progress`, `unknown_run`, `run_compressed`); the future writes and swaps.
-    pub fn start_rewind(&self, run_id: &str) -> Result<impl Future<Output = Result<RewindResult, ArkAgentError>> + Send + 'static, ArkAgentError> {
+    /// `run_in_progress`, `unknown_run`, `run_compressed`); the future writes and swaps,
+    /// then hands the slot over like [`start_run_holding_slot`](Self::start_run_holding_slot)
+    /// (a binding drops it once the caller has the result, so no run slips in between).
+    pub fn start_rewind_holding_slot(
+        &self,
+        run_id: &str,
+    ) -> Result<impl Future<Output = (Result<RewindResult, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
         let active = self.claim()?;
         active.inner.session.check_rewind(run_id)?;
         let run_id = run_id.to_owned();
-        Ok(async move { active.inner.rewind_claimed(&run_id) })
+        Ok(async move {
+            let result = active.inner.rewind_claimed(&run_id);
+            (result, RunSlot::new(active))
+        })
     }
 
     /// CHAT-1: "regenerate this answer" — [`rewind`](Self::rewind) to run `run_id`, then
@@ -125,15 +133,19 @@ impl AgentRuntime {
     }
 
     /// [`fork`](Self::fork) with the run slot claimed and the point checked *now*; the
-    /// future writes the store.
-    pub fn start_fork(
+    /// future writes the store, then hands the slot over like
+    /// [`start_rewind_holding_slot`](Self::start_rewind_holding_slot).
+    pub fn start_fork_holding_slot(
         &self,
         new_session_id: &str,
         through_run_id: Option<&str>,
-    ) -> Result<impl Future<Output = Result<String, ArkAgentError>> + Send + 'static, ArkAgentError> {
+    ) -> Result<impl Future<Output = (Result<String, ArkAgentError>, RunSlot)> + Send + 'static, ArkAgentError> {
         let active = self.claim()?;
         let state = active.inner.fork_state(new_session_id, through_run_id)?;
-        Ok(async move { active.inner.write_fork(state) })
+        Ok(async move {
+            let result = active.inner.write_fork(state);
+            (result, RunSlot::new(active))
+        })
     }
 }
 

@@ -41,7 +41,10 @@ impl AgentRuntime {
 
     /// Force-completes (and cancels) every running sub-agent of this session, and theirs, with
     /// "session-closed"; returns how many direct children. It reaches every child
-    /// activeChildren() lists, even one still being built (that one never starts). Each
+    /// activeChildren() lists, even one still being built (that one never starts). A
+    /// delegation whose SubAgentFactory has not settled has no child yet: it is not listed
+    /// and not reached (the child starts once the factory settles); cancel() the run to
+    /// stop it. Each
     /// record in subAgents().history keeps what that child spent up to then (tokenCount,
     /// usage, toolsUsed, its messages), as forceCompleteSubAgent() does.
     #[napi]

@@ -4,7 +4,8 @@
 //! and writes the store off the JS thread.
 
 use napi_derive_ohos::napi;
-use napi_ohos::bindgen_prelude::PromiseRaw;
+use arkagent::runtime::RunSlot;
+use napi_ohos::bindgen_prelude::{Either, PromiseRaw};
 use napi_ohos::Env;
 use serde_json::Value;
 
@@ -14,24 +15,34 @@ use crate::records;
 use crate::runtime::{settle_holding_slot, AgentRuntime};
 
 impl AgentRuntime {
-    /// Runs a rewind or a fork (claimed now) off the JS thread; one spawned future type for
-    /// both (PERF-9: each distinct one is code in the library).
+    /// Runs a rewind or a fork (claimed now) off the JS thread, holding the run slot until
+    /// its Promise settles (as run() does: nothing slips in between); one spawned future
+    /// type for both (PERF-9: each distinct one is code in the library).
     fn gesture<'env>(&self, env: &'env Env, fork: Option<(String, Option<String>)>, run_id: String) -> Result<PromiseRaw<'env, Value>, Thrown> {
         let core = self.core();
         // Claimed (and checked) now; a refusal rejects the Promise, as run()'s do.
         let work = match &fork {
-            None => core.start_rewind(&run_id).map(napi_ohos::Either::A),
-            Some((id, through)) => core.start_fork(id, through.as_deref()).map(napi_ohos::Either::B),
+            None => core.start_rewind_holding_slot(&run_id).map(Either::A),
+            Some((id, through)) => core.start_fork_holding_slot(id, through.as_deref()).map(Either::B),
         };
         env.spawn_future_with_callback(
             async move {
                 Ok(match work {
-                    Err(e) => Err(e),
-                    Ok(napi_ohos::Either::A(rewind)) => rewind.await.map(|r| records::to_js(&r)),
-                    Ok(napi_ohos::Either::B(fork)) => fork.await.map(Value::String),
+                    Err(e) => (Err(e), None),
+                    Ok(Either::A(rewind)) => {
+                        let (result, slot) = rewind.await;
+                        (result.map(|r| records::to_js(&r)), Some(slot))
+                    }
+                    Ok(Either::B(fork)) => {
+                        let (result, slot) = fork.await;
+                        (result.map(Value::String), Some(slot))
+                    }
                 })
             },
-            move |env: &'env Env, result: Result<Value, arkagent::ArkAgentError>| result.map_err(|e| rejection(env, CodedError::from(e))),
+            // The slot is let go here, on the JS thread, once the Promise has its result.
+            move |env: &'env Env, (result, _slot): (Result<Value, arkagent::ArkAgentError>, Option<RunSlot>)| {
+                result.map_err(|e| rejection(env, CodedError::from(e)))
+            },
         )
         .map_err(internal)
     }
@@ -51,7 +62,7 @@ impl AgentRuntime {
     /// changes) with "unknown_run" (no such run, or an earlier rewind dropped it),
     /// "run_compressed" (a compression archived its input into an episode: refused, never a
     /// guess), "run_in_progress" or the store's code. Like run(), it takes the run slot
-    /// before the Promise is returned.
+    /// before the Promise is returned and holds it until the Promise settles.
     #[napi(ts_return_type = "Promise<RewindResult>")]
     pub fn rewind<'env>(&self, env: &'env Env, run_id: Arg<String>) -> Result<PromiseRaw<'env, Value>, Thrown> {
         self.gesture(env, None, run_id.0)
@@ -88,7 +99,8 @@ impl AgentRuntime {
     /// Rejects (nothing written) with "unknown_run", "run_compressed" (the point is inside
     /// what a compression archived), "session_exists" (the store has that session, or it is
     /// this session's own id), "invalid_config" (an empty id), "run_in_progress" or the
-    /// store's code.
+    /// store's code. Like run(), it takes the run slot before the Promise is returned and
+    /// holds it until the Promise settles.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn fork<'env>(&self, env: &'env Env, new_session_id: Arg<String>, through_run_id: Arg<Option<String>>) -> Result<PromiseRaw<'env, Value>, Thrown> {
         self.gesture(env, Some((new_session_id.0, through_run_id.0)), String::new())

@@ -144,7 +144,9 @@ pub unsafe extern "C" fn arkagent_runtime_sub_agents(runtime: *mut ArkAgentRunti
 
 /// Force-completes every running sub-agent of this runtime's session, and theirs
 /// (`session-closed`) — call it when the conversation closes. It reaches every child the
-/// registry lists, even one still being built. `*out_count` (if not NULL) gets how many
+/// registry lists, even one still being built. A delegation whose worker factory has not
+/// returned has no child yet: it is not listed and not reached (the child starts once the
+/// factory returns). `*out_count` (if not NULL) gets how many
 /// direct children. Each record keeps what that child spent up to then (see
 /// `arkagent_runtime_sub_agents`).
 ///

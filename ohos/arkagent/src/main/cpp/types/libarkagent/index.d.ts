@@ -2366,7 +2366,10 @@ export class AgentRuntime {
   /**
    * Force-completes (and cancels) every running sub-agent of this session, and theirs, with
    * "session-closed"; returns how many direct children. It reaches every child
-   * activeChildren() lists, even one still being built (that one never starts). Each
+   * activeChildren() lists, even one still being built (that one never starts). A
+   * delegation whose SubAgentFactory has not settled has no child yet: it is not listed
+   * and not reached (the child starts once the factory settles); cancel() the run to
+   * stop it. Each
    * record in subAgents().history keeps what that child spent up to then (tokenCount,
    * usage, toolsUsed, its messages), as forceCompleteSubAgent() does.
    */
@@ -2418,7 +2421,7 @@ export class AgentRuntime {
    * changes) with "unknown_run" (no such run, or an earlier rewind dropped it),
    * "run_compressed" (a compression archived its input into an episode: refused, never a
    * guess), "run_in_progress" or the store's code. Like run(), it takes the run slot
-   * before the Promise is returned.
+   * before the Promise is returned and holds it until the Promise settles.
    */
   rewind(runId: string): Promise<RewindResult>;
   /**
@@ -2447,7 +2450,8 @@ export class AgentRuntime {
    * Rejects (nothing written) with "unknown_run", "run_compressed" (the point is inside
    * what a compression archived), "session_exists" (the store has that session, or it is
    * this session's own id), "invalid_config" (an empty id), "run_in_progress" or the
-   * store's code.
+   * store's code. Like run(), it takes the run slot before the Promise is returned and
+   * holds it until the Promise settles.
    */
   fork(newSessionId: string, throughRunId?: string): Promise<string>;
 }
