@@ -1,6 +1,6 @@
 'use strict';
 // REL-6 (issue 42 item 2): the N-API module under random call sequences
-// (tests/js/rel_6_sequences.js), a short fixed budget in CI: 16 seeds × 200 steps. Longer
+// (tests/js/rel_6_sequences.js), a short fixed budget in CI: 48 seeds × 200 steps. Longer
 // runs: `node scripts/napi-sequences.js [seeds] [steps]`.
 
 const test = require('node:test');
@@ -10,7 +10,7 @@ const assert = require('node:assert/strict');
 const { runSequence, stats } = require('./rel_6_sequences');
 
 test('rel_6_napi_random_call_sequences_keep_every_promise', async () => {
-  for (let seed = 1; seed <= 16; seed++) {
+  for (let seed = 1; seed <= 48; seed++) {
     await runSequence(seed * 7919, 200);
   }
   // The sequences reach both outcomes (a driver that only ever fails, or never calls, proves

@@ -4,16 +4,19 @@
 // attempt, a session in a shared store, delegation to a clone), the host's HTTP requests
 // answered in any order (text, tool calls — one that waits for a person, a delegation —,
 // errors, garbage), compressor promises resolved, resolved twice, rejected, thrown or never
-// answered, approvals answered (approve, edited, reject, an unknown call), paused turns
+// answered, approvals answered (approve, edited, reject, twice, an unknown call), paused turns
 // resumed or closed, sub-agents force-completed and closed, decomposed jobs, stores
 // detached, cancels, exports imported elsewhere, listeners that throw, compressions,
-// rewinds, runtimes dropped and garbage-collected mid-run whose transports answer after.
+// rewinds, regenerations, forks, runtimes dropped and garbage-collected mid-run whose
+// transports answer after.
 // A seeded PRNG decides every step, so a failing seed replays exactly. Oracles, not only
 // "no crash": every rejection and throw carries a code of the module's ErrorCode union;
 // every idle runtime's history stays paired (CORE-2); an export imports into a fresh
 // runtime unchanged; at the end every run settles once its requests are answered (a
 // compression nobody answers, once cancelled), the history is paired, and the totals'
-// parent is the sum of the usages and total = parent + children (SUB-6).
+// parent is the sum of the usages and total = parent + children (SUB-6); two answers to
+// one call are made in the order given; a call that takes the run slot ("like run()") is
+// never followed into the session by a run() made before it settled.
 // Used by tests/js/rel_6_napi_sequences.test.js (a short fixed budget) and
 // scripts/napi-sequences.js (any number of seeds).
 
@@ -44,7 +47,7 @@ function prng(seed) {
 }
 
 /** What the sequences did: settled calls by outcome, rejections by code. */
-const stats = { fulfilled: 0, rejected: 0, codes: {}, reached: { compressions: 0, abandoned: 0, orphanAnswers: 0, approvals: 0, subAgentApprovals: 0, forced: 0, doubleTaps: 0 } };
+const stats = { fulfilled: 0, rejected: 0, codes: {}, reached: { compressions: 0, abandoned: 0, orphanAnswers: 0, approvals: 0, subAgentApprovals: 0, forced: 0, doubleTaps: 0, slotChecks: 0 } };
 
 function checkCode(e, what) {
   stats.rejected += 1;
@@ -107,6 +110,25 @@ function track(s, promise, what) {
   s.runs.push(promise.then((r) => { stats.fulfilled += 1; if (r && r.runId) s.ids.push(r.runId); }, (e) => checkCode(e, what)));
 }
 
+/**
+ * `promise` is of a call that takes the run slot before returning (run(), the gestures,
+ * compressNow(), importState(): "like run()"); a run() made right after it, before it
+ * settles, is refused: never both fulfilled.
+ */
+function trackHoldingTheSlot(s, promise, what) {
+  const early = s.rt.run('too early');
+  s.runs.push(Promise.allSettled([promise, early]).then(([p, q]) => {
+    for (const [o, label] of [[p, what], [q, `run() right after ${what}`]]) {
+      if (o.status === 'rejected') checkCode(o.reason, label);
+      else { stats.fulfilled += 1; if (o.value && o.value.runId) s.ids.push(o.value.runId); }
+    }
+    assert.ok(p.status === 'rejected' || q.status === 'rejected', `${what} let a run() in before it settled`);
+    if (p.status === 'fulfilled') stats.reached.slotChecks += 1;
+  }));
+}
+
+let forks = 0;
+
 /** The steps: each takes the PRNG, the slots and a counter. */
 const STEPS = [
   (r, slots) => { const i = r(3); if (!slots[i]) slots[i] = slot(i, r(8)); },
@@ -130,10 +152,15 @@ const STEPS = [
     if (r(2)) s.subs.push(s.rt.subscribe(() => { throw new Error('a listener that throws'); }));
     else if (s.subs.length) s.rt.unsubscribe(s.subs.pop());
   }),
-  (r, slots) => withSlot(slots, r, (s) => track(s, s.rt.compressNow(), 'compressNow')),
+  (r, slots) => withSlot(slots, r, (s) => (r(2) ? track : trackHoldingTheSlot)(s, s.rt.compressNow(), 'compressNow')),
   (r, slots) => withSlot(slots, r, (s) => {
     const id = s.ids[r(s.ids.length + 1)] || 'no-such-run';
-    track(s, r(2) ? s.rt.regenerate(id) : s.rt.editAndResend(id, 'edited'), 'rewind gesture');
+    (r(2) ? track : trackHoldingTheSlot)(s, r(2) ? s.rt.regenerate(id) : s.rt.editAndResend(id, 'edited'), 'rewind gesture');
+  }),
+  (r, slots) => withSlot(slots, r, (s) => {
+    const id = s.ids[r(s.ids.length + 1)] || 'no-such-run';
+    const gesture = r(2) ? s.rt.rewind(id) : s.rt.fork(`fork-${forks++}`, r(2) ? id : undefined);
+    (r(2) ? track : trackHoldingTheSlot)(s, gesture, 'rewind or fork');
   }),
   (r, slots) => {
     const i = r(3);
