@@ -1009,7 +1009,9 @@ enum ArkAgentResult arkagent_tools_new(struct ArkAgentTools **out);
 // before the model is answered `tool_timeout` and the call's abort signal fires
 // (`arkagent_tool_abort_reason`, `arkagent_tool_on_abort`); absent: the config's
 // `"tool_timeout_ms"`; 0: no deadline; not a whole number of ms (negative, fractional,
-// a string): `ARK_AGENT_RESULT_INVALID_JSON`. `callback` runs the tool (see
+// a string): `ARK_AGENT_RESULT_INVALID_JSON`. `ARK_AGENT_RESULT_INVALID_TOOL` for a
+// name that is not 1–64 characters of ASCII letters, digits, `_` and `-`, a name these
+// tools already have, or `"parameters"` that are not a JSON object. `callback` runs the tool (see
 // [`ArkAgentToolCallback`]); `userdata` must stay valid until every runtime created with
 // these tools is freed.
 //
@@ -1092,7 +1094,10 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 // (`"model"`, `"messages"`, `"tools"`, `"stream"`, `"temperature"`, `"max_tokens"`, the
 // thinking fields, …) gives `ARK_AGENT_RESULT_EXTRA_BODY_CONFLICT`. The summarizer model
 // is checked the same way, and its `"wire_format"` too.
-// `tools` and `workers` may be NULL; workers enable delegation with
+// `tools` and `workers` may be NULL (`tools` holding a tool named
+// `ARKAGENT_RETRIEVE_MEMORY_TOOL_NAME` on a runtime that compresses, or
+// `ARKAGENT_DELEGATE_TASK_TOOL_NAME` on one that delegates, gives
+// `ARK_AGENT_RESULT_INVALID_TOOL`: those names are the library's); workers enable delegation with
 // the default policy when the config has no `"delegation"`. `http` (required, copied
 // during the call) is the host's HTTP client: `send` (required) sends requests,
 // `cancel` (may be NULL) aborts them, and `userdata` must stay valid until the runtime
@@ -1113,7 +1118,9 @@ enum ArkAgentResult arkagent_runtime_new(const char *config_json, const struct A
 // a compression's own); below it the runtime skips (`below_threshold`) without calling.
 // Pass `ARKAGENT_DEFAULT_TOTAL_TOKEN_THRESHOLD` (64000, the default compressor's) for
 // the default; 0 means what it means on every surface: nothing is below it, so the
-// compressor is called before every model call and after every turn (except right
+// compressor is called before every model call and after every turn (except while
+// automatic attempts back off after a failed one — skipped with
+// `backing_off_after_failure` until three more model calls were made — and right
 // after a compression). `arkagent_runtime_compress_now` and a context overflow always
 // call it. It is reported in the `compression` and `model_request` events
 // (`"threshold"`, `"compression_threshold"`).

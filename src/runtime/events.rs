@@ -159,8 +159,12 @@ pub enum EventKind {
         estimated_prompt_tokens: u64,
     },
     /// A compression attempt that did something or could not: every `compressed` and
-    /// `failed` outcome, and `skipped` for `no_safe_split` and `last_usage_is_compression`
-    /// (routine below-threshold checks are not reported).
+    /// `failed` outcome, and `skipped` for `no_safe_split`, `last_usage_is_compression` and
+    /// `backing_off_after_failure` (routine below-threshold checks are not reported). After
+    /// a failed automatic attempt (before a model call or after a turn) the automatic
+    /// attempts are skipped with `backing_off_after_failure` until three more model calls
+    /// were made (`COMPRESSION_BACKOFF_MODEL_CALLS`): a failing summarizer is not paid for
+    /// at every step; a manual attempt and a context overflow are never held back.
     Compression {
         /// What started it.
         trigger: CompressionTrigger,

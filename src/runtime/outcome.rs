@@ -51,7 +51,9 @@ pub struct RunOutcome {
     /// What the run used (COST-1, COST-2): its own model calls (compression included)
     /// plus the children it delegated to — tokens, cached and reasoning tokens, calls
     /// and per-currency costs (absent without a price), summed from the usages the run
-    /// recorded, so the runs' usages add up to [`total_usage`](crate::AgentRuntime::total_usage).
+    /// recorded. What this runtime's runs used, plus each compression `compress_now`
+    /// committed (its `CompressResult::usage`) and the usages a resumed or imported state
+    /// brought, adds up to [`total_usage`](crate::AgentRuntime::total_usage).
     #[serde(default)]
     pub usage: crate::history::ChildUsageSummary,
     /// TOOL-1: the calls waiting for an answer when the run paused (status

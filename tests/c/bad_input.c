@@ -363,6 +363,9 @@ static void probe_cb(void *userdata, const char *call_json, ArkAgentToolCompleti
   CHECK(mem == NULL, "a finished call reaches no memory");
 }
 
+#define NAME16 "Ab_9-Ab_9-Ab_9-x"
+#define NAME64 NAME16 NAME16 NAME16 NAME16
+
 static void tools_checks(void) {
   ArkAgentTools *tools = NULL, *freed = NULL;
   Probe probe = {0, 0};
@@ -380,6 +383,12 @@ static void tools_checks(void) {
          ARK_AGENT_RESULT_INVALID_TOOL);
   EXPECT(arkagent_tools_register(tools, "{\"name\":\"p\",\"description\":\"d\",\"parameters\":[1]}", probe_cb, &probe),
          ARK_AGENT_RESULT_INVALID_TOOL);
+  /* Names: 1–64 ASCII letters, digits, '_' and '-'. */
+  EXPECT(arkagent_tools_register(tools, "{\"name\":\"\",\"description\":\"d\",\"parameters\":{\"type\":\"object\"}}", probe_cb, &probe),
+         ARK_AGENT_RESULT_INVALID_TOOL);
+  EXPECT(arkagent_tools_register(tools, "{\"name\":\"" NAME64 "x\",\"description\":\"d\",\"parameters\":{\"type\":\"object\"}}", probe_cb, &probe),
+         ARK_AGENT_RESULT_INVALID_TOOL);
+  EXPECT(arkagent_tools_register(tools, "{\"name\":\"" NAME64 "\",\"description\":\"d\",\"parameters\":{\"type\":\"object\"}}", probe_cb, &probe), OK);
   EXPECT(arkagent_tools_register(freed, PROBE_DEF, probe_cb, &probe), BAD_HANDLE);
   EXPECT(arkagent_tools_register(FORGED(ArkAgentTools), PROBE_DEF, probe_cb, &probe), BAD_HANDLE);
   EXPECT(arkagent_tools_register(FORGED2(ArkAgentTools), PROBE_DEF, probe_cb, &probe), BAD_HANDLE);
@@ -504,7 +513,21 @@ static void workers_checks(void) {
   EXPECT(arkagent_runtime_new(CONFIG, NULL, FORGED(ArkAgentWorkers), HTTP(http_cb, &model), &rt), BAD_HANDLE);
   EXPECT(arkagent_runtime_new(CONFIG, NULL, (ArkAgentWorkers *)tools, HTTP(http_cb, &model), &rt), BAD_HANDLE);
   EXPECT(arkagent_runtime_new(CONFIG, NULL, freed, HTTP(http_cb, &model), &rt), BAD_HANDLE);
+  /* The library's own tool names held by the app's tools: refused where the runtime uses them. */
+  ArkAgentTools *mine = NULL;
+  EXPECT(arkagent_tools_new(&mine), OK);
+  EXPECT(arkagent_tools_register(mine, "{\"name\":\"" ARKAGENT_DELEGATE_TASK_TOOL_NAME "\",\"description\":\"d\",\"parameters\":{\"type\":\"object\"}}", probe_cb, NULL), OK);
+  EXPECT(arkagent_runtime_new(CONFIG, mine, NULL, HTTP(http_cb, &model), &rt), ARK_AGENT_RESULT_INVALID_TOOL);
+  arkagent_tools_free(mine);
+  EXPECT(arkagent_tools_new(&mine), OK);
+  EXPECT(arkagent_tools_register(mine, "{\"name\":\"" ARKAGENT_RETRIEVE_MEMORY_TOOL_NAME "\",\"description\":\"d\",\"parameters\":{\"type\":\"object\"}}", probe_cb, NULL), OK);
+  EXPECT(arkagent_runtime_new("{\"model\":{\"base_url\":\"u\",\"api_key\":\"k\",\"model\":\"m\"},\"compression\":{}}", mine, NULL, HTTP(http_cb, &model), &rt),
+         ARK_AGENT_RESULT_INVALID_TOOL);
   CHECK(rt == sentinel, "a refused runtime_new leaves *out alone");
+  EXPECT(arkagent_runtime_new("{\"model\":{\"base_url\":\"u\",\"api_key\":\"k\",\"model\":\"m\"}}", mine, NULL, HTTP(http_cb, &model), &rt), OK);
+  arkagent_runtime_free(rt); /* without compression the name is the app's */
+  rt = sentinel;
+  arkagent_tools_free(mine);
 
   EXPECT(arkagent_runtime_new(CONFIG, tools, workers, HTTP(http_cb, &model), &rt), OK);
   arkagent_workers_free(workers); /* the runtime keeps its own copy */

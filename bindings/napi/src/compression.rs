@@ -32,7 +32,10 @@ pub const DEFAULT_SUMMARY_PROMPT: &str = arkagent::compress::DEFAULT_SUMMARY_PRO
 /// added since — and when it reaches `totalTokenThreshold` the older messages are summarized into a
 /// `<state_snapshot>` and moved into an `EpisodicMemory`; the last
 /// `keepRecentMessageCount` messages stay (never splitting a tool call from its result).
-/// A failed or skipped attempt changes nothing. With a compressor configured the model is
+/// A failed or skipped attempt changes nothing; after a failed automatic attempt the
+/// automatic ones are skipped ("backing_off_after_failure") until three more model calls
+/// were made (compressNow() and a context overflow are never held back). With a
+/// compressor configured the model is
 /// also offered the `retrieve_memory` tool to read the archived messages.
 /// When the summarizer is the conversation's own model (no `summarizerModel`, or one with
 /// the same wire format, base URL, model, key and stream setting), the snapshot is asked

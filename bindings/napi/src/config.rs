@@ -174,7 +174,9 @@ impl AgentRuntimeConfig {
     /// otherwise the runtime skips ("below_threshold", "last_usage_is_compression") without
     /// calling it. Absent: 64000, the default compressor's; 0 (the same on every surface):
     /// nothing is below it, so `compress` is called before every model call and after every
-    /// turn (except right after a compression). compressNow() and a context overflow always
+    /// turn (except right after a compression, and while automatic attempts back off after a
+    /// failed one: skipped with "backing_off_after_failure" until three more model calls
+    /// were made). compressNow() and a context overflow always
     /// call it. The threshold is reported in events. A `clone` child inherits the compressor;
     /// a named worker has one only when its factory gives it one
     /// (WorkerConfig.setCustomCompressor). Throws "invalid_argument" for a threshold that is

@@ -51,7 +51,9 @@ impl AgentRuntime {
     /// compression, usages) is written in one transaction, off the JS thread, and reported
     /// by a "session_committed" event. Throws "session_locked" while another runtime (in
     /// this process or another) has the session — until that runtime's detachStore() or its
-    /// garbage collection — and the SessionStore codes. Without `store` nothing is persisted
+    /// garbage collection — and the SessionStore codes; "tool_name_duplicate" when `tools`
+    /// has a tool named "retrieve_memory" and the runtime compresses, or "delegate_task" and
+    /// it delegates (those names are the library's). Without `store` nothing is persisted
     /// (exportState()/importState() remain).
     #[napi(
         constructor,

@@ -283,7 +283,10 @@ impl ToolRegistry {
         Ok(Self::from(arkagent::ToolRegistry::new()))
     }
 
-    /// Throws code "tool_name_duplicate" when the name is taken, "invalid_json" on bad parameters.
+    /// Throws code "tool_name_invalid" for a name that is not 1–64 characters of ASCII
+    /// letters, digits, `_` and `-`; "tool_name_duplicate" when the name is taken;
+    /// "tool_parameters_invalid" when the parameters are not a JSON object; "invalid_json"
+    /// when they are not JSON. A refused definition changes nothing.
     /// `needsApproval` (TOOL-1) decides per call whether it waits for a person (e.g. a
     /// payment above an amount), called with the call before it would run; one that throws
     /// or rejects asks. The definition's `requiresApproval` asks for every call.

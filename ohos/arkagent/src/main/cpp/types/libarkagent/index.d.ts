@@ -604,8 +604,12 @@ export interface SummarizerRequestPayload extends EventPayload {
 
 /**
  * A compression attempt that did something or could not: every `compressed` and `failed`
- * outcome, and `skipped` for `no_safe_split` and `last_usage_is_compression` (routine
- * below-threshold checks are not reported).
+ * outcome, and `skipped` for `no_safe_split`, `last_usage_is_compression` and
+ * `backing_off_after_failure` (routine below-threshold checks are not reported). After a
+ * failed automatic attempt (before a model call or after a turn) the automatic attempts are
+ * skipped with `backing_off_after_failure` until three more model calls were made
+ * (`COMPRESSION_BACKOFF_MODEL_CALLS`): a failing summarizer is not paid for at every step; a
+ * manual attempt and a context overflow are never held back.
  */
 export interface CompressionPayload extends EventPayload {
   type: 'compression';
@@ -842,8 +846,10 @@ export interface RunResult {
   /**
    * What the run used (COST-1, COST-2): its own model calls (compression included) plus the
    * children it delegated to — tokens, cached and reasoning tokens, calls and per-currency
-   * costs (absent without a price), summed from the usages the run recorded, so the runs'
-   * usages add up to `total_usage`.
+   * costs (absent without a price), summed from the usages the run recorded. What this
+   * runtime's runs used, plus each compression `compress_now` committed (its
+   * `CompressResult::usage`) and the usages a resumed or imported state brought, adds up to
+   * `total_usage`.
    */
   usage: ChildUsageSummary;
   /**
@@ -1245,7 +1251,10 @@ export class ToolDefinition {
 export class ToolRegistry {
   constructor();
   /**
-   * Throws code "tool_name_duplicate" when the name is taken, "invalid_json" on bad parameters.
+   * Throws code "tool_name_invalid" for a name that is not 1–64 characters of ASCII
+   * letters, digits, `_` and `-`; "tool_name_duplicate" when the name is taken;
+   * "tool_parameters_invalid" when the parameters are not a JSON object; "invalid_json"
+   * when they are not JSON. A refused definition changes nothing.
    * `needsApproval` (TOOL-1) decides per call whether it waits for a person (e.g. a
    * payment above an amount), called with the call before it would run; one that throws
    * or rejects asks. The definition's `requiresApproval` asks for every call.
@@ -1560,7 +1569,10 @@ export const DEFAULT_SUMMARY_PROMPT: string;
  * added since — and when it reaches `totalTokenThreshold` the older messages are summarized into a
  * `<state_snapshot>` and moved into an `EpisodicMemory`; the last
  * `keepRecentMessageCount` messages stay (never splitting a tool call from its result).
- * A failed or skipped attempt changes nothing. With a compressor configured the model is
+ * A failed or skipped attempt changes nothing; after a failed automatic attempt the
+ * automatic ones are skipped ("backing_off_after_failure") until three more model calls
+ * were made (compressNow() and a context overflow are never held back). With a
+ * compressor configured the model is
  * also offered the `retrieve_memory` tool to read the archived messages.
  * When the summarizer is the conversation's own model (no `summarizerModel`, or one with
  * the same wire format, base URL, model, key and stream setting), the snapshot is asked
@@ -1734,7 +1746,9 @@ export class AgentRuntimeConfig {
    * otherwise the runtime skips ("below_threshold", "last_usage_is_compression") without
    * calling it. Absent: 64000, the default compressor's; 0 (the same on every surface):
    * nothing is below it, so `compress` is called before every model call and after every
-   * turn (except right after a compression). compressNow() and a context overflow always
+   * turn (except right after a compression, and while automatic attempts back off after a
+   * failed one: skipped with "backing_off_after_failure" until three more model calls
+   * were made). compressNow() and a context overflow always
    * call it. The threshold is reported in events. A `clone` child inherits the compressor;
    * a named worker has one only when its factory gives it one
    * (WorkerConfig.setCustomCompressor). Throws "invalid_argument" for a threshold that is
@@ -2192,7 +2206,9 @@ export class AgentRuntime {
    * compression, usages) is written in one transaction, off the JS thread, and reported
    * by a "session_committed" event. Throws "session_locked" while another runtime (in
    * this process or another) has the session — until that runtime's detachStore() or its
-   * garbage collection — and the SessionStore codes. Without `store` nothing is persisted
+   * garbage collection — and the SessionStore codes; "tool_name_duplicate" when `tools`
+   * has a tool named "retrieve_memory" and the runtime compresses, or "delegate_task" and
+   * it delegates (those names are the library's). Without `store` nothing is persisted
    * (exportState()/importState() remain).
    */
   constructor(config: AgentRuntimeConfig, transport: HttpTransport, tools: ToolRegistry, store?: SessionStore);
