@@ -48,6 +48,12 @@ impl AnswerQueue {
         slot
     }
 
+    /// Takes back the answer whose result goes to `slot` if no worker has made it yet (its
+    /// Promise could not be created: the answer must not be made behind the caller's back).
+    pub fn withdraw(&self, slot: &Slot) {
+        lock(&self.queued).retain(|(_, queued)| !Arc::ptr_eq(queued, slot));
+    }
+
     /// Makes every queued answer up to and including the one whose result goes to `slot`
     /// (and any queued after it), in order; returns that one's result.
     pub fn answer_in_order(&self, core: &arkagent::AgentRuntime, slot: &Mutex<Option<Outcome>>) -> Outcome {

@@ -23,11 +23,15 @@ impl AgentRuntime {
     fn answer<'env>(&self, env: &'env Env, answer: Answer) -> Result<PromiseRaw<'env, Either<(), bool>>, Thrown> {
         let slot = self.answers().queue(answer);
         let (core, answers) = (self.core().clone(), Arc::clone(self.answers()));
+        let mine = Arc::clone(&slot);
         env.spawn_future_with_callback(
             async move { Ok(answers.answer_in_order(&core, &slot)) },
             move |env: &'env Env, result: Outcome| result.map_err(|e| rejection(env, e)),
         )
-        .map_err(internal)
+        .map_err(|e| {
+            self.answers().withdraw(&mine);
+            internal(e)
+        })
     }
 }
 
