@@ -1394,13 +1394,18 @@ enum ArkAgentResult arkagent_runtime_usages(struct ArkAgentRuntime *runtime, cha
 enum ArkAgentResult arkagent_runtime_session_id(struct ArkAgentRuntime *runtime, char **out);
 
 // Subscribes `callback` to events (see [`ArkAgentEventCallback`]); `*out_id` gets the
-// subscription id. `userdata` must stay valid until unsubscribed or the runtime is freed.
+// subscription id. `userdata` must stay valid until unsubscribed or the runtime is freed
+// and, either way, every blocking call of this runtime running then has returned (as for
+// [`ArkAgentHttp`]): an event already on its way on another thread may still arrive — a run
+// cancelled by [`arkagent_runtime_free`] still reports its `run_finished`. Events of
+// blocking calls started after the unsubscribe never reach it.
 //
 // # Safety
 // `out_id` valid for one write.
 enum ArkAgentResult arkagent_runtime_subscribe(struct ArkAgentRuntime *runtime, ArkAgentEventCallback callback, void *userdata, uint64_t *out_id);
 
-// Stops a subscription. Unknown ids give `ARK_AGENT_RESULT_INVALID_HANDLE`.
+// Stops a subscription (see [`arkagent_runtime_subscribe`] for events already on their way).
+// Unknown ids give `ARK_AGENT_RESULT_INVALID_HANDLE`.
 enum ArkAgentResult arkagent_runtime_unsubscribe(struct ArkAgentRuntime *runtime, uint64_t subscription_id);
 
 // Opens (creating if absent) the session store at `path` (on OHOS a file under the app's

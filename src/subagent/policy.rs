@@ -20,7 +20,7 @@ use crate::error::{ArkAgentError, ErrorCode};
 /// to the child's tool whitelist: a role that does not list it cannot delegate.
 /// `max_depth` 0 turns delegation off (`subagent_depth_exceeded`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct SubAgentPolicy {
     /// Maximum delegation depth; 1 means the root may delegate and workers may not, 2
     /// lets a root's child delegate once more, and so on (see the type's docs).

@@ -100,7 +100,11 @@ pub unsafe extern "C" fn arkagent_runtime_session_id(runtime: *mut ArkAgentRunti
 }
 
 /// Subscribes `callback` to events (see [`ArkAgentEventCallback`]); `*out_id` gets the
-/// subscription id. `userdata` must stay valid until unsubscribed or the runtime is freed.
+/// subscription id. `userdata` must stay valid until unsubscribed or the runtime is freed
+/// and, either way, every blocking call of this runtime running then has returned (as for
+/// [`ArkAgentHttp`]): an event already on its way on another thread may still arrive — a run
+/// cancelled by [`arkagent_runtime_free`] still reports its `run_finished`. Events of
+/// blocking calls started after the unsubscribe never reach it.
 ///
 /// # Safety
 /// `out_id` valid for one write.
@@ -130,7 +134,8 @@ pub unsafe extern "C" fn arkagent_runtime_subscribe(
     })
 }
 
-/// Stops a subscription. Unknown ids give `ARK_AGENT_RESULT_INVALID_HANDLE`.
+/// Stops a subscription (see [`arkagent_runtime_subscribe`] for events already on their way).
+/// Unknown ids give `ARK_AGENT_RESULT_INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn arkagent_runtime_unsubscribe(runtime: *mut ArkAgentRuntime, subscription_id: u64) -> ArkAgentResult {
     boundary(|| {

@@ -9,6 +9,7 @@ mod programs;
 
 mod ffi_3;
 mod fuzz_replay;
+mod header_promises;
 
 use std::collections::BTreeSet;
 use std::ffi::{c_void, CStr};
