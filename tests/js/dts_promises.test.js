@@ -12,29 +12,15 @@ const os = require('node:os');
 const path = require('node:path');
 
 const {
-  native, completion, runtimeConfig, ScriptedModel, RoutedModel, offeredTools, waitFor, deferred,
+  native, completion, runtimeConfig, ScriptedModel, RoutedModel, offeredTools, waitFor, deferred, approvalTools,
 } = require('./support');
 const { tinyMcpAnswer } = require('./mcp_servers');
 
 const USAGE = { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 };
-const PAY_SCHEMA = JSON.stringify({ type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const toolMessages = (body) => body.messages.filter((m) => m.role === 'tool');
 const payloads = (events, type) => events.filter((e) => e.type === type).map((e) => JSON.parse(e.payloadJson));
 const lastUser = (body) => [...body.messages].reverse().find((m) => m.role === 'user').content;
-
-/** `pay` requires approval; `weather` does not. Records what ran as [id, args]. */
-function approvalTools(ran) {
-  const registry = new native.ToolRegistry();
-  const pay = new native.ToolDefinition('pay', 'Pays', PAY_SCHEMA);
-  pay.requiresApproval = true;
-  registry.register(pay, async (call) => { ran.push([call.id, JSON.parse(call.argumentsJson)]); return { content: 'pay done' }; });
-  registry.register(new native.ToolDefinition('weather', 'Weather', '{"type":"object"}'), async (call) => {
-    ran.push([call.id, null]);
-    return { content: 'sunny' };
-  });
-  return registry;
-}
 
 /** The model's turn that pays 500 and asks for the weather. */
 const payAndWeatherTurn = () => completion({

@@ -322,7 +322,23 @@ function deferred() {
   return { promise, resolve, reject };
 }
 
+/** TOOL-1 fixtures: `pay` (requires approval) and `weather` (does not); records what ran as [id, args]. */
+const PAY_SCHEMA = JSON.stringify({ type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] });
+function approvalTools(ran) {
+  const registry = new native.ToolRegistry();
+  const pay = new native.ToolDefinition('pay', 'Pays', PAY_SCHEMA);
+  pay.requiresApproval = true;
+  registry.register(pay, async (call) => { ran.push([call.id, JSON.parse(call.argumentsJson)]); return { content: 'pay done' }; });
+  registry.register(new native.ToolDefinition('weather', 'Weather', '{"type":"object"}'), async (call) => {
+    ran.push([call.id, null]);
+    return { content: 'sunny' };
+  });
+  return registry;
+}
+
 module.exports = {
+  PAY_SCHEMA,
+  approvalTools,
   native,
   MODULE_PATH,
   BASE_URL,

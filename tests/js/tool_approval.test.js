@@ -11,10 +11,9 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { native, completion, runtimeConfig, ScriptedModel } = require('./support');
+const { native, completion, runtimeConfig, ScriptedModel, PAY_SCHEMA, approvalTools } = require('./support');
 
 const USAGE = { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 };
-const PAY_SCHEMA = JSON.stringify({ type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] });
 
 /** The model pays 500 and asks for the weather in one turn, then answers. */
 function payAndWeather() {
@@ -28,18 +27,7 @@ function payAndWeather() {
 }
 
 /** `pay` requires approval; `weather` does not. Records what ran. */
-function tools(ran) {
-  const registry = new native.ToolRegistry();
-  const pay = new native.ToolDefinition('pay', 'Pays', PAY_SCHEMA);
-  assert.equal(pay.requiresApproval, false);
-  pay.requiresApproval = true;
-  registry.register(pay, async (call) => { ran.push([call.id, JSON.parse(call.argumentsJson)]); return { content: 'pay done' }; });
-  registry.register(new native.ToolDefinition('weather', 'Weather', '{"type":"object"}'), async (call) => {
-    ran.push([call.id, null]);
-    return { content: 'sunny' };
-  });
-  return registry;
-}
+const tools = approvalTools;
 
 function config(sessionId = 'approvals') {
   const c = runtimeConfig();
@@ -284,9 +272,12 @@ test('tool_1_js_two_answers_at_once_both_land', async () => {
   assert.deepEqual(ran.sort(), ['a', 'b']);
 });
 
-test('tool_1_js_a_sub_agents_call_waits_in_flight_for_the_hosts_answer', async () => {
+/**
+ * A root that delegates to a clone whose `pay` call waits for approval; `childAnswer`
+ * makes the clone's answer once it has the call's result.
+ */
+function delegatingToAWaitingChild(ran, childAnswer = () => completion({ content: 'child done', usage: USAGE })) {
   const { RoutedModel, offeredTools } = require('./support');
-  const ran = [];
   const registry = new native.ToolRegistry();
   const pay = new native.ToolDefinition('pay', 'Pays', PAY_SCHEMA);
   pay.requiresApproval = true;
@@ -299,12 +290,17 @@ test('tool_1_js_a_sub_agents_call_waits_in_flight_for_the_hosts_answer', async (
     ] },
     { name: 'child', match: (body) => !isParent(body), turns: [
       () => completion({ toolCalls: [{ id: 'p', name: 'pay', arguments: { amount: 7 } }], usage: USAGE }),
-      (body) => completion({ content: `child read: ${toolMessages(body)[0].content}`, usage: USAGE }),
+      childAnswer,
     ] },
   ]);
   const c = config();
   c.allowClone = true;
-  const runtime = new native.AgentRuntime(c, model.transport, registry);
+  return { model, runtime: new native.AgentRuntime(c, model.transport, registry) };
+}
+
+test('tool_1_js_a_sub_agents_call_waits_in_flight_for_the_hosts_answer', async () => {
+  const ran = [];
+  const { model, runtime } = delegatingToAWaitingChild(ran, (body) => completion({ content: `child read: ${toolMessages(body)[0].content}`, usage: USAGE }));
   const events = [];
   let answered = null;
   runtime.subscribe((e) => {
@@ -330,29 +326,6 @@ test('tool_1_js_a_sub_agents_call_waits_in_flight_for_the_hosts_answer', async (
   assert.deepEqual(model.problems, []);
   assert.match(model.byRoute.child[1].messages.find((m) => m.role === 'tool').content, /^\[The user changed the arguments/);
 });
-
-/** A root that delegates to a clone whose `pay` call waits for approval. */
-function delegatingToAWaitingChild(ran) {
-  const { RoutedModel, offeredTools } = require('./support');
-  const registry = new native.ToolRegistry();
-  const pay = new native.ToolDefinition('pay', 'Pays', PAY_SCHEMA);
-  pay.requiresApproval = true;
-  registry.register(pay, async (call) => { ran.push(JSON.parse(call.argumentsJson)); return { content: 'paid' }; });
-  const isParent = (body) => offeredTools(body).includes('delegate_task');
-  const model = new RoutedModel([
-    { name: 'parent', match: isParent, turns: [
-      () => completion({ toolCalls: [{ id: 'd1', name: 'delegate_task', arguments: { assignee: 'clone', task_description: 'pay it' } }], usage: USAGE }),
-      () => completion({ content: 'parent done', usage: USAGE }),
-    ] },
-    { name: 'child', match: (body) => !isParent(body), turns: [
-      () => completion({ toolCalls: [{ id: 'p', name: 'pay', arguments: { amount: 7 } }], usage: USAGE }),
-      () => completion({ content: 'child done', usage: USAGE }),
-    ] },
-  ]);
-  const c = config();
-  c.allowClone = true;
-  return { model, runtime: new native.AgentRuntime(c, model.transport, registry) };
-}
 
 /** Calls `onWaiting(callId)` once, when the child's call waits for its answer. */
 function whenTheChildWaits(runtime, onWaiting) {
