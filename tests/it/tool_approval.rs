@@ -526,13 +526,7 @@ async fn tool_1_a_sub_agents_rejected_call_never_runs() {
 #[tokio::test]
 async fn tool_1_the_parents_cancel_and_a_force_completion_answer_a_waiting_childs_call() {
     for force in [false, true] {
-        let tool = Arc::new(Counting::default());
-        let rt = AgentRuntime::new(delegating(tool.clone(), None), delegating_model()).unwrap();
-        let run = tokio::spawn({
-            let rt = rt.clone();
-            async move { rt.run("delegate").await }
-        });
-        let waiting = waiting_child_call(&rt).await;
+        let (tool, rt, run, waiting) = delegation_waiting_for_approval().await;
         if force {
             let registry = rt.sub_agent_registry().unwrap();
             assert!(registry.force_complete(&waiting.path[0], "the user left", 0));

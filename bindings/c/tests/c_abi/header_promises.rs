@@ -1368,6 +1368,18 @@ fn cmp_5_c_compressor_answers_out_of_range_or_blank_fail_with_their_reason_and_c
 
 // ------------------------------------------------------------------ CORE-5: unsubscribe
 
+/// A subscriber that logs the type of every event delivered once `flag` is non-zero.
+fn logged_once(flag: &Arc<AtomicUsize>) -> (Arc<Mutex<Vec<Value>>>, Box<Events>) {
+    let late = Arc::new(Mutex::new(Vec::new()));
+    let (log, flag) = (Arc::clone(&late), Arc::clone(flag));
+    let events = Events::new(move |e| {
+        if flag.load(Ordering::SeqCst) != 0 {
+            log.lock().unwrap().push(e["type"].clone());
+        }
+    });
+    (late, events)
+}
+
 // arkagent_runtime_subscribe: "`userdata` must stay valid until unsubscribed or the runtime
 // is freed and, either way, every blocking call of this runtime running then has returned
 // ...: an event already on its way on another thread may still arrive ... Events of
@@ -1398,13 +1410,7 @@ fn core_5_c_after_unsubscribe_and_the_running_call_returned_no_event_reaches_the
         });
         let _ = rx.recv_timeout(std::time::Duration::from_secs(10));
     });
-    let late = Arc::new(Mutex::new(Vec::new()));
-    let (log, flag) = (Arc::clone(&late), Arc::clone(&returned));
-    let second = Events::new(move |e| {
-        if flag.load(Ordering::SeqCst) != 0 {
-            log.lock().unwrap().push(e["type"].clone());
-        }
-    });
+    let (late, second) = logged_once(&returned);
     subscribe(rt, &first);
     let mut id = 0u64;
     // SAFETY: a live runtime; `second` outlives it.
@@ -1447,13 +1453,7 @@ fn core_5_c_a_run_cancelled_by_a_free_reports_run_finished_before_its_call_retur
     });
     let rt = runtime(CONFIG, std::ptr::null(), &model);
     rt_slot.store(rt as usize, Ordering::SeqCst);
-    let late = Arc::new(Mutex::new(Vec::new()));
-    let (log, flag) = (Arc::clone(&late), Arc::clone(&freed));
-    let events = Events::new(move |e| {
-        if flag.load(Ordering::SeqCst) != 0 {
-            log.lock().unwrap().push(e["type"].clone());
-        }
-    });
+    let (late, events) = logged_once(&freed);
     subscribe(rt, &events);
     let (r, outcome) = run(rt, "hi");
     let after_free: Vec<Value> = std::mem::take(&mut *late.lock().unwrap());
