@@ -90,7 +90,8 @@ pub enum CompressReason {
     /// Failed at commit: the staged episode id is blank or already used by an episode.
     InvalidEpisodeId,
     /// Failed at commit: a `compressed` result without a staged compression, or a split
-    /// index of 0 or past the end of the history.
+    /// index of 0, past the end of the history, or taking the last message while the model
+    /// has yet to answer it (the user's input or tool results end the history).
     InvalidSplitIndex,
     /// Failed: a foreign (ArkTS/JS or C) compressor threw, rejected, or answered
     /// something that is not a valid `ForeignCompression`.
@@ -247,7 +248,8 @@ pub trait ContextCompressor: Send + Sync {
     }
 }
 
-/// Commits a staged compression (CMP-5): the split index, the pairing of both halves, the
+/// Commits a staged compression (CMP-5): the split index (at least 1, and leaving the
+/// [`unanswered_tail`]), the pairing of both halves, the
 /// episode id (non-blank, unused) and the summary (non-blank) are checked *before*
 /// anything changes — whatever a compressor (a foreign one included) staged; then the
 /// archived messages move (not copied) into a new episode and the episode is pushed. On
@@ -261,7 +263,7 @@ pub trait ContextCompressor: Send + Sync {
 pub fn apply_compression(state: &mut AgentState, staged: StagedCompression) -> Result<(), CompressReason> {
     let messages = &state.history.messages;
     let split = staged.split_index;
-    if split == 0 || split > messages.len() {
+    if split == 0 || split > messages.len() - unanswered_tail(messages) {
         return Err(CompressReason::InvalidSplitIndex);
     }
     if !HistoryInvariants::tool_calls_paired(&messages[split..]) || !HistoryInvariants::tool_calls_paired(&messages[..split]) {
@@ -283,6 +285,14 @@ pub fn apply_compression(state: &mut AgentState, staged: StagedCompression) -> R
         archived_messages: Arc::new(archived),
     });
     Ok(())
+}
+
+/// CMP-4: how many of the latest messages every compression keeps whatever it was asked:
+/// the last one when the model has yet to answer it (the user's input or tool results, as
+/// before a model call in a run), so the next request still holds what it answers; none
+/// when the history ends with the model's answer (or is empty).
+pub(crate) fn unanswered_tail(messages: &[Message]) -> usize {
+    usize::from(messages.last().is_some_and(|m| !matches!(m, Message::Assistant { .. })))
 }
 
 /// THINK-2: clears the reasoning blocks of every answer in `kept` but the open tool

@@ -6,7 +6,7 @@
 
 use async_trait::async_trait;
 
-use super::compressor::{check_due, last_reported_usage, CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression};
+use super::compressor::{check_due, last_reported_usage, unanswered_tail, CompressContext, CompressReason, CompressResult, ContextCompressor, StagedCompression};
 use super::estimate::{estimate_message_tokens, estimate_tokens};
 use super::conversation::ConversationPrefix;
 use super::prefix::{self, PrefixAnswer, Spent};
@@ -38,7 +38,8 @@ pub struct ContextCompressorConfig {
     /// 64000). 0, as for a custom compressor: every automatic attempt compresses (right
     /// after a compression excepted: CMP-7's loop guard).
     pub total_token_threshold: u64,
-    /// Messages kept verbatim at the end (default 10).
+    /// Messages kept verbatim at the end (default 10); with 0, the message the model has
+    /// yet to answer (the user's input or tool results ending the history) still stays.
     pub keep_recent_message_count: usize,
     /// The summary instructions (default [`DEFAULT_SUMMARY_PROMPT`]).
     pub summary_prompt: String,
@@ -132,10 +133,16 @@ impl DefaultContextCompressor {
         &self.config
     }
 
+    /// How many of the latest messages stay: `keep_recent_message_count`, and at least the
+    /// message the model has yet to answer (CMP-4, [`unanswered_tail`]).
+    fn kept(&self, state: &AgentState) -> usize {
+        self.config.keep_recent_message_count.max(unanswered_tail(&state.history.messages))
+    }
+
     /// The seed's trigger checks, in the seed's order (CMP-3).
     fn check_trigger(&self, state: &AgentState, ctx: &CompressContext) -> Result<(), CompressReason> {
         if ctx.force {
-            return if state.history.messages.len() <= self.config.keep_recent_message_count {
+            return if state.history.messages.len() <= self.kept(state) {
                 Err(CompressReason::HistoryTooShort)
             } else {
                 Ok(())
@@ -145,7 +152,7 @@ impl DefaultContextCompressor {
         if last.is_none() && ctx.estimated_prompt_tokens.is_none() {
             return Err(CompressReason::NoUsage);
         }
-        if state.history.messages.len() <= self.config.keep_recent_message_count {
+        if state.history.messages.len() <= self.kept(state) {
             return Err(CompressReason::HistoryTooShort);
         }
         let prompt_tokens = ctx.estimated_prompt_tokens.or(last.map(|u| u.prompt_tokens)).unwrap_or(0);
@@ -283,7 +290,7 @@ impl ContextCompressor for DefaultContextCompressor {
             return CompressResult::skipped(reason);
         }
         let messages = &state.history.messages;
-        let Some(split) = compute_safe_split_index(messages, self.config.keep_recent_message_count) else {
+        let Some(split) = compute_safe_split_index(messages, self.kept(state)) else {
             return CompressResult::skipped(CompressReason::NoSafeSplit);
         };
         if split < self.config.min_messages_to_summarize.max(1) {

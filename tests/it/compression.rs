@@ -407,16 +407,19 @@ proptest! {
         let before = state.to_json().unwrap();
         let split = compute_safe_split_index(&messages, keep);
         let staged = StagedCompression { split_index: split.unwrap_or(0), summary: "s".into(), episode_id: "e".into(), created_at_ms: 0 };
+        // The message the model has yet to answer (the user's, a tool result) stays.
+        let waits = messages.last().is_some_and(|m| !matches!(m, Message::Assistant { .. }));
+        let accepted = split.is_some_and(|s| s + usize::from(waits) <= messages.len());
         match apply_compression(&mut state, staged) {
             Ok(()) => {
-                prop_assert!(split.is_some());
+                prop_assert!(accepted);
                 prop_assert!(HistoryInvariants::tool_calls_paired(&state.history.messages));
                 let mut rebuilt = state.history.episodic_memories[0].archived_messages.to_vec();
                 rebuilt.extend(state.history.messages.iter().cloned());
                 prop_assert_eq!(rebuilt, messages);
             }
             Err(_) => {
-                prop_assert!(split.is_none());
+                prop_assert!(!accepted);
                 prop_assert_eq!(state.to_json().unwrap(), before);
             }
         }
@@ -845,4 +848,97 @@ fn cmp_3_summarizer_window_defaults_to_a_working_size_and_too_small_is_invalid_c
         summarizer: None,
     });
     assert_eq!(AgentRuntime::new(c, ScriptedModel::new(vec![])).unwrap_err().code(), "invalid_config");
+}
+
+// ------------------------------------------------------------ CMP-4: what the next call answers
+
+/// A custom compressor that archives every message it is shown.
+struct ArchiveAll;
+#[async_trait]
+impl ContextCompressor for ArchiveAll {
+    async fn compress(&self, state: &AgentState, ctx: &CompressContext) -> CompressResult {
+        let staged = StagedCompression { split_index: state.history.messages.len(), summary: "s".into(), episode_id: ctx.id_generator.next_id(), created_at_ms: 0 };
+        CompressResult::compressed(staged, None)
+    }
+}
+
+/// The texts of the user turns of a request (OpenAI view).
+fn user_texts(body: &Value) -> Vec<String> {
+    body["messages"].as_array().into_iter().flatten().filter(|m| m["role"] == "user").map(|m| m["content"].to_string()).collect()
+}
+
+#[tokio::test]
+async fn cmp_4_keep_zero_still_sends_the_users_input_after_a_preflight_compression() {
+    each_wire(|| async {
+        let model = ScriptedModel::with(|body, _| {
+            if is_summary_request(body) {
+                return snapshot_reply(10);
+            }
+            text_reply("the answer", 10)
+        });
+        // keep_recent_message_count 0: everything before the user's input may go.
+        let rt = runtime_with(model.clone(), 10, 0, ToolRegistry::new());
+        rt.import_state(&state_json(3, 1000)).unwrap();
+        let recorder = Arc::new(Recorder::default());
+        let _s = rt.subscribe(recorder.clone());
+        let outcome = rt.run("QUESTION-7: and the toast?").await.unwrap();
+        assert_eq!(outcome.final_text.as_deref(), Some("the answer"));
+        assert!(compression_events(&recorder.0.lock().unwrap()).contains(&(CompressOutcome::Compressed, "compressed".into())));
+        let requests = model.requests.lock().unwrap();
+        let call = requests.iter().find(|b| !is_summary_request(b)).expect("the run's model call");
+        let users = user_texts(call);
+        assert_eq!(users.len(), 1, "only the user's input is left: {users:?}");
+        assert!(users[0].contains("QUESTION-7"), "the model is asked the user's question: {call}");
+        // The archived part is everything before it, in one episode.
+        assert_eq!(rt.episodic_memories()[0].message_count, 1 + 3 * 5);
+        assert_eq!(rt.messages()[0], Message::user("QUESTION-7: and the toast?"));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn cmp_4_a_custom_split_that_takes_the_unanswered_input_is_refused_and_changes_nothing() {
+    each_wire(|| async {
+        let model = ScriptedModel::new(vec![text_reply("the answer", 10)]);
+        let mut c = AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", API_KEY, "m"));
+        c.compression = Some(Compression::Custom(Arc::new(ArchiveAll)));
+        let rt = AgentRuntime::new(c, model.clone()).unwrap();
+        rt.import_state(&state_json(2, 1000)).unwrap();
+        let recorder = Arc::new(Recorder::default());
+        let _s = rt.subscribe(recorder.clone());
+        let outcome = rt.run("QUESTION-8").await.unwrap();
+        assert_eq!(outcome.final_text.as_deref(), Some("the answer"));
+        // Before the call: refused (the model would have been asked nothing), and the
+        // call asks the user's question.
+        let events = compression_events(&recorder.0.lock().unwrap());
+        assert_eq!(events[0], (CompressOutcome::Failed, "invalid_split_index".into()), "{events:?}");
+        assert!(rt.episodic_memories().is_empty());
+        let requests = model.requests.lock().unwrap().clone();
+        assert_eq!(requests.len(), 1);
+        assert!(user_texts(&requests[0]).last().is_some_and(|t| t.contains("QUESTION-8")), "{}", requests[0]);
+        // Idle, the history ends with the model's answer: the whole of it may go.
+        let result = rt.compress_now().await.unwrap();
+        assert_eq!((result.outcome, result.messages_archived), (CompressOutcome::Compressed, 2 * 5 + 1 + 2));
+        assert!(rt.messages().is_empty());
+    })
+    .await;
+}
+
+#[test]
+fn cmp_4_apply_compression_keeps_the_message_the_model_has_yet_to_answer() {
+    let staged = |split: usize| StagedCompression { split_index: split, summary: "s".into(), episode_id: format!("e{split}"), created_at_ms: 0 };
+    let mut state = AgentState::new("s");
+    state.history.messages = vec![Message::user("a"), Message::assistant("b"), Message::user("c")];
+    let before = state.to_json().unwrap();
+    assert_eq!(apply_compression(&mut state, staged(3)), Err(CompressReason::InvalidSplitIndex));
+    assert_eq!(state.to_json().unwrap(), before, "nothing changed");
+    state.history.messages.push(Message::assistant_tool_calls(vec![call("t1")]));
+    state.history.messages.push(Message::tool_result("t1", "ok", false));
+    assert_eq!(apply_compression(&mut state, staged(5)), Err(CompressReason::InvalidSplitIndex), "tool results wait for the model too");
+    assert_eq!(apply_compression(&mut state, staged(3)), Ok(()));
+    assert_eq!(state.history.messages.len(), 2);
+    // Ending with the model's answer, the whole history may go.
+    state.history.messages.push(Message::assistant("done"));
+    assert_eq!(apply_compression(&mut state, StagedCompression { episode_id: "all".into(), ..staged(3) }), Ok(()));
+    assert!(state.history.messages.is_empty());
 }

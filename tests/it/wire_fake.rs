@@ -419,7 +419,10 @@ pub fn check_anthropic(request: &HttpRequest, key: &str) -> Value {
     // write of its messages, so none is asked for (COST-2); every other request moves its
     // breakpoint to its latest block.
     let one_off = crate::support::is_transcript_summary_request(&anthropic_to_openai(&body));
-    breakpoints += check_turns(body["messages"].as_array().expect("messages array"), one_off);
+    let turns = body["messages"].as_array().expect("messages array");
+    // Anthropic answers 400 invalid_request_error "messages: at least one message is required".
+    assert!(!turns.is_empty(), "messages: at least one message is required");
+    breakpoints += check_turns(turns, one_off);
     assert!(breakpoints <= 4, "{breakpoints} breakpoints");
     body
 }

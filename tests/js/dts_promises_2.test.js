@@ -15,7 +15,7 @@ const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 
 const {
-  native, completion, sseEvent, textStream, modelConfig, runtimeConfig, ScriptedModel, pairingProblems, waitFor, deferred,
+  native, completion, snapshot, sseEvent, textStream, modelConfig, runtimeConfig, ScriptedModel, pairingProblems, waitFor, deferred,
 } = require('./support');
 
 const USAGE = { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 };
@@ -730,4 +730,74 @@ test('img_5_js_maxImageBytes_and_maxImagesPerRequest_hold_at_their_exact_bound',
   assert.deepEqual(await attempt((m) => { m.maxImageBytes = PNG.length - 1; }, 1), { code: 'image_too_large', sent: 0, history: [] });
   assert.deepEqual(await attempt((m) => { m.maxImagesPerRequest = 2; }, 2), { status: 'completed', sent: 1 });
   assert.deepEqual(await attempt((m) => { m.maxImagesPerRequest = 2; }, 3), { code: 'too_many_images', sent: 0, history: [] });
+});
+
+// ------------------------------------------------------------------ CMP-4: what the next call answers
+
+// CustomCompressor: "A split index must be at least 1 and at most the number of messages,
+// and leave the last message when the model has yet to answer it (the user's input or a
+// tool result ends the history, as before a model call): else "invalid_split_index". ...
+// the helpers computeSafeSplitIndex (keeping at least 1 message in that case) and
+// toolCallsPaired pick a split the runtime accepts."
+test('cmp_4_js_a_custom_split_must_leave_the_message_the_model_has_yet_to_answer', async () => {
+  for (const keep of [0, 1]) {
+    const config = runtimeConfig();
+    const asked = [];
+    config.setCustomCompressor(async (stateJson) => {
+      const messages = JSON.stringify(JSON.parse(stateJson).history.messages);
+      const split = native.computeSafeSplitIndex(messages, keep);
+      asked.push(split);
+      return split > 0 ? native.CompressOutcome.compressed(split, 'the earlier talk').toJson() : native.CompressOutcome.skipped().toJson();
+    }, 0);
+    const model = new ScriptedModel([
+      () => completion({ content: 'a0', usage: USAGE }),
+      (body) => {
+        const users = body.messages.filter((m) => m.role === 'user').map((m) => JSON.stringify(m.content));
+        assert.ok(users.some((u) => u.includes('QUESTION-2')), `keep ${keep}: the model is asked the second question: ${JSON.stringify(body.messages)}`);
+        return completion({ content: 'a1', usage: USAGE });
+      },
+    ]);
+    const runtime = new native.AgentRuntime(config, model.transport, oneTool());
+    const { events, finished } = collect(runtime);
+    await runtime.run('QUESTION-1');
+    await runtime.run('QUESTION-2');
+    await finished(2);
+    assert.deepEqual(model.problems, []);
+    // Each run: before its call (the input ends the history), after its answer.
+    const outcomes = payloads(events, 'compression').map((c) => `${c.trigger}/${c.outcome}/${c.reason}`);
+    if (keep === 0) {
+      assert.equal(outcomes[0], 'preflight/failed/invalid_split_index', `keep 0: ${outcomes}`);
+      assert.deepEqual(asked.slice(0, 1), [1], 'asked to archive the lone question');
+    } else {
+      assert.ok(!outcomes.some((o) => o.includes('invalid_split_index')), `keep 1 is always accepted: ${outcomes}`);
+    }
+    assert.equal(JSON.parse(runtime.historyJson()).at(-1).content, 'a1');
+  }
+});
+
+// ContextCompressor: "the last `keepRecentMessageCount` messages stay (never splitting a tool
+// call from its result; with 0, the user's input or tool results the model has yet to
+// answer still stay)."
+test('cmp_4_js_keep_recent_zero_still_asks_the_model_the_users_question_and_its_tool_results', async () => {
+  const long = (tag) => `${tag} ${'and the crumb of the baguette keeps its water longer than the toast does. '.repeat(40)}`;
+  const model = new ScriptedModel([
+    () => completion({ content: 'a0', usage: USAGE }),
+    () => completion({ toolCalls: [{ id: 'c1', name: 't', arguments: {} }], usage: USAGE }),
+    (body) => {
+      assert.equal(body.messages.at(-1).role, 'tool', 'the tool result the model has yet to answer is sent');
+      return completion({ content: 'a1', usage: USAGE });
+    },
+  ], { summarizer: () => completion({ content: snapshot(), usage: USAGE }) });
+  const compressor = new native.ContextCompressor(1, 0, undefined, 1);
+  const runtime = new native.AgentRuntime(runtimeConfig({ contextCompressor: compressor }), model.transport, oneTool());
+  const { events, finished } = collect(runtime);
+  await runtime.run(long('QUESTION-1'));
+  await runtime.run(long('QUESTION-2'));
+  await finished(2);
+  assert.deepEqual(model.problems, []);
+  const second = model.requests[1].body.messages;
+  assert.ok(second.some((m) => m.role === 'user' && JSON.stringify(m.content).includes('QUESTION-2')), JSON.stringify(second));
+  const committed = payloads(events, 'compression').filter((c) => c.outcome === 'compressed').map((c) => c.trigger);
+  assert.deepEqual(committed, ['post_turn', 'post_turn'], 'after the first answer (all of it), after the tool turn (the question)');
+  assert.deepEqual(JSON.parse(runtime.historyJson()).map((m) => m.role), ['assistant', 'tool', 'assistant']);
 });

@@ -191,6 +191,7 @@ class ScriptedModel {
       p.push(...this.checkSummary(body));
       return { problems: p, body, summary: true };
     }
+    if (body.messages.every((m) => m.role === 'system')) p.push('nothing to answer: only system messages');
     if (body.model !== MODEL) p.push(`model ${body.model}`);
     const toolNames = (body.tools || []).map((t) => t.type === 'function' && t.function && t.function.name);
     for (const name of this.expectedTools) {

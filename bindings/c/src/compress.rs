@@ -122,7 +122,9 @@ pub extern "C" fn arkagent_default_summary_prompt() -> *const c_char {
 /// `split_index` (the messages before it move into a new episode) and a non-blank
 /// `summary`. The library checks the answer and commits all of it or nothing: an answer
 /// that does not parse or has the wrong shape fails the attempt with reason
-/// `compressor_error`, a `split_index` out of range (0 or past the last message) with
+/// `compressor_error`, a `split_index` out of range (0, past the last message, or equal
+/// to the number of messages while the history ends with one the model has yet to answer:
+/// the user's input or a tool result, as before a model call) with
 /// `invalid_split_index`, one that cuts a tool call from its result with
 /// `post_commit_pairing_violation`, a blank `episode_id` with `invalid_episode_id`; then
 /// the state is unchanged. Consumes `completion`. Any

@@ -31,7 +31,8 @@ pub const DEFAULT_SUMMARY_PROMPT: &str = arkagent::compress::DEFAULT_SUMMARY_PRO
 /// provider's reported prompt tokens of the last call plus an estimate of the messages
 /// added since — and when it reaches `totalTokenThreshold` the older messages are summarized into a
 /// `<state_snapshot>` and moved into an `EpisodicMemory`; the last
-/// `keepRecentMessageCount` messages stay (never splitting a tool call from its result).
+/// `keepRecentMessageCount` messages stay (never splitting a tool call from its result;
+/// with 0, the user's input or tool results the model has yet to answer still stay).
 /// A failed or skipped attempt changes nothing; after a failed automatic attempt the
 /// automatic ones are skipped ("backing_off_after_failure") until three more model calls
 /// were made (compressNow() and a context overflow are never held back). With a
@@ -251,9 +252,13 @@ impl ForeignCompressorCall for JsCompressCall {
  * it commits, so a custom compressor is as transactional as the default one: anything
  * unusable, a throw or a rejection fails the attempt ("compressor_error", or
  * "invalid_split_index", "post_commit_pairing_violation", "invalid_episode_id",
- * "empty_summary") and changes nothing. Its usage is tagged "context_compression".
+ * "empty_summary") and changes nothing. A split index must be at least 1 and at most the
+ * number of messages, and leave the last message when the model has yet to answer it (the
+ * user's input or a tool result ends the history, as before a model call): else
+ * "invalid_split_index". Its usage is tagged "context_compression".
  * CompressContext.parse(contextJson) and CompressOutcome give both typed; the helpers
- * computeSafeSplitIndex and toolCallsPaired pick a split the runtime accepts.
+ * computeSafeSplitIndex (keeping at least 1 message in that case) and toolCallsPaired pick
+ * a split the runtime accepts.
  */
 export type CustomCompressor = (stateJson: string, contextJson: string) => Promise<string>;
 */

@@ -1317,8 +1317,8 @@ fn llm_3_c_each_status_and_transport_failure_ends_the_run_with_its_documented_co
 }
 
 // arkagent_compress_complete: "`compressed` needs `split_index` (the messages before it move
-// into a new episode) and a non-blank `summary`. … a `split_index` out of range (0 or past
-// the last message) with `invalid_split_index`, … a blank `episode_id` with
+// into a new episode) and a non-blank `summary`. … a `split_index` out of range (0, past
+// the last message, …) with `invalid_split_index`, … a blank `episode_id` with
 // `invalid_episode_id`; then the state is unchanged."
 #[test]
 fn cmp_5_c_compressor_answers_out_of_range_or_blank_fail_with_their_reason_and_change_nothing() {
@@ -1363,6 +1363,40 @@ fn cmp_5_c_compressor_answers_out_of_range_or_blank_fail_with_their_reason_and_c
     assert_eq!(r, ArkAgentResult::Ok);
     assert!(result.unwrap().contains("\"outcome\":\"compressed\""));
     assert_eq!(messages(rt).len(), n - 2);
+    free(rt);
+}
+
+// arkagent_compress_complete: "a `split_index` out of range (0, past the last message, or
+// equal to the number of messages while the history ends with one the model has yet to
+// answer: the user's input or a tool result, as before a model call) with
+// `invalid_split_index`"
+#[test]
+fn cmp_4_c_a_split_taking_the_users_unanswered_input_fails_and_the_model_is_still_asked() {
+    let model = Model::replying(vec![reply_text("fine")]);
+    // Every attempt answers "archive every message I was shown".
+    let squeezer = Squeeze(
+        Box::new(|state, _, c| {
+            let n = serde_json::from_str::<Value>(state).unwrap()["history"]["messages"].as_array().unwrap().len();
+            let answer = CString::new(json!({"outcome":"compressed","split_index":n,"summary":"s"}).to_string()).unwrap();
+            // SAFETY: the library's completion and a NUL-terminated answer.
+            assert_eq!(unsafe { ffi::arkagent_compress_complete(c, answer.as_ptr()) }, ArkAgentResult::Ok);
+        }),
+        AtomicUsize::new(0),
+    );
+    let rt = runtime_with_compressor(CONFIG, &model, &squeezer, 0);
+    let events = Events::new(|_| {});
+    subscribe(rt, &events);
+    assert_eq!(run(rt, "QUESTION-9").0, ArkAgentResult::Ok);
+    let compressions = events.of_type("compression");
+    assert_eq!((compressions[0]["outcome"].as_str(), compressions[0]["reason"].as_str()), (Some("failed"), Some("invalid_split_index")), "{compressions:?}");
+    assert_eq!(model.requests(), 1);
+    assert!(model.bodies.lock().unwrap()[0].contains("QUESTION-9"), "the model is asked the user's input");
+    // Idle after the answer, the same answer archives everything.
+    // SAFETY: a live runtime and an out pointer.
+    let (r, result) = out_string(|o| unsafe { ffi::arkagent_runtime_compress_now(rt, o) });
+    assert_eq!(r, ArkAgentResult::Ok);
+    assert!(result.unwrap().contains("\"outcome\":\"compressed\""));
+    assert!(messages(rt).is_empty());
     free(rt);
 }
 
