@@ -1151,7 +1151,9 @@ void arkagent_runtime_free(struct ArkAgentRuntime *runtime);
 // `"auto"` or NULL), and writes `{"rule":"openai_gpt5_tiles","tokens":630,"width":1024,
 // "height":768}` to `*out_json` (free it with `arkagent_string_free`): the tokens the
 // image costs and the size the provider resizes it to (the coordinates the model answers
-// in). The same checks as a run: `ARK_AGENT_RESULT_IMAGE_UNSUPPORTED_TYPE`,
+// in). The same checks as a run without an image codec (a HEIC for an OpenAI model is
+// refused here, though a runtime with `arkagent_tools_set_image_codec` would prepare
+// it, at the same tokens): `ARK_AGENT_RESULT_IMAGE_UNSUPPORTED_TYPE`,
 // `ARK_AGENT_RESULT_IMAGE_INVALID`, `ARK_AGENT_RESULT_IMAGE_DIMENSIONS_UNSUPPORTED`,
 // `ARK_AGENT_RESULT_IMAGE_ANIMATED`; a model JSON that does not parse is
 // `ARK_AGENT_RESULT_INVALID_JSON`, a bad `detail` `ARK_AGENT_RESULT_INVALID_CONFIG`.

@@ -27,8 +27,9 @@ pub struct ImageEstimate {
     pub height: u32,
 }
 
-/// IMG-8: the estimate for `image` sent to `model`, with the checks a run makes (the
-/// family takes its type, pixels and frames). An image by URL, of unknown size, counts as
+/// IMG-8: the estimate for `image` sent to `model`, with the checks a run without an
+/// image codec makes (the family takes its type, pixels and frames; with a codec:
+/// [`estimate_prepared_image_tokens`](crate::runtime::estimate_prepared_image_tokens)). An image by URL, of unknown size, counts as
 /// the family's largest (8000 × 8000) and keeps that size. Errors:
 /// `image_unsupported_type`, `image_dimensions_unsupported`, `image_animated`.
 ///

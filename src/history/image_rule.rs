@@ -189,7 +189,18 @@ impl ImageTokenRule {
     /// 8,000 px a side for Claude; a side under 11 px or an aspect ratio over 200:1 for
     /// Qwen-VL), `image_animated` (an animation for OpenAI's families).
     pub fn check(self, image: &ImageData) -> Result<(), ArkAgentError> {
-        let (w, h) = (u64::from(image.width()), u64::from(image.height()));
+        self.check_size(image.width(), image.height())?;
+        if self.is_openai() && image.frames() > 1 {
+            let message = format!("an animated {} ({} frames): {} models take still images only", image.mime(), image.frames(), self.as_str());
+            return Err(ArkAgentError::Image { code: ErrorCode::ImageAnimated, message });
+        }
+        Ok(())
+    }
+
+    /// The pixel checks of [`check`](Self::check) for a still image of `width` × `height`
+    /// (displayed): `image_dimensions_unsupported`.
+    pub fn check_size(self, width: u32, height: u32) -> Result<(), ArkAgentError> {
+        let (w, h) = (u64::from(width), u64::from(height));
         let refuse = |why: String| Err(ArkAgentError::Image { code: ErrorCode::ImageDimensionsUnsupported, message: format!("a {w}×{h} image: {why}") });
         if w * h > MAX_IMAGE_PIXELS {
             return refuse(format!("over {MAX_IMAGE_PIXELS} pixels, which no provider decodes"));
@@ -199,10 +210,6 @@ impl ImageTokenRule {
         }
         if self.is_qwen() && (w.min(h) <= 10 || w.max(h) > 200 * w.min(h)) {
             return refuse("Qwen-VL takes sides over 10 px and an aspect ratio up to 200:1".into());
-        }
-        if self.is_openai() && image.frames() > 1 {
-            let message = format!("an animated {} ({} frames): {} models take still images only", image.mime(), image.frames(), self.as_str());
-            return Err(ArkAgentError::Image { code: ErrorCode::ImageAnimated, message });
         }
         Ok(())
     }

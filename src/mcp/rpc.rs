@@ -108,6 +108,28 @@ impl Connection {
         out
     }
 
+    /// `value` with every string, object key and number in it redacted as by
+    /// [`redact`](Self::redact) (a number that held a secret becomes a redacted string).
+    pub(super) fn redact_value(&self, value: &mut Value) {
+        match value {
+            Value::String(text) => *text = self.redact(text),
+            Value::Number(n) => {
+                let (text, redacted) = (n.to_string(), self.redact(&n.to_string()));
+                if redacted != text {
+                    *value = Value::String(redacted);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_value(v)),
+            Value::Object(map) => {
+                for (key, mut v) in std::mem::take(map) {
+                    self.redact_value(&mut v);
+                    map.insert(self.redact(&key), v);
+                }
+            }
+            Value::Null | Value::Bool(_) => {}
+        }
+    }
+
     pub(super) fn error(&self, code: McpErrorCode, message: impl AsRef<str>) -> McpError {
         McpError::new(code, self.redact(message.as_ref()))
     }

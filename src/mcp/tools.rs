@@ -135,8 +135,12 @@ impl ToolExecutor for McpTool {
         match answer {
             Ok(result) => {
                 let mut out = result_of(&self.server.config().name, &self.remote, result);
-                // A server's text never carries this server's credentials to the model.
+                // A server's text never carries this server's credentials to the model, nor
+                // its structured content to the host's events.
                 out.content = conn.redact(&out.content);
+                if let Some(meta) = out.metadata.as_mut() {
+                    conn.redact_value(meta);
+                }
                 out
             }
             Err(e) => ToolResult::error(e.code.as_str(), &e.message),

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::compress::image_plan;
+use crate::compress::{image_plan, ImageEstimate};
+use crate::llm::ModelConfig;
 use crate::error::{ArkAgentError, ErrorCode};
 use crate::history::{Content, ContentPart, ImageData, ImageMime, ImagePart, ImageSource, ImageTokenRule, MAX_IMAGE_PIXELS};
 
@@ -65,6 +66,24 @@ pub fn codec_request(rule: ImageTokenRule, part: &ImagePart) -> Option<ImageCode
     };
     let (width, height) = if shrink { (plan.width, plan.height) } else { (w, h) };
     Some(ImageCodecRequest { image: image.clone(), target_mime, width, height, orientation: image.orientation() })
+}
+
+/// IMG-8, IMG-9: [`estimate_image_tokens`](crate::compress::estimate_image_tokens) for a
+/// run with an image codec. A photo the codec would prepare ([`codec_request`]) is checked
+/// as the codec gives it back — a type the family does not take (HEIC/HEIF for OpenAI's or
+/// Claude's families) is no refusal, its size is the one asked of the codec — and costs what
+/// it costs unprepared (the codec scales to exactly the provider's resize). Other photos as
+/// `estimate_image_tokens`. Errors: `image_unsupported_type`,
+/// `image_dimensions_unsupported`, `image_animated`.
+pub fn estimate_prepared_image_tokens(model: &ModelConfig, image: &ImagePart) -> Result<ImageEstimate, ArkAgentError> {
+    let rule = crate::llm::image_rule_of(model);
+    match codec_request(rule, image) {
+        Some(request) => {
+            rule.check_size(request.width, request.height)?;
+            Ok(image_plan(rule, request.image.width(), request.image.height(), image.detail))
+        }
+        None => crate::compress::estimate_image_tokens(model, image),
+    }
 }
 
 /// `input` with each photo that needs it prepared by `codec`; the originals replaced, in

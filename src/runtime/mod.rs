@@ -28,7 +28,7 @@ mod worker_config;
 pub use agent::{AgentRuntime, COMPRESSION_BACKOFF_MODEL_CALLS};
 pub use outcome::{CompressionTrigger, PendingApproval, RunOutcome, RunStatus};
 pub use start::RunSlot;
-pub use image_codec::{codec_request, ImageCodec, ImageCodecRequest};
+pub use image_codec::{codec_request, estimate_prepared_image_tokens, ImageCodec, ImageCodecRequest};
 pub use crate::session::RewindResult;
 pub use config::{
     AgentRuntimeConfig, Compression, DelegationConfig, SubAgentDefinition, SubAgentFactory, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_PARALLEL_TOOLS,

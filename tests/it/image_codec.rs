@@ -186,3 +186,32 @@ async fn img_6_a_run_refuses_what_the_family_refuses_and_writes_nothing() {
     assert!(err.to_string().contains("register an image codec"), "{err}");
     assert!(rt.messages().is_empty() && model.request_count() == 0);
 }
+
+/// `runtime::estimate_prepared_image_tokens`: "A photo the codec would prepare is checked as
+/// the codec gives it back — a type the family does not take is no refusal, its size is the
+/// one asked of the codec — and costs what it costs unprepared"; `estimate_image_tokens`
+/// keeps "the checks a run without an image codec makes". Each agrees with a real run.
+#[tokio::test]
+async fn img_8_img_9_the_prepared_estimate_is_what_a_run_with_a_codec_sends() {
+    use arkagent::runtime::estimate_prepared_image_tokens;
+    let part = ImagePart::data(ImageData::new(heic_12mp()).unwrap(), None);
+    let gpt = model_config("h", "k", "gpt-4o");
+    // Without a codec the run refuses it, and so does the plain estimate.
+    assert_eq!(estimate_image_tokens(&gpt, &part).unwrap_err().code(), ErrorCode::ImageUnsupportedType);
+    let (plain, _) = runtime("gpt-4o", None, false);
+    assert_eq!(plain.run(photo_input(heic_12mp())).await.unwrap_err().code(), ErrorCode::ImageUnsupportedType);
+    // With one, the run sends a 1024×768 JPEG at 765 tokens: the prepared estimate says so.
+    let estimate = estimate_prepared_image_tokens(&gpt, &part).unwrap();
+    assert_eq!((estimate.rule, estimate.tokens, estimate.width, estimate.height), (ImageTokenRule::OpenAiTiles, 765, 1024, 768));
+    let (rt, model) = runtime("gpt-4o", Some(Arc::new(PixelCodec::default())), false);
+    rt.run(photo_input(heic_12mp())).await.unwrap();
+    let (_, sent) = sent_photo(&model);
+    assert_eq!((sent.width(), sent.height()), (estimate.width, estimate.height));
+    // A photo the family takes as it is: both estimates agree.
+    let jpeg = ImagePart::data(ImageData::new(real_jpeg(640, 480, 1)).unwrap(), None);
+    assert_eq!(estimate_prepared_image_tokens(&gpt, &jpeg).unwrap(), estimate_image_tokens(&gpt, &jpeg).unwrap());
+    // What no codec fixes is refused alike: a Qwen-VL photo 300 times wider than high.
+    let qwen = model_config("h", "k", "qwen-vl-max");
+    let thin = ImagePart::data(ImageData::new(real_jpeg(3000, 10, 1)).unwrap(), None);
+    assert_eq!(estimate_prepared_image_tokens(&qwen, &thin).unwrap_err().code(), ErrorCode::ImageDimensionsUnsupported);
+}

@@ -96,17 +96,30 @@ pub fn set_default_image_codec(codec: Arg<Option<JsFunction<'_, JsImageCodecRequ
 /// imageTokens, else its name's, by the README's table), the tokens, and the size the
 /// provider resizes it to (the coordinates the model answers in). The same checks as a
 /// run: throws "image_unsupported_type", "image_dimensions_unsupported",
-/// "image_animated". An image by URL, of unknown size, counts as 8000 × 8000.
+/// "image_animated". An image by URL, of unknown size, counts as 8000 × 8000. `prepared`
+/// (default: whether a default image codec is registered — the HAR registers one): checked
+/// as a run with an image codec sends the photo (IMG-9) — a HEIC for an OpenAI or Claude
+/// model, or a photo larger than Claude takes, is prepared, not refused — at the same
+/// tokens; false: as it comes.
 #[cfg_attr(test, allow(dead_code))]
-#[napi(ts_args_type = "model: ModelConfig, image: ContentPart", ts_return_type = "ImageEstimate")]
-pub fn estimate_image_tokens(model: Arg<ClassInstance<'_, ModelConfig>>, image: Arg<ClassInstance<'_, ContentPart>>) -> Result<Value, Thrown> {
+#[napi(ts_args_type = "model: ModelConfig, image: ContentPart, prepared?: boolean", ts_return_type = "ImageEstimate")]
+pub fn estimate_image_tokens(
+    model: Arg<ClassInstance<'_, ModelConfig>>,
+    image: Arg<ClassInstance<'_, ContentPart>>,
+    prepared: Arg<Option<bool>>,
+) -> Result<Value, Thrown> {
     let part = match image.0.core() {
         arkagent::ContentPart::Image(part) => part,
         arkagent::ContentPart::Text { .. } => {
             return Err(napi_ohos::Error::new("invalid_argument".to_owned(), "estimateImageTokens takes an image part, not a text one".to_owned()))
         }
     };
-    let estimate = arkagent::compress::estimate_image_tokens(&model.0.core(), &part).map_err(thrown)?;
+    let estimate = if prepared.0.unwrap_or_else(|| default_codec().is_some()) {
+        arkagent::runtime::estimate_prepared_image_tokens(&model.0.core(), &part)
+    } else {
+        arkagent::compress::estimate_image_tokens(&model.0.core(), &part)
+    };
+    let estimate = estimate.map_err(thrown)?;
     Ok(records::to_js(&estimate))
 }
 

@@ -2194,9 +2194,13 @@ export function setDefaultImageCodec(codec?: ImageCodec): void;
  * imageTokens, else its name's, by the README's table), the tokens, and the size the
  * provider resizes it to (the coordinates the model answers in). The same checks as a
  * run: throws "image_unsupported_type", "image_dimensions_unsupported",
- * "image_animated". An image by URL, of unknown size, counts as 8000 × 8000.
+ * "image_animated". An image by URL, of unknown size, counts as 8000 × 8000. `prepared`
+ * (default: whether a default image codec is registered — the HAR registers one): checked
+ * as a run with an image codec sends the photo (IMG-9) — a HEIC for an OpenAI or Claude
+ * model, or a photo larger than Claude takes, is prepared, not refused — at the same
+ * tokens; false: as it comes.
  */
-export function estimateImageTokens(model: ModelConfig, image: ContentPart): ImageEstimate;
+export function estimateImageTokens(model: ModelConfig, image: ContentPart, prepared?: boolean): ImageEstimate;
 
 /** One conversation with a model and tools. */
 export class AgentRuntime {
