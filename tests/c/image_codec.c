@@ -90,6 +90,21 @@ static void estimates(void) {
   EXPECT(arkagent_estimate_image_tokens("{\"base_url\":\"http://h/v1\",\"api_key\":\"k\",\"model\":\"m\"}", photo, len, "ultra", &out),
          ARK_AGENT_RESULT_INVALID_CONFIG);
   EXPECT(arkagent_estimate_image_tokens("{not json", photo, len, NULL, &out), ARK_AGENT_RESULT_INVALID_JSON);
+  /* "The same checks as a run without an image codec (a HEIC for an OpenAI model is refused
+   * here, though a runtime with arkagent_tools_set_image_codec would prepare it ...)". */
+  static const uint8_t heic[] = {
+    0, 0, 0, 24, 102, 116, 121, 112, 104, 101, 105, 99, 0, 0, 0, 0, 109, 105, 102, 49, 104, 101, 105, 99,
+    0, 0, 0, 82, 109, 101, 116, 97, 0, 0, 0, 0, 0, 0, 0, 14, 112, 105, 116, 109, 0, 0, 0, 0,
+    0, 1, 0, 0, 0, 56, 105, 112, 114, 112, 0, 0, 0, 28, 105, 112, 99, 111, 0, 0, 0, 20, 105, 115,
+    112, 101, 0, 0, 0, 0, 0, 0, 15, 192, 0, 0, 11, 208, 0, 0, 0, 20, 105, 112, 109, 97, 0, 0,
+    0, 0, 0, 0, 0, 1, 0, 1, 1, 129, 0, 0, 0, 24, 109, 100, 97, 116, 90, 90, 90, 90, 90, 90,
+    90, 90, 90, 90, 90, 90, 90, 90, 90, 90,
+  };
+  EXPECT(arkagent_estimate_image_tokens("{\"base_url\":\"http://h/v1\",\"api_key\":\"k\",\"model\":\"gpt-4o\"}", heic, sizeof heic, NULL, &out),
+         ARK_AGENT_RESULT_IMAGE_UNSUPPORTED_TYPE);
+  EXPECT(arkagent_estimate_image_tokens("{\"base_url\":\"http://h/v1\",\"api_key\":\"k\",\"model\":\"qwen-vl-max\"}", heic, sizeof heic, NULL, &out), OK);
+  arkagent_string_free(out);
+  out = NULL;
   EXPECT(arkagent_estimate_image_tokens(NULL, photo, len, NULL, &out), ARK_AGENT_RESULT_NULL_ARGUMENT);
   EXPECT(arkagent_estimate_image_tokens("{\"base_url\":\"http://h/v1\",\"api_key\":\"k\",\"model\":\"m\"}", NULL, 10, NULL, &out),
          ARK_AGENT_RESULT_NULL_ARGUMENT);
