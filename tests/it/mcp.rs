@@ -757,3 +757,32 @@ async fn mcp_3_a_list_over_256_tools_is_refused_and_the_hosts_headers_replace_st
     assert_eq!(auth, [format!("Bearer {TOKEN}").as_str()], "one Authorization: the host's");
     assert_eq!(mcp_events(&recorder)[0].error_code, Some(McpErrorCode::McpTooLarge));
 }
+
+/// README "Secrets": "events, logs, errors, exports and the store never carry them" — also
+/// when the server echoes a header value in its structured content (found by a JS test of
+/// that sentence: the structured content reached the `tool_call_finished` event as given).
+/// Every string, object key and number of the event's metadata is scrubbed.
+#[tokio::test]
+async fn mcp_1_a_secret_echoed_in_structured_content_never_reaches_the_event() {
+    let maps = FakeMcp::new(MAPS, vec![tool("echo", "Echoes")], |_, _| {
+        CallReply::Result(json!({"content": [], "structuredContent": {
+            "header": "you sent tok-0123456789", "nested": [{"tok-0123456789": 1}, 90_817_263_544_u64],
+            "fine": "no secret here", "count": 7,
+        }}))
+    });
+    let model = ScriptedModel::new(vec![tool_calls_reply(&[("c1", "maps__echo", json!({}))], 10), text_reply("ok", 20)]);
+    let s = server("maps", MAPS).with_header("Authorization", "Bearer tok-0123456789").with_header("X-Pin", "90817263544");
+    let (rt, recorder) = runtime(&model, vec![maps], config(vec![McpServer::new(s).unwrap()]));
+    rt.run("echo").await.unwrap();
+    let metadata = recorder.0.lock().unwrap().iter().find_map(|e| match &e.kind {
+        EventKind::ToolCallFinished { metadata, .. } => metadata.clone(),
+        _ => None,
+    });
+    let structured = &metadata.expect("the call's metadata")["mcp"]["structured_content"];
+    assert_eq!(
+        structured,
+        &json!({"header": "you sent <redacted>", "nested": [{"<redacted>": 1}, "<redacted>"], "fine": "no secret here", "count": 7}),
+        "every string, key and number scrubbed, the rest as given"
+    );
+    assert!(!last_tool_message(&model, 1).contains("tok-0123456789"));
+}
