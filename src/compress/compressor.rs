@@ -22,12 +22,13 @@ pub(crate) fn last_reported_usage(state: &AgentState) -> Option<&ModelUsage> {
 
 /// CMP-3's threshold checks of an automatic attempt, in the seed's order, shared by the
 /// default compressor and a foreign one: below `threshold` prompt tokens it is not due,
-/// nor right after a compression's own call (CMP-7's loop guard).
-pub(crate) fn check_due(state: &AgentState, prompt_tokens: u64, threshold: u64) -> Result<(), CompressReason> {
+/// nor right after a compression (its own call the last usage, or `after_compression`:
+/// CMP-7's loop guard).
+pub(crate) fn check_due(state: &AgentState, prompt_tokens: u64, threshold: u64, after_compression: bool) -> Result<(), CompressReason> {
     if prompt_tokens < threshold {
         return Err(CompressReason::BelowThreshold);
     }
-    if last_reported_usage(state).and_then(|u| u.source) == Some(crate::history::UsageSource::ContextCompression) {
+    if after_compression || last_reported_usage(state).and_then(|u| u.source) == Some(crate::history::UsageSource::ContextCompression) {
         return Err(CompressReason::LastUsageIsCompression);
     }
     Ok(())
@@ -57,7 +58,8 @@ pub enum CompressReason {
     HistoryTooShort,
     /// Skipped: prompt tokens below the threshold.
     BelowThreshold,
-    /// Skipped: the last usage is a compression's own (loop guard, CMP-7).
+    /// Skipped: no model call since the last compression — the last usage is a
+    /// compression's own, or the compression reported none (loop guard, CMP-7).
     LastUsageIsCompression,
     /// Skipped: no split point keeps tool calls paired on both sides.
     NoSafeSplit,
@@ -212,6 +214,11 @@ pub struct CompressContext {
     pub estimated_prompt_tokens: Option<u64>,
     /// Skip the usage and threshold checks (the provider just reported a context overflow).
     pub force: bool,
+    /// CMP-7: no model call was made since the last committed compression — known to the
+    /// runtime even when that compression reported no usage (a custom compressor that
+    /// calls no model) — so an attempt that is due is skipped with
+    /// `last_usage_is_compression`, as right after a compression that reported one.
+    pub after_compression: bool,
     /// COST-3: the conversation being compressed, whose request bytes a summarizer on the
     /// same model reuses as its prefix (the runtime passes its session; `None`: no
     /// conversation to reuse, the summarizer builds its own requests).

@@ -156,7 +156,7 @@ impl DefaultContextCompressor {
             return Err(CompressReason::HistoryTooShort);
         }
         let prompt_tokens = ctx.estimated_prompt_tokens.or(last.map(|u| u.prompt_tokens)).unwrap_or(0);
-        check_due(state, prompt_tokens, self.config.total_token_threshold)
+        check_due(state, prompt_tokens, self.config.total_token_threshold, ctx.after_compression)
     }
 
     /// COST-3, then CMP-10: the snapshot of `messages[..split]`, from a request that

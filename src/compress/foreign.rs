@@ -168,7 +168,7 @@ impl<F: ForeignCompressorCall> ForeignCompressor<F> {
         if ctx.force {
             return None;
         }
-        super::compressor::check_due(state, estimate, self.threshold).err()
+        super::compressor::check_due(state, estimate, self.threshold, ctx.after_compression).err()
     }
 }
 
@@ -287,6 +287,7 @@ mod tests {
             cancel: CancellationToken::new(),
             estimated_prompt_tokens: Some(estimate),
             force: false,
+            after_compression: false,
             conversation: None,
             before_summarizer_call: None,
         }

@@ -43,6 +43,7 @@ impl Inner {
             cancel: cancel.clone(),
             estimated_prompt_tokens: estimate,
             force: trigger == CompressionTrigger::Overflow,
+            after_compression: self.session.just_compressed(calls),
             // COST-3: a summarizer on this conversation's model reuses its request bytes.
             conversation: Some(Arc::clone(&self.session) as Arc<dyn ConversationPrefix>),
             before_summarizer_call: Some(self.summarizer_request_hook(run_id)),

@@ -126,6 +126,8 @@ struct Counts {
     provider: Option<ProviderCount>,
     /// Usages recorded when the last automatic compression attempt failed.
     compression_failed_at: Option<usize>,
+    /// Usages recorded right after the last committed compression (CMP-7).
+    compressed_at: Option<usize>,
     /// [`Session::next_prompt_size`]'s last answer, reused by [`Session::next_request`]
     /// while the state is the same (the pre-flight check's size is the request's).
     size: Option<(SizeKey, (u64, PromptSizeSource))>,
@@ -478,8 +480,10 @@ impl Session {
         if let Some(usage) = usage {
             state.usages.push(usage.clone());
         }
+        let calls = state.usages.len();
         drop(guard);
         self.reset_counts();
+        self.counts().compressed_at = Some(calls);
         Ok(())
     }
 
@@ -510,6 +514,14 @@ impl Session {
         counts.provider = None;
         counts.size = None;
         counts.compression_failed_at = None;
+        counts.compressed_at = None;
+    }
+
+    /// CMP-7: whether no usage was recorded since the last committed compression (`calls`:
+    /// usages recorded now) — no model call was made since, whatever that compression
+    /// reported. Forgotten with the counts (an import, a resume).
+    pub fn just_compressed(&self, calls: usize) -> bool {
+        self.counts().compressed_at == Some(calls)
     }
 
     /// True while automatic compression attempts pause after a failure: fewer than

@@ -63,9 +63,12 @@ impl Commit {
         self.child_usages.iter().skip(self.rewritten.1).fold(own, |a, r| a.saturating_add(r.usage.total_tokens))
     }
 
-    /// The first user message's text, shortened to a title.
+    /// The first user message's text, shortened to a title: the episodes' archived
+    /// messages come first (a fork or an import whose first user text was compressed out
+    /// is titled like its source).
     pub(crate) fn title_candidate(&self) -> Option<String> {
-        self.messages.iter().find_map(|m| match m {
+        let archived = self.episodes.iter().flat_map(|e| e.archived_messages.iter());
+        archived.chain(&self.messages).find_map(|m| match m {
             Message::User { content } => Some(title_of(&content.text())),
             _ => None,
         })

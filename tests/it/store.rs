@@ -822,3 +822,22 @@ fn store_5_another_applications_empty_database_is_foreign_and_untouched() {
     assert_eq!(open_code(&path), "store_foreign");
     assert_eq!(std::fs::read(&path).unwrap(), before, "left as it was");
 }
+
+/// STORE-4, CHAT-2: the title is "the first user text" also when that text was compressed
+/// out before the session's first commit — an import, a fork of a compressed chat (found by
+/// a JS test: a fork was titled with its first *live* user text, its source with the first).
+#[tokio::test]
+async fn store_4_a_session_whose_first_user_text_is_archived_is_titled_with_it() {
+    let state = json!({"version": 1, "session_id": "t", "usages": [], "history": {
+        "messages": [{"role": "user", "content": "the second question"}, {"role": "assistant", "content": "a2"}],
+        "episodic_memories": [{"id": "e1", "summary": "s", "created_at_ms": 1, "message_count": 2,
+            "archived_messages": [{"role": "user", "content": "the first question\nmore"}, {"role": "assistant", "content": "a1"}]}],
+    }});
+    let dir = temp_dir("store4-archived-title");
+    for store in [sqlite(&dir.join("sessions.db")), Arc::new(InMemorySessionStore::new()) as Arc<dyn SessionStore>] {
+        let rt = AgentRuntime::new(store_config(store.clone(), "t", false), busy_model()).unwrap();
+        rt.import_state(&state.to_string()).unwrap();
+        let list = store.list_sessions().unwrap();
+        assert_eq!(list.iter().map(|s| (s.id.as_str(), s.title.as_str())).collect::<Vec<_>>(), [("t", "the first question")]);
+    }
+}

@@ -258,8 +258,9 @@ unsafe fn new_runtime(
 /// `compress_userdata` (may be NULL) is passed back to it and must stay valid until the
 /// runtime is freed and no run is active. `http` as for `arkagent_runtime_new`.
 /// `threshold` is the runtime's trigger: before a model call and after a turn the
-/// compressor is called only when the prompt size reaches it (and the last usage is not
-/// a compression's own); below it the runtime skips (`below_threshold`) without calling.
+/// compressor is called only when the prompt size reaches it (and a model call was made
+/// since the last compression, whether or not it reported a usage: else
+/// `last_usage_is_compression`); below it the runtime skips (`below_threshold`) without calling.
 /// Pass `ARKAGENT_DEFAULT_TOTAL_TOKEN_THRESHOLD` (64000, the default compressor's) for
 /// the default; 0 means what it means on every surface: nothing is below it, so the
 /// compressor is called before every model call and after every turn (except while

@@ -1562,3 +1562,47 @@ fn tool_3_c_no_policy_or_tool_callback_after_the_runtime_was_freed() {
     assert!(late.lock().unwrap().is_empty(), "callbacks with the tool set's userdata after arkagent_runtime_free returned: {:?}", late.lock().unwrap());
     assert_eq!(model.requests(), 1);
 }
+
+// arkagent_runtime_new_with_compressor: "the compressor is called only when the prompt size
+// reaches it (and a model call was made since the last compression, whether or not it
+// reported a usage: else `last_usage_is_compression`) ... 0 ...: the compressor is called
+// before every model call and after every turn (except ... right after a compression)".
+// (Found by a JS test of the README's sentence: a compressor that reported no usage was
+// called, and compressed, again right after its own compression.)
+#[test]
+fn cmp_7_c_right_after_a_compression_without_usage_the_next_attempt_is_skipped() {
+    let model = Model::replying(vec![reply_text("fine")]);
+    // Archives all but the last message, and reports no usage (it calls no model).
+    let squeezer = Squeeze(
+        Box::new(|state, _, c| {
+            let n = serde_json::from_str::<Value>(state).unwrap()["history"]["messages"].as_array().unwrap().len();
+            let answer = if n >= 2 { json!({"outcome":"compressed","split_index":n - 1,"summary":"s"}) } else { json!({"outcome":"skipped","reason":"history_too_short"}) };
+            let answer = CString::new(answer.to_string()).unwrap();
+            // SAFETY: the library's completion and a NUL-terminated answer.
+            assert_eq!(unsafe { ffi::arkagent_compress_complete(c, answer.as_ptr()) }, ArkAgentResult::Ok);
+        }),
+        AtomicUsize::new(0),
+    );
+    let rt = runtime_with_compressor(CONFIG, &model, &squeezer, 0);
+    let events = Events::new(|_| {});
+    subscribe(rt, &events);
+    for input in ["one", "two", "three"] {
+        assert_eq!(run(rt, input).0, ArkAgentResult::Ok);
+    }
+    let seen: Vec<String> = events
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "compression" || e["type"] == "model_request")
+        .map(|e| if e["type"] == "compression" { format!("{}/{}", e["outcome"].as_str().unwrap(), e["reason"].as_str().unwrap()) } else { "request".into() })
+        .collect();
+    // Run 1: nothing to archive before its call (quiet), its answer compressed after it;
+    // runs 2 and 3: skipped before the call (no call since), compressed after it.
+    let mut want = vec!["request".to_owned(), "compressed/compressed".into()];
+    for _ in 0..2 {
+        want.extend(["skipped/last_usage_is_compression".to_owned(), "request".into(), "compressed/compressed".into()]);
+    }
+    assert_eq!(seen, want);
+    free(rt);
+}

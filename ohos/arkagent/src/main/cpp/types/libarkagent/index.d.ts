@@ -1747,8 +1747,8 @@ export class AgentRuntimeConfig {
    * Compresses with `compress` instead of the default compressor (contextCompressor is
    * then ignored); undefined removes it. `threshold` is the runtime's trigger: before a
    * model call and after a turn, `compress` is called only when the prompt size (as in the
-   * "model_request" event) reaches it and the last usage is not a compression's own;
-   * otherwise the runtime skips ("below_threshold", "last_usage_is_compression") without
+   * "model_request" event) reaches it and a model call was made since the last
+   * compression (whether or not that compression reported a usage); otherwise the runtime skips ("below_threshold", "last_usage_is_compression") without
    * calling it. Absent: 64000, the default compressor's; 0 (the same on every surface):
    * nothing is below it, so `compress` is called before every model call and after every
    * turn (except right after a compression, and while automatic attempts back off after a
