@@ -36,14 +36,20 @@ impl AgentRuntime {
     /// Detaches the session store (STORE-6): releases the session's lock so another
     /// runtime (in this process or another) can open it, without waiting for this runtime
     /// to be dropped (hosts with a garbage collector). Everything committed stays stored;
-    /// the runtime keeps its state but commits nothing more. False when no store was
-    /// attached. Errors: `run_in_progress` during a run.
+    /// the runtime keeps its state but commits nothing more — except a turn paused for
+    /// approval (TOOL-2), which goes with the stored session: no call waits here any more
+    /// (answering or resuming gives `approval_not_pending`), so a call is never answered, nor
+    /// run, both here and by the runtime that opens the session next. False when no store
+    /// was attached. Errors: `run_in_progress` during a run.
     pub fn detach_store(&self) -> Result<bool, ArkAgentError> {
         let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
         if slot.is_some() {
             return Err(ArkAgentError::RunInProgress);
         }
         let detached = self.inner.session.detach();
+        if detached {
+            self.inner.session.drop_pending_turn();
+        }
         drop(slot);
         Ok(detached)
     }

@@ -118,6 +118,9 @@ async fn run_one(tools: &ToolRegistry, call: &ToolCall, policy: &ExecPolicy, ctx
         Ok(v) => v,
         Err(message) => return ToolResult::error("invalid_tool_arguments", &message),
     };
+    if ctx.cancel.is_cancelled() {
+        return cancelled(); // never started
+    }
     let invocation = ToolInvocation { call_id: call.id.clone(), name: call.name.clone(), arguments };
     // Its own token (not a child of the run's), so that the reason is recorded before it
     // fires, whichever way it fires.
@@ -132,15 +135,17 @@ async fn run_one(tools: &ToolRegistry, call: &ToolCall, policy: &ExecPolicy, ctx
         }
     };
     let result = tokio::select! {
+        // A result already there wins over a cancel or a deadline that came after it: the
+        // signal never fires for a call that finished first (TOOL-4).
         biased;
-        _ = ctx.cancel.cancelled() => {
-            signal.fire(AbortReason::Cancelled);
-            cancelled()
-        }
         outcome = execution => outcome.unwrap_or_else(|_| {
             tracing::warn!(tool = %call.name, "tool executor panicked");
             ToolResult::error("tool_panicked", "the tool failed unexpectedly")
         }),
+        _ = ctx.cancel.cancelled() => {
+            signal.fire(AbortReason::Cancelled);
+            cancelled()
+        }
         () = deadline => {
             tracing::warn!(tool = %call.name, deadline_ms, "tool call timed out");
             signal.fire(AbortReason::ToolTimeout);

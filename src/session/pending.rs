@@ -1,6 +1,8 @@
 //! TOOL-1, TOOL-2: the session's doors for a turn paused for approval — the results kept
 //! for its calls, the pending turn itself, and closing it into the history.
 
+use std::sync::Arc;
+
 use super::{Room, Session};
 use crate::history::{Content, Message, PendingTurn};
 use crate::tools::ToolResult;
@@ -44,6 +46,22 @@ impl Session {
             state.history.messages.extend(results);
             state.pending_turn = None;
         });
+    }
+
+    /// TOOL-2, STORE-6: the paused turn leaves this runtime with its stored session (the
+    /// store was detached; whoever opens the session next finds it): no turn waits here
+    /// any more, and the history no longer ends with the turn's assistant message (the turn
+    /// paused in this process), so it stays paired. True when a turn was dropped.
+    pub fn drop_pending_turn(&self) -> bool {
+        let mut guard = self.lock();
+        let Some(turn) = &guard.pending_turn else { return false };
+        let ends_with_it = guard.history.messages.last().is_some_and(|m| m.tool_calls() == turn.assistant.tool_calls());
+        let state = Arc::make_mut(&mut guard);
+        if ends_with_it {
+            state.history.messages.pop();
+        }
+        state.pending_turn = None;
+        true
     }
 
     /// LLM-4: `text` from the host (edited arguments, a reason) without the secret.

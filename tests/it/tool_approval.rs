@@ -342,6 +342,36 @@ async fn tool_2_the_store_keeps_the_pause_and_every_decision_across_a_restart() 
     assert_eq!(rt.messages().len(), 6, "user, assistant, three results, answer");
 }
 
+/// TOOL-2, STORE-6: `detach_store` — "a turn paused for approval ... goes with the stored
+/// session: no call waits here any more (answering or resuming gives
+/// `approval_not_pending`), so a call is never answered, nor run, both here and by the
+/// runtime that opens the session next". (Found by a JS test of the README: the detached
+/// runtime's answer went uncommitted and both runtimes ran the tool.)
+#[tokio::test]
+async fn tool_2_a_paused_turn_goes_with_the_session_when_its_store_is_detached() {
+    let db = crate::store::temp_dir("approval-detach").join("s.db");
+    let model = ScriptedModel::new(vec![
+        tool_calls_reply(&[("a", "pay", json!({"amount": 1})), ("c_w", "weather", json!({}))], 10),
+        text_reply("paid", 20),
+    ]);
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    let old = AgentRuntime::new(store_config(&db, pay.clone(), weather.clone()), model.clone()).unwrap();
+    assert_eq!(old.run("pay").await.unwrap().pending_approvals.len(), 1);
+    assert!(old.detach_store().unwrap());
+    assert!(old.pending_approvals().is_empty());
+    assert_eq!(code(old.answer_approval("a", ApprovalDecision::Approve).unwrap_err()), "approval_not_pending");
+    assert_eq!(code(old.resume_run().await.unwrap_err()), "approval_not_pending");
+    assert!(arkagent::HistoryInvariants::tool_calls_paired(&old.messages()), "the old runtime's history stays paired");
+    let exported: Value = serde_json::from_str(&old.export_state().unwrap()).unwrap();
+    assert!(exported.get("pending_turn").is_none_or(Value::is_null), "{exported}");
+    // The page rebuilt on the same session shows the dialog, answers it, runs it once.
+    let rebuilt = AgentRuntime::new(store_config(&db, pay.clone(), weather.clone()), model.clone()).unwrap();
+    assert_eq!(rebuilt.pending_approvals().into_iter().map(|p| p.call_id).collect::<Vec<_>>(), ["a"]);
+    rebuilt.answer_approval("a", ApprovalDecision::Approve).unwrap();
+    assert_eq!(rebuilt.resume_run().await.unwrap().status, RunStatus::Completed);
+    assert_eq!(pay.ran(), ["a"]);
+}
+
 #[tokio::test]
 async fn tool_2_a_call_a_kill_interrupted_is_answered_tool_interrupted_and_never_run_again() {
     let db = crate::store::temp_dir("approval-interrupted").join("s.db");

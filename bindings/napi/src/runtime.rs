@@ -158,8 +158,11 @@ impl AgentRuntime {
 
     /// Releases this runtime's session in its SessionStore, so that another runtime can open
     /// it now (on a page rebuilt, say) rather than when this one is garbage-collected.
-    /// What was committed stays; nothing more is committed. false when no store is attached.
-    /// Throws "run_in_progress" during a run.
+    /// What was committed stays; nothing more is committed. A turn paused for approval goes
+    /// with the stored session: pendingApprovals() is then empty here, and approve(),
+    /// reject() and resumeRun() reject with "approval_not_pending" — so the runtime that
+    /// opens the session next is the one that answers, and no call runs twice. false when no
+    /// store is attached. Throws "run_in_progress" during a run.
     #[napi]
     pub fn detach_store(&self) -> Result<bool, Thrown> {
         self.core.detach_store().map_err(thrown)

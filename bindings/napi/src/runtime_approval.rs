@@ -2,7 +2,7 @@
 //! the person's answers and resuming the run. A third `#[napi] impl` block of the class
 //! declared in `runtime`; each method delegates to the core runtime.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arkagent::tools::ApprovalDecision;
 use napi_derive_ohos::napi;
@@ -11,7 +11,8 @@ use napi_ohos::Env;
 use serde_json::Value;
 
 use crate::args::Arg;
-use crate::approval_order::{Answer, Outcome};
+use crate::approval_order::{Answer, Outcome, Slot};
+use crate::error::CodedError;
 use crate::error::{internal, rejection, Thrown};
 use crate::records;
 use crate::runtime::{settle_holding_slot, AgentRuntime};
@@ -20,8 +21,18 @@ impl AgentRuntime {
     /// Queues `answer` (on the JS thread, so answers keep their order) and makes it off the
     /// JS thread; one spawned future type for every approval call (PERF-9: each distinct one
     /// is code in the library).
+    ///
+    /// An answer to the paused turn given while run() or resumeRun() still holds the run
+    /// slot (its Promise not yet settled: e.g. from an "approval_requested" listener) is
+    /// refused with "run_in_progress" as of when it is given — not when a worker thread makes
+    /// it, by which time the slot may be free (a sub-agent's waiting call is answered while
+    /// its run goes on).
     fn answer<'env>(&self, env: &'env Env, answer: Answer) -> Result<PromiseRaw<'env, Either<(), bool>>, Thrown> {
-        let slot = self.answers().queue(answer);
+        let slot = if self.core().is_running() && !answers_a_sub_agent(self.core(), &answer) {
+            Slot::new(Mutex::new(Some(Err(CodedError::from(arkagent::ArkAgentError::RunInProgress)))))
+        } else {
+            self.answers().queue(answer)
+        };
         let (core, answers) = (self.core().clone(), Arc::clone(self.answers()));
         let mine = Arc::clone(&slot);
         env.spawn_future_with_callback(
@@ -33,6 +44,12 @@ impl AgentRuntime {
             internal(e)
         })
     }
+}
+
+/// Whether `answer` decides a sub-agent's call waiting in flight (`path` not empty).
+fn answers_a_sub_agent(core: &arkagent::AgentRuntime, answer: &Answer) -> bool {
+    let Answer::Decide(call_id, _) = answer else { return false };
+    core.pending_approvals().iter().any(|p| p.call_id == *call_id && !p.path.is_empty())
 }
 
 #[napi]
