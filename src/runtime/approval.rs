@@ -396,6 +396,16 @@ impl AgentRuntime {
     /// or whose sub-agent ended, gives `approval_already_answered` or `approval_not_pending`
     /// (never `run_in_progress`: it will not wait again).
     pub fn answer_approval(&self, call_id: &str, decision: ApprovalDecision) -> Result<(), ArkAgentError> {
+        self.answer_approval_given(call_id, decision, false)
+    }
+
+    /// TOOL-1: [`answer_approval`](Self::answer_approval) for an answer the app gave at a
+    /// moment when a run held the slot (`was_running`): unless it answers a sub-agent's
+    /// call, it is refused with `run_in_progress` as of that moment, even when the run has
+    /// ended since — for a binding that makes answers off the caller's thread (the N-API
+    /// module), so an answer given from an `approval_requested` listener before `run()`
+    /// returned is always refused.
+    pub fn answer_approval_given(&self, call_id: &str, decision: ApprovalDecision, was_running: bool) -> Result<(), ArkAgentError> {
         let inner = &self.inner;
         // A sub-agent's call waits in flight while the root's run goes on.
         let decision = match decision {
@@ -411,7 +421,7 @@ impl AgentRuntime {
         // Answers wait for each other (each commits), not for the run slot: two answered at
         // once both land. A run holding the slot (the pause being made, a resume) refuses.
         let _answering = inner.answering.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if self.is_running() {
+        if was_running || self.is_running() {
             return Err(ArkAgentError::RunInProgress);
         }
         let snapshot = inner.session.snapshot();

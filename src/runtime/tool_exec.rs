@@ -134,26 +134,42 @@ async fn run_one(tools: &ToolRegistry, call: &ToolCall, policy: &ExecPolicy, ctx
             ms => tokio::time::sleep(std::time::Duration::from_millis(ms)).await,
         }
     };
+    let mut execution = std::pin::pin!(execution);
+    // A result already there (the host's Promise settled, its completion made) wins over a
+    // cancel or a deadline that came after it: one more look, without waiting, so the
+    // signal never fires for a call that finished first (TOOL-4). Not for delegate_task,
+    // whose next step would start its child.
+    let look_again = call.name != DELEGATE_TASK_TOOL_NAME;
+    let settled = |execution: std::pin::Pin<&mut _>| if look_again { FutureExt::now_or_never(execution) } else { None };
     let result = tokio::select! {
-        // A result already there wins over a cancel or a deadline that came after it: the
-        // signal never fires for a call that finished first (TOOL-4).
         biased;
-        outcome = execution => outcome.unwrap_or_else(|_| {
-            tracing::warn!(tool = %call.name, "tool executor panicked");
-            ToolResult::error("tool_panicked", "the tool failed unexpectedly")
-        }),
-        _ = ctx.cancel.cancelled() => {
-            signal.fire(AbortReason::Cancelled);
-            cancelled()
-        }
-        () = deadline => {
-            tracing::warn!(tool = %call.name, deadline_ms, "tool call timed out");
-            signal.fire(AbortReason::ToolTimeout);
-            ToolResult::error("tool_timeout", &format!("the tool did not finish within {deadline_ms} ms"))
-        }
+        _ = ctx.cancel.cancelled() => match settled(execution.as_mut()) {
+            Some(outcome) => finished(&call.name, outcome),
+            None => {
+                signal.fire(AbortReason::Cancelled);
+                cancelled()
+            }
+        },
+        outcome = execution.as_mut() => finished(&call.name, outcome),
+        () = deadline => match settled(execution.as_mut()) {
+            Some(outcome) => finished(&call.name, outcome),
+            None => {
+                tracing::warn!(tool = %call.name, deadline_ms, "tool call timed out");
+                signal.fire(AbortReason::ToolTimeout);
+                ToolResult::error("tool_timeout", &format!("the tool did not finish within {deadline_ms} ms"))
+            }
+        },
     };
     signal.armed = false;
     result
+}
+
+/// A tool's result, or `tool_panicked` when its executor panicked.
+fn finished(tool: &str, outcome: std::thread::Result<ToolResult>) -> ToolResult {
+    outcome.unwrap_or_else(|_| {
+        tracing::warn!(tool, "tool executor panicked");
+        ToolResult::error("tool_panicked", "the tool failed unexpectedly")
+    })
 }
 
 /// Tool arguments must be a JSON object; an empty text means no arguments.

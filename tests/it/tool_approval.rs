@@ -372,6 +372,22 @@ async fn tool_2_a_paused_turn_goes_with_the_session_when_its_store_is_detached()
     assert_eq!(pay.ran(), ["a"]);
 }
 
+/// TOOL-1: `answer_approval_given` — an answer "given at a moment when a run held the slot
+/// ... is refused with `run_in_progress` as of that moment, even when the run has ended
+/// since"; the same answer given now is taken.
+#[tokio::test]
+async fn tool_1_an_answer_given_while_the_run_held_its_slot_is_refused_as_of_then() {
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    let rt = AgentRuntime::new(config(registry(pay.clone(), weather)), pay_and_weather()).unwrap();
+    assert!(!rt.run("pay").await.unwrap().pending_approvals.is_empty());
+    let before = rt.export_state().unwrap();
+    assert_eq!(code(rt.answer_approval_given("c_pay", ApprovalDecision::Approve, true).unwrap_err()), "run_in_progress");
+    assert_eq!(rt.export_state().unwrap(), before, "nothing changed");
+    rt.answer_approval_given("c_pay", ApprovalDecision::Approve, false).unwrap();
+    assert_eq!(rt.resume_run().await.unwrap().status, RunStatus::Completed);
+    assert_eq!(pay.ran().len(), 1);
+}
+
 #[tokio::test]
 async fn tool_2_a_call_a_kill_interrupted_is_answered_tool_interrupted_and_never_run_again() {
     let db = crate::store::temp_dir("approval-interrupted").join("s.db");

@@ -12,8 +12,9 @@ use crate::error::CodedError;
 
 /// What one approval call does off the JS thread (its store commit included).
 pub enum Answer {
-    /// One call's decision (resolves `undefined`).
-    Decide(String, ApprovalDecision),
+    /// One call's decision (resolves `undefined`), and whether a run held the slot when
+    /// JS gave it (then refused with "run_in_progress" unless it answers a sub-agent's call).
+    Decide(String, ApprovalDecision, bool),
     /// cancelApprovals() (resolves whether a turn was closed).
     CancelAll,
 }
@@ -60,7 +61,7 @@ impl AnswerQueue {
         let _answering = lock(&self.answering);
         while let Some((answer, its_slot)) = lock(&self.queued).pop_front() {
             let outcome = match answer {
-                Answer::Decide(call_id, decision) => core.answer_approval(&call_id, decision).map(Either::A),
+                Answer::Decide(call_id, decision, was_running) => core.answer_approval_given(&call_id, decision, was_running).map(Either::A),
                 Answer::CancelAll => core.cancel_approvals().map(Either::B),
             };
             *lock(&its_slot) = Some(outcome.map_err(CodedError::from));

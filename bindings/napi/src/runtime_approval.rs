@@ -26,12 +26,11 @@ impl AgentRuntime {
     /// slot (its Promise not yet settled: e.g. from an "approval_requested" listener) is
     /// refused with "run_in_progress" as of when it is given — not when a worker thread makes
     /// it, by which time the slot may be free (a sub-agent's waiting call is answered while
-    /// its run goes on).
+    /// its run goes on: [`Answer::Decide`] carries the moment, the core decides).
     fn answer<'env>(&self, env: &'env Env, answer: Answer) -> Result<PromiseRaw<'env, Either<(), bool>>, Thrown> {
-        let slot = if self.core().is_running() && !answers_a_sub_agent(self.core(), &answer) {
-            Slot::new(Mutex::new(Some(Err(CodedError::from(arkagent::ArkAgentError::RunInProgress)))))
-        } else {
-            self.answers().queue(answer)
+        let slot = match answer {
+            Answer::CancelAll if self.core().is_running() => Slot::new(Mutex::new(Some(Err(CodedError::from(arkagent::ArkAgentError::RunInProgress))))),
+            answer => self.answers().queue(answer),
         };
         let (core, answers) = (self.core().clone(), Arc::clone(self.answers()));
         let mine = Arc::clone(&slot);
@@ -44,12 +43,6 @@ impl AgentRuntime {
             internal(e)
         })
     }
-}
-
-/// Whether `answer` decides a sub-agent's call waiting in flight (`path` not empty).
-fn answers_a_sub_agent(core: &arkagent::AgentRuntime, answer: &Answer) -> bool {
-    let Answer::Decide(call_id, _) = answer else { return false };
-    core.pending_approvals().iter().any(|p| p.call_id == *call_id && !p.path.is_empty())
 }
 
 #[napi]
@@ -92,7 +85,7 @@ impl AgentRuntime {
             None => ApprovalDecision::Approve,
             Some(arguments) => ApprovalDecision::ApproveWithArguments { arguments },
         };
-        self.answer(env, Answer::Decide(call_id.0, decision))
+        self.answer(env, Answer::Decide(call_id.0, decision, self.core().is_running()))
     }
 
     /// TOOL-1: rejects one waiting call: it never runs; the model reads a "tool_rejected"
@@ -100,7 +93,7 @@ impl AgentRuntime {
     /// Committed and refused like approve().
     #[napi(ts_return_type = "Promise<void>")]
     pub fn reject<'env>(&self, env: &'env Env, call_id: Arg<String>, reason: Arg<Option<String>>) -> Result<PromiseRaw<'env, Either<(), bool>>, Thrown> {
-        self.answer(env, Answer::Decide(call_id.0, ApprovalDecision::Reject { reason: reason.0.unwrap_or_default() }))
+        self.answer(env, Answer::Decide(call_id.0, ApprovalDecision::Reject { reason: reason.0.unwrap_or_default() }, self.core().is_running()))
     }
 
     /// TOOL-1: closes the paused turn without resuming it — the person stopped: every call
