@@ -346,6 +346,14 @@ fn think_4_settings_a_provider_refuses_are_refused_before_any_request() {
         c.model.temperature = Some(0.3);
     };
     assert_eq!(with(Flavor::DeepSeek, true, &openai), Some(ErrorCode::ThinkingConflict));
+    // DeepSeek's thinking mode (on, or unset: its default) refuses logprobs; off takes them.
+    for (thinking, key, refused) in [(Some(Thinking::On), "logprobs", true), (None, "top_logprobs", true), (Some(Thinking::Off), "logprobs", false)] {
+        let logprobs = |c: &mut AgentRuntimeConfig| {
+            c.model.thinking = thinking;
+            c.model.extra_body.insert(key.into(), json!(true));
+        };
+        assert_eq!(with(Flavor::DeepSeek, true, &logprobs), refused.then_some(ErrorCode::ThinkingConflict), "{thinking:?} {key}");
+    }
     // extra_body_conflict: a field the library writes.
     assert_eq!(with(Flavor::DeepSeek, true, &|c| { c.model.extra_body.insert("model".into(), json!("x")); }), Some(ErrorCode::ExtraBodyConflict));
     let both = |c: &mut AgentRuntimeConfig| {

@@ -42,6 +42,7 @@ const KINDS = {
   },
   reasoningReplay: { valid: () => 'all', bad: () => ['All', 'x', '', 42, null, MISSING, {}, true] },
   extraBody: { valid: () => ({ enable_search: true, n: [1, 'a', null] }), bad: () => [5, 'x', null, MISSING, true, () => {}, { f: () => {} }] },
+  extraHeaders: { valid: () => ({ 'anthropic-beta': 'x', 'OpenAI-Organization': 'org-1' }), bad: () => [5, 'x', null, MISSING, true, { a: 1 }, { a: null }, { a: ['x'] }, { a: {} }] },
   // IMG-3: an image token rule the core knows, or undefined to clear it.
   'imageTokens?': { valid: () => 'qwen_vl', bad: () => ['Qwen', 'x', '', 42, {}, Symbol('s'), true] },
   // IMG-1: a run's parts, a photo's bytes, type, detail and URL.
@@ -153,6 +154,7 @@ const SETTERS = {
       price: KINDS['price?'],
       imageTokens: KINDS['imageTokens?'], maxImageBytes: KINDS.int, maxImagesPerRequest: KINDS.u32,
       provider: KINDS['provider?'], thinking: KINDS['thinking?'], reasoningReplay: KINDS.reasoningReplay, extraBody: KINDS.extraBody,
+      extraHeaders: KINDS.extraHeaders,
     },
   },
   AgentRuntimeConfig: {

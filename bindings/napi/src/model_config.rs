@@ -425,6 +425,31 @@ impl ModelConfig {
         self.inner.extra_body = body;
         Ok(())
     }
+
+    /// Headers sent with every request besides the library's own, as { name: value } (C/Rust
+    /// `extra_headers`): e.g. Anthropic's "anthropic-beta", a gateway's organisation id or
+    /// its "api-key" (a credential header's value is kept out of histories, events and
+    /// exports like the API key). Default {}; a value that is not a string throws
+    /// "invalid_config".
+    #[napi(getter, ts_return_type = "Record<string, string>")]
+    pub fn extra_headers(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.inner.extra_headers.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect()
+    }
+
+    #[napi(setter, ts_args_type = "value: Record<string, string>")]
+    pub fn set_extra_headers(&mut self, env: &Env, value: Setting<Object<'_>>) -> Result<(), Thrown> {
+        let map = crate::convert::json_object(env, &value.0)
+            .map_err(|e| invalid(format!("extraHeaders must be a plain object of strings: {}", e.reason)))?;
+        let mut headers = Vec::with_capacity(map.len());
+        for (name, value) in map {
+            let serde_json::Value::String(value) = value else {
+                return Err(invalid(format!("extraHeaders[{name:?}] must be a string")));
+            };
+            headers.push((name, value));
+        }
+        self.inner.extra_headers = headers;
+        Ok(())
+    }
 }
 
 // index.d.ts: this module's JS API, in order. `// declare: Name` is the generated

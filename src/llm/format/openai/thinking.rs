@@ -78,6 +78,12 @@ pub(crate) fn thinking_conflict(config: &ModelConfig, _tool_choice: Option<&Tool
     if provider == Provider::Openai && is_openai_reasoning_model(&config.model) && config.temperature.is_some_and(|t| t != 1.0) {
         return Some(format!("OpenAI reasoning model {:?} takes only the default temperature: unset temperature", config.model));
     }
+    // DeepSeek's thinking mode (its default) answers `logprobs` and `top_logprobs` with an error.
+    if provider == Provider::Deepseek && config.thinking.is_none_or(Thinking::is_on) {
+        if let Some(key) = ["logprobs", "top_logprobs"].into_iter().find(|k| config.extra_body.contains_key(*k)) {
+            return Some(format!("DeepSeek's thinking mode refuses {key:?}: remove it from extra_body, or set thinking \"off\""));
+        }
+    }
     None
 }
 

@@ -1543,6 +1543,14 @@ export class ModelConfig {
    * value that is not a plain JSON object throws "invalid_config".
    */
   extraBody: Record<string, Object>;
+  /**
+   * Headers sent with every request besides the library's own, as { name: value } (C/Rust
+   * `extra_headers`): e.g. Anthropic's "anthropic-beta", a gateway's organisation id or
+   * its "api-key" (a credential header's value is kept out of histories, events and
+   * exports like the API key). Default {}; a value that is not a string throws
+   * "invalid_config".
+   */
+  extraHeaders: Record<string, string>;
 }
 
 /** THINK-4: the object forms of a thinking setting: exactly one of the two. */
