@@ -12,7 +12,7 @@ const assert = require('node:assert/strict');
 const { chatCompletions, assertSummarizerReuses } = require('./prefix');
 const { prefixRuntime } = require('./cost_4_session');
 const {
-  native, completion, snapshot, isPrefixSummaryRequest, isTranscriptSummaryRequest, COMPRESSION_MARK, BASE_URL, API_KEY,
+  native, completion, snapshot, isPrefixSummaryRequest, isTranscriptSummaryRequest, COMPRESSION_MARK, BASE_URL, API_KEY, longWeatherChat,
 } = require('./support');
 
 test('COST-3 the summarizer request starts with the previous main request\'s bytes up to its last message and ends with the instruction', async () => {
@@ -60,15 +60,7 @@ function compressing(onPrefix, compressor = new native.ContextCompressor(1000, 2
   const toolRuns = [];
   tools.register(new native.ToolDefinition('get_weather', 'Weather', '{"type":"object"}'), async (call) => { toolRuns.push(call); return { content: 'sunny' }; });
   const runtime = new native.AgentRuntime(config, transport, tools);
-  const long = 'a long question about the weather in many cities, '.repeat(20);
-  runtime.importState(JSON.stringify({
-    version: 1,
-    session_id: 's',
-    history: { messages: [
-      { role: 'user', content: long }, { role: 'assistant', content: long }, { role: 'user', content: long }, { role: 'assistant', content: 'ok' },
-    ], episodic_memories: [] },
-    usages: [{ prompt_tokens: 5000, completion_tokens: 1, total_tokens: 5001 }],
-  }));
+  runtime.importState(longWeatherChat());
   return { runtime, kinds, toolRuns };
 }
 

@@ -19,6 +19,7 @@ const path = require('node:path');
 
 const {
   native, completion, runtimeConfig, ScriptedModel, RoutedModel, offeredTools, PAY_SCHEMA, waitFor, deferred, pairingProblems,
+  delegatingToAWaitingChild,
 } = require('./support');
 
 const USAGE = { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 };
@@ -81,26 +82,6 @@ const payAndWeather = () => completion({
 
 /** The model's last turn: it repeats the tool results it read, by call id. */
 const echoResults = (body) => completion({ content: JSON.stringify(toolContents(body)), usage: USAGE });
-
-/** A root that delegates to a clone whose `pay` call waits for approval. */
-function delegatingToAWaitingChild(ran, { childAnswer, parentAnswer } = {}) {
-  const registry = new native.ToolRegistry();
-  const pay = new native.ToolDefinition('pay', 'Pays', PAY_SCHEMA);
-  pay.requiresApproval = true;
-  registry.register(pay, async (call) => { ran.push(JSON.parse(call.argumentsJson)); return { content: 'paid' }; });
-  const isParent = (body) => offeredTools(body).includes('delegate_task');
-  const model = new RoutedModel([
-    { name: 'parent', match: isParent, turns: [
-      () => completion({ toolCalls: [{ id: 'd1', name: 'delegate_task', arguments: { assignee: 'clone', task_description: 'pay it' } }], usage: USAGE }),
-      parentAnswer || ((body) => completion({ content: `parent read: ${toolMessages(body)[0].content}`, usage: USAGE })),
-    ] },
-    { name: 'child', match: (body) => !isParent(body), turns: [
-      () => completion({ toolCalls: [{ id: 'p', name: 'pay', arguments: { amount: 7 } }], usage: USAGE }),
-      childAnswer || ((body) => completion({ content: `child read: ${toolMessages(body)[0].content}`, usage: USAGE })),
-    ] },
-  ]);
-  return { model, registry };
-}
 
 /** Resolves with the sub-agent's waiting call (from pendingApprovals()) once its event came. */
 function childCallWaits(runtime) {

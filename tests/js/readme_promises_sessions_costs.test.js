@@ -17,7 +17,7 @@ const path = require('node:path');
 
 const {
   native, API_KEY, BASE_URL, MODEL, completion, snapshot, pairingProblems, ScriptedModel, RoutedModel, runtimeConfig,
-  offeredTools, isSummaryRequest, isPrefixSummaryRequest, isTranscriptSummaryRequest, waitFor, deferred,
+  offeredTools, isSummaryRequest, isPrefixSummaryRequest, isTranscriptSummaryRequest, waitFor, deferred, longWeatherChat,
 } = require('./support');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -655,15 +655,7 @@ if (process.env.READMEPROMISES_CHILD) {
     const config = new native.AgentRuntimeConfig(model);
     config.contextCompressor = compressor;
     const runtime = new native.AgentRuntime(config, transport, new native.ToolRegistry());
-    const long = 'a long question about the weather in many cities, '.repeat(20);
-    runtime.importState(JSON.stringify({
-      version: 1,
-      session_id: 's',
-      history: { messages: [
-        { role: 'user', content: long }, { role: 'assistant', content: long }, { role: 'user', content: long }, { role: 'assistant', content: 'ok' },
-      ], episodic_memories: [] },
-      usages: [{ prompt_tokens: 5000, completion_tokens: 1, total_tokens: 5001 }],
-    }));
+    runtime.importState(longWeatherChat());
     return { runtime, kinds };
   }
 

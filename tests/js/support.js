@@ -337,9 +337,52 @@ function approvalTools(ran) {
   return registry;
 }
 
+/**
+ * TOOL-1 fixture: a root that delegates to a clone whose `pay` call (requiresApproval) waits;
+ * `ran` collects the arguments `pay` ran with. By default each side's last turn reads its
+ * first tool result back ("parent read: …", "child read: …"). Returns the routed model and
+ * the registry.
+ */
+function delegatingToAWaitingChild(ran, { childAnswer, parentAnswer } = {}) {
+  const usage = { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 };
+  const firstResult = (body) => body.messages.filter((m) => m.role === 'tool')[0].content;
+  const registry = new native.ToolRegistry();
+  const pay = new native.ToolDefinition('pay', 'Pays', PAY_SCHEMA);
+  pay.requiresApproval = true;
+  registry.register(pay, async (call) => { ran.push(JSON.parse(call.argumentsJson)); return { content: 'paid' }; });
+  const isParent = (body) => offeredTools(body).includes('delegate_task');
+  const model = new RoutedModel([
+    { name: 'parent', match: isParent, turns: [
+      () => completion({ toolCalls: [{ id: 'd1', name: 'delegate_task', arguments: { assignee: 'clone', task_description: 'pay it' } }], usage }),
+      parentAnswer || ((body) => completion({ content: `parent read: ${firstResult(body)}`, usage })),
+    ] },
+    { name: 'child', match: (body) => !isParent(body), turns: [
+      () => completion({ toolCalls: [{ id: 'p', name: 'pay', arguments: { amount: 7 } }], usage }),
+      childAnswer || ((body) => completion({ content: `child read: ${firstResult(body)}`, usage })),
+    ] },
+  ]);
+  return { model, registry };
+}
+
+/** COST-3 fixture: an exported session of four long weather messages, its last usage at
+ * 5,000 prompt tokens (a compression is due), as importState() takes it. */
+function longWeatherChat() {
+  const long = 'a long question about the weather in many cities, '.repeat(20);
+  return JSON.stringify({
+    version: 1,
+    session_id: 's',
+    history: { messages: [
+      { role: 'user', content: long }, { role: 'assistant', content: long }, { role: 'user', content: long }, { role: 'assistant', content: 'ok' },
+    ], episodic_memories: [] },
+    usages: [{ prompt_tokens: 5000, completion_tokens: 1, total_tokens: 5001 }],
+  });
+}
+
 module.exports = {
   PAY_SCHEMA,
+  longWeatherChat,
   approvalTools,
+  delegatingToAWaitingChild,
   native,
   MODULE_PATH,
   BASE_URL,

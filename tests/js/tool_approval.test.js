@@ -11,7 +11,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { native, completion, runtimeConfig, ScriptedModel, PAY_SCHEMA, approvalTools } = require('./support');
+const { native, completion, runtimeConfig, ScriptedModel, PAY_SCHEMA, approvalTools, delegatingToAWaitingChild } = require('./support');
 
 const USAGE = { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 };
 
@@ -276,23 +276,9 @@ test('tool_1_js_two_answers_at_once_both_land', async () => {
  * A root that delegates to a clone whose `pay` call waits for approval; `childAnswer`
  * makes the clone's answer once it has the call's result.
  */
-function delegatingToAWaitingChild(ran, childAnswer = () => completion({ content: 'child done', usage: USAGE })) {
-  const { RoutedModel, offeredTools } = require('./support');
-  const registry = new native.ToolRegistry();
-  const pay = new native.ToolDefinition('pay', 'Pays', PAY_SCHEMA);
-  pay.requiresApproval = true;
-  registry.register(pay, async (call) => { ran.push(JSON.parse(call.argumentsJson)); return { content: 'paid' }; });
-  const isParent = (body) => offeredTools(body).includes('delegate_task');
-  const model = new RoutedModel([
-    { name: 'parent', match: isParent, turns: [
-      () => completion({ toolCalls: [{ id: 'd1', name: 'delegate_task', arguments: { assignee: 'clone', task_description: 'pay it' } }], usage: USAGE }),
-      () => completion({ content: 'parent done', usage: USAGE }),
-    ] },
-    { name: 'child', match: (body) => !isParent(body), turns: [
-      () => completion({ toolCalls: [{ id: 'p', name: 'pay', arguments: { amount: 7 } }], usage: USAGE }),
-      childAnswer,
-    ] },
-  ]);
+/** The shared fixture (support.js) on a runtime that allows clones; the parent answers "parent done". */
+function delegatingToAWaitingChildRuntime(ran, childAnswer = () => completion({ content: 'child done', usage: USAGE })) {
+  const { model, registry } = delegatingToAWaitingChild(ran, { childAnswer, parentAnswer: () => completion({ content: 'parent done', usage: USAGE }) });
   const c = config();
   c.allowClone = true;
   return { model, runtime: new native.AgentRuntime(c, model.transport, registry) };
@@ -300,7 +286,7 @@ function delegatingToAWaitingChild(ran, childAnswer = () => completion({ content
 
 test('tool_1_js_a_sub_agents_call_waits_in_flight_for_the_hosts_answer', async () => {
   const ran = [];
-  const { model, runtime } = delegatingToAWaitingChild(ran, (body) => completion({ content: `child read: ${toolMessages(body)[0].content}`, usage: USAGE }));
+  const { model, runtime } = delegatingToAWaitingChildRuntime(ran, (body) => completion({ content: `child read: ${toolMessages(body)[0].content}`, usage: USAGE }));
   const events = [];
   let answered = null;
   runtime.subscribe((e) => {
@@ -343,7 +329,7 @@ function whenTheChildWaits(runtime, onWaiting) {
 // run_in_progress.
 test('tool_1_js_a_sub_agents_call_answered_late_says_why_it_no_longer_waits', async () => {
   const ran = [];
-  const { model, runtime } = delegatingToAWaitingChild(ran);
+  const { model, runtime } = delegatingToAWaitingChildRuntime(ran);
   let callId = null;
   let twice = null;
   whenTheChildWaits(runtime, (id) => {
@@ -361,7 +347,7 @@ test('tool_1_js_a_sub_agents_call_answered_late_says_why_it_no_longer_waits', as
   assert.deepEqual(ran, [{ amount: 7 }], 'the first answer stands');
   assert.deepEqual(model.problems, []);
 
-  const cancelled = delegatingToAWaitingChild([]);
+  const cancelled = delegatingToAWaitingChildRuntime([]);
   let waiting = null;
   whenTheChildWaits(cancelled.runtime, (id) => { waiting = id; cancelled.runtime.cancel(); });
   assert.equal((await cancelled.runtime.run('delegate the payment')).status, 'cancelled');
