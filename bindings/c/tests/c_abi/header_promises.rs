@@ -329,6 +329,42 @@ fn tool_4_c_on_abort_after_the_signal_fired_calls_back_once_on_a_library_thread_
     free(rt);
 }
 
+// arkagent_tool_on_abort: "... when this tool call's abort signal fires ... — unless the
+// call is finished first." A tool finished from its own thread, the run cancelled right
+// after: the callback never runs and the result stands. (Found by a JS test of the same
+// promise: a cancel that came after the result could win the race inside the run.)
+#[test]
+fn tool_4_c_a_cancel_right_after_the_result_never_fires_the_abort_callback() {
+    for round in 0..30 {
+        let probe = Box::new(AbortProbe::default());
+        let probe_addr = ud(&*probe) as usize;
+        let rt_cell = Arc::new(AtomicUsize::new(0));
+        let rt_seen = Arc::clone(&rt_cell);
+        let tool = Tool(Box::new(move |_, c| {
+            let (c, rt) = (c as usize, rt_seen.load(Ordering::SeqCst));
+            std::thread::spawn(move || {
+                let c = c as *mut ArkAgentToolCompletion;
+                assert_eq!(ffi::arkagent_tool_on_abort(c, Some(heard_abort), probe_addr as *mut c_void), ArkAgentResult::Ok);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                // SAFETY: the library's completion and a NUL-terminated result.
+                assert_eq!(unsafe { ffi::arkagent_tool_complete(c, c"done".as_ptr(), 0) }, ArkAgentResult::Ok);
+                assert_eq!(ffi::arkagent_runtime_cancel(rt as *mut ArkAgentRuntime), ArkAgentResult::Ok);
+            });
+        }));
+        let model = Model::replying(vec![reply_calls(&[("call_fast", "fast")]), reply_text("Done.")]);
+        let set = tools(&[(&def("fast", ""), &tool)]);
+        let rt = runtime(CONFIG, set, &model);
+        ffi::arkagent_tools_free(set);
+        rt_cell.store(rt as usize, Ordering::SeqCst);
+        let (r, _) = run(rt, "Do the fast thing");
+        assert!(matches!(r, ArkAgentResult::Ok | ArkAgentResult::Cancelled), "round {round}: {r:?}");
+        assert!(probe.0.lock().unwrap().is_empty(), "round {round}: the abort callback ran for a finished call");
+        let result = messages(rt).into_iter().find(|m| m["role"] == "tool").expect("the tool's message");
+        assert_eq!(result["content"], "done", "round {round}: the result stands");
+        free(rt);
+    }
+}
+
 // ------------------------------------------------------------------ CORE-4: cancel from a callback
 
 // arkagent_runtime_cancel: "Cancels the active run, if any. Any thread, including from
