@@ -919,8 +919,9 @@ enum ArkAgentResult arkagent_runtime_reject(struct ArkAgentRuntime *runtime, con
 // calls run (each at most once: a call a kill interrupted is answered
 // `tool_interrupted`, never run again), the model gets every result in the calls' order,
 // and the run goes on (it may pause again). `*out_outcome_json` (if not NULL) gets the
-// `RunOutcome`. Errors: `ARK_AGENT_RESULT_APPROVAL_NOT_PENDING`, `_APPROVAL_PENDING` (a
-// call still waits), `_RUN_IN_PROGRESS`, `_REENTRANT`, then a run's.
+// `RunOutcome`. Errors: `ARK_AGENT_RESULT_REENTRANT` from a library callback (checked
+// first: nothing changed), `_APPROVAL_NOT_PENDING`, `_APPROVAL_PENDING` (a call still
+// waits), `_RUN_IN_PROGRESS`, then a run's.
 //
 // # Safety
 // `out_outcome_json` NULL or valid for one write.
@@ -967,7 +968,8 @@ enum ArkAgentResult arkagent_runtime_rewind(struct ArkAgentRuntime *runtime, con
 // CHAT-1: "regenerate this answer" — `arkagent_runtime_rewind` to run `run_id`, then a new
 // run (a new run id) of the same input, blocking the calling thread like
 // `arkagent_runtime_run`. `*out_outcome_json` (if not NULL) gets the new run's
-// `RunOutcome`. Errors: the rewind's (then no run starts), `_REENTRANT`, then a run's.
+// `RunOutcome`. Errors: `_REENTRANT` from a library callback (checked first: nothing
+// changed), the rewind's (then no run starts), then a run's.
 //
 // # Safety
 // `run_id` a NUL-terminated string; `out_outcome_json` NULL or valid for one write.
@@ -975,8 +977,9 @@ enum ArkAgentResult arkagent_runtime_regenerate(struct ArkAgentRuntime *runtime,
 
 // CHAT-1: "edit my message and send it again" — `arkagent_runtime_rewind` to run
 // `run_id`, then a new run of `input` in its place, blocking like `arkagent_runtime_run`.
-// `*out_outcome_json` (if not NULL) gets the new run's `RunOutcome`. Errors: the
-// rewind's (then no run starts), `_REENTRANT`, then a run's.
+// `*out_outcome_json` (if not NULL) gets the new run's `RunOutcome`. Errors:
+// `_REENTRANT` from a library callback (checked first: nothing changed), the rewind's
+// (then no run starts), then a run's.
 //
 // # Safety
 // `run_id` and `input` NUL-terminated strings; `out_outcome_json` NULL or valid for one
@@ -1449,7 +1452,10 @@ enum ArkAgentResult arkagent_store_delete(struct ArkAgentStore *store, const cha
 // before the first run: a session with commits replaces the runtime's state (the
 // runtime resumes it: history, episodes reachable through `retrieve_memory`, usages);
 // a new session starts from the runtime's current state, written to the store before
-// this returns (freed or killed right after, nothing is lost). From then on the runtime
+// this returns (freed or killed right after, nothing is lost; a runtime with nothing in
+// it yet has nothing to write: its session is listed from its first commit, and while
+// this runtime holds it another runtime's fork onto that id gives
+// `ARK_AGENT_RESULT_SESSION_LOCKED`). From then on the runtime
 // commits at every commit point (the user message with the run start; each assistant
 // message with its tool results once paired; each compression with its episode and
 // originals; usages; sub-agent records) and emits a `session_committed` event per

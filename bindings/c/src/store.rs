@@ -107,7 +107,10 @@ pub unsafe extern "C" fn arkagent_store_delete(store: *mut ArkAgentStore, sessio
 /// before the first run: a session with commits replaces the runtime's state (the
 /// runtime resumes it: history, episodes reachable through `retrieve_memory`, usages);
 /// a new session starts from the runtime's current state, written to the store before
-/// this returns (freed or killed right after, nothing is lost). From then on the runtime
+/// this returns (freed or killed right after, nothing is lost; a runtime with nothing in
+/// it yet has nothing to write: its session is listed from its first commit, and while
+/// this runtime holds it another runtime's fork onto that id gives
+/// `ARK_AGENT_RESULT_SESSION_LOCKED`). From then on the runtime
 /// commits at every commit point (the user message with the run start; each assistant
 /// message with its tool results once paired; each compression with its episode and
 /// originals; usages; sub-agent records) and emits a `session_committed` event per

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 
-use super::executor::block_on;
+use super::executor::{block_on, refuse_inside_callback};
 use super::handle::{runtime_handle, write_runtime_json, ArkAgentRuntime, ArkAgentTools, ToolSet};
 use crate::boundary::boundary;
 use crate::callbacks::{register_host_tool_with, ArkAgentToolCallback, UserData};
@@ -219,8 +219,9 @@ pub unsafe extern "C" fn arkagent_runtime_reject(runtime: *mut ArkAgentRuntime, 
 /// calls run (each at most once: a call a kill interrupted is answered
 /// `tool_interrupted`, never run again), the model gets every result in the calls' order,
 /// and the run goes on (it may pause again). `*out_outcome_json` (if not NULL) gets the
-/// `RunOutcome`. Errors: `ARK_AGENT_RESULT_APPROVAL_NOT_PENDING`, `_APPROVAL_PENDING` (a
-/// call still waits), `_RUN_IN_PROGRESS`, `_REENTRANT`, then a run's.
+/// `RunOutcome`. Errors: `ARK_AGENT_RESULT_REENTRANT` from a library callback (checked
+/// first: nothing changed), `_APPROVAL_NOT_PENDING`, `_APPROVAL_PENDING` (a call still
+/// waits), `_RUN_IN_PROGRESS`, then a run's.
 ///
 /// # Safety
 /// `out_outcome_json` NULL or valid for one write.
@@ -228,6 +229,7 @@ pub unsafe extern "C" fn arkagent_runtime_reject(runtime: *mut ArkAgentRuntime, 
 pub unsafe extern "C" fn arkagent_runtime_resume_run(runtime: *mut ArkAgentRuntime, out_outcome_json: *mut *mut c_char) -> ArkAgentResult {
     boundary(|| {
         let handle = runtime_handle(runtime)?;
+        refuse_inside_callback("arkagent_runtime_resume_run")?;
         let future = handle.runtime.start_resume_run()?;
         let outcome = block_on("arkagent_runtime_resume_run", future)??;
         if out_outcome_json.is_null() {

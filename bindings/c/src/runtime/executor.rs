@@ -34,13 +34,20 @@ fn inside_callback() -> bool {
     tokio::runtime::Handle::try_current().is_ok() || crate::callbacks::in_host_callback()
 }
 
+/// `ARK_AGENT_RESULT_REENTRANT` inside a library callback, where a blocking call would
+/// deadlock: checked before a blocking call does anything (nothing changed).
+pub(crate) fn refuse_inside_callback(what: &str) -> FfiResult<()> {
+    if inside_callback() {
+        return Err(FfiError::new(ArkAgentResult::Reentrant, format!("{what} called from a library callback")));
+    }
+    Ok(())
+}
+
 /// Runs `future` to completion on the calling thread (host callbacks run there too), then
 /// waits for the HTTP cancel callbacks it caused (OHOS-7), so none runs after it returns.
 /// Refuses to nest inside a library callback, where blocking would deadlock.
 pub(crate) fn block_on<F: std::future::Future>(what: &str, future: F) -> FfiResult<F::Output> {
-    if inside_callback() {
-        return Err(FfiError::new(ArkAgentResult::Reentrant, format!("{what} called from a library callback")));
-    }
+    refuse_inside_callback(what)?;
     let executor = executor()?;
     Ok(executor.block_on(CancelScope::run(future)))
 }

@@ -6,7 +6,7 @@ use std::ffi::c_char;
 use crate::boundary::boundary;
 use crate::codes::ArkAgentResult;
 use crate::strings::{opt_str_arg, str_arg, write_out_json, write_out_string};
-use super::executor::block_on;
+use super::executor::{block_on, refuse_inside_callback};
 use super::handle::{runtime_handle, ArkAgentRuntime};
 
 /// CHAT-1: goes back to just before run `run_id` began — that run and every later one are
@@ -42,7 +42,8 @@ pub unsafe extern "C" fn arkagent_runtime_rewind(runtime: *mut ArkAgentRuntime, 
 /// CHAT-1: "regenerate this answer" — `arkagent_runtime_rewind` to run `run_id`, then a new
 /// run (a new run id) of the same input, blocking the calling thread like
 /// `arkagent_runtime_run`. `*out_outcome_json` (if not NULL) gets the new run's
-/// `RunOutcome`. Errors: the rewind's (then no run starts), `_REENTRANT`, then a run's.
+/// `RunOutcome`. Errors: `_REENTRANT` from a library callback (checked first: nothing
+/// changed), the rewind's (then no run starts), then a run's.
 ///
 /// # Safety
 /// `run_id` a NUL-terminated string; `out_outcome_json` NULL or valid for one write.
@@ -52,6 +53,7 @@ pub unsafe extern "C" fn arkagent_runtime_regenerate(runtime: *mut ArkAgentRunti
         let handle = runtime_handle(runtime)?;
         // SAFETY: forwarded contract.
         let run_id = unsafe { str_arg(run_id, "run_id") }?;
+        refuse_inside_callback("arkagent_runtime_regenerate")?;
         let future = handle.runtime.start_regenerate_holding_slot(run_id)?;
         // SAFETY: forwarded contract.
         unsafe { rerun("arkagent_runtime_regenerate", future, out_outcome_json) }
@@ -60,8 +62,9 @@ pub unsafe extern "C" fn arkagent_runtime_regenerate(runtime: *mut ArkAgentRunti
 
 /// CHAT-1: "edit my message and send it again" — `arkagent_runtime_rewind` to run
 /// `run_id`, then a new run of `input` in its place, blocking like `arkagent_runtime_run`.
-/// `*out_outcome_json` (if not NULL) gets the new run's `RunOutcome`. Errors: the
-/// rewind's (then no run starts), `_REENTRANT`, then a run's.
+/// `*out_outcome_json` (if not NULL) gets the new run's `RunOutcome`. Errors:
+/// `_REENTRANT` from a library callback (checked first: nothing changed), the rewind's
+/// (then no run starts), then a run's.
 ///
 /// # Safety
 /// `run_id` and `input` NUL-terminated strings; `out_outcome_json` NULL or valid for one
@@ -79,6 +82,7 @@ pub unsafe extern "C" fn arkagent_runtime_edit_and_resend(
         let run_id = unsafe { str_arg(run_id, "run_id") }?;
         // SAFETY: forwarded contract.
         let input = unsafe { str_arg(input, "input") }?;
+        refuse_inside_callback("arkagent_runtime_edit_and_resend")?;
         let future = handle.runtime.start_edit_and_resend_holding_slot(run_id, input)?;
         // SAFETY: forwarded contract.
         unsafe { rerun("arkagent_runtime_edit_and_resend", future, out_outcome_json) }

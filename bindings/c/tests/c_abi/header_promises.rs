@@ -15,54 +15,54 @@ use arkagent_c::{
     ArkAgentToolCompletion, ArkAgentTools,
 };
 
-const CONFIG: &str = r#"{"model":{"base_url":"http://127.0.0.1:9/v1","api_key":"k","model":"m","retry":{"max_attempts":1}}}"#;
+pub(crate) const CONFIG: &str = r#"{"model":{"base_url":"http://127.0.0.1:9/v1","api_key":"k","model":"m","retry":{"max_attempts":1}}}"#;
 
 // ------------------------------------------------------------------ the scripted host
 
-fn chat(message: Value) -> String {
+pub(crate) fn chat(message: Value) -> String {
     json!({"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,"message":message,"finish_reason":"stop"}],
         "usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}})
     .to_string()
 }
 
-fn reply_text(text: &str) -> String {
+pub(crate) fn reply_text(text: &str) -> String {
     chat(json!({"role":"assistant","content":text}))
 }
 
 /// An answer calling `(id, tool name)` each with `{}` arguments.
-fn reply_calls(calls: &[(&str, &str)]) -> String {
+pub(crate) fn reply_calls(calls: &[(&str, &str)]) -> String {
     let calls: Vec<Value> = calls.iter().map(|(id, name)| json!({"id":id,"type":"function","function":{"name":name,"arguments":"{}"}})).collect();
     chat(json!({"role":"assistant","content":null,"tool_calls":calls}))
 }
 
-type OnSend = dyn Fn(usize, &str, *mut ArkAgentHttpCompletion) + Send + Sync;
+pub(crate) type OnSend = dyn Fn(usize, &str, *mut ArkAgentHttpCompletion) + Send + Sync;
 
 /// The host's HTTP client: records every body, hands request `n`, its body and its
 /// completion to `on_send`.
-struct Model {
+pub(crate) struct Model {
     bodies: Mutex<Vec<String>>,
     on_send: Box<OnSend>,
 }
 
 impl Model {
-    fn new(on_send: impl Fn(usize, &str, *mut ArkAgentHttpCompletion) + Send + Sync + 'static) -> Box<Self> {
+    pub(crate) fn new(on_send: impl Fn(usize, &str, *mut ArkAgentHttpCompletion) + Send + Sync + 'static) -> Box<Self> {
         Box::new(Self { bodies: Mutex::new(Vec::new()), on_send: Box::new(on_send) })
     }
 
     /// Request `n` is answered with `replies[n]` (the last one again after the end).
-    fn replying(replies: Vec<String>) -> Box<Self> {
+    pub(crate) fn replying(replies: Vec<String>) -> Box<Self> {
         Self::new(move |n, _, c| assert_eq!(complete(c, 200, &replies[n.min(replies.len() - 1)]), ArkAgentResult::Ok))
     }
 
-    fn requests(&self) -> usize {
+    pub(crate) fn requests(&self) -> usize {
         self.bodies.lock().unwrap().len()
     }
 
-    fn body(&self, n: usize) -> String {
+    pub(crate) fn body(&self, n: usize) -> String {
         self.bodies.lock().unwrap()[n].clone()
     }
 
-    fn http(&self) -> ArkAgentHttp {
+    pub(crate) fn http(&self) -> ArkAgentHttp {
         ArkAgentHttp { send: Some(model_send), cancel: None, userdata: ud(self) }
     }
 }
@@ -82,19 +82,19 @@ unsafe extern "C" fn model_send(userdata: *mut c_void, request: *const ArkAgentH
     (model.on_send)(n, &body, completion);
 }
 
-fn complete(c: *mut ArkAgentHttpCompletion, status: u16, body: &str) -> ArkAgentResult {
+pub(crate) fn complete(c: *mut ArkAgentHttpCompletion, status: u16, body: &str) -> ArkAgentResult {
     // SAFETY: a completion handle is a number to the library; the body is valid for its length.
     unsafe { ffi::arkagent_http_complete(c, status, std::ptr::null(), body.as_ptr(), body.len()) }
 }
 
-fn ud<T>(value: &T) -> *mut c_void {
+pub(crate) fn ud<T>(value: &T) -> *mut c_void {
     std::ptr::from_ref(value).cast_mut().cast()
 }
 
-type OnCall = dyn Fn(&str, *mut ArkAgentToolCompletion) + Send + Sync;
+pub(crate) type OnCall = dyn Fn(&str, *mut ArkAgentToolCompletion) + Send + Sync;
 
 /// A host tool: hands each call's JSON and completion to `on_call`.
-struct Tool(Box<OnCall>);
+pub(crate) struct Tool(pub(crate) Box<OnCall>);
 
 unsafe extern "C" fn tool_call(userdata: *mut c_void, call_json: *const c_char, completion: *mut ArkAgentToolCompletion) {
     // SAFETY: a live Tool; the JSON is valid during the call.
@@ -103,7 +103,7 @@ unsafe extern "C" fn tool_call(userdata: *mut c_void, call_json: *const c_char, 
 }
 
 /// A tool set with `(definition JSON, tool)` registered.
-fn tools(defs: &[(&str, &Tool)]) -> *mut ArkAgentTools {
+pub(crate) fn tools(defs: &[(&str, &Tool)]) -> *mut ArkAgentTools {
     let mut tools: *mut ArkAgentTools = std::ptr::null_mut();
     // SAFETY: an out pointer; NUL-terminated definitions; the tools outlive every runtime.
     unsafe {
@@ -116,24 +116,24 @@ fn tools(defs: &[(&str, &Tool)]) -> *mut ArkAgentTools {
     tools
 }
 
-fn def(name: &str, extra: &str) -> String {
+pub(crate) fn def(name: &str, extra: &str) -> String {
     format!(r#"{{"name":"{name}","description":"d","parameters":{{"type":"object"}}{extra}}}"#)
 }
 
-type OnEvent = dyn Fn(&Value) + Send + Sync;
+pub(crate) type OnEvent = dyn Fn(&Value) + Send + Sync;
 
 /// An event subscriber: keeps every event, hands each to `on_event` first.
-struct Events {
+pub(crate) struct Events {
     seen: Mutex<Vec<Value>>,
     on_event: Box<OnEvent>,
 }
 
 impl Events {
-    fn new(on_event: impl Fn(&Value) + Send + Sync + 'static) -> Box<Self> {
+    pub(crate) fn new(on_event: impl Fn(&Value) + Send + Sync + 'static) -> Box<Self> {
         Box::new(Self { seen: Mutex::new(Vec::new()), on_event: Box::new(on_event) })
     }
 
-    fn of_type(&self, kind: &str) -> Vec<Value> {
+    pub(crate) fn of_type(&self, kind: &str) -> Vec<Value> {
         self.seen.lock().unwrap().iter().filter(|e| e["type"] == kind).cloned().collect()
     }
 }
@@ -146,13 +146,13 @@ unsafe extern "C" fn on_event(userdata: *mut c_void, event_json: *const c_char) 
     events.seen.lock().unwrap().push(event);
 }
 
-fn subscribe(rt: *mut ArkAgentRuntime, events: &Events) {
+pub(crate) fn subscribe(rt: *mut ArkAgentRuntime, events: &Events) {
     let mut id = 0u64;
     // SAFETY: a live runtime; `events` outlives it.
     assert_eq!(unsafe { ffi::arkagent_runtime_subscribe(rt, Some(on_event), ud(events), &mut id) }, ArkAgentResult::Ok);
 }
 
-fn runtime(config: &str, tools: *const ArkAgentTools, model: &Model) -> *mut ArkAgentRuntime {
+pub(crate) fn runtime(config: &str, tools: *const ArkAgentTools, model: &Model) -> *mut ArkAgentRuntime {
     let config = CString::new(config).unwrap();
     let mut rt: *mut ArkAgentRuntime = std::ptr::null_mut();
     // SAFETY: valid strings and out pointer; `model` outlives the runtime.
@@ -161,10 +161,10 @@ fn runtime(config: &str, tools: *const ArkAgentTools, model: &Model) -> *mut Ark
     rt
 }
 
-type Compressor = dyn Fn(&str, &str, *mut ArkAgentCompressCompletion) + Send + Sync;
+pub(crate) type Compressor = dyn Fn(&str, &str, *mut ArkAgentCompressCompletion) + Send + Sync;
 
 /// A C compressor: hands (state, context, completion) to the closure.
-struct Squeeze(Box<Compressor>, AtomicUsize);
+pub(crate) struct Squeeze(pub(crate) Box<Compressor>, pub(crate) AtomicUsize);
 
 unsafe extern "C" fn squeeze(userdata: *mut c_void, state: *const c_char, context: *const c_char, completion: *mut ArkAgentCompressCompletion) {
     // SAFETY: a live Squeeze; both strings valid during the call.
@@ -173,7 +173,7 @@ unsafe extern "C" fn squeeze(userdata: *mut c_void, state: *const c_char, contex
     (s.0)(state, context, completion);
 }
 
-fn runtime_with_compressor(config: &str, model: &Model, squeezer: &Squeeze, threshold: u64) -> *mut ArkAgentRuntime {
+pub(crate) fn runtime_with_compressor(config: &str, model: &Model, squeezer: &Squeeze, threshold: u64) -> *mut ArkAgentRuntime {
     let config = CString::new(config).unwrap();
     let mut rt: *mut ArkAgentRuntime = std::ptr::null_mut();
     // SAFETY: valid strings and out pointer; `model` and `squeezer` outlive the runtime.
@@ -185,7 +185,7 @@ fn runtime_with_compressor(config: &str, model: &Model, squeezer: &Squeeze, thre
 }
 
 /// Takes a string the library wrote: copies it and frees it with `arkagent_string_free`.
-fn take(out: *mut c_char) -> String {
+pub(crate) fn take(out: *mut c_char) -> String {
     assert!(!out.is_null());
     // SAFETY: a NUL-terminated string this library returned, freed once.
     unsafe {
@@ -196,38 +196,38 @@ fn take(out: *mut c_char) -> String {
 }
 
 /// Calls `f` with an out pointer; returns the code and the string (when written).
-fn out_string(f: impl FnOnce(*mut *mut c_char) -> ArkAgentResult) -> (ArkAgentResult, Option<String>) {
+pub(crate) fn out_string(f: impl FnOnce(*mut *mut c_char) -> ArkAgentResult) -> (ArkAgentResult, Option<String>) {
     let mut out: *mut c_char = std::ptr::null_mut();
     let r = f(&mut out);
     (r, (!out.is_null()).then(|| take(out)))
 }
 
-fn run(rt: *mut ArkAgentRuntime, input: &str) -> (ArkAgentResult, Option<Value>) {
+pub(crate) fn run(rt: *mut ArkAgentRuntime, input: &str) -> (ArkAgentResult, Option<Value>) {
     let input = CString::new(input).unwrap();
     // SAFETY: a live runtime, a NUL-terminated input, an out pointer.
     let (r, out) = out_string(|out| unsafe { ffi::arkagent_runtime_run(rt, input.as_ptr(), out) });
     (r, out.map(|s| serde_json::from_str(&s).unwrap()))
 }
 
-fn messages(rt: *mut ArkAgentRuntime) -> Vec<Value> {
+pub(crate) fn messages(rt: *mut ArkAgentRuntime) -> Vec<Value> {
     // SAFETY: a live runtime and an out pointer.
     let (r, out) = out_string(|out| unsafe { ffi::arkagent_runtime_messages(rt, out) });
     assert_eq!(r, ArkAgentResult::Ok);
     serde_json::from_str::<Vec<Value>>(&out.unwrap()).unwrap()
 }
 
-fn export(rt: *mut ArkAgentRuntime) -> String {
+pub(crate) fn export(rt: *mut ArkAgentRuntime) -> String {
     // SAFETY: a live runtime and an out pointer.
     let (r, out) = out_string(|out| unsafe { ffi::arkagent_runtime_export_state(rt, out) });
     assert_eq!(r, ArkAgentResult::Ok);
     out.unwrap()
 }
 
-fn free(rt: *mut ArkAgentRuntime) {
+pub(crate) fn free(rt: *mut ArkAgentRuntime) {
     ffi::arkagent_runtime_free(rt);
 }
 
-fn is_paired(messages: &[Value]) -> bool {
+pub(crate) fn is_paired(messages: &[Value]) -> bool {
     let json = CString::new(serde_json::to_string(messages).unwrap()).unwrap();
     let mut paired = -1;
     // SAFETY: a NUL-terminated string and an out pointer.
@@ -236,14 +236,14 @@ fn is_paired(messages: &[Value]) -> bool {
 }
 
 /// A scratch directory of this test's own.
-fn scratch(name: &str) -> std::path::PathBuf {
+pub(crate) fn scratch(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("arkagent-header-promises-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
-fn open_store(path: &std::path::Path) -> *mut ArkAgentStore {
+pub(crate) fn open_store(path: &std::path::Path) -> *mut ArkAgentStore {
     let path = CString::new(path.to_str().unwrap()).unwrap();
     let mut store: *mut ArkAgentStore = std::ptr::null_mut();
     // SAFETY: a NUL-terminated path and an out pointer.
@@ -466,14 +466,14 @@ fn core_5_c_blocking_calls_from_events_of_every_blocking_call_are_refused_reentr
 
 // ------------------------------------------------------------------ STORE: attach, delete
 
-fn store_list(store: *mut ArkAgentStore) -> Vec<Value> {
+pub(crate) fn store_list(store: *mut ArkAgentStore) -> Vec<Value> {
     // SAFETY: a live store and an out pointer.
     let (r, out) = out_string(|o| unsafe { ffi::arkagent_store_list(store, o) });
     assert_eq!(r, ArkAgentResult::Ok);
     serde_json::from_str(&out.unwrap()).unwrap()
 }
 
-fn delete(store: *mut ArkAgentStore, id: &CStr) -> (ArkAgentResult, bool) {
+pub(crate) fn delete(store: *mut ArkAgentStore, id: &CStr) -> (ArkAgentResult, bool) {
     let mut deleted = true;
     // SAFETY: a live store, a NUL-terminated id and an out pointer.
     let r = unsafe { ffi::arkagent_store_delete(store, id.as_ptr(), &mut deleted) };

@@ -10,6 +10,7 @@ mod programs;
 mod ffi_3;
 mod fuzz_replay;
 mod header_promises;
+mod header_promises_2;
 
 use std::collections::BTreeSet;
 use std::ffi::{c_void, CStr};
