@@ -32,13 +32,7 @@ impl Session {
     /// different times); the request they join must stay within the model's image count.
     pub fn close_pending_turn(&self, assistant: Message, mut results: Vec<Message>) {
         self.bound_turn(&mut results);
-        let answered: Vec<&str> = assistant.tool_calls().iter().map(|c| c.id.as_str()).collect();
-        let ends_with_it = self
-            .snapshot()
-            .history
-            .messages
-            .last()
-            .is_some_and(|m| m.tool_calls().iter().map(|c| c.id.as_str()).eq(answered.iter().copied()));
+        let ends_with_it = ends_with_turn(&self.snapshot().history.messages, &assistant);
         let assistant = (!ends_with_it).then_some(assistant);
         let room = Room { messages: results.len() + usize::from(assistant.is_some()), usages: 0 };
         self.append(room, |state| {
@@ -55,7 +49,7 @@ impl Session {
     pub fn drop_pending_turn(&self) -> bool {
         let mut guard = self.lock();
         let Some(turn) = &guard.pending_turn else { return false };
-        let ends_with_it = guard.history.messages.last().is_some_and(|m| m.tool_calls() == turn.assistant.tool_calls());
+        let ends_with_it = ends_with_turn(&guard.history.messages, &turn.assistant);
         let state = Arc::make_mut(&mut guard);
         if ends_with_it {
             state.history.messages.pop();
@@ -89,4 +83,14 @@ impl Session {
             }
         }
     }
+}
+
+/// Whether `messages` ends with the paused turn's `assistant` message (the turn paused in
+/// this process; one resumed elsewhere has it only in its pending turn): the last message
+/// makes the same tool calls, by id, in the same order.
+fn ends_with_turn(messages: &[Message], assistant: &Message) -> bool {
+    fn ids(m: &Message) -> impl Iterator<Item = &str> {
+        m.tool_calls().iter().map(|c| c.id.as_str())
+    }
+    messages.last().is_some_and(|last| ids(last).eq(ids(assistant)))
 }
