@@ -137,9 +137,9 @@ async fn run_one(tools: &ToolRegistry, call: &ToolCall, policy: &ExecPolicy, ctx
     let mut execution = std::pin::pin!(execution);
     // A result already there (the host's Promise settled, its completion made) wins over a
     // cancel or a deadline that came after it: one more look, without waiting, so the
-    // signal never fires for a call that finished first (TOOL-4). Not for delegate_task,
-    // whose next step would start its child.
-    let look_again = call.name != DELEGATE_TASK_TOOL_NAME;
+    // signal never fires for a call that finished first (TOOL-4), unless that poll could
+    // start new work (delegate_task would start its child).
+    let look_again = tool.executor.may_poll_after_stop();
     let settled = |execution: std::pin::Pin<&mut _>| if look_again { FutureExt::now_or_never(execution) } else { None };
     let result = tokio::select! {
         biased;

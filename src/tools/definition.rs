@@ -103,4 +103,12 @@ impl std::fmt::Debug for ToolContext {
 pub trait ToolExecutor: Send + Sync {
     /// Executes one call.
     async fn execute(&self, call: ToolInvocation, ctx: ToolContext) -> ToolResult;
+
+    /// TOOL-4: whether the call's execution may be polled once more, without waiting,
+    /// when the run is cancelled or the call's deadline passes: a result already there
+    /// (the host answered first) then wins over the later cancel or deadline. True unless
+    /// that poll could start new work (the built-in `delegate_task` would start its child).
+    fn may_poll_after_stop(&self) -> bool {
+        true
+    }
 }

@@ -178,3 +178,66 @@ async fn tool_4_the_deadline_is_never_sent_to_the_model() {
         assert!(!r.to_string().contains("timeout_ms") && !r.to_string().contains("5000"), "{r}");
     }
 }
+
+/// A tool whose result is there once `ready` is set, without waking its run (as a host's
+/// answer that arrived between two polls): only a poll after the cancel can see it.
+struct AnsweredLate {
+    ready: Arc<std::sync::atomic::AtomicBool>,
+    seen: Mutex<Vec<ToolContext>>,
+    may_poll_after_stop: bool,
+}
+
+#[async_trait]
+impl ToolExecutor for AnsweredLate {
+    async fn execute(&self, _call: ToolInvocation, ctx: ToolContext) -> ToolResult {
+        self.seen.lock().unwrap().push(ctx);
+        let ready = Arc::clone(&self.ready);
+        std::future::poll_fn(move |_| match ready.load(std::sync::atomic::Ordering::SeqCst) {
+            true => std::task::Poll::Ready(()),
+            false => std::task::Poll::Pending,
+        })
+        .await;
+        ToolResult::ok("done")
+    }
+
+    fn may_poll_after_stop(&self) -> bool {
+        self.may_poll_after_stop
+    }
+}
+
+/// Runs `slow` on `tool`, sets its result ready, then cancels; returns the tool message's
+/// content and the reason the call's signal fired with.
+async fn answer_then_cancel(may_poll_after_stop: bool) -> (String, Option<AbortReason>) {
+    let ready = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let tool = Arc::new(AnsweredLate { ready: Arc::clone(&ready), seen: Mutex::default(), may_poll_after_stop });
+    let mut registry = ToolRegistry::new();
+    registry.register(slow_def(), tool.clone()).unwrap();
+    let rt = AgentRuntime::new(config(registry), call_then_answer()).unwrap();
+    let run = tokio::spawn({
+        let rt = rt.clone();
+        async move { rt.run("go").await }
+    });
+    while tool.seen.lock().unwrap().is_empty() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    ready.store(true, std::sync::atomic::Ordering::SeqCst);
+    rt.cancel();
+    run.await.unwrap().unwrap();
+    let messages = serde_json::to_value(rt.messages()).unwrap();
+    let tool_message = messages.as_array().unwrap().iter().find(|m| m["role"] == "tool").cloned().unwrap_or_default();
+    let content = tool_message["content"].as_str().map(str::to_owned).unwrap_or_else(|| tool_message["content"].to_string());
+    let reason = tool.seen.lock().unwrap()[0].abort.reason();
+    (content, reason)
+}
+
+#[tokio::test]
+async fn tool_4_a_result_there_before_the_cancel_wins_unless_the_executor_says_not_to_poll_again() {
+    // ToolExecutor::may_poll_after_stop, true by default: one more poll without waiting
+    // takes the result the tool already had, and its signal never fires.
+    let (content, reason) = answer_then_cancel(true).await;
+    assert_eq!((content.as_str(), reason), ("done", None));
+    // False (an executor whose next poll would start work): the cancel wins, as it did.
+    let (content, reason) = answer_then_cancel(false).await;
+    assert!(content.contains("cancelled"), "{content}");
+    assert_eq!(reason, Some(AbortReason::Cancelled));
+}
