@@ -1,6 +1,6 @@
-//! COST-5: what a conversation costs. Whole sessions run through the real runtime
-//! (compression on, one tool call a turn) against a simulated provider that applies
-//! DeepSeek's documented prefix-cache rules and counts with a real tokenizer
+//! COST-5: what a conversation costs (results: BENCHMARKS.md). Whole sessions run through
+//! the real runtime (compression on, one tool call a turn) against a simulated provider
+//! that applies DeepSeek's documented prefix-cache rules and counts with a real tokenizer
 //! (benches/cost/provider.rs); the report gives, per language, session length and
 //! compression threshold: the cache hit ratio (all calls, the run loop's, the first call
 //! after each compression, the summarizer's), cache-miss tokens ÷ tokens new to the

@@ -7,7 +7,8 @@
 //! - pushed in 1400-byte chunks with every delta handed to a sink (what the client does),
 //! - framing only (`SseDecoder`), to separate SSE framing from JSON work.
 //!
-//! Run: `cargo bench -p arkagent --bench sse`; throughput is printed in MB/s.
+//! Run: `cargo bench -p arkagent --bench sse`; throughput is printed in MB/s (results:
+//! BENCHMARKS.md, "SSE parsing").
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -66,4 +66,5 @@ mod perf_7;
 mod photos;
 mod prefix;
 mod promises_3;
+mod readme_layout;
 mod records;
