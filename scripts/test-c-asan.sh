@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # REL-3 / FFI-5: runs the C programs in tests/c/ (the acceptance scenario, the parity,
-# store, import, nested-delegation and usage programs, the
+# store, import, nested-delegation and usage programs, the README's C quickstart, the
 # bad-input walk over every export and the runtime-correctness program) against the library
 #   1. under AddressSanitizer: libarkagent_c.so (the C ABI crate, bindings/c) built with
 #      nightly `-Zsanitizer=address -Zbuild-std` (std instrumented too), the C program with gcc/clang
@@ -18,7 +18,7 @@ target_root=${CARGO_TARGET_DIR:-$PWD/target}
 host=$(rustc -vV | sed -n 's/^host: //p')
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-programs=(scenario bad_input correctness transport store parity store_import worker_compressor usage_count nested images sub_endings)
+programs=(scenario bad_input correctness transport store parity store_import worker_compressor usage_count nested images sub_endings quickstart)
 failures=0
 cc=${CC:-cc}
 

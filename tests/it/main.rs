@@ -67,4 +67,5 @@ mod photos;
 mod prefix;
 mod promises_3;
 mod readme_layout;
+mod readme_quickstart_rust;
 mod records;

@@ -11,6 +11,7 @@ mod ffi_3;
 mod fuzz_replay;
 mod header_promises;
 mod header_promises_2;
+mod readme_quickstart;
 
 use std::collections::BTreeSet;
 use std::ffi::{c_void, CStr};
