@@ -11,6 +11,11 @@
 #   FUZZ_RUNS=10000000 scripts/fuzz.sh 86400 mcp_tools     (issue 42's 10⁷ per target)
 # FUZZ_BUILD_FLAGS is passed to `cargo fuzz build/run` (scripts/test.sh uses `--dev`: an
 # unoptimised build compiles much faster, which matters more than speed for a 5 s smoke).
+# FUZZ_ARGS is passed to libFuzzer after the script's own flags (a later flag wins), e.g.
+# FUZZ_ARGS=-detect_leaks=0: LeakSanitizer then checks once, when the run ends by its time
+# or count (not after a Ctrl-C, which libFuzzer ends without it), instead of also after
+# inputs that end with more allocations than frees (up to 1,000 checks of the whole heap:
+# about a quarter of the call-sequence target's time while they last).
 # ASan keeps no allocation stacks and no fake stacks here (malloc_context_size=0,
 # detect_stack_use_after_return=0: 1.5x the executions of the call-sequence target; set
 # ASAN_OPTIONS to override, e.g. ASAN_OPTIONS= to replay a crash with its full stacks), and
@@ -43,6 +48,7 @@ if [ -z "${TMPDIR:-}" ] && [ -w /dev/shm ]; then
 fi
 
 read -r -a build_flags <<<"${FUZZ_BUILD_FLAGS:-}"
+read -r -a fuzz_args <<<"${FUZZ_ARGS:-}"
 cargo +nightly fuzz build --fuzz-dir fuzz "${build_flags[@]}"
 
 logdir=fuzz/work/logs
@@ -54,7 +60,7 @@ for t in "${targets[@]}"; do
   log="$logdir/$t.log"
   echo "==> fuzz $t for ${secs}s"
   if cargo +nightly fuzz run --fuzz-dir fuzz "${build_flags[@]}" "$t" "fuzz/work/$t" "fuzz/corpus/$t" -- \
-      -max_total_time="$secs" -print_final_stats=1 -max_len=8192 ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} >"$log" 2>&1; then
+      -max_total_time="$secs" -print_final_stats=1 -max_len=8192 ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} "${fuzz_args[@]}" >"$log" 2>&1; then
     status=ok
   else
     status=CRASH
