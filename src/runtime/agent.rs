@@ -53,7 +53,8 @@ pub(super) struct Inner {
     pub(super) active_run: Mutex<Option<CancellationToken>>,
     /// Set under `active_run`'s lock by [`AgentRuntime::close`]: no run starts any more.
     pub(super) closed: std::sync::atomic::AtomicBool,
-    /// TOOL-1: answers to a paused turn wait for each other here (each one's commit).
+    /// TOOL-1: answers to a paused turn wait for each other here (each one's commit), and
+    /// claims of the run slot, attaches and detaches wait for them ([`Inner::hold_answers`]).
     pub(super) answering: Mutex<()>,
     /// Issue 37 item 5: the waiting calls of this runtime's delegation tree (the root's,
     /// shared by every sub-agent below it) and its delegation path.

@@ -44,7 +44,40 @@ enum Gate {
     Ask(&'static str),
 }
 
+thread_local! {
+    /// TOOL-1: this thread is making an answer to a paused turn (holds an `answering` lock).
+    static ANSWERING_HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Answers to a paused turn held off while it lives (see [`Inner::hold_answers`]).
+pub(super) struct HeldAnswers<'a> {
+    _answering: std::sync::MutexGuard<'a, ()>,
+}
+
+impl Drop for HeldAnswers<'_> {
+    fn drop(&mut self) {
+        ANSWERING_HERE.with(|here| here.set(false));
+    }
+}
+
 impl Inner {
+    /// TOOL-1: waits for an answer being made on another thread (checked, set, committed,
+    /// or taken back when its commit failed) and holds the next ones off while the guard
+    /// lives. Answers take it, and so does everything that claims the run slot or swaps the
+    /// store (attach, detach): a paused turn is never dropped, replaced or resumed halfway
+    /// through an answer, so an answer that failed never puts back a turn that had gone, and
+    /// one that succeeded is in the store the turn went with. `None` on a thread making an
+    /// answer already (an event callback of its commit, which has succeeded by then): it
+    /// never waits for itself.
+    pub(super) fn hold_answers(&self) -> Option<HeldAnswers<'_>> {
+        if ANSWERING_HERE.with(std::cell::Cell::get) {
+            return None;
+        }
+        let answering = self.answering.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        ANSWERING_HERE.with(|here| here.set(true));
+        Some(HeldAnswers { _answering: answering })
+    }
+
     /// Refuses an operation while a turn waits for approval (`approval_pending`).
     pub(super) fn refuse_while_pending(&self) -> Result<(), ArkAgentError> {
         match &self.session.snapshot().pending_turn {
@@ -420,7 +453,7 @@ impl AgentRuntime {
         }
         // Answers wait for each other (each commits), not for the run slot: two answered at
         // once both land. A run holding the slot (the pause being made, a resume) refuses.
-        let _answering = inner.answering.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _answering = inner.hold_answers();
         if was_running || self.is_running() {
             return Err(ArkAgentError::RunInProgress);
         }
@@ -475,7 +508,7 @@ impl AgentRuntime {
     /// next commit point writes it).
     pub fn cancel_approvals(&self) -> Result<bool, ArkAgentError> {
         let inner = &self.inner;
-        let _answering = inner.answering.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _answering = inner.hold_answers();
         let active = self.claim()?;
         let Some(turn) = active.inner.session.snapshot().pending_turn.clone() else { return Ok(false) };
         let results = turn.calls.iter().map(|call| final_result(&inner.session, call)).collect();

@@ -26,6 +26,7 @@ impl AgentRuntime {
         if self.inner.depth > 0 {
             return Err(ArkAgentError::config(ErrorCode::InvalidConfig, "a sub-agent does not write to a store"));
         }
+        let _answers = self.inner.hold_answers();
         let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
         if slot.is_some() {
             return Err(ArkAgentError::RunInProgress);
@@ -42,6 +43,9 @@ impl AgentRuntime {
     /// run, both here and by the runtime that opens the session next. False when no store
     /// was attached. Errors: `run_in_progress` during a run.
     pub fn detach_store(&self) -> Result<bool, ArkAgentError> {
+        // An answer being made is committed (or taken back) first, into the store it
+        // answers in; the turn then goes with the session.
+        let _answers = self.inner.hold_answers();
         let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
         if slot.is_some() {
             return Err(ArkAgentError::RunInProgress);

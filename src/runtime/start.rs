@@ -251,6 +251,8 @@ impl AgentRuntime {
     }
 
     fn claim_linked(&self, parent: Option<&CancellationToken>) -> Result<ActiveRun, ArkAgentError> {
+        // An answer being made finishes first; the next one sees the slot taken.
+        let _answers = self.inner.hold_answers();
         let mut slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
         if slot.is_some() {
             return Err(ArkAgentError::RunInProgress);

@@ -837,3 +837,103 @@ async fn tool_2_a_turn_answered_in_full_before_a_kill_resumes_after_the_restart(
     assert_eq!(pay.ran(), ["c_pay"]);
     assert_eq!(code(rt.resume_run().await.unwrap_err()), "approval_not_pending");
 }
+
+/// The commit an armed [`Gated`] store holds: it says it began, waits to be let go, then
+/// fails with `store_full` (a disk filling while an answer is written).
+type Gate = Arc<Mutex<Option<(std::sync::mpsc::Sender<()>, std::sync::mpsc::Receiver<()>)>>>;
+
+/// A memory store whose next commit, once armed, is held at the [`Gate`].
+struct Gated {
+    inner: arkagent::InMemorySessionStore,
+    gate: Gate,
+}
+
+struct GatedLease {
+    inner: Box<dyn arkagent::store::SessionLease>,
+    gate: Gate,
+}
+
+impl arkagent::store::SessionLease for GatedLease {
+    fn commit(&self, commit: &arkagent::store::Commit) -> Result<u64, arkagent::StoreError> {
+        let armed = self.gate.lock().unwrap().take();
+        if let Some((entered, release)) = armed {
+            entered.send(()).unwrap();
+            release.recv().unwrap();
+            return Err(arkagent::StoreError::Full("simulated".into()));
+        }
+        self.inner.commit(commit)
+    }
+}
+
+impl SessionStore for Gated {
+    fn open_session(&self, id: &str) -> Result<arkagent::store::OpenedSession, arkagent::StoreError> {
+        let opened = self.inner.open_session(id)?;
+        Ok(arkagent::store::OpenedSession { lease: Box::new(GatedLease { inner: opened.lease, gate: self.gate.clone() }), state: opened.state })
+    }
+    fn list_sessions(&self) -> Result<Vec<arkagent::SessionSummary>, arkagent::StoreError> {
+        self.inner.list_sessions()
+    }
+    fn delete_session(&self, id: &str) -> Result<bool, arkagent::StoreError> {
+        self.inner.delete_session(id)
+    }
+}
+
+/// A paused turn whose answer's commit is held, then fails, while `op` runs on another
+/// thread (given the paused run's id); returns the runtime and the memory store behind it
+/// once both are over.
+async fn answer_failing_while(op: fn(&AgentRuntime, &str)) -> (AgentRuntime, arkagent::InMemorySessionStore) {
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    let (mem, gate) = (arkagent::InMemorySessionStore::new(), Gate::default());
+    let mut c = config(registry(pay.clone(), weather));
+    c.store = Some(Arc::new(Gated { inner: mem.clone(), gate: gate.clone() }));
+    let rt = AgentRuntime::new(c, pay_and_weather()).unwrap();
+    let paused = rt.run("pay").await.unwrap();
+    assert_eq!(paused.pending_approvals.len(), 1);
+    let ((entered_tx, entered), (release, release_rx)) = (std::sync::mpsc::channel(), std::sync::mpsc::channel());
+    *gate.lock().unwrap() = Some((entered_tx, release_rx));
+    let answer = std::thread::spawn({
+        let rt = rt.clone();
+        move || rt.answer_approval("c_pay", ApprovalDecision::Approve)
+    });
+    entered.recv().unwrap(); // the answer is set and being written
+    let other = std::thread::spawn({
+        let rt = rt.clone();
+        move || op(&rt, &paused.run_id)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(30)); // it gets as far as it can
+    release.send(()).unwrap();
+    assert_eq!(code(answer.join().unwrap().unwrap_err()), "store_full", "the answer's commit failed");
+    other.join().unwrap();
+    assert!(pay.ran().is_empty());
+    (rt, mem)
+}
+
+/// TOOL-1, TOOL-2 (review of issue 42): a detach, a rewind or an import while an answer is
+/// being written waits for it; an answer whose commit failed is taken back without putting
+/// back a turn that has gone since (the detached session's turn, a rewound one, an
+/// imported state's), so the call is never answerable — and run — twice.
+#[tokio::test]
+async fn tool_2_a_detach_rewind_or_import_during_a_failing_answer_never_brings_its_turn_back() {
+    for round in 0..5 {
+        // Detached: the turn went with the stored session, still waiting there.
+        let (rt, mem) = answer_failing_while(|rt, _| assert!(rt.detach_store().unwrap())).await;
+        assert!(rt.pending_approvals().is_empty(), "round {round}: the detached runtime waits for nothing");
+        assert_eq!(code(rt.answer_approval("c_pay", ApprovalDecision::Approve).unwrap_err()), "approval_not_pending");
+        assert!(arkagent::HistoryInvariants::tool_calls_paired(&rt.messages()));
+        let mut c = config(registry(Arc::default(), Arc::default()));
+        c.store = Some(Arc::new(mem));
+        let reopened = AgentRuntime::new(c, pay_and_weather()).unwrap();
+        let waiting = reopened.state().pending_turn.expect("the stored session keeps its turn");
+        assert_eq!(waiting.calls[0].state, arkagent::history::PendingCallState::AwaitingApproval, "the failed answer is not stored");
+        // Rewound to the paused run: nothing waits any more.
+        let (rt, _) = answer_failing_while(|rt, run_id| {
+            rt.rewind(run_id).unwrap();
+        })
+        .await;
+        assert!(rt.pending_approvals().is_empty() && rt.state().pending_turn.is_none(), "round {round}: the rewound turn came back");
+        assert!(arkagent::HistoryInvariants::tool_calls_paired(&rt.messages()));
+        // An imported state without a paused turn replaces it.
+        let (rt, _) = answer_failing_while(|rt, _| rt.import_state(&AgentRuntime::new(config(ToolRegistry::new()), pay_and_weather()).unwrap().export_state().unwrap()).unwrap()).await;
+        assert!(rt.state().pending_turn.is_none(), "round {round}: the imported state got the old turn back");
+    }
+}
