@@ -226,11 +226,6 @@ impl ToolExecutor for DelegateTaskTool {
         let run = delegation.run(&child, input, &mut registered).await;
         delegation.conclude(registered, run)
     }
-
-    /// Polled again after a cancel, it could start its child.
-    fn may_poll_after_stop(&self) -> bool {
-        false
-    }
 }
 
 impl<'a> Delegation<'a> {

@@ -134,13 +134,22 @@ async fn run_one(tools: &ToolRegistry, call: &ToolCall, policy: &ExecPolicy, ctx
             ms => tokio::time::sleep(std::time::Duration::from_millis(ms)).await,
         }
     };
-    let mut execution = std::pin::pin!(execution);
     // A result already there (the host's Promise settled, its completion made) wins over a
     // cancel or a deadline that came after it: one more look, without waiting, so the
-    // signal never fires for a call that finished first (TOOL-4), unless that poll could
-    // start new work (delegate_task would start its child).
+    // signal never fires for a call that finished first (TOOL-4) — for an executor whose
+    // next poll only reads a result (`may_poll_after_stop`), and only once the call has
+    // started (its first poll): the look never starts a call the cancel beat.
+    let polled = std::sync::atomic::AtomicBool::new(false);
+    let mut execution = std::pin::pin!(execution);
+    let mut execution = std::pin::pin!(std::future::poll_fn(|cx| {
+        polled.store(true, std::sync::atomic::Ordering::Relaxed);
+        std::future::Future::poll(execution.as_mut(), cx)
+    }));
     let look_again = tool.executor.may_poll_after_stop();
-    let settled = |execution: std::pin::Pin<&mut _>| if look_again { FutureExt::now_or_never(execution) } else { None };
+    let settled = |execution: std::pin::Pin<&mut _>| match look_again && polled.load(std::sync::atomic::Ordering::Relaxed) {
+        true => FutureExt::now_or_never(execution),
+        false => None,
+    };
     let result = tokio::select! {
         biased;
         _ = ctx.cancel.cancelled() => match settled(execution.as_mut()) {

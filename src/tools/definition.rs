@@ -104,11 +104,14 @@ pub trait ToolExecutor: Send + Sync {
     /// Executes one call.
     async fn execute(&self, call: ToolInvocation, ctx: ToolContext) -> ToolResult;
 
-    /// TOOL-4: whether the call's execution may be polled once more, without waiting,
-    /// when the run is cancelled or the call's deadline passes: a result already there
-    /// (the host answered first) then wins over the later cancel or deadline. True unless
-    /// that poll could start new work (the built-in `delegate_task` would start its child).
+    /// TOOL-4: whether the call's execution, once polled, may be polled once more without
+    /// waiting when the run is cancelled or the call's deadline passes, so that a result
+    /// finished outside the future (a host's completion made, its Promise settled) wins over
+    /// the later cancel or deadline. Say true only when such a poll just reads a result, as
+    /// the C and JS host tools do; false (the default) for a future whose next poll could
+    /// start work — a request, a child (`delegate_task`), an MCP server's `tools/call` after
+    /// its handshake — which must not begin after the person pressed stop.
     fn may_poll_after_stop(&self) -> bool {
-        true
+        false
     }
 }

@@ -230,13 +230,26 @@ async fn answer_then_cancel(may_poll_after_stop: bool) -> (String, Option<AbortR
     (content, reason)
 }
 
+/// An executor that keeps the trait's default.
+struct Plain;
+
+#[async_trait]
+impl ToolExecutor for Plain {
+    async fn execute(&self, _call: ToolInvocation, _ctx: ToolContext) -> ToolResult {
+        ToolResult::ok("plain")
+    }
+}
+
 #[tokio::test]
-async fn tool_4_a_result_there_before_the_cancel_wins_unless_the_executor_says_not_to_poll_again() {
-    // ToolExecutor::may_poll_after_stop, true by default: one more poll without waiting
-    // takes the result the tool already had, and its signal never fires.
+async fn tool_4_a_result_there_before_the_cancel_wins_when_the_executor_says_a_poll_only_reads_it() {
+    // ToolExecutor::may_poll_after_stop true (a poll only reads a result finished outside
+    // the future, as the C and JS host tools say): one more poll without waiting takes
+    // the result the tool already had, and its signal never fires.
     let (content, reason) = answer_then_cancel(true).await;
     assert_eq!((content.as_str(), reason), ("done", None));
-    // False (an executor whose next poll would start work): the cancel wins, as it did.
+    // False, the default (a poll could start work: delegate_task, an MCP call): the cancel
+    // wins, and the execution is not polled again.
+    assert!(!Plain.may_poll_after_stop(), "the default is false");
     let (content, reason) = answer_then_cancel(false).await;
     assert!(content.contains("cancelled"), "{content}");
     assert_eq!(reason, Some(AbortReason::Cancelled));

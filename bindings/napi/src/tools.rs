@@ -140,6 +140,11 @@ impl ToolExecutor for JsToolExecutor {
             Err(failure) => failure.into(),
         }
     }
+
+    /// Once the function was called, a poll only reads its settled Promise (TOOL-4).
+    fn may_poll_after_stop(&self) -> bool {
+        true
+    }
 }
 
 /// TOOL-1: a JS `needsApproval(call)` as the core's predicate; a throw or rejection asks.

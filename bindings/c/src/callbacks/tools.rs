@@ -58,6 +58,11 @@ impl ToolExecutor for HostTool {
         drop(json);
         rx.await.unwrap_or_else(|_| ToolResult::error("tool_failed", "the host dropped the tool completion"))
     }
+
+    /// Once the callback was called, a poll only reads the completion (TOOL-4).
+    fn may_poll_after_stop(&self) -> bool {
+        true
+    }
 }
 
 /// Finishes a tool call with `content` (what the model sees). `is_error` is a plain
