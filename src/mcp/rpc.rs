@@ -175,6 +175,8 @@ impl Connection {
         let answer = self.call(transport, (self.next_id(), "server/discover", None), cancel, 64 * 1024, &mut |_| {}).await;
         probe.1 = matches!(answer, Ok((ref result, _)) if result["supportedVersions"].as_array().is_some_and(|v| v.iter().any(|v| v == STATELESS)));
         if probe.1 {
+            // No sessions in that revision: an old session's id is never sent again.
+            self.lock().session = None;
             Ok(())
         } else {
             Err(self.error(McpVersion, "the server speaks neither initialize nor 2026-07-28"))
@@ -196,8 +198,10 @@ impl Connection {
     }
 
     /// One request and its retries: initialised again once when the server forgot the
-    /// session (404; not for `initialize` itself, and not when another call did it
-    /// meanwhile), and sent again once with fresh headers from the host after a 401/403.
+    /// session (404; not for the handshake's own `initialize` and `server/discover`, so a
+    /// server answering 404 to everything ends the call after one handshake, and not when
+    /// another call did it meanwhile; a failed handshake forgets the session), and sent
+    /// again once with fresh headers from the host after a 401/403.
     async fn call(
         &self,
         transport: &dyn HttpTransport,
@@ -206,14 +210,20 @@ impl Connection {
         limit: usize,
         on_note: &mut (dyn FnMut(&Value) + Send),
     ) -> Result<(Value, Option<String>), McpError> {
-        let (mut may_reinit, mut may_reauth) = (method != "initialize", true);
+        let (mut may_reinit, mut may_reauth) = (!HANDSHAKE.contains(&method), true);
         loop {
             let sent_session = self.lock().session.clone();
             match self.send(transport, (id, method, params.clone()), cancel, limit, on_note).await {
                 Err(Failure::SessionExpired) if may_reinit => {
                     may_reinit = false;
                     if self.lock().session == sent_session {
-                        Box::pin(self.initialize(transport, cancel)).await?;
+                        if let Err(e) = Box::pin(self.initialize(transport, cancel)).await {
+                            let mut state = self.lock();
+                            if state.session == sent_session {
+                                state.session = None;
+                            }
+                            return Err(e);
+                        }
                     }
                 }
                 Err(Failure::Unauthorized(status)) if may_reauth => {
@@ -354,9 +364,10 @@ impl Connection {
         // Streamed always: a server may answer any request with an event stream and keep it
         // open after the response; the reader stops at the response.
         let mut request = self.http_request(body.to_string(), true).await?;
-        if method == "initialize" {
-            // A new session: neither the old one's id nor its version.
-            request.headers.retain(|(k, _)| k != "Mcp-Session-Id" && k != "MCP-Protocol-Version");
+        if HANDSHAKE.contains(&method) {
+            // A new session, or none (2026-07-28): neither the old one's id nor its version
+            // (`server/discover` carries the revision it asks about, in `_meta`).
+            request.headers.retain(|(k, _)| k != "Mcp-Session-Id" && (method != "initialize" || k != "MCP-Protocol-Version"));
         }
         request.headers.extend(extra);
         let response = self.exchange(transport, request, cancel).await?;
@@ -389,6 +400,9 @@ impl Connection {
         self.error(McpTooLarge, format!("the answer is over {limit} bytes"))
     }
 }
+
+/// The handshake's requests: never a reason to initialise again, never with a session id.
+const HANDSHAKE: [&str; 2] = ["initialize", "server/discover"];
 
 /// A `server/discover` probe: unless it succeeded, the connection forgets the revision it
 /// was tried with when the probe ends, however it ends.

@@ -133,6 +133,35 @@ async fn mcp_1_an_expired_session_is_initialised_again_once() {
     assert_eq!(session(headers.last().unwrap()).as_deref(), Some("session-1"), "the new session's id");
 }
 
+#[tokio::test]
+async fn mcp_1_a_server_that_answers_404_to_everything_ends_the_call_after_one_handshake() {
+    let maps = maps_server();
+    let model = ScriptedModel::new(vec![
+        text_reply("hi", 5),
+        tool_calls_reply(&[("c1", "maps__search", json!({"text": "tea"}))], 10),
+        text_reply("the map is gone", 20),
+        tool_calls_reply(&[("c2", "maps__search", json!({"text": "tea"}))], 10),
+        text_reply("still gone", 20),
+    ]);
+    let (rt, _) = runtime(&model, vec![maps.clone()], config(vec![McpServer::new(server("maps", MAPS)).unwrap()]));
+    rt.run("hi").await.unwrap();
+    let before = maps.methods().len();
+    // The endpoint is removed: a 404 to the session's call, to initialize and to discover.
+    maps.gone.store(true, Ordering::SeqCst);
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(20), rt.run("tea?")).await.expect("the run ends");
+    assert_eq!(ended.unwrap().status, RunStatus::Completed);
+    assert_eq!(&maps.methods()[before..], ["tools/call", "initialize", "server/discover"], "one handshake, no loop");
+    let answer: Value = serde_json::from_str(&last_tool_message(&model, 2)).unwrap_or_else(|_| json!(last_tool_message(&model, 2)));
+    assert!(answer.to_string().contains("mcp_http"), "{answer}");
+    // Neither the handshake nor a later call carries the forgotten session's id.
+    let session = |h: &Vec<(String, String)>| h.iter().any(|(k, _)| k == "Mcp-Session-Id");
+    assert!(maps.headers.lock().unwrap()[before + 1..].iter().all(|h| !session(h)), "the handshake carried the old session");
+    let before = maps.methods().len();
+    rt.run("again?").await.unwrap();
+    assert_eq!(&maps.methods()[before..], ["initialize", "server/discover"], "the next call handshakes once, without the old session");
+    assert!(maps.headers.lock().unwrap()[before..].iter().all(|h| !session(h)));
+}
+
 struct Keystore {
     asked: Mutex<Vec<bool>>,
 }

@@ -48,6 +48,8 @@ pub struct FakeMcp {
     pub token: Mutex<Option<String>>,
     /// Every request fails in the transport.
     pub down: AtomicBool,
+    /// Every request is recorded and answered 404 (the endpoint was removed).
+    pub gone: AtomicBool,
     /// tools/list page size.
     pub page_size: usize,
     pub call: CallFn,
@@ -67,6 +69,7 @@ impl FakeMcp {
             expire_next: AtomicBool::new(false),
             token: Mutex::new(None),
             down: AtomicBool::new(false),
+            gone: AtomicBool::new(false),
             page_size: 2,
             call: Box::new(call),
         })
@@ -98,6 +101,9 @@ impl FakeMcp {
         let message: Value = serde_json::from_str(&request.body).expect("a JSON-RPC message");
         assert_eq!(message["jsonrpc"], "2.0");
         self.received.lock().unwrap().push(message.clone());
+        if self.gone.load(Ordering::SeqCst) {
+            return Ok(HttpResponse::full(404, "Not Found"));
+        }
         let method = message["method"].as_str().expect("a method");
         if method == "initialize" {
             assert!(Self::header(request, "mcp-session-id").is_none(), "initialize carries no session");
