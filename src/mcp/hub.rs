@@ -117,16 +117,22 @@ impl McpHub {
             list_tools(conn, &*self.transport, cancel).await
         };
         conn.lock().list_changed = false; // a change announced while listing lists again
+        // The run was cancelled: not the server's failure, and a change still to list is
+        // listed at the next run.
+        let cancelled = || {
+            conn.lock().list_changed |= relist;
+            None
+        };
         let listed = tokio::select! {
             biased;
-            () = cancel.cancelled() => return None, // the run was cancelled: not the server's failure
+            () = cancel.cancelled() => return cancelled(),
             listed = tokio::time::timeout(deadline, connect) => match listed {
                 Ok(listed) => listed,
                 Err(_) => Err(McpError::new(McpErrorCode::McpTimeout, format!("connecting took longer than {} ms", config.connect_timeout_ms))),
             },
         };
         if listed.is_err() && cancel.is_cancelled() {
-            return None; // the run was cancelled: not the server's failure
+            return cancelled();
         }
         let mut state = conn.lock();
         let (kind, error) = match listed {

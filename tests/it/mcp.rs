@@ -351,6 +351,38 @@ async fn mcp_2_a_changed_list_is_applied_at_the_next_run_only() {
 }
 
 #[tokio::test]
+async fn mcp_2_a_run_cancelled_before_its_relist_leaves_the_change_for_the_next_run() {
+    let maps = FakeMcp::new(MAPS, vec![tool("search", "Finds")], |_, _| {
+        let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+        CallReply::Notes(vec![changed], text_result("found"))
+    });
+    maps.sse.store(true, Ordering::SeqCst);
+    let model = ScriptedModel::new(vec![tool_calls_reply(&[("c1", "maps__search", json!({}))], 10), text_reply("found", 20), text_reply("later", 30)]);
+    let (rt, _) = runtime(&model, vec![maps.clone()], config(vec![McpServer::new(server("maps", MAPS)).unwrap()]));
+    rt.run("search").await.unwrap(); // the server announced a change
+    maps.tools.lock().unwrap().push(tool("late", "Arrived later"));
+    // The next run is cancelled as it starts, before its re-list.
+    let canceller = Arc::new(Mutex::new(Some(rt.clone())));
+    let subscription = rt.subscribe(Arc::new({
+        let canceller = Arc::clone(&canceller);
+        move |e: &arkagent::AgentEvent| {
+            if matches!(e.kind, EventKind::RunStarted { .. }) {
+                if let Some(rt) = canceller.lock().unwrap().take() {
+                    rt.cancel();
+                }
+            }
+        }
+    }));
+    let listed = maps.methods().iter().filter(|m| *m == "tools/list").count();
+    assert_eq!(rt.run("cancelled").await.unwrap().status, RunStatus::Cancelled);
+    assert_eq!(maps.methods().iter().filter(|m| *m == "tools/list").count(), listed, "not listed in the cancelled run");
+    drop(subscription);
+    // The change is still there to list.
+    rt.run("later").await.unwrap();
+    assert_eq!(offered(&model, 2), ["maps__search", "maps__late"], "listed again at the next run");
+}
+
+#[tokio::test]
 async fn mcp_1_a_cancelled_run_cancels_the_call_at_the_server() {
     let maps = FakeMcp::new(MAPS, vec![tool("slow", "Never ends")], |_, _| CallReply::Hang);
     let model = ScriptedModel::new(vec![tool_calls_reply(&[("c1", "maps__slow", json!({}))], 10)]);
