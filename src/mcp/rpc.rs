@@ -162,7 +162,13 @@ impl Connection {
             state.protocol = Some(version.to_owned());
             state.session = session;
         }
-        self.notify(transport, "notifications/initialized", None, cancel).await
+        // Initialised only once the server heard `notifications/initialized`: a failed or
+        // dropped notification (a cancelled run, a deadline) leaves the next call to
+        // initialise again, never to skip a handshake the server did not finish.
+        let mut told = Handshake(self, false);
+        self.notify(transport, "notifications/initialized", None, cancel).await?;
+        told.1 = true;
+        Ok(())
     }
 
     /// `server/discover` as [`STATELESS`] speaks it: the revision kept when the server lists
@@ -409,6 +415,18 @@ const HANDSHAKE: [&str; 2] = ["initialize", "server/discover"];
 struct Probe<'a>(&'a Connection, bool);
 
 impl Drop for Probe<'_> {
+    fn drop(&mut self) {
+        if !self.1 {
+            self.0.lock().protocol = None;
+        }
+    }
+}
+
+/// An `initialize` whose `notifications/initialized` has not been heard: unless it was,
+/// the connection forgets the revision when the handshake ends, however it ends.
+struct Handshake<'a>(&'a Connection, bool);
+
+impl Drop for Handshake<'_> {
     fn drop(&mut self) {
         if !self.1 {
             self.0.lock().protocol = None;

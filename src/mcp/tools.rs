@@ -130,8 +130,7 @@ impl ToolExecutor for McpTool {
         let mut note = CancelNote { conn: Arc::clone(conn), transport: Arc::clone(&self.transport), id, armed: true };
         let params = json!({"name": self.remote, "arguments": call.arguments, "_meta": {"progressToken": call.call_id}});
         let answer = conn.request(&*self.transport, (id, "tools/call", params), &ctx.cancel, MAX_ANSWER_BYTES, &mut |_| {}).await;
-        // 2026-07-28 cancels by closing the stream, which dropping the call does.
-        note.armed = ctx.cancel.is_cancelled() && conn.lock().protocol.as_deref() != Some(super::STATELESS_PROTOCOL_VERSION);
+        note.armed = ctx.cancel.is_cancelled();
         match answer {
             Ok(result) => {
                 let mut out = result_of(&self.server.config().name, &self.remote, result);
@@ -161,7 +160,11 @@ struct CancelNote {
 impl Drop for CancelNote {
     fn drop(&mut self) {
         let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
-        if !self.armed {
+        // 2026-07-28 cancels by closing the stream, which dropping the call does; a
+        // connection whose handshake was cut (as the call was dropped) has no session to
+        // cancel it in.
+        let initialised = self.conn.lock().protocol.as_deref().is_some_and(|p| p != super::STATELESS_PROTOCOL_VERSION);
+        if !self.armed || !initialised {
             return;
         }
         let (conn, transport, id) = (Arc::clone(&self.conn), Arc::clone(&self.transport), self.id);

@@ -162,6 +162,40 @@ async fn mcp_1_a_server_that_answers_404_to_everything_ends_the_call_after_one_h
     assert!(maps.headers.lock().unwrap()[before..].iter().all(|h| !session(h)));
 }
 
+#[tokio::test]
+async fn mcp_1_a_handshake_cut_before_its_initialized_notification_is_made_again() {
+    let maps = maps_server();
+    let model = ScriptedModel::new(vec![
+        text_reply("hi", 5),
+        tool_calls_reply(&[("c1", "maps__search", json!({"text": "tea"}))], 10),
+        tool_calls_reply(&[("c2", "maps__search", json!({"text": "tea"}))], 10),
+        text_reply("found", 20),
+    ]);
+    let (rt, _) = runtime(&model, vec![maps.clone()], config(vec![McpServer::new(server("maps", MAPS)).unwrap()]));
+    rt.run("hi").await.unwrap();
+    // The session expires; the new handshake's notifications/initialized never arrives
+    // before the person cancels.
+    maps.expire_next.store(true, Ordering::SeqCst);
+    maps.stall_initialized.store(true, Ordering::SeqCst);
+    let before = maps.methods().len();
+    let run = tokio::spawn({
+        let rt = rt.clone();
+        async move { rt.run("tea?").await }
+    });
+    while !maps.methods()[before..].contains(&"notifications/initialized".to_owned()) {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    rt.cancel();
+    assert_eq!(run.await.unwrap().unwrap().status, RunStatus::Cancelled);
+    assert_eq!(&maps.methods()[before..], ["tools/call", "initialize", "notifications/initialized"]);
+    // The next call finishes the handshake before it calls.
+    maps.stall_initialized.store(false, Ordering::SeqCst);
+    let before = maps.methods().len();
+    rt.run("tea again?").await.unwrap();
+    assert_eq!(&maps.methods()[before..], ["initialize", "notifications/initialized", "tools/call"]);
+    assert_eq!(last_tool_message(&model, 3), "found tea");
+}
+
 struct Keystore {
     asked: Mutex<Vec<bool>>,
 }

@@ -50,6 +50,8 @@ pub struct FakeMcp {
     pub down: AtomicBool,
     /// Every request is recorded and answered 404 (the endpoint was removed).
     pub gone: AtomicBool,
+    /// The transport never answers `notifications/initialized` (until cancelled).
+    pub stall_initialized: AtomicBool,
     /// tools/list page size.
     pub page_size: usize,
     pub call: CallFn,
@@ -70,6 +72,7 @@ impl FakeMcp {
             token: Mutex::new(None),
             down: AtomicBool::new(false),
             gone: AtomicBool::new(false),
+            stall_initialized: AtomicBool::new(false),
             page_size: 2,
             call: Box::new(call),
         })
@@ -216,6 +219,11 @@ impl HttpTransport for Router {
             Some(server) => {
                 // A network round trip: parallel calls interleave here.
                 tokio::task::yield_now().await;
+                if server.stall_initialized.load(Ordering::SeqCst) && request.body.contains("\"notifications/initialized\"") {
+                    server.received.lock().unwrap().push(serde_json::from_str(&request.body).unwrap());
+                    cancel.cancelled().await;
+                    return Err(TransportError { kind: TransportErrorKind::Cancelled, message: "cancelled".into() });
+                }
                 server.handle(&request, cancel)
             }
             None => self.model.send(request, cancel).await,
