@@ -222,15 +222,7 @@ impl Connection {
             match self.send(transport, (id, method, params.clone()), cancel, limit, on_note).await {
                 Err(Failure::SessionExpired) if may_reinit => {
                     may_reinit = false;
-                    if self.lock().session == sent_session {
-                        if let Err(e) = Box::pin(self.initialize(transport, cancel)).await {
-                            let mut state = self.lock();
-                            if state.session == sent_session {
-                                state.session = None;
-                            }
-                            return Err(e);
-                        }
-                    }
+                    self.initialize_again(transport, cancel, sent_session).await?;
                 }
                 Err(Failure::Unauthorized(status)) if may_reauth => {
                     may_reauth = false;
@@ -239,6 +231,22 @@ impl Connection {
                 other => return other.map_err(|f| self.fatal(f)),
             }
         }
+    }
+
+    /// After a 404 on `sent_session`: a new session, unless another call made one
+    /// meanwhile; when the handshake fails the old session is forgotten.
+    async fn initialize_again(&self, transport: &dyn HttpTransport, cancel: &CancellationToken, sent_session: Option<String>) -> Result<(), McpError> {
+        if self.lock().session != sent_session {
+            return Ok(());
+        }
+        let result = Box::pin(self.initialize(transport, cancel)).await;
+        if result.is_err() {
+            let mut state = self.lock();
+            if state.session == sent_session {
+                state.session = None;
+            }
+        }
+        result
     }
 
     fn fatal(&self, failure: Failure) -> McpError {
