@@ -18,7 +18,8 @@
 //!   has returned or never runs), except when made from inside a cancel callback (two
 //!   callbacks finishing each other's requests would wait for each other).
 //! - A blocking call run through [`CancelScope::run`] returns only after the cancel
-//!   callbacks its requests caused have returned, and waits for no other call's.
+//!   callbacks its requests caused have returned, and waits for no other call's; work
+//!   handed to it with [`CancelScope::defer`] is done on its thread before it returns.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -269,7 +270,11 @@ pub fn watch_token<F: FnOnce() + Send + 'static>(site: &WatchSite, token: Cancel
 pub struct CancelScope {
     live: Mutex<HashMap<u64, CancellationToken>>,
     exited: Notify,
+    deferred: Mutex<Vec<Deferred>>,
 }
+
+/// Work a blocking call finishes before it returns ([`CancelScope::defer`]).
+pub type Deferred = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
 
 tokio::task_local! {
     /// The scope of the blocking call whose future is being polled.
@@ -284,8 +289,30 @@ impl CancelScope {
     pub async fn run<F: Future>(future: F) -> F::Output {
         let scope = Arc::new(Self::default());
         let output = SCOPE.scope(Arc::clone(&scope), future).await;
+        loop {
+            let deferred = std::mem::take(&mut *scope.deferred.lock().unwrap_or_else(PoisonError::into_inner));
+            if deferred.is_empty() {
+                break;
+            }
+            SCOPE.scope(Arc::clone(&scope), futures::future::join_all(deferred)).await;
+        }
         scope.settle().await;
         output
+    }
+
+    /// Hands `work` to the blocking call whose future is being polled now: it is done in
+    /// that call's scope, on its thread (a host's `send` is called there, as for every
+    /// request of the call), before the call returns — so work begun as the call ends (an
+    /// MCP call's `notifications/cancelled`) never reaches the host afterwards. Bound it:
+    /// the call waits for it. Outside a blocking call's scope `work` is handed back.
+    pub fn defer(work: Deferred) -> Result<(), Deferred> {
+        match SCOPE.try_with(Arc::clone) {
+            Ok(scope) => {
+                scope.deferred.lock().unwrap_or_else(PoisonError::into_inner).push(work);
+                Ok(())
+            }
+            Err(_) => Err(work),
+        }
     }
 
     async fn settle(&self) {

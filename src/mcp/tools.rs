@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::rpc::{Connection, RemoteTool};
 use super::{McpError, McpErrorCode, McpServer, MAX_ANSWER_BYTES, MAX_TOOLS_PER_SERVER, MAX_TOOL_LIST_BYTES};
 use crate::history::{ImageData, ImagePart};
+use crate::llm::host_call::CancelScope;
 use crate::llm::HttpTransport;
 use crate::tools::{ToolContext, ToolDefinition, ToolExecutor, ToolInvocation, ToolResult};
 
@@ -148,8 +149,10 @@ impl ToolExecutor for McpTool {
 }
 
 /// MCP-1: a call the run stopped waiting for (cancelled, past its deadline, dropped) is
-/// cancelled at the server too — `notifications/cancelled`, sent on the executor once the
-/// call's future is gone, best effort.
+/// cancelled at the server too — `notifications/cancelled`, best effort, once the call's
+/// future is gone: before the blocking call that made it returns, on its thread (C:
+/// [`CancelScope::defer`]; at most [`CANCEL_NOTE_MS`], then the host's request is
+/// cancelled), or on the executor where no blocking call waits (Rust, N-API).
 struct CancelNote {
     conn: Arc<Connection>,
     transport: Arc<dyn HttpTransport>,
@@ -168,13 +171,25 @@ impl Drop for CancelNote {
             return;
         }
         let (conn, transport, id) = (Arc::clone(&self.conn), Arc::clone(&self.transport), self.id);
-        handle.spawn(async move {
+        let note = Box::pin(async move {
             let params = json!({"requestId": id, "reason": "the run stopped waiting for this call"});
-            let deadline = std::time::Duration::from_secs(5);
-            let _ = tokio::time::timeout(deadline, conn.notify(&*transport, "notifications/cancelled", Some(params), &CancellationToken::new())).await;
+            let give_up = CancellationToken::new();
+            let notify = conn.notify(&*transport, "notifications/cancelled", Some(params), &give_up);
+            tokio::pin!(notify);
+            if tokio::time::timeout(std::time::Duration::from_millis(CANCEL_NOTE_MS), &mut notify).await.is_err() {
+                // Past its time: the host's request is cancelled (its cancel callback runs).
+                give_up.cancel();
+                let _ = notify.await;
+            }
         });
+        if let Err(note) = CancelScope::defer(note) {
+            handle.spawn(note);
+        }
     }
 }
+
+/// How long a call's `notifications/cancelled` may take (a cancelled C call waits for it).
+const CANCEL_NOTE_MS: u64 = 1_000;
 
 /// What the model reads of a `tools/call` result: the text blocks, images as image parts,
 /// other blocks as one line each; the structured content as JSON text when there is no

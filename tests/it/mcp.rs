@@ -416,6 +416,41 @@ async fn mcp_2_a_run_cancelled_before_its_relist_leaves_the_change_for_the_next_
     assert_eq!(offered(&model, 2), ["maps__search", "maps__late"], "listed again at the next run");
 }
 
+/// MCP-1 as the C ABI runs it: a blocking call (`block_on` of `CancelScope::run` on the
+/// caller's thread, as arkagent-c runs each one) returns only once its cancelled call's
+/// `notifications/cancelled` went out, sent from that thread like every request of the call
+/// (the header: `send` is called on the thread running a blocking call), never later from
+/// a library thread.
+#[test]
+fn mcp_1_a_cancelled_blocking_call_tells_the_server_on_its_thread_before_it_returns() {
+    let executor = Arc::new(tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap());
+    for round in 0..5 {
+        let maps = FakeMcp::new(MAPS, vec![tool("slow", "Never ends")], |_, _| CallReply::Hang);
+        let model = ScriptedModel::new(vec![tool_calls_reply(&[("c1", "maps__slow", json!({}))], 10)]);
+        let (rt, _) = runtime(&model, vec![maps.clone()], config(vec![McpServer::new(server("maps", MAPS)).unwrap()]));
+        let caller = std::thread::spawn({
+            let (rt, maps, executor) = (rt.clone(), maps.clone(), Arc::clone(&executor));
+            move || {
+                let outcome = executor.block_on(arkagent::llm::host_call::CancelScope::run(rt.run("go"))).unwrap();
+                let told = maps.methods().contains(&"notifications/cancelled".to_owned());
+                (outcome.status, told, std::thread::current().id())
+            }
+        });
+        while !maps.methods().contains(&"tools/call".to_owned()) {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        rt.cancel();
+        let (status, told, caller_thread) = caller.join().unwrap();
+        assert_eq!(status, RunStatus::Cancelled);
+        assert!(told, "round {round}: the server was told before the blocking call returned");
+        let methods = maps.methods();
+        let sent_on = maps.sent_on.lock().unwrap();
+        for (method, thread) in methods.iter().zip(sent_on.iter()) {
+            assert_eq!(*thread, caller_thread, "round {round}: {method} sent from another thread");
+        }
+    }
+}
+
 #[tokio::test]
 async fn mcp_1_a_cancelled_run_cancels_the_call_at_the_server() {
     let maps = FakeMcp::new(MAPS, vec![tool("slow", "Never ends")], |_, _| CallReply::Hang);

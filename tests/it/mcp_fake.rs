@@ -38,6 +38,8 @@ pub struct FakeMcp {
     pub version: Mutex<String>,
     /// Every JSON-RPC message it received.
     pub received: Mutex<Vec<Value>>,
+    /// The thread each of them was sent from, in the same order.
+    pub sent_on: Mutex<Vec<std::thread::ThreadId>>,
     /// Every request's headers.
     pub headers: Mutex<Vec<Vec<(String, String)>>>,
     sessions: Mutex<HashSet<String>>,
@@ -65,6 +67,7 @@ impl FakeMcp {
             sse: AtomicBool::new(false),
             version: Mutex::new("2025-11-25".to_owned()),
             received: Mutex::default(),
+            sent_on: Mutex::default(),
             headers: Mutex::default(),
             sessions: Mutex::default(),
             session_count: AtomicUsize::new(0),
@@ -104,6 +107,7 @@ impl FakeMcp {
         let message: Value = serde_json::from_str(&request.body).expect("a JSON-RPC message");
         assert_eq!(message["jsonrpc"], "2.0");
         self.received.lock().unwrap().push(message.clone());
+        self.sent_on.lock().unwrap().push(std::thread::current().id());
         if self.gone.load(Ordering::SeqCst) {
             return Ok(HttpResponse::full(404, "Not Found"));
         }
@@ -221,6 +225,7 @@ impl HttpTransport for Router {
                 tokio::task::yield_now().await;
                 if server.stall_initialized.load(Ordering::SeqCst) && request.body.contains("\"notifications/initialized\"") {
                     server.received.lock().unwrap().push(serde_json::from_str(&request.body).unwrap());
+                    server.sent_on.lock().unwrap().push(std::thread::current().id());
                     cancel.cancelled().await;
                     return Err(TransportError { kind: TransportErrorKind::Cancelled, message: "cancelled".into() });
                 }
