@@ -15,9 +15,9 @@
 //! - a leading UTF-8 BOM is dropped; lines starting with `:` are comments;
 //! - `field: value` strips one space after the colon; `data` lines of one event are
 //!   joined with `\n`; an empty line dispatches the event; events without data are not
-//!   dispatched; `id` and `retry` are kept ([`SseDecoder::last_event_id`],
-//!   [`SseDecoder::retry_ms`]) for a stream that resumes (an MCP server's, MCP-1); a chat
-//!   completion is never reconnected.
+//!   dispatched; `id` (as of the last completed event) and `retry` are kept
+//!   ([`SseDecoder::last_event_id`], [`SseDecoder::retry_ms`]) for a stream that resumes
+//!   (an MCP server's, MCP-1); a chat completion is never reconnected.
 //!
 //! Chunk boundaries may fall anywhere, also inside a multi-byte UTF-8 character: bytes are
 //! buffered per line and decoded only when an event is complete. One departure from the
@@ -89,7 +89,10 @@ pub struct SseDecoder {
     after_cr: bool,
     /// At least one line has been processed (the BOM can only precede the first).
     started: bool,
-    /// The last `id` field (at most [`MAX_EVENT_NAME_BYTES`] of it).
+    /// The last `id` field read (at most [`MAX_EVENT_NAME_BYTES`] of it): the event being
+    /// built's, until it is dispatched.
+    id_buffer: Vec<u8>,
+    /// The id as of the last dispatched event (the "last event ID string").
     last_id: Vec<u8>,
     /// The last valid `retry` field, in ms.
     retry: Option<u64>,
@@ -101,10 +104,24 @@ impl SseDecoder {
         Self::default()
     }
 
-    /// The last event id the stream set (`id:` without a NUL; empty resets it), for a
-    /// client that resumes the stream with `Last-Event-ID`.
+    /// The last event id the stream set (`id:` without a NUL; empty resets it) as of the
+    /// last event it completed — not the `id` of an event still being read — for a client
+    /// that resumes the stream with `Last-Event-ID`, so that the server sends that event
+    /// again.
     pub fn last_event_id(&self) -> Option<&str> {
         std::str::from_utf8(&self.last_id).ok().filter(|id| !id.is_empty())
+    }
+
+    /// Forgets the event being read (its partial line, fields and `id`), keeping the last
+    /// completed event's id and the `retry`: for a stream that broke off mid-event and is
+    /// resumed, whose next bytes start a new event.
+    pub fn discard_event(&mut self) {
+        self.line.clear();
+        self.data.clear();
+        self.event.clear();
+        self.has_data = false;
+        self.after_cr = false;
+        self.id_buffer.clone_from(&self.last_id);
     }
 
     /// The reconnection time the stream asked for (`retry:` with ASCII digits only), in ms.
@@ -208,8 +225,8 @@ impl SseDecoder {
                 self.event.extend_from_slice(&value[..event_name_cut(value)]);
             }
             b"id" if !value.contains(&0) => {
-                self.last_id.clear();
-                self.last_id.extend_from_slice(&value[..event_name_cut(value)]);
+                self.id_buffer.clear();
+                self.id_buffer.extend_from_slice(&value[..event_name_cut(value)]);
             }
             b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
                 self.retry = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
@@ -220,6 +237,7 @@ impl SseDecoder {
     }
 
     fn dispatch<E: From<SseError>>(&mut self, on_event: &mut impl FnMut(SseEvent<'_>) -> Result<(), E>) -> Result<(), E> {
+        self.last_id.clone_from(&self.id_buffer);
         if !self.has_data {
             self.event.clear();
             return Ok(());
@@ -253,6 +271,24 @@ fn event_name_cut(value: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mcp_1_the_last_event_id_is_the_last_completed_events_and_a_cut_event_is_discarded() {
+        let mut d = SseDecoder::new();
+        let seen = std::cell::RefCell::new(Vec::<String>::new());
+        let push = |e: SseEvent<'_>| {
+            seen.borrow_mut().push(e.data.to_owned());
+            Ok::<(), SseError>(())
+        };
+        d.feed(b"id: e1\nretry: 20\ndata: \n\nid: e2\ndata: {\"res", push).unwrap();
+        assert_eq!(d.last_event_id(), Some("e1"), "e2 is still being read");
+        // The stream broke; the resumed one starts with e2 whole.
+        d.discard_event();
+        assert_eq!((d.last_event_id(), d.retry_ms()), (Some("e1"), Some(20)));
+        d.feed(b"id: e2\ndata: {\"result\":1}\n\n", push).unwrap();
+        assert_eq!(d.last_event_id(), Some("e2"));
+        assert_eq!(*seen.borrow(), ["", "{\"result\":1}"], "the cut bytes never joined the next event");
+    }
 
     fn decode(chunks: &[&[u8]]) -> Vec<(String, String)> {
         let mut d = SseDecoder::new();

@@ -117,6 +117,8 @@ impl Connection {
                 () = cancel.cancelled() => return Err(self.error(McpUnreachable, "cancelled")),
                 () = tokio::time::sleep(std::time::Duration::from_millis(wait)) => {}
             }
+            // The resumed stream starts with a whole event: what was cut off is sent again.
+            reading.decoder.discard_event();
             body = self.resume(transport, &last_id, cancel).await?;
         }
         Err(self.error(McpProtocol, format!("the answer ended without the response to request {id}")))

@@ -706,6 +706,61 @@ async fn mcp_1_a_stream_that_ends_before_its_answer_is_resumed_with_last_event_i
     assert_eq!((header("Last-Event-ID"), header("Accept")), (Some("e1"), Some("text/event-stream")));
 }
 
+/// A server whose `tools/call` stream breaks off inside the answer's event (after its
+/// `id: e2`), and whose `GET` with `Last-Event-ID` sends every event after that id.
+struct BrokenMidEvent {
+    gets: Mutex<Vec<Option<String>>>,
+}
+
+#[async_trait]
+impl arkagent::HttpTransport for BrokenMidEvent {
+    async fn send(&self, request: arkagent::HttpRequest, _cancel: arkagent::CancellationToken) -> Result<arkagent::HttpResponse, arkagent::TransportError> {
+        let answer = json!({"jsonrpc": "2.0", "id": 3, "result": text_result("the booking is made")});
+        if request.method == "GET" {
+            let last = request.headers.iter().find(|(k, _)| k == "Last-Event-ID").map(|(_, v)| v.clone());
+            self.gets.lock().unwrap().push(last.clone());
+            let rest = if last.as_deref() == Some("e1") { format!("id: e2\ndata: {answer}\n\n") } else { String::new() };
+            return Ok(stream_response(rest.into_bytes(), 5));
+        }
+        let message: Value = serde_json::from_str(&request.body).unwrap();
+        Ok(match message["method"].as_str().unwrap() {
+            "initialize" => init_ok(&message, "2025-11-25"),
+            "tools/list" => json_response(json!({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [tool("book", "Books")]}}).to_string()),
+            "tools/call" => {
+                let (tx, rx) = arkagent::BodyStream::channel();
+                let cut = format!("id: e1\nretry: 5\ndata: \n\nid: e2\ndata: {answer}");
+                tx.send(cut.as_bytes()[..cut.len() - 9].to_vec());
+                tx.fail(arkagent::TransportError::network("connection reset"));
+                arkagent::HttpResponse { status: 200, headers: vec![("Content-Type".into(), "text/event-stream".into())], body: arkagent::HttpBody::Stream(rx) }
+            }
+            _ => arkagent::HttpResponse::full(202, ""),
+        })
+    }
+}
+
+/// MCP-1 (review): a phone's connection drops while the answer's event arrives — the
+/// server ran the tool — and the stream is resumed from the last event that was whole, so
+/// the answer is sent again and read, not lost (the model would call the tool again).
+#[tokio::test]
+async fn mcp_1_a_stream_broken_inside_the_answers_event_resumes_from_the_last_whole_event() {
+    let transport = Arc::new(BrokenMidEvent { gets: Mutex::default() });
+    let hub = arkagent::mcp::McpHub::new(vec![McpServer::new(server("maps", MAPS)).unwrap()], transport.clone());
+    let (_, tools) = hub.prepare(0, &arkagent::CancellationToken::new()).await;
+    let tool = tools.unwrap().pop().unwrap();
+    let ctx = arkagent::ToolContext {
+        session_id: "s".into(),
+        run_id: "r".into(),
+        cancel: arkagent::CancellationToken::new(),
+        abort: Default::default(),
+        memory: arkagent::tools::NamespacedMemoryStore::new().scope("s"),
+        episodes: None,
+    };
+    let call = arkagent::ToolInvocation { call_id: "c1".into(), name: tool.definition.name.clone(), arguments: json!({}) };
+    let result = tool.executor.execute(call, ctx).await;
+    assert_eq!((result.content.as_str(), result.is_error), ("the booking is made", false));
+    assert_eq!(*transport.gets.lock().unwrap(), [Some("e1".to_owned())], "resumed after e1, the last whole event");
+}
+
 /// A 2026-07-28 server: no `initialize` (400, `-32020`), `server/discover` listing the
 /// revision, and every request checked for the stateless envelope — `_meta` with the
 /// revision, the client's capabilities and info; `MCP-Protocol-Version`, `Mcp-Method`,
