@@ -95,38 +95,30 @@ impl Connection {
 
     /// `text` without any header value of this server (static or the host's).
     pub(super) fn redact(&self, text: &str) -> String {
-        let mut out = text.to_owned();
+        redact_with(&self.secrets(), text)
+    }
+
+    /// The header values a text must not carry: each whole value, then each part of it (the
+    /// token after `Bearer `, `Basic `, …).
+    fn secrets(&self) -> Vec<String> {
         let auth = self.lock().auth.clone().unwrap_or_default();
+        let mut secrets = Vec::new();
         for (_, value) in self.config.headers.iter().chain(auth.iter()) {
-            // The whole value, then each part of it (the token after `Bearer `, `Basic `, …).
             for secret in std::iter::once(value.as_str()).chain(value.split_whitespace().filter(|p| p.len() >= 8)) {
-                if secret.len() >= 4 && out.contains(secret) {
-                    out = out.replace(secret, "<redacted>");
+                if secret.len() >= 4 {
+                    secrets.push(secret.to_owned());
                 }
             }
         }
-        out
+        secrets
     }
 
     /// `value` with every string, object key and number in it redacted as by
     /// [`redact`](Self::redact) (a number that held a secret becomes a redacted string).
     pub(super) fn redact_value(&self, value: &mut Value) {
-        match value {
-            Value::String(text) => *text = self.redact(text),
-            Value::Number(n) => {
-                let (text, redacted) = (n.to_string(), self.redact(&n.to_string()));
-                if redacted != text {
-                    *value = Value::String(redacted);
-                }
-            }
-            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_value(v)),
-            Value::Object(map) => {
-                for (key, mut v) in std::mem::take(map) {
-                    self.redact_value(&mut v);
-                    map.insert(self.redact(&key), v);
-                }
-            }
-            Value::Null | Value::Bool(_) => {}
+        let secrets = self.secrets();
+        if !secrets.is_empty() {
+            redact_value_with(&secrets, value);
         }
     }
 
@@ -395,7 +387,7 @@ impl Connection {
         self.result_of(method, message).map(|r| (r, session)).map_err(Failure::from)
     }
 
-    fn result_of(&self, method: &str, message: Value) -> Result<Value, McpError> {
+    fn result_of(&self, method: &str, mut message: Value) -> Result<Value, McpError> {
         if let Some(error) = message.get("error") {
             let code = error["code"].as_i64().unwrap_or(0);
             let text = error["message"].as_str().unwrap_or("(no message)");
@@ -405,13 +397,46 @@ impl Connection {
             Some(result) if result["resultType"].as_str().is_some_and(|t| t != "complete") => {
                 Err(self.error(McpProtocol, format!("{method}: the server asked for more input, which this client does not give")))
             }
-            Some(result) if result.is_object() => Ok(result.clone()),
+            Some(result) if result.is_object() => Ok(message["result"].take()),
             _ => Err(self.error(McpProtocol, format!("{method}: the response has no result object"))),
         }
     }
 
     pub(super) fn too_large(&self, limit: usize) -> McpError {
         self.error(McpTooLarge, format!("the answer is over {limit} bytes"))
+    }
+}
+
+/// `text` with every one of `secrets` replaced by `<redacted>`.
+fn redact_with(secrets: &[String], text: &str) -> String {
+    let mut out = text.to_owned();
+    for secret in secrets {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), "<redacted>");
+        }
+    }
+    out
+}
+
+/// Every string, object key and number of `value` through [`redact_with`].
+fn redact_value_with(secrets: &[String], value: &mut Value) {
+    match value {
+        Value::String(text) => *text = redact_with(secrets, text),
+        Value::Number(n) => {
+            let text = n.to_string();
+            let redacted = redact_with(secrets, &text);
+            if redacted != text {
+                *value = Value::String(redacted);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_value_with(secrets, v)),
+        Value::Object(map) => {
+            for (key, mut v) in std::mem::take(map) {
+                redact_value_with(secrets, &mut v);
+                map.insert(redact_with(secrets, &key), v);
+            }
+        }
+        Value::Null | Value::Bool(_) => {}
     }
 }
 
@@ -461,8 +486,17 @@ fn header_text(text: &str) -> String {
 pub(super) fn answer_in(message: Value, id: u64) -> Option<Value> {
     match message {
         Value::Array(items) => items.into_iter().find_map(|m| answer_in(m, id)),
-        Value::Object(ref m) if m.get("id").and_then(Value::as_u64) == Some(id) && (m.contains_key("result") || m.contains_key("error")) => Some(message),
+        Value::Object(_) if holds_answer(&message, id) => Some(message),
         _ => None,
+    }
+}
+
+/// Whether [`answer_in`] finds the response to request `id` in `message` (without taking it).
+pub(super) fn holds_answer(message: &Value, id: u64) -> bool {
+    match message {
+        Value::Array(items) => items.iter().any(|m| holds_answer(m, id)),
+        Value::Object(m) => m.get("id").and_then(Value::as_u64) == Some(id) && (m.contains_key("result") || m.contains_key("error")),
+        _ => false,
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::rpc::{answer_in, Connection, Failure};
+use super::rpc::{answer_in, holds_answer, Connection, Failure};
 use super::McpErrorCode::{McpProtocol, McpUnreachable};
 use super::McpError;
 use crate::llm::{HttpBody, HttpRequest, HttpTransport, SseDecoder, SseError};
@@ -56,11 +56,10 @@ impl Reading<'_> {
                 return Ok::<_, SseError>(());
             }
             let Ok(message) = serde_json::from_str::<Value>(data) else { return Ok::<_, SseError>(()) };
-            if found.is_none() {
-                if let Some(answer) = answer_in(message.clone(), id) {
-                    *found = Some(answer);
-                    return Ok(());
-                }
+            if holds_answer(&message, id) {
+                // Moved, not copied (PERF-2: a large answer is held once).
+                *found = answer_in(message, id);
+                return Ok(());
             }
             if message.get("id").is_none() && message["method"].is_string() {
                 if message["method"] == "notifications/tools/list_changed" {

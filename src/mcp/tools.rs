@@ -195,7 +195,7 @@ const CANCEL_NOTE_MS: u64 = 1_000;
 /// other blocks as one line each; the structured content as JSON text when there is no
 /// text; `isError` as a tool error (`mcp_tool_error`) with the server's text. The host
 /// gets the server, the tool and the structured content in the metadata.
-pub(super) fn result_of(server: &str, tool: &str, result: Value) -> ToolResult {
+pub(super) fn result_of(server: &str, tool: &str, mut result: Value) -> ToolResult {
     let mut lines: Vec<String> = Vec::new();
     let mut images = Vec::new();
     for block in result["content"].as_array().map(Vec::as_slice).unwrap_or_default() {
@@ -213,7 +213,8 @@ pub(super) fn result_of(server: &str, tool: &str, result: Value) -> ToolResult {
             other => lines.push(format!("[{other} content omitted]")),
         }
     }
-    let structured = result.get("structuredContent").filter(|v| !v.is_null()).cloned();
+    // Moved, not copied (PERF-2: a large structured answer is held once).
+    let structured = result.get_mut("structuredContent").map(Value::take).filter(|v| !v.is_null());
     if lines.is_empty() {
         if let Some(s) = &structured {
             lines.push(s.to_string());
