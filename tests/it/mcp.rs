@@ -681,10 +681,10 @@ impl arkagent::HttpTransport for Resuming {
     }
 }
 
-#[tokio::test]
-async fn mcp_1_a_stream_that_ends_before_its_answer_is_resumed_with_last_event_id() {
-    let transport = Arc::new(Resuming { gets: Mutex::default() });
-    let hub = arkagent::mcp::McpHub::new(vec![McpServer::new(server("maps", MAPS)).unwrap()], transport.clone());
+/// The first tool of server `maps` behind `transport`, listed through the hub, with a
+/// fresh context and a call of it without arguments.
+async fn first_tool_call(transport: Arc<dyn arkagent::HttpTransport>) -> (arkagent::tools::RegisteredTool, arkagent::ToolContext, arkagent::ToolInvocation) {
+    let hub = arkagent::mcp::McpHub::new(vec![McpServer::new(server("maps", MAPS)).unwrap()], transport);
     let (_, tools) = hub.prepare(0, &arkagent::CancellationToken::new()).await;
     let tool = tools.unwrap().pop().unwrap();
     let ctx = arkagent::ToolContext {
@@ -696,6 +696,13 @@ async fn mcp_1_a_stream_that_ends_before_its_answer_is_resumed_with_last_event_i
         episodes: None,
     };
     let call = arkagent::ToolInvocation { call_id: "c1".into(), name: tool.definition.name.clone(), arguments: json!({}) };
+    (tool, ctx, call)
+}
+
+#[tokio::test]
+async fn mcp_1_a_stream_that_ends_before_its_answer_is_resumed_with_last_event_id() {
+    let transport = Arc::new(Resuming { gets: Mutex::default() });
+    let (tool, ctx, call) = first_tool_call(transport.clone()).await;
     let started = std::time::Instant::now();
     let result = tool.executor.execute(call, ctx).await;
     assert_eq!(result.content, "resumed answer");
@@ -744,18 +751,7 @@ impl arkagent::HttpTransport for BrokenMidEvent {
 #[tokio::test]
 async fn mcp_1_a_stream_broken_inside_the_answers_event_resumes_from_the_last_whole_event() {
     let transport = Arc::new(BrokenMidEvent { gets: Mutex::default() });
-    let hub = arkagent::mcp::McpHub::new(vec![McpServer::new(server("maps", MAPS)).unwrap()], transport.clone());
-    let (_, tools) = hub.prepare(0, &arkagent::CancellationToken::new()).await;
-    let tool = tools.unwrap().pop().unwrap();
-    let ctx = arkagent::ToolContext {
-        session_id: "s".into(),
-        run_id: "r".into(),
-        cancel: arkagent::CancellationToken::new(),
-        abort: Default::default(),
-        memory: arkagent::tools::NamespacedMemoryStore::new().scope("s"),
-        episodes: None,
-    };
-    let call = arkagent::ToolInvocation { call_id: "c1".into(), name: tool.definition.name.clone(), arguments: json!({}) };
+    let (tool, ctx, call) = first_tool_call(transport.clone()).await;
     let result = tool.executor.execute(call, ctx).await;
     assert_eq!((result.content.as_str(), result.is_error), ("the booking is made", false));
     assert_eq!(*transport.gets.lock().unwrap(), [Some("e1".to_owned())], "resumed after e1, the last whole event");
