@@ -118,6 +118,40 @@ async fn think_2_a_loop_that_drops_the_reasoning_is_refused_by_each_strict_provi
     }
 }
 
+/// A thinking model's answer can be blank: all its tokens spent on reasoning (Chat
+/// Completions: `content: null`, no calls, `finish_reason: "length"`), or Claude's `"\n\n"`
+/// text before a tool call. Stored as received, it is sent back in a shape the provider
+/// accepts (`"content": ""`; no whitespace-only text block), so neither the run that got it
+/// nor any later run of the session is refused.
+#[tokio::test]
+async fn think_2_a_blank_answer_is_sent_back_in_a_shape_the_provider_accepts() {
+    for (flavor, stream) in each_mode() {
+        let provider = ThinkingProvider::new(flavor, API_KEY, 1);
+        // Chat Completions: the run's final answer (number 1) is reasoning only. Anthropic:
+        // the tool call (number 0) comes after a blank text, inside the run's tool cycle.
+        provider.blank_answer_at(if flavor == Flavor::Anthropic { 0 } else { 1 });
+        let rt = AgentRuntime::new(config(flavor, stream), provider.clone()).unwrap();
+        let context = |e: arkagent::ArkAgentError| format!("{flavor:?} stream={stream}: {e} {:?}", provider.refusals());
+        let first = rt.run("the weather?").await.unwrap_or_else(|e| panic!("{}", context(e)));
+        assert_eq!(first.status, RunStatus::Completed);
+        let second = rt.run("and tomorrow?").await.unwrap_or_else(|e| panic!("{}", context(e)));
+        assert_eq!(second.status, RunStatus::Completed);
+        assert!(second.final_text.unwrap().starts_with("done"));
+        assert!(provider.refusals().is_empty(), "{:?}", provider.refusals());
+        assert!(HistoryInvariants::tool_calls_paired(&rt.messages()));
+        let last: Value = serde_json::from_str(provider.bodies().last().unwrap()).unwrap();
+        if flavor == Flavor::Anthropic {
+            // The blank text stays in the history, as received, and off the wire.
+            assert_eq!(rt.messages()[1].text(), Some("\n\n"), "{flavor:?}");
+            assert!(!last.to_string().contains(r#""text":"\n\n""#), "{last}");
+        } else {
+            let blank = &last["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").nth(1).unwrap();
+            assert_eq!(blank["content"], json!(""), "{flavor:?}: {blank}");
+            assert!(blank.get("tool_calls").is_none());
+        }
+    }
+}
+
 #[tokio::test]
 async fn think_2_a_changed_reasoning_or_signature_is_refused() {
     for flavor in STRICT {

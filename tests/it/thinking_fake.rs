@@ -6,13 +6,16 @@
 //!   the `reasoning_content` the provider gave that answer, exactly (the empty string
 //!   included); missing → 400 with the provider's message; changed → 400; a
 //!   `reasoning_content` on an answer the provider gave none → 400 (the fake's own rule:
-//!   no request carries reasoning a provider never sent).
+//!   no request carries reasoning a provider never sent); an assistant message with
+//!   neither `content` nor `tool_calls` → 400 (DeepSeek's "content or tool_calls must be
+//!   set").
 //! - Anthropic: in the current tool cycle (a request whose last turn is tool results
 //!   only), the answer it continues must start with its `thinking` and
 //!   `redacted_thinking` blocks exactly as given (400 "Expected `thinking` or
 //!   `redacted_thinking`…" when missing); a block that is not one the provider gave, byte
 //!   for byte and in place (a changed signature or text, a reordered or dropped block) →
-//!   400 "Invalid `signature`"; other turns may leave theirs out.
+//!   400 "Invalid `signature`"; other turns may leave theirs out. A text block of only
+//!   whitespace, anywhere → 400 "text content blocks must contain non-whitespace text".
 //! - Qwen: a call that does not stream must say `enable_thinking: false` (400 otherwise);
 //!   its reasoning need not come back (and is not checked).
 //!
@@ -81,6 +84,8 @@ struct State {
     refusals: Vec<String>,
     /// Requests (by index) after whose first reasoning piece the answer stops until cancelled.
     hang_at: Option<usize>,
+    /// Answers (by number) with a blank text: see [`ThinkingProvider::blank_answer_at`].
+    blank_at: Option<usize>,
 }
 
 pub struct ThinkingProvider {
@@ -114,6 +119,14 @@ impl ThinkingProvider {
         self.state.lock().unwrap().hang_at = Some(index);
     }
 
+    /// Answer `n` (0-based, summaries included) is blank, as a thinking model's can be:
+    /// on Chat Completions, reasoning and nothing else (`content: null`, no calls,
+    /// `finish_reason: "length"`: the budget went on thinking); on Anthropic, a text block
+    /// of `"\n\n"` before its tool call (or as its whole answer).
+    pub fn blank_answer_at(&self, n: usize) {
+        self.state.lock().unwrap().blank_at = Some(n);
+    }
+
     fn refuse(&self, message: String) -> Refusal {
         let body = if self.flavor.anthropic() {
             json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
@@ -142,6 +155,10 @@ impl ThinkingProvider {
 
     fn check_chat(&self, body: &Value, given: &HashMap<String, Given>) -> Result<(), Refusal> {
         for (index, m) in body["messages"].as_array().into_iter().flatten().enumerate() {
+            let no_calls = m["tool_calls"].as_array().is_none_or(Vec::is_empty);
+            if m["role"] == "assistant" && m["content"].is_null() && no_calls {
+                return Err(self.refuse(format!("Invalid assistant message at index {index}: content or tool_calls must be set")));
+            }
             let Some(first) = m["tool_calls"][0]["id"].as_str() else {
                 continue;
             };
@@ -166,6 +183,11 @@ impl ThinkingProvider {
 
     fn check_anthropic(&self, body: &Value, given: &HashMap<String, Given>) -> Result<(), Refusal> {
         let turns = body["messages"].as_array().cloned().unwrap_or_default();
+        let system = body["system"].as_array().cloned().unwrap_or_default();
+        let texts = system.iter().chain(turns.iter().flat_map(|t| t["content"].as_array().into_iter().flatten()));
+        if texts.filter(|b| b["type"] == "text").any(|b| b["text"].as_str().is_none_or(|t| t.trim().is_empty())) {
+            return Err(self.refuse("messages: text content blocks must contain non-whitespace text".into()));
+        }
         // The current tool cycle: the request ends with a user turn of tool results only,
         // answering the assistant turn before it.
         let results_only = turns.last().is_some_and(|t| t["role"] == "user" && blocks_of(t).iter().all(|b| b["type"] == "tool_result"));
@@ -236,6 +258,12 @@ impl ThinkingProvider {
                 (Some(format!("done {n}")), None)
             }
         };
+        let blank = state.blank_at == Some(n);
+        let (text, call) = match (blank, self.flavor.anthropic()) {
+            (true, true) => (Some("\n\n".to_owned()), call),
+            (true, false) => (None, None),
+            (false, _) => (text, call),
+        };
         let call = call.map(|(name, args)| (format!("call_{n}"), name, args));
         let reasoning = thinking.then(|| Self::reasoning(n));
         let blocks = reasoning.as_ref().map(|r| anthropic_blocks(n, r)).unwrap_or_default();
@@ -249,7 +277,7 @@ impl ThinkingProvider {
             state.given.insert(key, given);
         }
         json!({"n": n, "text": text, "call": call.map(|(id, name, args)| json!({"id": id, "name": name, "arguments": args})),
-               "reasoning": reasoning, "blocks": blocks})
+               "reasoning": reasoning, "blocks": blocks, "blank": blank})
     }
 
     fn render(&self, answer: &Value, stream: bool) -> String {
@@ -323,7 +351,11 @@ fn chat_whole(answer: &Value) -> Value {
     if let Some(r) = answer["reasoning"].as_str() {
         message["reasoning_content"] = json!(r);
     }
-    let finish = if answer["call"].is_object() { "tool_calls" } else { "stop" };
+    let finish = match (answer["call"].is_object(), answer["blank"] == json!(true)) {
+        (true, _) => "tool_calls",
+        (false, true) => "length",
+        (false, false) => "stop",
+    };
     if let Some(c) = answer["call"].as_object() {
         message["tool_calls"] = json!([{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"].to_string()}}]);
     }

@@ -171,14 +171,20 @@ impl Serialize for ResultContent<'_> {
     }
 }
 
-/// The blocks of a user message's or tool result's content (empty texts left out).
+/// Whether a text is empty or only whitespace: Anthropic refuses such a text block (400
+/// "text content blocks must contain non-whitespace text"), so none is sent.
+fn blank(text: &str) -> bool {
+    text.trim().is_empty()
+}
+
+/// The blocks of a user message's or tool result's content (blank texts left out).
 fn content_blocks(content: &Content) -> Vec<Block<'_>> {
     match content {
-        Content::Text(text) => (!text.is_empty()).then_some(Block::Text { text, cache_control: None }).into_iter().collect(),
+        Content::Text(text) => (!blank(text)).then_some(Block::Text { text, cache_control: None }).into_iter().collect(),
         Content::Parts(parts) => parts
             .iter()
             .filter_map(|p| match p {
-                ContentPart::Text { text } => (!text.is_empty()).then_some(Block::Text { text, cache_control: None }),
+                ContentPart::Text { text } => (!blank(text)).then_some(Block::Text { text, cache_control: None }),
                 ContentPart::Image(image) => Some(Block::Image { source: Source(&image.source), cache_control: None }),
             })
             .collect(),
@@ -239,7 +245,7 @@ pub(super) fn wire_id(id: &str) -> Cow<'_, str> {
 
 fn blocks(message: &Message, replay: ReasoningReplay) -> Vec<Block<'_>> {
     fn text(text: &str) -> Option<Block<'_>> {
-        (!text.is_empty()).then_some(Block::Text { text, cache_control: None })
+        (!blank(text)).then_some(Block::Text { text, cache_control: None })
     }
     match message {
         Message::System { content } => text(content).into_iter().collect(),
@@ -373,9 +379,9 @@ struct Turn<'a> {
 /// The system blocks: the system prompt (a breakpoint), then the text of each system
 /// context message (the memory context).
 fn system_blocks<'a>(system_prompt: &'a str, context: &'a [Message]) -> Vec<Block<'a>> {
-    let prompt = (!system_prompt.is_empty()).then_some(Block::Text { text: system_prompt, cache_control: BREAKPOINT });
+    let prompt = (!blank(system_prompt)).then_some(Block::Text { text: system_prompt, cache_control: BREAKPOINT });
     let context = context.iter().filter_map(|m| match m {
-        Message::System { content } if !content.is_empty() => Some(Block::Text { text: content, cache_control: None }),
+        Message::System { content } if !blank(content) => Some(Block::Text { text: content, cache_control: None }),
         _ => None,
     });
     prompt.into_iter().chain(context).collect()

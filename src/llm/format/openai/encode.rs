@@ -76,7 +76,9 @@ enum WireMessage<'a> {
         content: WireContent<'a>,
     },
     Assistant {
-        /// `null` when the model only called tools.
+        /// `null` when the model only called tools; `""` for an answer with neither text
+        /// nor calls (all its tokens spent on reasoning, or filtered): DeepSeek refuses
+        /// `null` there (400 "content or tool_calls must be set").
         content: Option<&'a str>,
         /// The reasoning exactly as received (`""` included), when it goes back.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -98,7 +100,7 @@ impl<'a> WireMessage<'a> {
             Message::System { content } => Self::System { content },
             Message::User { content } => Self::User { content: WireContent(content) },
             Message::Assistant { content, tool_calls, reasoning, .. } => Self::Assistant {
-                content: content.as_deref(),
+                content: content.as_deref().or_else(|| tool_calls.is_empty().then_some("")),
                 reasoning_content: reasoning.as_deref().filter(|_| replay.sends(!tool_calls.is_empty())),
                 tool_calls: WireToolCalls(tool_calls),
             },
