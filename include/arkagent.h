@@ -969,7 +969,10 @@ enum ArkAgentResult arkagent_runtime_rewind(struct ArkAgentRuntime *runtime, con
 // run (a new run id) of the same input, blocking the calling thread like
 // `arkagent_runtime_run`. `*out_outcome_json` (if not NULL) gets the new run's
 // `RunOutcome`. Errors: `_REENTRANT` from a library callback (checked first: nothing
-// changed), the rewind's (then no run starts), then a run's.
+// changed), the rewind's (then no run starts), then a run's; when the run failed before
+// the model answered (the provider down), the session is put back as it was before the
+// call, in the store too (`session_committed`): nothing is lost and the call can be made
+// again.
 //
 // # Safety
 // `run_id` a NUL-terminated string; `out_outcome_json` NULL or valid for one write.
@@ -979,7 +982,8 @@ enum ArkAgentResult arkagent_runtime_regenerate(struct ArkAgentRuntime *runtime,
 // `run_id`, then a new run of `input` in its place, blocking like `arkagent_runtime_run`.
 // `*out_outcome_json` (if not NULL) gets the new run's `RunOutcome`. Errors:
 // `_REENTRANT` from a library callback (checked first: nothing changed), the rewind's
-// (then no run starts), then a run's.
+// (then no run starts), then a run's; when the run failed before the model answered, the
+// session is put back as it was before the call, like `arkagent_runtime_regenerate`.
 //
 // # Safety
 // `run_id` and `input` NUL-terminated strings; `out_outcome_json` NULL or valid for one

@@ -14,7 +14,7 @@ use super::outcome::RunOutcome;
 use super::start::{ActiveRun, RunSlot};
 use crate::error::ArkAgentError;
 use crate::history::Content;
-use crate::session::{Committed, RewindResult};
+use crate::session::{Committed, RewindResult, RewindUndo};
 
 impl AgentRuntime {
     /// CHAT-1: goes back to just before run `run_id` began: that run and every later one
@@ -34,7 +34,7 @@ impl AgentRuntime {
     /// (then nothing changed).
     pub fn rewind(&self, run_id: &str) -> Result<RewindResult, ArkAgentError> {
         let active = self.claim()?;
-        active.inner.rewind_claimed(run_id)
+        active.inner.rewind_claimed(run_id).map(|(result, _)| result)
     }
 
     /// [`rewind`](Self::rewind) for bindings that must not write the store on their
@@ -50,14 +50,18 @@ impl AgentRuntime {
         active.inner.session.check_rewind(run_id)?;
         let run_id = run_id.to_owned();
         Ok(async move {
-            let result = active.inner.rewind_claimed(&run_id);
+            let result = active.inner.rewind_claimed(&run_id).map(|(result, _)| result);
             (result, RunSlot::new(active))
         })
     }
 
     /// CHAT-1: "regenerate this answer" — [`rewind`](Self::rewind) to run `run_id`, then
     /// a new run (a new run id) of the same input, as one call. Errors: the rewind's, then
-    /// the run's; a failed rewind starts no run.
+    /// the run's; a failed rewind starts no run. One transaction: when the run fails
+    /// before the model answered (its input taken back, as [`run`](Self::run) does — the
+    /// provider down, say), what the rewind dropped is put back, in the store too
+    /// (`session_committed`), so the session is as before the call and the call can be
+    /// made again. A run that failed after an answer keeps what it did, as any run.
     pub async fn regenerate(&self, run_id: &str) -> Result<RunOutcome, ArkAgentError> {
         let (outcome, _slot) = self.start_regenerate_holding_slot(run_id)?.await;
         outcome
@@ -65,7 +69,9 @@ impl AgentRuntime {
 
     /// CHAT-1: "edit my message and send it again" — [`rewind`](Self::rewind) to run
     /// `run_id`, then a new run of `input` in its place, as one call. Errors: the
-    /// rewind's, the input's image checks (before anything changes), then the run's.
+    /// rewind's, the input's image checks (before anything changes), then the run's; a
+    /// run that fails before the model answered puts the session back as
+    /// [`regenerate`](Self::regenerate) says.
     pub async fn edit_and_resend(&self, run_id: &str, input: impl Into<Content>) -> Result<RunOutcome, ArkAgentError> {
         let (outcome, _slot) = self.start_edit_and_resend_holding_slot(run_id, input)?.await;
         outcome
@@ -149,18 +155,25 @@ impl AgentRuntime {
     }
 }
 
-/// A rewind to `rewound`, then a run of `input` (the dropped input when `None`).
+/// A rewind to `rewound`, then a run of `input` (the dropped input when `None`) — one
+/// transaction: when the run fails before the model answered (its input taken back), what
+/// the rewind dropped is put back.
 async fn rerun(active: &ActiveRun, rewound: &str, input: Option<Content>, run_id: &str) -> Result<RunOutcome, ArkAgentError> {
     let inner = Arc::clone(&active.inner);
-    let result = inner.rewind_claimed(rewound)?;
+    let (result, undo) = inner.rewind_claimed(rewound)?;
     let input = input.unwrap_or(result.input);
-    Box::pin(inner.run_loop(input, run_id, &active.cancel)).await
+    let outcome = Box::pin(inner.run_loop(input, run_id, &active.cancel)).await;
+    if outcome.is_err() {
+        inner.put_back(undo);
+    }
+    outcome
 }
 
 impl Inner {
-    /// A rewind (the caller holds the run slot), with its events.
-    pub(super) fn rewind_claimed(&self, run_id: &str) -> Result<RewindResult, ArkAgentError> {
-        let (result, committed) = self.session.rewind(run_id)?;
+    /// A rewind (the caller holds the run slot), with its events; the [`RewindUndo`] puts it
+    /// back.
+    pub(super) fn rewind_claimed(&self, run_id: &str) -> Result<(RewindResult, RewindUndo), ArkAgentError> {
+        let (result, committed, undo) = self.session.rewind(run_id)?;
         self.emit(
             "",
             EventKind::SessionRewound {
@@ -174,7 +187,23 @@ impl Inner {
         if let Some(Committed { commit_seq, message_count }) = committed {
             self.emit("", EventKind::SessionCommitted { commit_seq, message_count });
         }
-        Ok(result)
+        Ok((result, undo))
+    }
+
+    /// Puts back what a regenerate's or an edit-and-resend's rewind dropped, when its run
+    /// failed with the session still where the rewind left it: `session_committed` with a
+    /// store (a failed write is logged; the next commit writes it).
+    fn put_back(&self, undo: RewindUndo) {
+        match self.session.put_back(undo) {
+            None => {}
+            Some(Ok(committed)) => {
+                tracing::info!("the run failed before the model answered: the rewound runs are back");
+                if let Some(Committed { commit_seq, message_count }) = committed {
+                    self.emit("", EventKind::SessionCommitted { commit_seq, message_count });
+                }
+            }
+            Some(Err(e)) => tracing::warn!(code = e.code().as_str(), "could not commit the rewound runs put back"),
+        }
     }
 
     fn fork_state(&self, new_session_id: &str, through_run_id: Option<&str>) -> Result<crate::history::AgentState, ArkAgentError> {

@@ -47,7 +47,7 @@ use crate::tools::ToolResult;
 
 pub use cursor::{last_consistent_len, Committed};
 pub use encoding::RequestShape;
-pub use rewind::RewindResult;
+pub use rewind::{RewindResult, RewindUndo};
 pub use view::{ChildUsageSink, SessionState, StateView};
 use cursor::Persist;
 use encoding::{EncodingCache, Encodings, FixedEncodings};

@@ -58,16 +58,24 @@ fn live_index(state: &AgentState, message: u64, run_id: &str) -> Result<usize, A
     Ok(live.min(state.history.messages.len()))
 }
 
-/// What a rewind took out of the state, to put back when the store refuses it.
-struct Undo {
+/// What a rewind took out of the state, to put back when the store refuses it, or when
+/// the run of a regenerate or an edit-and-resend fails before the model answered
+/// ([`Session::put_back`]).
+pub struct RewindUndo {
     messages: Vec<Message>,
     runs: Vec<RunMark>,
     pending: Option<PendingTurn>,
     usages: Vec<usize>,
     child_usages: Vec<usize>,
+    /// The absolute position of the cut and the run marks kept: where the state must
+    /// still be for the dropped part to go back.
+    at: u64,
+    runs_kept: usize,
+    /// The first usage and sub-agent record the rewind marked discarded from.
+    from: (usize, usize),
 }
 
-impl Undo {
+impl RewindUndo {
     fn restore(self, state: &mut AgentState) {
         state.history.messages.extend(self.messages);
         state.runs.extend(self.runs);
@@ -86,8 +94,18 @@ impl Undo {
 /// always dropped) move out; the usages from `from.0` on (compressions excepted: their
 /// episodes stay) and the sub-agent records from `from.1` on are marked discarded, never
 /// removed. O(what is dropped): the kept history is not copied.
-fn cut(state: &mut AgentState, index: usize, live: usize, from: (usize, usize)) -> (RewindResult, Undo) {
-    let mut undo = Undo { messages: state.history.messages.split_off(live), runs: state.runs.split_off(index), pending: state.pending_turn.take(), usages: Vec::new(), child_usages: Vec::new() };
+fn cut(state: &mut AgentState, index: usize, live: usize, from: (usize, usize)) -> (RewindResult, RewindUndo) {
+    let at = state.archived_count() + live as u64;
+    let mut undo = RewindUndo {
+        messages: state.history.messages.split_off(live),
+        runs: state.runs.split_off(index),
+        pending: state.pending_turn.take(),
+        usages: Vec::new(),
+        child_usages: Vec::new(),
+        at,
+        runs_kept: index,
+        from,
+    };
     let mut discarded = ChildUsageSummary::default();
     for (i, usage) in state.usages.iter_mut().enumerate().skip(from.0) {
         if !usage.discarded && usage.source != Some(UsageSource::ContextCompression) {
@@ -156,7 +174,8 @@ impl Session {
     /// ritual follows (the provider's count and the prompt size are forgotten; the
     /// calibration stays). The caller holds the run slot. Errors: `unknown_run`,
     /// `run_compressed`, the store's codes.
-    pub fn rewind(&self, run_id: &str) -> Result<(RewindResult, Option<Committed>), ArkAgentError> {
+    /// The [`RewindUndo`] puts the dropped part back ([`put_back`](Self::put_back)).
+    pub fn rewind(&self, run_id: &str) -> Result<(RewindResult, Option<Committed>, RewindUndo), ArkAgentError> {
         let mut persist = self.lock_persist();
         let mut guard = self.lock();
         let (index, live) = locate(&guard, run_id)?;
@@ -179,7 +198,31 @@ impl Session {
         drop(guard);
         drop(persist);
         self.reset_counts();
-        Ok((result, committed))
+        Ok((result, committed, undo))
+    }
+
+    /// CHAT-1: puts back what a rewind dropped — when the session is still where the
+    /// rewind left it (the same absolute end, as a compression since then keeps it; the
+    /// same run marks; no paused turn): a regenerate or an edit-and-resend whose run failed
+    /// before the model answered (its input taken back) leaves the session as it was
+    /// before the gesture. With a store it is written as a rewind is (the rows again, the
+    /// usages no longer discarded); when that write fails the state stays put back and the
+    /// next commit writes it. `None` when the session moved on (nothing changed).
+    pub fn put_back(&self, undo: RewindUndo) -> Option<Result<Option<Committed>, ArkAgentError>> {
+        let mut persist = self.lock_persist();
+        let mut guard = self.lock();
+        let at = guard.archived_count() + guard.history.messages.len() as u64;
+        if at != undo.at || guard.runs.len() != undo.runs_kept || guard.pending_turn.is_some() {
+            return None;
+        }
+        let from = undo.from;
+        let state = Arc::make_mut(&mut guard);
+        undo.restore(state);
+        let committed = persist.as_mut().map(|p| p.commit_rewind(state, from, &*self.clock)).transpose().map(Option::flatten);
+        drop(guard);
+        drop(persist);
+        self.reset_counts();
+        Some(committed)
     }
 
     /// CHAT-1: whether [`rewind`](Self::rewind) to `run_id` would be refused now

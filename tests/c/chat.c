@@ -9,6 +9,8 @@
  *   and session_committed, keeps the tokens in arkagent_runtime_total_usage ("discarded");
  * - on a SQLite store the rewind survives a freed runtime; arkagent_runtime_fork writes a
  *   new session another runtime resumes, whose first request extends the source's;
+ * - a regenerate or an edit whose run the provider refuses (HTTP 400) puts the session
+ *   back as it was, in the store too;
  * - hostile input: unknown run ids, NULLs, an empty fork id, a fork onto an existing id.
  * Built and run by tests/it/chat_c.rs. Prints "N passed, M failed".
  */
@@ -27,6 +29,7 @@
 typedef struct {
   int requests;
   char bodies[16][8192];
+  int down; /* answer 400 to everything */
 } Model;
 
 static void http_cb(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
@@ -44,6 +47,11 @@ static void http_cb(void *userdata, const ArkAgentHttpRequest *request, ArkAgent
     snprintf(task, sizeof task, "%.*s", (int)(strchr(last, '"') - last), last);
   }
   free(body);
+  if (m->down) {
+    static const char refusal[] = "{\"error\":{\"message\":\"refused\",\"type\":\"invalid_request_error\"}}";
+    arkagent_http_complete(completion, 400, NULL, (const uint8_t *)refusal, strlen(refusal));
+    return;
+  }
   char reply[512];
   snprintf(reply, sizeof reply,
            "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
@@ -184,6 +192,46 @@ static void rewind_store_and_fork(const char *path) {
   arkagent_store_free(store);
 }
 
+/* arkagent.h: "when the run failed before the model answered …, the session is put back as
+ * it was before the call, in the store too (`session_committed`)". */
+static void failed_gesture_puts_back(const char *path) {
+  Model m = {0};
+  ArkAgentStore *store = NULL;
+  EXPECT(arkagent_store_open(path, &store), OK);
+  ArkAgentRuntime *rt = runtime(&m, "put-back");
+  EXPECT(arkagent_runtime_attach_store(rt, store, NULL), OK);
+  char r1[64], r2[64];
+  run(rt, "task 1", r1);
+  run(rt, "task 2", r2);
+  char *before = NULL, *after = NULL;
+  EXPECT(arkagent_runtime_messages(rt, &before), OK);
+  Events events = {{0}};
+  uint64_t sub = 0;
+  EXPECT(arkagent_runtime_subscribe(rt, event_cb, &events, &sub), OK);
+  m.down = 1;
+  EXPECT(arkagent_runtime_regenerate(rt, r2, NULL), ARK_AGENT_RESULT_LLM_BAD_REQUEST);
+  EXPECT(arkagent_runtime_edit_and_resend(rt, r1, "task 9", NULL), ARK_AGENT_RESULT_LLM_BAD_REQUEST);
+  EXPECT(arkagent_runtime_messages(rt, &after), OK);
+  CHECK(before && after && strcmp(before, after) == 0, "the answers and the inputs are back");
+  arkagent_string_free(after);
+  const char *tail = strrchr(events.types, ',');
+  CHECK(strstr(events.types, "session_rewound") && tail && strcmp(tail, ",session_committed") == 0, "the put-back is committed");
+  arkagent_runtime_free(rt);
+  m.down = 0;
+  rt = runtime(&m, "put-back");
+  EXPECT(arkagent_runtime_attach_store(rt, store, NULL), OK);
+  EXPECT(arkagent_runtime_messages(rt, &after), OK);
+  CHECK(before && after && strcmp(before, after) == 0, "the store has it too");
+  arkagent_string_free(after);
+  arkagent_string_free(before);
+  char *outcome = NULL;
+  EXPECT(arkagent_runtime_regenerate(rt, r2, &outcome), OK);
+  CHECK(outcome && strstr(outcome, "answer to task 2"), "the same gesture works once the provider is back");
+  arkagent_string_free(outcome);
+  arkagent_runtime_free(rt);
+  arkagent_store_free(store);
+}
+
 static void hostile(void) {
   Model m = {0};
   ArkAgentRuntime *rt = runtime(&m, "hostile");
@@ -205,6 +253,7 @@ int main(void) {
   unlink(path);
   regenerate_and_edit();
   rewind_store_and_fork(path);
+  failed_gesture_puts_back(path);
   hostile();
   unlink(path);
   printf("chat: %d passed, %d failed\n", passed, failed);

@@ -281,6 +281,96 @@ async fn chat_1_a_rewind_is_written_to_the_store_and_survives_a_restart() {
     .await;
 }
 
+/// CHAT-1: a regenerate or an edit-and-resend is one transaction: when its run fails before
+/// the model answered (the provider down), the dropped runs come back — in memory and in the
+/// store, their usages no longer discarded — so the answer and the user's own message are
+/// not lost, and the same gesture works once the provider is back. A run that failed after
+/// an answer keeps what it did, as any run does.
+#[tokio::test]
+async fn chat_1_a_gesture_whose_run_fails_before_an_answer_puts_the_session_back() {
+    each_wire(|| async {
+        let dir = temp_dir("chat-put-back");
+        let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(dir.join("chat.db")).unwrap());
+        let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let scripted = model();
+        let flag = down.clone();
+        let transport = ScriptedModel::with(move |body: &Value, index| {
+            if flag.load(std::sync::atomic::Ordering::SeqCst) {
+                return Reply::Raw(503, json!({"error": {"message": "overloaded", "type": "server_error"}}).to_string());
+            }
+            scripted.respond(body, index)
+        });
+        let rt = AgentRuntime::new(config(Some(store.clone()), "put-back"), transport).unwrap();
+        let mut runs = Vec::new();
+        for i in 1..=3 {
+            runs.push(rt.run(&format!("task {i}")).await.unwrap().run_id);
+        }
+        let before = rt.state();
+        let recorder = Arc::new(Recorder::default());
+        let _s = rt.subscribe(recorder.clone());
+        down.store(true, std::sync::atomic::Ordering::SeqCst);
+        let run_ids = |rt: &AgentRuntime| rt.state().runs.iter().map(|m| m.run_id.clone()).collect::<Vec<_>>();
+        let regenerate = rt.regenerate(&runs[2]).await.unwrap_err();
+        let edit = rt.edit_and_resend(&runs[1], "task 9").await.unwrap_err();
+        for e in [regenerate, edit] {
+            assert_eq!(e.code(), ErrorCode::LlmServer, "{e}");
+        }
+        assert_eq!(rt.messages(), before.history.messages, "the answers and the inputs are back");
+        assert_eq!(run_ids(&rt), runs);
+        assert_eq!(rt.total_usage().discarded.call_count, 0, "nothing is dropped after all");
+        // Listeners heard the rewind, the failed run, then the commit of the session put back.
+        let types = recorder.types();
+        assert_eq!(types.first().map(String::as_str), Some("session_rewound"), "{types:?}");
+        assert_eq!(types.last().map(String::as_str), Some("session_committed"), "{types:?}");
+        let committed = recorder.0.lock().unwrap().last().unwrap().kind.clone();
+        let arkagent::EventKind::SessionCommitted { message_count, .. } = committed else { unreachable!() };
+        assert_eq!(message_count, before.history.messages.len() as u64);
+        drop(rt);
+        // The store has it too; the same gesture works once the provider is back.
+        let listed = &store.list_sessions().unwrap()[0];
+        assert_eq!(listed.message_count, before.history.messages.len() as u64);
+        down.store(false, std::sync::atomic::Ordering::SeqCst);
+        let resumed = AgentRuntime::new(config(Some(store.clone()), "put-back"), model()).unwrap();
+        assert_eq!(resumed.messages(), before.history.messages);
+        assert_eq!(run_ids(&resumed), runs);
+        assert_eq!(resumed.total_usage().discarded.call_count, 0);
+        let outcome = resumed.regenerate(&runs[2]).await.unwrap();
+        assert_eq!(outcome.final_text.as_deref(), Some("answer to task 3"));
+        assert_eq!(resumed.total_usage().discarded.call_count, 2, "run 3's two calls");
+        let _ = std::fs::remove_dir_all(&dir);
+    })
+    .await;
+}
+
+/// CHAT-1: the put-back is for a run that failed before an answer only: one that failed
+/// after its first answer keeps its input and tool results (the dropped run stays dropped).
+#[tokio::test]
+async fn chat_1_a_gesture_whose_run_fails_after_an_answer_keeps_the_new_run() {
+    each_wire(|| async {
+        let scripted = model();
+        let transport = ScriptedModel::with(move |body: &Value, index| {
+            // The regenerate's second call (the sixth request of the session) fails.
+            if index == 6 + 1 {
+                return Reply::Raw(503, json!({"error": {"message": "overloaded", "type": "server_error"}}).to_string());
+            }
+            scripted.respond(body, index)
+        });
+        let rt = AgentRuntime::new(config(None, "keeps"), transport).unwrap();
+        let mut runs = Vec::new();
+        for i in 1..=3 {
+            runs.push(rt.run(&format!("task {i}")).await.unwrap().run_id);
+        }
+        let e = rt.regenerate(&runs[2]).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::LlmServer);
+        let state = rt.state();
+        assert_eq!(state.runs.len(), 3);
+        assert_ne!(state.runs[2].run_id, runs[2], "the new run is the third");
+        assert!(matches!(state.history.messages.last(), Some(Message::Tool { .. })), "it ends with the tool results");
+        assert_eq!(rt.total_usage().discarded.call_count, 2);
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn chat_2_a_fork_is_a_new_independent_session_in_the_same_store() {
     each_wire(|| async {

@@ -11,7 +11,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { native, completion, runtimeConfig, ScriptedModel } = require('./support');
+const { native, completion, runtimeConfig, ScriptedModel, waitFor } = require('./support');
 
 const USAGE = { prompt_tokens: 40, completion_tokens: 3, total_tokens: 43 };
 
@@ -132,6 +132,37 @@ test('chat_1_chat_2_js_the_store_keeps_the_rewind_and_hands_the_fork_to_another_
   assert.equal(JSON.parse(resumed.historyJson()).length, 2, 'independent');
   resumed.detachStore();
   forked.detachStore();
+  assert.deepEqual(m.problems, []);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// README "Regenerate, edit, fork": "When that run fails before the model answered …, the
+// session is put back as it was — the dropped runs return, in the store too
+// (`session_committed`) — so nothing is lost".
+test('chat_1_js_a_gesture_whose_run_fails_before_an_answer_puts_the_session_back', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arkagent-chat-'));
+  const file = path.join(dir, 'chat.db');
+  let down = false;
+  const refusal = { status: 400, headers: [{ name: 'content-type', value: 'application/json' }], body: JSON.stringify({ error: { message: 'refused', type: 'invalid_request_error' } }) };
+  const m = new ScriptedModel(Array.from({ length: 40 }, () => (body) => (down ? refusal : completion({ content: `answer to ${lastUser(body)}`, usage: USAGE }))));
+  const rt = runtime(m, 'put-back', native.SessionStore.open(file));
+  const [, r2, r3] = await threeRuns(rt);
+  const history = rt.historyJson();
+  const events = [];
+  rt.subscribe((e) => events.push(e.type));
+  down = true;
+  await assert.rejects(rt.regenerate(r3), (e) => e.code === 'llm_bad_request');
+  await assert.rejects(rt.editAndResend(r2, 'task 9'), (e) => e.code === 'llm_bad_request');
+  assert.equal(rt.historyJson(), history, 'the answers and the inputs are back');
+  assert.equal(rt.totalUsage().discarded.callCount, 0);
+  await waitFor(() => events.filter((t) => t === 'session_rewound').length === 2 && events.at(-1) === 'session_committed', 'the put-back commit');
+  rt.detachStore();
+  down = false;
+  const resumed = runtime(m, 'put-back', native.SessionStore.open(file));
+  assert.equal(resumed.historyJson(), history, 'the store has it too');
+  const again = await resumed.regenerate(r3);
+  assert.equal(again.finalText, 'answer to task 3');
+  resumed.detachStore();
   assert.deepEqual(m.problems, []);
   fs.rmSync(dir, { recursive: true, force: true });
 });

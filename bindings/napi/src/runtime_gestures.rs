@@ -71,7 +71,9 @@ impl AgentRuntime {
     /// CHAT-1: "regenerate this answer": rewind(runId), then a new run (a new run id) of the
     /// same input, as one call; its first request is the bytes the dropped run sent, so the
     /// provider's prompt cache serves them. Rejects like rewind() (then no run starts), then
-    /// with a run's codes.
+    /// with a run's codes; when the run failed before the model answered (the provider
+    /// down), the session is put back as it was before the call, in the store too
+    /// ("session_committed"): nothing is lost and the same call can be made again.
     #[napi(ts_return_type = "Promise<RunResult>")]
     pub fn regenerate<'env>(&self, env: &'env Env, run_id: Arg<String>) -> Result<PromiseRaw<'env, Value>, Thrown> {
         let started = self.core().start_regenerate_holding_slot(&run_id.0);
@@ -80,7 +82,8 @@ impl AgentRuntime {
 
     /// CHAT-1: "edit my message and send it again": rewind(runId), then a new run of `input`
     /// in its place, as one call. Rejects like rewind() (then no run starts), then with a
-    /// run's codes.
+    /// run's codes; when the run failed before the model answered, the session is put
+    /// back as it was before the call, like regenerate().
     #[napi(ts_return_type = "Promise<RunResult>")]
     pub fn edit_and_resend<'env>(&self, env: &'env Env, run_id: Arg<String>, input: Arg<String>) -> Result<PromiseRaw<'env, Value>, Thrown> {
         let started = self.core().start_edit_and_resend_holding_slot(&run_id.0, input.0);

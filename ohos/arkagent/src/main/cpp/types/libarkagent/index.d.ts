@@ -2464,13 +2464,16 @@ export class AgentRuntime {
    * CHAT-1: "regenerate this answer": rewind(runId), then a new run (a new run id) of the
    * same input, as one call; its first request is the bytes the dropped run sent, so the
    * provider's prompt cache serves them. Rejects like rewind() (then no run starts), then
-   * with a run's codes.
+   * with a run's codes; when the run failed before the model answered (the provider
+   * down), the session is put back as it was before the call, in the store too
+   * ("session_committed"): nothing is lost and the same call can be made again.
    */
   regenerate(runId: string): Promise<RunResult>;
   /**
    * CHAT-1: "edit my message and send it again": rewind(runId), then a new run of `input`
    * in its place, as one call. Rejects like rewind() (then no run starts), then with a
-   * run's codes.
+   * run's codes; when the run failed before the model answered, the session is put
+   * back as it was before the call, like regenerate().
    */
   editAndResend(runId: string, input: string): Promise<RunResult>;
   /**
