@@ -268,6 +268,11 @@ pub trait ContextCompressor: Send + Sync {
 /// it), which the provider requires before its `tool_use` (README, "Thinking models").
 /// The episode keeps the archived messages' blocks as they were.
 pub fn apply_compression(state: &mut AgentState, staged: StagedCompression) -> Result<(), CompressReason> {
+    archive(state, staged).map(|_| ())
+}
+
+/// [`apply_compression`]; true when it cleared the reasoning blocks of a kept answer.
+pub(crate) fn archive(state: &mut AgentState, staged: StagedCompression) -> Result<bool, CompressReason> {
     let messages = &state.history.messages;
     let split = staged.split_index;
     if split == 0 || split > messages.len() - unanswered_tail(messages) {
@@ -283,7 +288,7 @@ pub fn apply_compression(state: &mut AgentState, staged: StagedCompression) -> R
         return Err(CompressReason::EmptySummary);
     }
     let archived: Vec<_> = state.history.messages.drain(..split).collect();
-    drop_unbound_thinking(&mut state.history.messages);
+    let cleared = drop_unbound_thinking(&mut state.history.messages);
     state.history.episodic_memories.push(EpisodicMemory {
         id: staged.episode_id,
         summary: staged.summary,
@@ -291,7 +296,7 @@ pub fn apply_compression(state: &mut AgentState, staged: StagedCompression) -> R
         message_count: archived.len(),
         archived_messages: Arc::new(archived),
     });
-    Ok(())
+    Ok(cleared)
 }
 
 /// CMP-4: how many of the latest messages every compression keeps whatever it was asked:
@@ -303,15 +308,18 @@ pub(crate) fn unanswered_tail(messages: &[Message]) -> usize {
 }
 
 /// THINK-2: clears the reasoning blocks of every answer in `kept` but the open tool
-/// cycle's.
-fn drop_unbound_thinking(kept: &mut [Message]) {
+/// cycle's; true when there were any.
+fn drop_unbound_thinking(kept: &mut [Message]) -> bool {
     let results = kept.iter().rev().take_while(|m| matches!(m, Message::Tool { .. })).count();
     let open = kept.len().checked_sub(results + 1).filter(|&i| results > 0 && !kept[i].tool_calls().is_empty());
+    let mut cleared = false;
     for (i, message) in kept.iter_mut().enumerate() {
         if let Message::Assistant { thinking, .. } = message {
-            if Some(i) != open {
+            if Some(i) != open && !thinking.is_empty() {
                 thinking.clear();
+                cleared = true;
             }
         }
     }
+    cleared
 }

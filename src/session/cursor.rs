@@ -100,6 +100,13 @@ impl Persist {
         }
     }
 
+    /// The next commit writes the stored live messages again from absolute position
+    /// `position` on (THINK-2: a compression cleared the reasoning blocks of answers
+    /// already stored).
+    pub(super) fn rewrite_from(&mut self, position: u64) {
+        self.cursor.end = self.cursor.end.min(position);
+    }
+
     /// CHAT-1: commits `state`, a rewind of the current one, before anyone sees it — the
     /// usages from `usages` and the sub-agent records from `child_usages` on written
     /// again (they are marked discarded; or no longer, when a rewind is put back). On

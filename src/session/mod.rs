@@ -36,9 +36,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::compress::{
-    apply_compression, CompressReason, PromptSizeSource, StagedCompression, TokenCalibration, TokenCounts,
-};
+use crate::compress::{CompressReason, PromptSizeSource, StagedCompression, TokenCalibration, TokenCounts};
 use crate::error::ArkAgentError;
 use crate::history::{AgentState, Content, Message, ModelUsage, RunMark, ToolCall};
 use crate::ids::{Clock, IdGenerator};
@@ -476,12 +474,14 @@ impl Session {
         }
         drop(snapshot); // the lock holds the only other reference: no copy below
         let state = Arc::make_mut(&mut guard);
-        apply_compression(state, staged)?;
-        if let Some(usage) = usage {
-            state.usages.push(usage.clone());
-        }
+        // THINK-2: blocks cleared from kept answers go from the store too (rewritten).
+        let cleared = crate::compress::archive(state, staged)?.then(|| state.archived_count());
+        state.usages.extend(usage.cloned());
         let calls = state.usages.len();
         drop(guard);
+        if let Some(archived) = cleared {
+            self.rewrite_stored_from(archived);
+        }
         self.reset_counts();
         self.counts().compressed_at = Some(calls);
         Ok(())

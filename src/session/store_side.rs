@@ -13,6 +13,14 @@ impl Session {
         self.persist.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The next commit writes the stored live messages again from absolute position
+    /// `position` on (THINK-2: a compression cleared blocks of answers already stored).
+    pub(super) fn rewrite_stored_from(&self, position: u64) {
+        if let Some(persist) = self.lock_persist().as_mut() {
+            persist.rewrite_from(position);
+        }
+    }
+
     /// True when a session store is attached.
     pub fn has_store(&self) -> bool {
         self.lock_persist().is_some()

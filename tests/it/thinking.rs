@@ -487,6 +487,44 @@ async fn think_2_a_compression_keeps_only_the_open_cycles_blocks() {
     }
 }
 
+/// THINK-2, STORE-2: the blocks a compression clears from the kept answers are cleared in
+/// the store too: a session resumed from SQLite holds what the runtime held, so its next
+/// request is the one the uninterrupted session would have sent.
+#[tokio::test]
+async fn think_2_store_2_blocks_a_compression_clears_stay_cleared_after_a_resume() {
+    let dir = temp_dir("think-compress-store");
+    let path = dir.join("s.db");
+    let provider = ThinkingProvider::new(Flavor::Anthropic, API_KEY, 3);
+    let stored = |max_iterations: u32, ids: &str| {
+        let mut c = config(Flavor::Anthropic, false);
+        c.id_generator = Arc::new(SequentialIdGenerator::new(ids));
+        // Every turn over the threshold; the last four messages always kept.
+        let compressor = ContextCompressorConfig { keep_recent_message_count: 4, min_messages_to_summarize: 2, ..ContextCompressorConfig::with_threshold(20) };
+        c.compression = Some(Compression::Default { config: compressor, summarizer: None });
+        c.store = Some(Arc::new(SqliteStore::open(&path).unwrap()));
+        c.max_iterations = max_iterations;
+        AgentRuntime::new(c, provider.clone()).unwrap()
+    };
+    let rt = stored(10, "a");
+    rt.run("run 0").await.unwrap();
+    rt.run("run 1").await.unwrap();
+    drop(rt);
+    // The next run's first compression keeps run 1's final answer (stored with its blocks)
+    // and clears them; the run stops after one tool round, the answer still kept.
+    let rt = stored(1, "b");
+    rt.run("run 2").await.unwrap();
+    let cleared = |m: &Message| matches!(m, Message::Assistant { content: Some(t), thinking, .. } if t.starts_with("done") && thinking.is_empty());
+    assert!(rt.messages().iter().any(cleared), "{:?}", rt.messages());
+    let (messages, episodes) = (rt.messages(), rt.episodic_memories());
+    drop(rt);
+    let resumed = stored(10, "c");
+    assert_eq!(resumed.messages(), messages, "the kept answers as the runtime had them");
+    assert_eq!(resumed.episodic_memories(), episodes);
+    resumed.run("run 3").await.unwrap_or_else(|e| panic!("{e} {:?}", provider.refusals()));
+    assert!(provider.refusals().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn think_5_docs_and_examples_default_to_a_model_that_exists() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
