@@ -425,7 +425,7 @@ impl SqliteStore {
             marks.write(&tx, id)?;
             tx.prepare_cached(
                 "UPDATE sessions SET seq = seq + 1, updated_ms = ?2, message_count = ?3,
-                    total_tokens = total_tokens + ?4, title = coalesce(title, ?5),
+                    total_tokens = min(total_tokens, 9223372036854775807 - ?4) + ?4, title = coalesce(title, ?5),
                     token_calibration = coalesce(?6, token_calibration),
                     pending_turn = CASE WHEN ?7 THEN ?8 ELSE pending_turn END
                  WHERE id = ?1 RETURNING seq",
@@ -546,7 +546,12 @@ impl SessionStore for SqliteStore {
                     title: r.get(1)?,
                     updated_ms: u64::try_from(r.get::<_, i64>(2)?).unwrap_or(0),
                     message_count: u64::try_from(r.get::<_, i64>(3)?).unwrap_or(0),
-                    total_tokens: u64::try_from(r.get::<_, i64>(4)?).unwrap_or(0),
+                    // A file written before the sum saturated may hold a REAL there.
+                    total_tokens: match r.get::<_, rusqlite::types::Value>(4)? {
+                        rusqlite::types::Value::Integer(n) => u64::try_from(n).unwrap_or(0),
+                        rusqlite::types::Value::Real(x) => x as u64,
+                        _ => 0,
+                    },
                     commit_seq: u64::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
                 })
             })

@@ -841,3 +841,36 @@ async fn store_4_a_session_whose_first_user_text_is_archived_is_titled_with_it()
         assert_eq!(list.iter().map(|s| (s.id.as_str(), s.title.as_str())).collect::<Vec<_>>(), [("t", "the first question")]);
     }
 }
+
+/// STORE-4, STORE-5: provider counts are untrusted: a `total_tokens` near 2⁶⁴ saturates the
+/// session's stored total (i64::MAX, as the in-memory store saturates at u64::MAX) instead
+/// of turning SQLite's sum into a REAL that no `list_sessions` could read again; a file
+/// that already holds one lists too.
+#[tokio::test]
+async fn store_4_store_5_a_huge_token_count_saturates_the_listed_total() {
+    let dir = temp_dir("store-huge-tokens");
+    let path = dir.join("s.db");
+    let huge = ScriptedModel::with(|_: &Value, _| {
+        let mut r = text_reply("done", 10);
+        if let Reply::Json(v) = &mut r {
+            v["usage"]["total_tokens"] = json!(u64::MAX);
+        }
+        r
+    });
+    let rt = AgentRuntime::new(store_config(sqlite(&path), "huge", false), huge).unwrap();
+    for _ in 0..3 {
+        rt.run("hello").await.unwrap();
+    }
+    drop(rt);
+    let store = sqlite(&path);
+    let listed = store.list_sessions().unwrap();
+    assert_eq!(listed[0].total_tokens, i64::MAX as u64);
+    drop(store);
+    // A total already stored as a REAL (an older version's sum) is read, not refused.
+    let db = rusqlite::Connection::open(&path).unwrap();
+    db.execute("UPDATE sessions SET total_tokens = 9.3e18", []).unwrap();
+    drop(db);
+    let listed = sqlite(&path).list_sessions().unwrap();
+    assert_eq!(listed[0].total_tokens, 9_300_000_000_000_000_000);
+    let _ = std::fs::remove_dir_all(&dir);
+}
