@@ -336,3 +336,23 @@ async fn cmp_12_the_calibration_survives_a_store_resume() {
         assert_eq!(opened.state.unwrap().token_calibration[MODEL].observations, 4);
     }
 }
+
+/// CMP-12, STORE-5: an imported calibration whose fit is near f64::MAX (hostile or
+/// corrupt) never turns into an infinity: what the next observation leaves serializes and
+/// reads back, so the session it is stored in opens again.
+#[test]
+fn cmp_12_a_huge_imported_fit_never_becomes_an_infinity() {
+    let mut calibration: TokenCalibration = serde_json::from_value(json!({
+        "ascii": 1.0, "cjk": 1.0, "other": 1.0, "observations": 1, "fit": vec![1.8e305; 20]
+    }))
+    .unwrap();
+    let counts = TokenCounts { ascii: 400, cjk: 100, framing: 12, ..TokenCounts::default() };
+    for _ in 0..3 {
+        calibration.observe(&counts, 520);
+        assert!(calibration.fit.iter().all(|v| v.is_finite()), "{:?}", calibration.fit);
+        let text = serde_json::to_string(&calibration).unwrap();
+        let back: TokenCalibration = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        assert_eq!(back, calibration);
+        assert!(calibration.factors().iter().all(|f| (MIN_CALIBRATION_FACTOR..=MAX_CALIBRATION_FACTOR).contains(f)));
+    }
+}
