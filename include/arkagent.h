@@ -959,7 +959,8 @@ enum ArkAgentResult arkagent_shutdown(void);
 // dropped run ids, the dropped input's text for an "edit" box, what was discarded); free
 // it with `arkagent_string_free`. Errors: `ARK_AGENT_RESULT_UNKNOWN_RUN` (no such run,
 // or an earlier rewind dropped it), `_RUN_COMPRESSED` (a compression archived its
-// input), `_RUN_IN_PROGRESS`, the store's codes; then nothing changed.
+// input), `_INVALID_STATE` (an imported history marks the run inside a tool cycle),
+// `_RUN_IN_PROGRESS`, the store's codes; then nothing changed.
 //
 // # Safety
 // `run_id` a NUL-terminated string; `out_result_json` NULL or valid for one write.

@@ -30,8 +30,9 @@ impl AgentRuntime {
     /// Only runs whose input is still in the live history can be named: errors
     /// `unknown_run` (no such run in this session, or an earlier rewind dropped it),
     /// `run_compressed` (a compression archived its input into an episode: rewinding
-    /// into an episode is refused, never a guess), `run_in_progress`, the store's codes
-    /// (then nothing changed).
+    /// into an episode is refused, never a guess), `invalid_state` (an imported history
+    /// marks the run inside a tool cycle), `run_in_progress`, the store's codes (then
+    /// nothing changed).
     pub fn rewind(&self, run_id: &str) -> Result<RewindResult, ArkAgentError> {
         let active = self.claim()?;
         active.inner.rewind_claimed(run_id).map(|(result, _)| result)

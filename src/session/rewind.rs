@@ -182,6 +182,11 @@ impl Session {
         if !matches!(guard.history.messages.get(live), Some(Message::User { .. })) {
             return Err(ArkAgentError::InvalidState(format!("run {run_id:?} does not begin with its input")));
         }
+        // CORE-2: an imported history may mark a run inside a tool cycle; cutting there
+        // would leave a call without its result.
+        if !crate::history::HistoryInvariants::tool_calls_paired(&guard.history.messages[..live]) {
+            return Err(ArkAgentError::InvalidState(format!("run {run_id:?} begins inside a tool cycle")));
+        }
         let mark = &guard.runs[index];
         let from = (usize::try_from(mark.usages).unwrap_or(usize::MAX), usize::try_from(mark.child_usages).unwrap_or(usize::MAX));
         // In place (PERF-2: no copy of the kept history); the generation moves on.

@@ -443,3 +443,25 @@ async fn chat_1_an_export_without_run_marks_imports_and_only_new_runs_can_be_nam
     old.rewind(&next.run_id).unwrap();
     assert_eq!(old.messages().len(), 12);
 }
+
+/// CHAT-1, CORE-2: an imported history can mark a run inside a tool cycle (a hostile or
+/// hand-edited export: the call, the run's input, then the call's result); a rewind there
+/// is refused with `invalid_state` and changes nothing, never leaving a call unanswered.
+#[tokio::test]
+async fn chat_1_core_2_a_run_marked_inside_a_tool_cycle_is_not_rewound() {
+    let (rt, _, runs) = session(None, "inside").await;
+    let mut state: Value = serde_json::from_str(&rt.export_state().unwrap()).unwrap();
+    let m = state["history"]["messages"].as_array().unwrap().clone();
+    assert_eq!((m[0]["role"].as_str(), m[1]["role"].as_str(), m[2]["role"].as_str()), (Some("user"), Some("assistant"), Some("tool")));
+    state["history"]["messages"] = json!([m[1], m[0], m[2], m[3]]);
+    let mut mark = state["runs"][0].clone();
+    mark["message"] = json!(1);
+    state["runs"] = json!([mark]);
+    let crafted = AgentRuntime::new(config(None, "inside-2"), model()).unwrap();
+    crafted.import_state(&state.to_string()).unwrap();
+    let before = crafted.messages();
+    assert_eq!(code(crafted.rewind(&runs[0]).unwrap_err()), ErrorCode::InvalidState);
+    assert_eq!(code(crafted.regenerate(&runs[0]).await.unwrap_err()), ErrorCode::InvalidState);
+    assert_eq!(crafted.messages(), before);
+    assert!(arkagent::HistoryInvariants::tool_calls_paired(&crafted.messages()));
+}

@@ -166,3 +166,24 @@ test('chat_1_js_a_gesture_whose_run_fails_before_an_answer_puts_the_session_back
   assert.deepEqual(m.problems, []);
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+// index.d.ts, rewind(): "Rejects … with "invalid_state" (an imported history marks the run
+// inside a tool cycle)".
+test('chat_1_js_a_run_marked_inside_a_tool_cycle_is_refused_with_invalid_state', async () => {
+  const m = new ScriptedModel([
+    () => completion({ toolCalls: [{ id: 'c1', name: 'weather', arguments: '{}' }], usage: USAGE }),
+    () => completion({ content: 'sunny', usage: USAGE }),
+  ]);
+  const rt = runtime(m, 'source');
+  const { runId } = await rt.run('task 1');
+  const state = JSON.parse(rt.exportState());
+  const [user, call, result, answer] = state.history.messages;
+  assert.deepEqual([user.role, call.role, result.role, answer.role], ['user', 'assistant', 'tool', 'assistant']);
+  state.history.messages = [call, user, result, answer];
+  state.runs = [{ ...state.runs[0], message: 1 }];
+  const crafted = runtime(m, 'inside');
+  crafted.importState(JSON.stringify(state));
+  const before = crafted.historyJson();
+  await assert.rejects(crafted.rewind(runId), (e) => e.code === 'invalid_state');
+  assert.equal(crafted.historyJson(), before);
+});

@@ -2456,7 +2456,8 @@ export class AgentRuntime {
    * what was dropped (`inputText`: the dropped input, for an edit box). Rejects (nothing
    * changes) with "unknown_run" (no such run, or an earlier rewind dropped it),
    * "run_compressed" (a compression archived its input into an episode: refused, never a
-   * guess), "run_in_progress" or the store's code. Like run(), it takes the run slot
+   * guess), "invalid_state" (an imported history marks the run inside a tool cycle),
+   * "run_in_progress" or the store's code. Like run(), it takes the run slot
    * before the Promise is returned and holds it until the Promise settles.
    */
   rewind(runId: string): Promise<RewindResult>;
