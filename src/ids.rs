@@ -29,7 +29,8 @@ impl IdGenerator for DefaultIdGenerator {
     }
 }
 
-/// `prefix-1`, `prefix-2`, … for tests.
+/// `prefix-1`, `prefix-2`, … for tests. It starts again at 1 in every process: in a
+/// session resumed from a store, the run ids the session already has are skipped.
 #[derive(Debug)]
 pub struct SequentialIdGenerator {
     prefix: String,

@@ -109,7 +109,7 @@ impl AgentRuntime {
         if let Some(input) = input.as_ref().filter(|i| self.inner.config.image_codec.is_none() || !i.has_images()) {
             active.inner.session.check_input(input)?;
         }
-        let (rewound, new_run) = (run_id.to_owned(), self.inner.config.id_generator.next_id());
+        let (rewound, new_run) = (run_id.to_owned(), self.inner.new_run_id()?);
         let span = tracing::info_span!("arkagent.run", run_id = %new_run, rewound = %rewound);
         Ok(async move {
             let outcome = rerun(&active, &rewound, input, &new_run).await;
@@ -189,6 +189,11 @@ impl Inner {
             self.emit("", EventKind::SessionCommitted { commit_seq, message_count });
         }
         Ok((result, undo))
+    }
+
+    /// A new run's id: one this session has no run of (CHAT-1).
+    pub(super) fn new_run_id(&self) -> Result<String, ArkAgentError> {
+        self.session.fresh_run_id(|| self.config.id_generator.next_id())
     }
 
     /// Puts back what a regenerate's or an edit-and-resend's rewind dropped, when its run

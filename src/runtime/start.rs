@@ -59,7 +59,7 @@ async fn release<T>(holding: impl Future<Output = (T, RunSlot)>) -> T {
 
 impl AgentRuntime {
     /// Runs the loop for one user input until a final answer, `max_iterations` or
-    /// cancellation. Errors: `run_in_progress`, `approval_pending` (a turn waits for approval: answer it and [`resume_run`](Self::resume_run) first), or the model call's [`LlmError`](crate::LlmError).
+    /// cancellation. Errors: `run_in_progress`, `approval_pending` (a turn waits for approval: answer it and [`resume_run`](Self::resume_run) first), `invalid_config` (the id generator gives only run ids this session already has), or the model call's [`LlmError`](crate::LlmError).
     /// The history then stays paired: when the very first model call of the run failed
     /// (the model produced nothing), the input is taken out again so the history is as
     /// before the run (a compression committed meanwhile stays) — a retry does not send
@@ -112,7 +112,7 @@ impl AgentRuntime {
         let active = self.claim_linked(parent)?;
         // TOOL-1: a turn waiting for approval is answered and resumed first.
         active.inner.refuse_while_pending()?;
-        let run_id = self.inner.config.id_generator.next_id();
+        let run_id = active.inner.new_run_id()?;
         let span = tracing::info_span!("arkagent.run", run_id = %run_id);
         Ok(async move {
             let inner = Arc::clone(&active.inner);
@@ -192,7 +192,7 @@ impl AgentRuntime {
         service.start_run();
         let ctx = ToolContext {
             session_id: self.session_id(),
-            run_id: self.inner.config.id_generator.next_id(),
+            run_id: self.inner.new_run_id()?,
             cancel: active.cancel.clone(),
             abort: Default::default(),
             memory: self.inner.memory.clone(),

@@ -230,6 +230,19 @@ impl Session {
         Some(committed)
     }
 
+    /// CHAT-1: the first id from `next_id` that names no run of this session: two runs of
+    /// one name could not be told apart, and a store would refuse the session when it is
+    /// next opened. An id generator that restarts with the process (as
+    /// [`SequentialIdGenerator`](crate::SequentialIdGenerator) does) repeats ids: those are
+    /// skipped. `invalid_config` when the generator gives nothing new in as many tries as
+    /// the session has runs, and 16 more.
+    pub fn fresh_run_id(&self, next_id: impl Fn() -> String) -> Result<String, ArkAgentError> {
+        let state = self.snapshot();
+        let taken: std::collections::HashSet<&str> = state.runs.iter().map(|m| m.run_id.as_str()).collect();
+        let id = (0..taken.len() + 16).map(|_| next_id()).find(|id| !taken.contains(id.as_str()));
+        id.ok_or_else(|| ArkAgentError::config(ErrorCode::InvalidConfig, "the id generator gives only run ids this session already has"))
+    }
+
     /// CHAT-1: whether [`rewind`](Self::rewind) to `run_id` would be refused now
     /// (`unknown_run`, `run_compressed`); nothing changes.
     pub fn check_rewind(&self, run_id: &str) -> Result<(), ArkAgentError> {

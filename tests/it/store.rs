@@ -874,3 +874,32 @@ async fn store_4_store_5_a_huge_token_count_saturates_the_listed_total() {
     assert_eq!(listed[0].total_tokens, 9_300_000_000_000_000_000);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// CHAT-1, STORE-4: an id generator that restarts with the process (SequentialIdGenerator)
+/// gives run ids the resumed session already has: they are skipped, so every run of the
+/// session has its own id and the stored session keeps opening.
+#[tokio::test]
+async fn store_4_run_ids_a_resumed_session_has_are_skipped_and_it_still_opens() {
+    let dir = temp_dir("store-repeated-run");
+    let path = dir.join("s.db");
+    let open = || {
+        let mut c = store_config(sqlite(&path), "repeat", false);
+        c.id_generator = Arc::new(SequentialIdGenerator::new("r"));
+        AgentRuntime::new(c, busy_model()).unwrap()
+    };
+    let rt = open();
+    let first = rt.run("first").await.unwrap().run_id;
+    drop(rt);
+    let rt = open();
+    let second = rt.run("second").await.unwrap().run_id;
+    assert_ne!(second, first);
+    drop(rt);
+    let rt = open();
+    let ids: Vec<String> = rt.state().runs.iter().map(|m| m.run_id.clone()).collect();
+    assert_eq!(ids, [first.clone(), second.clone()], "the stored session opens with both runs");
+    rt.rewind(&second).unwrap();
+    rt.rewind(&first).unwrap();
+    assert!(rt.messages().is_empty());
+    drop(rt);
+    let _ = std::fs::remove_dir_all(&dir);
+}
