@@ -144,7 +144,11 @@ fn fork_of(state: &AgentState, through: Option<&str>, session_id: &str) -> Resul
     let (runs, live, pending) = match through {
         None => (state.runs.len(), state.history.messages.len(), state.pending_turn.clone()),
         Some(run_id) => {
-            let (index, _) = locate(state, run_id)?;
+            // The cut is after run `run_id`'s answer: its own input may be archived as long
+            // as the next run's (the cut point) is live.
+            let Some(index) = state.runs.iter().position(|m| m.run_id == run_id) else {
+                return Err(ArkAgentError::gesture(ErrorCode::UnknownRun, format!("this session has no run {run_id:?}")));
+            };
             match state.runs.get(index + 1) {
                 None => (index + 1, state.history.messages.len(), state.pending_turn.clone()),
                 Some(next) => (index + 1, live_index(state, next.message, run_id)?, None),

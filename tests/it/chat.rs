@@ -189,6 +189,13 @@ async fn chat_1_a_point_inside_a_compression_is_refused_with_run_compressed() {
     // Forking through run 1 would cut inside the episode; through the last run it does not.
     assert_eq!(code(rt.fork("f", Some(&runs[0])).unwrap_err()), ErrorCode::RunCompressed);
     assert_eq!(rt.state(), state);
+    // Through run 3, whose own input is archived, the cut is run 4's input, which is live.
+    assert_eq!(code(rt.rewind(&runs[2]).unwrap_err()), ErrorCode::RunCompressed);
+    let live = rt.messages().len();
+    let through_3: AgentState = serde_json::from_str(&rt.fork("f3", Some(&runs[2])).unwrap()).unwrap();
+    assert_eq!(through_3.runs.len(), 3);
+    assert_eq!(through_3.history.messages.len(), live - 2, "all but run 4's input and answer");
+    assert_eq!(rt.state(), state);
     // The live runs can be rewound; the episode stays, and so does the compression's cost.
     let episodes = rt.episodic_memories();
     let r = rt.rewind(&runs[3]).unwrap();
