@@ -95,15 +95,13 @@ const DAMPING: f64 = 0.02;
 
 /// `v` to a multiple of 10⁻⁶: such a number prints and parses back to the same `f64`
 /// (serde_json's default parser is exact for it), so a resumed calibration is identical.
-/// (A value too large to scale is left as it is: it prints and parses back exactly too.)
 fn quantized(v: f64) -> f64 {
-    let scaled = v * 1e6;
-    if scaled.is_finite() {
-        scaled.round() / 1e6
-    } else {
-        v
-    }
+    (v * 1e6).round() / 1e6
 }
+
+/// Beyond this a fit entry is not one observations make (they add size-weighted squares of
+/// counts) but an import's: it could overflow when scaled, so the fit starts over.
+const MAX_FIT: f64 = 1e300;
 
 /// Index of (i, j), i ≤ j, in the packed upper triangle.
 fn packed(i: usize, j: usize) -> usize {
@@ -191,7 +189,7 @@ impl TokenCalibration {
         // Weight 1/size: squared errors grow with size², so larger requests count more,
         // by their size, not its square.
         let w = 1.0 / target;
-        if self.fit.iter().any(|v| !v.is_finite()) {
+        if self.fit.iter().any(|v| !v.is_finite() || v.abs() > MAX_FIT) {
             self.fit = [0.0; FIT_LEN];
         }
         for v in &mut self.fit {
@@ -217,11 +215,6 @@ impl TokenCalibration {
             [self.ascii, self.digits, self.cjk, self.other, self.images] = f.map(|v| quantized(bounded(v)));
         }
         self.fit = self.fit.map(quantized);
-        // An imported fit near f64::MAX can overflow in the sums: start over rather than keep
-        // an infinity (JSON has none: it would be written as null and never read back).
-        if self.fit.iter().any(|v| !v.is_finite()) {
-            self.fit = [0.0; FIT_LEN];
-        }
         self.observations = self.observations.saturating_add(1);
         true
     }

@@ -309,7 +309,7 @@ pub(crate) fn unanswered_tail(messages: &[Message]) -> usize {
 
 /// THINK-2: clears the reasoning blocks of every answer in `kept` but the open tool
 /// cycle's; true when there were any.
-fn drop_unbound_thinking(kept: &mut [Message]) -> bool {
+pub(crate) fn drop_unbound_thinking(kept: &mut [Message]) -> bool {
     let results = kept.iter().rev().take_while(|m| matches!(m, Message::Tool { .. })).count();
     let open = kept.len().checked_sub(results + 1).filter(|&i| results > 0 && !kept[i].tool_calls().is_empty());
     let mut cleared = false;

@@ -15,7 +15,7 @@ mod sizer;
 mod image_tokens;
 mod split;
 
-pub(crate) use compressor::archive;
+pub(crate) use compressor::{archive, drop_unbound_thinking};
 pub use compressor::{
     apply_compression, CompressContext, CompressOutcome, CompressReason, CompressResult, ContextCompressor,
     StagedCompression, COMPRESSION_USAGE_SOURCE,

@@ -110,9 +110,8 @@ impl Persist {
     /// CHAT-1: commits `state`, a rewind of the current one, before anyone sees it — the
     /// usages from `usages` and the sub-agent records from `child_usages` on written
     /// again (they are marked discarded; or no longer, when a rewind is put back). On
-    /// error nothing is stored and the cursor is untouched but for those usages, which
-    /// the next commit writes again (the caller keeps the old state, which the cursor
-    /// otherwise still describes).
+    /// error nothing is stored and the cursor is untouched (the caller keeps the old
+    /// state, which the cursor still describes).
     pub(super) fn commit_rewind(
         &mut self,
         state: &AgentState,
@@ -120,11 +119,7 @@ impl Persist {
         clock: &dyn Clock,
     ) -> Result<Option<Committed>, ArkAgentError> {
         let c = Cursor { usages: self.cursor.usages.min(usages), child_usages: self.cursor.child_usages.min(child_usages), ..self.cursor.clone() };
-        let written = self.write(c.clone(), state, clock).map_err(|(e, _)| {
-            // The next commit writes those usages again, whatever the state is by then.
-            (self.cursor.usages, self.cursor.child_usages) = (c.usages, c.child_usages);
-            e
-        })?;
+        let written = self.write(c, state, clock).map_err(|(e, _)| e)?;
         Ok(written.map(|(committed, cursor)| {
             self.cursor = cursor;
             committed

@@ -73,9 +73,21 @@ pub struct RewindUndo {
     runs_kept: usize,
     /// The first usage and sub-agent record the rewind marked discarded from.
     from: (usize, usize),
+    /// Episodes when the rewind was made: more since means a compression committed.
+    episodes: usize,
 }
 
 impl RewindUndo {
+    /// Whether `state` is where the rewind left it, so that this can go back.
+    fn fits(&self, state: &AgentState) -> bool {
+        let at = state.archived_count() + state.history.messages.len() as u64;
+        at == self.at
+            && state.runs.len() == self.runs_kept
+            && state.pending_turn.is_none()
+            && self.usages.iter().all(|&i| i < state.usages.len())
+            && self.child_usages.iter().all(|&i| i < state.child_usages.len())
+    }
+
     fn restore(self, state: &mut AgentState) {
         state.history.messages.extend(self.messages);
         state.runs.extend(self.runs);
@@ -105,6 +117,7 @@ fn cut(state: &mut AgentState, index: usize, live: usize, from: (usize, usize)) 
         at,
         runs_kept: index,
         from,
+        episodes: state.history.episodic_memories.len(),
     };
     let mut discarded = ChildUsageSummary::default();
     for (i, usage) in state.usages.iter_mut().enumerate().skip(from.0) {
@@ -177,7 +190,8 @@ impl Session {
     /// only then does anyone see it; when the write fails nothing changed. The reset
     /// ritual follows (the provider's count and the prompt size are forgotten; the
     /// calibration stays). The caller holds the run slot. Errors: `unknown_run`,
-    /// `run_compressed`, the store's codes.
+    /// `run_compressed`, `invalid_state` (the run does not begin with its input, or begins
+    /// inside a tool cycle: an imported history), the store's codes.
     /// The [`RewindUndo`] puts the dropped part back ([`put_back`](Self::put_back)).
     pub fn rewind(&self, run_id: &str) -> Result<(RewindResult, Option<Committed>, RewindUndo), ArkAgentError> {
         let mut persist = self.lock_persist();
@@ -214,24 +228,48 @@ impl Session {
     /// rewind left it (the same absolute end, as a compression since then keeps it; the
     /// same run marks; no paused turn): a regenerate or an edit-and-resend whose run failed
     /// before the model answered (its input taken back) leaves the session as it was
-    /// before the gesture. With a store it is written as a rewind is (the rows again, the
-    /// usages no longer discarded); when that write fails the state stays put back and the
-    /// next commit writes it. `None` when the session moved on (nothing changed).
+    /// before the gesture. With a store it is written first, as a rewind is (the rows
+    /// again, the usages no longer discarded); when that write fails nothing changes (the
+    /// session stays rewound). After a compression committed meanwhile, the answers put
+    /// back lose their reasoning blocks but the open cycle's, as the kept ones did
+    /// (THINK-2). `None` when the session moved on or `undo` is not this session's.
     pub fn put_back(&self, undo: RewindUndo) -> Option<Result<Option<Committed>, ArkAgentError>> {
         let mut persist = self.lock_persist();
         let mut guard = self.lock();
-        let at = guard.archived_count() + guard.history.messages.len() as u64;
-        if at != undo.at || guard.runs.len() != undo.runs_kept || guard.pending_turn.is_some() {
+        if !undo.fits(&guard) {
             return None;
         }
-        let from = undo.from;
-        let state = Arc::make_mut(&mut guard);
-        undo.restore(state);
-        let committed = persist.as_mut().map(|p| p.commit_rewind(state, from, &*self.clock)).transpose().map(Option::flatten);
+        let compressed = guard.history.episodic_memories.len() != undo.episodes;
+        let restore = |state: &mut AgentState| {
+            let from = undo.from;
+            undo.restore(state);
+            if compressed {
+                crate::compress::drop_unbound_thinking(&mut state.history.messages);
+            }
+            from
+        };
+        let committed = match persist.as_mut() {
+            None => {
+                restore(Arc::make_mut(&mut guard));
+                None
+            }
+            Some(p) => {
+                // Written from a copy: a refused write leaves the session as it is.
+                let mut restored = AgentState::clone(&guard);
+                let from = restore(&mut restored);
+                match p.commit_rewind(&restored, from, &*self.clock) {
+                    Ok(committed) => {
+                        *guard = Arc::new(restored);
+                        committed
+                    }
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+        };
         drop(guard);
         drop(persist);
         self.reset_counts();
-        Some(committed)
+        Some(Ok(committed))
     }
 
     /// CHAT-1: the first id from `next_id` that names no run of this session: two runs of

@@ -356,7 +356,7 @@ async fn chat_1_a_gesture_whose_run_fails_after_an_answer_keeps_the_new_run() {
     each_wire(|| async {
         let scripted = model();
         let transport = ScriptedModel::with(move |body: &Value, index| {
-            // The regenerate's second call (the sixth request of the session) fails.
+            // The regenerate's second call (request 7: three runs of two, then its first) fails.
             if index == 6 + 1 {
                 return Reply::Raw(503, json!({"error": {"message": "overloaded", "type": "server_error"}}).to_string());
             }

@@ -224,3 +224,41 @@ fn store_2_core_6_an_import_is_invisible_until_its_store_write_commits() {
     let stored = store.open_session("mine").unwrap().state.unwrap();
     assert_eq!(stored.history.episodic_memories.len(), 1, "what readers see is what is stored");
 }
+
+/// CHAT-1, STORE-2: a regenerate whose run fails before an answer and whose put-back write
+/// fails too (the store filled up meanwhile) leaves the session rewound, in memory and in
+/// the store alike; once the store takes writes again, the next run commits and the listed
+/// total is still the sum of the usages (no usage counted twice).
+#[tokio::test]
+async fn chat_1_store_2_a_failed_put_back_write_leaves_the_session_rewound_and_counted_once() {
+    let mem = InMemorySessionStore::new();
+    let fail = Arc::new(AtomicBool::new(false));
+    let trip = Arc::new(AtomicBool::new(false));
+    let store: Arc<dyn SessionStore> = Arc::new(ArmedStore { inner: mem.clone(), fail: fail.clone() });
+    let busy = busy_model();
+    let (fail_on_call, tripped) = (fail.clone(), trip.clone());
+    let model = ScriptedModel::with(move |body: &serde_json::Value, i| {
+        if tripped.swap(false, Ordering::SeqCst) {
+            // The provider fails, and from now on so does the store.
+            fail_on_call.store(true, Ordering::SeqCst);
+            return Reply::Raw(500, r#"{"error":{"message":"down","type":"server_error"}}"#.into());
+        }
+        busy.respond(body, i)
+    });
+    let rt = AgentRuntime::new(store_config(store, "put-back-full", false), model).unwrap();
+    rt.run("weather in Paris?").await.unwrap();
+    let rewound = rt.messages().len();
+    let second = rt.run("and in Oslo?").await.unwrap().run_id;
+    trip.store(true, Ordering::SeqCst);
+    let err = rt.regenerate(&second).await.unwrap_err();
+    assert_eq!(err.code(), "llm_server");
+    assert_eq!(rt.messages().len(), rewound, "the put-back was not written, so it was not made");
+    fail.store(false, Ordering::SeqCst);
+    rt.run("and in Rome?").await.unwrap();
+    let expected = rt.state();
+    drop(rt);
+    let stored = mem.open_session("put-back-full").unwrap().state.unwrap();
+    assert_eq!(serde_json::to_value(&stored).unwrap(), serde_json::to_value(&expected).unwrap(), "the store follows the history");
+    let sum: u64 = expected.usages.iter().map(|u| u.total_tokens).sum();
+    assert_eq!(mem.list_sessions().unwrap()[0].total_tokens, sum, "every usage counted once");
+}

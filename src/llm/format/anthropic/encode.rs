@@ -17,8 +17,8 @@
 //!   appended block by block without touching earlier bytes;
 //! - a history whose first message is the model's (after a compression) starts with a
 //!   short user message (`continued.md`);
-//! - empty texts are not sent (Anthropic refuses empty text blocks); a message left
-//!   with no block is skipped.
+//! - empty texts are not sent (Anthropic refuses empty text blocks), nor the model's or
+//!   the system's whitespace-only ones; a message left with no block is skipped.
 //!
 //! Prompt caching (`cache_control: {"type":"ephemeral"}`, at most 4 breakpoints) is
 //! automatic, 3 breakpoints: the system prompt block and the last tool (fixed, encoded
@@ -172,19 +172,21 @@ impl Serialize for ResultContent<'_> {
 }
 
 /// Whether a text is empty or only whitespace: Anthropic refuses such a text block (400
-/// "text content blocks must contain non-whitespace text"), so none is sent.
+/// "text content blocks must contain non-whitespace text"), so none of the model's or the
+/// system's is sent. (A user's blank input stays: dropped, the request would end with the
+/// model's answer, a prefill.)
 fn blank(text: &str) -> bool {
     text.trim().is_empty()
 }
 
-/// The blocks of a user message's or tool result's content (blank texts left out).
+/// The blocks of a user message's or tool result's content (empty texts left out).
 fn content_blocks(content: &Content) -> Vec<Block<'_>> {
     match content {
-        Content::Text(text) => (!blank(text)).then_some(Block::Text { text, cache_control: None }).into_iter().collect(),
+        Content::Text(text) => (!text.is_empty()).then_some(Block::Text { text, cache_control: None }).into_iter().collect(),
         Content::Parts(parts) => parts
             .iter()
             .filter_map(|p| match p {
-                ContentPart::Text { text } => (!blank(text)).then_some(Block::Text { text, cache_control: None }),
+                ContentPart::Text { text } => (!text.is_empty()).then_some(Block::Text { text, cache_control: None }),
                 ContentPart::Image(image) => Some(Block::Image { source: Source(&image.source), cache_control: None }),
             })
             .collect(),
