@@ -447,7 +447,8 @@ fn compressing_squeezer() -> Squeeze {
 // earlier rewind dropped it), `_RUN_COMPRESSED` (a compression archived its input),
 // `_RUN_IN_PROGRESS`, the store's codes; then nothing changed." arkagent_runtime_regenerate /
 // arkagent_runtime_edit_and_resend: "Errors: the rewind's (then no run starts)".
-// arkagent_runtime_fork: "Errors: `_UNKNOWN_RUN`, `_RUN_COMPRESSED`". Nothing changed: the
+// arkagent_runtime_fork: "Errors: `_UNKNOWN_RUN`, `_RUN_COMPRESSED`" (the cut inside what a
+// compression archived: a fork through run 1 cuts at run 2's input, live here). Nothing changed: the
 // export and the store's list are byte-identical, no event, no model call, no out string.
 #[test]
 fn chat_1_c_refused_rewinds_regenerates_edits_and_forks_change_nothing() {
@@ -481,7 +482,6 @@ fn chat_1_c_refused_rewinds_regenerates_edits_and_forks_change_nothing() {
         ("edit compressed", edit_and_resend(rt, &ids[0], "x")),
         ("fork unknown", fork(rt, "h2-refused-f", Some("no-such-run"))),
         ("fork dropped", fork(rt, "h2-refused-f", Some(&ids[3]))),
-        ("fork compressed", fork(rt, "h2-refused-f", Some(&ids[0]))),
     ];
     let codes: Vec<(&str, ArkAgentResult)> = refused.iter().map(|(what, (code, _))| (*what, *code)).collect();
     let (unknown, compressed) = (ArkAgentResult::UnknownRun, ArkAgentResult::RunCompressed);
@@ -498,7 +498,6 @@ fn chat_1_c_refused_rewinds_regenerates_edits_and_forks_change_nothing() {
             ("edit compressed", compressed),
             ("fork unknown", unknown),
             ("fork dropped", unknown),
-            ("fork compressed", compressed),
         ]
     );
     assert!(refused.iter().all(|(_, (_, out))| out.is_none()), "no out string on a refusal: {refused:?}");
@@ -506,6 +505,10 @@ fn chat_1_c_refused_rewinds_regenerates_edits_and_forks_change_nothing() {
     assert_eq!(store_list_raw(store), listed_before, "the store is as it was");
     assert_eq!(model.requests(), requests_before, "no run started");
     assert_eq!(*heard.lock().unwrap(), Vec::<Value>::new(), "no event");
+    // A fork through run 1, whose input is archived, cuts at run 2's input, which is live.
+    let (r, forked) = fork(rt, "h2-refused-f", Some(&ids[0]));
+    assert_eq!(r, ArkAgentResult::Ok);
+    assert!(forked.is_some_and(|s| s.contains("\"session_id\":\"h2-refused-f\"")));
     free(rt);
     ffi::arkagent_store_free(store);
     let _ = std::fs::remove_dir_all(dir);
