@@ -30,8 +30,8 @@ impl IdGenerator for DefaultIdGenerator {
 }
 
 /// `prefix-1`, `prefix-2`, … for tests. It starts again at 1 in every process: in a
-/// session resumed from a store the run ids it already has are skipped, but a repeated
-/// episode id refuses a compression (`invalid_episode_id`) — not for apps.
+/// session resumed from a store, the run ids and (for the default compressor) episode ids
+/// it already has are skipped.
 #[derive(Debug)]
 pub struct SequentialIdGenerator {
     prefix: String,

@@ -299,6 +299,22 @@ pub(crate) fn archive(state: &mut AgentState, staged: StagedCompression) -> Resu
     Ok(cleared)
 }
 
+/// CMP-6: the first id from `next_id` that names no episode of `state` (an id generator
+/// restarting with the process, as `SequentialIdGenerator` does, repeats ids: a repeated
+/// one would be refused with `invalid_episode_id`); after as many tries as there are
+/// episodes, and 16 more, the last one.
+pub(crate) fn fresh_episode_id(state: &AgentState, next_id: impl Fn() -> String) -> String {
+    let episodes = &state.history.episodic_memories;
+    let mut id = next_id();
+    for _ in 0..episodes.len() + 16 {
+        if !episodes.iter().any(|e| e.id == id) {
+            break;
+        }
+        id = next_id();
+    }
+    id
+}
+
 /// CMP-4: how many of the latest messages every compression keeps whatever it was asked:
 /// the last one when the model has yet to answer it (the user's input or tool results, as
 /// before a model call in a run), so the next request still holds what it answers; none

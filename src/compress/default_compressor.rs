@@ -308,7 +308,7 @@ impl ContextCompressor for DefaultContextCompressor {
         let staged = StagedCompression {
             split_index: split,
             summary,
-            episode_id: ctx.id_generator.next_id(),
+            episode_id: super::compressor::fresh_episode_id(state, || ctx.id_generator.next_id()),
             created_at_ms: ctx.clock.now_ms(),
         };
         CompressResult::compressed(staged, spent.tagged())

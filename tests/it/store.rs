@@ -876,30 +876,65 @@ async fn store_4_store_5_a_huge_token_count_saturates_the_listed_total() {
 }
 
 /// CHAT-1, STORE-4: an id generator that restarts with the process (SequentialIdGenerator)
-/// gives run ids the resumed session already has: they are skipped, so every run of the
-/// session has its own id and the stored session keeps opening.
+/// gives run ids and episode ids the resumed session already has: they are skipped, so
+/// every run and episode of the session has its own id, compressions go on after the
+/// resume, and the stored session keeps opening.
 #[tokio::test]
-async fn store_4_run_ids_a_resumed_session_has_are_skipped_and_it_still_opens() {
+async fn store_4_cmp_6_ids_a_resumed_session_has_are_skipped_and_it_still_opens() {
     let dir = temp_dir("store-repeated-run");
     let path = dir.join("s.db");
     let open = || {
-        let mut c = store_config(sqlite(&path), "repeat", false);
+        let mut c = store_config(sqlite(&path), "repeat", true);
         c.id_generator = Arc::new(SequentialIdGenerator::new("r"));
         AgentRuntime::new(c, busy_model()).unwrap()
     };
     let rt = open();
     let first = rt.run("first").await.unwrap().run_id;
+    let episodes = rt.episodic_memories().len();
+    assert!(episodes > 0, "the first run compressed");
     drop(rt);
     let rt = open();
     let second = rt.run("second").await.unwrap().run_id;
     assert_ne!(second, first);
+    assert!(rt.episodic_memories().len() > episodes, "a compression after the resume");
     drop(rt);
     let rt = open();
     let ids: Vec<String> = rt.state().runs.iter().map(|m| m.run_id.clone()).collect();
     assert_eq!(ids, [first.clone(), second.clone()], "the stored session opens with both runs");
     rt.rewind(&second).unwrap();
-    rt.rewind(&first).unwrap();
-    assert!(rt.messages().is_empty());
     drop(rt);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// CMP-6: the default compressor skips episode ids the session already has (a generator
+/// that restarts with the process repeats them, and a repeated one was refused with
+/// `invalid_episode_id`: no compression could commit again).
+#[tokio::test]
+async fn cmp_6_the_default_compressor_skips_episode_ids_the_session_has() {
+    let donor = AgentRuntime::new(
+        { let mut c = store_config(Arc::new(InMemorySessionStore::new()), "donor-ep", true); c.store = None; c },
+        busy_model(),
+    )
+    .unwrap();
+    donor.run("first").await.unwrap();
+    donor.run("second").await.unwrap();
+    let mut state: Value = serde_json::from_str(&donor.export_state().unwrap()).unwrap();
+    let episodes = state["history"]["episodic_memories"].as_array_mut().unwrap();
+    assert!(!episodes.is_empty());
+    // The ids a fresh SequentialIdGenerator("r") gives next, r-1 being the run's.
+    for (i, e) in episodes.iter_mut().enumerate() {
+        e["id"] = json!(format!("r-{}", i + 2));
+    }
+    let count = episodes.len();
+    let mut c = store_config(Arc::new(InMemorySessionStore::new()), "ep-ids", true);
+    c.store = None;
+    c.id_generator = Arc::new(SequentialIdGenerator::new("r"));
+    let rt = AgentRuntime::new(c, busy_model()).unwrap();
+    rt.import_state(&state.to_string()).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _sub = rt.subscribe(recorder.clone());
+    rt.run("third").await.unwrap();
+    let refused = recorder.0.lock().unwrap().iter().filter(|e| serde_json::to_string(e).unwrap().contains("invalid_episode_id")).count();
+    assert_eq!(refused, 0, "no compression refused for a repeated episode id");
+    assert!(rt.episodic_memories().len() > count, "a compression committed");
 }
