@@ -525,6 +525,46 @@ async fn think_2_store_2_blocks_a_compression_clears_stay_cleared_after_a_resume
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// THINK-2, CHAT-1: a regenerate whose run compressed (for a context overflow) and then
+/// failed before an answer puts the dropped run back — its answers' reasoning blocks
+/// cleared, as the compression cleared the kept ones': their signatures were bound to a
+/// prefix that has just changed. The next run completes.
+#[tokio::test]
+async fn think_2_chat_1_a_run_put_back_after_a_compression_loses_its_blocks() {
+    let provider = ThinkingProvider::new(Flavor::Anthropic, API_KEY, 1);
+    let mut c = config(Flavor::Anthropic, false);
+    // Never by the threshold: only the overflow compresses.
+    let compressor = ContextCompressorConfig { keep_recent_message_count: 2, min_messages_to_summarize: 2, ..ContextCompressorConfig::with_threshold(10_000_000) };
+    c.compression = Some(Compression::Default { config: compressor, summarizer: None });
+    let rt = AgentRuntime::new(c, provider.clone()).unwrap();
+    let mut runs = Vec::new();
+    for run in 0..3 {
+        runs.push(rt.run(format!("run {run}: the weather?")).await.unwrap().run_id);
+    }
+    let before = rt.messages();
+    let signed = |messages: &[Message]| messages.iter().filter(|m| matches!(m, Message::Assistant { thinking, .. } if !thinking.is_empty())).count();
+    assert_eq!(signed(&before), 6, "every answer keeps its blocks");
+    provider.overflow_then_overload();
+    let e = rt.regenerate(&runs[2]).await.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::LlmServer, "{e}");
+    let episodes = rt.episodic_memories();
+    assert_eq!(episodes.len(), 1, "the regenerate's run compressed first");
+    let after = rt.messages();
+    let unsigned = |messages: &[Message]| -> Vec<Message> {
+        let mut messages = messages.to_vec();
+        for m in &mut messages {
+            if let Message::Assistant { thinking, .. } = m {
+                *thinking = Default::default();
+            }
+        }
+        messages
+    };
+    assert_eq!(after, unsigned(&before[episodes[0].message_count..]), "run 2 is back, after what was archived, but for its blocks");
+    assert_eq!(signed(&after), 0, "no answer put back keeps a block signed over the old prefix");
+    rt.run("run 3: the weather?").await.unwrap_or_else(|e| panic!("{e} {:?}", provider.refusals()));
+    assert!(provider.refusals().is_empty(), "{:?}", provider.refusals());
+}
+
 #[test]
 fn think_5_docs_and_examples_default_to_a_model_that_exists() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -86,6 +86,8 @@ struct State {
     hang_at: Option<usize>,
     /// Answers (by number) with a blank text: see [`ThinkingProvider::blank_answer_at`].
     blank_at: Option<usize>,
+    /// Error answers (status, body) for the next requests that are not a summarizer's.
+    troubles: std::collections::VecDeque<(u16, Value)>,
 }
 
 pub struct ThinkingProvider {
@@ -125,6 +127,16 @@ impl ThinkingProvider {
     /// of `"\n\n"` before its tool call (or as its whole answer).
     pub fn blank_answer_at(&self, n: usize) {
         self.state.lock().unwrap().blank_at = Some(n);
+    }
+
+    /// The next request that is not a summarizer's is refused as too long for the context
+    /// window (Anthropic's 400), the one after it gets 529 `overloaded_error`: a run that
+    /// compresses for the overflow, then fails before an answer.
+    pub fn overflow_then_overload(&self) {
+        let error = |kind: &str, message: &str| json!({"type": "error", "error": {"type": kind, "message": message}});
+        let mut state = self.state.lock().unwrap();
+        state.troubles.push_back((400, error("invalid_request_error", "prompt is too long: 208000 tokens > 200000 maximum")));
+        state.troubles.push_back((529, error("overloaded_error", "Overloaded")));
     }
 
     fn refuse(&self, message: String) -> Refusal {
@@ -453,6 +465,11 @@ impl HttpTransport for ThinkingProvider {
             let mut state = self.state.lock().unwrap();
             state.bodies.push((*request.body).clone());
             let index = state.bodies.len() - 1;
+            if !is_summary(&body, self.flavor) {
+                if let Some((status, error)) = state.troubles.pop_front() {
+                    return Ok(HttpResponse::full(status, error.to_string()));
+                }
+            }
             match self.check(&body, &state.given) {
                 Err((status, error)) => {
                     state.refusals.push(error.to_string());
