@@ -40,11 +40,10 @@ fn section<'a>(content: &'a str, heading: &str) -> Option<&'a str> {
     for line in content.split_inclusive('\n') {
         if line.trim_end() == heading || line.starts_with(&format!("{heading} ")) {
             let rest = &content[offset..];
-            let body_start = line.len();
-            let end = rest[body_start..]
-                .match_indices("\n## ")
-                .next()
-                .map_or(rest.len(), |(i, _)| body_start + i);
+            // From the heading line's own newline, so that a heading right after it ends
+            // the (empty) section too.
+            let from = line.len() - usize::from(line.ends_with('\n'));
+            let end = rest[from..].match_indices("\n## ").next().map_or(rest.len(), |(i, _)| from + i);
             return Some(rest[..end].trim_end());
         }
         offset += line.len();

@@ -157,6 +157,10 @@ fn iso_3_summary_levels_at_500_501_and_1000_characters_with_chinese_and_emoji() 
 
     let result_only = format!("{}\n## Result\n42 😀", "x".repeat(700));
     assert_eq!(summarize_result(&result_only), "## Result\n42 😀");
+
+    // A heading right after `## Summary` ends it: the section is empty, not the next one.
+    let empty = format!("{}\n## Summary\n## Details\n{}", "x".repeat(600), "d".repeat(50));
+    assert_eq!(summarize_result(&empty), "## Summary");
 }
 
 fn context(id: &str, parent: &str, started: u64) -> SubAgentContext {
