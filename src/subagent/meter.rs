@@ -152,8 +152,11 @@ impl Meter {
     /// is reported only, CMP-6). Either way they count against the budget.
     pub(crate) fn compressed(&self, session: &str, total_tokens: u64, committed: bool) {
         let mut state = self.lock();
-        // The real usage replaces the estimates counted call by call.
-        state.compressing.remove(session);
+        // The real usage replaces the estimates counted call by call — where reported: a
+        // committed compression's calls were all answered, so a total of 0 means no usage
+        // came back and the estimates stand (ISO-5).
+        let estimated = state.compressing.remove(session).unwrap_or(0);
+        let total_tokens = if committed && total_tokens == 0 { estimated } else { total_tokens };
         if committed && session == self.own {
             state.own_spent = state.own_spent.saturating_add(total_tokens);
         }

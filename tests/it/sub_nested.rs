@@ -380,6 +380,53 @@ async fn iso_5_a_childs_token_budget_meters_its_compression_calls() {
     }
 }
 
+/// ISO-5: "real usage where reported, estimate otherwise" holds for a child's compression
+/// too: a summarizer that reports no usage is charged its calls' estimates, in the child's
+/// `token_count` (it was charged nothing).
+#[tokio::test]
+async fn iso_5_a_childs_compression_without_usage_is_charged_its_estimates() {
+    let summarizing = SubAgentDefinition::create(
+        "summarizing",
+        "compresses after every turn",
+        Arc::new(|parent: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, ArkAgentError> {
+            let mut c = parent.clone();
+            let config = arkagent::compress::ContextCompressorConfig {
+                keep_recent_message_count: 2,
+                min_messages_to_summarize: 1,
+                ..arkagent::compress::ContextCompressorConfig::with_threshold(50)
+            };
+            c.compression = Some(arkagent::Compression::Default { config, summarizer: None });
+            c.tools.register(ToolDefinition::new("get_weather", "w", json!({"type": "object"})), Arc::new(LongWeather))?;
+            Ok(c)
+        }),
+    )
+    .unwrap();
+    let summary = snapshot_text("weather", "looked it up");
+    let model = ScriptedModel::with(move |body, _| {
+        if is_summary_request(body) {
+            // No usage at all.
+            return Reply::Json(json!({"choices": [{"message": {"role": "assistant", "content": summary}, "finish_reason": "stop"}]}));
+        }
+        if offers_delegation(body) {
+            return if last_role(body) == "user" { delegate(&[("d1", "summarizing", TASK)]) } else { text_reply("parent done", 1) };
+        }
+        let results = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").count();
+        if results < 4 {
+            return tool_calls_reply(&[(&*format!("w{results}"), "get_weather", json!({"city": "Oslo"}))], 20);
+        }
+        text_reply("sunny", 20)
+    });
+    let rt = AgentRuntime::new(root_config(SubAgentPolicy::default(), vec![summarizing]), model).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _s = rt.subscribe(recorder.clone());
+    rt.run("go").await.unwrap();
+    let committed = recorder.0.lock().unwrap().iter().filter(|e| matches!(&e.kind, arkagent::EventKind::SubAgent(c) if serde_json::to_string(&c.event).unwrap().contains(r#""outcome":"compressed""#))).count();
+    assert!(committed >= 1, "the child committed a compression");
+    let child = rt.sub_agent_registry().unwrap().history()[0].result.clone().unwrap();
+    let reported = rt.total_usage().children.total_tokens;
+    assert!(child.token_count > reported, "the summarizer calls' estimates are charged: {} vs {reported} reported", child.token_count);
+}
+
 const TASK: &str = "look up the weather in Oslo, Bergen, Trondheim, Stavanger, Tromsø, Bodø, Ålesund, Drammen, \
 Kristiansand, Fredrikstad, Sandnes, Sarpsborg, Skien, Haugesund, Tønsberg, Moss, Porsgrunn, Arendal, Hamar, Larvik, \
 Halden, Lillehammer, Molde, Harstad, Gjøvik, Horten, Kongsberg and Narvik, and compare them with last year's";
