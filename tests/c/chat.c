@@ -86,6 +86,13 @@ static ArkAgentRuntime *runtime(Model *m, const char *session) {
   return rt;
 }
 
+/* A runtime on `session`, attached to `store`. */
+static ArkAgentRuntime *stored_runtime(Model *m, const char *session, ArkAgentStore *store) {
+  ArkAgentRuntime *rt = runtime(m, session);
+  EXPECT(arkagent_runtime_attach_store(rt, store, NULL), OK);
+  return rt;
+}
+
 /* The run id in an outcome JSON, copied into `out`. */
 static void run_id_of(const char *outcome, char *out, size_t cap) {
   const char *p = outcome ? strstr(outcome, "\"run_id\":\"") : NULL;
@@ -142,8 +149,7 @@ static void rewind_store_and_fork(const char *path) {
   Model m = {0};
   ArkAgentStore *store = NULL;
   EXPECT(arkagent_store_open(path, &store), OK);
-  ArkAgentRuntime *rt = runtime(&m, "chat");
-  EXPECT(arkagent_runtime_attach_store(rt, store, NULL), OK);
+  ArkAgentRuntime *rt = stored_runtime(&m, "chat", store);
   Events events = {{0}};
   uint64_t sub = 0;
   EXPECT(arkagent_runtime_subscribe(rt, event_cb, &events, &sub), OK);
@@ -172,8 +178,7 @@ static void rewind_store_and_fork(const char *path) {
   EXPECT(arkagent_runtime_fork(rt, "x", "no-such-run", NULL), ARK_AGENT_RESULT_UNKNOWN_RUN);
   arkagent_runtime_free(rt);
   /* The rewind survived; the rewound session can be named again after the restart. */
-  rt = runtime(&m, "chat");
-  EXPECT(arkagent_runtime_attach_store(rt, store, NULL), OK);
+  rt = stored_runtime(&m, "chat", store);
   char *messages = NULL;
   EXPECT(arkagent_runtime_messages(rt, &messages), OK);
   CHECK(messages && strstr(messages, "task 1") && !strstr(messages, "task 2") && !strstr(messages, "task 3"), "rewound on disk");
@@ -182,8 +187,7 @@ static void rewind_store_and_fork(const char *path) {
   arkagent_runtime_free(rt);
   /* The fork resumes from the store; its first request extends run 1's. */
   int before = m.requests;
-  rt = runtime(&m, "chat-fork");
-  EXPECT(arkagent_runtime_attach_store(rt, store, NULL), OK);
+  rt = stored_runtime(&m, "chat-fork", store);
   char r4[64];
   run(rt, "task 4", r4);
   size_t n = prefix_len(m.bodies[0]);
@@ -198,8 +202,7 @@ static void failed_gesture_puts_back(const char *path) {
   Model m = {0};
   ArkAgentStore *store = NULL;
   EXPECT(arkagent_store_open(path, &store), OK);
-  ArkAgentRuntime *rt = runtime(&m, "put-back");
-  EXPECT(arkagent_runtime_attach_store(rt, store, NULL), OK);
+  ArkAgentRuntime *rt = stored_runtime(&m, "put-back", store);
   char r1[64], r2[64];
   run(rt, "task 1", r1);
   run(rt, "task 2", r2);
@@ -218,8 +221,7 @@ static void failed_gesture_puts_back(const char *path) {
   CHECK(strstr(events.types, "session_rewound") && tail && strcmp(tail, ",session_committed") == 0, "the put-back is committed");
   arkagent_runtime_free(rt);
   m.down = 0;
-  rt = runtime(&m, "put-back");
-  EXPECT(arkagent_runtime_attach_store(rt, store, NULL), OK);
+  rt = stored_runtime(&m, "put-back", store);
   EXPECT(arkagent_runtime_messages(rt, &after), OK);
   CHECK(before && after && strcmp(before, after) == 0, "the store has it too");
   arkagent_string_free(after);

@@ -328,37 +328,14 @@ async fn sub_6_a_stream_broken_mid_answer_without_a_cancel_counts_as_a_call() {
 #[tokio::test]
 async fn iso_5_a_childs_token_budget_meters_its_compression_calls() {
     for (summary, committed) in [(snapshot_text("weather", "looked it up"), true), ("no snapshot".to_owned(), false)] {
-        let summarizing = SubAgentDefinition::create(
-            "summarizing",
-            "compresses after every turn",
-            Arc::new(|parent: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, ArkAgentError> {
-                let mut c = parent.clone();
-                let config = arkagent::compress::ContextCompressorConfig {
-                    keep_recent_message_count: 2,
-                    min_messages_to_summarize: 1,
-                    ..arkagent::compress::ContextCompressorConfig::with_threshold(50)
-                };
-                c.compression = Some(arkagent::Compression::Default { config, summarizer: None });
-                c.tools.register(ToolDefinition::new("get_weather", "w", json!({"type": "object"})), Arc::new(LongWeather))?;
-                Ok(c)
-            }),
-        )
-        .unwrap();
+        let summarizing = summarizing_worker();
         let model = ScriptedModel::with(move |body, _| {
             if is_summary_request(body) {
                 let mut reply = json!({"choices": [{"message": {"role": "assistant", "content": summary}, "finish_reason": "stop"}]});
                 reply["usage"] = json!({"prompt_tokens": 2_900, "completion_tokens": 100, "total_tokens": 3_000});
                 return Reply::Json(reply);
             }
-            if offers_delegation(body) {
-                // A long task: what the child's first compression archives outweighs a snapshot.
-                return if last_role(body) == "user" { delegate(&[("d1", "summarizing", TASK)]) } else { text_reply("parent done", 1) };
-            }
-            let results = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").count();
-            if results < 4 {
-                return tool_calls_reply(&[(&*format!("w{results}"), "get_weather", json!({"city": "Oslo"}))], 20);
-            }
-            text_reply("sunny", 20)
+            parent_or_child_turn(body)
         });
         let mut config = root_config(SubAgentPolicy::default(), vec![summarizing]);
         config.delegation.as_mut().unwrap().child_token_budget = Some(2_000);
@@ -385,7 +362,30 @@ async fn iso_5_a_childs_token_budget_meters_its_compression_calls() {
 /// `token_count` (it was charged nothing).
 #[tokio::test]
 async fn iso_5_a_childs_compression_without_usage_is_charged_its_estimates() {
-    let summarizing = SubAgentDefinition::create(
+    let summarizing = summarizing_worker();
+    let summary = snapshot_text("weather", "looked it up");
+    let model = ScriptedModel::with(move |body, _| {
+        if is_summary_request(body) {
+            // No usage at all.
+            return Reply::Json(json!({"choices": [{"message": {"role": "assistant", "content": summary}, "finish_reason": "stop"}]}));
+        }
+        parent_or_child_turn(body)
+    });
+    let rt = AgentRuntime::new(root_config(SubAgentPolicy::default(), vec![summarizing]), model).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _s = rt.subscribe(recorder.clone());
+    rt.run("go").await.unwrap();
+    let committed = recorder.0.lock().unwrap().iter().filter(|e| matches!(&e.kind, arkagent::EventKind::SubAgent(c) if serde_json::to_string(&c.event).unwrap().contains(r#""outcome":"compressed""#))).count();
+    assert!(committed >= 1, "the child committed a compression");
+    let child = rt.sub_agent_registry().unwrap().history()[0].result.clone().unwrap();
+    let reported = rt.total_usage().children.total_tokens;
+    assert!(child.token_count > reported, "the summarizer calls' estimates are charged: {} vs {reported} reported", child.token_count);
+}
+
+/// A worker whose child compresses after every turn (threshold 50, two messages kept) and
+/// has a weather tool whose report outweighs a snapshot.
+fn summarizing_worker() -> SubAgentDefinition {
+    SubAgentDefinition::create(
         "summarizing",
         "compresses after every turn",
         Arc::new(|parent: &AgentRuntimeConfig| -> Result<AgentRuntimeConfig, ArkAgentError> {
@@ -400,31 +400,22 @@ async fn iso_5_a_childs_compression_without_usage_is_charged_its_estimates() {
             Ok(c)
         }),
     )
-    .unwrap();
-    let summary = snapshot_text("weather", "looked it up");
-    let model = ScriptedModel::with(move |body, _| {
-        if is_summary_request(body) {
-            // No usage at all.
-            return Reply::Json(json!({"choices": [{"message": {"role": "assistant", "content": summary}, "finish_reason": "stop"}]}));
-        }
-        if offers_delegation(body) {
-            return if last_role(body) == "user" { delegate(&[("d1", "summarizing", TASK)]) } else { text_reply("parent done", 1) };
-        }
-        let results = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").count();
-        if results < 4 {
-            return tool_calls_reply(&[(&*format!("w{results}"), "get_weather", json!({"city": "Oslo"}))], 20);
-        }
-        text_reply("sunny", 20)
-    });
-    let rt = AgentRuntime::new(root_config(SubAgentPolicy::default(), vec![summarizing]), model).unwrap();
-    let recorder = Arc::new(Recorder::default());
-    let _s = rt.subscribe(recorder.clone());
-    rt.run("go").await.unwrap();
-    let committed = recorder.0.lock().unwrap().iter().filter(|e| matches!(&e.kind, arkagent::EventKind::SubAgent(c) if serde_json::to_string(&c.event).unwrap().contains(r#""outcome":"compressed""#))).count();
-    assert!(committed >= 1, "the child committed a compression");
-    let child = rt.sub_agent_registry().unwrap().history()[0].result.clone().unwrap();
-    let reported = rt.total_usage().children.total_tokens;
-    assert!(child.token_count > reported, "the summarizer calls' estimates are charged: {} vs {reported} reported", child.token_count);
+    .unwrap()
+}
+
+/// The parent delegates `TASK` to the summarizing worker, then answers; the child calls
+/// the weather tool four times, then answers "sunny". (Summarizer requests are the
+/// caller's.)
+fn parent_or_child_turn(body: &Value) -> Reply {
+    if offers_delegation(body) {
+        // A long task: what the child's first compression archives outweighs a snapshot.
+        return if last_role(body) == "user" { delegate(&[("d1", "summarizing", TASK)]) } else { text_reply("parent done", 1) };
+    }
+    let results = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").count();
+    if results < 4 {
+        return tool_calls_reply(&[(&*format!("w{results}"), "get_weather", json!({"city": "Oslo"}))], 20);
+    }
+    text_reply("sunny", 20)
 }
 
 const TASK: &str = "look up the weather in Oslo, Bergen, Trondheim, Stavanger, Tromsø, Bodø, Ålesund, Drammen, \
