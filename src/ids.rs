@@ -51,6 +51,13 @@ impl IdGenerator for SequentialIdGenerator {
     }
 }
 
+/// The first of `tries` ids drawn from `next_id` that `taken` does not hold: a generator
+/// restarting with the process, as [`SequentialIdGenerator`] does, repeats ids (CHAT-1
+/// run ids, CMP-6 episode ids).
+pub(crate) fn fresh_id(tries: usize, next_id: impl Fn() -> String, taken: impl Fn(&str) -> bool) -> Option<String> {
+    (0..tries).map(|_| next_id()).find(|id| !taken(id))
+}
+
 /// Wall-clock time, injectable (CORE-6).
 pub trait Clock: Send + Sync {
     /// Milliseconds since the Unix epoch.

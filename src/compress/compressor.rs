@@ -302,17 +302,11 @@ pub(crate) fn archive(state: &mut AgentState, staged: StagedCompression) -> Resu
 /// CMP-6: the first id from `next_id` that names no episode of `state` (an id generator
 /// restarting with the process, as `SequentialIdGenerator` does, repeats ids: a repeated
 /// one would be refused with `invalid_episode_id`); after as many tries as there are
-/// episodes, and 16 more, the last one.
+/// episodes, and 16 more, one more id.
 pub(crate) fn fresh_episode_id(state: &AgentState, next_id: impl Fn() -> String) -> String {
     let episodes = &state.history.episodic_memories;
-    let mut id = next_id();
-    for _ in 0..episodes.len() + 16 {
-        if !episodes.iter().any(|e| e.id == id) {
-            break;
-        }
-        id = next_id();
-    }
-    id
+    let fresh = crate::ids::fresh_id(episodes.len() + 16, &next_id, |id| episodes.iter().any(|e| e.id == id));
+    fresh.unwrap_or_else(next_id)
 }
 
 /// CMP-4: how many of the latest messages every compression keeps whatever it was asked:

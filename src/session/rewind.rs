@@ -281,7 +281,7 @@ impl Session {
     pub fn fresh_run_id(&self, next_id: impl Fn() -> String) -> Result<String, ArkAgentError> {
         let state = self.snapshot();
         let taken: std::collections::HashSet<&str> = state.runs.iter().map(|m| m.run_id.as_str()).collect();
-        let id = (0..taken.len() + 16).map(|_| next_id()).find(|id| !taken.contains(id.as_str()));
+        let id = crate::ids::fresh_id(taken.len() + 16, next_id, |id| taken.contains(id));
         id.ok_or_else(|| ArkAgentError::config(ErrorCode::InvalidConfig, "the id generator gives only run ids this session already has"))
     }
 
