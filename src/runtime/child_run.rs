@@ -63,14 +63,16 @@ impl Registered<'_> {
         }
     }
 
-    fn finish(mut self, result: SubAgentResult, messages: Vec<Message>) {
-        self.finish_now(result, messages);
+    /// Ends the record with `result`; the registry's reason when it had force-completed
+    /// the child meanwhile (its ending wins: SUB-8).
+    fn finish(mut self, result: SubAgentResult, messages: Vec<Message>) -> Option<String> {
+        self.finish_now(result, messages)
     }
 
     /// [`finish`](Self::finish) through a borrow (the drop then does nothing).
-    fn finish_now(&mut self, result: SubAgentResult, messages: Vec<Message>) {
+    fn finish_now(&mut self, result: SubAgentResult, messages: Vec<Message>) -> Option<String> {
         self.end(result.usage.clone());
-        self.service.config.registry.conclude(&self.session_id, result, messages, self.service.parent_config.clock.now_ms());
+        self.service.config.registry.conclude(&self.session_id, result, messages, self.service.parent_config.clock.now_ms())
     }
 }
 
@@ -78,6 +80,14 @@ impl Drop for Registered<'_> {
     fn drop(&mut self) {
         if self.ended {
             return;
+        }
+        // CORE-4: the child's run was dropped mid-tool-cycle (nothing else writes its
+        // session now); its open calls get results saying so, so its record stays paired.
+        if let Some(child) = &self.child {
+            let open = child.inner.session.snapshot().history.messages.last().map(|m| m.tool_calls().to_vec()).filter(|c| !c.is_empty());
+            if let Some(calls) = open {
+                child.inner.session.push_tool_results(&calls, calls.iter().map(|_| super::tool_exec::cancelled()).collect());
+            }
         }
         let spending = self.spending();
         self.end(spending.usage.clone());
@@ -203,9 +213,6 @@ struct ChildRun {
     outcome: Result<RunOutcome, ArkAgentError>,
     spending: ChildSpending,
     budget_tripped: bool,
-    /// The registry's reason when it force-completed the child (`session-closed`,
-    /// `stale`, a host's own).
-    forced_by_registry: Option<String>,
 }
 
 #[async_trait]
@@ -347,8 +354,7 @@ impl<'a> Delegation<'a> {
             Ok(run) => run.instrument(span).await,
             Err(e) => Err(e),
         };
-        let forced_by_registry = service.config.registry.unsettled_reason(&registered.session_id);
-        ChildRun { outcome, spending: registered.spending(), budget_tripped: meter.0.counted().tripped, forced_by_registry }
+        ChildRun { outcome, spending: registered.spending(), budget_tripped: meter.0.counted().tripped }
     }
 
     /// Why the child ended (SUB-8: codes only, never the child's raw error text).
@@ -357,14 +363,7 @@ impl<'a> Delegation<'a> {
             Ok(o) if o.status == RunStatus::Completed => ChildEnding::Completed,
             _ if run.budget_tripped => ChildEnding::TokenBudgetExceeded,
             Ok(o) if o.status == RunStatus::MaxIterations => ChildEnding::MaxIterations,
-            // The registry's own endings keep their name (SUB-8: the parent's answer and the
-            // record agree); a host's reason is outside the set: `force-completed`.
-            Ok(_) if self.force.is_cancelled() && !self.ctx.cancel.is_cancelled() => {
-                match run.forced_by_registry.as_deref().and_then(ChildEnding::parse) {
-                    Some(e @ (ChildEnding::SessionClosed | ChildEnding::Stale)) => e,
-                    _ => ChildEnding::ForceCompleted,
-                }
-            }
+            Ok(_) if self.force.is_cancelled() && !self.ctx.cancel.is_cancelled() => ChildEnding::ForceCompleted,
             Ok(_) => ChildEnding::Cancelled,
             Err(_) => ChildEnding::Failed,
         }
@@ -374,11 +373,7 @@ impl<'a> Delegation<'a> {
     /// summarized result (ISO-3) and the metadata (SUB-6's `child_usage`).
     fn conclude(&self, registered: Registered<'_>, run: ChildRun) -> ToolResult {
         let ending = self.ending(&run);
-        let code = match (&run.outcome, ending) {
-            (_, ChildEnding::Completed) => None,
-            (Err(e), ChildEnding::Failed) => Some(e.code().as_str().to_owned()),
-            (_, forced) => Some(forced.as_str().to_owned()),
-        };
+        let code = ending_code(&run.outcome, ending);
         let final_text = match &run.outcome {
             Ok(o) if ending == ChildEnding::Completed => o.final_text.clone().unwrap_or_default(),
             _ => String::new(),
@@ -396,7 +391,16 @@ impl<'a> Delegation<'a> {
             usage: usage.clone(),
         };
         let session_id = registered.session_id.clone();
-        registered.finish(record, spending.messages);
+        // SUB-8: a child the registry force-completed meanwhile is answered as its record
+        // says — the registry's own endings keep their name, a host's reason is
+        // `force-completed` — even when its run ended with a final answer.
+        let (ending, code) = match registered.finish(record, spending.messages).map(|r| ChildEnding::parse(&r)) {
+            None => (ending, code),
+            Some(reason) => {
+                let forced = reason.filter(|e| matches!(e, ChildEnding::SessionClosed | ChildEnding::Stale)).unwrap_or(ChildEnding::ForceCompleted);
+                (forced, ending_code(&outcome, forced))
+            }
+        };
         let metadata = json!({
             "service": SUB_AGENT_SERVICE_ID,
             "assignee": self.assignee,
@@ -415,5 +419,15 @@ impl<'a> Delegation<'a> {
         };
         result.metadata = Some(metadata);
         result
+    }
+}
+
+/// The `delegate_task` answer's code for `ending` (SUB-8): none when completed, the
+/// child's error code when it failed, the forced reason otherwise.
+fn ending_code(outcome: &Result<RunOutcome, ArkAgentError>, ending: ChildEnding) -> Option<String> {
+    match (outcome, ending) {
+        (_, ChildEnding::Completed) => None,
+        (Err(e), ChildEnding::Failed) => Some(e.code().as_str().to_owned()),
+        (_, forced) => Some(forced.as_str().to_owned()),
     }
 }

@@ -83,7 +83,8 @@ impl ExecPolicy {
     }
 }
 
-fn cancelled() -> ToolResult {
+/// The result of a call the run's cancel cut off (CORE-4).
+pub(super) fn cancelled() -> ToolResult {
     ToolResult::error("cancelled", "the run was cancelled before this tool call finished")
 }
 

@@ -215,15 +215,20 @@ impl SubAgentRegistry {
     }
 
     /// A delegation's run ended with `result` (its final figures): archived as
-    /// [`complete`](Self::complete) does, or — when it was force-completed while its run
-    /// wound down — that record keeps its ending and gets these figures and messages.
-    pub(crate) fn conclude(&self, id: &str, result: SubAgentResult, messages: Vec<Message>, now_ms: u64) {
+    /// [`complete`](Self::complete) does (`None`), or — when it was force-completed while
+    /// its run wound down — that record keeps its ending and gets these figures and
+    /// messages, and its reason is returned (SUB-8: the parent is answered as forced, even
+    /// when the run ended with a final answer; the registry decides, under its lock).
+    pub(crate) fn conclude(&self, id: &str, result: SubAgentResult, messages: Vec<Message>, now_ms: u64) -> Option<String> {
         let mut inner = self.lock();
         match inner.active.remove(id) {
-            Some(Active { context, .. }) => Self::archive_result(&mut inner, context, result, messages, now_ms),
+            Some(Active { context, .. }) => {
+                Self::archive_result(&mut inner, context, result, messages, now_ms);
+                None
+            }
             None => {
                 let figures = Figures::of(Some(&result));
-                Self::settle(&mut inner, id, figures, result.tools_used, messages);
+                Self::settle(&mut inner, id, figures, result.tools_used, messages)
             }
         }
     }
@@ -301,12 +306,6 @@ impl SubAgentRegistry {
         inner.completed.retain(|c| now_ms.saturating_sub(c.ended_at_ms.unwrap_or(c.started_at_ms)) <= max_age_ms);
         n += before - inner.completed.len();
         n
-    }
-
-    /// The reason a delegated child was force-completed with while its run still winds
-    /// down (`session-closed`, `stale`, a host's own); `None` once settled or never forced.
-    pub(crate) fn unsettled_reason(&self, id: &str) -> Option<String> {
-        self.lock().unsettled.get(id).map(|u| u.reason.clone())
     }
 
     /// Running sub-agents (oldest first).
@@ -401,9 +400,10 @@ impl SubAgentRegistry {
 
     /// An unsettled record gets its final figures: the totals hold them less its
     /// descendants' instead of its own part at the forced completion, its open parent's
-    /// descendants follow, and the record in the history is updated in place.
-    fn settle(inner: &mut Inner, id: &str, figures: Figures, tools_used: Vec<String>, messages: Vec<Message>) {
-        let Some(unsettled) = inner.unsettled.remove(id) else { return };
+    /// descendants follow, and the record in the history is updated in place. Returns the
+    /// reason it was forced with (`None`: no such record).
+    fn settle(inner: &mut Inner, id: &str, figures: Figures, tools_used: Vec<String>, messages: Vec<Message>) -> Option<String> {
+        let unsettled = inner.unsettled.remove(id)?;
         let descendants = inner.descendants.remove(id).unwrap_or_default();
         inner.totals = std::mem::take(&mut inner.totals).minus(&unsettled.counted).plus(&figures.clone().minus(&descendants));
         if let Some(parent) = unsettled.folded_into.filter(|p| inner.is_open(p)) {
@@ -416,6 +416,7 @@ impl SubAgentRegistry {
                 (result.token_count, result.usage, result.tools_used) = (figures.tokens, figures.usage, tools_used);
             }
         }
+        Some(unsettled.reason)
     }
 
     fn push_history(inner: &mut Inner, context: SubAgentContext) {

@@ -174,6 +174,9 @@ async fn end_a_running_child(how: Forced, reason: &str) {
     assert_eq!(answered.as_deref(), Some(expected), "{how:?}");
     assert_real_spending(&rt, &record, &format!("{how:?}"));
     assert_eq!(registry.stats().completed_count, 1, "ended once");
+    // CORE-4: however it ended, its record is paired (a call the cancel cut off has a
+    // result saying so).
+    assert!(arkagent::HistoryInvariants::tool_calls_paired(&record.messages), "{how:?}: {:?}", record.messages);
 }
 
 #[tokio::test]
@@ -194,6 +197,33 @@ async fn iso_4_sub_6_a_stale_child_archives_its_spending() {
 #[tokio::test]
 async fn iso_4_sub_6_a_child_of_a_cancelled_run_archives_its_spending() {
     end_a_running_child(Forced::ParentCancelled, "cancelled").await;
+}
+
+/// SUB-8: a child force-completed from a callback of its final answer (the answer is in,
+/// its run not yet over) is answered to the parent as forced, as its record says — not
+/// with the answer.
+#[tokio::test]
+async fn sub_8_a_child_forced_as_it_answers_is_answered_as_forced() {
+    let weather = Arc::new(WeatherTool::default());
+    let rt = AgentRuntime::new(priced_parent(SubAgentPolicy::default(), weather), family(|| text_reply("child done", 0))).unwrap();
+    let registry = rt.sub_agent_registry().unwrap();
+    let found = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let _sub = rt.subscribe(Arc::new({
+        let (registry, found) = (registry.clone(), found.clone());
+        move |e: &arkagent::AgentEvent| {
+            if let arkagent::EventKind::SubAgent(c) = &e.kind {
+                if matches!(c.event.kind, arkagent::EventKind::ModelResponse { tool_call_count: 0, .. }) {
+                    found.lock().unwrap().push(registry.force_complete(&c.child_session_id, "user-stopped", 1));
+                }
+            }
+        }
+    }));
+    assert_eq!(rt.run("go").await.unwrap().status, RunStatus::Completed);
+    assert_eq!(*found.lock().unwrap(), [true], "forced while it ran");
+    let record = ended(&rt);
+    assert_eq!(record.result.as_ref().unwrap().forced_reason.as_deref(), Some("user-stopped"));
+    assert_eq!(delegate_answer_code(&rt).as_deref(), Some("force-completed"), "the parent is told what the record says");
+    assert_eq!(registry.stats().completed_count, 1, "ended once");
 }
 
 /// Root → child (its call: 200 tokens, a delegation) → grandchild (its call: 100 tokens,
@@ -258,6 +288,9 @@ async fn iso_4_sub_6_cancelling_the_root_of_a_nested_tree_counts_each_call_once(
     assert!(rt.cancel());
     assert_eq!(running.await.unwrap().unwrap().status, RunStatus::Cancelled);
     assert_nested_totals(&rt, &registry);
+    for record in registry.history() {
+        assert!(arkagent::HistoryInvariants::tool_calls_paired(&record.messages), "CORE-4, {}: {:?}", record.task, record.messages);
+    }
 }
 
 /// Item 2 (every ending of a C host's sub-agent: failed, force-completed by id, session
