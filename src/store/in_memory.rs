@@ -150,7 +150,7 @@ impl SessionLease for MemoryLease {
         if let Some((from, runs)) = &c.runs {
             put(&mut s.runs, *from, runs);
         }
-        if s.title.is_none() {
+        if s.title.is_none() || c.retitles() {
             s.title = c.title_candidate();
         }
         s.tokens = s.tokens.saturating_add(c.tokens());

@@ -63,15 +63,23 @@ impl Commit {
         self.child_usages.iter().skip(self.rewritten.1).fold(own, |a, r| a.saturating_add(r.usage.total_tokens))
     }
 
-    /// The first user message's text, shortened to a title: the episodes' archived
+    /// The first user text, shortened to a title (a message with no text, a photo alone,
+    /// is passed over): the episodes' archived
     /// messages come first (a fork or an import whose first user text was compressed out
     /// is titled like its source).
     pub(crate) fn title_candidate(&self) -> Option<String> {
         let archived = self.episodes.iter().flat_map(|e| e.archived_messages.iter());
         archived.chain(&self.messages).find_map(|m| match m {
-            Message::User { content } => Some(title_of(&content.text())),
+            Message::User { content } => Some(title_of(&content.text())).filter(|t| !t.is_empty()),
             _ => None,
         })
+    }
+
+    /// STORE-4: whether this commit writes the session from its first message on (its
+    /// first commit, a rewind or an edit of its first run): the stored title is then
+    /// replaced by [`title_candidate`](Self::title_candidate), not kept.
+    pub(crate) fn retitles(&self) -> bool {
+        self.messages_from == 0
     }
 }
 
@@ -87,7 +95,9 @@ pub(crate) fn title_of(text: &str) -> String {
 pub struct SessionSummary {
     /// Session id (the runtime config's `session_id`).
     pub id: String,
-    /// The first user text's first line, at most 80 characters; empty before the first run.
+    /// The first user text's first line, at most 80 characters (a photo without text is
+    /// passed over); empty before the first run. It follows an edit of the first run's
+    /// text, and a rewind to before the first run empties it.
     pub title: String,
     /// Time of the last commit (the runtime's clock), milliseconds since the Unix epoch.
     pub updated_ms: u64,

@@ -425,7 +425,7 @@ impl SqliteStore {
             marks.write(&tx, id)?;
             tx.prepare_cached(
                 "UPDATE sessions SET seq = seq + 1, updated_ms = ?2, message_count = ?3,
-                    total_tokens = min(total_tokens, 9223372036854775807 - ?4) + ?4, title = coalesce(title, ?5),
+                    total_tokens = min(total_tokens, 9223372036854775807 - ?4) + ?4, title = CASE WHEN ?9 THEN ?5 ELSE coalesce(title, ?5) END,
                     token_calibration = coalesce(?6, token_calibration),
                     pending_turn = CASE WHEN ?7 THEN ?8 ELSE pending_turn END
                  WHERE id = ?1 RETURNING seq",
@@ -440,7 +440,8 @@ impl SqliteStore {
                         c.title_candidate(),
                         calibration,
                         pending.is_some(),
-                        pending.clone().flatten()
+                        pending.clone().flatten(),
+                        c.retitles()
                     ],
                     |r| r.get(0),
                 )

@@ -659,6 +659,35 @@ async fn store_4_title_is_the_first_lines_first_80_characters_and_empty_before_t
     }
 }
 
+/// STORE-4, CHAT-1: the title follows the first user text through the gestures — an edit
+/// of the first run retitles the session, a rewind to before it empties the title, and a
+/// photo sent without text is passed over; in SQLite and in memory.
+#[tokio::test]
+async fn store_4_chat_1_the_title_follows_an_edit_or_rewind_of_the_first_run() {
+    let dir = temp_dir("store4-retitle");
+    for store in [sqlite(&dir.join("sessions.db")), Arc::new(InMemorySessionStore::new()) as Arc<dyn SessionStore>] {
+        let title = |id: &str| store.list_sessions().unwrap().into_iter().find(|s| s.id == id).unwrap().title;
+        let rt = AgentRuntime::new(store_config(store.clone(), "t", false), busy_model()).unwrap();
+        let first = rt.run("Paris?").await.unwrap().run_id;
+        rt.run("And Oslo?").await.unwrap();
+        assert_eq!(title("t"), "Paris?");
+        let edited = rt.edit_and_resend(&first, "Tokyo?").await.unwrap().run_id;
+        assert_eq!(title("t"), "Tokyo?", "an edit of the first run's text");
+        rt.run("And Rome?").await.unwrap();
+        assert_eq!(title("t"), "Tokyo?", "later texts leave it");
+        rt.rewind(&edited).unwrap();
+        assert_eq!(title("t"), "", "rewound to before the first run");
+        rt.run("Berlin?").await.unwrap();
+        assert_eq!(title("t"), "Berlin?");
+        let photo = AgentRuntime::new(store_config(store.clone(), "p", false), busy_model()).unwrap();
+        let image = arkagent::ContentPart::image(arkagent::ImageData::new(crate::photos::small_png(1)).unwrap());
+        photo.run(arkagent::Content::Parts(vec![image])).await.unwrap();
+        assert_eq!(title("p"), "", "a photo alone has no text");
+        photo.run("what is it?").await.unwrap();
+        assert_eq!(title("p"), "what is it?", "the first user text");
+    }
+}
+
 /// STORE-1 (README "Durable sessions": "SQLite … WAL journal, `synchronous=NORMAL`"): the
 /// file a store writes is in WAL mode (read back by another connection) and the default
 /// sync level is NORMAL.

@@ -370,6 +370,32 @@ test('store_6_js_session_committed_counts_from_1_before_run_finished_and_detachS
   assert.deepEqual(model.problems, []);
 });
 
+// SessionSummary.title: "(a photo without text is passed over) … It follows an edit of the
+// first run's text, and a rewind to before the first run empties it."
+test('store_4_chat_1_js_the_title_follows_an_edit_or_rewind_of_the_first_run', async () => {
+  const store = native.SessionStore.openMemory();
+  const title = (id) => store.list().find((s) => s.id === id).title;
+  const open = (id) => {
+    const config = runtimeConfig();
+    config.sessionId = id;
+    const model = new ScriptedModel(Array.from({ length: 8 }, () => () => completion({ content: 'ok', usage: USAGE })));
+    return new native.AgentRuntime(config, model.transport, new native.ToolRegistry(), store);
+  };
+  const rt = open('t');
+  const first = (await rt.run('Paris?')).runId;
+  await rt.run('And Oslo?');
+  assert.equal(title('t'), 'Paris?');
+  const edited = (await rt.editAndResend(first, 'Tokyo?')).runId;
+  assert.equal(title('t'), 'Tokyo?', 'an edit of the first run');
+  await rt.rewind(edited);
+  assert.equal(title('t'), '', 'rewound to before the first run');
+  const photo = open('p');
+  await photo.runParts([native.ContentPart.image(new Uint8Array(PNG))]);
+  assert.equal(title('p'), '', 'a photo alone has no text');
+  await photo.run('what is it?');
+  assert.equal(title('p'), 'what is it?');
+});
+
 // SessionSummary.title: "The first user text's first line, at most 80 characters";
 // SessionStore.list(): "Every session, most recently updated first."
 test('store_4_js_list_titles_are_the_first_line_cut_at_80_characters_most_recent_first', async () => {
