@@ -43,7 +43,14 @@ impl Harness {
         for (key, value) in env {
             command.env(key, value);
         }
-        let mut process = command.spawn().unwrap();
+        // A spawn can fail for a moment on a loaded machine (EAGAIN); a few tries, then
+        // the error itself.
+        let mut process = (0..5)
+            .find_map(|_| command.spawn().map_err(|e| eprintln!("kill {kill}: spawn failed: {e:?}; trying again")).ok().or_else(|| {
+                std::thread::sleep(Duration::from_millis(100));
+                None
+            }))
+            .unwrap_or_else(|| panic!("kill {kill}: the child could not be spawned: {:?}", command.spawn().err()));
         let mut out = BufReader::new(process.stdout.take().unwrap());
         let mut line = String::new();
         while !line.contains("CHILD-READY") {
