@@ -338,7 +338,8 @@ typedef const char *(*ArkAgentNextIdCallback)(void *userdata);
 // Runs a tool. Called on the thread running `arkagent_runtime_run`; several calls of
 // one turn may be outstanding at once. `call_json` (`{"call_id","name","arguments":{…},
 // "session_id","run_id"}`) is valid only during the call. Finish `completion` inside the
-// callback or later from any thread. Until it is finished, `completion` also reaches the
+// callback or later from any thread; while the callback blocks, the call's deadline and a
+// cancel wait for it to return (see [`arkagent_tool_abort_reason`]). Until it is finished, `completion` also reaches the
 // calling runtime's read-only episodic memory and its memory namespace (seed 000 §3:
 // every tool gets the MemoryService): `arkagent_tool_episodes`,
 // `arkagent_tool_find_episode`, `arkagent_tool_memory_store`, `arkagent_tool_memory_recall`,
@@ -410,6 +411,9 @@ typedef void (*ArkAgentHttpSendCallback)(void *userdata, const struct ArkAgentHt
 //   library thread (named "arkagent"), for requests not answered yet and for streams
 //   whether or not they have begun — also while `send` for that request is still
 //   running on the blocking call's thread (a run cancelled then ends `"cancelled"`).
+//   A timeout is the exception: it is noticed on that thread, so a `send` that blocks
+//   until its response arrives is not cut off by `request_timeout_ms` (what it finished
+//   is used) — return from `send` at once to have the timeout hold.
 // - Never called for a request the host had finished (`arkagent_http_complete`,
 //   `arkagent_http_fail` or `arkagent_http_stream_end` returned) before the library
 //   stopped wanting it: a finishing call that races a running cancel callback waits
@@ -626,9 +630,11 @@ enum ArkAgentResult arkagent_tool_fail(struct ArkAgentToolCompletion *completion
 // `"tool_timeout_ms"`; the model was answered `tool_timeout`); `_CANCELLED` after
 // `arkagent_runtime_cancel` or `arkagent_runtime_free` mid-run; `_CLOSED` when the
 // runtime stopped waiting otherwise, and for a NULL, finished or unknown handle (stop in
-// every case). A tool that polls stops
-// when it is not 0; whatever it does, the run does not wait past the deadline. Never
-// blocks. Any thread.
+// every case). A tool that polls stops when it is not 0; whatever it does on its own
+// thread, the run does not wait past the deadline. Its callback, though, runs on the
+// run's thread: while the callback blocks nothing fires (polling inside it reads 0) and
+// the run waits for it to return — return at once and work elsewhere. Never blocks. Any
+// thread.
 int32_t arkagent_tool_abort_reason(const struct ArkAgentToolCompletion *completion);
 
 // TOOL-4: calls `callback(userdata, reason)` once, on a library thread, when this tool
@@ -1079,11 +1085,12 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 // places the prompt-cache breakpoints itself; any other value gives
 // `ARK_AGENT_RESULT_INVALID_CONFIG`. Images (IMG-3, IMG-5): `"image_tokens"?` names the
 // model family's rule for an image's tokens — `"openai_tiles"` (the `openai` default),
-// `"openai_o_tiles"`, `"openai_mini_patches"`, `"openai_nano_patches"`,
-// `"openai_o4_mini_patches"`, `"anthropic"` (the `anthropic` default),
-// `"anthropic_high_res"`, `"qwen_vl"`, `"qwen_vl_high_res"`, `"qwen3_vl"`, `"gemini"`
+// `"openai_gpt5_tiles"`, `"openai_4o_mini_tiles"`, `"openai_o_tiles"`,
+// `"openai_mini_patches"`, `"openai_nano_patches"`, `"openai_o4_mini_patches"`,
+// `"anthropic"` (the `anthropic` default), `"anthropic_high_res"`, `"qwen_vl"`,
+// `"qwen_vl_high_res"`, `"qwen3_vl"`, `"qwen3_vl_high_res"`, `"gemini"`, `"gemini_3"`
 // (another name gives `ARK_AGENT_RESULT_INVALID_JSON`); it also decides whether HEIC/HEIF
-// photos are taken (`"gemini"` and the Qwen-VL ones). `"max_image_bytes"?` (default
+// photos are taken (the Gemini and Qwen-VL ones). `"max_image_bytes"?` (default
 // 20971520) and `"max_images_per_request"?` (default 100) bound what
 // `arkagent_runtime_run_parts` and tool results may carry. Thinking models (THINK-2,
 // THINK-4; README, "Thinking models"): `"provider"?` — `"deepseek"`, `"kimi"`, `"glm"`,

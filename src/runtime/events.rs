@@ -123,7 +123,10 @@ pub enum EventKind {
         is_error: bool,
         /// Runtime error code (`unknown_tool`, `invalid_tool_arguments`, `cancelled`, …).
         error_code: Option<String>,
-        /// What the model will see.
+        /// The result's text as the tool gave it. The model reads it with a failure's
+        /// code around it (`{"error":{"code","message"}}`), after a note when a person
+        /// edited the call's arguments at approval, or an error in its place when its
+        /// images exceed the model's bounds.
         content: String,
         /// Structured host data from the tool result.
         #[serde(default, skip_serializing_if = "Option::is_none")]

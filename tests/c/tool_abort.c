@@ -8,6 +8,8 @@
  *   gives it after, and a late completion is accepted and ignored;
  * - a cancel from another thread and a free mid-run: ARK_AGENT_TOOL_ABORT_CANCELLED;
  * - a tool answered in time: its abort callback never runs;
+ * - a callback that blocks past its deadline: the run waits for it, nothing fires, and
+ *   what it finished is its result;
  * - hostile calls: NULL callback, a second callback, NULL, finished and unknown handles.
  * Built and run by tests/it/tool_abort_c.rs. Prints "N passed, M failed" and exits
  * non-zero on any failure.
@@ -57,6 +59,8 @@ typedef struct {
   atomic_int fired;                   /* abort callbacks run */
   atomic_int reason;                  /* the reason the callback got */
   atomic_int polled_while_waiting;    /* arkagent_tool_abort_reason inside the callback */
+  int block_ms;                       /* > 0: block that long inside the callback, then answer */
+  atomic_int polled_after_block;      /* arkagent_tool_abort_reason after blocking */
   pthread_t thread;
   int started_thread;
 } Tool;
@@ -90,6 +94,10 @@ static void tool_cb(void *userdata, const char *call_json, ArkAgentToolCompletio
     /* Finished: nobody waits any more. */
     CHECK(arkagent_tool_abort_reason(completion) == ARK_AGENT_TOOL_ABORT_CLOSED, "finished handle polls CLOSED");
     EXPECT(arkagent_tool_on_abort(completion, on_abort, t), ARK_AGENT_RESULT_ALREADY_COMPLETED);
+  } else if (t->block_ms) {
+    sleep_ms(t->block_ms);
+    atomic_store(&t->polled_after_block, arkagent_tool_abort_reason(completion));
+    EXPECT(arkagent_tool_complete(completion, "BLOCKED-BUT-DONE", false), OK);
   } else if (t->cancel) {
     t->started_thread = 1;
     pthread_create(&t->thread, NULL, canceller, t);
@@ -188,6 +196,24 @@ static void answered(void) {
   arkagent_runtime_free(rt);
 }
 
+/* arkagent_tool_abort_reason's doc: the callback runs on the run's thread — one that
+   blocks past its deadline holds the run, reads 0 while it blocks, and what it finished
+   before returning is its result. */
+static void blocking(void) {
+  Model m = {0};
+  Tool t = {0};
+  t.block_ms = 150;
+  ArkAgentRuntime *rt = make_runtime(&m, &t, 30, 0);
+  char *outcome = NULL;
+  EXPECT(arkagent_runtime_run(rt, "Do the slow thing", &outcome), OK);
+  CHECK(outcome && strstr(outcome, "\"status\":\"completed\""), "the run completes");
+  arkagent_string_free(outcome);
+  CHECK(atomic_load(&t.polled_after_block) == ARK_AGENT_TOOL_ABORT_NONE, "nothing fires while the callback blocks");
+  CHECK(strstr(m.last, "BLOCKED-BUT-DONE") != NULL && strstr(m.last, "tool_timeout") == NULL, "what it finished is its result");
+  CHECK(atomic_load(&t.fired) == 0, "no abort callback for a call finished inside its callback");
+  arkagent_runtime_free(rt);
+}
+
 static void hostile(void) {
   CHECK(arkagent_tool_abort_reason(NULL) == ARK_AGENT_TOOL_ABORT_CLOSED, "NULL polls CLOSED");
   CHECK(arkagent_tool_abort_reason((const ArkAgentToolCompletion *)0x1234) == ARK_AGENT_TOOL_ABORT_CLOSED, "unknown polls CLOSED");
@@ -219,6 +245,7 @@ int main(void) {
   cancelled(1);
   cancelled(2);
   answered();
+  blocking();
   hostile();
   printf("tool_abort: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

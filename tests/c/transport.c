@@ -717,6 +717,34 @@ static void case_cancel_in_send(void) {
   arkagent_runtime_free(during.rt);
 }
 
+/* OHOS-7's one exception (ArkAgentHttpCancelCallback): a timeout is noticed on the
+ * blocking call's thread, so a send that blocks past request_timeout_ms until its response
+ * arrives is not cut off — what it finished is used, and cancel is never called. */
+static void blocking_send(void *userdata, const ArkAgentHttpRequest *request, ArkAgentHttpCompletion *completion) {
+  (void)userdata;
+  (void)request;
+  sleep_ms(250);
+  EXPECT(arkagent_http_complete(completion, 200, NULL, (const uint8_t *)FINAL_REPLY, strlen(FINAL_REPLY)), OK);
+}
+
+static void blocking_cancel(void *userdata, ArkAgentHttpCompletion *completion) {
+  (void)completion;
+  (*(int *)userdata)++;
+}
+
+static void case_blocking_send(void) {
+  int cancels = 0;
+  ArkAgentHttp http = {blocking_send, blocking_cancel, &cancels};
+  ArkAgentRuntime *rt = NULL;
+  EXPECT(arkagent_runtime_new(TIMEOUT_CONFIG, NULL, NULL, &http, &rt), OK);
+  char *outcome = NULL;
+  EXPECT(arkagent_runtime_run(rt, "block in send", &outcome), OK);
+  CHECK(outcome != NULL && strstr(outcome, "Sunny.") != NULL, "what the blocking send finished is used");
+  arkagent_string_free(outcome);
+  arkagent_runtime_free(rt);
+  CHECK(cancels == 0, "cancel never called for it");
+}
+
 /* OHOS-7: a finishing call made inside a cancel callback never waits for another
  * request's running cancel callback: two callbacks that finish each other's requests at
  * the same time do not deadlock. */
@@ -804,6 +832,7 @@ int main(int argc, char **argv) {
   CASE("independent", case_independent());
   CASE("cancel_in_send", case_cancel_in_send());
   CASE("cross_finish", case_cross_finish());
+  CASE("blocking_send", case_blocking_send());
   CHECK(ran > 0, "a known case");
   EXPECT(arkagent_shutdown(), OK);
   printf("transport %s: %d passed, %d failed\n", which, passed, failed);

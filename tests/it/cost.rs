@@ -10,7 +10,8 @@ use arkagent::runtime::{Compression, DelegationConfig, SubAgentDefinition};
 use arkagent::store::SessionStore;
 use arkagent::subagent::{ChildUsageSummary, SubAgentPolicy};
 use arkagent::{
-    AgentEvent, AgentRuntime, AgentRuntimeConfig, ArkAgentError, Cost, EventKind, ModelConfig, ModelPrice, RunStatus, SequentialIdGenerator,
+    AgentEvent, AgentRuntime, AgentRuntimeConfig, ArkAgentError, Cost, EventKind, ModelConfig, ModelPrice, ModelUsage, RunStatus,
+    SequentialIdGenerator,
     SqliteStore,
 };
 use serde_json::{json, Value};
@@ -298,6 +299,18 @@ async fn cost_2_totals_equal_the_sum_of_the_usages_exactly() {
     let amounts: Vec<f64> = usages.iter().map(|u| u.cost.as_ref().unwrap().amount()).collect();
     let forward: f64 = amounts.iter().sum();
     assert!((forward - total as f64 / 1e9).abs() < 1e-9);
+}
+
+/// COST-2 (README "a rate counts to six decimals …, a call's cost is rounded once, to the
+/// nearest nano"): `0.1234567` per 1M counts as `0.123457`; a sub-nano cost rounds half up.
+#[test]
+fn cost_2_a_rate_counts_to_six_decimals_and_a_cost_rounds_once_to_the_nearest_nano() {
+    let usage = |prompt: u64, completion: u64| ModelUsage { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, ..Default::default() };
+    let price = ModelPrice::new(USD, 0.1234567, 0.0, 0.000002);
+    assert_eq!(price.cost_of(&usage(1_000_000, 0)).nanos, 123_457_000, "the seventh decimal is rounded away");
+    // 0.000002 per 1M: 1 token costs 2·10⁻¹² units; 250 of them 0.5 nano, rounded up once.
+    assert_eq!(price.cost_of(&usage(0, 250)).nanos, 1);
+    assert_eq!(price.cost_of(&usage(0, 249)).nanos, 0);
 }
 
 /// COST-2: a negative, NaN or infinite rate, or an empty currency, on the model, a

@@ -51,3 +51,15 @@ fn par_1_header_constants_equal_the_core_constants() {
         assert_eq!(define, Some(value.as_str()), "ARKAGENT_{name}");
     }
 }
+
+/// IMG-3: the `"image_tokens"` names `arkagent_runtime_new`'s doc lists are every rule
+/// the library has, in order.
+#[test]
+fn img_3_the_headers_image_tokens_names_are_every_rule() {
+    let header = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("include/arkagent.h")).unwrap();
+    let start = header.find("`\"image_tokens\"?` names the").expect("the image_tokens sentence");
+    let list = &header[start..start + header[start..].find("(another name gives").unwrap()];
+    let named: Vec<&str> = list.split('`').filter(|t| t.len() > 1 && t.starts_with('"') && t.ends_with('"')).map(|t| t.trim_matches('"')).collect();
+    let rules: Vec<&str> = arkagent::history::ImageTokenRule::ALL.iter().map(|r| r.as_str()).collect();
+    assert_eq!(named, rules);
+}

@@ -578,10 +578,11 @@ async fn core_2_the_model_sees_a_failed_tools_code_with_its_message() {
     let content: Value = serde_json::from_str(tool_message["content"].as_str().unwrap()).unwrap();
     assert_eq!(content, json!({"error": {"code": "db_locked", "message": "database is locked"}}));
     let finished = recorder.0.lock().unwrap().iter().find_map(|e| match &e.kind {
-        EventKind::ToolCallFinished { error_code, is_error, .. } => Some((error_code.clone(), *is_error)),
+        EventKind::ToolCallFinished { error_code, is_error, content, .. } => Some((error_code.clone(), *is_error, content.clone())),
         _ => None,
     });
-    assert_eq!(finished, Some((Some("db_locked".into()), true)));
+    // The event's content is the tool's text as it gave it; the code is `error_code`.
+    assert_eq!(finished, Some((Some("db_locked".into()), true, "database is locked".into())));
     // A plain failure without a code stays as the tool wrote it.
     assert_eq!(ToolResult::failure("plain").into_model_content(), "plain");
 }

@@ -352,6 +352,16 @@ test('napi_2_errors_private_constructors_throw_private_constructor', async () =>
     assertCode(() => new native[name](), 'private_constructor', `new ${name}()`);
     assertCode(() => new native[name]('x', 1), 'private_constructor', `new ${name}('x', 1)`);
   }
+  // index.d.ts declares each of them with a private constructor (ArkTS refuses `new` at
+  // compile time instead of a throw at run time).
+  const dts = require('node:fs').readFileSync(require('node:path').join(__dirname, '../../ohos/arkagent/src/main/cpp/types/libarkagent/index.d.ts'), 'utf8');
+  for (const name of PRIVATE) {
+    const at = dts.indexOf(`export class ${name} {`);
+    assert.ok(at >= 0, `index.d.ts declares ${name}`);
+    const body = dts.slice(at, dts.indexOf('\n}', at));
+    assert.match(body, /\n {2}private constructor\(\);/, `index.d.ts: ${name}'s constructor is private`);
+    assert.doesNotMatch(body, /\n {2}constructor\(/, `index.d.ts: ${name} has no public constructor`);
+  }
   // The module still creates instances of them.
   const runtime = new native.AgentRuntime(runtimeConfig(), async () => ({ status: 500 }), new native.ToolRegistry());
   assert.ok(runtime.memory() instanceof native.MemoryNamespace);

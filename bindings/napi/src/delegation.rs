@@ -173,7 +173,7 @@ impl WorkerConfig {
 
 #[napi]
 impl WorkerConfig {
-    /// Instances are handed to a SubAgentFactory.
+    /// Instances come from the runtime, handed to a SubAgentFactory.
     #[napi(constructor)]
     pub fn private() -> Result<Self, Thrown> {
         Err(private_constructor("WorkerConfig"))

@@ -52,7 +52,7 @@ fn data(part: &arkagent::ContentPart) -> Option<&ImageData> {
 
 #[napi]
 impl ContentPart {
-    /// Parts come from the static factories: `new ContentPart()` throws "private_constructor".
+    /// Instances come from the static factories: `new ContentPart()` throws "private_constructor".
     #[napi(constructor)]
     pub fn private() -> Result<Self, Thrown> {
         Err(private_constructor("ContentPart"))

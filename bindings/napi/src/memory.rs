@@ -181,7 +181,7 @@ impl ToolContext {
 
 #[napi]
 impl ToolContext {
-    /// Instances are handed to tool executors.
+    /// Instances come from the runtime, one per tool executor call.
     #[napi(constructor)]
     pub fn private() -> Result<Self, Thrown> {
         Err(private_constructor("ToolContext"))

@@ -161,7 +161,7 @@ impl HttpBodySink {
 
 #[napi]
 impl HttpBodySink {
-    /// Instances come with each transport call.
+    /// Instances come from the runtime with each transport call.
     #[napi(constructor)]
     pub fn private() -> Result<Self, Thrown> {
         Err(private_constructor("HttpBodySink"))

@@ -178,9 +178,11 @@ fn finish_tool(completion: *mut ArkAgentToolCompletion, result: ToolResult) -> F
 /// `"tool_timeout_ms"`; the model was answered `tool_timeout`); `_CANCELLED` after
 /// `arkagent_runtime_cancel` or `arkagent_runtime_free` mid-run; `_CLOSED` when the
 /// runtime stopped waiting otherwise, and for a NULL, finished or unknown handle (stop in
-/// every case). A tool that polls stops
-/// when it is not 0; whatever it does, the run does not wait past the deadline. Never
-/// blocks. Any thread.
+/// every case). A tool that polls stops when it is not 0; whatever it does on its own
+/// thread, the run does not wait past the deadline. Its callback, though, runs on the
+/// run's thread: while the callback blocks nothing fires (polling inside it reads 0) and
+/// the run waits for it to return — return at once and work elsewhere. Never blocks. Any
+/// thread.
 #[no_mangle]
 pub extern "C" fn arkagent_tool_abort_reason(completion: *const ArkAgentToolCompletion) -> i32 {
     let mut reason = ArkAgentToolAbort::Closed;

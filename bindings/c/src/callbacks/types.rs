@@ -78,6 +78,9 @@ pub type ArkAgentHttpSendCallback = Option<
 ///   library thread (named "arkagent"), for requests not answered yet and for streams
 ///   whether or not they have begun — also while `send` for that request is still
 ///   running on the blocking call's thread (a run cancelled then ends `"cancelled"`).
+///   A timeout is the exception: it is noticed on that thread, so a `send` that blocks
+///   until its response arrives is not cut off by `request_timeout_ms` (what it finished
+///   is used) — return from `send` at once to have the timeout hold.
 /// - Never called for a request the host had finished (`arkagent_http_complete`,
 ///   `arkagent_http_fail` or `arkagent_http_stream_end` returned) before the library
 ///   stopped wanting it: a finishing call that races a running cancel callback waits
@@ -119,7 +122,8 @@ pub struct ArkAgentHttp {
 /// Runs a tool. Called on the thread running `arkagent_runtime_run`; several calls of
 /// one turn may be outstanding at once. `call_json` (`{"call_id","name","arguments":{…},
 /// "session_id","run_id"}`) is valid only during the call. Finish `completion` inside the
-/// callback or later from any thread. Until it is finished, `completion` also reaches the
+/// callback or later from any thread; while the callback blocks, the call's deadline and a
+/// cancel wait for it to return (see [`arkagent_tool_abort_reason`]). Until it is finished, `completion` also reaches the
 /// calling runtime's read-only episodic memory and its memory namespace (seed 000 §3:
 /// every tool gets the MemoryService): `arkagent_tool_episodes`,
 /// `arkagent_tool_find_episode`, `arkagent_tool_memory_store`, `arkagent_tool_memory_recall`,

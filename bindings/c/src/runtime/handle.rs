@@ -142,11 +142,12 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 /// places the prompt-cache breakpoints itself; any other value gives
 /// `ARK_AGENT_RESULT_INVALID_CONFIG`. Images (IMG-3, IMG-5): `"image_tokens"?` names the
 /// model family's rule for an image's tokens — `"openai_tiles"` (the `openai` default),
-/// `"openai_o_tiles"`, `"openai_mini_patches"`, `"openai_nano_patches"`,
-/// `"openai_o4_mini_patches"`, `"anthropic"` (the `anthropic` default),
-/// `"anthropic_high_res"`, `"qwen_vl"`, `"qwen_vl_high_res"`, `"qwen3_vl"`, `"gemini"`
+/// `"openai_gpt5_tiles"`, `"openai_4o_mini_tiles"`, `"openai_o_tiles"`,
+/// `"openai_mini_patches"`, `"openai_nano_patches"`, `"openai_o4_mini_patches"`,
+/// `"anthropic"` (the `anthropic` default), `"anthropic_high_res"`, `"qwen_vl"`,
+/// `"qwen_vl_high_res"`, `"qwen3_vl"`, `"qwen3_vl_high_res"`, `"gemini"`, `"gemini_3"`
 /// (another name gives `ARK_AGENT_RESULT_INVALID_JSON`); it also decides whether HEIC/HEIF
-/// photos are taken (`"gemini"` and the Qwen-VL ones). `"max_image_bytes"?` (default
+/// photos are taken (the Gemini and Qwen-VL ones). `"max_image_bytes"?` (default
 /// 20971520) and `"max_images_per_request"?` (default 100) bound what
 /// `arkagent_runtime_run_parts` and tool results may carry. Thinking models (THINK-2,
 /// THINK-4; README, "Thinking models"): `"provider"?` — `"deepseek"`, `"kimi"`, `"glm"`,

@@ -351,6 +351,13 @@ fn ohos_7_c_cancel_may_run_while_send_is_still_running() {
     transport_case("cancel_in_send");
 }
 
+/// OHOS-7 (arkagent.h, the cancel callback: "a `send` that blocks until its response
+/// arrives is not cut off by `request_timeout_ms` (what it finished is used)").
+#[test]
+fn ohos_7_c_a_send_that_blocks_past_the_timeout_is_not_cut_off() {
+    transport_case("blocking_send");
+}
+
 #[test]
 fn ohos_7_c_cancel_callbacks_finishing_each_others_requests_do_not_deadlock() {
     transport_case("cross_finish");

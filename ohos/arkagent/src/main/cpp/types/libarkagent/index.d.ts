@@ -557,7 +557,11 @@ export interface ToolCallFinishedPayload extends EventPayload {
   isError: boolean;
   /** Runtime error code (`unknown_tool`, `invalid_tool_arguments`, `cancelled`, …). */
   errorCode: string | null;
-  /** What the model will see. */
+  /**
+   * The result's text as the tool gave it. The model reads it with a failure's code around it
+   * (`{"error":{"code","message"}}`), after a note when a person edited the call's arguments
+   * at approval, or an error in its place when its images exceed the model's bounds.
+   */
   content: string;
   /** Structured host data from the tool result. */
   metadata?: Object;
@@ -1013,7 +1017,11 @@ export interface SubAgentRegistryView {
 export interface SessionSummary {
   /** Session id (the runtime config's `session_id`). */
   id: string;
-  /** The first user text's first line, at most 80 characters; empty before the first run. */
+  /**
+   * The first user text's first line, at most 80 characters (a photo without text is passed
+   * over); empty before the first run. It follows an edit of the first run's text, and a
+   * rewind to before the first run empties it.
+   */
   title: string;
   /** Time of the last commit (the runtime's clock), milliseconds since the Unix epoch. */
   updatedMs: number;
@@ -1101,8 +1109,8 @@ export interface HttpResponse {
  * receiving then. Each request gets its own sink.
  */
 export class HttpBodySink {
-  /** Instances come with each transport call. */
-  constructor();
+  /** Instances come from the runtime with each transport call. */
+  private constructor();
   /** Appends text (sent as UTF-8). */
   write(text: string): boolean;
   /**
@@ -1313,8 +1321,8 @@ export class MemoryNamespace {
 
 /** What a tool executor gets besides the call (read-only services; never the state). */
 export class ToolContext {
-  /** Instances are handed to tool executors. */
-  constructor();
+  /** Instances come from the runtime, one per tool executor call. */
+  private constructor();
   /** The calling runtime's session id. */
   readonly sessionId: string;
   readonly runId: string;
@@ -1869,8 +1877,8 @@ export class SubAgentPolicy {
  * parent is barred from.
  */
 export class WorkerConfig {
-  /** Instances are handed to a SubAgentFactory. */
-  constructor();
+  /** Instances come from the runtime, handed to a SubAgentFactory. */
+  private constructor();
   /** The worker's name (the delegate_task assignee). */
   readonly name: string;
   systemPrompt: string;
@@ -2102,8 +2110,8 @@ export class SessionStore {
  * of run().
  */
 export class ContentPart {
-  /** Parts come from the static factories: `new ContentPart()` throws "private_constructor". */
-  constructor();
+  /** Instances come from the static factories: `new ContentPart()` throws "private_constructor". */
+  private constructor();
   static text(text: string): ContentPart;
   /**
    * An image from its file bytes — the ArrayBuffer (or a Uint8Array view) the photo picker (read with fs) or an
