@@ -264,8 +264,9 @@ pub trait ContextCompressor: Send + Sync {
 ///
 /// THINK-2: what preceded each kept answer's signed reasoning blocks has changed, so the
 /// provider would no longer take them: they are dropped from the kept messages, except
-/// the open tool cycle's (the latest answer with tool calls when only its results follow
-/// it), which the provider requires before its `tool_use` (README, "Thinking models").
+/// the open tool cycle's (the last answer, when it made tool calls: its results, and the
+/// user's next input after them, may follow it), which the provider requires before its
+/// `tool_use` (README, "Thinking models").
 /// The episode keeps the archived messages' blocks as they were.
 pub fn apply_compression(state: &mut AgentState, staged: StagedCompression) -> Result<(), CompressReason> {
     archive(state, staged).map(|_| ())
@@ -318,10 +319,12 @@ pub(crate) fn unanswered_tail(messages: &[Message]) -> usize {
 }
 
 /// THINK-2: clears the reasoning blocks of every answer in `kept` but the open tool
-/// cycle's; true when there were any.
+/// cycle's — the last answer, when it made calls: its results may be followed by the
+/// user's next input (a run stopped mid-cycle), and Anthropic still wants its blocks
+/// before those lastmost results —; true when there were any.
 pub(crate) fn drop_unbound_thinking(kept: &mut [Message]) -> bool {
-    let results = kept.iter().rev().take_while(|m| matches!(m, Message::Tool { .. })).count();
-    let open = kept.len().checked_sub(results + 1).filter(|&i| results > 0 && !kept[i].tool_calls().is_empty());
+    let last = kept.iter().rposition(|m| matches!(m, Message::Assistant { .. }));
+    let open = last.filter(|&i| !kept[i].tool_calls().is_empty());
     let mut cleared = false;
     for (i, message) in kept.iter_mut().enumerate() {
         if let Message::Assistant { thinking, .. } = message {

@@ -636,6 +636,41 @@ fn think_2_apply_compression_drops_the_kept_answers_blocks_but_the_open_cycles()
     closed.history.messages.push(Message::Assistant { content: Some("fine".into()), tool_calls: vec![], reasoning: None, thinking: blocks(5) });
     apply_compression(&mut closed, StagedCompression { split_index: 3, summary: "<state_snapshot>s</state_snapshot>".into(), episode_id: "e2".into(), created_at_ms: 1 }).unwrap();
     assert!(closed.history.messages.iter().all(|m| thinking(m).is_empty()));
+    // The user's next text after the cycle's results (a run stopped mid-cycle, then "go
+    // on"): the cycle is still the lastmost, and its answer keeps its blocks.
+    let mut went_on = AgentState::new("s");
+    went_on.history.messages = before.clone();
+    went_on.history.messages.push(Message::user("go on"));
+    apply_compression(&mut went_on, StagedCompression { split_index: 3, summary: "<state_snapshot>s</state_snapshot>".into(), episode_id: "e3".into(), created_at_ms: 1 }).unwrap();
+    assert!(thinking(&went_on.history.messages[2]).is_empty(), "the closed cycle's go");
+    assert_eq!(thinking(&went_on.history.messages[4]), blocks(4), "the stopped cycle's stay");
+}
+
+/// THINK-2: a run that stopped mid-cycle, then the user's next message compressed before
+/// it is sent: the stopped cycle's answer keeps its blocks (Anthropic wants them before the
+/// lastmost tool results, also when the user's text shares their turn) and the loop goes on.
+#[tokio::test]
+async fn think_2_a_compression_after_a_stopped_cycle_keeps_its_blocks() {
+    for stream in [false, true] {
+        let provider = ThinkingProvider::new(Flavor::Anthropic, API_KEY, 2);
+        let mut c = config(Flavor::Anthropic, stream);
+        stop_mid_cycle(&mut c);
+        let rt = AgentRuntime::new(c, provider.clone()).unwrap();
+        // A long first input, so that its summary is smaller than it.
+        let input = format!("the weather? {}", "Some context about the trip. ".repeat(80));
+        assert_eq!(rt.run(input.as_str()).await.unwrap().status, RunStatus::MaxIterations);
+        // The session goes on under a compressing config: the next input is compressed
+        // before it is sent, the stopped cycle kept.
+        let mut c = config(Flavor::Anthropic, stream);
+        stop_mid_cycle(&mut c);
+        let config = ContextCompressorConfig { keep_recent_message_count: 2, min_messages_to_summarize: 1, ..ContextCompressorConfig::with_threshold(1) };
+        c.compression = Some(Compression::Default { config, summarizer: None });
+        let compressing = AgentRuntime::new(c, provider.clone()).unwrap();
+        compressing.import_state(&rt.export_state().unwrap()).unwrap();
+        compressing.run("go on").await.unwrap_or_else(|e| panic!("stream {stream}: {e} {:?}", provider.refusals()));
+        assert!(!compressing.episodic_memories().is_empty(), "stream {stream}: the input was compressed before it was sent");
+        assert!(provider.refusals().is_empty(), "{:?}", provider.refusals());
+    }
 }
 
 #[tokio::test]

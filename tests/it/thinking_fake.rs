@@ -200,10 +200,11 @@ impl ThinkingProvider {
         if texts.filter(|b| b["type"] == "text").any(|b| b["text"].as_str().is_none_or(|t| t.trim().is_empty())) {
             return Err(self.refuse("messages: text content blocks must contain non-whitespace text".into()));
         }
-        // The current tool cycle: the request ends with a user turn of tool results only,
-        // answering the assistant turn before it.
-        let results_only = turns.last().is_some_and(|t| t["role"] == "user" && blocks_of(t).iter().all(|b| b["type"] == "tool_result"));
-        let last_with_tools = results_only.then(|| turns.len().checked_sub(2)).flatten();
+        // The current tool cycle: the request ends with a user turn that holds tool results
+        // (the lastmost set, also when the user's next text shares their turn), answering
+        // the assistant turn before it.
+        let results_last = turns.last().is_some_and(|t| t["role"] == "user" && blocks_of(t).iter().any(|b| b["type"] == "tool_result"));
+        let last_with_tools = results_last.then(|| turns.len().checked_sub(2)).flatten();
         for (index, turn) in turns.iter().enumerate().filter(|(_, t)| t["role"] == "assistant") {
             let blocks = blocks_of(turn);
             let reasoning: Vec<Value> = blocks.iter().take_while(|b| is_reasoning(b)).cloned().collect();
