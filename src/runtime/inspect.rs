@@ -39,7 +39,7 @@ impl AgentRuntime {
     /// so far), which [`export_state`](Self::export_state) — the committed history, always
     /// paired — leaves out until the turn is paired.
     pub fn messages(&self) -> Vec<Message> {
-        self.inner.session.snapshot().history.messages.clone()
+        self.inner.session.live_messages()
     }
 
     /// IMG-4: the image with content id `id` (SHA-256 hex, as a memory line names it),

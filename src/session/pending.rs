@@ -8,6 +8,18 @@ use crate::history::{Content, Message, PendingTurn};
 use crate::tools::ToolResult;
 
 impl Session {
+    /// The live history as [`AgentRuntime::messages`](crate::AgentRuntime::messages) shows
+    /// it: a paused turn's model answer ends it — also a turn paused before a restart or
+    /// an import, which the history holds only in its pending turn.
+    pub fn live_messages(&self) -> Vec<Message> {
+        let state = self.snapshot();
+        let mut messages = state.history.messages.clone();
+        if let Some(turn) = state.pending_turn.as_ref().filter(|t| !ends_with_turn(&messages, &t.assistant)) {
+            messages.push(turn.assistant.clone());
+        }
+        messages
+    }
+
     /// TOOL-1: the `tool` message a paused turn keeps for a call answered before the turn
     /// resumes (as [`push_tool_results`] would push it).
     pub fn pending_result_message(&self, call_id: &str, result: ToolResult) -> Message {

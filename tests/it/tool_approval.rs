@@ -293,6 +293,10 @@ async fn tool_2_an_exported_pause_imports_elsewhere_and_resumes() {
     let exported = rt.export_state().unwrap();
     let rt2 = AgentRuntime::resume(config(registry(pay.clone(), weather.clone())), model.clone(), &exported).unwrap();
     assert!(rt2.pending_approvals().is_empty(), "the decision travelled with the export");
+    // `messages()`: "While … the turn waits for approval it ends with that turn's model
+    // answer" — in the runtime it was imported into too.
+    assert_eq!(rt2.messages().last(), rt.messages().last());
+    assert_eq!(rt2.messages().last().map(|m| m.tool_calls().len()), Some(2));
     assert_eq!(rt2.resume_run().await.unwrap().final_text.as_deref(), Some("paid"));
     assert_eq!(pay.calls.lock().unwrap().iter().map(|(_, a)| a.clone()).collect::<Vec<_>>(), [json!({"amount": 60})]);
     assert_eq!(weather.ran(), ["c_w"]);
@@ -327,6 +331,8 @@ async fn tool_2_the_store_keeps_the_pause_and_every_decision_across_a_restart() 
     let rt = AgentRuntime::new(store_config(&db, pay.clone(), weather.clone()), model.clone()).unwrap();
     let waiting: Vec<_> = rt.pending_approvals().into_iter().map(|p| p.call_id).collect();
     assert_eq!(waiting, ["b"], "the same pending call, the decision on the other kept");
+    let calls: Vec<String> = rt.messages().last().unwrap().tool_calls().iter().map(|c| c.id.clone()).collect();
+    assert_eq!(calls, ["a", "b", "c_w"], "the paused answer ends the live history after a restart");
     rt.answer_approval("b", ApprovalDecision::Approve).unwrap();
     assert_eq!(rt.resume_run().await.unwrap().status, RunStatus::Completed);
     assert_eq!(pay.ran(), ["b"]);

@@ -11,7 +11,9 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { native, completion, runtimeConfig, ScriptedModel, PAY_SCHEMA, approvalTools, delegatingToAWaitingChild } = require('./support');
+const {
+  native, completion, runtimeConfig, ScriptedModel, PAY_SCHEMA, approvalTools, delegatingToAWaitingChild, waitFor,
+} = require('./support');
 
 const USAGE = { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 };
 
@@ -55,6 +57,10 @@ test('tool_1_js_a_tool_requiring_approval_pauses_and_resumeRun_runs_it_once', as
   assert.deepEqual(live.slice(0, -1), committed);
   assert.deepEqual(live[live.length - 1].tool_calls.map((c) => c.id), ['c_pay', 'c_w']);
   assert.equal(native.toolCallsPaired(JSON.stringify(committed)), true);
+  // The same in a runtime the paused session was imported into.
+  const imported = new native.AgentRuntime(config(), payAndWeather().transport, tools([]));
+  await imported.importState(runtime.exportState());
+  assert.deepEqual(JSON.parse(imported.historyJson()), live, 'an imported pause ends with its answer too');
   const requested = events.filter((e) => e.type === 'approval_requested').map((e) => JSON.parse(e.payloadJson));
   assert.deepEqual(requested.map((p) => [p.callId, p.name, p.reason]), [['c_pay', 'pay', 'tool']]);
   assert.equal(await runtime.approve('c_pay'), undefined, 'resolves with nothing');
@@ -66,6 +72,27 @@ test('tool_1_js_a_tool_requiring_approval_pauses_and_resumeRun_runs_it_once', as
   assert.deepEqual(ran, [['c_w', null], ['c_pay', { amount: 500 }]]);
   assert.deepEqual(model.problems, []);
   assert.deepEqual(toolMessages(model.requests[1].body).map((m) => m.tool_call_id), ['c_pay', 'c_w']);
+});
+
+// AgentEventListener: ""run_finished" is always the last event of a run() (or resumeRun())
+// call. A run paused for approval hears more under its runId afterwards: answers to it are
+// committed ("session_committed", with a store) and resumeRun() goes on with it."
+test('tool_1_store_6_js_a_paused_runs_answers_commit_after_its_run_finished_and_resumeRun_ends_with_it', async () => {
+  const runtime = new native.AgentRuntime(config('paused-events'), payAndWeather().transport, tools([]), native.SessionStore.openMemory());
+  const events = [];
+  runtime.subscribe((e) => events.push(e));
+  const paused = await runtime.run('pay the bill');
+  const ofRun = () => events.filter((e) => e.runId === paused.runId).map((e) => e.type);
+  await waitFor(() => ofRun().includes('run_finished'), 'run_finished');
+  assert.equal(ofRun().at(-1), 'run_finished');
+  const before = ofRun().length;
+  await runtime.approve('c_pay');
+  await waitFor(() => ofRun().length > before, 'the answer\'s commit');
+  assert.deepEqual(ofRun().slice(before), ['session_committed']);
+  assert.equal((await runtime.resumeRun()).runId, paused.runId);
+  await waitFor(() => ofRun().filter((t) => t === 'run_finished').length === 2, 'the resumed run_finished');
+  await new Promise((r) => setTimeout(r, 20)); // a late event would show here
+  assert.equal(ofRun().at(-1), 'run_finished');
 });
 
 test('tool_1_js_reject_and_edited_arguments_reach_the_model_honestly', async () => {
