@@ -132,7 +132,8 @@ impl AgentRuntime {
     /// with the bytes this session sent up to the point, so the provider's prompt cache
     /// serves them. Errors: `unknown_run`, `run_compressed` (the point is inside what a
     /// compression archived), `session_exists` (the store has that session, or it is this
-    /// session's id), `invalid_config` (an empty id), `run_in_progress`, the store's codes
+    /// session's id), `session_locked` (another runtime has that session open),
+    /// `invalid_config` (an empty id), `run_in_progress`, the store's codes
     /// (then nothing was written).
     pub fn fork(&self, new_session_id: &str, through_run_id: Option<&str>) -> Result<String, ArkAgentError> {
         let active = self.claim()?;

@@ -125,6 +125,8 @@ test('chat_1_chat_2_js_the_store_keeps_the_rewind_and_hands_the_fork_to_another_
   const before = m.requests.length;
   const forked = runtime(m, 'forked', store);
   await forked.run('task 4');
+  // fork(): "session_locked" (another runtime has that session open).
+  await assert.rejects(resumed.fork('forked'), (e) => e.code === 'session_locked');
   const raw = m.requests[before].request.body;
   assert.ok(raw.startsWith(upToLastMessage(m.requests[0].request.body).slice(0, -1)), 'CHAT-3: the fork starts with the source\'s bytes');
   await forked.rewind(r1);

@@ -39,10 +39,16 @@ function answering(text) {
 test('core_6 importState without a store replaces the state before it returns', async () => {
   const donor = new native.AgentRuntime(runtimeConfig(), new ScriptedModel([answering('theirs')]).transport, new native.ToolRegistry());
   await donor.run('a different conversation');
-  const runtime = new native.AgentRuntime(runtimeConfig(), new ScriptedModel([]).transport, new native.ToolRegistry());
+  const model = new ScriptedModel([answering('ours')]);
+  const runtime = new native.AgentRuntime(runtimeConfig(), model.transport, new native.ToolRegistry());
   const settled = runtime.importState(donor.exportState());
   assert.ok(settled instanceof Promise);
   assert.equal(runtime.exportState().includes('a different conversation'), true, 'replaced synchronously');
+  // "… and the run slot free before this returns (a run() right after it runs on the
+  // imported state)".
+  const before = model.requests.length;
+  assert.equal((await runtime.run('right after')).finalText, 'ours');
+  assert.ok(model.requests[before].request.body.includes('a different conversation'), 'on the imported state');
   await settled;
 });
 

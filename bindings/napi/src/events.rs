@@ -191,7 +191,9 @@ impl SubAgentChildEvent {
 /**
  * Receives runtime events, in order, on the JS thread. Delivery is asynchronous: the last
  * events of a run may arrive just after its `run()` Promise settles; "run_finished" is
- * always a run's last event. A listener that throws is ignored.
+ * always the last event of a run() (or resumeRun()) call. A run paused for approval hears
+ * more under its runId afterwards: answers to it are committed ("session_committed", with
+ * a store) and resumeRun() goes on with it. A listener that throws is ignored.
  */
 export type AgentEventListener = (event: AgentEvent) => void;
 

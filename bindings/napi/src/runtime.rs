@@ -185,15 +185,16 @@ impl AgentRuntime {
     }
 
     /// Replaces the state with an exported one. Throws "invalid_json", "invalid_state" or
-    /// "run_in_progress" (nothing changes). Without a store the state is replaced before this
-    /// returns and the Promise resolves. With one, the import is first written to the store
+    /// "run_in_progress" (nothing changes). Without a store the state is replaced and the run
+    /// slot free before this returns (a run() right after it runs on the imported state),
+    /// and the Promise resolves. With one, the import is first written to the store
     /// (replacing the stored session) off the JS thread and the state is replaced only when
     /// that write succeeded; otherwise the Promise rejects with the store's code
     /// ("store_full", "store_read_only", "store_io", "store_corrupt") and the old state is
     /// kept, in memory and stored. A photo of the imported history out of this model's
     /// bounds rejects it with the image's code ("image_too_large", "too_many_images", …),
-    /// nothing changed. Until it settles, run() and compressNow() are refused with
-    /// "run_in_progress".
+    /// nothing changed. With a store, until it settles, run() and compressNow() are refused
+    /// with "run_in_progress".
     #[napi(ts_return_type = "Promise<void>")]
     pub fn import_state<'env>(
         &self,

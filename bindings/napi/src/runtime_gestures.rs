@@ -102,7 +102,8 @@ impl AgentRuntime {
     /// This session does not change; working memory is a runtime's and is not copied.
     /// Rejects (nothing written) with "unknown_run", "run_compressed" (the point is inside
     /// what a compression archived), "session_exists" (the store has that session, or it is
-    /// this session's own id), "invalid_config" (an empty id), "run_in_progress" or the
+    /// this session's own id), "session_locked" (another runtime has that session open),
+    /// "invalid_config" (an empty id), "run_in_progress" or the
     /// store's code. Like run(), it takes the run slot before the Promise is returned and
     /// holds it until the Promise settles.
     #[napi(ts_return_type = "Promise<string>")]

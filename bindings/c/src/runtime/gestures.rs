@@ -122,7 +122,8 @@ unsafe fn rerun(
 /// `arkagent_runtime_import_state` takes; without a store, the only copy); free it with
 /// `arkagent_string_free`. This session does not change. Errors: `_UNKNOWN_RUN`,
 /// `_RUN_COMPRESSED`, `_SESSION_EXISTS` (the store has that session, or it is this
-/// session's id), `_INVALID_CONFIG` (an empty id), `_RUN_IN_PROGRESS`, the store's codes.
+/// session's id), `_SESSION_LOCKED` (another runtime has that session open),
+/// `_INVALID_CONFIG` (an empty id), `_RUN_IN_PROGRESS`, the store's codes.
 ///
 /// # Safety
 /// `new_session_id` a NUL-terminated string; `through_run_id` NULL or one;

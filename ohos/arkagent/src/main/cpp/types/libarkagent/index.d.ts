@@ -1388,7 +1388,9 @@ export interface AgentEvent {
 /**
  * Receives runtime events, in order, on the JS thread. Delivery is asynchronous: the last
  * events of a run may arrive just after its `run()` Promise settles; "run_finished" is
- * always a run's last event. A listener that throws is ignored.
+ * always the last event of a run() (or resumeRun()) call. A run paused for approval hears
+ * more under its runId afterwards: answers to it are committed ("session_committed", with
+ * a store) and resumeRun() goes on with it. A listener that throws is ignored.
  */
 export type AgentEventListener = (event: AgentEvent) => void;
 
@@ -2300,15 +2302,16 @@ export class AgentRuntime {
   exportState(): string;
   /**
    * Replaces the state with an exported one. Throws "invalid_json", "invalid_state" or
-   * "run_in_progress" (nothing changes). Without a store the state is replaced before this
-   * returns and the Promise resolves. With one, the import is first written to the store
+   * "run_in_progress" (nothing changes). Without a store the state is replaced and the run
+   * slot free before this returns (a run() right after it runs on the imported state),
+   * and the Promise resolves. With one, the import is first written to the store
    * (replacing the stored session) off the JS thread and the state is replaced only when
    * that write succeeded; otherwise the Promise rejects with the store's code
    * ("store_full", "store_read_only", "store_io", "store_corrupt") and the old state is
    * kept, in memory and stored. A photo of the imported history out of this model's
    * bounds rejects it with the image's code ("image_too_large", "too_many_images", …),
-   * nothing changed. Until it settles, run() and compressNow() are refused with
-   * "run_in_progress".
+   * nothing changed. With a store, until it settles, run() and compressNow() are refused
+   * with "run_in_progress".
    */
   importState(stateJson: string): Promise<void>;
   /**
@@ -2497,7 +2500,8 @@ export class AgentRuntime {
    * This session does not change; working memory is a runtime's and is not copied.
    * Rejects (nothing written) with "unknown_run", "run_compressed" (the point is inside
    * what a compression archived), "session_exists" (the store has that session, or it is
-   * this session's own id), "invalid_config" (an empty id), "run_in_progress" or the
+   * this session's own id), "session_locked" (another runtime has that session open),
+   * "invalid_config" (an empty id), "run_in_progress" or the
    * store's code. Like run(), it takes the run slot before the Promise is returned and
    * holds it until the Promise settles.
    */
