@@ -139,7 +139,8 @@ impl<'de> Deserialize<'de> for Thinking {
 #[serde(rename_all = "snake_case")]
 pub enum ReasoningReplay {
     /// The provider's rule (the table in README, "Thinking models"): `tool_calls` on
-    /// Chat Completions (`none` for Qwen, which does not need it), `all` on Anthropic
+    /// Chat Completions (`none` for Qwen, which does not need it, and OpenAI, which returns
+    /// none), `all` on Anthropic
     /// Messages (earlier turns' blocks keep the prompt cache; the provider ignores them).
     #[default]
     Auto,

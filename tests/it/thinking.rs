@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use crate::prefix::{check_sequence, ChatCompletions, WireView};
 use crate::store::temp_dir;
-use crate::support::{WeatherTool, API_KEY};
+use crate::support::{model_config, text_reply, ScriptedModel, WeatherTool, API_KEY};
 use crate::thinking_fake::{Flavor, ThinkingProvider};
 
 /// Every provider that requires its reasoning back, on each wire format.
@@ -198,6 +198,35 @@ async fn think_2_no_request_carries_reasoning_the_provider_never_sent_and_thinki
             }
             assert_eq!(answers_with_reasoning(&rt), 0);
         }
+    }
+}
+
+/// README's table: OpenAI's `auto` replay sends back "nothing" — also reasoning another
+/// provider left in the history (a session moved from DeepSeek to gpt-5, a worker seeded
+/// with such a parent's messages).
+#[tokio::test]
+async fn think_2_openai_gets_no_reasoning_another_provider_left_in_the_history() {
+    let answer = Message::Assistant {
+        content: None,
+        tool_calls: vec![arkagent::ToolCall { id: "c1".into(), name: "weather".into(), arguments: "{}".into() }],
+        reasoning: Some("DeepSeek thought about it".into()),
+        thinking: Default::default(),
+    };
+    let mut state = arkagent::AgentState::new("moved");
+    state.history.messages = vec![Message::user("the weather?"), answer, Message::tool_result("c1", "sunny", false), Message::Assistant {
+        content: Some("Sunny.".into()),
+        tool_calls: vec![],
+        reasoning: Some("and about the answer".into()),
+        thinking: Default::default(),
+    }];
+    for (model, replayed) in [("gpt-5.1", false), ("deepseek-v4", true)] {
+        let scripted = ScriptedModel::new(vec![text_reply("ok", 10)]);
+        let rt = AgentRuntime::new(AgentRuntimeConfig::new(model_config("https://api.example.com/v1", API_KEY, model)), scripted.clone()).unwrap();
+        rt.import_state(&serde_json::to_string(&state).unwrap()).unwrap();
+        rt.run("and tomorrow?").await.unwrap();
+        let body = scripted.requests.lock().unwrap()[0].to_string();
+        assert_eq!(body.contains("DeepSeek thought about it"), replayed, "{model}: {body}");
+        assert!(!body.contains("and about the answer"), "{model}: a final answer's reasoning never goes back");
     }
 }
 

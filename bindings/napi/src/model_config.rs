@@ -391,7 +391,8 @@ impl ModelConfig {
 
     /// THINK-2: which earlier reasoning goes back in later requests (default 'auto', the
     /// provider's rule: on 'openai', `reasoning_content` of every answer that called a tool,
-    /// exactly as received — "" included, never where the provider sent none; none for Qwen;
+    /// exactly as received — "" included, never where the provider sent none; none for Qwen
+    /// and OpenAI;
     /// on 'anthropic', every answer's thinking blocks, byte-exact, before its tool_use).
     #[napi(getter, ts_return_type = "ReasoningReplay")]
     pub fn reasoning_replay(&self) -> String {

@@ -15,10 +15,12 @@ pub(crate) const OWNED_FIELDS: &[&str] =
     &["model", "messages", "tools", "tool_choice", "temperature", "max_tokens", "max_completion_tokens", "stream", "stream_options"];
 
 /// The replay policy of `config` on this wire: `auto` is `tool_calls`, except for Qwen,
-/// which does not need its reasoning back (`none`).
+/// which does not need its reasoning back, and OpenAI, which returns none (a history from
+/// another provider — a seeded worker, a session moved to another model — keeps its
+/// reasoning to itself): `none`.
 pub(crate) fn replay(config: &ModelConfig) -> ReasoningReplay {
     match config.reasoning_replay {
-        ReasoningReplay::Auto if config.provider() == Provider::Qwen => ReasoningReplay::None,
+        ReasoningReplay::Auto if matches!(config.provider(), Provider::Qwen | Provider::Openai) => ReasoningReplay::None,
         ReasoningReplay::Auto => ReasoningReplay::ToolCalls,
         other => other,
     }
