@@ -133,7 +133,9 @@ const attempt = (c) => `${c.trigger}/${c.outcome}/${c.reason}`;
 // "backing_off_after_failure" until three more model calls were made)."
 // CompressionPayload: "every `compressed` and `failed` outcome, and `skipped` for
 // `no_safe_split`, `last_usage_is_compression` and `backing_off_after_failure` (routine
-// below-threshold checks are not reported)."
+// below-threshold checks are not reported)." README says the same twice ("every automatic
+// attempt compresses (but the one right after a compression, and those of the three model
+// calls after a failed attempt …)"; "Custom compressors": "… and during the back-off").
 test('cmp_1_js_threshold_0_calls_the_compressor_at_every_step_and_backs_off_three_model_calls_after_a_failure', async () => {
   // Two model calls: before call 1, after turn 1, before call 2, after turn 2.
   const skipping = await thresholdZeroRun(native.CompressOutcome.skipped().toJson());

@@ -862,6 +862,13 @@ if (process.env.READMEPROMISES_CHILD) {
     assert.deepEqual(forked.usages(), [], 'its usages start empty');
     assert.equal(forked.memoryRecall('working', 'note'), undefined, 'working memory is not copied');
     forked.detachStore();
+    // "Working memory belongs to a runtime": also to one built from the same config object.
+    const shared = sessionConfig('shared');
+    const first = new native.AgentRuntime(shared, model.transport, new native.ToolRegistry());
+    first.memoryStore('working', 'note', '"mine"');
+    const second = new native.AgentRuntime(shared, model.transport, new native.ToolRegistry());
+    assert.equal(second.memoryRecall('working', 'note'), undefined, 'a second runtime of one config has its own');
+    assert.equal(first.memoryRecall('working', 'note'), '"mine"');
     // Copies: deleting the source leaves the fork's episodes whole.
     assert.equal(store.delete('src'), true);
     const reopened = new native.AgentRuntime(sessionConfig('forked'), model.transport, new native.ToolRegistry(), native.SessionStore.open(db));

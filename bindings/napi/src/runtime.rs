@@ -70,6 +70,9 @@ impl AgentRuntime {
         constructing::<Self>(env, &this, "AgentRuntime")?;
         let (config, transport, tools) = (config.0, transport.0, tools.0);
         let mut config = config.core();
+        // MEM-4: working memory belongs to a runtime, also when several are built from
+        // one config object.
+        config.memory_store = arkagent::memory::NamespacedMemoryStore::new();
         config.tools = tools.core();
         config.store = store.0.map(|store| store.shared());
         let transport = JsTransport::new(transport).map_err(internal)?;
