@@ -145,7 +145,11 @@ const STEPS = [
     const fresh = slot(9);
     track(fresh, fresh.rt.importState(exported).then(() => {
       assert.deepEqual(JSON.parse(fresh.rt.exportState()).history, JSON.parse(exported).history, 'an export imports unchanged');
-      assert.equal(native.toolCallsPaired(fresh.rt.historyJson()), true, 'an imported export is paired');
+      const committed = JSON.parse(fresh.rt.exportState()).history.messages;
+      assert.equal(native.toolCallsPaired(JSON.stringify(committed)), true, 'an imported export is paired');
+      // historyJson(): the committed history, then a paused turn's answer (TOOL-1).
+      const paused = JSON.parse(exported).pending_turn;
+      assert.deepEqual(JSON.parse(fresh.rt.historyJson()), paused ? [...committed, paused.assistant] : committed, 'the live history of an import');
     }), 'importState');
   }),
   (r, slots) => withSlot(slots, r, (s) => {
