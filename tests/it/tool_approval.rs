@@ -436,6 +436,40 @@ impl ToolPolicy for Watching {
     }
 }
 
+/// SUB-3, TOOL-1: a resumed run goes on with the paused run's delegation budget. With
+/// `max_delegations_per_run` 1, a delegation before the pause and one after the resume
+/// are one too many (resume_run gave the run a fresh budget).
+#[tokio::test]
+async fn sub_3_tool_1_a_resumed_run_keeps_its_delegation_budget() {
+    use arkagent::runtime::DelegationConfig;
+    use arkagent::subagent::{SubAgentPolicy, DELEGATE_TASK_TOOL_NAME};
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    let mut c = config(registry(pay.clone(), weather));
+    let policy = SubAgentPolicy { max_delegations_per_run: 1, ..Default::default() };
+    c.delegation = Some(DelegationConfig { allow_clone: true, policy, ..Default::default() });
+    let model = ScriptedModel::with(|body, _| {
+        let messages = body["messages"].as_array().unwrap();
+        if messages.iter().any(|m| m["role"] == "user" && m["content"].as_str().is_some_and(|t| t.starts_with("look"))) {
+            return text_reply("looked", 5); // the child
+        }
+        let delegate = |id: &str| tool_calls_reply(&[(id, DELEGATE_TASK_TOOL_NAME, json!({"assignee": "clone", "task_description": "look"}))], 10);
+        match messages.iter().filter(|m| m["role"] == "assistant").count() {
+            0 => delegate("d1"),
+            1 => tool_calls_reply(&[("c_pay", "pay", json!({"amount": 5}))], 10),
+            2 => delegate("d2"),
+            _ => text_reply("done", 10),
+        }
+    });
+    let rt = AgentRuntime::new(c, model.clone()).unwrap();
+    assert_eq!(rt.run("go").await.unwrap().status, RunStatus::AwaitingApproval);
+    rt.answer_approval("c_pay", ApprovalDecision::Approve).unwrap();
+    assert_eq!(rt.resume_run().await.unwrap().status, RunStatus::Completed);
+    let results = tool_messages(&model, model.request_count() - 1);
+    let answer = |id: &str| results.iter().find(|(call, _)| call == id).unwrap().1.clone();
+    assert!(answer("d1").contains("looked"), "the first delegation ran: {results:?}");
+    assert!(answer("d2").contains("subagent_run_budget_exceeded"), "the second is over the run's budget: {results:?}");
+}
+
 /// Clone delegation with the role `reader` (read_file, pay); `pay` requires approval.
 fn delegating(tool: Arc<Counting>, policy: Option<Arc<dyn ToolPolicy>>) -> AgentRuntimeConfig {
     use arkagent::runtime::DelegationConfig;
@@ -729,6 +763,50 @@ async fn tool_1_cancel_approvals_closes_the_turn_without_a_model_call() {
     assert!(texts[0].contains("cancelled") && texts[1].contains("weather done"), "{texts:?}");
     assert!(pay.ran().is_empty());
     assert_eq!(rt.run("something else").await.unwrap().final_text.as_deref(), Some("fresh start"));
+}
+
+/// README: "`cancelApprovals()` closes the paused turn … the calls that did not run are
+/// answered `cancelled`, a rejected one keeps its `tool_rejected`".
+#[tokio::test]
+async fn tool_1_cancel_approvals_keeps_a_rejection() {
+    let (pay, weather) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+    let model = ScriptedModel::new(vec![tool_calls_reply(&[("a", "pay", json!({"amount": 1})), ("b", "pay", json!({"amount": 2}))], 10)]);
+    let rt = AgentRuntime::new(config(registry(pay.clone(), weather)), model).unwrap();
+    rt.run("pay twice").await.unwrap();
+    rt.answer_approval("a", ApprovalDecision::Reject { reason: "too much".into() }).unwrap();
+    assert!(rt.cancel_approvals().unwrap());
+    let codes: Vec<(String, Option<String>)> = rt
+        .messages()
+        .iter()
+        .filter_map(|m| match m {
+            arkagent::Message::Tool { tool_call_id, content, .. } => {
+                let v: Value = serde_json::from_str(&content.text()).ok()?;
+                Some((tool_call_id.clone(), v["error"]["code"].as_str().map(str::to_owned)))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(codes, [("a".to_owned(), Some("tool_rejected".to_owned())), ("b".to_owned(), Some("cancelled".to_owned()))]);
+    assert!(pay.ran().is_empty());
+}
+
+/// README ("One registry per runtime tree"): runtimes built from clones of one Rust config
+/// share its registry (one view of all sessions); a `SubAgentRegistry::new()` of its own
+/// in each runtime's `DelegationConfig` keeps them apart.
+#[test]
+fn iso_4_a_cloned_config_shares_its_registry_unless_given_its_own() {
+    use arkagent::runtime::DelegationConfig;
+    use arkagent::subagent::SubAgentRegistry;
+    let mut c = config(ToolRegistry::new());
+    c.delegation = Some(DelegationConfig { allow_clone: true, ..Default::default() });
+    let model = ScriptedModel::new(vec![]);
+    let (a, b) = (AgentRuntime::new(c.clone(), model.clone()).unwrap(), AgentRuntime::new(c.clone(), model.clone()).unwrap());
+    assert!(Arc::ptr_eq(&a.sub_agent_registry().unwrap(), &b.sub_agent_registry().unwrap()), "one view");
+    if let Some(d) = c.delegation.as_mut() {
+        d.registry = Arc::new(SubAgentRegistry::new());
+    }
+    let own = AgentRuntime::new(c, model).unwrap();
+    assert!(!Arc::ptr_eq(&a.sub_agent_registry().unwrap(), &own.sub_agent_registry().unwrap()), "its own");
 }
 
 #[tokio::test]
