@@ -313,6 +313,11 @@ test('NAPI-2 the strings the module hands to JS are those of the declared unions
   assert.ok(UNIONS.get('CompressReason').includes(compressed.reason), compressed.reason);
   const answer = native.CompressOutcome.skipped();
   assert.ok(UNIONS.get('CompressOutcomeKind').includes(answer.outcome));
+  // skipped(reason?): "default "below_threshold""; failed(reason?): "default "llm_error"".
+  assert.equal(answer.reason, 'below_threshold');
+  assert.equal(JSON.parse(answer.toJson()).reason, 'below_threshold');
+  assert.equal(native.CompressOutcome.failed().reason, 'llm_error');
+  assert.equal(native.CompressOutcome.skipped('no_safe_split').reason, 'no_safe_split');
 });
 
 test('NAPI-2 the code of every Error the module throws or rejects with is an ErrorCode (NativeError.code)', async () => {

@@ -125,6 +125,9 @@ test('img_8_an_estimate_in_one_call_from_the_model_name', () => {
   const portrait = native.ContentPart.image(withOrientation(encodeJpeg(400, 300), 6));
   const gpt5 = new native.ModelConfig('https://api.openai.com/v1', API_KEY, 'gpt-5');
   assert.deepEqual(native.estimateImageTokens(gpt5, portrait), { rule: 'openai_gpt5_tiles', tokens: 70 + 140, width: 300, height: 400 });
+  // "a request's bounds, maxImageBytes and maxImagesPerRequest, are the run's: not checked here".
+  gpt5.maxImageBytes = 10;
+  assert.equal(native.estimateImageTokens(gpt5, portrait).tokens, 70 + 140);
   const heic = native.ContentPart.image(Buffer.from(HEIC_B64, 'base64'));
   const gemini = new native.ModelConfig('https://h/v1', API_KEY, 'gemini-2.5-flash');
   assert.deepEqual(native.estimateImageTokens(gemini, heic), { rule: 'gemini', tokens: 258 * 6 * 4, width: 4032, height: 3024 });

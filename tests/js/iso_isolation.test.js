@@ -159,9 +159,11 @@ test('iso_2_role_whitelist_hides_a_tool_from_the_child', async () => {
   const config = analystConfig((c) => {
     c.setRoleWhitelist('reader', ['read_file']);
     c.setRoleWhitelist('anything', null);
+    c.setRoleWhitelist('absent'); // "null or absent: every tool"
   });
   assert.deepEqual(config.roleWhitelist('reader'), ['read_file']);
   assert.equal(config.roleWhitelist('anything'), null);
+  assert.equal(config.roleWhitelist('absent'), null);
   assert.equal(config.roleWhitelist('general'), null);
   assert.deepEqual(config.roleWhitelist('code-review'), ['read_file', 'search_files', 'list_dir']);
   assert.throws(() => config.roleWhitelist('nope'), (e) => e.code === 'subagent_unknown_role');

@@ -221,6 +221,9 @@ test('mcp_3_js_addMcpServer_refuses_bad_options_with_codes', () => {
   assert.equal(code(() => config.addMcpServer({ name: 'maps', url, approval: 'sometimes' })), 'invalid_config');
   assert.equal(code(() => config.addMcpServer({ name: 'maps', url, timeoutMs: -1 })), 'invalid_argument');
   assert.equal(code(() => config.addMcpServer({ name: 'maps', url, timeoutMs: 1.5 })), 'invalid_argument');
+  for (const key of ['timeoutMs', 'connectTimeoutMs', 'retryAfterMs']) {
+    assert.equal(code(() => config.addMcpServer({ name: 'maps', url, [key]: 2 ** 32 })), 'invalid_argument', `${key} 2 ** 32`);
+  }
   assert.equal(code(() => config.addMcpServer({ name: 'maps', url, token: 'x' })), 'invalid_argument', 'an unknown member');
   assert.equal(code(() => config.addMcpServer({ name: 'maps', url, headers: { Authorization: 5 } })), 'invalid_argument');
   assert.equal(code(() => config.addMcpServer({ name: 'maps', url, connectTimeoutMs: 0 })), 'invalid_config');

@@ -359,6 +359,13 @@ test('napi_2_config_classes_convert_and_validate', () => {
   model.maxTokens = 256;
   model.stream = true;
   assert.equal(model.temperature, 0.5);
+  // "temperature takes any finite number a 32-bit float holds (… it reads back as set, e.g. 0.7)".
+  for (const t of [0.7, 0.1, 1.3, 2, 1e-7, 3.4e38]) {
+    model.temperature = t;
+    assert.equal(model.temperature, t, `temperature ${t} reads back as set`);
+  }
+  assert.throws(() => { model.temperature = 1e39; }, (e) => e.code === 'invalid_config');
+  model.temperature = 0.5;
   assert.equal(model.maxTokens, 256);
   assert.equal(model.stream, true);
 

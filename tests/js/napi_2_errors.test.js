@@ -41,8 +41,8 @@ const KINDS = {
     bad: () => ['yes', 'OFF', 42, true, {}, { effort: 'huge' }, { effort: 'low', budgetTokens: 5 }, { budgetTokens: -1 }, { budgetTokens: 1.5 }, [1]],
   },
   reasoningReplay: { valid: () => 'all', bad: () => ['All', 'x', '', 42, null, MISSING, {}, true] },
-  extraBody: { valid: () => ({ enable_search: true, n: [1, 'a', null] }), bad: () => [5, 'x', null, MISSING, true, () => {}, { f: () => {} }] },
-  extraHeaders: { valid: () => ({ 'anthropic-beta': 'x', 'OpenAI-Organization': 'org-1' }), bad: () => [5, 'x', null, MISSING, true, { a: 1 }, { a: null }, { a: ['x'] }, { a: {} }] },
+  extraBody: { valid: () => ({ enable_search: true, n: [1, 'a', null] }), bad: () => [5, 'x', null, MISSING, true, () => {}, { f: () => {} }, [1, 2], []] },
+  extraHeaders: { valid: () => ({ 'anthropic-beta': 'x', 'OpenAI-Organization': 'org-1' }), bad: () => [5, 'x', null, MISSING, true, { a: 1 }, { a: null }, { a: ['x'] }, { a: {} }, ['x']] },
   // IMG-3: an image token rule the core knows, or undefined to clear it.
   'imageTokens?': { valid: () => 'qwen_vl', bad: () => ['Qwen', 'x', '', 42, {}, Symbol('s'), true] },
   // IMG-1: a run's parts, a photo's bytes, type, detail and URL.

@@ -220,6 +220,11 @@ test('img_1_img_2_js_detail_reaches_openai_only_and_a_data_url_is_decoded_and_ch
   assert.equal(codeOf(() => native.ContentPart.imageUrl(`data:image/jpeg;base64,${PNG_B64}`)), 'image_invalid');
   assert.equal(codeOf(() => native.ContentPart.imageUrl('data:image/png;base64,%%%not base64%%%')), 'image_invalid');
   assert.equal(codeOf(() => native.ContentPart.imageUrl('file:///sdcard/DCIM/a.jpg')), 'image_invalid');
+  // imageUrl(): "a data: URL (decoded into the image's bytes …: `url` is then undefined) …
+  // "image_unsupported_type" (a data: URL of another type)"; an https: URL reads back.
+  assert.equal(fromData.url, undefined);
+  assert.equal(codeOf(() => native.ContentPart.imageUrl('data:text/plain;base64,aGk=')), 'image_unsupported_type');
+  assert.equal(native.ContentPart.imageUrl('https://example.com/a.png').url, 'https://example.com/a.png');
   // Every documented type is taken (GIF and WebP here; JPEG, PNG, HEIC elsewhere).
   assert.equal(native.ContentPart.image(gif(20, 10, 1)).mimeType, 'image/gif');
   assert.equal(native.ContentPart.image(webp([['VP8L', vp8l(20, 10)]])).mimeType, 'image/webp');

@@ -119,11 +119,11 @@ impl AgentRuntimeConfig {
         Ok(())
     }
 
-    /// Adds or replaces a role's tool whitelist (ISO-2); null: every tool the parent may use
-    /// (a role never widens the parent's tools). A child delegated with that role is
+    /// Adds or replaces a role's tool whitelist (ISO-2); null or absent: every tool the
+    /// parent may use (a role never widens the parent's tools). A child delegated with that role is
     /// neither shown nor allowed any other tool. Built in: "code-review",
     /// "code-generation", "data-analysis", "document", "testing", "general" (every tool).
-    #[napi(ts_args_type = "role: string, tools: string[] | null")]
+    #[napi(ts_args_type = "role: string, tools?: string[] | null")]
     pub fn set_role_whitelist(&mut self, role: Arg<String>, tools: Arg<Option<Vec<String>>>) {
         self.delegation.role_whitelists.insert(role.0, tools.0);
     }
@@ -237,8 +237,9 @@ impl AgentRuntimeConfig {
     /// needs it (an "mcp_server" event); `authorize` supplies headers at connection time
     /// and after a 401/403. Sub-agents share the server. Throws "invalid_argument" for
     /// options that are not an McpServerOptions (a missing or unknown member, a value of
-    /// the wrong type, a negative or fractional number) or an authorize that is not a
-    /// function, "invalid_config" for a value it refuses (a name outside 1 to 32 of A-Z,
+    /// the wrong type, a negative or fractional number, or a millisecond count of 2 ** 32
+    /// or more) or an authorize that is not a function, "invalid_config" for a value it
+    /// refuses (a name outside 1 to 32 of A-Z,
     /// a-z, 0-9 and "-", or one already added; a URL that is not http(s); an approval
     /// other than "never", "always" or names; a connectTimeoutMs of 0).
     #[napi(ts_args_type = "options: McpServerOptions, authorize?: McpAuthorize")]

@@ -94,9 +94,10 @@ pub fn set_default_image_codec(codec: Arg<Option<JsFunction<'_, JsImageCodecRequ
 
 /// IMG-8: what `image` costs sent to `model`, in one call: the family's rule (the model's
 /// imageTokens, else its name's, by the README's table), the tokens, and the size the
-/// provider resizes it to (the coordinates the model answers in). The same checks as a
-/// run: throws "image_unsupported_type", "image_dimensions_unsupported",
-/// "image_animated". An image by URL, of unknown size, counts as 8000 × 8000. `prepared`
+/// provider resizes it to (the coordinates the model answers in). The same checks of the
+/// photo as a run: throws "image_unsupported_type", "image_dimensions_unsupported",
+/// "image_animated" (a request's bounds, maxImageBytes and maxImagesPerRequest, are the
+/// run's: not checked here). An image by URL, of unknown size, counts as 8000 × 8000. `prepared`
 /// (default: whether a default image codec is registered — the HAR registers one): checked
 /// as a run with an image codec sends the photo (IMG-9) — a HEIC for an OpenAI or Claude
 /// model, or a photo larger than Claude takes, is prepared, not refused — at the same

@@ -86,7 +86,10 @@ impl ContentPart {
         Ok(Self { inner: arkagent::ContentPart::Image(ImagePart::data(data, detail_of(detail.0)?)) })
     }
 
-    /// An image by URL: https: (fetched by the provider) or a data: URL (decoded and checked here). Throws "image_invalid".
+    /// An image by URL: https: (fetched by the provider; `url` reads it back) or a data: URL
+    /// (decoded into the image's bytes and checked here, as ContentPart.image() does: `url`
+    /// is then undefined). Throws "image_invalid" (another scheme, a malformed data: URL)
+    /// or "image_unsupported_type" (a data: URL of another type).
     #[napi(factory, ts_args_type = "url: string, detail?: ImageDetail")]
     pub fn image_url(url: Arg<String>, detail: Arg<Option<String>>) -> Result<Self, Thrown> {
         let part = ImagePart::url(&url.0, detail_of(detail.0)?).map_err(thrown)?;
@@ -152,7 +155,7 @@ impl ContentPart {
         optional(data(&self.inner).map(|d| d.id().to_owned()))
     }
 
-    /// The URL of an image by URL.
+    /// The URL of an image by https: URL (undefined for bytes, a data: URL's included).
     #[napi(getter)]
     pub fn url(&self) -> Optional<String> {
         optional(image(&self.inner).and_then(|i| match &i.source {

@@ -72,8 +72,9 @@ mod usage;
  * Refused inputs. A missing argument, a value of the wrong type, an object that is not an
  * instance of the declared class, and a number that is negative, fractional, NaN,
  * ±Infinity, 2 ** 53 or more, or too large for its field (maxTokens, maxAttempts,
- * maxIterations, maxParallelTools, maxDepth, maxDelegationsPerRun, maxConcurrentChildren
- * and subscription ids stop at 4294967295) is never converted; it throws, before
+ * maxIterations, maxParallelTools, maxDepth, maxDelegationsPerRun, maxConcurrentChildren,
+ * maxImagesPerRequest, toolTimeoutMs, a thinking budgetTokens and subscription ids stop
+ * at 4294967295) is never converted; it throws, before
  * anything changes:
  *   "invalid_config"   when assigned to a property, or passed to the constructor of a
  *                      settings class (ModelConfig, AgentRuntimeConfig, ContextCompressor,
@@ -81,7 +82,8 @@ mod usage;
  *   "invalid_argument" when passed to a method, a static method or another constructor
  *                      (ToolDefinition, AgentRuntime). Methods that return a Promise throw
  *                      these synchronously.
- * `temperature` takes any finite number. Other codes of the module itself:
+ * `temperature` takes any finite number a 32-bit float holds (up to about 3.4e38; it
+ * reads back as set, e.g. 0.7). Other codes of the module itself:
  *   "private_constructor" `new` on a class declared with a private constructor: its
  *                      instances are created by the module.
  *   "invalid_call"     a public constructor called without `new` (or on an existing

@@ -177,7 +177,8 @@ impl ModelConfig {
 
     #[napi(getter)]
     pub fn temperature(&self) -> Optional<f64> {
-        optional(self.inner.temperature.map(f64::from))
+        // The shortest decimal of the f32 the core keeps: 0.7 reads back 0.7.
+        optional(self.inner.temperature.map(|t| t.to_string().parse().unwrap_or(f64::from(t))))
     }
 
     #[napi(setter)]

@@ -223,7 +223,11 @@ impl CompressOutcome {
     #[napi]
     pub fn skipped(reason: Arg<Option<String>>) -> CompressOutcome {
         Self {
-            answer: ForeignCompression { outcome: "skipped".into(), reason: reason.0, ..Default::default() },
+            answer: ForeignCompression {
+                outcome: "skipped".into(),
+                reason: Some(reason.0.unwrap_or_else(|| "below_threshold".into())),
+                ..Default::default()
+            },
         }
     }
 
@@ -233,7 +237,7 @@ impl CompressOutcome {
         Self {
             answer: ForeignCompression {
                 outcome: "failed".into(),
-                reason: reason.0,
+                reason: Some(reason.0.unwrap_or_else(|| "llm_error".into())),
                 error_code: error_code.0,
                 ..Default::default()
             },

@@ -8,8 +8,9 @@
  * Refused inputs. A missing argument, a value of the wrong type, an object that is not an
  * instance of the declared class, and a number that is negative, fractional, NaN,
  * ±Infinity, 2 ** 53 or more, or too large for its field (maxTokens, maxAttempts,
- * maxIterations, maxParallelTools, maxDepth, maxDelegationsPerRun, maxConcurrentChildren
- * and subscription ids stop at 4294967295) is never converted; it throws, before
+ * maxIterations, maxParallelTools, maxDepth, maxDelegationsPerRun, maxConcurrentChildren,
+ * maxImagesPerRequest, toolTimeoutMs, a thinking budgetTokens and subscription ids stop
+ * at 4294967295) is never converted; it throws, before
  * anything changes:
  *   "invalid_config"   when assigned to a property, or passed to the constructor of a
  *                      settings class (ModelConfig, AgentRuntimeConfig, ContextCompressor,
@@ -17,7 +18,8 @@
  *   "invalid_argument" when passed to a method, a static method or another constructor
  *                      (ToolDefinition, AgentRuntime). Methods that return a Promise throw
  *                      these synchronously.
- * `temperature` takes any finite number. Other codes of the module itself:
+ * `temperature` takes any finite number a 32-bit float holds (up to about 3.4e38; it
+ * reads back as set, e.g. 0.7). Other codes of the module itself:
  *   "private_constructor" `new` on a class declared with a private constructor: its
  *                      instances are created by the module.
  *   "invalid_call"     a public constructor called without `new` (or on an existing
@@ -1747,12 +1749,12 @@ export class AgentRuntimeConfig {
    */
   childTokenBudget?: number;
   /**
-   * Adds or replaces a role's tool whitelist (ISO-2); null: every tool the parent may use
-   * (a role never widens the parent's tools). A child delegated with that role is
+   * Adds or replaces a role's tool whitelist (ISO-2); null or absent: every tool the
+   * parent may use (a role never widens the parent's tools). A child delegated with that role is
    * neither shown nor allowed any other tool. Built in: "code-review",
    * "code-generation", "data-analysis", "document", "testing", "general" (every tool).
    */
-  setRoleWhitelist(role: string, tools: string[] | null): void;
+  setRoleWhitelist(role: string, tools?: string[]): void;
   /** The role names, sorted. */
   roles(): string[];
   /** A role's whitelist; null: every tool. Throws "subagent_unknown_role". */
@@ -1807,8 +1809,9 @@ export class AgentRuntimeConfig {
    * needs it (an "mcp_server" event); `authorize` supplies headers at connection time
    * and after a 401/403. Sub-agents share the server. Throws "invalid_argument" for
    * options that are not an McpServerOptions (a missing or unknown member, a value of
-   * the wrong type, a negative or fractional number) or an authorize that is not a
-   * function, "invalid_config" for a value it refuses (a name outside 1 to 32 of A-Z,
+   * the wrong type, a negative or fractional number, or a millisecond count of 2 ** 32
+   * or more) or an authorize that is not a function, "invalid_config" for a value it
+   * refuses (a name outside 1 to 32 of A-Z,
    * a-z, 0-9 and "-", or one already added; a URL that is not http(s); an approval
    * other than "never", "always" or names; a connectTimeoutMs of 0).
    */
@@ -2132,7 +2135,10 @@ export class ContentPart {
    */
   static image(bytes: ArrayBuffer | Uint8Array, mimeType?: ImageMimeType, detail?: ImageDetail): ContentPart;
   /**
-   * An image by URL: https: (fetched by the provider) or a data: URL (decoded and checked here). Throws "image_invalid".
+   * An image by URL: https: (fetched by the provider; `url` reads it back) or a data: URL
+   * (decoded into the image's bytes and checked here, as ContentPart.image() does: `url`
+   * is then undefined). Throws "image_invalid" (another scheme, a malformed data: URL)
+   * or "image_unsupported_type" (a data: URL of another type).
    */
   static imageUrl(url: string, detail?: ImageDetail): ContentPart;
   readonly kind: 'image' | 'text';
@@ -2155,7 +2161,7 @@ export class ContentPart {
   readonly orientation?: number;
   readonly byteLength?: number;
   readonly imageId?: string;
-  /** The URL of an image by URL. */
+  /** The URL of an image by https: URL (undefined for bytes, a data: URL's included). */
   readonly url?: string;
 }
 
@@ -2211,9 +2217,10 @@ export function setDefaultImageCodec(codec?: ImageCodec): void;
 /**
  * IMG-8: what `image` costs sent to `model`, in one call: the family's rule (the model's
  * imageTokens, else its name's, by the README's table), the tokens, and the size the
- * provider resizes it to (the coordinates the model answers in). The same checks as a
- * run: throws "image_unsupported_type", "image_dimensions_unsupported",
- * "image_animated". An image by URL, of unknown size, counts as 8000 × 8000. `prepared`
+ * provider resizes it to (the coordinates the model answers in). The same checks of the
+ * photo as a run: throws "image_unsupported_type", "image_dimensions_unsupported",
+ * "image_animated" (a request's bounds, maxImageBytes and maxImagesPerRequest, are the
+ * run's: not checked here). An image by URL, of unknown size, counts as 8000 × 8000. `prepared`
  * (default: whether a default image codec is registered — the HAR registers one): checked
  * as a run with an image codec sends the photo (IMG-9) — a HEIC for an OpenAI or Claude
  * model, or a photo larger than Claude takes, is prepared, not refused — at the same
