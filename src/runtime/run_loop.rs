@@ -197,14 +197,23 @@ impl Run<'_> {
         if !self.inner.config.model.stream {
             return (client.send(http, self.cancel).await, false, None);
         }
-        // LLM-2: deltas reach observers as they arrive, not after the turn.
+        // LLM-2: deltas reach observers as they arrive, not after the turn; LLM-4: less
+        // what could begin a secret, until the next delta tells.
         let answered = AtomicBool::new(false);
+        let held = std::sync::Mutex::new(HeldDeltas::default());
+        let model = &self.inner.config.model;
         let on_delta = |delta: StreamDelta| {
             answered.store(true, Ordering::Relaxed);
-            self.inner.emit(self.run_id, delta_event(iteration, delta));
+            let passed = held.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pass(model, delta);
+            if let Some(delta) = passed {
+                self.inner.emit(self.run_id, delta_event(iteration, delta));
+            }
         };
         let cut_off = CutOffUsage::default();
         let result = client.send_streaming_metered(http, self.cancel, &on_delta, &cut_off).await;
+        for delta in held.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner).rest() {
+            self.inner.emit(self.run_id, delta_event(iteration, delta));
+        }
         (result, answered.load(Ordering::Relaxed), cut_off.take())
     }
 
@@ -341,6 +350,46 @@ impl Run<'_> {
         }
         let (size, _) = self.inner.session.next_prompt_size();
         self.inner.maybe_compress_context(self.run_id, self.cancel, CompressionTrigger::PostTurn, Some(size)).await;
+    }
+}
+
+/// LLM-4: per stream of text (the answer, the reasoning, each call's arguments: `None`,
+/// `Some(None)`, `Some(Some(index))`), the end held back because it could begin a secret.
+#[derive(Default)]
+struct HeldDeltas(Vec<(Option<Option<u32>>, String)>);
+
+impl HeldDeltas {
+    /// `delta` as it may reach an event now (`None`: all of it held).
+    fn pass(&mut self, model: &crate::llm::ModelConfig, delta: StreamDelta) -> Option<StreamDelta> {
+        let (stream, text) = match delta {
+            StreamDelta::Text(text) => (None, text),
+            StreamDelta::Reasoning(text) => (Some(None), text),
+            StreamDelta::ToolCallArguments { index, fragment } => (Some(Some(index)), fragment),
+            other => return Some(other),
+        };
+        let at = self.0.iter().position(|(s, _)| *s == stream).unwrap_or_else(|| {
+            self.0.push((stream, String::new()));
+            self.0.len() - 1
+        });
+        let held = &mut self.0[at].1;
+        held.push_str(&text);
+        model.redact_in_place(held);
+        let ready = held.len() - model.secret_start_len(held);
+        let out: String = held.drain(..ready).collect();
+        (!out.is_empty()).then(|| delta_of(stream, out))
+    }
+
+    /// What is still held, when the stream ended.
+    fn rest(self) -> Vec<StreamDelta> {
+        self.0.into_iter().filter(|(_, t)| !t.is_empty()).map(|(s, t)| delta_of(s, t)).collect()
+    }
+}
+
+fn delta_of(stream: Option<Option<u32>>, text: String) -> StreamDelta {
+    match stream {
+        None => StreamDelta::Text(text),
+        Some(None) => StreamDelta::Reasoning(text),
+        Some(Some(index)) => StreamDelta::ToolCallArguments { index, fragment: text },
     }
 }
 

@@ -136,3 +136,33 @@ fn config_and_request_debug_are_redacted() {
     assert_eq!(c.redact("x azure-SECRET-value-1234 y"), "x <redacted> y");
     assert_eq!(c.redact(&format!("Bearer {KEY}")), "Bearer <redacted>");
 }
+
+/// LLM-4 (arkagent.h, `arkagent_runtime_run`: "The API key never enters the history or an
+/// event, whoever echoes it"): a key the model streams split across deltas — at every cut
+/// — never reaches the delta events whole; the deltas still add up to the answer as the
+/// history holds it.
+#[tokio::test]
+async fn llm_4_a_key_split_across_streamed_deltas_never_reaches_an_event() {
+    use crate::support::{model_config, Reply, ScriptedModel, API_KEY as KEY};
+    let chunk = |t: &str| format!("data: {}\n\n", json!({"id": "s", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": {"content": t}, "finish_reason": null}]}));
+    let end = format!("data: {}\n\ndata: [DONE]\n\n", json!({"id": "s", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}));
+    for cut in 1..KEY.len() {
+        let (a, b) = KEY.split_at(cut);
+        let sse = [chunk("my key is s"), chunk(a), chunk(b), chunk(" and s"), end.clone()].concat();
+        let mut c = AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", KEY, "m"));
+        c.model.stream = true;
+        let rt = AgentRuntime::new(c, ScriptedModel::new(vec![Reply::Raw(200, sse)])).unwrap();
+        let deltas: Arc<Mutex<Vec<String>>> = Arc::default();
+        let sink = deltas.clone();
+        let _sub = rt.subscribe(Arc::new(move |e: &AgentEvent| {
+            if let arkagent::EventKind::TextDelta { delta, .. } = &e.kind {
+                sink.lock().unwrap().push(delta.clone());
+            }
+        }));
+        let out = rt.run("hi").await.unwrap();
+        let joined = deltas.lock().unwrap().concat();
+        assert!(!joined.contains(KEY), "cut {cut}: {joined}");
+        assert_eq!(Some(joined.as_str()), out.final_text.as_deref(), "cut {cut}: the deltas add up to the answer");
+        assert_eq!(joined, "my key is s<redacted> and s");
+    }
+}

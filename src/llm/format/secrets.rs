@@ -48,6 +48,13 @@ impl ModelConfig {
         }
     }
 
+    /// LLM-4: how long the longest end of `text` is that begins a secret (0: none), so a
+    /// stream holds it back until the next piece tells whether the secret follows.
+    pub(crate) fn secret_start_len(&self, text: &str) -> usize {
+        let start = |s: &str| (1..s.len()).rev().find(|&k| s.is_char_boundary(k) && text.ends_with(&s[..k])).unwrap_or(0);
+        self.secrets().filter(|s| s.len() >= 4).map(start).max().unwrap_or(0)
+    }
+
     /// The API key and the values of credential headers among `extra_headers`.
     fn secrets(&self) -> impl Iterator<Item = &str> {
         let extra = self.extra_headers.iter().filter(|(k, _)| is_secret_header(k)).map(|(_, v)| {
