@@ -6,7 +6,8 @@
  * (a refused call has no effect).
  * - A NULL pointer where one is required (a handle, a string, a callback, an out
  *   pointer) gives ARK_AGENT_RESULT_NULL_ARGUMENT. Parameters documented "may be NULL"
- *   are optional; the _free functions ignore NULL.
+ *   are optional; the _free functions ignore NULL (and freed handles): the last error
+ *   message stays.
  * - Handles are checked: freed, forged or wrong-kind handles give
  *   ARK_AGENT_RESULT_INVALID_HANDLE; a completion handle that was already finished gives
  *   ARK_AGENT_RESULT_ALREADY_COMPLETED.
@@ -1290,9 +1291,10 @@ enum ArkAgentResult arkagent_runtime_total_usage(struct ArkAgentRuntime *runtime
 // outcome and the delegate tool's metadata use: `"costs"` holds one exact sum per
 // currency (sorted by code) and is absent when no usage has a cost (never 0 for
 // "unknown"); different currencies are never added together.
-// `*out_json` gets it; free with `arkagent_string_free`. Anything but such an array
-// gives `ARK_AGENT_RESULT_INVALID_JSON` and writes nothing. Any thread; needs no
-// runtime.
+// `*out_json` gets it; free with `arkagent_string_free`. A count an object leaves out
+// reads 0 (each object is one call); anything but an array of objects, or a count that
+// is not a whole number, gives `ARK_AGENT_RESULT_INVALID_JSON` and writes nothing. Any
+// thread; needs no runtime.
 //
 // # Safety
 // `usages_json` a NUL-terminated string; `out_json` valid for one pointer write.
@@ -1445,7 +1447,8 @@ enum ArkAgentResult arkagent_store_open(const char *path, struct ArkAgentStore *
 // freed. NULL and already-freed handles are ignored.
 void arkagent_store_free(struct ArkAgentStore *store);
 
-// Writes the sessions as a JSON array to `*out_json`, most recently updated first:
+// Writes the sessions as a JSON array to `*out_json`, most recently updated first (by
+// `updated_ms`; sessions of the same millisecond by id):
 // an array of `SessionSummary` (`include/JSON-SHAPES.md`). Free with `arkagent_string_free`.
 //
 // # Safety

@@ -20,18 +20,27 @@ impl AgentRuntime {
     /// for hosts that attach one later (the C ABI): opens `session_id` (default: this
     /// runtime's) in `store`. A session with commits replaces this runtime's state (the
     /// runtime resumes it); a new session starts from the current state, written in full
-    /// at once (a kill right after loses nothing). Errors: `session_locked`, the store's codes, `run_in_progress`,
+    /// at once (a kill right after loses nothing; a `session_committed` event tells).
+    /// Errors: `session_locked`, the store's codes, `run_in_progress`,
     /// `invalid_config` when a store is already attached or a sub-agent asks.
     pub fn attach_store(&self, store: SharedStore, session_id: Option<&str>) -> Result<(), ArkAgentError> {
         if self.inner.depth > 0 {
             return Err(ArkAgentError::config(ErrorCode::InvalidConfig, "a sub-agent does not write to a store"));
         }
-        let _answers = self.inner.hold_answers();
-        let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
-        if slot.is_some() {
-            return Err(ArkAgentError::RunInProgress);
+        let committed = {
+            let _answers = self.inner.hold_answers();
+            let slot = self.inner.active_run.lock().map_err(|_| ArkAgentError::RunInProgress)?;
+            if slot.is_some() {
+                return Err(ArkAgentError::RunInProgress);
+            }
+            self.inner.session.attach(store, session_id)?
+        };
+        // STORE-4: a non-empty runtime's first write is a commit like any other (told
+        // once the locks are let go: an observer may call back in).
+        if let Some(Committed { commit_seq, message_count }) = committed {
+            self.inner.emit("", EventKind::SessionCommitted { commit_seq, message_count });
         }
-        self.inner.session.attach(store, session_id)
+        Ok(())
     }
 
     /// Detaches the session store (STORE-6): releases the session's lock so another

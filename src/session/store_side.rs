@@ -30,9 +30,10 @@ impl Session {
     /// session with commits replaces the state (it is resumed, redacted: LLM-4); a new one
     /// starts from the current state, written in full at once (a session with nothing in
     /// it yet is written at its first commit). The caller holds
-    /// the run slot. Errors: `session_locked`, the store's codes, `invalid_config` when a
-    /// store is already attached or the id is empty.
-    pub fn attach(&self, store: SharedStore, session_id: Option<&str>) -> Result<(), ArkAgentError> {
+    /// the run slot. Returns that first write's commit, if one was made. Errors:
+    /// `session_locked`, the store's codes, `invalid_config` when a store is already
+    /// attached or the id is empty.
+    pub fn attach(&self, store: SharedStore, session_id: Option<&str>) -> Result<Option<Committed>, ArkAgentError> {
         let mut persist = self.lock_persist();
         if persist.is_some() {
             return Err(ArkAgentError::config(ErrorCode::InvalidConfig, "a store is already attached"));
@@ -43,16 +44,14 @@ impl Session {
             None => self.snapshot().session_id.clone(),
         };
         let (mut opened, mut state) = Persist::open(&store, session_id, &self.snapshot())?;
-        if opened.is_new() {
-            // A new session starts from the current state, written now rather than at the
-            // next commit point: a kill or a free before the next run would lose it (issue 42).
-            opened.commit(&state, &*self.clock)?;
-        }
+        // A new session starts from the current state, written now rather than at the
+        // next commit point: a kill or a free before the next run would lose it (issue 42).
+        let committed = if opened.is_new() { opened.commit(&state, &*self.clock)? } else { None };
         *persist = Some(opened);
         drop(persist);
         self.redactor.state(&mut state);
         self.reset_to(state);
-        Ok(())
+        Ok(committed)
     }
 
     /// CHAT-2: writes `state` (a fork of this session) as a new session of the attached

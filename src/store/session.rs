@@ -137,7 +137,8 @@ pub trait SessionStore: Send + Sync {
     /// `session_locked` while another lease on it is alive, `store_corrupt` for a stored
     /// record that does not parse or a state that breaks an invariant, I/O codes.
     fn open_session(&self, session_id: &str) -> Result<OpenedSession, StoreError>;
-    /// Every session, most recently updated first.
+    /// Every session, most recently updated first (by `updated_ms`; sessions of the same
+    /// millisecond by id).
     fn list_sessions(&self) -> Result<Vec<SessionSummary>, StoreError>;
     /// Deletes a session with its episodes, originals and usages; false when it did not
     /// exist. Errors: `session_locked` while it is open.

@@ -929,6 +929,17 @@ static void compressor_checks(void) {
   EXPECT(arkagent_child_usage_summary("[{\"prompt_tokens\":1,\"completion_tokens\":1,\"total_tokens\":2}]", &out), OK);
   CHECK(out != NULL && strstr(out, "\"call_count\":1") != NULL, "one call summed");
   arkagent_string_free(out);
+  /* "A count an object leaves out reads 0 (each object is one call); anything but an array
+     of objects, or a count that is not a whole number, gives INVALID_JSON". */
+  out = NULL;
+  EXPECT(arkagent_child_usage_summary("[{}]", &out), OK);
+  CHECK(out != NULL && strstr(out, "\"call_count\":1") && strstr(out, "\"total_tokens\":0"), "an empty object: one call, 0 tokens");
+  arkagent_string_free(out);
+  out = NULL;
+  EXPECT(arkagent_child_usage_summary("[1]", &out), BAD_JSON);
+  EXPECT(arkagent_child_usage_summary("[{\"total_tokens\":1.5}]", &out), BAD_JSON);
+  EXPECT(arkagent_child_usage_summary("[{\"total_tokens\":-1}]", &out), BAD_JSON);
+  CHECK(out == NULL, "refused: nothing written");
 }
 
 /* ------------------------------------------------------------- plain functions */
@@ -970,6 +981,14 @@ static void plain_checks(void) {
   CHECK(arkagent_last_error_message(one, 1) == len && one[0] == 0, "one byte: just the NUL");
   char small[5];
   CHECK(arkagent_last_error_message(small, sizeof small) == len && strlen(small) == 4, "cut to fit");
+  /* "the _free functions ignore NULL (and freed handles): the last error message stays" —
+     the usual cleanup after a failed call keeps its explanation. */
+  arkagent_store_free(NULL);
+  arkagent_runtime_free(NULL);
+  arkagent_tools_free(NULL);
+  arkagent_workers_free(NULL);
+  arkagent_store_free(FORGED(ArkAgentStore));
+  CHECK(arkagent_last_error_message(NULL, 0) == len, "freeing NULL or a forged handle keeps the last error");
   /* PAR-1 helpers: NULL, bad UTF-8, bad JSON. */
   int64_t index = 7;
   int32_t paired = 7;

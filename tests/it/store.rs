@@ -688,6 +688,53 @@ async fn store_4_chat_1_the_title_follows_an_edit_or_rewind_of_the_first_run() {
     }
 }
 
+/// STORE-4: attaching a runtime with history to a new session writes it at once, and that
+/// first write is announced like every commit (`session_committed`, commit_seq 1).
+#[tokio::test]
+async fn store_4_attaching_a_runtime_with_history_announces_its_first_commit() {
+    let dir = temp_dir("store4-attach-event");
+    let mut c = store_config(sqlite(&dir.join("s.db")), "later", false);
+    let store = c.store.take().unwrap();
+    let rt = AgentRuntime::new(c, busy_model()).unwrap();
+    rt.run("hello").await.unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _s = rt.subscribe(recorder.clone());
+    rt.attach_store(store.clone(), None).unwrap();
+    let commits: Vec<(u64, u64)> = recorder
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            arkagent::EventKind::SessionCommitted { commit_seq, message_count } => Some((*commit_seq, *message_count)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(commits, [(1, rt.messages().len() as u64)], "the first write, announced");
+    assert_eq!(store.list_sessions().unwrap()[0].commit_seq, 1);
+}
+
+/// STORE-4: "most recently updated first (by `updated_ms`; sessions of the same
+/// millisecond by id)" — in SQLite and in memory.
+#[tokio::test]
+async fn store_4_sessions_of_the_same_millisecond_are_listed_by_id() {
+    let dir = temp_dir("store4-ties");
+    for store in [sqlite(&dir.join("sessions.db")), Arc::new(InMemorySessionStore::new()) as Arc<dyn SessionStore>] {
+        let clock = Arc::new(arkagent::runtime::ManualClock::new(5_000));
+        for id in ["b", "a", "c"] {
+            let mut c = store_config(store.clone(), id, false);
+            c.clock = clock.clone();
+            AgentRuntime::new(c, busy_model()).unwrap().run("hi").await.unwrap();
+        }
+        clock.advance(1);
+        let mut c = store_config(store.clone(), "b", false);
+        c.clock = clock.clone();
+        AgentRuntime::new(c, busy_model()).unwrap().run("again").await.unwrap();
+        let ids: Vec<String> = store.list_sessions().unwrap().into_iter().map(|s| s.id).collect();
+        assert_eq!(ids, ["b", "a", "c"], "b updated last; a and c in the same millisecond, by id");
+    }
+}
+
 /// STORE-1 (README "Durable sessions": "SQLite … WAL journal, `synchronous=NORMAL`"): the
 /// file a store writes is in WAL mode (read back by another connection) and the default
 /// sync level is NORMAL.

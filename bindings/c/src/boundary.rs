@@ -34,3 +34,14 @@ pub(crate) fn boundary(f: impl FnOnce() -> FfiResult<()>) -> ArkAgentResult {
         }
     }
 }
+
+/// The boundary of a `_free` function: a NULL, freed or forged handle is ignored — no
+/// effect, the last error kept —; freeing a live one is a successful call (the message
+/// is then empty). Panics are caught as [`boundary`] catches them.
+pub(crate) fn free_boundary(f: impl FnOnce() -> FfiResult<()>) {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => set_last_error(String::new()),
+        Ok(Err(_)) => {}
+        Err(_) => set_last_error("internal panic caught at the C boundary".to_owned()),
+    }
+}

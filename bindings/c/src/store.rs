@@ -4,7 +4,7 @@
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use crate::boundary::boundary;
+use crate::boundary::{boundary, free_boundary};
 use crate::codes::{ArkAgentResult, FfiError, FfiResult};
 use crate::handles::{self, Kind};
 use crate::runtime::{runtime_handle, ArkAgentRuntime};
@@ -60,10 +60,11 @@ pub unsafe extern "C" fn arkagent_store_open(path: *const c_char, out: *mut *mut
 /// freed. NULL and already-freed handles are ignored.
 #[no_mangle]
 pub extern "C" fn arkagent_store_free(store: *mut ArkAgentStore) {
-    let _ = boundary(|| handles::remove::<_, StoreHandle>(Kind::Store, store).map(drop));
+    free_boundary(|| handles::remove::<_, StoreHandle>(Kind::Store, store).map(drop));
 }
 
-/// Writes the sessions as a JSON array to `*out_json`, most recently updated first:
+/// Writes the sessions as a JSON array to `*out_json`, most recently updated first (by
+/// `updated_ms`; sessions of the same millisecond by id):
 /// an array of `SessionSummary` (`include/JSON-SHAPES.md`). Free with `arkagent_string_free`.
 ///
 /// # Safety

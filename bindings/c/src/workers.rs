@@ -4,7 +4,7 @@
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
-use crate::boundary::boundary;
+use crate::boundary::{boundary, free_boundary};
 use crate::callbacks::{register_host_tool, ArkAgentToolCallback, UserData};
 use crate::codes::{ArkAgentResult, FfiError, FfiResult};
 use crate::handles::{self, Kind};
@@ -118,7 +118,7 @@ pub unsafe extern "C" fn arkagent_workers_add(
 /// Frees a worker set. NULL and already-freed handles are ignored.
 #[no_mangle]
 pub extern "C" fn arkagent_workers_free(workers: *mut ArkAgentWorkers) {
-    let _ = boundary(|| handles::remove::<_, Mutex<Vec<SubAgentDefinition>>>(Kind::Workers, workers).map(drop));
+    free_boundary(|| handles::remove::<_, Mutex<Vec<SubAgentDefinition>>>(Kind::Workers, workers).map(drop));
 }
 
 pub(crate) fn workers_arg(workers: *const ArkAgentWorkers) -> FfiResult<Vec<SubAgentDefinition>> {

@@ -63,7 +63,8 @@ impl SessionStore {
         Self { core: Arc::new(InMemorySessionStore::new()) }
     }
 
-    /// Every session, most recently updated first.
+    /// Every session, most recently updated first (by updatedMs; sessions of the same
+    /// millisecond by id).
     #[napi(ts_return_type = "SessionSummary[]")]
     pub fn list(&self) -> Result<serde_json::Value, Thrown> {
         let list = self.core.list_sessions().map_err(|e| thrown(ArkAgentError::from(e)))?;

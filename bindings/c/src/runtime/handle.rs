@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
-use crate::boundary::boundary;
+use crate::boundary::{boundary, free_boundary};
 use crate::callbacks::{register_host_tool, ArkAgentHttp, ArkAgentToolCallback, HostTransport, UserData};
 use crate::codes::{ArkAgentResult, FfiError, FfiResult};
 use crate::compress::{ArkAgentCompressCallback, HostCompressor};
@@ -92,7 +92,7 @@ pub(crate) struct ToolSet {
 /// Frees a tool set. NULL and already-freed handles are ignored.
 #[no_mangle]
 pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
-    let _ = boundary(|| handles::remove::<_, Mutex<ToolSet>>(Kind::Tools, tools).map(drop));
+    free_boundary(|| handles::remove::<_, Mutex<ToolSet>>(Kind::Tools, tools).map(drop));
 }
 
 /// Creates a runtime in `*out`. `config_json`: `{"model":{"base_url","api_key","model",
@@ -303,7 +303,7 @@ pub unsafe extern "C" fn arkagent_runtime_new_with_compressor(
 /// ignored.
 #[no_mangle]
 pub extern "C" fn arkagent_runtime_free(runtime: *mut ArkAgentRuntime) {
-    let _ = boundary(|| {
+    free_boundary(|| {
         let handle = handles::remove::<_, RuntimeHandle>(Kind::Runtime, runtime)?;
         // A blocking call another thread is starting right now is refused, not run.
         handle.runtime.close();

@@ -97,9 +97,10 @@ pub unsafe extern "C" fn arkagent_runtime_total_usage(runtime: *mut ArkAgentRunt
 /// outcome and the delegate tool's metadata use: `"costs"` holds one exact sum per
 /// currency (sorted by code) and is absent when no usage has a cost (never 0 for
 /// "unknown"); different currencies are never added together.
-/// `*out_json` gets it; free with `arkagent_string_free`. Anything but such an array
-/// gives `ARK_AGENT_RESULT_INVALID_JSON` and writes nothing. Any thread; needs no
-/// runtime.
+/// `*out_json` gets it; free with `arkagent_string_free`. A count an object leaves out
+/// reads 0 (each object is one call); anything but an array of objects, or a count that
+/// is not a whole number, gives `ARK_AGENT_RESULT_INVALID_JSON` and writes nothing. Any
+/// thread; needs no runtime.
 ///
 /// # Safety
 /// `usages_json` a NUL-terminated string; `out_json` valid for one pointer write.

@@ -2101,7 +2101,10 @@ export class SessionStore {
   static open(path: string): SessionStore;
   /** A store in memory, gone with the process (tests, previews). */
   static openMemory(): SessionStore;
-  /** Every session, most recently updated first. */
+  /**
+   * Every session, most recently updated first (by updatedMs; sessions of the same
+   * millisecond by id).
+   */
   list(): SessionSummary[];
   /**
    * Deletes a session with its episodes, archived originals and usages; false when it did
