@@ -565,11 +565,13 @@ impl AgentRuntime {
 }
 
 impl Inner {
-    /// A resumed run: its usage mark, `run_started`, the paused turn closed, then the
-    /// loop. SUB-3: it goes on with the paused run's delegation budget (no run() comes in
-    /// between: a paused turn refuses it; a `run_decomposed` job, a run of its own, starts
-    /// the budget again).
+    /// A resumed run: its budgets (SUB-3: the paused run's delegation count goes on, when
+    /// this runtime made it) and usage mark, `run_started`, the paused turn closed, then
+    /// the loop.
     async fn resume_loop(&self, turn: PendingTurn, run_id: &str, cancel: &CancellationToken) -> Ended {
+        if let Some(service) = &self.sub_agents {
+            service.start_run(run_id);
+        }
         self.run_usage.start(&self.session.snapshot());
         self.emit(run_id, EventKind::RunStarted { input: String::new() });
         if self.mcp.is_some() {

@@ -57,11 +57,11 @@ impl SubAgentService {
         Some(Arc::new(Self { config, parent_config, transport, state, usage, emitter, depth, budget, place }))
     }
 
-    /// A new run of the root: the tree's per-run budget starts again. A nested child's
-    /// runs never reset it (the budget is per run of the root).
-    pub(crate) fn start_run(&self) {
+    /// Run `run_id` of the root starts or resumes: a new run's budget starts again. A
+    /// nested child's runs never reset it (the budget is per run of the root).
+    pub(crate) fn start_run(&self, run_id: &str) {
         if self.depth == 0 {
-            self.budget.start_run();
+            self.budget.start_run(run_id);
         }
     }
 

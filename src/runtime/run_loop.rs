@@ -79,7 +79,7 @@ impl Inner {
         let text = input.text().into_owned();
         self.session.check_input(&input)?;
         if let Some(service) = &self.sub_agents {
-            service.start_run();
+            service.start_run(run_id);
         }
         self.run_usage.start(&self.session.snapshot());
         self.emit(run_id, EventKind::RunStarted { input: text });
@@ -202,17 +202,17 @@ impl Run<'_> {
         let answered = AtomicBool::new(false);
         let held = std::sync::Mutex::new(HeldDeltas::default());
         let model = &self.inner.config.model;
+        let emit = |delta: StreamDelta| self.inner.emit(self.run_id, delta_event(iteration, delta));
         let on_delta = |delta: StreamDelta| {
             answered.store(true, Ordering::Relaxed);
-            let passed = held.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pass(model, delta);
-            if let Some(delta) = passed {
-                self.inner.emit(self.run_id, delta_event(iteration, delta));
-            }
+            held.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pass(model, delta, &emit);
         };
         let cut_off = CutOffUsage::default();
         let result = client.send_streaming_metered(http, self.cancel, &on_delta, &cut_off).await;
-        for delta in held.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner).rest() {
-            self.inner.emit(self.run_id, delta_event(iteration, delta));
+        // What is still held went out with a whole answer; a failed one keeps it (it may
+        // be most of a secret, and no history holds that answer).
+        if result.is_ok() {
+            held.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner).flush(&emit);
         }
         (result, answered.load(Ordering::Relaxed), cut_off.take())
     }
@@ -353,35 +353,46 @@ impl Run<'_> {
     }
 }
 
-/// LLM-4: per stream of text (the answer, the reasoning, each call's arguments: `None`,
-/// `Some(None)`, `Some(Some(index))`), the end held back because it could begin a secret.
+/// LLM-4: the end of the current stream of text (the answer, the reasoning, a call's
+/// arguments: `None`, `Some(None)`, `Some(Some(index))`) held back because it could begin
+/// a secret; a delta of another stream sends it first (streams follow each other).
 #[derive(Default)]
-struct HeldDeltas(Vec<(Option<Option<u32>>, String)>);
+struct HeldDeltas {
+    stream: Option<Option<u32>>,
+    text: String,
+}
 
 impl HeldDeltas {
-    /// `delta` as it may reach an event now (`None`: all of it held).
-    fn pass(&mut self, model: &crate::llm::ModelConfig, delta: StreamDelta) -> Option<StreamDelta> {
+    /// Sends what of `delta` may go now through `emit`.
+    fn pass(&mut self, model: &crate::llm::ModelConfig, delta: StreamDelta, emit: &dyn Fn(StreamDelta)) {
         let (stream, text) = match delta {
             StreamDelta::Text(text) => (None, text),
             StreamDelta::Reasoning(text) => (Some(None), text),
             StreamDelta::ToolCallArguments { index, fragment } => (Some(Some(index)), fragment),
-            other => return Some(other),
+            other => {
+                self.flush(emit);
+                return emit(other);
+            }
         };
-        let at = self.0.iter().position(|(s, _)| *s == stream).unwrap_or_else(|| {
-            self.0.push((stream, String::new()));
-            self.0.len() - 1
-        });
-        let held = &mut self.0[at].1;
-        held.push_str(&text);
-        model.redact_in_place(held);
-        let ready = held.len() - model.secret_start_len(held);
-        let out: String = held.drain(..ready).collect();
-        (!out.is_empty()).then(|| delta_of(stream, out))
+        if stream != self.stream {
+            self.flush(emit);
+            self.stream = stream;
+        }
+        self.text.push_str(&text);
+        // Whole secrets first: a key that ends as it begins must not be cut in two.
+        model.redact_in_place(&mut self.text);
+        let held = self.text.split_off(self.text.len() - model.secret_start_len(&self.text));
+        let ready = std::mem::replace(&mut self.text, held);
+        if !ready.is_empty() {
+            emit(delta_of(stream, ready));
+        }
     }
 
-    /// What is still held, when the stream ended.
-    fn rest(self) -> Vec<StreamDelta> {
-        self.0.into_iter().filter(|(_, t)| !t.is_empty()).map(|(s, t)| delta_of(s, t)).collect()
+    /// Sends what is held.
+    fn flush(&mut self, emit: &dyn Fn(StreamDelta)) {
+        if !self.text.is_empty() {
+            emit(delta_of(self.stream, std::mem::take(&mut self.text)));
+        }
     }
 }
 

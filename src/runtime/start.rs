@@ -189,10 +189,11 @@ impl AgentRuntime {
             return Err(ArkAgentError::config(ErrorCode::DelegationNotConfigured, "no workers and no clone: nothing to delegate to"));
         };
         let active = self.claim()?;
-        service.start_run();
+        let run_id = self.inner.new_run_id()?;
+        service.start_run(&run_id);
         let ctx = ToolContext {
             session_id: self.session_id(),
-            run_id: self.inner.new_run_id()?,
+            run_id,
             cancel: active.cancel.clone(),
             abort: Default::default(),
             memory: self.inner.memory.clone(),

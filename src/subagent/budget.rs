@@ -16,7 +16,8 @@ use crate::ids::IdGenerator;
 /// source of truth) per depth of the tree; the per-run count lives here.
 pub(crate) struct DelegationBudget {
     tree: u64,
-    this_run: Mutex<u32>,
+    /// The root's run the count belongs to, and its delegations so far.
+    this_run: Mutex<(String, u32)>,
 }
 
 /// Tree ids are only compared, never shown: a process-wide counter suffices.
@@ -25,16 +26,20 @@ static NEXT_TREE: AtomicU64 = AtomicU64::new(1);
 impl DelegationBudget {
     /// A new tree's budget (a root's).
     pub(crate) fn new() -> Arc<Self> {
-        Arc::new(Self { tree: NEXT_TREE.fetch_add(1, Ordering::Relaxed), this_run: Mutex::new(0) })
+        Arc::new(Self { tree: NEXT_TREE.fetch_add(1, Ordering::Relaxed), this_run: Mutex::new((String::new(), 0)) })
     }
 
-    fn this_run(&self) -> std::sync::MutexGuard<'_, u32> {
+    fn this_run(&self) -> std::sync::MutexGuard<'_, (String, u32)> {
         self.this_run.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A new run of the root: the per-run budget starts again.
-    pub(crate) fn start_run(&self) {
-        *self.this_run() = 0;
+    /// Run `run_id` of the root starts or goes on: the per-run budget starts again for a
+    /// new run; a resumed one (the same id: a turn paused for approval) keeps its count.
+    pub(crate) fn start_run(&self, run_id: &str) {
+        let mut this_run = self.this_run();
+        if this_run.0 != run_id {
+            *this_run = (run_id.to_owned(), 0);
+        }
     }
 
     /// SUB-3 in the seed's order, for a delegation from `depth`, without reserving
@@ -43,7 +48,7 @@ impl DelegationBudget {
         if depth >= policy.max_depth {
             return Err("subagent_depth_exceeded");
         }
-        if *self.this_run() >= policy.max_delegations_per_run {
+        if self.this_run().1 >= policy.max_delegations_per_run {
             return Err("subagent_run_budget_exceeded");
         }
         if registry.active_in_tree(self.tree, depth + 1) >= policy.max_concurrent_children as usize {
@@ -72,7 +77,7 @@ impl DelegationBudget {
         if depth >= policy.max_depth {
             return Err("subagent_depth_exceeded");
         }
-        if *this_run >= policy.max_delegations_per_run {
+        if this_run.1 >= policy.max_delegations_per_run {
             return Err("subagent_run_budget_exceeded");
         }
         // A sibling of another tree may take the id between allocation and registration:
@@ -81,7 +86,7 @@ impl DelegationBudget {
             let id = allocate_isolated_session_id(parent_session_id, "", &registry.active_ids(), &mut || ids.next_id());
             match registry.try_register(self.tree, depth + 1, policy.max_concurrent_children as usize, make(id.clone()), cancel.clone()) {
                 Ok(()) => {
-                    *this_run += 1;
+                    this_run.1 += 1;
                     return Ok(id);
                 }
                 Err(true) => return Err("subagent_concurrent_budget_exceeded"),

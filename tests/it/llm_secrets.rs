@@ -146,10 +146,13 @@ async fn llm_4_a_key_split_across_streamed_deltas_never_reaches_an_event() {
     use crate::support::{model_config, Reply, ScriptedModel, API_KEY as KEY};
     let chunk = |t: &str| format!("data: {}\n\n", json!({"id": "s", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": {"content": t}, "finish_reason": null}]}));
     let end = format!("data: {}\n\ndata: [DONE]\n\n", json!({"id": "s", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}));
-    for cut in 1..KEY.len() {
-        let (a, b) = KEY.split_at(cut);
+    // The API key, and a gateway credential that ends as it begins (a cut must not halve it).
+    const LOOP: &str = "s-gateway-credential-s";
+    for (secret, cut) in (1..KEY.len()).map(|c| (KEY, c)).chain((1..LOOP.len()).map(|c| (LOOP, c))) {
+        let (a, b) = secret.split_at(cut);
         let sse = [chunk("my key is s"), chunk(a), chunk(b), chunk(" and s"), end.clone()].concat();
         let mut c = AgentRuntimeConfig::new(model_config("http://127.0.0.1:9/v1", KEY, "m"));
+        c.model.extra_headers = vec![("api-key".into(), LOOP.into())];
         c.model.stream = true;
         let rt = AgentRuntime::new(c, ScriptedModel::new(vec![Reply::Raw(200, sse)])).unwrap();
         let deltas: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -161,7 +164,7 @@ async fn llm_4_a_key_split_across_streamed_deltas_never_reaches_an_event() {
         }));
         let out = rt.run("hi").await.unwrap();
         let joined = deltas.lock().unwrap().concat();
-        assert!(!joined.contains(KEY), "cut {cut}: {joined}");
+        assert!(!joined.contains(KEY) && !joined.contains(LOOP), "cut {cut}: {joined}");
         assert_eq!(Some(joined.as_str()), out.final_text.as_deref(), "cut {cut}: the deltas add up to the answer");
         assert_eq!(joined, "my key is s<redacted> and s");
     }

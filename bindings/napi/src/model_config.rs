@@ -99,11 +99,14 @@ fn js_thinking(thinking: arkagent::llm::Thinking) -> Either<String, JsThinkingLe
 #[napi]
 pub struct ModelConfig {
     inner: arkagent::ModelConfig,
+    /// The temperature as JS set it: the core keeps an f32, which reads back as this while
+    /// it is the same f32 (0.7, not 0.699999988; no float formatting code: PERF-9).
+    temperature_set: Option<f64>,
 }
 
 impl From<arkagent::ModelConfig> for ModelConfig {
     fn from(inner: arkagent::ModelConfig) -> Self {
-        Self { inner }
+        Self { inner, temperature_set: None }
     }
 }
 
@@ -128,9 +131,7 @@ impl ModelConfig {
         model: Setting<String>,
     ) -> Result<Self, Thrown> {
         constructing::<Self>(env, &this, "ModelConfig")?;
-        Ok(Self {
-            inner: arkagent::ModelConfig::new(base_url.0, api_key.0, model.0),
-        })
+        Ok(Self { inner: arkagent::ModelConfig::new(base_url.0, api_key.0, model.0), temperature_set: None })
     }
 
     #[napi(getter)]
@@ -177,8 +178,8 @@ impl ModelConfig {
 
     #[napi(getter)]
     pub fn temperature(&self) -> Optional<f64> {
-        // The shortest decimal of the f32 the core keeps: 0.7 reads back 0.7.
-        optional(self.inner.temperature.map(|t| t.to_string().parse().unwrap_or(f64::from(t))))
+        let set = self.temperature_set.filter(|v| self.inner.temperature == Some(*v as f32));
+        optional(set.or(self.inner.temperature.map(f64::from)))
     }
 
     #[napi(setter)]
@@ -188,6 +189,7 @@ impl ModelConfig {
             .0
             .map(|v| finite_setting_f32(v, "temperature"))
             .transpose()?;
+        self.temperature_set = value.0;
         Ok(())
     }
 
