@@ -203,7 +203,7 @@ fn ohos_std(nightly: bool, target: bool, build_std: Option<&str>) -> (Option<Str
 /// without nightly the script falls back to it and says so; with neither it refuses.
 #[test]
 fn perf_9_ohos_3_build_ohos_builds_std_with_nightly_unless_told_or_unable() {
-    let nightly = "cargo +nightly|-Zbuild-std=std,panic_abort -Zbuild-std-features=panic-unwind,optimize_for_size --config build.rustflags=['-Zlocation-detail=none', '-Zfmt-debug=shallow']";
+    let nightly = "cargo +nightly|-Zbuild-std=std,panic_abort -Zbuild-std-features=panic-unwind,optimize_for_size --config build.rustflags=['-Zlocation-detail=none', '-Zfmt-debug=shallow', '-Clink-arg=-fuse-ld=lld', '-Clink-arg=-Wl,--icf=all']";
     let (chosen, said) = ohos_std(true, true, None);
     assert_eq!(chosen.as_deref(), Some(nightly), "{said}");
     assert!(said.contains("without the backtrace symbolizer"), "{said}");
