@@ -93,6 +93,7 @@ impl AgentRuntime {
             is_sub_agent: depth > 0 && sub_agents.is_none(),
             allowed: config.allowed_tools.as_ref().map(|a| a.iter().cloned().chain([RETRIEVE_MEMORY_TOOL_NAME.to_owned()]).collect()),
             default_timeout_ms: config.tool_timeout_ms,
+            delegates: delegate.is_some(),
             gated: std::sync::atomic::AtomicBool::new(config.tool_policy.is_some() || tools.iter().any(|t| t.definition.requires_approval || t.approval.is_some())),
         };
         let tool_definitions: Vec<ToolDefinition> = tools.definitions().into_iter().filter(|d| exec_policy.allows(&d.name)).collect();

@@ -26,7 +26,8 @@ use crate::subagent::{
 use crate::tools::{ToolContext, ToolExecutor, ToolInvocation, ToolResult};
 
 /// One registered delegation, ended exactly once: by [`finish`](Self::finish), or — when
-/// the delegation future is dropped (the parent's run was cancelled) or it returns
+/// the delegation future is dropped (a Rust caller dropped the parent's run future; a
+/// cancel instead winds the child down to its end, see `tool_exec::run_one`) or it returns
 /// early — on drop, as force-completed with `cancelled`. Either way the child leaves the
 /// registry's active set (or settles the record a forced completion left there) with
 /// what it spent, its usage is recorded and its memory namespace is freed.
@@ -252,7 +253,13 @@ impl<'a> Delegation<'a> {
         }
         service.check().map_err(|code| ToolResult::error(code, "delegation rejected by the sub-agent policy"))?;
         // Unknown assignees and failing factories fail here, before anything is reserved.
-        let worker = service.worker_config(assignee).await.map_err(|code| ToolResult::error(code, "the sub-agent could not be created"))?;
+        // A cancel does not wait for a host's factory that has not answered yet.
+        let worker = tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => return Err(cancelled()),
+            worker = service.worker_config(assignee) => worker,
+        };
+        let worker = worker.map_err(|code| ToolResult::error(code, "the sub-agent could not be created"))?;
         if ctx.cancel.is_cancelled() {
             return Err(cancelled());
         }

@@ -3,7 +3,9 @@
 //! TOOL-4: each call runs with its own abort signal, which fires when the run is cancelled,
 //! at the call's deadline and when the run stops waiting for it (its reason recorded
 //! first), and the run never waits for a call past its deadline, whether or not the tool
-//! heeds the signal.
+//! heeds the signal. A started `delegate_task` call is the exception to "the run stops
+//! waiting": on cancel its child hears it through its own run and is polled to its end
+//! (SUB-7), which it reaches promptly (its model requests and tools stop at the cancel).
 
 use std::panic::AssertUnwindSafe;
 
@@ -67,6 +69,9 @@ pub(crate) struct ExecPolicy {
     pub allowed: Option<std::collections::HashSet<String>>,
     /// TOOL-4: the deadline of a call whose tool sets none, in ms (0: none).
     pub default_timeout_ms: u64,
+    /// SUB-1: this runtime's `delegate_task` is its own (the delegation service's tool), so
+    /// a cancel winds its child down instead of dropping it (see [`run_one`]).
+    pub delegates: bool,
     /// TOOL-1, TOOL-3: a policy is set or a tool asks for approval, so each call passes the
     /// gate; decided when the runtime is built, and set when an MCP server's tool asking
     /// for approval arrives (MCP-2).
@@ -147,6 +152,7 @@ async fn run_one(tools: &ToolRegistry, call: &ToolCall, policy: &ExecPolicy, ctx
         std::future::Future::poll(execution.as_mut(), cx)
     }));
     let look_again = tool.executor.may_poll_after_stop();
+    let winds_down = policy.delegates && call.name == DELEGATE_TASK_TOOL_NAME;
     let settled = |execution: std::pin::Pin<&mut _>| match look_again && polled.load(std::sync::atomic::Ordering::Relaxed) {
         true => FutureExt::now_or_never(execution),
         false => None,
@@ -155,6 +161,15 @@ async fn run_one(tools: &ToolRegistry, call: &ToolCall, policy: &ExecPolicy, ctx
         biased;
         _ = ctx.cancel.cancelled() => match settled(execution.as_mut()) {
             Some(outcome) => finished(&call.name, outcome),
+            // SUB-7, CORE-4: a child already started hears the cancel through its own run
+            // (the signal cancels it) and is polled to its end: its tools are answered
+            // `cancelled`, a call cut off mid-answer is counted, it finishes its run
+            // (`run_finished`) and the answer carries its usage (SUB-6). Dropping it would
+            // leave all of that to `Registered`'s drop, which can only pair its history.
+            None if winds_down && polled.load(std::sync::atomic::Ordering::Relaxed) => {
+                signal.fire(AbortReason::Cancelled);
+                finished(&call.name, execution.as_mut().await)
+            }
             None => {
                 signal.fire(AbortReason::Cancelled);
                 cancelled()

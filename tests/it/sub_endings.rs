@@ -199,6 +199,112 @@ async fn iso_4_sub_6_a_child_of_a_cancelled_run_archives_its_spending() {
     end_a_running_child(Forced::ParentCancelled, "cancelled").await;
 }
 
+/// A tool that waits for its call's abort signal, keeping the signal to read afterwards.
+#[derive(Default)]
+struct HearsAbort(std::sync::Mutex<Vec<arkagent::tools::ToolAbort>>);
+
+#[async_trait::async_trait]
+impl arkagent::tools::ToolExecutor for HearsAbort {
+    async fn execute(&self, _call: arkagent::tools::ToolInvocation, ctx: arkagent::tools::ToolContext) -> arkagent::tools::ToolResult {
+        self.0.lock().unwrap().push(ctx.abort.clone());
+        ctx.cancel.cancelled().await;
+        arkagent::tools::ToolResult::ok("stopped")
+    }
+}
+
+/// SUB-7, CORE-4, SUB-6: cancelling the parent while its child waits in a tool winds the
+/// child down rather than dropping it: the child's tool hears `cancelled` (not `closed`,
+/// which means the runtime stopped waiting), the child's own `run_finished` (cancelled)
+/// reaches the parent's observers, and the parent's `delegate_task` answer carries the
+/// child's session, ending and usage like every other ending's.
+#[tokio::test]
+async fn sub_7_core_4_cancelling_the_parent_winds_its_child_down() {
+    let tool = Arc::new(HearsAbort::default());
+    let mut config = parent_config(SubAgentPolicy::default(), vec![]);
+    config.tools.register(ToolDefinition::new("get_weather", "weather", json!({"type": "object"})), tool.clone()).unwrap();
+    let rt = AgentRuntime::new(config, family(|| text_reply("never asked", 0))).unwrap();
+    let events = Arc::new(Recorder::default());
+    let _sub = rt.subscribe(events.clone());
+    let running = tokio::spawn({
+        let rt = rt.clone();
+        async move { rt.run("go").await }
+    });
+    for _ in 0..1000 {
+        if !tool.0.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert!(rt.cancel());
+    assert_eq!(running.await.unwrap().unwrap().status, RunStatus::Cancelled);
+    let heard: Vec<_> = tool.0.lock().unwrap().iter().map(|a| a.reason()).collect();
+    assert_eq!(heard, [Some(arkagent::tools::AbortReason::Cancelled)], "the child's tool heard the cancel");
+    let events = events.0.lock().unwrap();
+    let child_ends: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            arkagent::EventKind::SubAgent(c) => match &c.event.kind {
+                arkagent::EventKind::RunFinished { status, .. } => Some(*status),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(child_ends, [RunStatus::Cancelled], "the child finished its run");
+    let metadata = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            arkagent::EventKind::ToolCallFinished { name, metadata, error_code, .. } if name == "delegate_task" => {
+                assert_eq!(error_code.as_deref(), Some("cancelled"));
+                metadata.clone()
+            }
+            _ => None,
+        })
+        .expect("the delegate_task answer has the child's metadata");
+    let record = ended(&rt);
+    assert_eq!(metadata["child_session_id"], json!(record.id));
+    assert_eq!(metadata["reason"], json!("cancelled"));
+    assert_eq!(metadata["child_usage"]["total_tokens"], json!(47), "{metadata}");
+    assert_eq!(metadata["child_usage"], serde_json::to_value(rt.total_usage().children).unwrap());
+    assert!(arkagent::HistoryInvariants::tool_calls_paired(&record.messages), "{:?}", record.messages);
+}
+
+/// A worker factory that never answers (a host's factory stuck on its own thread).
+struct NeverAnswers(Arc<std::sync::atomic::AtomicBool>);
+
+#[async_trait::async_trait]
+impl arkagent::runtime::SubAgentFactory for NeverAnswers {
+    async fn create(&self, _parent: &AgentRuntimeConfig) -> Result<AgentRuntimeConfig, arkagent::ArkAgentError> {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        std::future::pending().await
+    }
+}
+
+/// SUB-7, CORE-4: a cancel does not wait for a worker factory that has not answered: the
+/// run ends cancelled, the call answered `cancelled`, nothing registered.
+#[tokio::test]
+async fn sub_7_core_4_a_cancel_does_not_wait_for_a_factory() {
+    let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let worker = arkagent::runtime::SubAgentDefinition::create("stuck", "never built", Arc::new(NeverAnswers(asked.clone()))).unwrap();
+    let model = ScriptedModel::with(|body, _| if last_role(body) == "user" { delegate_calls(&[("d1", "stuck", "do it")]) } else { text_reply("never asked", 0) });
+    let rt = AgentRuntime::new(parent_config(SubAgentPolicy::default(), vec![worker]), model).unwrap();
+    let running = tokio::spawn({
+        let rt = rt.clone();
+        async move { rt.run("go").await }
+    });
+    for _ in 0..1000 {
+        if asked.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert!(rt.cancel());
+    let outcome = tokio::time::timeout(Duration::from_secs(10), running).await.expect("the cancel ended the run").unwrap().unwrap();
+    assert_eq!(outcome.status, RunStatus::Cancelled);
+    assert_eq!(delegate_answer_code(&rt).as_deref(), Some("cancelled"));
+    assert!(rt.sub_agent_registry().unwrap().history().is_empty(), "nothing was registered");
+}
+
 /// SUB-8: a child force-completed from a callback of its final answer (the answer is in,
 /// its run not yet over) is answered to the parent as forced, as its record says — not
 /// with the answer.
@@ -280,7 +386,7 @@ async fn iso_4_sub_6_closing_a_nested_tree_counts_each_call_once() {
     assert_nested_totals(&rt, &registry);
 }
 
-/// Cancelling the root's run ends child and grandchild (their delegations dropped): the
+/// Cancelling the root's run ends child and grandchild (each wound down to its end): the
 /// same records and totals.
 #[tokio::test]
 async fn iso_4_sub_6_cancelling_the_root_of_a_nested_tree_counts_each_call_once() {
