@@ -238,6 +238,11 @@ static void ending_checks(Ending ending, const char *reason, const char *what) {
     pthread_mutex_lock(&s.lock);
     ArkAgentToolCompletion *held = s.held;
     pthread_mutex_unlock(&s.lock);
+    if (ending == CANCELLED) {
+      /* SUB-7, TOOL-4: the child wound down with its parent's cancel, so its tool heard a
+       * cancel (the header's CANCELLED after arkagent_runtime_cancel), not CLOSED. */
+      CHECK(held && arkagent_tool_abort_reason(held) == ARK_AGENT_TOOL_ABORT_CANCELLED, "the child's tool hears CANCELLED");
+    }
     if (held) {
       int late = arkagent_tool_complete(held, "too late", 0);
       CHECK(late == OK || late == ARK_AGENT_RESULT_ALREADY_COMPLETED, "a late tool completion is harmless");
