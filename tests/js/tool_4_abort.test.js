@@ -192,3 +192,45 @@ test('tool_4_js_a_worker_starts_with_its_parents_toolTimeoutMs_and_its_factory_m
   await waitFor(() => heard.length > 0, 'the worker tool\'s abort listener');
   assert.deepEqual(heard, ['tool_timeout']);
 });
+
+// SUB-7, TOOL-4: cancelling the parent while its worker waits in a tool winds the worker
+// down: the worker's tool hears "cancelled" (as index.d.ts says of a run's cancel), not
+// "closed".
+test('sub_7_tool_4_js_a_workers_tool_hears_cancelled_when_the_parent_is_cancelled', async () => {
+  const WORKER_PROMPT = 'You are the waiting worker.';
+  const heard = [];
+  let started = false;
+  const model = new RoutedModel([
+    {
+      name: 'parent',
+      match: (body) => systemPrompt(body) !== WORKER_PROMPT,
+      turns: [
+        () => completion({ toolCalls: [{ id: 'call_d', name: 'delegate_task', arguments: { assignee: 'worker', task_description: 'wait' } }], usage: USAGE }),
+      ],
+    },
+    {
+      name: 'worker',
+      match: (body) => systemPrompt(body) === WORKER_PROMPT,
+      turns: [() => completion({ toolCalls: [{ id: 'call_w', name: 'slow', arguments: {} }], usage: USAGE })],
+    },
+  ]);
+  const config = runtimeConfig();
+  config.registerSubAgent(native.SubAgentDefinition.create('worker', 'Waits', (worker) => {
+    worker.systemPrompt = WORKER_PROMPT;
+    worker.tools.register(new native.ToolDefinition('slow', 'never finishes', SCHEMA), (call, context) => {
+      started = true;
+      context.signal.onAbort(() => heard.push(context.signal.reason));
+      return new Promise(() => {});
+    });
+  }));
+  const runtime = new native.AgentRuntime(config, model.transport, new native.ToolRegistry());
+  const running = runtime.run('delegate the waiting');
+  await waitFor(() => started, 'the worker tool started');
+  runtime.cancel();
+  const result = await running;
+  assert.deepEqual(model.problems, []);
+  assert.equal(result.status, 'cancelled');
+  await waitFor(() => heard.length > 0, 'the worker tool\'s abort listener');
+  await sleep(30);
+  assert.deepEqual(heard, ['cancelled']);
+});
