@@ -13,6 +13,9 @@ use super::outcome::CompressionTrigger;
 use super::events::EventKind;
 use crate::compress::{CompressContext, CompressOutcome, CompressReason, CompressResult, ConversationPrefix};
 
+/// How long a cancelled run waits for a compressor that has not returned yet.
+const COMPRESSOR_CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl Inner {
     /// CMP-6: stage, then commit only a `compressed` result. The compressor reads a
     /// shared snapshot (no copy); on `skipped` or `failed` nothing was touched, so history
@@ -49,7 +52,19 @@ impl Inner {
             before_summarizer_call: Some(self.summarizer_request_hook(run_id)),
         };
         let span = tracing::info_span!("arkagent.compress", ?trigger, messages = snapshot.history.messages.len());
-        let attempt = AssertUnwindSafe(compressor.compress(&snapshot, &ctx)).catch_unwind().instrument(span).await;
+        let attempt = AssertUnwindSafe(compressor.compress(&snapshot, &ctx)).catch_unwind().instrument(span);
+        // A compressor that does not heed the cancel cannot hold the run (nor a parent that
+        // winds its child down, SUB-7): past a grace after the cancel it is dropped, as
+        // `failed` `cancelled` (nothing is committed before `apply_compression`). Ours
+        // heed it and end within the grace, their usage accounted.
+        let given_up = async {
+            cancel.cancelled().await;
+            tokio::time::sleep(COMPRESSOR_CANCEL_GRACE).await;
+        };
+        let attempt = tokio::select! {
+            attempt = attempt => attempt,
+            () = given_up => Ok(CompressResult::failed(CompressReason::Cancelled, None)),
+        };
         let mut result = attempt.unwrap_or_else(|_| {
             tracing::error!("context compressor panicked; state unchanged");
             CompressResult::failed(CompressReason::CompressorPanicked, None)

@@ -305,6 +305,49 @@ async fn sub_7_core_4_a_cancel_does_not_wait_for_a_factory() {
     assert!(rt.sub_agent_registry().unwrap().history().is_empty(), "nothing was registered");
 }
 
+/// A custom compressor that skips for the parent and, in a child (a clone inherits it),
+/// never returns and never looks at its cancel.
+struct DeafInChild(Arc<std::sync::atomic::AtomicBool>);
+
+#[async_trait::async_trait]
+impl arkagent::compress::ContextCompressor for DeafInChild {
+    async fn compress(&self, state: &arkagent::AgentState, _ctx: &arkagent::compress::CompressContext) -> arkagent::compress::CompressResult {
+        if state.session_id == "parent" {
+            return arkagent::compress::CompressResult::skipped(arkagent::compress::CompressReason::BelowThreshold);
+        }
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        std::future::pending().await
+    }
+}
+
+/// SUB-7, CMP-1: a compressor that does not heed the cancel cannot hold the run — nor a
+/// parent winding its child down: past a grace of 2 s it is given up (`failed`
+/// `cancelled`), the parent's run ends cancelled.
+#[tokio::test]
+async fn sub_7_cmp_1_a_compressor_deaf_to_the_cancel_does_not_hold_the_parent() {
+    let deaf = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut config = parent_config(SubAgentPolicy::default(), vec![]);
+    config.compression = Some(arkagent::Compression::Custom(Arc::new(DeafInChild(deaf.clone()))));
+    let rt = AgentRuntime::new(config, family(|| text_reply("never asked", 0))).unwrap();
+    let running = tokio::spawn({
+        let rt = rt.clone();
+        async move { rt.run("go").await }
+    });
+    for _ in 0..1000 {
+        if deaf.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert!(deaf.load(std::sync::atomic::Ordering::SeqCst), "the child's compressor was called");
+    assert!(rt.cancel());
+    let outcome = tokio::time::timeout(Duration::from_secs(20), running).await.expect("the cancel ended the run").unwrap().unwrap();
+    assert_eq!(outcome.status, RunStatus::Cancelled);
+    assert_eq!(delegate_answer_code(&rt).as_deref(), Some("cancelled"));
+    let record = ended(&rt);
+    assert!(arkagent::HistoryInvariants::tool_calls_paired(&record.messages), "{:?}", record.messages);
+}
+
 /// SUB-8: a child force-completed from a callback of its final answer (the answer is in,
 /// its run not yet over) is answered to the parent as forced, as its record says — not
 /// with the answer.
