@@ -206,7 +206,8 @@ pub struct CompressContext {
     pub id_generator: Arc<dyn IdGenerator>,
     /// Time source for the episode.
     pub clock: Arc<dyn Clock>,
-    /// Fires when the run is cancelled.
+    /// Fires when the run is cancelled. Heed it: a compressor that has not returned 2 s
+    /// after it is given up (its result `failed` `cancelled`, nothing committed).
     pub cancel: CancellationToken,
     /// The next prompt's size for automatic attempts (CMP-3, CMP-11): the larger of the
     /// local estimate and the provider's last count plus the messages appended since;
