@@ -145,7 +145,8 @@ pub enum ReasoningReplay {
     #[default]
     Auto,
     /// The reasoning of every answer that called a tool, as received (the empty string
-    /// included); never where the provider sent none.
+    /// included); never where the provider sent none, except `""` to DeepSeek and Kimi
+    /// while they think (they refuse a tool-call message without the field).
     ToolCalls,
     /// The reasoning of every answer that has some (GLM's "preserved thinking").
     All,

@@ -201,6 +201,58 @@ async fn think_2_no_request_carries_reasoning_the_provider_never_sent_and_thinki
     }
 }
 
+/// README, "Sent back": DeepSeek and Kimi, thinking, refuse any tool-call message without
+/// `reasoning_content` — also one whose answer never had reasoning (a session kept from
+/// `deepseek-chat`, before thinking). Such an answer goes back with `""`; thinking off, or
+/// another provider, it goes back without the field.
+#[tokio::test]
+async fn think_2_a_tool_call_answer_kept_from_before_thinking_goes_back_with_an_empty_field() {
+    let mut state = arkagent::AgentState::new("from-deepseek-chat");
+    state.history.messages = vec![
+        Message::user("the weather?"),
+        Message::Assistant {
+            content: None,
+            tool_calls: vec![arkagent::ToolCall { id: "old_1".into(), name: "weather".into(), arguments: r#"{"city":"Oslo"}"#.into() }],
+            reasoning: None,
+            thinking: Default::default(),
+        },
+        Message::tool_result("old_1", "sunny", false),
+        Message::Assistant { content: Some("Sunny.".into()), tool_calls: vec![], reasoning: None, thinking: Default::default() },
+    ];
+    let state = serde_json::to_string(&state).unwrap();
+    for flavor in [Flavor::DeepSeek, Flavor::Kimi] {
+        for (stream, thinking) in [(false, None), (true, None), (true, Some(Thinking::On)), (false, Some(Thinking::Off))] {
+            let provider = ThinkingProvider::new(flavor, API_KEY, 1);
+            let mut c = config(flavor, stream);
+            c.model.thinking = thinking;
+            let rt = AgentRuntime::new(c, provider.clone()).unwrap();
+            rt.import_state(&state).unwrap();
+            let out = rt.run("and tomorrow?").await.unwrap_or_else(|e| panic!("{flavor:?} {thinking:?}: {e} {:?}", provider.refusals()));
+            assert_eq!(out.status, RunStatus::Completed);
+            let bodies = provider.bodies();
+            assert_eq!(bodies.len(), 2, "{flavor:?} {thinking:?}: one tool round, then the answer");
+            for body in &bodies {
+                let v: Value = serde_json::from_str(body).unwrap();
+                let old = v["messages"].as_array().unwrap().iter().find(|m| m["tool_calls"][0]["id"] == "old_1").unwrap();
+                let want = if thinking == Some(Thinking::Off) { None } else { Some(&json!("")) };
+                assert_eq!(old.get("reasoning_content"), want, "{flavor:?} {thinking:?}: {old}");
+                let text = v["messages"].as_array().unwrap().iter().find(|m| m["content"] == "Sunny.").unwrap();
+                assert!(text.get("reasoning_content").is_none(), "an answer without calls needs none: {text}");
+            }
+            // The new tool-call answer's reasoning goes back as received.
+            let last: Value = serde_json::from_str(&bodies[1]).unwrap();
+            let fresh = last["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "assistant").unwrap();
+            assert_eq!(fresh["reasoning_content"].is_string(), thinking != Some(Thinking::Off), "{fresh}");
+        }
+    }
+    // A server that is neither sees nothing new.
+    let scripted = ScriptedModel::new(vec![text_reply("ok", 10)]);
+    let rt = AgentRuntime::new(AgentRuntimeConfig::new(model_config("http://127.0.0.1:8080/v1", API_KEY, "llama3.3")), scripted.clone()).unwrap();
+    rt.import_state(&state).unwrap();
+    rt.run("and tomorrow?").await.unwrap();
+    assert!(!scripted.requests.lock().unwrap()[0].to_string().contains("reasoning_content"));
+}
+
 /// README's table: OpenAI's `auto` replay sends back "nothing" — also reasoning another
 /// provider left in the history (a session moved from DeepSeek to gpt-5, a worker seeded
 /// with such a parent's messages).

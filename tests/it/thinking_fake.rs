@@ -174,8 +174,17 @@ impl ThinkingProvider {
             let Some(first) = m["tool_calls"][0]["id"].as_str() else {
                 continue;
             };
-            let Some(Given::Reasoning(gave)) = given.get(first) else { continue };
             let sent = m.get("reasoning_content");
+            let had_reasoning = matches!(given.get(first), Some(Given::Reasoning(Some(_))));
+            // Thinking, both refuse any tool-call message without the field, also one
+            // whose answer never had reasoning (a session from before thinking).
+            if sent.is_none() && !had_reasoning && !self.thinking_off(body) {
+                return Err(self.refuse(match self.flavor {
+                    Flavor::Kimi => format!("thinking is enabled but reasoning_content is missing in assistant tool call message at index {index}"),
+                    _ => format!("Missing `reasoning_content` field in the assistant message at message index {index}"),
+                }));
+            }
+            let Some(Given::Reasoning(gave)) = given.get(first) else { continue };
             match (gave, sent) {
                 (Some(_), None) => {
                     return Err(self.refuse(match self.flavor {
@@ -186,7 +195,10 @@ impl ThinkingProvider {
                 (Some(gave), Some(sent)) if sent != &json!(gave) => {
                     return Err(self.refuse(format!("reasoning_content of the assistant message at index {index} differs from the model's")))
                 }
-                (None, Some(_)) => return Err(self.refuse(format!("reasoning_content at index {index} for an answer that had none"))),
+                // `""` is what a client sends for an answer without reasoning.
+                (None, Some(sent)) if sent != &json!("") => {
+                    return Err(self.refuse(format!("reasoning_content at index {index} for an answer that had none")))
+                }
                 _ => {}
             }
         }

@@ -85,6 +85,38 @@ test('think_2_without_replay_each_strict_provider_refuses_the_second_call', asyn
   }
 });
 
+// README, "Sent back": DeepSeek and Kimi, thinking, refuse any tool-call message without
+// `reasoning_content`, also one whose answer never had reasoning (a session kept from
+// `deepseek-chat`, before thinking): it goes back with "", and without the field when
+// thinking is 'off'.
+test('think_2_js_a_tool_call_answer_kept_from_before_thinking_goes_back_with_an_empty_field', async () => {
+  const OLD = [
+    { role: 'user', content: 'the weather?' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'old_1', name: 'weather', arguments: '{"city":"Oslo"}' }] },
+    { role: 'tool', tool_call_id: 'old_1', content: 'sunny' },
+    { role: 'assistant', content: 'Sunny.' },
+  ];
+  for (const flavor of ['deepseek', 'kimi']) {
+    for (const [stream, thinking] of [[true, undefined], [false, undefined], [true, 'off']]) {
+      const provider = new ThinkingProvider(flavor, { rounds: 1, key: API_KEY });
+      const { rt } = runtime(flavor, stream, { provider, configureModel: (m) => { if (thinking) m.thinking = thinking; } });
+      const state = JSON.parse(rt.exportState());
+      state.history.messages = OLD;
+      rt.importState(JSON.stringify(state));
+      assert.equal((await rt.run('and tomorrow?')).status, 'completed', `${flavor} ${thinking}: ${provider.refusals}`);
+      assert.deepEqual(provider.refusals, []);
+      assert.equal(provider.bodies.length, 2);
+      for (const raw of provider.bodies) {
+        const old = JSON.parse(raw).messages.find((m) => m.tool_calls && m.tool_calls[0].id === 'old_1');
+        if (thinking === 'off') assert.ok(!('reasoning_content' in old), raw);
+        else assert.equal(old.reasoning_content, '', `${flavor}: ${raw}`);
+        const text = JSON.parse(raw).messages.find((m) => m.content === 'Sunny.');
+        assert.ok(!('reasoning_content' in text), 'an answer without calls needs none');
+      }
+    }
+  }
+});
+
 test('think_1_export_import_and_a_session_store_continue_an_open_tool_cycle', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arkagent-think-'));
   try {

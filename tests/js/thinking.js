@@ -5,7 +5,9 @@
 // (tests/it/thinking_fake.rs):
 // - DeepSeek / Kimi: every assistant message with tool calls carries the reasoning_content
 //   the provider gave it, exactly ("" included); missing → 400 with the provider's message;
-//   changed → 400; reasoning_content on an answer that had none → 400.
+//   changed → 400; thinking on, a tool-call message without the field → 400 also when its
+//   answer had no reasoning (one from before thinking: "" is accepted there);
+//   reasoning_content other than "" on an answer that had none → 400.
 // - Anthropic: in the current tool cycle (the request ends with tool results only), the
 //   answer it continues starts with its thinking and redacted_thinking blocks as given
 //   (missing → 400 "Expected `thinking` or `redacted_thinking`…"); any block not given
@@ -60,18 +62,28 @@ class ThinkingProvider {
   }
 
   checkChat(body) {
+    const thinking = !(body.thinking && body.thinking.type === 'disabled');
     for (const [index, m] of body.messages.entries()) {
       const first = m.tool_calls && m.tool_calls[0] && m.tool_calls[0].id;
-      if (!first || !this.given.has(first)) continue;
-      const gave = this.given.get(first);
+      if (!first) continue;
       const sent = m.reasoning_content;
+      const hadReasoning = this.given.has(first) && this.given.get(first) !== null;
+      // Thinking, both refuse any tool-call message without the field, also one whose
+      // answer never had reasoning (a session from before thinking).
+      if (thinking && sent === undefined && !hadReasoning) {
+        return this.flavor === 'kimi'
+          ? `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${index}`
+          : `Missing \`reasoning_content\` field in the assistant message at message index ${index}`;
+      }
+      if (!this.given.has(first)) continue;
+      const gave = this.given.get(first);
       if (gave !== null && sent === undefined) {
         return this.flavor === 'kimi'
           ? `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${index}`
           : 'The reasoning_content in the thinking mode must be passed back to the API.';
       }
       if (gave !== null && sent !== gave) return `reasoning_content of the assistant message at index ${index} differs from the model's`;
-      if (gave === null && sent !== undefined) return `reasoning_content at index ${index} for an answer that had none`;
+      if (gave === null && sent !== undefined && sent !== '') return `reasoning_content at index ${index} for an answer that had none`;
     }
     return null;
   }

@@ -394,8 +394,9 @@ impl ModelConfig {
 
     /// THINK-2: which earlier reasoning goes back in later requests (default 'auto', the
     /// provider's rule: on 'openai', `reasoning_content` of every answer that called a tool,
-    /// exactly as received — "" included, never where the provider sent none; none for Qwen
-    /// and OpenAI;
+    /// exactly as received — "" included, never where the provider sent none (but "" to
+    /// DeepSeek and Kimi while they think: they refuse a tool-call message without it); none
+    /// for Qwen and OpenAI;
     /// on 'anthropic', every answer's thinking blocks, byte-exact, before its tool_use).
     #[napi(getter, ts_return_type = "ReasoningReplay")]
     pub fn reasoning_replay(&self) -> String {

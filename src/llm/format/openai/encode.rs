@@ -10,7 +10,7 @@ use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
 
 use super::parts::{ToolImageCarrier, ToolText, WireContent};
-use super::thinking::{body_extras, replay, uses_max_completion_tokens};
+use super::thinking::{body_extras, pads_missing_reasoning, replay, uses_max_completion_tokens};
 use crate::history::{Message, ToolCall};
 use crate::llm::config::ModelConfig;
 use crate::llm::request::{ChatRequest, ToolChoice};
@@ -80,7 +80,8 @@ enum WireMessage<'a> {
         /// nor calls (all its tokens spent on reasoning, or filtered): DeepSeek refuses
         /// `null` there (400 "content or tool_calls must be set").
         content: Option<&'a str>,
-        /// The reasoning exactly as received (`""` included), when it goes back.
+        /// The reasoning exactly as received (`""` included), when it goes back; `""` for
+        /// a tool-call answer that has none when [`Echo::pad`] says so.
         #[serde(skip_serializing_if = "Option::is_none")]
         reasoning_content: Option<&'a str>,
         #[serde(skip_serializing_if = "WireToolCalls::is_empty")]
@@ -92,16 +93,43 @@ enum WireMessage<'a> {
     },
 }
 
+/// THINK-2: which reasoning an answer sends back on this wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Echo {
+    /// The resolved replay policy.
+    pub(crate) replay: ReasoningReplay,
+    /// A tool-call answer the policy sends back but that has no reasoning (one from before
+    /// thinking, or from another provider) goes with `reasoning_content: ""`: DeepSeek's
+    /// and Kimi's thinking modes refuse a tool-call message without the field (400).
+    pub(crate) pad: bool,
+}
+
+impl Echo {
+    /// The policy alone: never a field where the provider sent none.
+    pub(crate) const fn plain(replay: ReasoningReplay) -> Self {
+        Self { replay, pad: false }
+    }
+
+    /// `config`'s rule on this wire.
+    pub(crate) fn of(config: &ModelConfig) -> Self {
+        Self { replay: replay(config), pad: pads_missing_reasoning(config) }
+    }
+}
+
 impl<'a> WireMessage<'a> {
-    /// `message` on the wire, its reasoning sent back as `replay` says (THINK-2: never
-    /// when the provider sent none).
-    fn of(message: &'a Message, replay: ReasoningReplay) -> Self {
+    /// `message` on the wire, its reasoning sent back as `echo` says (THINK-2: never when
+    /// the provider sent none, unless the provider refuses a tool call without it).
+    fn of(message: &'a Message, echo: Echo) -> Self {
         match message {
             Message::System { content } => Self::System { content },
             Message::User { content } => Self::User { content: WireContent(content) },
             Message::Assistant { content, tool_calls, reasoning, .. } => Self::Assistant {
                 content: content.as_deref().or_else(|| tool_calls.is_empty().then_some("")),
-                reasoning_content: reasoning.as_deref().filter(|_| replay.sends(!tool_calls.is_empty())),
+                reasoning_content: match reasoning.as_deref() {
+                    _ if !echo.replay.sends(!tool_calls.is_empty()) => None,
+                    None if echo.pad && !tool_calls.is_empty() => Some(""),
+                    r => r,
+                },
                 tool_calls: WireToolCalls(tool_calls),
             },
             Message::Tool { tool_call_id, content, .. } => Self::Tool { tool_call_id, content: ToolText(content) },
@@ -172,7 +200,7 @@ struct ScratchMessages<'a> {
     system: Option<&'a str>,
     context: &'a [Message],
     history: &'a [Message],
-    replay: ReasoningReplay,
+    echo: Echo,
 }
 
 impl Serialize for ScratchMessages<'_> {
@@ -186,7 +214,7 @@ impl Serialize for ScratchMessages<'_> {
             if let Some(images) = carrier.before(m) {
                 seq.serialize_element(&images)?;
             }
-            seq.serialize_element(&WireMessage::of(m, self.replay))?;
+            seq.serialize_element(&WireMessage::of(m, self.echo))?;
             if let Some(images) = carrier.after(m) {
                 seq.serialize_element(&images)?;
             }
@@ -240,7 +268,7 @@ pub fn encode_body(config: &ModelConfig, request: &ChatRequest<'_>) -> String {
         system: request.system_prompt.filter(|s| !s.is_empty()),
         context: request.context_messages,
         history: request.messages,
-        replay: replay(config),
+        echo: Echo::of(config),
     };
     let tools = (!request.tools.is_empty()).then_some(WireTools(request.tools));
     write_body(config, messages, tools, request.tool_choice, 256)
@@ -305,7 +333,7 @@ impl BodyTemplate {
 /// images, which go in a later user message, are left out; see [`encode_in_turn`]), an
 /// answer's reasoning sent back as `replay` says (resolved: see [`replay_of`]).
 pub fn encode_message(message: &Message, replay: ReasoningReplay) -> String {
-    encode(&WireMessage::of(message, replay))
+    encode(&WireMessage::of(message, Echo::plain(replay)))
 }
 
 /// THINK-2: the replay policy `config`'s requests follow on this wire (`auto` resolved).
@@ -316,9 +344,9 @@ pub fn replay_of(config: &ModelConfig) -> ReasoningReplay {
 /// Encodes `message` in its place in a history that `carrier` has followed so far:
 /// its wire message, preceded or followed by the user message carrying a turn's tool
 /// images when that goes here (IMG-2), comma-separated.
-pub(crate) fn encode_in_turn(carrier: &mut ToolImageCarrier, message: &Message, replay: ReasoningReplay) -> String {
+pub(crate) fn encode_in_turn(carrier: &mut ToolImageCarrier, message: &Message, echo: Echo) -> String {
     let before = carrier.before(message).map(|images| encode(&images));
-    let this = encode_message(message, replay);
+    let this = encode(&WireMessage::of(message, echo));
     let after = carrier.after(message).map(|images| encode(&images));
     if before.is_none() && after.is_none() {
         return this;

@@ -28,7 +28,7 @@ use crate::llm::config::ModelConfig;
 use crate::llm::delta::StreamEvents;
 use crate::llm::request::{ChatRequest, ChatResponse, ToolChoice};
 use crate::llm::thinking::ReasoningReplay;
-use encode::encode_in_turn;
+use encode::{encode_in_turn, Echo};
 use parts::ToolImageCarrier;
 use thinking::{thinking_conflict, thinking_fields, OWNED_FIELDS};
 
@@ -56,7 +56,7 @@ impl WireProtocol for OpenAiChat {
     fn request_encoder(&self, config: &ModelConfig, parts: RequestParts<'_>) -> Box<dyn RequestEncoder> {
         let system = if parts.system_prompt.is_empty() { String::new() } else { encode_system(parts.system_prompt) };
         let template = BodyTemplate::new(config, parts.tools, parts.tool_choice);
-        Box::new(Encoder(Arc::new(Fixed { template, system, replay: replay_of(config) })))
+        Box::new(Encoder(Arc::new(Fixed { template, system, echo: Echo::of(config) })))
     }
 
     fn encode_request(&self, config: &ModelConfig, request: &ChatRequest<'_>) -> String {
@@ -103,7 +103,7 @@ struct Fixed {
     /// The system prompt message ("" when there is none).
     system: String,
     /// Which reasoning goes back (THINK-2), resolved.
-    replay: ReasoningReplay,
+    echo: Echo,
 }
 
 struct Encoder(Arc<Fixed>);
@@ -145,7 +145,7 @@ impl BodyWriter for Writer {
     }
 
     fn encode(&mut self, message: &Message) -> String {
-        let encoded = encode_in_turn(&mut self.carrier, message, self.fixed.replay);
+        let encoded = encode_in_turn(&mut self.carrier, message, self.fixed.echo);
         if !std::mem::replace(&mut self.any, true) {
             return encoded;
         }

@@ -26,6 +26,15 @@ pub(crate) fn replay(config: &ModelConfig) -> ReasoningReplay {
     }
 }
 
+/// Whether a tool-call answer sent back without reasoning carries `reasoning_content: ""`:
+/// DeepSeek and Kimi, thinking (set, or their default), refuse a tool-call message without
+/// the field ("Missing `reasoning_content` field in the assistant message at message
+/// index N"), also for an answer that never had reasoning (a session from `deepseek-chat`,
+/// before thinking; another provider's history).
+pub(crate) fn pads_missing_reasoning(config: &ModelConfig) -> bool {
+    matches!(config.provider(), Provider::Deepseek | Provider::Kimi) && config.thinking.is_none_or(Thinking::is_on)
+}
+
 /// The `thinking: {"type": …}` switch of DeepSeek, Kimi, GLM and Doubao.
 fn switch(on: bool) -> Value {
     json!({ "type": if on { "enabled" } else { "disabled" } })
