@@ -289,10 +289,52 @@ pub(crate) fn is_openai_reasoning_model(model: &str) -> bool {
 
 /// Whether an Anthropic model thinks when the request says nothing: the models with
 /// preserved thinking (Claude Fable and Mythos 5.x, the 5.5 family) default to adaptive
-/// thinking (Anthropic's preserved-thinking docs, read 2026-12-06).
+/// thinking (Anthropic's preserved-thinking docs, read 2026-12-06). A gateway's prefix
+/// (`anthropic/claude-…`, `us.anthropic.claude-…`) is passed over.
 pub(crate) fn anthropic_thinks_by_default(model: &str) -> bool {
     let model = model.to_ascii_lowercase();
-    model.starts_with("claude-fable") || model.starts_with("claude-mythos") || model.contains("-5-5")
+    model.contains("claude-fable") || model.contains("claude-mythos") || (model.contains("claude") && model.contains("-5-5"))
+}
+
+/// What one of Anthropic's own models takes for thinking, by its name (Anthropic's
+/// adaptive-thinking and effort pages as quoted by SDKs and guides, read 2026-12-07; a
+/// name the table does not place takes everything and the API decides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct ClaudeThinking {
+    /// Adaptive only: `enabled` with `budget_tokens` is a 400 (Opus 4.7 and later, the
+    /// Claude 5 models, Fable, Mythos).
+    pub(crate) no_budget: bool,
+    /// Always thinking: `disabled` is a 400, and so is any sampling temperature (Fable).
+    pub(crate) always: bool,
+    /// A version before 4.7, which has no `xhigh` effort.
+    pub(crate) before_xhigh: bool,
+}
+
+impl ClaudeThinking {
+    /// The rules of `model` (any case, a gateway's prefix passed over).
+    pub(crate) fn of(model: &str) -> Self {
+        let model = model.to_ascii_lowercase();
+        let Some(at) = model.find("claude-") else { return Self::default() };
+        let name = model.get(at + "claude-".len()..).unwrap_or_default();
+        if name.starts_with("fable") {
+            return Self { no_budget: true, always: true, before_xhigh: false };
+        }
+        if name.starts_with("mythos") {
+            return Self { no_budget: true, always: false, before_xhigh: false };
+        }
+        let Some(version) = claude_version(name) else { return Self::default() };
+        Self { no_budget: version >= (4, 7), always: false, before_xhigh: version < (4, 7) }
+    }
+}
+
+/// The (major, minor) version in a Claude model name after `claude-`: `opus-4-8`,
+/// `sonnet-4-20250514` (4.0: a date is no minor), `3-7-sonnet`, `opus-5`.
+fn claude_version(name: &str) -> Option<(u32, u32)> {
+    let parts: Vec<&str> = name.split(['-', '@', ':', '.']).collect();
+    let number = |i: usize| parts.get(i).filter(|p| (1..=2).contains(&p.len())).and_then(|p| p.parse::<u32>().ok());
+    let first = usize::from(number(0).is_none());
+    let major = number(first)?;
+    Some((major, number(first + 1).unwrap_or(0)))
 }
 
 #[cfg(test)]
@@ -338,6 +380,26 @@ mod tests {
         ] {
             assert_eq!(Provider::recognise(url, model), provider, "{url} {model}");
         }
+        for (model, no_budget, always, before_xhigh) in [
+            ("claude-fable-5", true, true, false),
+            ("anthropic/claude-fable-5", true, true, false),
+            ("claude-mythos-5-1", true, false, false),
+            ("claude-opus-4-8", true, false, false),
+            ("us.anthropic.claude-opus-4-7-v1:0", true, false, false),
+            ("claude-sonnet-5", true, false, false),
+            ("claude-opus-5-5", true, false, false),
+            ("claude-opus-4-6", false, false, true),
+            ("claude-sonnet-4-5-20250929", false, false, true),
+            ("claude-sonnet-4-20250514", false, false, true),
+            ("claude-3-7-sonnet-latest", false, false, true),
+            ("claude-x", false, false, false),
+            ("claude-next", false, false, false),
+            ("llama3", false, false, false),
+        ] {
+            assert_eq!(ClaudeThinking::of(model), ClaudeThinking { no_budget, always, before_xhigh }, "{model}");
+        }
+        assert!(anthropic_thinks_by_default("anthropic/claude-fable-5") && anthropic_thinks_by_default("Claude-Opus-5-5"));
+        assert!(!anthropic_thinks_by_default("claude-opus-4-8") && !anthropic_thinks_by_default("qwen-5-5"));
         assert!(is_openai_reasoning_model("o3-mini") && is_openai_reasoning_model("gpt-5.1") && !is_openai_reasoning_model("gpt-4o"));
     }
 }

@@ -449,6 +449,27 @@ fn think_4_settings_a_provider_refuses_are_refused_before_any_request() {
     // thinking_unsupported: a setting with no switch at that provider.
     assert_eq!(with(Flavor::DeepSeek, true, &|c| c.model.thinking = Some(Thinking::Budget(2048))), Some(ErrorCode::ThinkingUnsupported));
     assert_eq!(with(Flavor::Kimi, true, &|c| c.model.thinking = Some(Thinking::Effort(Effort::High))), Some(ErrorCode::ThinkingUnsupported));
+    // Claude models by name: no "minimal" effort, no budget where thinking is adaptive only,
+    // no "off" and no temperature on Fable (it always thinks); a gateway's prefix is passed over.
+    let claude = |model: &'static str, thinking: Option<Thinking>, temperature: Option<f32>| {
+        move |c: &mut AgentRuntimeConfig| {
+            c.model.model = model.into();
+            c.model.thinking = thinking;
+            c.model.temperature = temperature;
+        }
+    };
+    for (model, thinking, temperature, code) in [
+        ("claude-opus-4-8", Some(Thinking::Effort(Effort::Minimal)), None, Some(ErrorCode::ThinkingUnsupported)),
+        ("claude-opus-4-8", Some(Thinking::Budget(2048)), None, Some(ErrorCode::ThinkingUnsupported)),
+        ("claude-opus-4-8", Some(Thinking::Effort(Effort::Xhigh)), None, None),
+        ("claude-opus-4-6", Some(Thinking::Effort(Effort::Xhigh)), None, Some(ErrorCode::ThinkingUnsupported)),
+        ("claude-opus-4-6", Some(Thinking::Budget(2048)), None, None),
+        ("anthropic/claude-fable-5", Some(Thinking::Off), None, Some(ErrorCode::ThinkingUnsupported)),
+        ("claude-fable-5", None, Some(1.0), Some(ErrorCode::ThinkingConflict)),
+        ("claude-fable-5", Some(Thinking::Effort(Effort::Low)), None, None),
+    ] {
+        assert_eq!(with(Flavor::Anthropic, true, &claude(model, thinking, temperature)), code, "{model} {thinking:?} {temperature:?}");
+    }
     // thinking_conflict: what the thinking model refuses.
     let anthropic_forced = |c: &mut AgentRuntimeConfig| {
         c.model.thinking = Some(Thinking::On);

@@ -1018,10 +1018,27 @@ test('think_4_js_what_each_thinking_model_refuses_is_refused_at_creation_with_no
   assert.equal(await anthropic('claude-sonnet-4-5', (m) => { m.thinking = { budgetTokens: 2048 }; m.temperature = 0; }), conflict);
   assert.equal((await anthropic('claude-sonnet-4-5', (m) => { m.thinking = 'on'; m.temperature = 1; })).body.temperature, 1);
   assert.ok(near((await anthropic('claude-sonnet-4-5', (m) => { m.temperature = 0.2; })).body.temperature, 0.2), 'unset: this model does not think');
-  for (const name of ['claude-fable-5', 'claude-mythos-5-1', 'claude-opus-5-5']) {
+  for (const name of ['claude-fable-5', 'claude-mythos-5-1', 'claude-opus-5-5', 'anthropic/claude-mythos-5-1']) {
     assert.equal(await anthropic(name, (m) => { m.temperature = 0.2; }), conflict, `${name} thinks when unset`);
+    if (name === 'claude-fable-5') continue;
     assert.ok(near((await anthropic(name, (m) => { m.thinking = 'off'; m.temperature = 0.2; })).body.temperature, 0.2), name);
   }
+  // (table) "Fable refuses 'off' (it always thinks)" … "on Fable any temperature"; effort
+  // "`minimal` is no Anthropic level and `xhigh` came with Opus 4.7"; budget "refused by the
+  // adaptive-only models, Opus 4.7 and later, Claude 5, Fable and Mythos".
+  const unsupported = 'thinking_unsupported';
+  assert.equal(await anthropic('claude-fable-5', (m) => { m.thinking = 'off'; }), unsupported);
+  assert.equal(await anthropic('claude-fable-5', (m) => { m.temperature = 1; }), conflict);
+  assert.deepEqual((await anthropic('claude-fable-5', (m) => { m.thinking = { effort: 'xhigh' }; })).fields, { thinking: { type: 'adaptive' }, output_config: { effort: 'xhigh' } });
+  for (const name of ['claude-opus-4-8', 'claude-sonnet-4-6', 'claude-sonnet-4-5']) {
+    assert.equal(await anthropic(name, (m) => { m.thinking = { effort: 'minimal' }; }), unsupported, name);
+  }
+  assert.equal(await anthropic('claude-opus-4-6', (m) => { m.thinking = { effort: 'xhigh' }; }), unsupported);
+  assert.deepEqual((await anthropic('claude-opus-4-7', (m) => { m.thinking = { effort: 'xhigh' }; })).fields.output_config, { effort: 'xhigh' });
+  for (const name of ['claude-opus-4-7', 'claude-opus-4-8', 'claude-sonnet-5', 'claude-mythos-5-1', 'claude-fable-5']) {
+    assert.equal(await anthropic(name, (m) => { m.maxTokens = 8000; m.thinking = { budgetTokens: 2048 }; }), unsupported, name);
+  }
+  assert.deepEqual((await anthropic('claude-opus-4-6', (m) => { m.maxTokens = 8000; m.thinking = { budgetTokens: 2048 }; })).fields, { thinking: { type: 'enabled', budget_tokens: 2048 } });
   // Anthropic budget: 1024 ≤ n < maxTokens (4096 when maxTokens is unset).
   for (const [maxTokens, n, ok] of [[8000, 1023, false], [8000, 1024, true], [8000, 7999, true], [8000, 8000, false], [undefined, 4095, true], [undefined, 4096, false]]) {
     const out = await anthropic('claude-sonnet-4-5', (m) => { if (maxTokens) m.maxTokens = maxTokens; m.thinking = { budgetTokens: n }; });

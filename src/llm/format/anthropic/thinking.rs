@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use crate::error::ErrorCode;
 use crate::llm::config::ModelConfig;
 use crate::llm::request::ToolChoice;
-use crate::llm::thinking::{anthropic_thinks_by_default, Provider, ReasoningReplay, Thinking};
+use crate::llm::thinking::{anthropic_thinks_by_default, ClaudeThinking, Effort, Provider, ReasoningReplay, Thinking};
 
 /// Top-level fields every Messages body of the library may carry.
 pub(super) const OWNED_FIELDS: &[&str] = &["model", "max_tokens", "tools", "tool_choice", "temperature", "stream", "system", "messages"];
@@ -28,7 +28,13 @@ pub(super) fn replay(config: &ModelConfig) -> ReasoningReplay {
 /// The `thinking` (and `output_config`) fields of `config`'s setting; `default_max` is
 /// the `max_tokens` sent when the config sets none (a budget must stay below it).
 pub(super) fn thinking_fields(config: &ModelConfig, default_max: u32) -> Result<Map<String, Value>, (ErrorCode, String)> {
-    let on = if config.provider() == Provider::Anthropic { "adaptive" } else { "enabled" };
+    let claude = config.provider() == Provider::Anthropic;
+    if claude {
+        if let Some(message) = claude_refuses(&config.model, config.thinking) {
+            return Err((ErrorCode::ThinkingUnsupported, message));
+        }
+    }
+    let on = if claude { "adaptive" } else { "enabled" };
     let mut out = Map::new();
     match config.thinking {
         None => {}
@@ -54,11 +60,30 @@ pub(super) fn thinking_fields(config: &ModelConfig, default_max: u32) -> Result<
     Ok(out)
 }
 
+/// Why one of Anthropic's own models has no such setting, if it has none: `effort`
+/// `minimal` (not an Anthropic level), `xhigh` before Opus 4.7, a `budget_tokens` on an
+/// adaptive-only model (Opus 4.7 and later, Claude 5, Fable, Mythos), `off` on Fable
+/// (it always thinks).
+fn claude_refuses(model: &str, thinking: Option<Thinking>) -> Option<String> {
+    let rules = ClaudeThinking::of(model);
+    let why = match thinking? {
+        Thinking::Effort(Effort::Minimal) => "has no effort \"minimal\" (low, medium, high, xhigh, max)",
+        Thinking::Effort(Effort::Xhigh) if rules.before_xhigh => "has no effort \"xhigh\" (it came with Opus 4.7): use high or max",
+        Thinking::Budget(_) if rules.no_budget => "thinks adaptively only and refuses budget_tokens: use \"on\" or {\"effort\"}",
+        Thinking::Off if rules.always => "always thinks and refuses thinking \"disabled\": leave thinking unset, or use {\"effort\":\"low\"}",
+        _ => return None,
+    };
+    Some(format!("{model:?} {why} (README, \"Thinking models\")"))
+}
+
 /// Anthropic with thinking on (set, or the model's default) refuses a forced tool choice
-/// and a temperature other than 1.
+/// and a temperature other than 1; Fable refuses any temperature.
 pub(super) fn thinking_conflict(config: &ModelConfig, tool_choice: Option<&ToolChoice>) -> Option<String> {
     if config.provider() != Provider::Anthropic {
         return None;
+    }
+    if ClaudeThinking::of(&config.model).always && config.temperature.is_some() {
+        return Some(format!("{:?} refuses every sampling temperature: unset temperature", config.model));
     }
     let on = match config.thinking {
         Some(t) => t.is_on(),
@@ -115,6 +140,35 @@ mod tests {
             let (code, _) = thinking_fields(&config(claude, "claude-x", Some(Thinking::Budget(n))), 4096).unwrap_err();
             assert_eq!(code, ErrorCode::InvalidConfig, "{n}");
         }
+    }
+
+    #[test]
+    fn think_4_claude_models_refuse_the_settings_they_do_not_take() {
+        let claude = "https://api.anthropic.com/v1";
+        let refused = |model: &str, thinking: Thinking| thinking_fields(&config(claude, model, Some(thinking)), 8192).err().map(|(code, _)| code);
+        let unsupported = Some(ErrorCode::ThinkingUnsupported);
+        for model in ["claude-opus-4-8", "claude-opus-4-6", "claude-x", "anthropic/claude-fable-5"] {
+            assert_eq!(refused(model, Thinking::Effort(Effort::Minimal)), unsupported, "{model}: minimal is no Anthropic level");
+            assert_eq!(refused(model, Thinking::On), None, "{model}");
+            assert_eq!(refused(model, Thinking::Effort(Effort::Max)), None, "{model}");
+        }
+        assert_eq!(refused("claude-opus-4-6", Thinking::Effort(Effort::Xhigh)), unsupported);
+        assert_eq!(refused("claude-opus-4-7", Thinking::Effort(Effort::Xhigh)), None);
+        for model in ["claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-5", "claude-mythos-5", "claude-fable-5"] {
+            assert_eq!(refused(model, Thinking::Budget(2048)), unsupported, "{model}: adaptive only");
+        }
+        for model in ["claude-opus-4-6", "claude-sonnet-4-5", "claude-x"] {
+            assert_eq!(refused(model, Thinking::Budget(2048)), None, "{model}");
+        }
+        assert_eq!(refused("claude-fable-5", Thinking::Off), unsupported, "Fable always thinks");
+        assert_eq!(refused("claude-opus-4-8", Thinking::Off), None);
+        // The other providers' Anthropic-compatible endpoints pass: their models are not Claude.
+        let deepseek = config("https://api.deepseek.com/anthropic", "claude-fable-5", Some(Thinking::Off));
+        assert!(thinking_fields(&deepseek, 8192).is_ok());
+        // Fable takes no temperature, 1 included.
+        let mut fable = config(claude, "claude-fable-5", None);
+        fable.temperature = Some(1.0);
+        assert!(thinking_conflict(&fable, None).is_some());
     }
 
     #[test]
