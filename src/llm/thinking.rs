@@ -140,7 +140,7 @@ impl<'de> Deserialize<'de> for Thinking {
 pub enum ReasoningReplay {
     /// The provider's rule (the table in README, "Thinking models"): `tool_calls` on
     /// Chat Completions (`none` for Qwen, which does not need it, and OpenAI, which returns
-    /// none), `all` on Anthropic
+    /// none; `all` for GLM with `clear_thinking: false` in `extra_body`), `all` on Anthropic
     /// Messages (earlier turns' blocks keep the prompt cache; the provider ignores them).
     #[default]
     Auto,

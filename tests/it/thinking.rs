@@ -253,6 +253,36 @@ async fn think_2_a_tool_call_answer_kept_from_before_thinking_goes_back_with_an_
     assert!(!scripted.requests.lock().unwrap()[0].to_string().contains("reasoning_content"));
 }
 
+/// README's table, `glm`: "every answer's with `clear_thinking: false` in `extraBody`, at its
+/// top level or in its `thinking` (preserved thinking)"; without it, tool-call answers' only.
+#[tokio::test]
+async fn think_2_glm_preserved_thinking_gets_every_answers_reasoning_back() {
+    let mut state = arkagent::AgentState::new("glm");
+    state.history.messages = vec![
+        Message::user("hi"),
+        Message::Assistant { content: Some("Hello.".into()), tool_calls: vec![], reasoning: Some("a greeting".into()), thinking: Default::default() },
+    ];
+    let state = serde_json::to_string(&state).unwrap();
+    for (extra, sent) in [
+        (None, false),
+        (Some(("clear_thinking", json!(false))), true),
+        (Some(("thinking", json!({"type": "enabled", "clear_thinking": false}))), true),
+        (Some(("clear_thinking", json!(true))), false),
+    ] {
+        let scripted = ScriptedModel::new(vec![text_reply("ok", 10)]);
+        let mut model = model_config("https://open.bigmodel.cn/api/paas/v4", API_KEY, "glm-5");
+        if let Some((k, v)) = &extra {
+            model.extra_body.insert((*k).into(), v.clone());
+        }
+        let rt = AgentRuntime::new(AgentRuntimeConfig::new(model), scripted.clone()).unwrap();
+        rt.import_state(&state).unwrap();
+        rt.run("and now?").await.unwrap();
+        let body: Value = scripted.requests.lock().unwrap()[0].clone();
+        let hello = body["messages"].as_array().unwrap().iter().find(|m| m["content"] == "Hello.").unwrap().clone();
+        assert_eq!(hello.get("reasoning_content") == Some(&json!("a greeting")), sent, "{extra:?}: {hello}");
+    }
+}
+
 /// README's table: OpenAI's `auto` replay sends back "nothing" — also reasoning another
 /// provider left in the history (a session moved from DeepSeek to gpt-5, a worker seeded
 /// with such a parent's messages).

@@ -1039,6 +1039,12 @@ test('think_4_js_what_each_thinking_model_refuses_is_refused_at_creation_with_no
     assert.equal(await anthropic(name, (m) => { m.maxTokens = 8000; m.thinking = { budgetTokens: 2048 }; }), unsupported, name);
   }
   assert.deepEqual((await anthropic('claude-opus-4-6', (m) => { m.maxTokens = 8000; m.thinking = { budgetTokens: 2048 }; })).fields, { thinking: { type: 'enabled', budget_tokens: 2048 } });
+  // (table) Doubao's `reasoning_effort` "`minimal` … `high`", OpenAI's "`minimal` … `xhigh`".
+  const D = 'https://ark.cn-beijing.volces.com/api/v3';
+  for (const effort of ['xhigh', 'max']) assert.equal(await run(D, 'doubao-seed-1-6', { configure: (m) => { m.thinking = { effort }; } }), unsupported, effort);
+  assert.equal((await run(D, 'doubao-seed-1-6', { configure: (m) => { m.thinking = { effort: 'minimal' }; } })).fields.reasoning_effort, 'minimal');
+  assert.equal(await run('https://api.openai.com/v1', 'gpt-5.1', { configure: (m) => { m.thinking = { effort: 'max' }; } }), unsupported);
+  assert.equal((await run('https://api.openai.com/v1', 'gpt-5.1', { configure: (m) => { m.thinking = { effort: 'xhigh' }; } })).fields.reasoning_effort, 'xhigh');
   // Anthropic budget: 1024 ≤ n < maxTokens (4096 when maxTokens is unset).
   for (const [maxTokens, n, ok] of [[8000, 1023, false], [8000, 1024, true], [8000, 7999, true], [8000, 8000, false], [undefined, 4095, true], [undefined, 4096, false]]) {
     const out = await anthropic('claude-sonnet-4-5', (m) => { if (maxTokens) m.maxTokens = maxTokens; m.thinking = { budgetTokens: n }; });

@@ -163,7 +163,8 @@ pub extern "C" fn arkagent_tools_free(tools: *mut ArkAgentTools) {
 /// goes back: by default, on `"openai"`, each answer's `reasoning_content` on every
 /// assistant message with tool calls, exactly as received (`""` included; never where the
 /// provider sent none, except `""` to DeepSeek and Kimi while they think, which refuse a
-/// tool-call message without it; not for Qwen nor OpenAI), and on `"anthropic"` every answer's `thinking` and
+/// tool-call message without it; not for Qwen nor OpenAI; every answer's for GLM with
+/// `"clear_thinking":false` in `"extra_body"`), and on `"anthropic"` every answer's `thinking` and
 /// `redacted_thinking` blocks byte-exact before its `tool_use`. `"extra_body"?:{…}` is
 /// merged into the top level of every request body; a field the library writes itself
 /// (`"model"`, `"messages"`, `"tools"`, `"stream"`, `"temperature"`, `"max_tokens"`, the

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use crate::error::ErrorCode;
 use crate::llm::config::ModelConfig;
 use crate::llm::request::ToolChoice;
-use crate::llm::thinking::{is_openai_reasoning_model, Provider, ReasoningReplay, Thinking};
+use crate::llm::thinking::{is_openai_reasoning_model, Effort, Provider, ReasoningReplay, Thinking};
 
 /// Top-level fields every Chat Completions body of the library may carry: `extra_body`
 /// cannot set them.
@@ -17,10 +17,13 @@ pub(crate) const OWNED_FIELDS: &[&str] =
 /// The replay policy of `config` on this wire: `auto` is `tool_calls`, except for Qwen,
 /// which does not need its reasoning back, and OpenAI, which returns none (a history from
 /// another provider — a seeded worker, a session moved to another model — keeps its
-/// reasoning to itself): `none`.
+/// reasoning to itself): `none`; and GLM with `clear_thinking: false` in `extra_body`
+/// (preserved thinking): `all`.
 pub(crate) fn replay(config: &ModelConfig) -> ReasoningReplay {
     match config.reasoning_replay {
         ReasoningReplay::Auto if matches!(config.provider(), Provider::Qwen | Provider::Openai) => ReasoningReplay::None,
+        // GLM's preserved thinking (`clear_thinking: false`) wants every answer's reasoning back.
+        ReasoningReplay::Auto if config.provider() == Provider::Glm && preserves_thinking(&config.extra_body) => ReasoningReplay::All,
         ReasoningReplay::Auto => ReasoningReplay::ToolCalls,
         other => other,
     }
@@ -33,6 +36,13 @@ pub(crate) fn replay(config: &ModelConfig) -> ReasoningReplay {
 /// before thinking; another provider's history).
 pub(crate) fn pads_missing_reasoning(config: &ModelConfig) -> bool {
     matches!(config.provider(), Provider::Deepseek | Provider::Kimi) && config.thinking.is_none_or(Thinking::is_on)
+}
+
+/// Whether `extra_body` asks GLM for preserved thinking: `clear_thinking: false` at the top
+/// level or in its `thinking` object.
+fn preserves_thinking(extra_body: &Map<String, Value>) -> bool {
+    let off = Some(&Value::Bool(false));
+    extra_body.get("clear_thinking") == off || extra_body.get("thinking").and_then(|t| t.get("clear_thinking")) == off
 }
 
 /// The `thinking: {"type": …}` switch of DeepSeek, Kimi, GLM and Doubao.
@@ -55,6 +65,11 @@ pub(crate) fn thinking_fields(config: &ModelConfig) -> Result<Map<String, Value>
         (_, None) => {}
         (Provider::Deepseek | Provider::Kimi | Provider::Glm | Provider::Doubao, Some(t @ (Thinking::Off | Thinking::On))) => {
             put("thinking", switch(t.is_on()));
+        }
+        // Doubao's levels go from minimal to high, OpenAI's from none to xhigh.
+        (Provider::Doubao, Some(Thinking::Effort(e @ (Effort::Xhigh | Effort::Max)))) | (Provider::Openai, Some(Thinking::Effort(e @ Effort::Max))) => {
+            let message = format!("provider {:?} has no reasoning_effort {:?} (README, \"Thinking models\")", provider.as_str(), e.as_str());
+            return Err((ErrorCode::ThinkingUnsupported, message));
         }
         (Provider::Deepseek | Provider::Doubao, Some(Thinking::Effort(e))) => {
             put("thinking", switch(true));
@@ -148,6 +163,9 @@ mod tests {
             ("https://api.moonshot.cn/v1", "kimi-k2.6", Thinking::Effort(Effort::Low)),
             ("https://api.openai.com/v1", "gpt-5", Thinking::On),
             ("http://localhost:8080/v1", "llama", Thinking::Off),
+            ("https://ark.cn-beijing.volces.com/api/v3", "doubao-seed-1-6", Thinking::Effort(Effort::Xhigh)),
+            ("https://ark.cn-beijing.volces.com/api/v3", "doubao-seed-1-6", Thinking::Effort(Effort::Max)),
+            ("https://api.openai.com/v1", "gpt-5.1", Thinking::Effort(Effort::Max)),
         ] {
             let (code, _) = thinking_fields(&config(url, model, Some(thinking))).unwrap_err();
             assert_eq!(code, ErrorCode::ThinkingUnsupported, "{url} {thinking:?}");
@@ -172,5 +190,14 @@ mod tests {
         let mut c = config("https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen3.5", None);
         c.reasoning_replay = ReasoningReplay::All;
         assert_eq!(replay(&c), ReasoningReplay::All);
+        let mut glm = config("https://open.bigmodel.cn/api/paas/v4", "glm-5", None);
+        assert_eq!(replay(&glm), ReasoningReplay::ToolCalls);
+        glm.extra_body.insert("clear_thinking".into(), json!(false));
+        assert_eq!(replay(&glm), ReasoningReplay::All, "preserved thinking");
+        glm.extra_body.insert("clear_thinking".into(), json!(true));
+        assert_eq!(replay(&glm), ReasoningReplay::ToolCalls);
+        glm.extra_body.clear();
+        glm.extra_body.insert("thinking".into(), json!({"type": "enabled", "clear_thinking": false}));
+        assert_eq!(replay(&glm), ReasoningReplay::All, "inside thinking");
     }
 }

@@ -1545,7 +1545,7 @@ export class ModelConfig {
    * provider's rule: on 'openai', `reasoning_content` of every answer that called a tool,
    * exactly as received — "" included, never where the provider sent none (but "" to
    * DeepSeek and Kimi while they think: they refuse a tool-call message without it); none
-   * for Qwen and OpenAI;
+   * for Qwen and OpenAI; every answer's for GLM with `clear_thinking: false` in extraBody;
    * on 'anthropic', every answer's thinking blocks, byte-exact, before its tool_use).
    */
   reasoningReplay: ReasoningReplay;
