@@ -1110,7 +1110,8 @@ void arkagent_tools_free(struct ArkAgentTools *tools);
 // provider sent none, except `""` to DeepSeek and Kimi while they think, which refuse a
 // tool-call message without it; not for Qwen nor OpenAI; every answer's for GLM with
 // `"clear_thinking":false` in `"extra_body"`), and on `"anthropic"` every answer's `thinking` and
-// `redacted_thinking` blocks byte-exact before its `tool_use`. `"extra_body"?:{…}` is
+// `redacted_thinking` blocks byte-exact before its `tool_use` (or in their places among
+// its text and tool calls, as the message's `"block_order"` kept them). `"extra_body"?:{…}` is
 // merged into the top level of every request body; a field the library writes itself
 // (`"model"`, `"messages"`, `"tools"`, `"stream"`, `"temperature"`, `"max_tokens"`, the
 // thinking fields, …) gives `ARK_AGENT_RESULT_EXTRA_BODY_CONFLICT`. The summarizer model

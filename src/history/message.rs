@@ -1,5 +1,5 @@
 use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::content::Content;
 use super::thinking::ThinkingBlocks;
@@ -23,8 +23,7 @@ pub struct ToolCall {
 /// let m = Message::user("hi");
 /// assert_eq!(serde_json::to_string(&m).unwrap(), r#"{"role":"user","content":"hi"}"#);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "role", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message {
     /// System instructions.
     System {
@@ -39,22 +38,20 @@ pub enum Message {
     /// Model output: text and/or tool calls.
     Assistant {
         /// The answer text, if any.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         content: Option<String>,
         /// Tool calls, in the order the model emitted them.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
         /// Reasoning text of a Chat Completions answer (`reasoning_content`, or `reasoning`
         /// from Ollama and vLLM), exactly as received (THINK-1): `None` when the provider
         /// sent no such field, `Some("")` when it sent an empty one. Kept apart from the
         /// answer; sent back as the model's replay policy says (THINK-2).
         /// Exact (`Box<str>`): kept for the session's life without spare capacity (PERF-2).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         reasoning: Option<Box<str>>,
         /// Anthropic's reasoning blocks (`thinking` with its signature, `redacted_thinking`),
         /// in the order received, byte-exact (THINK-1); sent back before the turn's
-        /// `tool_use` (THINK-2). Empty for other wire formats.
-        #[serde(default, skip_serializing_if = "ThinkingBlocks::is_empty")]
+        /// `tool_use`, or where they were among its text and tool calls when the model
+        /// interleaved them (THINK-2; JSON `block_order`: [`ThinkingBlocks::order`]).
+        /// Empty for other wire formats.
         thinking: ThinkingBlocks,
     },
     /// The result of one tool call.
@@ -64,7 +61,6 @@ pub enum Message {
         /// What the model sees: text, or ordered text and image parts (IMG-1).
         content: Content,
         /// True when the tool failed (the content then describes the error).
-        #[serde(default)]
         is_error: bool,
     },
 }
@@ -93,6 +89,8 @@ struct MessageRepr {
     reasoning: Option<Box<str>>,
     #[serde(default)]
     thinking: ThinkingBlocks,
+    #[serde(default)]
+    block_order: Option<Box<str>>,
     #[serde(default)]
     tool_call_id: Option<String>,
     #[serde(default)]
@@ -130,6 +128,51 @@ impl MessageRepr {
 /// The `role`-tagged form ([`Message`]'s `Serialize`): a field another role has is
 /// ignored when absent from this role, as before; `content` is text for `system` and
 /// `assistant` (which may have none), text or parts for `user` and `tool`.
+/// The `role`-tagged JSON: each field left out when it is empty, as the reader allows
+/// (`content` of an answer that only called tools, `tool_calls`, `reasoning`, `thinking`
+/// and `block_order`); `is_error` always.
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        match self {
+            Self::System { content } => {
+                map.serialize_entry("role", "system")?;
+                map.serialize_entry("content", content)?;
+            }
+            Self::User { content } => {
+                map.serialize_entry("role", "user")?;
+                map.serialize_entry("content", content)?;
+            }
+            Self::Assistant { content, tool_calls, reasoning, thinking } => {
+                map.serialize_entry("role", "assistant")?;
+                if let Some(content) = content {
+                    map.serialize_entry("content", content)?;
+                }
+                if !tool_calls.is_empty() {
+                    map.serialize_entry("tool_calls", tool_calls)?;
+                }
+                if let Some(reasoning) = reasoning {
+                    map.serialize_entry("reasoning", reasoning)?;
+                }
+                if !thinking.is_empty() {
+                    map.serialize_entry("thinking", thinking)?;
+                    if let Some(order) = thinking.order() {
+                        map.serialize_entry("block_order", order)?;
+                    }
+                }
+            }
+            Self::Tool { tool_call_id, content, is_error } => {
+                map.serialize_entry("role", "tool")?;
+                map.serialize_entry("tool_call_id", tool_call_id)?;
+                map.serialize_entry("content", content)?;
+                map.serialize_entry("is_error", is_error)?;
+            }
+        }
+        map.end()
+    }
+}
+
 impl<'de> Deserialize<'de> for Message {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut r = MessageRepr::deserialize(deserializer)?;
@@ -142,7 +185,11 @@ impl<'de> Deserialize<'de> for Message {
         Ok(match r.role {
             Role::System => Self::System { content: text(r.content)?.ok_or_else(|| D::Error::missing_field("content"))? },
             Role::User => Self::User { content: r.content.ok_or_else(|| D::Error::missing_field("content"))? },
-            Role::Assistant => Self::Assistant { content: text(r.content)?, tool_calls: r.tool_calls, reasoning: r.reasoning, thinking: r.thinking },
+            Role::Assistant => {
+                let mut thinking = r.thinking;
+                thinking.put_order(r.block_order);
+                Self::Assistant { content: text(r.content)?, tool_calls: r.tool_calls, reasoning: r.reasoning, thinking }
+            }
             Role::Tool => Self::Tool {
                 tool_call_id: r.tool_call_id.ok_or_else(|| D::Error::missing_field("tool_call_id"))?,
                 content: r.content.ok_or_else(|| D::Error::missing_field("content"))?,

@@ -36,4 +36,5 @@ pub use pending::{PendingCall, PendingCallState, PendingTurn};
 pub use runs::RunMark;
 pub use state::{AgentState, History, STATE_FORMAT_VERSION};
 pub use thinking::{ThinkingBlock, ThinkingBlocks};
+pub(crate) use thinking::{slots, OrderRecorder, Slot};
 pub use usage::{ModelUsage, UsageSource, UNREPORTED_USAGE_SOURCE};

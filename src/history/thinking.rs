@@ -57,12 +57,21 @@ impl ThinkingBlock {
 
 /// The reasoning blocks of one answer, in the order received; empty for most messages.
 /// One pointer wide (PERF-2: every history slot pays for this field), serialized as a
-/// JSON array (left out of a message's JSON when empty).
+/// JSON array (left out of a message's JSON when empty). When the answer interleaved its
+/// blocks with its text and tool calls (Claude's interleaved thinking), that order is kept
+/// with them ([`ThinkingBlocks::order`]; the message's `block_order`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 // One pointer, not a `Vec`'s three words or a boxed slice's two: the extra allocation is
 // paid only by answers that have blocks, the slot size by every message (PERF-2).
-#[allow(clippy::box_collection)]
-pub struct ThinkingBlocks(Option<Box<Vec<ThinkingBlock>>>);
+pub struct ThinkingBlocks(Option<Box<Kept>>);
+
+/// What an answer with blocks keeps: the blocks, and their order among the answer's other
+/// blocks when they did not all come first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Kept {
+    blocks: Vec<ThinkingBlock>,
+    order: Option<Box<str>>,
+}
 
 impl ThinkingBlocks {
     /// No blocks.
@@ -70,14 +79,29 @@ impl ThinkingBlocks {
         Self(None)
     }
 
+    /// `blocks` in the answer's block order `order` (see [`ThinkingBlocks::order`];
+    /// `None`: the blocks came first). Empty `blocks` keep no order.
+    pub fn with_order(blocks: Vec<ThinkingBlock>, order: Option<Box<str>>) -> Self {
+        let mut kept = Self::from(blocks);
+        kept.put_order(order);
+        kept
+    }
+
+    /// Sets the block order (nothing when there is no block).
+    pub(crate) fn put_order(&mut self, order: Option<Box<str>>) {
+        if let Some(k) = self.0.as_deref_mut() {
+            k.order = order;
+        }
+    }
+
     /// True when there is no block.
     pub fn is_empty(&self) -> bool {
-        self.0.as_ref().is_none_or(|b| b.is_empty())
+        self.0.as_ref().is_none_or(|k| k.blocks.is_empty())
     }
 
     /// The blocks, in order.
     pub fn as_slice(&self) -> &[ThinkingBlock] {
-        self.0.as_deref().map_or(&[], Vec::as_slice)
+        self.0.as_deref().map_or(&[], |k| k.blocks.as_slice())
     }
 
     /// The blocks, in order.
@@ -85,7 +109,17 @@ impl ThinkingBlocks {
         self.as_slice().iter()
     }
 
-    /// Removes every block.
+    /// THINK-2: the order of the answer's content blocks when a reasoning block came after
+    /// its text or a tool call (Claude's interleaved thinking: `[thinking, tool_use,
+    /// thinking, tool_use]`), which Anthropic wants back as it was — each block's signature
+    /// covers what precedes it. One letter per block: `t` the next reasoning block, `u` the
+    /// next tool call, `x` and a byte count the next text block (that many bytes of the
+    /// answer's joined text): `"tx12utu"`. `None` when the blocks came first.
+    pub fn order(&self) -> Option<&str> {
+        self.0.as_deref().and_then(|k| k.order.as_deref())
+    }
+
+    /// Removes every block (and their order).
     pub fn clear(&mut self) {
         self.0 = None;
     }
@@ -97,8 +131,11 @@ impl ThinkingBlocks {
 
     /// Heap bytes (PERF-2's memory report).
     pub fn heap_bytes(&self) -> usize {
-        self.0.as_ref().map_or(0, |b| {
-            std::mem::size_of::<Vec<ThinkingBlock>>() + b.capacity() * std::mem::size_of::<ThinkingBlock>() + b.iter().map(ThinkingBlock::heap_bytes).sum::<usize>()
+        self.0.as_ref().map_or(0, |k| {
+            std::mem::size_of::<Kept>()
+                + k.blocks.capacity() * std::mem::size_of::<ThinkingBlock>()
+                + k.blocks.iter().map(ThinkingBlock::heap_bytes).sum::<usize>()
+                + k.order.as_ref().map_or(0, |o| o.len())
         })
     }
 }
@@ -119,7 +156,90 @@ impl From<Vec<ThinkingBlock>> for ThinkingBlocks {
                 ThinkingBlock::RedactedThinking { data } => data.shrink_to_fit(),
             }
         }
-        Self(Some(Box::new(blocks)))
+        Self(Some(Box::new(Kept { blocks, order: None })))
+    }
+}
+
+/// One content block of an answer, in a [`ThinkingBlocks::order`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// The next reasoning block.
+    Reasoning,
+    /// The next tool call.
+    Call,
+    /// A text block: the next this many bytes of the answer's text.
+    Text(usize),
+}
+
+/// The slots of `order`, or `None` when it does not parse.
+pub(crate) fn slots(order: &str) -> Option<Vec<Slot>> {
+    let mut out = Vec::new();
+    let mut rest = order;
+    while let Some(c) = rest.chars().next() {
+        rest = rest.get(c.len_utf8()..)?;
+        out.push(match c {
+            't' => Slot::Reasoning,
+            'u' => Slot::Call,
+            'x' => {
+                let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+                let n = rest.get(..digits)?.parse().ok()?;
+                rest = rest.get(digits..)?;
+                Slot::Text(n)
+            }
+            _ => return None,
+        });
+    }
+    Some(out)
+}
+
+/// Records an answer's content blocks as they arrive (whole or streamed) and tells its
+/// [`ThinkingBlocks::order`] at the end.
+#[derive(Debug, Default)]
+pub(crate) struct OrderRecorder {
+    slots: Vec<Slot>,
+}
+
+impl OrderRecorder {
+    /// A reasoning block began.
+    pub(crate) fn reasoning(&mut self) {
+        self.slots.push(Slot::Reasoning);
+    }
+
+    /// A tool call began.
+    pub(crate) fn call(&mut self) {
+        self.slots.push(Slot::Call);
+    }
+
+    /// A text block began with `len` bytes.
+    pub(crate) fn text(&mut self, len: usize) {
+        self.slots.push(Slot::Text(len));
+    }
+
+    /// `len` more bytes of the text block that began last.
+    pub(crate) fn more_text(&mut self, len: usize) {
+        if let Some(Slot::Text(n)) = self.slots.last_mut() {
+            *n += len;
+        }
+    }
+
+    /// The order, when a reasoning block came after another block; `None` otherwise.
+    pub(crate) fn finish(self) -> Option<Box<str>> {
+        let first_other = self.slots.iter().position(|s| *s != Slot::Reasoning)?;
+        if !self.slots[first_other..].contains(&Slot::Reasoning) {
+            return None;
+        }
+        let mut order = String::new();
+        for slot in self.slots {
+            match slot {
+                Slot::Reasoning => order.push('t'),
+                Slot::Call => order.push('u'),
+                Slot::Text(n) => {
+                    order.push('x');
+                    order.push_str(&n.to_string());
+                }
+            }
+        }
+        Some(order.into_boxed_str())
     }
 }
 
@@ -186,6 +306,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn think_2_an_interleaved_answers_block_order_is_recorded_and_read_back() {
+        let record = |slots: &[Slot]| {
+            let mut r = OrderRecorder::default();
+            for s in slots {
+                match s {
+                    Slot::Reasoning => r.reasoning(),
+                    Slot::Call => r.call(),
+                    Slot::Text(n) => {
+                        r.text(1);
+                        r.more_text(n - 1);
+                    }
+                }
+            }
+            r.finish()
+        };
+        use Slot::{Call as U, Reasoning as T, Text as X};
+        // The blocks first: no order to keep.
+        assert_eq!(record(&[T, T, X(5), U, U]), None);
+        assert_eq!(record(&[X(5), U]), None);
+        assert_eq!(record(&[]), None);
+        // Interleaved.
+        for (kinds, order) in [(vec![T, U, T, U], "tutu"), (vec![T, X(12), U, T, X(3), U], "tx12utx3u"), (vec![X(7), T, U], "x7tu")] {
+            assert_eq!(record(&kinds).as_deref(), Some(order));
+            assert_eq!(slots(order), Some(kinds.clone()));
+        }
+        for bad in ["x", "tq", "x-1", "ux99999999999999999999999", "tü", "é"] {
+            assert_eq!(slots(bad), None, "{bad}");
+        }
+        let kept = ThinkingBlocks::with_order(vec![ThinkingBlock::RedactedThinking { data: "d".into() }], Some("utu".into()));
+        assert_eq!(kept.order(), Some("utu"));
+        assert_eq!(ThinkingBlocks::with_order(Vec::new(), Some("utu".into())).order(), None);
+    }
+
+    #[test]
     fn think_1_perf_2_blocks_round_trip_in_anthropics_shape_and_stay_one_pointer_wide() {
         let blocks = ThinkingBlocks::from(vec![
             ThinkingBlock::Thinking { thinking: "a\u{1F600}\"b".into(), signature: "EqQB+/=".into() },
@@ -197,6 +351,7 @@ mod tests {
         assert_eq!(blocks.text(), "a\u{1F600}\"b");
         assert!(ThinkingBlocks::from(Vec::new()).is_empty());
         assert_eq!(std::mem::size_of::<ThinkingBlocks>(), std::mem::size_of::<usize>());
+        assert_eq!(blocks.order(), None);
         // PERF-2, PERF-9: reasoning kept exactly costs the history's slots nothing (an
         // answer's exact reasoning and its blocks fit where the reasoning was before).
         assert!(std::mem::size_of::<super::super::Message>() <= 72, "{}", std::mem::size_of::<super::super::Message>());

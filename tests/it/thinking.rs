@@ -362,6 +362,60 @@ async fn think_1_sqlite_resume_and_import_continue_an_open_tool_cycle() {
     }
 }
 
+/// Claude's interleaved thinking (README, "Kept as received" … "`block_order`"): answers
+/// whose reasoning follows their text go back with every block in place — through tool
+/// loops, a SQLite resume and an import in the middle of a cycle, whole and streamed. The
+/// provider refuses a reordered answer as Anthropic does.
+#[tokio::test]
+async fn think_2_interleaved_blocks_go_back_in_place_through_loops_a_resume_and_an_import() {
+    for stream in [false, true] {
+        let provider = ThinkingProvider::new(Flavor::Anthropic, API_KEY, 3);
+        provider.interleave();
+        let rt = AgentRuntime::new(config(Flavor::Anthropic, stream), provider.clone()).unwrap();
+        for run in 0..2 {
+            let out = rt.run(format!("run {run}: the weather?")).await.unwrap_or_else(|e| panic!("stream={stream}: {e} {:?}", provider.refusals()));
+            assert_eq!(out.status, RunStatus::Completed);
+        }
+        let orders: Vec<String> = rt
+            .messages()
+            .iter()
+            .filter_map(|m| match m {
+                Message::Assistant { thinking, .. } => thinking.order().map(str::to_owned),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(orders.len(), 6, "every answer with a call was interleaved: {orders:?}");
+        assert!(orders.iter().all(|o| o.starts_with('x') || o.starts_with("tx")), "{orders:?}");
+        let json = serde_json::to_string(&rt.messages()).unwrap();
+        assert!(json.contains(r#""block_order":"x17tu""#) && json.contains(r#""block_order":"tx17tu""#), "{json}");
+
+        // Stopped in the middle of an interleaved cycle, then resumed from SQLite and imported.
+        let dir = temp_dir("think-interleaved");
+        let path = dir.join("s.db");
+        let provider = ThinkingProvider::new(Flavor::Anthropic, API_KEY, 2);
+        provider.interleave();
+        let mut c = config(Flavor::Anthropic, stream);
+        c.store = Some(Arc::new(SqliteStore::open(&path).unwrap()));
+        stop_mid_cycle(&mut c);
+        let first = AgentRuntime::new(c, provider.clone()).unwrap();
+        assert_eq!(first.run("the weather?").await.unwrap().status, RunStatus::MaxIterations);
+        let exported = first.export_state().unwrap();
+        let before = first.messages();
+        assert!(matches!(&before[1], Message::Assistant { thinking, .. } if thinking.order().is_some()), "{before:?}");
+        drop(first);
+        let mut c = config(Flavor::Anthropic, stream);
+        c.store = Some(Arc::new(SqliteStore::open(&path).unwrap()));
+        let resumed = AgentRuntime::new(c, provider.clone()).unwrap();
+        assert_eq!(resumed.messages(), before, "the store keeps the order");
+        resumed.run("go on").await.unwrap_or_else(|e| panic!("stream={stream}: {e} {:?}", provider.refusals()));
+        let imported = AgentRuntime::new(config(Flavor::Anthropic, stream), provider.clone()).unwrap();
+        imported.import_state(&exported).unwrap();
+        assert_eq!(imported.messages(), before, "the export keeps the order");
+        imported.run("go on").await.unwrap_or_else(|e| panic!("stream={stream}: {e} {:?}", provider.refusals()));
+        assert!(provider.refusals().is_empty(), "{:?}", provider.refusals());
+    }
+}
+
 fn compressing(c: &mut AgentRuntimeConfig, summarizer: Option<arkagent::ModelConfig>) {
     let config = ContextCompressorConfig { keep_recent_message_count: 2, min_messages_to_summarize: 2, ..ContextCompressorConfig::with_threshold(300) };
     c.compression = Some(Compression::Default { config, summarizer });

@@ -74,6 +74,8 @@ enum Given {
     Reasoning(Option<String>),
     /// Anthropic: the reasoning blocks, in order.
     Blocks(Vec<Value>),
+    /// Anthropic, interleaved thinking: the answer's whole content, every block in place.
+    Content(Vec<Value>),
 }
 
 #[derive(Default)]
@@ -86,6 +88,8 @@ struct State {
     hang_at: Option<usize>,
     /// Answers (by number) with a blank text: see [`ThinkingProvider::blank_answer_at`].
     blank_at: Option<usize>,
+    /// Anthropic answers with a call interleave their blocks: see [`ThinkingProvider::interleave`].
+    interleave: bool,
     /// Error answers (status, body) for the next requests that are not a summarizer's.
     troubles: std::collections::VecDeque<(u16, Value)>,
 }
@@ -127,6 +131,13 @@ impl ThinkingProvider {
     /// of `"\n\n"` before its tool call (or as its whole answer).
     pub fn blank_answer_at(&self, n: usize) {
         self.state.lock().unwrap().blank_at = Some(n);
+    }
+
+    /// Claude's interleaved thinking: every Anthropic answer with a call comes as a thinking
+    /// block, a preamble text, a second (redacted) reasoning block, then the call — each
+    /// block's signature covering what precedes it, so the blocks must come back in place.
+    pub fn interleave(&self) {
+        self.state.lock().unwrap().interleave = true;
     }
 
     /// The next request that is not a summarizer's is refused as too long for the context
@@ -219,6 +230,19 @@ impl ThinkingProvider {
         let last_with_tools = results_last.then(|| turns.len().checked_sub(2)).flatten();
         for (index, turn) in turns.iter().enumerate().filter(|(_, t)| t["role"] == "assistant") {
             let blocks = blocks_of(turn);
+            let first_call = blocks.iter().find(|b| b["type"] == "tool_use").and_then(|b| b["id"].as_str());
+            if let Some(Given::Content(content)) = first_call.and_then(|id| given.get(id)) {
+                // Outside the current cycle the provider strips the blocks (they may be left
+                // out); where they are sent, each must be in its place.
+                let bare: Vec<Value> = blocks.iter().map(without_cache_control).collect();
+                let latest = Some(index) == last_with_tools;
+                if (latest || bare.iter().any(is_reasoning)) && &bare != content {
+                    return Err(self.refuse(format!(
+                        "messages.{index}.content: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response."
+                    )));
+                }
+                continue;
+            }
             let reasoning: Vec<Value> = blocks.iter().take_while(|b| is_reasoning(b)).cloned().collect();
             if blocks.iter().skip(reasoning.len()).any(is_reasoning) {
                 return Err(self.refuse(format!("messages.{index}.content: a thinking block after the answer")));
@@ -228,7 +252,7 @@ impl ThinkingProvider {
             let key = first_call.or_else(|| blocks.iter().find_map(|b| b["text"].as_str()).map(|t| format!("text:{t}")));
             let gave = key.and_then(|k| given.get(&k)).and_then(|g| match g {
                 Given::Blocks(b) => Some(b.clone()),
-                Given::Reasoning(_) => None,
+                Given::Reasoning(_) | Given::Content(_) => None,
             });
             match gave {
                 Some(gave) if reasoning.is_empty() && !gave.is_empty() && Some(index) == last_with_tools => {
@@ -301,8 +325,21 @@ impl ThinkingProvider {
             let given = if self.flavor.anthropic() { Given::Blocks(blocks.clone()) } else { Given::Reasoning(reasoning.clone()) };
             state.given.insert(key, given);
         }
-        json!({"n": n, "text": text, "call": call.map(|(id, name, args)| json!({"id": id, "name": name, "arguments": args})),
-               "reasoning": reasoning, "blocks": blocks, "blank": blank})
+        let mut answer = json!({"n": n, "text": text, "call": call.map(|(id, name, args)| json!({"id": id, "name": name, "arguments": args})),
+               "reasoning": reasoning, "blocks": blocks, "blank": blank});
+        if state.interleave && self.flavor.anthropic() && answer["call"].is_object() && !blocks.is_empty() {
+            // [thinking, preamble, redacted_thinking, tool_use], or [preamble, thinking,
+            // tool_use]: a reasoning block follows text.
+            let whole = anthropic_whole(&answer)["content"].as_array().cloned().unwrap_or_default();
+            let preamble = json!({"type": "text", "text": format!("Checking, step {n}.")});
+            let at = usize::from(blocks.len() > 1);
+            let mut content = whole[..at].to_vec();
+            content.push(preamble);
+            content.extend(whole[at..].iter().cloned());
+            state.given.insert(answer["call"]["id"].as_str().unwrap_or_default().to_owned(), Given::Content(content.clone()));
+            answer["content"] = json!(content);
+        }
+        answer
     }
 
     fn render(&self, answer: &Value, stream: bool) -> String {
@@ -417,7 +454,19 @@ fn anthropic_usage(answer: &Value) -> Value {
     json!({"input_tokens": 100, "output_tokens": 20 + r, "output_tokens_details": {"thinking_tokens": r}})
 }
 
+fn without_cache_control(block: &Value) -> Value {
+    let mut b = block.clone();
+    if let Some(o) = b.as_object_mut() {
+        o.remove("cache_control");
+    }
+    b
+}
+
 fn anthropic_whole(answer: &Value) -> Value {
+    let stop = if answer["call"].is_object() { "tool_use" } else { "end_turn" };
+    if let Some(content) = answer["content"].as_array() {
+        return json!({"id": "msg_t", "type": "message", "role": "assistant", "model": "m", "content": content, "stop_reason": stop, "usage": anthropic_usage(answer)});
+    }
     let mut content: Vec<Value> = answer["blocks"].as_array().cloned().unwrap_or_default();
     if let Some(t) = answer["text"].as_str() {
         content.push(json!({"type": "text", "text": t}));
@@ -425,7 +474,6 @@ fn anthropic_whole(answer: &Value) -> Value {
     if let Some(c) = answer["call"].as_object() {
         content.push(json!({"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]}));
     }
-    let stop = if answer["call"].is_object() { "tool_use" } else { "end_turn" };
     json!({"id": "msg_t", "type": "message", "role": "assistant", "model": "m", "content": content, "stop_reason": stop, "usage": anthropic_usage(answer)})
 }
 

@@ -397,7 +397,8 @@ impl ModelConfig {
     /// exactly as received — "" included, never where the provider sent none (but "" to
     /// DeepSeek and Kimi while they think: they refuse a tool-call message without it); none
     /// for Qwen and OpenAI; every answer's for GLM with `clear_thinking: false` in extraBody;
-    /// on 'anthropic', every answer's thinking blocks, byte-exact, before its tool_use).
+    /// on 'anthropic', every answer's thinking blocks, byte-exact, before its tool_use, or
+    /// in their places among its text and tool calls as the message's `block_order` says).
     #[napi(getter, ts_return_type = "ReasoningReplay")]
     pub fn reasoning_replay(&self) -> String {
         self.inner.reasoning_replay.as_str().to_owned()

@@ -2,7 +2,7 @@
 //! answer, whole or streamed, and a JSON error that never echoes its input.
 
 use crate::error::LlmError;
-use crate::history::{Message, ThinkingBlock, ToolCall};
+use crate::history::{Message, ThinkingBlocks, ToolCall};
 
 /// The assistant message of a completion; shared with the stream parser so both paths
 /// build identical messages. Empty text beside tool calls is dropped.
@@ -13,7 +13,7 @@ use crate::history::{Message, ThinkingBlock, ToolCall};
 /// from stream deltas up to twice their length. Exact buffers are left as they are.
 /// THINK-1: the reasoning as received (`Some("")` kept apart from `None`), and Anthropic's
 /// reasoning blocks in order.
-pub(crate) fn finish_message(content: Option<String>, mut tool_calls: Vec<ToolCall>, reasoning: Option<String>, thinking: Vec<ThinkingBlock>) -> Message {
+pub(crate) fn finish_message(content: Option<String>, mut tool_calls: Vec<ToolCall>, reasoning: Option<String>, thinking: ThinkingBlocks) -> Message {
     let exact = |mut text: String| {
         text.shrink_to_fit();
         text
@@ -25,7 +25,7 @@ pub(crate) fn finish_message(content: Option<String>, mut tool_calls: Vec<ToolCa
         call.arguments.shrink_to_fit();
     }
     let content = content.filter(|c| !c.is_empty() || tool_calls.is_empty()).map(exact);
-    Message::Assistant { content, tool_calls, reasoning: reasoning.map(String::into_boxed_str), thinking: thinking.into() }
+    Message::Assistant { content, tool_calls, reasoning: reasoning.map(String::into_boxed_str), thinking }
 }
 
 /// A JSON error without the offending input (which could echo anything, a key included).

@@ -37,7 +37,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::thinking::{body_extras, replay};
-use crate::history::{Content, ContentPart, ImageSource, Message, ThinkingBlock, ToolCall};
+use super::tools::{tool_choice, CacheControl, Tools, WireToolChoice, BREAKPOINT};
+use crate::history::{slots, Content, ContentPart, ImageSource, Message, Slot, ThinkingBlock, ThinkingBlocks, ToolCall};
 use crate::llm::config::ModelConfig;
 use crate::llm::format::{BodyWriter, Reopen, RequestEncoder, RequestParts};
 use crate::llm::request::ToolChoice;
@@ -55,14 +56,6 @@ const MARKED_END: &str = r#","cache_control":{"type":"ephemeral"}}"#;
 fn continued() -> &'static str {
     include_str!("continued.md").trim_end()
 }
-
-#[derive(Serialize, Clone, Copy)]
-struct CacheControl {
-    #[serde(rename = "type")]
-    kind: &'static str,
-}
-
-const BREAKPOINT: Option<CacheControl> = Some(CacheControl { kind: "ephemeral" });
 
 /// One content block (system, user or assistant content).
 #[derive(Serialize)]
@@ -96,8 +89,8 @@ enum Block<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
-    /// THINK-2: a reasoning block as received (it is never the latest block of a request:
-    /// an answer sends its blocks only before its text or tool calls).
+    /// THINK-2: a reasoning block as received (an answer sends its blocks before its text
+    /// or tool calls, or between them as they came: rarely, if ever, last).
     #[serde(untagged)]
     Thinking(&'a ThinkingBlock),
 }
@@ -109,7 +102,7 @@ impl Block<'_> {
         | Block::Image { cache_control, .. }
         | Block::ToolResult { cache_control, .. }) = self
         else {
-            return; // a thinking block takes no breakpoint (and is never last)
+            return; // a thinking block takes no breakpoint
         };
         *cache_control = BREAKPOINT;
     }
@@ -227,8 +220,6 @@ fn role(message: &Message) -> Role {
     }
 }
 
-/// The blocks `message` contributes to its turn (none for an empty one); an answer's
-/// reasoning blocks first, when `replay` sends them.
 /// A tool call id as Anthropic takes it (`^[a-zA-Z0-9_-]+$`): unchanged when it fits;
 /// otherwise (an OpenAI-compatible provider's `get_weather:0`, a session moved between
 /// wires) each other character becomes `_` and a hash of the whole id is appended, so two
@@ -245,6 +236,9 @@ pub(super) fn wire_id(id: &str) -> Cow<'_, str> {
     Cow::Owned(format!("{clean}_{hash:016x}"))
 }
 
+/// The blocks `message` contributes to its turn (none for an empty one); an answer's
+/// reasoning blocks first, or where they came among its text and tool calls, when
+/// `replay` sends them.
 fn blocks(message: &Message, replay: ReasoningReplay) -> Vec<Block<'_>> {
     fn text(text: &str) -> Option<Block<'_>> {
         (!blank(text)).then_some(Block::Text { text, cache_control: None })
@@ -253,6 +247,11 @@ fn blocks(message: &Message, replay: ReasoningReplay) -> Vec<Block<'_>> {
         Message::System { content } => text(content).into_iter().collect(),
         Message::User { content } => content_blocks(content),
         Message::Assistant { content, tool_calls, thinking, .. } => {
+            if replay.sends(!tool_calls.is_empty()) {
+                if let Some(ordered) = thinking.order().and_then(|order| in_order(order, content.as_deref().unwrap_or_default(), tool_calls, thinking)) {
+                    return ordered;
+                }
+            }
             let answer: Vec<Block<'_>> = content
                 .as_deref()
                 .and_then(text)
@@ -274,46 +273,34 @@ fn blocks(message: &Message, replay: ReasoningReplay) -> Vec<Block<'_>> {
     }
 }
 
-#[derive(Serialize)]
-struct Tool<'a> {
-    name: &'a str,
-    description: &'a str,
-    input_schema: &'a Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cache_control: Option<CacheControl>,
-}
-
-/// The tools array; the last tool is a cache breakpoint.
-struct Tools<'a>(&'a [ToolDefinition]);
-
-impl Serialize for Tools<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let last = self.0.len().saturating_sub(1);
-        serializer.collect_seq(self.0.iter().enumerate().map(|(i, t)| Tool {
-            name: &t.name,
-            description: &t.description,
-            input_schema: &t.parameters,
-            cache_control: if i == last { BREAKPOINT } else { None },
-        }))
+/// THINK-2: an answer whose reasoning blocks were interleaved with its text and tool
+/// calls, its blocks in the order it came in (`order`: [`ThinkingBlocks::order`]); `None`
+/// when the order does not fit the message (its text changed, a block was dropped): the
+/// blocks then go first. A blank text block is left out, as everywhere.
+fn in_order<'a>(order: &str, content: &'a str, calls: &'a [ToolCall], thinking: &'a ThinkingBlocks) -> Option<Vec<Block<'a>>> {
+    let (mut reasoning, mut calls, mut at) = (thinking.iter(), calls.iter(), 0usize);
+    let mut out = Vec::new();
+    for slot in slots(order)? {
+        match slot {
+            Slot::Reasoning => out.push(Block::Thinking(reasoning.next()?)),
+            Slot::Call => {
+                let c = calls.next()?;
+                out.push(Block::ToolUse { id: wire_id(&c.id), name: &c.name, input: Input::of(c), cache_control: None });
+            }
+            Slot::Text(n) => {
+                let text = content.get(at..at.checked_add(n)?)?;
+                at += n;
+                if !blank(text) {
+                    out.push(Block::Text { text, cache_control: None });
+                }
+            }
+        }
     }
-}
-
-#[derive(Serialize)]
-struct WireToolChoice<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    name: Option<&'a str>,
-}
-
-fn tool_choice(choice: &ToolChoice) -> WireToolChoice<'_> {
-    let (kind, name) = match choice {
-        ToolChoice::Auto => ("auto", None),
-        ToolChoice::None => ("none", None),
-        ToolChoice::Required => ("any", None),
-        ToolChoice::Function(name) => ("tool", Some(name.as_str())),
-    };
-    WireToolChoice { kind, name }
+    if reasoning.next().is_some() || calls.next().is_some() || at != content.len() {
+        return None;
+    }
+    // As in `blocks`: an answer with nothing but reasoning sends nothing.
+    Some(if out.iter().all(|b| matches!(b, Block::Thinking(_))) { Vec::new() } else { out })
 }
 
 /// The fields before `system` and `messages`, fixed for a session.

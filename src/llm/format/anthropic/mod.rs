@@ -8,6 +8,7 @@ mod encode;
 mod response;
 mod stream;
 mod thinking;
+mod tools;
 
 use super::{RequestEncoder, RequestParts, WireProtocol};
 use crate::error::{ErrorCode, LlmError};

@@ -9,7 +9,7 @@ use serde::de::MapAccess;
 use serde_json::Value;
 
 use crate::error::LlmError;
-use crate::history::{ModelUsage, ThinkingBlock, ToolCall};
+use crate::history::{ModelUsage, OrderRecorder, ThinkingBlock, ThinkingBlocks, ToolCall};
 use crate::llm::common::{classify_error_object, classify_status};
 use crate::llm::request::ChatResponse;
 use crate::llm::common::{finish_message, json_error, Args, Count, Fields, List, Obj, Skip, Text};
@@ -197,7 +197,8 @@ pub(super) fn finish_reason(stop_reason: &str) -> String {
 
 /// Parses a whole (non-streamed) Messages answer. Text blocks are joined, `thinking` and
 /// `redacted_thinking` blocks are kept as received, in order (THINK-1: the message's
-/// `thinking`; its `reasoning` stays `None`), `tool_use` blocks are the tool calls, the
+/// `thinking`, with their place among the other blocks when they were interleaved; its
+/// `reasoning` stays `None`), `tool_use` blocks are the tool calls, the
 /// `stop_reason` the finish reason ([`finish_reason`]). Errors: `llm_malformed_response`,
 /// or the classified error of an `{"type":"error","error":{…}}` body.
 pub(super) fn parse_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
@@ -213,12 +214,25 @@ pub(super) fn parse_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
     let mut text: Option<String> = None;
     let mut thinking = Vec::new();
     let mut tool_calls = Vec::new();
+    let mut order = OrderRecorder::default();
     for block in blocks {
         let Obj::Object(block) = block else { continue };
         match block.kind() {
-            "text" => text.get_or_insert_with(String::new).push_str(block.text.0.as_deref().unwrap_or_default()),
-            "thinking" | "redacted_thinking" => thinking.extend(block.thinking_block()),
-            "tool_use" => tool_calls.push(block.tool_call()?),
+            "text" => {
+                let piece = block.text.0.as_deref().unwrap_or_default();
+                text.get_or_insert_with(String::new).push_str(piece);
+                order.text(piece.len());
+            }
+            "thinking" | "redacted_thinking" => {
+                if let Some(b) = block.thinking_block() {
+                    thinking.push(b);
+                    order.reasoning();
+                }
+            }
+            "tool_use" => {
+                tool_calls.push(block.tool_call()?);
+                order.call();
+            }
             _ => {} // server tools and future block types
         }
     }
@@ -227,7 +241,7 @@ pub(super) fn parse_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
         _ => None,
     };
     Ok(ChatResponse {
-        message: finish_message(text, tool_calls, None, thinking),
+        message: finish_message(text, tool_calls, None, ThinkingBlocks::with_order(thinking, order.finish())),
         usage,
         finish_reason: message.stop_reason.0.as_deref().map(finish_reason),
     })

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::response::{classify_error_value, finish_reason, BlockWire, UsageWire};
 use crate::error::LlmError;
-use crate::history::{ThinkingBlock, ToolCall};
+use crate::history::{OrderRecorder, ThinkingBlock, ThinkingBlocks, ToolCall};
 use crate::llm::delta::{DeltaSink, StreamDelta, StreamEvents, StreamHalt};
 use crate::llm::request::ChatResponse;
 use crate::llm::sse::SseEvent;
@@ -86,6 +86,8 @@ pub(super) struct Events {
     content: Option<String>,
     /// THINK-1: the reasoning blocks with their content block index, in order.
     thinking: Vec<(u32, ThinkingBlock)>,
+    /// THINK-2: the kinds of the blocks so far, in order (the text blocks' lengths).
+    order: OrderRecorder,
     calls: Vec<PartialCall>,
     finish_reason: Option<String>,
     usage: Option<UsageWire>,
@@ -149,7 +151,7 @@ impl StreamEvents for Events {
             return Err(LlmError::MalformedResponse("tool use without name".into()));
         }
         let calls = self.calls.into_iter().map(|p| ToolCall { arguments: if p.streamed { p.call.arguments } else { p.initial }, ..p.call });
-        let thinking = self.thinking.into_iter().map(|(_, block)| block).collect();
+        let thinking = ThinkingBlocks::with_order(self.thinking.into_iter().map(|(_, block)| block).collect(), self.order.finish());
         Ok(ChatResponse {
             message: finish_message(self.content, calls.collect(), None, thinking),
             usage: self.usage.map(UsageWire::into_usage),
@@ -183,13 +185,18 @@ impl Events {
         match block.kind() {
             "text" => {
                 let content = self.content.get_or_insert_with(String::new);
+                self.order.text(0);
                 if let Some(t) = text(block.text) {
                     content.push_str(&t);
+                    self.order.more_text(t.len());
                     emit(sink, || StreamDelta::Text(t.into_owned()));
                 }
             }
             "thinking" | "redacted_thinking" => self.start_thinking(index, block, sink),
-            "tool_use" => self.start_call(index, block, sink),
+            "tool_use" => {
+                self.order.call();
+                self.start_call(index, block, sink);
+            }
             _ => {}
         }
     }
@@ -205,6 +212,7 @@ impl Events {
                 emit(sink, || StreamDelta::RedactedReasoning);
             }
             self.thinking.push((index, block));
+            self.order.reasoning();
         }
     }
 
@@ -236,6 +244,7 @@ impl Events {
                 let content = self.content.get_or_insert_with(String::new);
                 if let Some(t) = text(delta.text) {
                     content.push_str(&t);
+                    self.order.more_text(t.len());
                     emit(sink, || StreamDelta::Text(t.into_owned()));
                 }
             }

@@ -463,3 +463,97 @@ fn cost_2_a_one_off_anthropic_request_asks_for_no_cache_write_on_its_messages() 
     let conversation: Value = serde_json::from_str(&AnthropicMessages.encode_request(&config(), &request)).unwrap();
     assert!(conversation["messages"].to_string().contains("cache_control"), "the conversation keeps its moving breakpoint");
 }
+
+/// The content blocks of Claude's interleaved-thinking answer: reasoning, a preamble, a
+/// call, more reasoning (redacted), a second call.
+fn interleaved_blocks() -> Vec<Value> {
+    vec![
+        json!({"type": "thinking", "thinking": "Two cities: start with 北京.", "signature": "EqQB/first=="}),
+        json!({"type": "text", "text": "Let me check."}),
+        json!({"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "北京"}}),
+        json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3p=="}),
+        json!({"type": "tool_use", "id": "toolu_2", "name": "get_weather", "input": {"city": "上海"}}),
+    ]
+}
+
+/// The same answer as Anthropic streams it.
+fn interleaved_sse() -> String {
+    let event = |v: Value| format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap());
+    let mut out = event(json!({"type": "message_start", "message": {"usage": {"input_tokens": 10, "output_tokens": 1}}}));
+    for (index, block) in interleaved_blocks().into_iter().enumerate() {
+        let (start, delta) = match block["type"].as_str().unwrap() {
+            "thinking" => (json!({"type": "thinking", "thinking": ""}), vec![
+                json!({"type": "thinking_delta", "thinking": block["thinking"]}),
+                json!({"type": "signature_delta", "signature": block["signature"]}),
+            ]),
+            "text" => (json!({"type": "text", "text": ""}), vec![json!({"type": "text_delta", "text": "Let me "}), json!({"type": "text_delta", "text": "check."})]),
+            "tool_use" => (json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}), vec![json!({"type": "input_json_delta", "partial_json": block["input"].to_string()})]),
+            _ => (block.clone(), vec![]),
+        };
+        out += &event(json!({"type": "content_block_start", "index": index, "content_block": start}));
+        for d in delta {
+            out += &event(json!({"type": "content_block_delta", "index": index, "delta": d}));
+        }
+        out += &event(json!({"type": "content_block_stop", "index": index}));
+    }
+    out += &event(json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 30}}));
+    out + &event(json!({"type": "message_stop"}))
+}
+
+/// The assistant turn of `body`, its blocks without `cache_control`.
+fn answer_blocks(body: &str) -> Vec<Value> {
+    let v: Value = serde_json::from_str(body).unwrap();
+    let turn = v["messages"].as_array().unwrap().iter().find(|m| m["role"] == "assistant").unwrap().clone();
+    turn["content"].as_array().unwrap().iter().map(|b| {
+        let mut b = b.clone();
+        b.as_object_mut().unwrap().remove("cache_control");
+        b
+    }).collect()
+}
+
+#[test]
+fn think_2_an_interleaved_answer_goes_back_in_the_order_it_came_whole_streamed_stored() {
+    let whole_body = json!({"id": "msg", "type": "message", "role": "assistant", "content": interleaved_blocks(), "stop_reason": "tool_use",
+                            "usage": {"input_tokens": 10, "output_tokens": 30}});
+    let whole = AnthropicMessages.parse_response(whole_body.to_string().as_bytes()).unwrap().message;
+    let Message::Assistant { content, thinking, .. } = &whole else { panic!() };
+    assert_eq!(content.as_deref(), Some("Let me check."));
+    assert_eq!(thinking.order(), Some("tx13utu"));
+    let sse = interleaved_sse();
+    for cut in [1, 5, 64, sse.len()] {
+        let (r, _) = parse_stream(sse.as_bytes(), cut);
+        let streamed = r.unwrap().message;
+        let Message::Assistant { thinking: t, .. } = &streamed else { panic!() };
+        assert_eq!(t.order(), Some("tx13utu"), "cut {cut}");
+        assert_eq!(t, thinking, "cut {cut}");
+    }
+    // Kept through the message's JSON (history, export, store)…
+    let json = serde_json::to_string(&whole).unwrap();
+    assert!(json.ends_with(r#","block_order":"tx13utu"}"#), "{json}");
+    let back: Message = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, whole);
+    // …and sent back as it came, from scratch and through the incremental writer.
+    let history = vec![Message::user("weather?"), back, Message::tool_result("toolu_1", "sunny", false), Message::tool_result("toolu_2", "rain", false)];
+    let body = AnthropicMessages.encode_request(&config(), &request("sys", &[], &history, &[], None));
+    let mut want = interleaved_blocks();
+    want[2]["input"] = json!({"city": "北京"});
+    assert_eq!(answer_blocks(&body), want);
+    let encoder = AnthropicMessages.request_encoder(&config(), RequestParts { system_prompt: "sys", tools: &[], tool_choice: None });
+    let mut writer = encoder.writer();
+    let mut incremental = writer.start(&[]);
+    for m in &history {
+        incremental.push_str(&writer.encode(m));
+    }
+    writer.close(&mut incremental);
+    assert_eq!(answer_blocks(&incremental), want);
+    assert_eq!(incremental, body, "the incremental body is the from-scratch one");
+    // An answer whose blocks came first keeps no order; one whose text changed since
+    // (the order no longer fits) sends its blocks first, as before.
+    let mut changed = whole.clone();
+    if let Message::Assistant { content, .. } = &mut changed {
+        *content = Some("Let me check, [REDACTED].".into());
+    }
+    let history = vec![Message::user("weather?"), changed, Message::tool_result("toolu_1", "sunny", false), Message::tool_result("toolu_2", "rain", false)];
+    let kinds: Vec<Value> = answer_blocks(&AnthropicMessages.encode_request(&config(), &request("sys", &[], &history, &[], None))).iter().map(|b| b["type"].clone()).collect();
+    assert_eq!(kinds, [json!("thinking"), json!("redacted_thinking"), json!("text"), json!("tool_use"), json!("tool_use")]);
+}

@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::encode::encode_body;
 use super::response::{CallWire, ChoiceWire, CompletionWire, UsageWire};
 use crate::error::LlmError;
-use crate::history::{ModelUsage, ToolCall};
+use crate::history::{ModelUsage, ThinkingBlocks, ToolCall};
 use crate::llm::common::{classify_error_object, finish_message, json_error, Args, First, List, Obj};
 use crate::llm::config::ModelConfig;
 use crate::llm::request::{ChatRequest, ChatResponse};
@@ -70,7 +70,7 @@ pub fn parse_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
         _ => None,
     };
     Ok(ChatResponse {
-        message: finish_message(content, tool_calls, reasoning, Vec::new()),
+        message: finish_message(content, tool_calls, reasoning, ThinkingBlocks::new()),
         usage,
         finish_reason: finish_reason.0.map(Cow::into_owned),
     })
@@ -146,7 +146,7 @@ mod tests {
         use serde_json::Value;
 
         use super::super::{classify_error_object, finish_message, json_error};
-        use crate::history::{ModelUsage, ToolCall};
+        use crate::history::{ModelUsage, ThinkingBlocks, ToolCall};
         use crate::llm::{ChatResponse, LlmError};
 
         /// Parses a non-streaming response body.
@@ -185,7 +185,7 @@ mod tests {
             }
             let usage = value.get("usage").filter(|u| u.is_object()).map(parse_usage);
             Ok(ChatResponse {
-                message: finish_message(content, tool_calls, reasoning, Vec::new()),
+                message: finish_message(content, tool_calls, reasoning, ThinkingBlocks::new()),
                 usage,
                 finish_reason: choice.get("finish_reason").and_then(Value::as_str).map(str::to_owned),
             })

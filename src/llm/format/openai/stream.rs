@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::chunk::{ChunkWire, DeltaWire, ToolCallDeltaWire};
 use crate::error::LlmError;
-use crate::history::{ModelUsage, ToolCall};
+use crate::history::{ModelUsage, ThinkingBlocks, ToolCall};
 use crate::llm::common::{classify_error_object, finish_message, json_error, Args, Obj, Text};
 use crate::llm::delta::{DeltaSink, StreamDelta, StreamEvents, StreamHalt as Halt};
 use crate::llm::request::ChatResponse;
@@ -216,7 +216,7 @@ impl Accumulator {
             tool_calls.push(ToolCall { id: call.id, name: call.name, arguments: call.arguments.unwrap_or_else(|| "{}".into()) });
         }
         Ok(ChatResponse {
-            message: finish_message(self.content, tool_calls, self.reasoning, Vec::new()),
+            message: finish_message(self.content, tool_calls, self.reasoning, ThinkingBlocks::new()),
             usage: self.usage,
             finish_reason: self.finish_reason,
         })
