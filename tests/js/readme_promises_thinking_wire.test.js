@@ -528,6 +528,53 @@ test('think_1_think_5_wire_1_js_anthropic_stream_split_at_every_byte_with_signat
   assert.deepEqual(rt.usages().map((u) => u.reasoningTokens), [42, 3, 3]);
 });
 
+// "When Claude interleaved its reasoning with its text and tool calls (`[thinking, tool_use,
+// thinking, tool_use]` …), the message also keeps that order as `block_order` — one letter
+// per content block, `t` a reasoning block, `u` a tool call, `x` and a byte count a text
+// block" … "Both live in the history, `exportState()`/`importState()`" … (Sent back) "or in
+// their places among them as `block_order` says (… refuses a reordered answer with 400
+// "…blocks in the latest assistant message cannot be modified")"
+test('think_2_js_claudes_interleaved_blocks_are_kept_with_their_order_and_go_back_in_place', async () => {
+  const CONTENT = [
+    { type: 'thinking', thinking: 'Erst Paris.', signature: 'EqQB/one==' },
+    { type: 'tool_use', id: 'toolu_a', name: 'weather', input: { city: 'Paris' } },
+    { type: 'thinking', thinking: 'Dann «Berlin».', signature: 'EqQB/two==' },
+    { type: 'text', text: 'And Berlin:' },
+    { type: 'tool_use', id: 'toolu_b', name: 'weather', input: { city: 'Berlin' } },
+  ];
+  const bare = (blocks) => blocks.map(({ cache_control: _, ...b }) => b);
+  for (const stream of [false, true]) {
+    const bodies = [];
+    const refusals = [];
+    const transport = async (request, sink) => {
+      const body = JSON.parse(request.body);
+      bodies.push(body);
+      const turn = body.messages.find((m) => m.role === 'assistant');
+      if (turn && JSON.stringify(bare(turn.content)) !== JSON.stringify(CONTENT)) {
+        const message = 'messages.1.content: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.';
+        refusals.push(message);
+        return { status: 400, headers: JSON_HEADERS, body: JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message } }) };
+      }
+      return anthropicAnswer(sink, stream, bodies.length === 1 ? CONTENT : [{ type: 'text', text: 'Sunny in both.' }]);
+    };
+    const model = () => modelOf('https://api.anthropic.com/v1', 'claude-opus-4-8', { wire: 'anthropic', stream });
+    const rt = runtimeOf(model(), transport, registry());
+    const out = await rt.run('Paris and Berlin?');
+    assert.deepEqual(refusals, [], `stream=${stream}`);
+    assert.equal(out.finalText, 'Sunny in both.');
+    const answer = JSON.parse(rt.historyJson()).find((m) => m.role === 'assistant');
+    assert.equal(answer.block_order, 'tutx11u', `stream=${stream}: ${JSON.stringify(answer)}`);
+    assert.equal(answer.content, 'And Berlin:');
+    // The export keeps the order: an imported runtime sends the answer in place again.
+    const imported = runtimeOf(model(), transport, registry());
+    imported.importState(rt.exportState());
+    assert.equal(JSON.parse(imported.historyJson()).find((m) => m.role === 'assistant').block_order, 'tutx11u');
+    bodies.length = 0;
+    assert.equal((await imported.run('And tomorrow?')).finalText, 'Sunny in both.');
+    assert.deepEqual(refusals, []);
+  }
+});
+
 // ================================================================== Provider wire formats, "anthropic"
 
 // "`max_tokens` is always sent: the config's, else 4096." … "finish reasons are reported in
