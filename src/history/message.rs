@@ -125,9 +125,6 @@ impl MessageRepr {
     }
 }
 
-/// The `role`-tagged form ([`Message`]'s `Serialize`): a field another role has is
-/// ignored when absent from this role, as before; `content` is text for `system` and
-/// `assistant` (which may have none), text or parts for `user` and `tool`.
 /// The `role`-tagged JSON: each field left out when it is empty, as the reader allows
 /// (`content` of an answer that only called tools, `tool_calls`, `reasoning`, `thinking`
 /// and `block_order`); `is_error` always.
@@ -173,6 +170,9 @@ impl Serialize for Message {
     }
 }
 
+/// The `role`-tagged form ([`Message`]'s `Serialize`): a field another role has is
+/// ignored when absent from this role, as before; `content` is text for `system` and
+/// `assistant` (which may have none), text or parts for `user` and `tool`.
 impl<'de> Deserialize<'de> for Message {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut r = MessageRepr::deserialize(deserializer)?;

@@ -119,6 +119,36 @@ impl ThinkingBlocks {
         self.0.as_deref().and_then(|k| k.order.as_deref())
     }
 
+    /// LLM-4, THINK-2: the answer's text `before` became `after` by the redaction of each
+    /// of its text blocks with `redact`: the order now counts the redacted blocks' bytes, so
+    /// the blocks still go back in place. When `after` is not the blocks redacted one by
+    /// one (a secret across two blocks) the order is dropped: the blocks then go first.
+    pub(crate) fn recount_text(&mut self, before: &str, after: &str, redact: impl Fn(&str) -> String) {
+        let Some(order) = self.order() else { return };
+        if before == after {
+            return;
+        }
+        let recount = || {
+            let (mut at, mut joined, mut out) = (0usize, String::new(), String::new());
+            for slot in slots(order)? {
+                match slot {
+                    Slot::Reasoning => out.push('t'),
+                    Slot::Call => out.push('u'),
+                    Slot::Text(n) => {
+                        let piece = redact(before.get(at..at.checked_add(n)?)?);
+                        at += n;
+                        out.push('x');
+                        out.push_str(&piece.len().to_string());
+                        joined.push_str(&piece);
+                    }
+                }
+            }
+            (at == before.len() && joined == after).then(|| out.into_boxed_str())
+        };
+        let recounted = recount();
+        self.put_order(recounted);
+    }
+
     /// Removes every block (and their order).
     pub fn clear(&mut self) {
         self.0 = None;
@@ -336,6 +366,15 @@ mod tests {
         }
         let kept = ThinkingBlocks::with_order(vec![ThinkingBlock::RedactedThinking { data: "d".into() }], Some("utu".into()));
         assert_eq!(kept.order(), Some("utu"));
+        // Redacted text blocks are recounted; a secret across two blocks drops the order.
+        let redact = |s: &str| s.replace("KEY", "<redacted>");
+        let mut blocks = ThinkingBlocks::with_order(vec![ThinkingBlock::RedactedThinking { data: "d".into() }], Some("x6tux3".into()));
+        blocks.recount_text("a KEY.b c", &redact("a KEY.b c"), redact);
+        assert_eq!(blocks.order(), Some("x13tux3"));
+        let split = |s: &str| s.replace("KE", "").replace("Y.", "");
+        let mut blocks = ThinkingBlocks::with_order(vec![ThinkingBlock::RedactedThinking { data: "d".into() }], Some("x4tx3".into()));
+        blocks.recount_text("a KEY.b", "a <redacted>b", split);
+        assert_eq!(blocks.order(), None);
         assert_eq!(ThinkingBlocks::with_order(Vec::new(), Some("utu".into())).order(), None);
     }
 

@@ -69,7 +69,7 @@ impl ChatClient {
     }
 
     /// The HTTP request carrying an already encoded `body` (the runtime assembles bodies
-    /// from cached encodings, [`BodyTemplate::assemble`](super::openai::BodyTemplate::assemble)).
+    /// from cached encodings: its protocol's `RequestEncoder`).
     pub fn http_request_with_body(&self, body: String) -> HttpRequest {
         self.http_request_with_shared_body(Arc::new(body))
     }

@@ -146,22 +146,25 @@ impl AgentRuntime {
         // blocks as given, and the session's door drops the blocks of an answer when one
         // holds the secret.
         let given = AgentState::from_json(state_json)?;
-        restore_blocks(&mut state.history.messages, &given.history.messages);
+        let redact = |piece: &str| self.inner.config.model.redact_cow(piece).into_owned();
+        restore_blocks(&mut state.history.messages, &given.history.messages, &redact);
         if let (Some(turn), Some(was)) = (&mut state.pending_turn, &given.pending_turn) {
-            restore_blocks(std::slice::from_mut(&mut turn.assistant), std::slice::from_ref(&was.assistant));
+            restore_blocks(std::slice::from_mut(&mut turn.assistant), std::slice::from_ref(&was.assistant), &redact);
         }
         for (episode, was) in state.history.episodic_memories.iter_mut().zip(&given.history.episodic_memories) {
-            restore_blocks(Arc::make_mut(&mut episode.archived_messages).as_mut_slice(), &was.archived_messages);
+            restore_blocks(Arc::make_mut(&mut episode.archived_messages).as_mut_slice(), &was.archived_messages, &redact);
         }
         Ok(state)
     }
 }
 
-/// Puts each answer's reasoning blocks back as they were given.
-fn restore_blocks(messages: &mut [Message], given: &[Message]) {
+/// Puts each answer's reasoning blocks back as they were given, their block order
+/// recounted over the redacted text (`redact`, one text block at a time).
+fn restore_blocks(messages: &mut [Message], given: &[Message], redact: &dyn Fn(&str) -> String) {
     for (message, was) in messages.iter_mut().zip(given) {
-        if let (Message::Assistant { thinking, .. }, Message::Assistant { thinking: given, .. }) = (message, was) {
+        if let (Message::Assistant { thinking, content, .. }, Message::Assistant { thinking: given, content: before, .. }) = (message, was) {
             thinking.clone_from(given);
+            thinking.recount_text(before.as_deref().unwrap_or_default(), content.as_deref().unwrap_or_default(), redact);
         }
     }
 }

@@ -36,7 +36,12 @@ impl Redactor {
             // IMG-5: texts and URLs only, never image bytes.
             Message::User { content } | Message::Tool { content, .. } => content.texts_mut().for_each(|t| self.text(t)),
             Message::Assistant { content, tool_calls, reasoning, thinking } => {
+                // An interleaved answer's block order counts its text blocks' bytes.
+                let before = thinking.order().is_some().then(|| content.clone().unwrap_or_default());
                 content.iter_mut().for_each(|t| self.text(t));
+                if let Some(before) = before {
+                    thinking.recount_text(&before, content.as_deref().unwrap_or_default(), |piece| self.0.redact_cow(piece).into_owned());
+                }
                 if let Some(r) = reasoning {
                     if let std::borrow::Cow::Owned(redacted) = self.0.redact_cow(r) {
                         *r = redacted.into_boxed_str();

@@ -120,19 +120,24 @@ enum Forced {
 
 type Running = tokio::task::JoinHandle<Result<arkagent::RunOutcome, arkagent::ArkAgentError>>;
 
-/// Starts `rt.run("go")` and returns once a child is inside `get_weather` (at most ~2 s).
-async fn run_until_the_weather_call(rt: &AgentRuntime, weather: &WeatherTool) -> Running {
+/// Starts `rt.run("go")` and returns once `reached()` holds (polled for at most ~2 s).
+async fn run_until(rt: &AgentRuntime, reached: impl Fn() -> bool) -> Running {
     let running = tokio::spawn({
         let rt = rt.clone();
         async move { rt.run("go").await }
     });
     for _ in 0..1000 {
-        if !weather.calls.lock().unwrap().is_empty() {
+        if reached() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     running
+}
+
+/// Starts `rt.run("go")` and returns once a child is inside `get_weather` (at most ~2 s).
+async fn run_until_the_weather_call(rt: &AgentRuntime, weather: &WeatherTool) -> Running {
+    run_until(rt, || !weather.calls.lock().unwrap().is_empty()).await
 }
 
 /// Runs a parent whose child made its call and is inside `get_weather` (which waits for
@@ -225,16 +230,7 @@ async fn sub_7_core_4_cancelling_the_parent_winds_its_child_down() {
     let rt = AgentRuntime::new(config, family(|| text_reply("never asked", 0))).unwrap();
     let events = Arc::new(Recorder::default());
     let _sub = rt.subscribe(events.clone());
-    let running = tokio::spawn({
-        let rt = rt.clone();
-        async move { rt.run("go").await }
-    });
-    for _ in 0..1000 {
-        if !tool.0.lock().unwrap().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+    let running = run_until(&rt, || !tool.0.lock().unwrap().is_empty()).await;
     assert!(rt.cancel());
     assert_eq!(running.await.unwrap().unwrap().status, RunStatus::Cancelled);
     let heard: Vec<_> = tool.0.lock().unwrap().iter().map(|a| a.reason()).collect();
@@ -288,16 +284,7 @@ async fn sub_7_core_4_a_cancel_does_not_wait_for_a_factory() {
     let worker = arkagent::runtime::SubAgentDefinition::create("stuck", "never built", Arc::new(NeverAnswers(asked.clone()))).unwrap();
     let model = ScriptedModel::with(|body, _| if last_role(body) == "user" { delegate_calls(&[("d1", "stuck", "do it")]) } else { text_reply("never asked", 0) });
     let rt = AgentRuntime::new(parent_config(SubAgentPolicy::default(), vec![worker]), model).unwrap();
-    let running = tokio::spawn({
-        let rt = rt.clone();
-        async move { rt.run("go").await }
-    });
-    for _ in 0..1000 {
-        if asked.load(std::sync::atomic::Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+    let running = run_until(&rt, || asked.load(std::sync::atomic::Ordering::SeqCst)).await;
     assert!(rt.cancel());
     let outcome = tokio::time::timeout(Duration::from_secs(10), running).await.expect("the cancel ended the run").unwrap().unwrap();
     assert_eq!(outcome.status, RunStatus::Cancelled);
@@ -329,16 +316,7 @@ async fn sub_7_cmp_1_a_compressor_deaf_to_the_cancel_does_not_hold_the_parent() 
     let mut config = parent_config(SubAgentPolicy::default(), vec![]);
     config.compression = Some(arkagent::Compression::Custom(Arc::new(DeafInChild(deaf.clone()))));
     let rt = AgentRuntime::new(config, family(|| text_reply("never asked", 0))).unwrap();
-    let running = tokio::spawn({
-        let rt = rt.clone();
-        async move { rt.run("go").await }
-    });
-    for _ in 0..1000 {
-        if deaf.load(std::sync::atomic::Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+    let running = run_until(&rt, || deaf.load(std::sync::atomic::Ordering::SeqCst)).await;
     assert!(deaf.load(std::sync::atomic::Ordering::SeqCst), "the child's compressor was called");
     assert!(rt.cancel());
     let outcome = tokio::time::timeout(Duration::from_secs(20), running).await.expect("the cancel ended the run").unwrap().unwrap();
@@ -462,16 +440,7 @@ async fn iso_4_sub_6_stats_and_totals_when_a_call_was_in_flight_and_after_a_resu
     let model = family(|| Reply::Hang);
     let rt = AgentRuntime::new(priced_parent(SubAgentPolicy::default(), weather.clone()), model.clone()).unwrap();
     let registry = rt.sub_agent_registry().unwrap();
-    let running = tokio::spawn({
-        let rt = rt.clone();
-        async move { rt.run("go").await }
-    });
-    for _ in 0..1000 {
-        if model.request_count() >= 3 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+    let running = run_until(&rt, || model.request_count() >= 3).await;
     assert_eq!(model.request_count(), 3, "the child's second call is in flight");
     let [child] = registry.active().try_into().expect("one running child");
     assert!(registry.force_complete(&child.id, "stop", child.started_at_ms + 1));

@@ -416,6 +416,28 @@ async fn think_2_interleaved_blocks_go_back_in_place_through_loops_a_resume_and_
     }
 }
 
+/// LLM-4 and THINK-2 together: an interleaved answer whose text carries the API key is
+/// kept redacted, its `block_order` recounted over the redacted text — imported, and
+/// received from the provider — so its blocks still go back in place.
+#[tokio::test]
+async fn think_2_llm_4_a_redacted_interleaved_answer_keeps_a_block_order_that_fits() {
+    let tail = format!("Key: {API_KEY}.");
+    let answer = json!({"role": "assistant", "content": format!("Let me check.{tail}"),
+        "tool_calls": [{"id": "toolu_a", "name": "weather", "arguments": "{}"}],
+        "thinking": [{"type": "thinking", "thinking": "hm", "signature": "EqQB/s=="}],
+        "block_order": format!("x13tux{}", tail.len())});
+    let mut state = arkagent::AgentState::new("redacted-interleaved");
+    state.history.messages = vec![Message::user("weather?"), serde_json::from_value(answer).unwrap(), Message::tool_result("toolu_a", "sunny", false)];
+    let rt = AgentRuntime::new(config(Flavor::Anthropic, false), ThinkingProvider::new(Flavor::Anthropic, API_KEY, 1)).unwrap();
+    rt.import_state(&serde_json::to_string(&state).unwrap()).unwrap();
+    let Message::Assistant { content, thinking, .. } = &rt.messages()[1] else { panic!() };
+    let content = content.clone().unwrap();
+    assert!(!content.contains(API_KEY), "{content}");
+    let order = thinking.order().unwrap().to_owned();
+    assert_eq!(order, format!("x13tux{}", content.len() - 13), "the order counts the redacted text");
+    assert!(!serde_json::to_string(&rt.messages()).unwrap().contains(API_KEY));
+}
+
 fn compressing(c: &mut AgentRuntimeConfig, summarizer: Option<arkagent::ModelConfig>) {
     let config = ContextCompressorConfig { keep_recent_message_count: 2, min_messages_to_summarize: 2, ..ContextCompressorConfig::with_threshold(300) };
     c.compression = Some(Compression::Default { config, summarizer });

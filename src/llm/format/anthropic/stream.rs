@@ -88,6 +88,8 @@ pub(super) struct Events {
     thinking: Vec<(u32, ThinkingBlock)>,
     /// THINK-2: the kinds of the blocks so far, in order (the text blocks' lengths).
     order: OrderRecorder,
+    /// The content block index of the text block the order's last text slot counts.
+    text_block: Option<u32>,
     calls: Vec<PartialCall>,
     finish_reason: Option<String>,
     usage: Option<UsageWire>,
@@ -186,6 +188,7 @@ impl Events {
             "text" => {
                 let content = self.content.get_or_insert_with(String::new);
                 self.order.text(0);
+                self.text_block = Some(index);
                 if let Some(t) = text(block.text) {
                     content.push_str(&t);
                     self.order.more_text(t.len());
@@ -195,6 +198,7 @@ impl Events {
             "thinking" | "redacted_thinking" => self.start_thinking(index, block, sink),
             "tool_use" => {
                 self.order.call();
+                self.text_block = None;
                 self.start_call(index, block, sink);
             }
             _ => {}
@@ -213,6 +217,7 @@ impl Events {
             }
             self.thinking.push((index, block));
             self.order.reasoning();
+            self.text_block = None;
         }
     }
 
@@ -244,6 +249,12 @@ impl Events {
                 let content = self.content.get_or_insert_with(String::new);
                 if let Some(t) = text(delta.text) {
                     content.push_str(&t);
+                    // Text of a block whose start was not seen (or not the last one begun)
+                    // is a text block of its own, as the whole answer would have it.
+                    if self.text_block != Some(index) {
+                        self.order.text(0);
+                        self.text_block = Some(index);
+                    }
                     self.order.more_text(t.len());
                     emit(sink, || StreamDelta::Text(t.into_owned()));
                 }

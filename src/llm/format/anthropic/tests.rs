@@ -557,3 +557,14 @@ fn think_2_an_interleaved_answer_goes_back_in_the_order_it_came_whole_streamed_s
     let kinds: Vec<Value> = answer_blocks(&AnthropicMessages.encode_request(&config(), &request("sys", &[], &history, &[], None))).iter().map(|b| b["type"].clone()).collect();
     assert_eq!(kinds, [json!("thinking"), json!("redacted_thinking"), json!("text"), json!("tool_use"), json!("tool_use")]);
 }
+
+#[test]
+fn think_2_a_text_delta_without_its_block_start_still_counts_in_the_block_order() {
+    // A gateway that leaves out the text block's start: its text is still a block of its
+    // own in the order, so the order fits the answer and the blocks go back in place.
+    let sse: String = interleaved_sse().split_inclusive("\n\n").filter(|e| !(e.contains("content_block_start") && e.contains(r#""type":"text""#))).collect();
+    let (r, _) = parse_stream(sse.as_bytes(), 7);
+    let Message::Assistant { content, thinking, .. } = r.unwrap().message else { panic!() };
+    assert_eq!(content.as_deref(), Some("Let me check."));
+    assert_eq!(thinking.order(), Some("tx13utu"));
+}

@@ -331,7 +331,10 @@ impl BodyTemplate {
 
 /// Encodes one message as it appears in the messages array (alone: a tool result's
 /// images, which go in a later user message, are left out; see [`encode_in_turn`]), an
-/// answer's reasoning sent back as `replay` says (resolved: see [`replay_of`]).
+/// answer's reasoning sent back as `replay` says (resolved: see [`replay_of`]) — never
+/// where it has none: the runtime's own encoder ([`encode_body`] and the request encoder)
+/// also sends `""` for a tool-call answer without reasoning to DeepSeek and Kimi while
+/// they think, which refuse the message without the field.
 pub fn encode_message(message: &Message, replay: ReasoningReplay) -> String {
     encode(&WireMessage::of(message, Echo::plain(replay)))
 }
