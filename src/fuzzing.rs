@@ -141,6 +141,19 @@ pub fn check_stream_chunking(data: &[u8]) {
     }
 }
 
+/// THINK-2: a recorded block order fits its answer: one `t` per reasoning block, one `u`
+/// per tool call, and text slots that add up to the answer's text.
+pub fn check_block_order(message: &Message) {
+    let Message::Assistant { content, tool_calls, thinking, .. } = message else { return };
+    let Some(order) = thinking.order() else { return };
+    let slots = crate::history::slots(order).unwrap_or_else(|| panic!("a recorded block order does not parse: {order:?}"));
+    let count = |s: crate::history::Slot| slots.iter().filter(|x| **x == s).count();
+    assert_eq!(count(crate::history::Slot::Reasoning), thinking.as_slice().len(), "block order {order:?}: reasoning blocks");
+    assert_eq!(count(crate::history::Slot::Call), tool_calls.len(), "block order {order:?}: tool calls");
+    let text: usize = slots.iter().map(|s| if let crate::history::Slot::Text(n) = s { *n } else { 0 }).sum();
+    assert_eq!(text, content.as_deref().unwrap_or_default().len(), "block order {order:?}: text bytes");
+}
+
 /// The deltas of a successful stream rebuild its final message: text, reasoning, and per
 /// tool call its name, id (when announced) and arguments.
 pub fn check_deltas_add_up(response: &ChatResponse, deltas: &[StreamDelta]) {
@@ -171,6 +184,7 @@ pub fn check_deltas_add_up(response: &ChatResponse, deltas: &[StreamDelta]) {
     let Message::Assistant { thinking, .. } = &response.message else { return };
     let blocks = thinking.iter().filter(|b| matches!(b, crate::history::ThinkingBlock::RedactedThinking { .. })).count();
     assert_eq!(redacted, blocks, "redacted reasoning deltas do not match the blocks");
+    check_block_order(&response.message);
     assert_eq!(started.len(), tool_calls.len(), "not every tool call was announced");
     // Calls are announced by provider index; the message lists them sorted by index.
     let mut indices: Vec<u32> = started.keys().copied().collect();
@@ -199,6 +213,7 @@ pub fn check_parse_response(data: &[u8]) {
     if let Ok(response) = &first {
         assert!(matches!(response.message, Message::Assistant { .. }));
         assert!(response.message.tool_calls().iter().all(|c| !c.name.is_empty()));
+        check_block_order(&response.message);
     }
     assert_eq!(first, parse_protocol_response(&config, data));
 }
