@@ -206,14 +206,13 @@ impl Events {
     }
 
     /// A reasoning block begins: its text so far (normally none) is shown, a redacted one
-    /// is announced as such.
+    /// is announced as such (a stray `thinking` field on it is not shown: it is not kept).
     fn start_thinking(&mut self, index: u32, block: BlockWire<'_>, sink: &mut DeltaSink<'_>) {
-        if let Some(t) = text(block.thinking.clone()) {
-            emit(sink, || StreamDelta::Reasoning(t.into_owned()));
-        }
         if let Some(block) = block.thinking_block() {
-            if matches!(block, ThinkingBlock::RedactedThinking { .. }) {
-                emit(sink, || StreamDelta::RedactedReasoning);
+            match &block {
+                ThinkingBlock::Thinking { thinking, .. } if !thinking.is_empty() => emit(sink, || StreamDelta::Reasoning(thinking.clone())),
+                ThinkingBlock::Thinking { .. } => {}
+                ThinkingBlock::RedactedThinking { .. } => emit(sink, || StreamDelta::RedactedReasoning),
             }
             self.thinking.push((index, block));
             self.order.reasoning();
