@@ -452,7 +452,7 @@ impl Encoder {
 
 impl RequestEncoder for Encoder {
     fn writer(&self) -> Box<dyn BodyWriter> {
-        Box::new(Writer { fixed: Arc::clone(&self.0), open: None })
+        Box::new(Writer { fixed: Arc::clone(&self.0), open: None, markable: true })
     }
 
     fn heap_bytes(&self) -> usize {
@@ -468,6 +468,9 @@ struct Writer {
     fixed: Arc<Fixed>,
     /// The role of the open turn; `None` before the first one.
     open: Option<Role>,
+    /// Whether the latest block takes the moving breakpoint: not a reasoning block (an
+    /// interleaved answer can end with one), as `Block::mark` in the reference.
+    markable: bool,
 }
 
 impl Writer {
@@ -531,6 +534,7 @@ impl BodyWriter for Writer {
             piece.push_str(&to_json(block));
         }
         self.open = Some(role);
+        self.markable = !matches!(content.last(), Some(Block::Thinking(_)));
         piece
     }
 
@@ -542,6 +546,11 @@ impl BodyWriter for Writer {
         if self.open.is_none() {
             let keep = body.len();
             body.push_str("]}");
+            return Reopen { keep, restore: "" };
+        }
+        if !self.markable {
+            let keep = body.len();
+            body.push_str("]}]}");
             return Reopen { keep, restore: "" };
         }
         // The latest block becomes the moving breakpoint: its `}` is replaced by the marker.

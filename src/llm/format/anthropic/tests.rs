@@ -568,3 +568,33 @@ fn think_2_a_text_delta_without_its_block_start_still_counts_in_the_block_order(
     assert_eq!(content.as_deref(), Some("Let me check."));
     assert_eq!(thinking.order(), Some("tx13utu"));
 }
+
+#[test]
+fn think_2_perf_7_an_answer_ending_with_a_reasoning_block_closes_alike_in_both_encoders() {
+    // [thinking, tool_use, thinking] (an answer cut off after its last reasoning): the
+    // latest block takes no breakpoint, in the reference and in the incremental writer.
+    let blocks = vec![
+        json!({"type": "thinking", "thinking": "a", "signature": "EqQB/a=="}),
+        json!({"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}),
+        json!({"type": "thinking", "thinking": "b", "signature": "EqQB/b=="}),
+    ];
+    let body = json!({"type": "message", "role": "assistant", "content": blocks, "stop_reason": "max_tokens", "usage": {"input_tokens": 1, "output_tokens": 1}});
+    let answer = AnthropicMessages.parse_response(body.to_string().as_bytes()).unwrap().message;
+    let Message::Assistant { thinking, .. } = &answer else { panic!() };
+    assert_eq!(thinking.order(), Some("tut"));
+    let history = vec![Message::user("weather?"), answer];
+    let reference = AnthropicMessages.encode_request(&config(), &request("sys", &[], &history, &[], None));
+    let encoder = AnthropicMessages.request_encoder(&config(), RequestParts { system_prompt: "sys", tools: &[], tool_choice: None });
+    let mut writer = encoder.writer();
+    let mut incremental = writer.start(&[]);
+    for m in &history {
+        incremental.push_str(&writer.encode(m));
+    }
+    let open = incremental.clone();
+    let reopen = writer.close(&mut incremental);
+    assert_eq!(incremental, reference);
+    assert_eq!(answer_blocks(&incremental), blocks);
+    incremental.truncate(reopen.keep);
+    incremental.push_str(reopen.restore);
+    assert_eq!(incremental, open, "reopened as it was");
+}
