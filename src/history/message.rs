@@ -170,8 +170,8 @@ impl Serialize for Message {
     }
 }
 
-/// The `role`-tagged form ([`Message`]'s `Serialize`): a field another role has is
-/// ignored when absent from this role, as before; `content` is text for `system` and
+/// Reads the `role`-tagged form that [`Message`]'s `Serialize` writes: a field another
+/// role has is ignored when absent from this role; `content` is text for `system` and
 /// `assistant` (which may have none), text or parts for `user` and `tool`.
 impl<'de> Deserialize<'de> for Message {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -158,12 +158,16 @@ impl AgentRuntime {
     }
 }
 
-/// Puts each answer's reasoning blocks back as they were given, their block order
-/// recounted over the redacted text (`redact`, one text block at a time).
+/// Puts each answer's reasoning blocks back as they were given. An interleaved answer's
+/// text is the given one redacted as text (`redact`; the JSON's redaction misses a key
+/// written with escapes), its block order recounted over the redacted text blocks.
 fn restore_blocks(messages: &mut [Message], given: &[Message], redact: &dyn Fn(&str) -> String) {
     for (message, was) in messages.iter_mut().zip(given) {
         if let (Message::Assistant { thinking, content, .. }, Message::Assistant { thinking: given, content: before, .. }) = (message, was) {
             thinking.clone_from(given);
+            if thinking.order().is_some() {
+                *content = before.as_deref().map(redact);
+            }
             thinking.recount_text(before.as_deref().unwrap_or_default(), content.as_deref().unwrap_or_default(), redact);
         }
     }

@@ -37,7 +37,8 @@ impl Redactor {
             Message::User { content } | Message::Tool { content, .. } => content.texts_mut().for_each(|t| self.text(t)),
             Message::Assistant { content, tool_calls, reasoning, thinking } => {
                 // An interleaved answer's block order counts its text blocks' bytes.
-                let before = thinking.order().is_some().then(|| content.clone().unwrap_or_default());
+                let recount = thinking.order().is_some() && content.as_deref().is_some_and(|c| self.has_secret(c));
+                let before = recount.then(|| content.clone().unwrap_or_default());
                 content.iter_mut().for_each(|t| self.text(t));
                 if let Some(before) = before {
                     thinking.recount_text(&before, content.as_deref().unwrap_or_default(), |piece| self.0.redact_cow(piece).into_owned());

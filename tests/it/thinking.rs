@@ -436,6 +436,24 @@ async fn think_2_llm_4_a_redacted_interleaved_answer_keeps_a_block_order_that_fi
     let order = thinking.order().unwrap().to_owned();
     assert_eq!(order, format!("x13tux{}", content.len() - 13), "the order counts the redacted text");
     assert!(!serde_json::to_string(&rt.messages()).unwrap().contains(API_KEY));
+    // The key written plainly and once more with a JSON escape (which the redaction of the
+    // JSON text misses): the text is redacted all the same, the order still fits.
+    let tail = format!("Key: {API_KEY}, again {API_KEY}.");
+    let mut twice = state.clone();
+    twice.history.messages[1] = serde_json::from_value(json!({"role": "assistant", "content": format!("Let me check.{tail}"),
+        "tool_calls": [{"id": "toolu_a", "name": "weather", "arguments": "{}"}],
+        "thinking": [{"type": "thinking", "thinking": "hm", "signature": "EqQB/s=="}],
+        "block_order": format!("x13tux{}", tail.len())}))
+    .unwrap();
+    let json = serde_json::to_string(&twice).unwrap();
+    let second = json.rfind(API_KEY).unwrap();
+    let escaped = format!("{}\\u0073{}", &json[..second], &json[second + 1..]);
+    let rt = AgentRuntime::new(config(Flavor::Anthropic, false), ThinkingProvider::new(Flavor::Anthropic, API_KEY, 1)).unwrap();
+    rt.import_state(&escaped).unwrap();
+    let Message::Assistant { content, thinking, .. } = &rt.messages()[1] else { panic!() };
+    let content = content.clone().unwrap();
+    assert!(!content.contains(API_KEY) && !content.contains(&API_KEY[1..]), "{content}");
+    assert_eq!(thinking.order().map(str::to_owned), Some(format!("x13tux{}", content.len() - 13)));
 }
 
 fn compressing(c: &mut AgentRuntimeConfig, summarizer: Option<arkagent::ModelConfig>) {
