@@ -50,7 +50,7 @@ pub(super) fn whole_body(pick: u8) -> String {
             (json!({"role": "assistant", "content": null, "reasoning_content": "a plan", "tool_calls": calls}), "tool_calls")
         }
     };
-    let usage: serde_json::Value = serde_json::from_str(USAGE).unwrap();
+    let usage: serde_json::Value = serde_json::from_str(USAGE).unwrap_or_default();
     json!({"id": "c", "object": "chat.completion", "model": "m", "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}).to_string()
 }
 
@@ -187,7 +187,8 @@ pub(super) fn answer_compression(completion: usize, split: i64, how: u8) {
         2 | 3 => json!({"outcome": "compressed", "split_index": 0, "summary": "out of range"}).to_string(),
         _ => "{\"outcome\":".into(),
     };
-    let answer = std::ffi::CString::new(answer).unwrap();
+    // The answers above are JSON texts without NUL bytes.
+    let answer = std::ffi::CString::new(answer).unwrap_or_default();
     // SAFETY: a completion handed to the compressor; finished at most once here.
     let code = unsafe { if how % 5 == 1 { arkagent_compress_fail(c, c"no summary today".as_ptr()) } else { arkagent_compress_complete(c, answer.as_ptr()) } };
     never_broken(code, "a compression answer");

@@ -256,7 +256,7 @@ fn blocks(message: &Message, replay: ReasoningReplay) -> Vec<Block<'_>> {
                 .as_deref()
                 .and_then(text)
                 .into_iter()
-                .chain(tool_calls.iter().map(|c| Block::ToolUse { id: wire_id(&c.id), name: &c.name, input: Input::of(c), cache_control: None }))
+                .chain(tool_calls.iter().map(tool_use))
                 .collect();
             if answer.is_empty() || !replay.sends(!tool_calls.is_empty()) || thinking.is_empty() {
                 return answer;
@@ -273,6 +273,11 @@ fn blocks(message: &Message, replay: ReasoningReplay) -> Vec<Block<'_>> {
     }
 }
 
+/// A tool call's `tool_use` block.
+fn tool_use(c: &ToolCall) -> Block<'_> {
+    Block::ToolUse { id: wire_id(&c.id), name: &c.name, input: Input::of(c), cache_control: None }
+}
+
 /// THINK-2: an answer whose reasoning blocks were interleaved with its text and tool
 /// calls, its blocks in the order it came in (`order`: [`ThinkingBlocks::order`]); `None`
 /// when the order does not fit the message (its text changed, a block was dropped): the
@@ -285,7 +290,7 @@ fn in_order<'a>(order: &str, content: &'a str, calls: &'a [ToolCall], thinking: 
             Slot::Reasoning => out.push(Block::Thinking(reasoning.next()?)),
             Slot::Call => {
                 let c = calls.next()?;
-                out.push(Block::ToolUse { id: wire_id(&c.id), name: &c.name, input: Input::of(c), cache_control: None });
+                out.push(tool_use(c));
             }
             Slot::Text(n) => {
                 let text = content.get(at..at.checked_add(n)?)?;
